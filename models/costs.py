@@ -1,0 +1,171 @@
+r"""The evaluator: every metric of a plan, straight from the formulas.
+
+This is the single source of truth. The MIP (``formulation/``) is built from
+the same recipe and hardware profiles, and tests hold it to this module on
+every plan it returns and on every instance small enough to enumerate.
+
+For recipe :math:`r`, hardware :math:`h = (g, n)` and checkpoint interval
+:math:`\tau`:
+
+.. math::
+
+   T &= \sum_c \mathrm{amount}_c(r)\, u_c(h) / 3600
+        \qquad \text{(compute hours, no failures)} \\
+   H_{train} &= T\,(1 + o_h(\tau)), \qquad
+        o_h(\tau) = w_h/\tau + \lambda_h (\tau/2 + \rho) \\
+   \mathrm{wall} &= \mathrm{lead}(r) + H_{train} \\
+   \mathrm{cost} &= n\,p_g\,H_{train}                              &&\text{compute} \\
+        &+ \mathrm{labels}(r) + \mathrm{reward}(r) + \mathrm{teacher}(r) &&\text{data} \\
+        &+ k_{keep}\,C_{GB}\,p_{hot}\,H_{train}/730 + m\,C_{GB}\,p_{cold}\,M + \mathrm{logs}(r) &&\text{storage} \\
+        &+ \mathrm{sandboxes}(r)                                     &&\text{environments} \\
+        &+ \mathrm{fixed} + p_{ops}\,\mathrm{wall}                    &&\text{operations} \\
+        &+ p_{repair}\,F(r)                                          &&\text{forgetting repair}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from . import physics as ph
+from .hardware import HardwareProfile, hardware_options, memory_classes
+from .plan import HardwareChoice, Plan, Recipe
+from .recipes import HOURS_CATEGORY, RecipeProfile, check_recipe, enumerate_recipes, family_of, profile
+from .schema import Instance
+
+COST_KEYS = ("compute", "data", "storage", "environments", "operations", "forgetting_repair")
+HOURS_KEYS = ("data_lead_time", "generation", "scoring", "training", "environment_wait", "checkpoint_writes", "failure_rework")
+# Relative slack when judging a limit: the MIP solver's feasibility tolerance is
+# 1e-9 relative here too, so both agree on plans that sit exactly on a limit.
+LIMIT_RELATIVE_TOLERANCE = 1e-9
+
+
+@dataclass
+class Metrics:
+    cost_usd: float
+    wall_hours: float
+    quality: float
+    forgetting_points: float
+    gpu_hours: float
+    memory_per_gpu_gb: float
+    cost_breakdown_usd: dict[str, float]
+    hours_breakdown: dict[str, float]
+    flops: dict[str, float]
+    fits_memory: bool
+    violations: list[str] = field(default_factory=list)
+
+    @property
+    def feasible(self) -> bool:
+        return not self.violations
+
+    def summary(self) -> dict[str, float]:
+        return {"cost_usd": self.cost_usd, "wall_hours": self.wall_hours, "quality": self.quality,
+                "forgetting_points": self.forgetting_points, "gpu_hours": self.gpu_hours,
+                "memory_per_gpu_gb": self.memory_per_gpu_gb}
+
+    def objective(self, name: str) -> float:
+        """The value each objective minimises (quality is maximised, so negated)."""
+        return {"cost": self.cost_usd, "time": self.wall_hours, "quality": -self.quality,
+                "forgetting": self.forgetting_points}[name]
+
+
+def _over(value: float, limit: float) -> bool:
+    return value > limit + LIMIT_RELATIVE_TOLERANCE * max(1.0, abs(limit))
+
+
+class Evaluator:
+    """Evaluates plans of one instance, caching recipe and hardware profiles."""
+
+    def __init__(self, inst: Instance):
+        self.inst = inst
+        self._recipes: dict[Recipe, RecipeProfile] = {}
+        self._hardware: dict[HardwareChoice, HardwareProfile] = {}
+
+    def recipe(self, r: Recipe) -> RecipeProfile:
+        if r not in self._recipes:
+            self._recipes[r] = profile(self.inst, r)
+        return self._recipes[r]
+
+    def hardware(self, h: HardwareChoice) -> HardwareProfile:
+        if h not in self._hardware:
+            self._hardware[h] = HardwareProfile(self.inst, h)
+        return self._hardware[h]
+
+    def compute_hours_by_component(self, r: Recipe, h: HardwareChoice) -> dict[str, float]:
+        rp, hp = self.recipe(r), self.hardware(h)
+        return {key: amount * hp.seconds_per_unit(key) / 3600.0 for key, amount in rp.amounts.items()}
+
+    def metrics(self, r: Recipe, h: HardwareChoice, interval_minutes: float) -> Metrics:
+        inst, rp, hp = self.inst, self.recipe(r), self.hardware(h)
+        memory, why = hp.memory_bytes_per_gpu(r.memory_class)
+        by_component = self.compute_hours_by_component(r, h) if why is None else {}
+        compute_hours = sum(by_component.values())
+        tau = interval_minutes / 60.0
+        hours = dict.fromkeys(HOURS_KEYS, 0.0)
+        hours["data_lead_time"] = rp.lead_hours
+        for key, value in by_component.items():
+            hours[HOURS_CATEGORY[family_of(key)]] += value
+        hours["checkpoint_writes"] = compute_hours * hp.checkpoint_write_hours / tau
+        hours["failure_rework"] = compute_hours * hp.failures_per_hour * (tau / 2.0 + hp.restart_hours)
+        train_hours = compute_hours * (1.0 + hp.overhead_share(interval_minutes))
+        wall = rp.lead_hours + train_hours
+        ckpt_gb = ph.checkpoint_bytes(inst.student) / ph.GB
+        st, ck, ops = inst.storage, inst.checkpointing, inst.operations
+        costs = {
+            "compute": h.count * hp.price_usd_per_gpu_hour * train_hours,
+            "data": rp.data_usd,
+            "storage": (ck.keep_last * ckpt_gb * st.hot_usd_per_gb_month * train_hours / ph.d.HOURS_PER_MONTH
+                        + ck.milestones_kept * ckpt_gb * st.cold_usd_per_gb_month * ck.milestone_retention_months
+                        + rp.log_storage_usd),
+            "environments": rp.environments_usd,
+            "operations": ops.fixed_usd + ops.usd_per_wall_hour * wall,
+            "forgetting_repair": inst.forgetting_repair_usd_per_point * rp.forgetting_points,
+        }
+        m = Metrics(cost_usd=sum(costs.values()), wall_hours=wall, quality=rp.quality,
+                    forgetting_points=rp.forgetting_points, gpu_hours=h.count * train_hours,
+                    memory_per_gpu_gb=memory / ph.GB, cost_breakdown_usd=costs, hours_breakdown=hours,
+                    flops=dict(rp.flops), fits_memory=why is None)
+        m.violations = self.violations(m, why)
+        return m
+
+    def violations(self, m: Metrics, memory_reason: str | None) -> list[str]:
+        c = self.inst.constraints
+        out = []
+        if memory_reason is not None:
+            out.append(f"memory: {memory_reason}")
+        if c.budget_usd is not None and _over(m.cost_usd, c.budget_usd):
+            out.append(f"budget_usd: {m.cost_usd:,.0f} > {c.budget_usd:,.0f}")
+        if c.deadline_hours is not None and _over(m.wall_hours, c.deadline_hours):
+            out.append(f"deadline_hours: {m.wall_hours:,.1f} > {c.deadline_hours:,.1f}")
+        if c.max_forgetting_points is not None and _over(m.forgetting_points, c.max_forgetting_points):
+            out.append(f"max_forgetting_points: {m.forgetting_points:.2f} > {c.max_forgetting_points:.2f}")
+        if c.min_quality is not None and _over(c.min_quality, m.quality):
+            out.append(f"min_quality: {m.quality:.2f} < {c.min_quality:.2f}")
+        return out
+
+    def check_plan(self, plan: Plan) -> None:
+        """Raise ValueError naming the field when the plan is not one of the instance's options."""
+        check_recipe(self.inst, plan.recipe)
+        if plan.hardware not in set(hardware_options(self.inst)):
+            gpus = {o.name: o.counts for o in self.inst.hardware.gpus}
+            if plan.gpu not in gpus:
+                raise ValueError(f"plan.gpu: '{plan.gpu}' is not in hardware.gpus ({', '.join(gpus)})")
+            raise ValueError(f"plan.gpu_count: {plan.gpu_count} is not an allowed count for {plan.gpu} {gpus[plan.gpu]} within availability")
+        if plan.checkpoint_interval_minutes not in self.inst.checkpointing.interval_minutes_options:
+            raise ValueError(f"plan.checkpoint_interval_minutes: expected one of {self.inst.checkpointing.interval_minutes_options}")
+
+    def evaluate(self, plan: Plan) -> Metrics:
+        self.check_plan(plan)
+        return self.metrics(plan.recipe, plan.hardware, plan.checkpoint_interval_minutes)
+
+    def space(self) -> tuple[list[Recipe], list[HardwareChoice], list[float]]:
+        return (enumerate_recipes(self.inst), hardware_options(self.inst),
+                sorted(set(self.inst.checkpointing.interval_minutes_options)))
+
+    def memory_classes(self) -> list[str]:
+        return memory_classes(self.inst)
+
+
+def evaluate(inst: Instance, plan: Plan) -> Metrics:
+    """Every metric of ``plan`` on ``inst`` (raises ValueError for a plan outside the options)."""
+    return Evaluator(inst).evaluate(plan)

@@ -1,0 +1,35 @@
+"""The Pyomo formulation of one job, built as a pipeline of ``define_*`` steps.
+
+``build`` collects coefficients from the evaluator (``data.py``), then adds
+the choices, the disaggregated work, checkpointing, accounting, the user's
+limits and the objectives, in that order. Each step's module documents its
+constraints with their formulas.
+"""
+
+from __future__ import annotations
+
+import pyomo.environ as pyo
+
+from ..costs import Evaluator
+from .accounting import define_accounting
+from .checkpointing import define_checkpointing
+from .choices import define_choices
+from .data import FormulationData, collect
+from .limits import LIMITS, define_limits, set_limits
+from .objectives import OBJECTIVES, activate_objective, define_objectives
+from .work import define_work
+
+__all__ = ["build", "FormulationData", "LIMITS", "OBJECTIVES", "set_limits", "activate_objective"]
+
+
+def build(ev: Evaluator) -> tuple[pyo.ConcreteModel, FormulationData]:
+    data = collect(ev)
+    m = pyo.ConcreteModel(name=ev.inst.name)
+    define_choices(m, data)
+    define_work(m, data)
+    define_checkpointing(m, data)
+    define_accounting(m, data)
+    define_limits(m, ev.inst.constraints)
+    define_objectives(m)
+    activate_objective(m, ev.inst.objective)
+    return m, data

@@ -1,0 +1,25 @@
+"""Post-solve check of the data-derived big-M values (as PyPSA's ``check_big_m_exceeded``).
+
+The bounds of ``work.py`` (M = 1 after normalisation) and ``checkpointing.py``
+(the longest compute time per hardware) are exact by construction; this check
+recomputes the chosen plan's values with the evaluator and reports any that
+reach beyond its M, which would mean a coefficient drifted from the data.
+"""
+
+from __future__ import annotations
+
+from .data import FormulationData
+
+
+def big_m_breaches(data: FormulationData, recipe, hardware, tolerance: float = 1e-9) -> list[str]:
+    ev = data.evaluator
+    out = []
+    profile = ev.recipe(recipe)
+    for c, amount in profile.amounts.items():
+        if amount > data.amount_max[c] * (1 + tolerance):
+            out.append(f"work_on_chosen_hardware[{c}]: amount {amount:g} > M {data.amount_max[c]:g}")
+    hours = sum(ev.compute_hours_by_component(recipe, hardware).values())
+    limit = data.compute_hours_max[hardware]
+    if hours > limit * (1 + tolerance) + tolerance:
+        out.append(f"compute_hours_on_chosen_interval[{hardware}]: {hours:g} h > M {limit:g} h")
+    return out

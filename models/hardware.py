@@ -1,0 +1,171 @@
+r"""Hardware choices: what each (GPU type, count) costs, holds and how fast it works.
+
+For every work component of ``recipes.py`` this module gives the wall seconds
+one unit of it takes on a hardware choice :math:`h = (g, n)`, so that a
+recipe's compute time on :math:`h` is linear in its amounts:
+
+.. math:: T(r, h) = \sum_c \mathrm{amount}_c(r) \cdot u_c(h)
+
+- decode tokens at :math:`k` samples per prompt: the replica batch is
+  :math:`b = \min(b_{max}, B k / \mathrm{replicas})` and
+  :math:`u = t_{step}(b) / (b \cdot \mathrm{replicas})`;
+- per step, the tail (the step waits for the longest response):
+  :math:`(R_{max} - \bar R)\, t_{step}(1)`, and the weight hand-over
+  :math:`W / (tp \cdot \mathrm{link})`;
+- FLOPs: :math:`1 / (n \cdot \mathrm{peak}_p \cdot \mathrm{MFU})`;
+- environment waits: one second per second.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from . import physics as ph
+from .catalog import GpuSpec
+from .plan import HardwareChoice
+from .recipes import DECODE, ENV_WAIT, PREFILL, REWARD_MODEL, STUDENT_FWD, SYNC, TAIL, TEACHER, TRAIN, family_of
+from .schema import GpuOption, Instance
+
+
+def option_of(inst: Instance, gpu: str) -> GpuOption | None:
+    return next((o for o in inst.hardware.gpus if o.name == gpu), None)
+
+
+def price_usd_per_gpu_hour(inst: Instance, option: GpuOption) -> float | None:
+    """Instance override, else the catalog's on-demand or spot price (None when the tier has none)."""
+    if option.price_usd_per_gpu_hour is not None:
+        return option.price_usd_per_gpu_hour
+    spec = option.spec()
+    return spec.price_spot_usd_per_gpu_hour if inst.hardware.pricing == "spot" else spec.price_on_demand_usd_per_gpu_hour
+
+
+def hardware_options(inst: Instance) -> list[HardwareChoice]:
+    """(GPU, count) pairs within availability and with a price, in a stable order."""
+    out = []
+    for o in inst.hardware.gpus:
+        if price_usd_per_gpu_hour(inst, o) is None:
+            continue
+        for n in sorted(set(o.counts)):
+            if o.available_gpus is None or n <= o.available_gpus:
+                out.append(HardwareChoice(o.name, n))
+    return out
+
+
+def memory_classes(inst: Instance) -> list[str]:
+    classes = []
+    for m in inst.training.methods:
+        if m == "opd":
+            classes.extend(f"opd:{p}" for p in sorted(set(inst.teacher.precision_options)))
+        else:
+            classes.append(m)
+    return classes
+
+
+@dataclass(frozen=True)
+class HardwareProfile:
+    inst: Instance
+    choice: HardwareChoice
+
+    @cached_property
+    def gpu(self) -> GpuSpec:
+        return option_of(self.inst, self.choice.gpu).spec()
+
+    @property
+    def count(self) -> int:
+        return self.choice.count
+
+    @cached_property
+    def price_usd_per_gpu_hour(self) -> float:
+        return price_usd_per_gpu_hour(self.inst, option_of(self.inst, self.choice.gpu))
+
+    @cached_property
+    def checkpoint_write_hours(self) -> float:
+        r""":math:`w = 14 N / (\mathrm{bw}_{node} \cdot \mathrm{nodes})`."""
+        bw = self.inst.reliability.checkpoint_write_gb_per_s_per_node * ph.GB * ph.nodes(self.gpu, self.count)
+        return ph.checkpoint_bytes(self.inst.student) / bw / 3600.0
+
+    @cached_property
+    def failures_per_hour(self) -> float:
+        r"""Job failure rate :math:`\lambda = n \cdot \lambda_{GPU}` (Llama 3 interruptions)."""
+        return self.count * self.inst.reliability.failures_per_gpu_hour
+
+    @property
+    def restart_hours(self) -> float:
+        return self.inst.reliability.restart_minutes / 60.0
+
+    def overhead_share(self, interval_minutes: float) -> float:
+        return ph.checkpoint_overhead_share(self.checkpoint_write_hours, self.failures_per_hour,
+                                            interval_minutes / 60.0, self.restart_hours)
+
+    # --- memory ------------------------------------------------------------
+    def _train_seq_tokens(self, method: str) -> float:
+        t = self.inst.task
+        return self.inst.sft_data.example_tokens if method == "sft" else t.prompt_tokens + t.max_response_tokens
+
+    @cached_property
+    def rollout_tp(self) -> int | None:
+        t = self.inst.task
+        return ph.rollout_tensor_parallel(self.inst.student, self.gpu, self.count, self.inst.efficiency,
+                                          t.prompt_tokens + t.max_response_tokens)
+
+    def memory_bytes_per_gpu(self, memory_class: str) -> tuple[float, str | None]:
+        """Peak bytes per GPU over the phases of a step, and why it does not fit (None if it does)."""
+        inst, gpu, n = self.inst, self.gpu, self.count
+        method = memory_class.split(":")[0]
+        seq = self._train_seq_tokens(method)
+        limit = inst.efficiency.train_hbm_share * gpu.hbm_gb * ph.GB
+        peak = ph.train_memory_bytes_per_gpu(inst.student, n, seq)
+        if peak > limit:
+            return peak, f"training state {peak / ph.GB:.0f} GB/GPU > {limit / ph.GB:.0f} GB usable"
+        if method == "sft":
+            return peak, None
+        if self.rollout_tp is None:
+            return peak, "rollout engine cannot hold the student's weights and one longest sequence's KV cache"
+        peak = max(peak, inst.efficiency.rollout_hbm_share * gpu.hbm_gb * ph.GB)
+        frozen = []
+        if method == "opd":
+            frozen.append((inst.teacher.architecture, memory_class.split(":")[1], "teacher"))
+        if method == "rl" and inst.reward.reward_model is not None:
+            frozen.append((inst.reward.reward_model, "bf16", "reward model"))
+        for arch, precision, what in frozen:
+            m = ph.sharded_forward_memory_bytes_per_gpu(arch, precision, n, seq)
+            if m > limit:
+                return m, f"{what} weights {m / ph.GB:.0f} GB/GPU > {limit / ph.GB:.0f} GB usable"
+            peak = max(peak, m)
+        return peak, None
+
+    def fits(self, memory_class: str) -> bool:
+        return self.memory_bytes_per_gpu(memory_class)[1] is None
+
+    # --- time per unit of work ------------------------------------------------
+    def seconds_per_unit(self, key: str) -> float:
+        """Wall seconds one unit of component ``key`` takes on this hardware."""
+        inst, gpu, n, eff = self.inst, self.gpu, self.count, self.inst.efficiency
+        fam = family_of(key)
+        parts = key.split("|")
+        if fam in (PREFILL, STUDENT_FWD):
+            return ph.compute_seconds(1.0, inst.student, gpu, n, eff)
+        if fam == TRAIN:
+            return ph.compute_seconds(1.0, inst.student, gpu, n, eff)
+        if fam == TEACHER:
+            return ph.compute_seconds(1.0, inst.teacher.architecture, gpu, n, eff, parts[1])
+        if fam == REWARD_MODEL:
+            return ph.compute_seconds(1.0, inst.reward.reward_model, gpu, n, eff)
+        if fam == ENV_WAIT:
+            return 1.0
+        task, tp = inst.task, self.rollout_tp
+        replicas = n / tp
+        live_context = task.prompt_tokens + task.response_tokens / 2.0
+        if fam == DECODE:
+            method, k = parts[1].split(":")[0], int(parts[2])
+            per_replica = inst.training.methods[method].prompts_per_step * k / replicas
+            batch = min(ph.max_decode_batch(inst.student, gpu, tp, live_context, eff), max(1.0, per_replica))
+            return ph.decode_step_seconds(inst.student, gpu, tp, batch, live_context, eff) / (batch * replicas)
+        if fam == TAIL:
+            tail_tokens = task.max_response_tokens - task.response_tokens
+            return tail_tokens * ph.decode_step_seconds(inst.student, gpu, tp, 1.0, live_context, eff)
+        if fam == SYNC:
+            link = gpu.intra_node_gb_per_s if n <= gpu.gpus_per_node else gpu.inter_node_gb_per_s
+            return ph.weight_bytes(inst.student.params_b) / (tp * link * ph.GB)
+        raise KeyError(key)

@@ -1,0 +1,168 @@
+r"""First-principles formulas: FLOPs, bytes, memory, decode speed, failures.
+
+Each function is one formula, written out in its docstring, with the source of
+its coefficients in ``defaults.py``. Everything here is pure arithmetic on
+numbers; the evaluator (``costs.py``) and the MIP (``formulation/``) both take
+their coefficients from these functions, so there is one source of truth.
+"""
+
+from __future__ import annotations
+
+import math
+
+from . import defaults as d
+from .catalog import GpuSpec
+from .schema import Architecture, Efficiency
+
+GB = 1e9
+TERA = 1e12
+
+
+def kv_bytes_per_token(arch: Architecture) -> float:
+    r"""KV cache bytes per token: :math:`2 \cdot L \cdot n_{kv} \cdot d_{head} \cdot b` (K and V, bf16)."""
+    return 2.0 * arch.layers * arch.kv_heads * arch.head_dim * d.KV_BYTES_PER_ELEMENT
+
+
+def weight_bytes(params_b: float, precision: str = "bf16") -> float:
+    r"""Weight bytes: :math:`N \cdot b_{precision}` (bf16 2, fp8/int8 1, int4 0.5)."""
+    return params_b * 1e9 * d.WEIGHT_BYTES_PER_PARAM[precision]
+
+
+def train_flops_per_token(arch: Architecture, recompute: bool) -> float:
+    r"""Hardware FLOPs per trained token: :math:`6N` (or :math:`8N` with activation recomputation)."""
+    per = d.TRAIN_RECOMPUTE_FLOPS_PER_PARAM_TOKEN if recompute else d.TRAIN_FLOPS_PER_PARAM_TOKEN
+    return per * arch.active_params_b * 1e9
+
+
+def forward_flops_per_token(arch: Architecture) -> float:
+    r"""Forward (prefill, log-prob, scoring, decode) FLOPs per token: :math:`2N_{active}`."""
+    return d.FORWARD_FLOPS_PER_PARAM_TOKEN * arch.active_params_b * 1e9
+
+
+def peak_tflops(gpu: GpuSpec, precision: str) -> float:
+    """Dense peak for a precision; int4 weight-only (W4A16) computes in bf16; a chip without fp8/int8 falls back."""
+    if precision == "fp8":
+        return gpu.fp8_tflops or gpu.bf16_tflops
+    if precision == "int8":
+        return gpu.int8_tops or gpu.fp8_tflops or gpu.bf16_tflops
+    return gpu.bf16_tflops
+
+
+def nodes(gpu: GpuSpec, count: int) -> int:
+    """Nodes a job of ``count`` GPUs spans."""
+    return max(1, math.ceil(count / gpu.gpus_per_node))
+
+
+def mfu(arch: Architecture, gpu: GpuSpec, count: int, eff: Efficiency) -> float:
+    r"""Achieved model-FLOPs utilisation of a training or scoring pass.
+
+    .. math:: \mathrm{MFU} = m(N_{act}) \cdot f_{MoE} \cdot \frac{s_{MAMF}(g)}{s_{MAMF}(H100)} \cdot e^{\log_2(\mathrm{nodes})}
+
+    :math:`m` interpolates sourced dense points in :math:`\log N`; an instance's
+    ``efficiency.mfu_train`` replaces :math:`m \cdot f_{MoE}`.
+    """
+    if eff.mfu_train is not None:
+        base = eff.mfu_train
+    else:
+        pts = d.MFU_BY_ACTIVE_PARAMS_B
+        x = math.log(arch.active_params_b)
+        if arch.active_params_b <= pts[0][0]:
+            base = pts[0][1]
+        elif arch.active_params_b >= pts[-1][0]:
+            base = pts[-1][1]
+        else:
+            for (x0, y0), (x1, y1) in zip(pts, pts[1:]):
+                if x0 <= arch.active_params_b <= x1:
+                    t = (x - math.log(x0)) / (math.log(x1) - math.log(x0))
+                    base = y0 + t * (y1 - y0)
+                    break
+        if arch.is_moe:
+            base *= d.MFU_MOE_FACTOR
+    vendor = d.MAMF_SHARE_OF_PEAK.get(gpu.name, d.MAMF_REFERENCE_SHARE) / d.MAMF_REFERENCE_SHARE
+    scaling = eff.scaling_efficiency_per_doubling ** math.log2(nodes(gpu, count))
+    return base * vendor * scaling
+
+
+def compute_seconds(flops: float, arch: Architecture, gpu: GpuSpec, count: int, eff: Efficiency, precision: str = "bf16") -> float:
+    r"""Compute-bound time: :math:`t = F / (n \cdot \mathrm{peak}_p \cdot \mathrm{MFU})`."""
+    return flops / (count * peak_tflops(gpu, precision) * TERA * mfu(arch, gpu, count, eff))
+
+
+def train_memory_bytes_per_gpu(arch: Architecture, count: int, seq_tokens: float) -> float:
+    r"""Training memory per GPU, ZeRO-3 sharded Adam plus recomputation checkpoints.
+
+    .. math:: M = \frac{16 N}{n} + 2 \cdot L \cdot h \cdot s
+    """
+    state = d.TRAIN_STATE_BYTES_PER_PARAM * arch.params_b * 1e9 / count
+    acts = d.ACTIVATION_BYTES_PER_ELEMENT * arch.layers * arch.hidden * seq_tokens
+    return state + acts
+
+
+def sharded_forward_memory_bytes_per_gpu(arch: Architecture, precision: str, count: int, seq_tokens: float) -> float:
+    r"""A frozen model scored with sharded weights: :math:`N b_p / n + 2 L h s`."""
+    return weight_bytes(arch.params_b, precision) / count + d.ACTIVATION_BYTES_PER_ELEMENT * arch.layers * arch.hidden * seq_tokens
+
+
+def rollout_tensor_parallel(arch: Architecture, gpu: GpuSpec, count: int, eff: Efficiency, longest_seq_tokens: float) -> int | None:
+    """Smallest power-of-two tensor-parallel group (within a node and the job)
+    whose rollout share of HBM holds the bf16 weights plus one longest sequence's
+    KV cache; None when no group does."""
+    need = kv_bytes_per_token(arch) * longest_seq_tokens
+    tp = 1
+    while tp <= min(count, gpu.gpus_per_node):
+        if tp * eff.rollout_hbm_share * gpu.hbm_gb * GB - weight_bytes(arch.params_b) >= need:
+            return tp
+        tp *= 2
+    return None
+
+
+def decode_step_seconds(arch: Architecture, gpu: GpuSpec, tp: int, batch: float, context_tokens: float, eff: Efficiency) -> float:
+    r"""One decode iteration of a tensor-parallel replica at batch :math:`b`.
+
+    Memory-bound: the weights are read once and each sequence's KV cache once;
+    capped below by the compute roof (2·N FLOPs per token at the achievable
+    matmul share of peak).
+
+    .. math:: t = \max\Big(\frac{W + b \cdot kv \cdot c}{tp \cdot BW \cdot MBU},\
+                \frac{2 N_{act} b}{tp \cdot \mathrm{peak} \cdot s_{MAMF}}\Big)
+    """
+    mem = (weight_bytes(arch.params_b) + batch * kv_bytes_per_token(arch) * context_tokens) / (tp * gpu.hbm_tbps * TERA * eff.decode_mbu)
+    share = d.MAMF_SHARE_OF_PEAK.get(gpu.name, d.MAMF_REFERENCE_SHARE)
+    flop = forward_flops_per_token(arch) * batch / (tp * gpu.bf16_tflops * TERA * share)
+    return max(mem, flop)
+
+
+def max_decode_batch(arch: Architecture, gpu: GpuSpec, tp: int, context_tokens: float, eff: Efficiency) -> float:
+    r"""Sequences a replica holds at once: :math:`\lfloor (tp \cdot s \cdot HBM - W) / (kv \cdot c) \rfloor`."""
+    free = tp * eff.rollout_hbm_share * gpu.hbm_gb * GB - weight_bytes(arch.params_b)
+    return max(1.0, math.floor(free / (kv_bytes_per_token(arch) * context_tokens)))
+
+
+def checkpoint_bytes(arch: Architecture) -> float:
+    """Resumable checkpoint: bf16 weights + fp32 master + Adam moments (14 B/param)."""
+    return d.CHECKPOINT_BYTES_PER_PARAM * arch.params_b * 1e9
+
+
+def checkpoint_overhead_share(write_hours: float, failures_per_hour: float, interval_hours: float, restart_hours: float) -> float:
+    r"""Expected extra wall time per hour of useful work (first-order Young/Daly).
+
+    .. math:: o(\tau) = \frac{w}{\tau} + \lambda \Big(\frac{\tau}{2} + r\Big)
+
+    writes every :math:`\tau` cost :math:`w`; each failure (rate :math:`\lambda`
+    for the job) loses half an interval plus a restart. Minimised at
+    :math:`\tau^* = \sqrt{2 w / \lambda}` (Young, 1974).
+    """
+    return write_hours / interval_hours + failures_per_hour * (interval_hours / 2.0 + restart_hours)
+
+
+def young_daly_interval_hours(write_hours: float, failures_per_hour: float) -> float:
+    r""":math:`\tau^* = \sqrt{2 w \cdot MTBF}`, the minimiser of :func:`checkpoint_overhead_share`."""
+    return math.sqrt(2.0 * write_hours / failures_per_hour)
+
+
+def mixed_group_probability(pass_rate: float, k: int) -> float:
+    r"""Probability a group of :math:`k` samples has both a success and a failure,
+    so that a group-relative advantage is non-zero (DAPO, arXiv 2503.14476, drops
+    the other groups): :math:`1 - p^k - (1-p)^k`."""
+    p = min(max(pass_rate, 0.0), 1.0)
+    return 1.0 - p**k - (1.0 - p) ** k

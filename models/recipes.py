@@ -1,0 +1,213 @@
+r"""Recipes: the training choices that quality and forgetting depend on.
+
+A recipe fixes the method, the training length, the samples per prompt in
+each phase (RL, OPD), the teacher precision (OPD) and the data mix (SFT). Its
+*profile* is everything that does not depend on the hardware:
+
+- work amounts per component (tokens to decode, FLOPs to compute, steps), each
+  later multiplied by a per-hardware time per unit (``hardware.py``);
+- money that does not scale with GPU time (labels, verifiers, sandboxes, logs);
+- lead time before training can start (labels, teacher);
+- quality reached and forgetting.
+
+Learning curve of one phase with effective signal :math:`S`:
+
+.. math:: q \leftarrow q + (C - q)\,(1 - e^{-S / S_0})
+
+- SFT: :math:`S` = external examples seen; :math:`C = q_0 + c\,(q_{max} - q_0)`.
+- RL: :math:`S = \text{prompts} \cdot (k-1) \cdot P_{mixed}(q/q_{max}, k)`: a group of
+  :math:`k` samples gives :math:`k-1` comparisons against its mean, and only
+  groups with mixed outcomes carry a gradient; :math:`C` as for SFT.
+- OPD: :math:`S` = samples (dense per-token signal);
+  :math:`C = \text{teacher score} \cdot (1 - \text{precision penalty})`.
+
+Forgetting (RL's Razor: it tracks how far training moves the model):
+
+.. math:: F_{SFT} = G \cdot \phi \cdot s^{\alpha} (1 - e^{-E/E_0}), \qquad
+          F_{RL,OPD} = G \cdot \phi \cdot \frac{q - q_0}{C - q_0}
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+
+from . import physics as ph
+from .plan import Recipe
+from .schema import Instance
+
+
+# Component families, and the part of the wall-clock breakdown each fills.
+DECODE, TAIL, SYNC, PREFILL = "decode_tokens", "rollout_tail_steps", "weight_sync_steps", "prefill_flops"
+STUDENT_FWD, TEACHER, REWARD_MODEL, TRAIN, ENV_WAIT = "student_logprob_flops", "teacher_flops", "reward_model_flops", "train_flops", "env_wait_seconds"
+HOURS_CATEGORY = {DECODE: "generation", TAIL: "generation", PREFILL: "generation", STUDENT_FWD: "scoring",
+                  TEACHER: "scoring", REWARD_MODEL: "scoring", TRAIN: "training", SYNC: "training",
+                  ENV_WAIT: "environment_wait"}
+
+
+def component(family: str, *qualifiers: object) -> str:
+    """Component key, e.g. ``decode_tokens|opd:fp8|8``."""
+    return "|".join([family, *map(str, qualifiers)])
+
+
+def family_of(key: str) -> str:
+    return key.split("|", 1)[0]
+
+
+@dataclass(frozen=True)
+class RecipeProfile:
+    recipe: Recipe
+    amounts: dict[str, float]
+    flops: dict[str, float]
+    samples: float
+    data_usd: float
+    environments_usd: float
+    log_storage_usd: float
+    lead_hours: float
+    quality: float
+    forgetting_points: float
+    extra: dict[str, float] = field(default_factory=dict)
+
+
+def schedules(inst: Instance) -> list[tuple[int, ...]]:
+    """Samples per prompt per phase; tapered schedules never rise."""
+    opts = sorted(set(inst.training.samples_per_prompt_options))
+    out = []
+    for combo in itertools.product(opts, repeat=inst.training.phases):
+        if inst.training.taper_only and any(a < b for a, b in zip(combo, combo[1:])):
+            continue
+        out.append(combo)
+    return out
+
+
+def enumerate_recipes(inst: Instance) -> list[Recipe]:
+    """Every recipe the instance allows, in a stable order."""
+    recipes: list[Recipe] = []
+    for method, opts in inst.training.methods.items():
+        for steps in sorted(set(opts.steps_options)):
+            if method == "sft":
+                for share in sorted(set(inst.sft_data.external_data_share_options)):
+                    recipes.append(Recipe("sft", steps, (), None, share))
+            elif method == "rl":
+                recipes.extend(Recipe("rl", steps, s) for s in schedules(inst))
+            else:
+                for p in sorted(set(inst.teacher.precision_options)):
+                    recipes.extend(Recipe("opd", steps, s, p) for s in schedules(inst))
+    return recipes
+
+
+def check_recipe(inst: Instance, r: Recipe) -> None:
+    """Raise ValueError naming the plan field when a recipe is not an option of the instance."""
+    opts = inst.training.methods.get(r.method)
+    if opts is None:
+        raise ValueError(f"plan.method: '{r.method}' is not in training.methods ({', '.join(inst.training.methods)})")
+    if r.steps not in opts.steps_options:
+        raise ValueError(f"plan.steps: {r.steps} is not in training.methods.{r.method}.steps_options {opts.steps_options}")
+    if r.method == "sft":
+        if r.samples_per_prompt or r.teacher_precision is not None:
+            raise ValueError("plan.samples_per_prompt / plan.teacher_precision: must be empty/null for sft")
+        if r.external_data_share not in inst.sft_data.external_data_share_options:
+            raise ValueError(f"plan.external_data_share: expected one of {inst.sft_data.external_data_share_options}")
+        return
+    if r.external_data_share is not None:
+        raise ValueError(f"plan.external_data_share: must be null for {r.method}")
+    if tuple(r.samples_per_prompt) not in set(schedules(inst)):
+        raise ValueError(f"plan.samples_per_prompt: expected {inst.training.phases} values from {inst.training.samples_per_prompt_options}"
+                         + (" that never rise" if inst.training.taper_only else ""))
+    if r.method == "opd":
+        if r.teacher_precision not in inst.teacher.precision_options:
+            raise ValueError(f"plan.teacher_precision: expected one of {inst.teacher.precision_options}")
+    elif r.teacher_precision is not None:
+        raise ValueError("plan.teacher_precision: must be null for rl")
+
+
+def _sft_profile(inst: Instance, r: Recipe) -> RecipeProfile:
+    stu, task, data, pri = inst.student, inst.task, inst.sft_data, inst.priors
+    examples = r.steps * inst.training.methods["sft"].prompts_per_step
+    external = examples * r.external_data_share
+    to_buy = max(0.0, external - data.examples_available)
+    tokens = examples * data.example_tokens
+    train = tokens * ph.train_flops_per_token(stu, inst.training.activation_recompute)
+    model_train = tokens * ph.train_flops_per_token(stu, False)
+    ceiling = task.baseline_score + pri.sft.ceiling_share_of_headroom * (task.score_ceiling - task.baseline_score)
+    quality = ceiling - (ceiling - task.baseline_score) * math.exp(-external / pri.sft.signal_scale_samples)
+    forgetting = (task.general_score_baseline * pri.sft.forgetting_share_of_baseline
+                  * r.external_data_share ** pri.sft_forgetting_mix_exponent
+                  * (1.0 - math.exp(-examples / pri.sft_forgetting_scale_samples)))
+    return RecipeProfile(
+        recipe=r, amounts={component(TRAIN): train}, flops={"student_train": model_train, "student_train_hardware": train},
+        samples=examples, data_usd=to_buy * data.usd_per_labeled_example, environments_usd=0.0, log_storage_usd=0.0,
+        lead_hours=24.0 * to_buy / data.labeled_examples_per_day, quality=quality, forgetting_points=forgetting,
+        extra={"examples": examples, "labels_bought": to_buy})
+
+
+def _on_policy_profile(inst: Instance, r: Recipe) -> RecipeProfile:
+    stu, task, pri = inst.student, inst.task, inst.priors.of(r.method)
+    prompts = inst.training.methods[r.method].prompts_per_step
+    seq = task.prompt_tokens + task.response_tokens
+    phase_steps = r.steps / inst.training.phases
+    cls = r.memory_class
+    amounts: dict[str, float] = {}
+
+    def add(key: str, value: float) -> None:
+        amounts[key] = amounts.get(key, 0.0) + value
+
+    if r.method == "opd":
+        penalty = ph.d.TEACHER_PRECISION_SCORE_PENALTY[r.teacher_precision]
+        ceiling = inst.teacher.score * (1.0 - penalty)
+    else:
+        ceiling = task.baseline_score + pri.ceiling_share_of_headroom * (task.score_ceiling - task.baseline_score)
+    q = task.baseline_score
+    samples = 0.0
+    for k in r.samples_per_prompt:
+        n = phase_steps * prompts * k
+        samples += n
+        add(component(DECODE, cls, k), n * task.response_tokens)
+        if r.method == "rl":
+            signal = phase_steps * prompts * (k - 1) * ph.mixed_group_probability(q / task.score_ceiling, k)
+        else:
+            signal = n
+        q = q + (ceiling - q) * (1.0 - math.exp(-signal / pri.signal_scale_samples))
+    add(component(TAIL, cls), r.steps)
+    add(component(SYNC, cls), r.steps)
+    fwd = ph.forward_flops_per_token(stu)
+    add(component(PREFILL), samples * task.prompt_tokens * fwd)
+    logprob_passes = 2 if (r.method == "rl" and inst.training.reference_logprobs) else 1
+    add(component(STUDENT_FWD), samples * seq * fwd * logprob_passes)
+    flops = {"student_generate": samples * (task.prompt_tokens + task.response_tokens) * fwd,
+             "student_logprob": samples * seq * fwd * logprob_passes}
+    if r.method == "opd":
+        t = samples * seq * ph.forward_flops_per_token(inst.teacher.architecture)
+        add(component(TEACHER, r.teacher_precision), t)
+        flops["teacher"] = t
+    if r.method == "rl" and inst.reward.reward_model is not None:
+        rm = samples * seq * ph.forward_flops_per_token(inst.reward.reward_model)
+        add(component(REWARD_MODEL), rm)
+        flops["reward_model"] = rm
+    train = samples * seq * ph.train_flops_per_token(stu, inst.training.activation_recompute)
+    add(component(TRAIN), train)
+    flops["student_train"] = samples * seq * ph.train_flops_per_token(stu, False)
+    flops["student_train_hardware"] = train
+    if inst.environments.latency_seconds_per_step > 0:
+        add(component(ENV_WAIT), r.steps * inst.environments.latency_seconds_per_step)
+
+    headroom = ceiling - task.baseline_score
+    progress = (q - task.baseline_score) / headroom if headroom != 0 else 0.0
+    forgetting = task.general_score_baseline * pri.forgetting_share_of_baseline * abs(progress)
+    data = samples * inst.reward.verifier_usd_per_sample + inst.reward.design_usd if r.method == "rl" else 0.0
+    lead = 0.0
+    if r.method == "opd" and not inst.teacher.exists:
+        data += inst.teacher.training_usd
+        lead = inst.teacher.training_hours
+    env = samples * inst.environments.cpu_seconds_per_sample / 3600.0 * inst.environments.sandbox_usd_per_cpu_hour
+    log_gb = samples * task.response_tokens * inst.storage.trajectory_log_share * ph.d.LOG_BYTES_PER_TOKEN / ph.GB
+    logs = log_gb * inst.storage.hot_usd_per_gb_month * inst.storage.log_retention_months
+    return RecipeProfile(recipe=r, amounts=amounts, flops=flops, samples=samples, data_usd=data,
+                         environments_usd=env, log_storage_usd=logs, lead_hours=lead, quality=q,
+                         forgetting_points=forgetting, extra={"progress": progress, "log_gb": log_gb})
+
+
+def profile(inst: Instance, r: Recipe) -> RecipeProfile:
+    """The hardware-independent profile of a recipe."""
+    return _sft_profile(inst, r) if r.method == "sft" else _on_policy_profile(inst, r)

@@ -1,0 +1,279 @@
+"""The instance schema: one post-training job, its options and its limits.
+
+Units are in the field names (``_usd``, ``_hours``, ``_gb``, ``_tflops``,
+``_b`` for billions of parameters). Unknown fields are rejected, so a typo
+never silently falls back to a default. Every default is either a choice the
+user makes (an option list) or a sourced coefficient from ``defaults.py``.
+``planopt schema`` prints the JSON Schema of :class:`Instance`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import ClassVar, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, model_validator
+
+from . import defaults as d
+from .catalog import CatalogLookupError, GpuSpec, find_gpu, find_model
+
+Method = Literal["sft", "rl", "opd"]
+Precision = Literal["bf16", "fp8", "int8", "int4"]
+Objective = Literal["cost", "quality", "time", "forgetting"]
+METHODS: tuple[str, ...] = ("sft", "rl", "opd")
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Architecture(Strict):
+    """A transformer: a catalog ``preset`` name, explicit fields, or both (fields override)."""
+
+    preset: Optional[str] = Field(None, description="model name from the catalog, e.g. 'Qwen3-8B'")
+    params_b: Optional[PositiveFloat] = Field(None, description="total parameters, billions")
+    active_params_b: Optional[PositiveFloat] = Field(None, description="parameters active per token, billions (MoE)")
+    layers: Optional[PositiveInt] = None
+    hidden: Optional[PositiveInt] = None
+    kv_heads: Optional[PositiveInt] = None
+    head_dim: Optional[PositiveInt] = None
+
+    @model_validator(mode="after")
+    def _resolve(self) -> "Architecture":
+        fields = ("params_b", "active_params_b", "layers", "hidden", "kv_heads", "head_dim")
+        values = {f: getattr(self, f) for f in fields}
+        if self.preset is not None:
+            try:
+                spec = find_model(self.preset)
+            except CatalogLookupError as exc:
+                raise ValueError(str(exc)) from None
+            for f in fields:
+                if values[f] is None:
+                    object.__setattr__(self, f, getattr(spec, f))
+            object.__setattr__(self, "preset", spec.name)
+        if self.active_params_b is None and self.params_b is not None:
+            object.__setattr__(self, "active_params_b", self.params_b)
+        missing = [f for f in fields if getattr(self, f) is None]
+        if missing:
+            raise ValueError(f"needs a 'preset' or the fields {', '.join(missing)}")
+        if self.active_params_b > self.params_b:
+            raise ValueError("active_params_b must not exceed params_b")
+        return self
+
+    @property
+    def is_moe(self) -> bool:
+        return self.active_params_b < self.params_b
+
+
+class Task(Strict):
+    """What is trained for and what must not be lost."""
+
+    baseline_score: float = Field(ge=0, description="target-task score before post-training")
+    score_ceiling: PositiveFloat = Field(100.0, description="best score the benchmark allows")
+    general_score_baseline: PositiveFloat = Field(description="general-capability score (e.g. IF-eval) before training; forgetting is measured against it")
+    prompt_tokens: NonNegativeFloat = Field(description="mean prompt tokens per sample")
+    response_tokens: PositiveFloat = Field(description="mean response tokens per sample")
+    max_response_tokens: PositiveFloat = Field(description="longest response allowed; the rollout waits for it")
+    prompts_available: PositiveInt = Field(description="distinct task prompts for RL/OPD")
+
+    @model_validator(mode="after")
+    def _check(self) -> "Task":
+        if self.max_response_tokens < self.response_tokens:
+            raise ValueError("max_response_tokens must be at least response_tokens")
+        if self.baseline_score > self.score_ceiling:
+            raise ValueError("baseline_score must not exceed score_ceiling")
+        return self
+
+
+class MethodOptions(Strict):
+    steps_options: list[PositiveInt] = Field(min_length=1, description="training length levels (optimizer steps)")
+    prompts_per_step: PositiveInt = Field(description="prompts per step (RL/OPD) or examples per step (SFT)")
+
+
+class Training(Strict):
+    methods: dict[Method, MethodOptions] = Field(min_length=1, description="allowed methods and their length options")
+    activation_recompute: bool = Field(True, description="8·N instead of 6·N FLOPs per trained token")
+    reference_logprobs: bool = Field(True, description="RL computes reference-model log-probs for a KL penalty")
+    phases: PositiveInt = Field(3, le=6, description="sampling phases; steps are split evenly")
+    samples_per_prompt_options: list[PositiveInt] = Field([2, 4, 8, 16], min_length=1)
+    taper_only: bool = Field(True, description="samples per prompt never rise from one phase to the next")
+
+
+class SftData(Strict):
+    examples_available: NonNegativeInt = Field(description="labeled external examples already owned")
+    usd_per_labeled_example: NonNegativeFloat
+    labeled_examples_per_day: PositiveFloat = Field(description="labeling throughput for examples still to buy")
+    example_tokens: PositiveFloat = Field(description="tokens per SFT example (prompt + answer)")
+    external_data_share_options: list[float] = Field([1.0], min_length=1, description="share of new-domain data in the SFT mix; the rest is general data")
+
+    @model_validator(mode="after")
+    def _shares(self) -> "SftData":
+        if any(not (0.0 < s <= 1.0) for s in self.external_data_share_options):
+            raise ValueError("external_data_share_options must lie in (0, 1]")
+        return self
+
+
+class Reward(Strict):
+    verifier_usd_per_sample: NonNegativeFloat = 0.0
+    reward_model: Optional[Architecture] = Field(None, description="a reward model scores every RL sample on the GPUs")
+    design_usd: NonNegativeFloat = Field(0.0, description="one-off cost of building the reward (RL only)")
+
+
+class Teacher(Strict):
+    architecture: Architecture
+    score: float = Field(ge=0, description="teacher's score on the target task")
+    exists: bool = True
+    training_usd: NonNegativeFloat = Field(0.0, description="cost to obtain the teacher when it does not exist")
+    training_hours: NonNegativeFloat = Field(0.0, description="lead time to obtain the teacher when it does not exist")
+    precision_options: list[Precision] = Field(["bf16"], min_length=1)
+
+
+class Environments(Strict):
+    cpu_seconds_per_sample: NonNegativeFloat = Field(0.0, description="CPU sandbox time per on-policy sample")
+    sandbox_usd_per_cpu_hour: NonNegativeFloat = 0.0
+    latency_seconds_per_step: NonNegativeFloat = Field(0.0, description="serial wait on environments per step; GPUs idle and billed")
+
+
+class GpuOption(Strict):
+    """A GPU type the job may use. Spec fields override the catalog entry; a
+    name the catalog does not know needs every spec field and a price."""
+
+    name: str
+    counts: list[PositiveInt] = Field(min_length=1)
+    available_gpus: Optional[PositiveInt] = Field(None, description="cap on count from availability")
+    price_usd_per_gpu_hour: Optional[PositiveFloat] = Field(None, description="overrides the catalog price")
+    bf16_tflops: Optional[PositiveFloat] = None
+    fp8_tflops: Optional[PositiveFloat] = None
+    hbm_gb: Optional[PositiveFloat] = None
+    hbm_tbps: Optional[PositiveFloat] = None
+    intra_node_gb_per_s: Optional[PositiveFloat] = None
+    inter_node_gb_per_s: Optional[PositiveFloat] = None
+    gpus_per_node: Optional[PositiveInt] = None
+
+    SPEC_FIELDS: ClassVar[tuple[str, ...]] = ("bf16_tflops", "fp8_tflops", "hbm_gb", "hbm_tbps",
+                                              "intra_node_gb_per_s", "inter_node_gb_per_s", "gpus_per_node")
+
+    @model_validator(mode="after")
+    def _known(self) -> "GpuOption":
+        try:
+            object.__setattr__(self, "name", find_gpu(self.name).name)
+        except CatalogLookupError as exc:
+            required = [f for f in self.SPEC_FIELDS if f != "fp8_tflops"] + ["price_usd_per_gpu_hour"]
+            if any(getattr(self, f) is None for f in required):
+                raise ValueError(f"{exc} (or give a custom GPU all of {', '.join(required)})") from None
+        return self
+
+    def spec(self) -> GpuSpec:
+        """The catalog entry with this option's overrides applied."""
+        overrides = {f: getattr(self, f) for f in self.SPEC_FIELDS if getattr(self, f) is not None}
+        try:
+            base = find_gpu(self.name)
+        except CatalogLookupError:
+            return GpuSpec(name=self.name, aliases=(), vendor="custom", int8_tops=None,
+                           price_on_demand_usd_per_gpu_hour=self.price_usd_per_gpu_hour,
+                           price_on_demand_high_usd_per_gpu_hour=None, price_spot_usd_per_gpu_hour=None,
+                           price_reserved_usd_per_gpu_hour=None, source="instance", as_of="instance",
+                           **{"fp8_tflops": None, **overrides})
+        return dataclasses.replace(base, **overrides)
+
+
+class Hardware(Strict):
+    gpus: list[GpuOption] = Field(min_length=1)
+    pricing: Literal["on_demand", "spot"] = "on_demand"
+
+
+class Checkpointing(Strict):
+    interval_minutes_options: list[PositiveFloat] = Field([15, 30, 60, 120, 240], min_length=1)
+    keep_last: PositiveInt = Field(2, description="recent checkpoints kept in hot storage during the run")
+    milestones_kept: NonNegativeInt = Field(0, description="checkpoints archived to cold storage")
+    milestone_retention_months: NonNegativeFloat = 0.0
+
+
+class Reliability(Strict):
+    failures_per_gpu_hour: NonNegativeFloat = d.FAILURES_PER_GPU_HOUR
+    restart_minutes: NonNegativeFloat = d.RESTART_MINUTES
+    checkpoint_write_gb_per_s_per_node: PositiveFloat = d.CHECKPOINT_WRITE_GB_PER_S_PER_NODE
+
+
+class Storage(Strict):
+    hot_usd_per_gb_month: NonNegativeFloat = d.HOT_STORAGE_USD_PER_GB_MONTH
+    cold_usd_per_gb_month: NonNegativeFloat = d.COLD_STORAGE_USD_PER_GB_MONTH
+    trajectory_log_share: float = Field(0.0, ge=0, le=1, description="share of generated trajectories logged in full")
+    log_retention_months: NonNegativeFloat = 1.0
+
+
+class Operations(Strict):
+    fixed_usd: NonNegativeFloat = 0.0
+    usd_per_wall_hour: NonNegativeFloat = Field(0.0, description="people and tooling while the job runs")
+
+
+class Efficiency(Strict):
+    mfu_train: Optional[float] = Field(None, gt=0, le=1, description="overrides the size-based MFU default")
+    decode_mbu: float = Field(d.DECODE_MBU, gt=0, le=1)
+    rollout_hbm_share: float = Field(d.ROLLOUT_HBM_SHARE, gt=0, le=1)
+    train_hbm_share: float = Field(d.TRAIN_HBM_SHARE, gt=0, le=1)
+    scaling_efficiency_per_doubling: float = Field(d.SCALING_EFFICIENCY_PER_DOUBLING, gt=0, le=1)
+
+
+class MethodPrior(Strict):
+    signal_scale_samples: PositiveFloat
+    ceiling_share_of_headroom: float = Field(ge=0, le=1, description="RL/SFT: share of the headroom to score_ceiling reachable; OPD uses the teacher")
+    forgetting_share_of_baseline: float = Field(ge=0, le=1)
+
+
+class Priors(Strict):
+    sft: MethodPrior = MethodPrior(signal_scale_samples=d.SFT_SIGNAL_SCALE_SAMPLES, ceiling_share_of_headroom=d.SFT_CEILING_SHARE_OF_HEADROOM, forgetting_share_of_baseline=d.SFT_FORGETTING_SHARE_OF_BASELINE)
+    rl: MethodPrior = MethodPrior(signal_scale_samples=d.RL_SIGNAL_SCALE_SAMPLES, ceiling_share_of_headroom=d.RL_CEILING_SHARE_OF_HEADROOM, forgetting_share_of_baseline=d.RL_FORGETTING_SHARE_OF_BASELINE)
+    opd: MethodPrior = MethodPrior(signal_scale_samples=d.OPD_SIGNAL_SCALE_SAMPLES, ceiling_share_of_headroom=1.0, forgetting_share_of_baseline=d.OPD_FORGETTING_SHARE_OF_BASELINE)
+    sft_forgetting_mix_exponent: PositiveFloat = d.SFT_FORGETTING_MIX_EXPONENT
+    sft_forgetting_scale_samples: PositiveFloat = d.SFT_FORGETTING_SCALE_SAMPLES
+
+    def of(self, method: str) -> MethodPrior:
+        return getattr(self, method)
+
+
+class Constraints(Strict):
+    budget_usd: Optional[NonNegativeFloat] = None
+    deadline_hours: Optional[NonNegativeFloat] = None
+    max_forgetting_points: Optional[NonNegativeFloat] = None
+    min_quality: Optional[float] = None
+
+
+class Instance(Strict):
+    """One post-training job."""
+
+    name: str = "job"
+    kind: Literal["job"] = "job"
+    student: Architecture
+    task: Task
+    training: Training
+    sft_data: Optional[SftData] = None
+    reward: Reward = Reward()
+    teacher: Optional[Teacher] = None
+    environments: Environments = Environments()
+    hardware: Hardware
+    checkpointing: Checkpointing = Checkpointing()
+    reliability: Reliability = Reliability()
+    storage: Storage = Storage()
+    operations: Operations = Operations()
+    efficiency: Efficiency = Efficiency()
+    priors: Priors = Priors()
+    forgetting_repair_usd_per_point: NonNegativeFloat = Field(0.0, description="hidden cost of forgetting: repair per point lost")
+    constraints: Constraints = Constraints()
+    objective: Objective = "cost"
+
+    @model_validator(mode="after")
+    def _method_needs(self) -> "Instance":
+        if "sft" in self.training.methods and self.sft_data is None:
+            raise ValueError("training.methods has 'sft' but sft_data is missing")
+        if "opd" in self.training.methods and self.teacher is None:
+            raise ValueError("training.methods has 'opd' but teacher is missing")
+        return self
+
+    def with_overrides(self, **changes) -> "Instance":
+        """A copy with constraint/objective fields replaced (None leaves a field as is)."""
+        cons = {k: v for k, v in changes.items() if k in Constraints.model_fields and v is not None}
+        new = self.model_copy(update={"constraints": self.constraints.model_copy(update=cons)})
+        if changes.get("objective") is not None:
+            new = new.model_copy(update={"objective": changes["objective"]})
+        return new

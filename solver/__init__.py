@@ -1,0 +1,24 @@
+"""planopt: exact post-training plans (SFT, RL, on-policy distillation) by mixed-integer programming.
+
+The import package ``planopt`` is the ``solver/`` folder (orchestration); the
+model lives in ``planopt.models``. Typical use::
+
+    import planopt
+    result = planopt.solve("instances/qwen3-8b-math.json", budget_usd=50_000)
+    result.plan, result.metrics.cost_usd, planopt.breakdown_frame(result)
+"""
+
+from planopt.models.costs import Metrics
+from planopt.models.plan import Plan
+from planopt.models.schema import Instance
+
+from .api import breakdown_frame, evaluate_plan, solve_instance
+from .errors import InputError
+from .instance import load_instance
+from .run import PlanModel, SolveResult
+
+solve = solve_instance
+evaluate = evaluate_plan
+
+__all__ = ["solve", "evaluate", "load_instance", "breakdown_frame", "Instance", "Plan", "Metrics",
+           "SolveResult", "PlanModel", "InputError"]

@@ -1,0 +1,191 @@
+"""The ``planopt`` command line (typer).
+
+Exit codes: 0 optimal (or valid), 1 internal error, 2 invalid input,
+3 infeasible, 4 time limit (the incumbent and its gap are printed).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="Exact planner for LLM post-training: SFT, RL or on-policy distillation, on which GPUs, for least cost.")
+
+EXIT = {"optimal": 0, "infeasible": 3, "time_limit": 4, "error": 1}
+
+
+class ObjectiveName(str, Enum):
+    cost = "cost"
+    quality = "quality"
+    time = "time"
+    forgetting = "forgetting"
+
+
+def guarded(fn):
+    """Turn input errors into one line and exit 2, anything unexpected into exit 1."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        from .errors import InputError
+        try:
+            return fn(*args, **kwargs)
+        except (typer.Exit, typer.Abort, SystemExit):
+            raise
+        except InputError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2)
+        except Exception as exc:  # noqa: BLE001 - the CLI's last line of defence
+            if os.environ.get("PLANOPT_DEBUG"):
+                raise
+            typer.echo(f"internal error: {type(exc).__name__}: {exc} (set PLANOPT_DEBUG=1 for a traceback)", err=True)
+            raise typer.Exit(1)
+    return wrapper
+
+
+def emit_json(obj: Any) -> None:
+    typer.echo(json.dumps(obj, indent=2, default=_json_default))
+
+
+def _json_default(o: Any):
+    if hasattr(o, "to_dict"):
+        return o.to_dict()
+    if isinstance(o, (set, tuple)):
+        return list(o)
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+def _with_overrides(path: Path, objective, budget, deadline, forgetting, quality):
+    from .instance import load_instance
+    from .errors import InputError
+    inst = load_instance(path)
+    for flag, value in (("--budget-usd", budget), ("--deadline-hours", deadline), ("--max-forgetting", forgetting)):
+        if value is not None and value < 0:
+            raise InputError(f"{flag}: expected a non-negative number, got {value}")
+    return inst.with_overrides(objective=objective.value if objective else None, budget_usd=budget,
+                               deadline_hours=deadline, max_forgetting_points=forgetting, min_quality=quality)
+
+
+OBJECTIVE = typer.Option(None, "--objective", help="cost (default) | quality | time | forgetting")
+BUDGET = typer.Option(None, "--budget-usd", help="total budget, USD")
+DEADLINE = typer.Option(None, "--deadline-hours", help="wall-clock deadline, hours")
+FORGETTING = typer.Option(None, "--max-forgetting", help="forgetting tolerance, points of the general score")
+QUALITY = typer.Option(None, "--min-quality", help="minimum task score")
+JSON = typer.Option(False, "--json", help="print one JSON object instead of tables")
+
+
+@app.command()
+@guarded
+def solve(file: Path = typer.Argument(..., help="instance JSON"),
+          json_out: bool = JSON, objective: Optional[ObjectiveName] = OBJECTIVE,
+          budget_usd: Optional[float] = BUDGET, deadline_hours: Optional[float] = DEADLINE,
+          max_forgetting: Optional[float] = FORGETTING, min_quality: Optional[float] = QUALITY,
+          time_limit: Optional[float] = typer.Option(None, "--time-limit", help="seconds; returns the incumbent and its gap"),
+          sensitivity: bool = typer.Option(True, "--sensitivity/--no-sensitivity", help="re-solve to find binding limits")):
+    """Find the optimal plan of a job and explain it."""
+    from .api import solve_instance
+    from .report import solve_report
+    inst = _with_overrides(file, objective, budget_usd, deadline_hours, max_forgetting, min_quality)
+    result = solve_instance(inst, time_limit=time_limit, sensitivity=sensitivity)
+    if json_out:
+        emit_json(result.to_dict())
+    else:
+        typer.echo(solve_report(inst, result))
+    raise typer.Exit(EXIT[result.status])
+
+
+@app.command()
+@guarded
+def evaluate(file: Path = typer.Argument(..., help="instance JSON"),
+             plan_file: Path = typer.Argument(..., help="plan JSON: the `plan` object of `solve --json`, or that whole output"),
+             json_out: bool = JSON):
+    """Compute every metric of a given plan with the evaluator."""
+    from planopt.models.costs import evaluate as evaluate_plan
+    from planopt.models.plan import Plan
+    from .errors import InputError, read_json
+    from .instance import load_instance
+    from .report import breakdown, hours, metric_rows, plan_rows, table, usd
+    inst = load_instance(file)
+    raw = read_json(plan_file)
+    raw = raw.get("plan", raw) if isinstance(raw.get("plan"), dict) else raw
+    try:
+        plan = Plan.from_dict(raw)
+        metrics = evaluate_plan(inst, plan)
+    except ValueError as exc:
+        raise InputError(f"{plan_file}: {exc}") from None
+    if json_out:
+        emit_json({"plan": plan.to_dict(), "metrics": metrics.summary(), "feasible": metrics.feasible,
+                   "violations": metrics.violations, "cost_breakdown_usd": metrics.cost_breakdown_usd,
+                   "hours_breakdown": metrics.hours_breakdown, "flops": metrics.flops})
+    else:
+        typer.echo("\n".join(["Plan", table(plan_rows(plan)), "", "Results", table(metric_rows(inst, metrics)), "",
+                              "Feasible: " + ("yes" if metrics.feasible else "no — " + "; ".join(metrics.violations)), "",
+                              "Cost breakdown", breakdown(metrics.cost_breakdown_usd, usd, "total"), "",
+                              "Time breakdown", breakdown(metrics.hours_breakdown, hours, "wall time")]))
+
+
+@app.command()
+@guarded
+def enumerate(file: Path = typer.Argument(..., help="instance JSON"), json_out: bool = JSON,
+              all_plans: bool = typer.Option(False, "--all", help="list every plan with its metrics"),
+              objective: Optional[ObjectiveName] = OBJECTIVE, budget_usd: Optional[float] = BUDGET,
+              deadline_hours: Optional[float] = DEADLINE, max_forgetting: Optional[float] = FORGETTING,
+              min_quality: Optional[float] = QUALITY):
+    """Brute-force oracle: the best plan by exhaustive enumeration over the evaluator."""
+    from . import oracle
+    from .report import solve_report
+    inst = _with_overrides(file, objective, budget_usd, deadline_hours, max_forgetting, min_quality)
+    if all_plans:
+        plans = oracle.all_plans(inst)
+        if json_out:
+            emit_json({"plans": [{"plan": p.plan.to_dict(), "metrics": p.metrics.summary(), "feasible": p.feasible} for p in plans]})
+        else:
+            from .report import table
+            rows = [(p.plan.method, f"{p.plan.gpu_count}×{p.plan.gpu}", p.plan.steps, "-".join(map(str, p.plan.samples_per_prompt)) or "-",
+                     p.plan.teacher_precision or "-", p.plan.external_data_share if p.plan.external_data_share is not None else "-",
+                     f"{p.plan.checkpoint_interval_minutes:g}", f"{p.metrics.cost_usd:,.2f}", f"{p.metrics.wall_hours:,.2f}",
+                     f"{p.metrics.quality:.2f}", f"{p.metrics.forgetting_points:.2f}", "yes" if p.feasible else "no") for p in plans]
+            typer.echo(table(rows, header=("method", "GPUs", "steps", "samples", "teacher", "mix", "ckpt min", "cost $", "hours", "quality", "forget", "feasible")))
+        return
+    result = oracle.best_plan(inst)
+    if json_out:
+        emit_json(result.to_dict())
+    else:
+        typer.echo(solve_report(inst, result))
+    raise typer.Exit(EXIT[result.status])
+
+
+@app.command()
+@guarded
+def validate(file: Path = typer.Argument(..., help="instance JSON")):
+    """Check an instance against the schema and build its model without solving."""
+    from .instance import load_instance
+    from .run import PlanModel
+    from .oracle import space_size
+    inst = load_instance(file)
+    pm = PlanModel(inst)
+    d = pm.data
+    typer.echo(f"{file}: valid · {len(d.recipes)} recipes × {len(d.hardware)} hardware options × "
+               f"{len(d.intervals)} checkpoint intervals = {space_size(inst):,} plans · model built in {pm.build_seconds:.2f} s")
+
+
+@app.command()
+@guarded
+def schema():
+    """Print the JSON Schema of an instance."""
+    from planopt.models.schema import Instance
+    emit_json(Instance.model_json_schema())
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

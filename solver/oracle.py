@@ -1,0 +1,60 @@
+"""The brute-force oracle: every plan, scored by the evaluator.
+
+It is the reference the MIP is tested against, and ``planopt enumerate``
+exposes it. It refuses spaces over :data:`MAX_PLANS` plans.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass
+
+from planopt.models.costs import Evaluator, Metrics
+from planopt.models.plan import Plan
+from planopt.models.schema import Instance
+
+from .errors import InputError
+from .run import SolveResult
+
+MAX_PLANS = 200_000
+
+
+@dataclass
+class ScoredPlan:
+    plan: Plan
+    metrics: Metrics
+
+    @property
+    def feasible(self) -> bool:
+        return self.metrics.feasible
+
+
+def space_size(inst: Instance) -> int:
+    recipes, hardware, intervals = Evaluator(inst).space()
+    return len(recipes) * len(hardware) * len(intervals)
+
+
+def all_plans(inst: Instance, limit: int = MAX_PLANS) -> list[ScoredPlan]:
+    """Every plan of the instance with its metrics (feasible or not)."""
+    ev = Evaluator(inst)
+    recipes, hardware, intervals = ev.space()
+    size = len(recipes) * len(hardware) * len(intervals)
+    if size > limit:
+        raise InputError(f"enumerate: the instance has {size:,} plans, over the oracle's limit of {limit:,}; use `planopt solve`")
+    return [ScoredPlan(Plan.of(r, h, i), ev.metrics(r, h, i)) for r, h, i in itertools.product(recipes, hardware, intervals)]
+
+
+def sort_key(objective: str):
+    """Objective first, then cost (the MIP's lexicographic tie-break)."""
+    return lambda sp: (sp.metrics.objective(objective), sp.metrics.cost_usd)
+
+
+def best_plan(inst: Instance, limit: int = MAX_PLANS) -> SolveResult:
+    start = time.perf_counter()
+    plans = [sp for sp in all_plans(inst, limit) if sp.feasible]
+    seconds = time.perf_counter() - start
+    if not plans:
+        return SolveResult("infeasible", inst.objective, solve_seconds=seconds, message="no enumerated plan satisfies every limit")
+    best = min(plans, key=sort_key(inst.objective))
+    return SolveResult("optimal", inst.objective, plan=best.plan, metrics=best.metrics, gap=0.0, solve_seconds=seconds)

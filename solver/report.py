@@ -1,0 +1,101 @@
+"""Readable text for people: plans, limits and breakdowns as aligned tables."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from planopt.models.costs import Metrics
+from planopt.models.plan import Plan
+from planopt.models.schema import Instance
+
+METHOD_NAMES = {"sft": "SFT (supervised fine-tuning)", "rl": "RL (reinforcement learning)",
+                "opd": "OPD (on-policy distillation)"}
+OBJECTIVE_NAMES = {"cost": "least cost", "quality": "most quality", "time": "least time", "forgetting": "least forgetting"}
+
+
+def table(rows: Sequence[Sequence[Any]], header: Sequence[str] | None = None, indent: str = "  ") -> str:
+    cells = [[str(c) for c in row] for row in ([header] if header else []) + list(rows)]
+    if not cells:
+        return ""
+    widths = [max(len(r[i]) for r in cells if i < len(r)) for i in range(max(map(len, cells)))]
+    lines = []
+    for n, row in enumerate(cells):
+        parts = [c.rjust(widths[i]) if header and i and _numeric(c) else c.ljust(widths[i]) for i, c in enumerate(row)]
+        lines.append(indent + "  ".join(parts).rstrip())
+        if header and n == 0:
+            lines.append(indent + "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _numeric(text: str) -> bool:
+    return bool(text) and (text[0].isdigit() or text[0] in "$-+") and any(ch.isdigit() for ch in text)
+
+
+def usd(x: float) -> str:
+    return f"${x:,.0f}" if abs(x) >= 100 else f"${x:,.2f}"
+
+
+def hours(x: float) -> str:
+    return f"{x:,.1f} h" if x >= 1 else f"{x * 60:,.1f} min"
+
+
+def plan_rows(plan: Plan) -> list[tuple[str, str]]:
+    rows = [("method", METHOD_NAMES[plan.method]), ("GPUs", f"{plan.gpu_count} × {plan.gpu}"),
+            ("training length", f"{plan.steps:,} steps")]
+    if plan.samples_per_prompt:
+        rows.append(("samples per prompt", " → ".join(map(str, plan.samples_per_prompt)) + f"  ({len(plan.samples_per_prompt)} phases)"))
+    if plan.teacher_precision:
+        rows.append(("teacher precision", plan.teacher_precision))
+    if plan.external_data_share is not None:
+        rows.append(("SFT data mix", f"{plan.external_data_share:.0%} new-domain, {1 - plan.external_data_share:.0%} general"))
+    rows.append(("checkpoint interval", f"{plan.checkpoint_interval_minutes:g} min"))
+    return rows
+
+
+def metric_rows(inst: Instance, m: Metrics) -> list[tuple[str, str]]:
+    return [("cost", usd(m.cost_usd)), ("wall time", hours(m.wall_hours)),
+            ("quality", f"{m.quality:.2f}  (from {inst.task.baseline_score:g})"),
+            ("forgetting", f"{m.forgetting_points:.2f} points of {inst.task.general_score_baseline:g}"),
+            ("GPU-hours", f"{m.gpu_hours:,.1f}"), ("memory per GPU", f"{m.memory_per_gpu_gb:,.1f} GB")]
+
+
+def breakdown(values: dict[str, float], fmt, total_label: str) -> str:
+    total = sum(values.values())
+    rows = [(k.replace("_", " "), fmt(v), f"{v / total:.0%}" if total else "-") for k, v in values.items() if v]
+    rows.append((total_label, fmt(total), "100%" if total else "-"))
+    return table(rows)
+
+
+def limit_rows(binding: list[dict[str, Any]]) -> str:
+    rows = []
+    for b in binding:
+        after = ""
+        if b.get("binding"):
+            imp = b.get("improvement")
+            after = f"at {b['relaxed_to']:,.4g}: " + ("no better plan" if not imp else f"better by {imp:,.4g}")
+        rows.append((b["constraint"], f"{b['limit']:,.4g}", f"{b['plan_value']:,.4g}", "yes" if b.get("binding") else "no", after))
+    return table(rows, header=("limit", "value", "plan", "binding", "relaxing one step"))
+
+
+def solve_report(inst: Instance, result) -> str:
+    head = f"planopt · {inst.name} · {result.status}"
+    if result.gap is not None:
+        head += f" (gap {result.gap:.2%})"
+    head += f" · objective: {OBJECTIVE_NAMES[result.objective]}"
+    out = [head, ""]
+    if result.plan is None:
+        out.append(result.message or "no plan")
+        if result.relaxations:
+            out.append("")
+            out.append("What would make a plan exist:")
+            rows = [(r["constraint"], f"{r['required']:,.6g}", "together with the others below" if r["together"] else "alone")
+                    for r in result.relaxations]
+            out.append(table(rows, header=("relax", "to", "")))
+        return "\n".join(out)
+    out += ["Plan", table(plan_rows(result.plan)), "", "Results", table(metric_rows(inst, result.metrics))]
+    if result.binding:
+        out += ["", "Limits", limit_rows(result.binding)]
+    out += ["", "Cost breakdown", breakdown(result.metrics.cost_breakdown_usd, usd, "total"),
+            "", "Time breakdown", breakdown(result.metrics.hours_breakdown, hours, "wall time")]
+    out += ["", f"model built in {result.build_seconds:.2f} s, solved in {result.solve_seconds:.2f} s"]
+    return "\n".join(out)

@@ -1,0 +1,170 @@
+"""build -> solve -> extract: one job's MIP, ending in one :class:`SolveResult`.
+
+The steps are separate so that sweeps and frontiers reuse a built model:
+``PlanModel.build`` makes the Pyomo model from the evaluator's coefficients,
+``PlanModel.solve`` runs HiGHS (persistent, so a changed limit only updates a
+right-hand side), and ``PlanModel.extract`` reads the plan and has the
+evaluator compute its metrics.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import pyomo.environ as pyo
+from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
+from pyomo.contrib.solver.solvers.highs import Highs
+
+from planopt.models.costs import Evaluator, Metrics
+from planopt.models.formulation import LIMITS, FormulationData, activate_objective, build, set_limits
+from planopt.models.formulation.big_m import big_m_breaches
+from planopt.models.plan import Plan
+from planopt.models.schema import Instance
+
+# HiGHS settings: the gap is closed to 1e-9 so "optimal" means optimal to the
+# tests' 1e-6; feasibility tolerances match the evaluator's limit tolerance.
+RELATIVE_GAP = 1e-9
+FEASIBILITY_TOLERANCE = 1e-9
+TIE_BREAK_RELATIVE = 1e-9
+
+
+@dataclass
+class SolveResult:
+    status: str                      # optimal | infeasible | time_limit | error
+    objective: str
+    plan: Optional[Plan] = None
+    metrics: Optional[Metrics] = None
+    mip_values: dict[str, float] = field(default_factory=dict)
+    gap: Optional[float] = None
+    build_seconds: float = 0.0
+    solve_seconds: float = 0.0
+    message: str = ""
+    big_m_breaches: list[str] = field(default_factory=list)
+    binding: list[dict[str, Any]] = field(default_factory=list)
+    relaxations: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def has_plan(self) -> bool:
+        return self.plan is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"status": self.status, "objective": self.objective, "gap": self.gap,
+                               "plan": self.plan.to_dict() if self.plan else None,
+                               "metrics": self.metrics.summary() if self.metrics else None,
+                               "cost_breakdown_usd": self.metrics.cost_breakdown_usd if self.metrics else None,
+                               "hours_breakdown": self.metrics.hours_breakdown if self.metrics else None,
+                               "build_seconds": self.build_seconds, "solve_seconds": self.solve_seconds}
+        if self.binding:
+            out["binding"] = self.binding
+        if self.status == "infeasible":
+            out["relaxations"] = self.relaxations
+            out["message"] = self.message
+        return out
+
+
+class PlanModel:
+    """A built MIP for one instance, re-solvable under changed limits and objectives."""
+
+    def __init__(self, inst: Instance, evaluator: Evaluator | None = None):
+        self.inst = inst
+        self.evaluator = evaluator or Evaluator(inst)
+        start = time.perf_counter()
+        self.model, self.data = build(self.evaluator)
+        self.build_seconds = time.perf_counter() - start
+        self.solver = Highs()
+        self.limits = inst.constraints.model_dump()
+        self.objective = inst.objective
+
+    @property
+    def data_(self) -> FormulationData:
+        return self.data
+
+    def set_limits(self, **values: Optional[float]) -> None:
+        """Change limits (None removes one); the model is not rebuilt."""
+        unknown = set(values) - set(LIMITS)
+        if unknown:
+            raise KeyError(f"unknown limit {sorted(unknown)[0]}")
+        self.limits.update(values)
+        set_limits(self.model, values)
+
+    def set_objective(self, name: str) -> None:
+        self.objective = name
+        activate_objective(self.model, name)
+
+    def _run(self, time_limit: float | None):
+        return self.solver.solve(
+            self.model, load_solutions=False, raise_exception_on_nonoptimal_result=False,
+            time_limit=time_limit, rel_gap=RELATIVE_GAP, abs_gap=0.0,
+            solver_options={"mip_feasibility_tolerance": FEASIBILITY_TOLERANCE,
+                            "primal_feasibility_tolerance": FEASIBILITY_TOLERANCE,
+                            "random_seed": 0, "threads": 1})
+
+    def solve(self, time_limit: float | None = None) -> SolveResult:
+        if not self.data.recipes or not self.data.hardware:
+            why = "no training recipe" if not self.data.recipes else "no (GPU, count) option that holds any recipe in memory"
+            return SolveResult("infeasible", self.objective, build_seconds=self.build_seconds,
+                               message=f"the instance has {why}")
+        start = time.perf_counter()
+        res = self._run(time_limit)
+        status = _status(res)
+        if status == "optimal" and self.objective != "cost":
+            res, status = self._tie_break_by_cost(res, time_limit)
+        seconds = time.perf_counter() - start
+        result = SolveResult(status, self.objective, build_seconds=self.build_seconds, solve_seconds=seconds)
+        if res.solution_status in (SolutionStatus.optimal, SolutionStatus.feasible) and status != "infeasible":
+            res.solution_loader.load_vars()
+            self.extract(result)
+            inc, bound = res.incumbent_objective, res.objective_bound
+            if inc is not None and bound is not None:
+                result.gap = abs(inc - bound) / max(1e-9, abs(inc)) if status != "optimal" else 0.0
+            elif status == "optimal":
+                result.gap = 0.0
+        elif status == "infeasible":
+            result.message = "no plan satisfies every limit"
+        return result
+
+    def _tie_break_by_cost(self, res, time_limit):
+        """Second, lexicographic solve: the cheapest plan among those optimal for the first objective."""
+        expr, sense = {"quality": (self.model.quality, ">="), "time": (self.model.wall_hours, "<="),
+                       "forgetting": (self.model.forgetting_points, "<=")}[self.objective]
+        best = res.incumbent_objective
+        slack = TIE_BREAK_RELATIVE * max(1.0, abs(best))
+        self.model.tie_break = pyo.Constraint(expr=expr >= best - slack if sense == ">=" else expr <= best + slack)
+        primary = self.objective
+        activate_objective(self.model, "cost")
+        try:
+            res2 = self._run(time_limit)
+        finally:
+            self.model.del_component(self.model.tie_break)
+            activate_objective(self.model, primary)
+        status2 = _status(res2)
+        return (res2, status2) if status2 in ("optimal", "time_limit") else (res, "optimal")
+
+    def extract(self, result: SolveResult) -> None:
+        m, data = self.model, self.data
+        r = next(i for i in m.R if pyo.value(m.recipe_chosen[i]) > 0.5)
+        h = next(i for i in m.H if pyo.value(m.hardware_chosen[i]) > 0.5)
+        t = next(i for i in m.I if pyo.value(m.interval_chosen[i]) > 0.5)
+        recipe, hardware, interval = data.recipes[r], data.hardware[h], data.intervals[t]
+        result.plan = Plan.of(recipe, hardware, interval)
+        result.metrics = self.evaluator.metrics(recipe, hardware, interval)
+        result.mip_values = {k: pyo.value(getattr(m, k)) for k in ("cost_usd", "wall_hours", "quality", "forgetting_points")}
+        result.big_m_breaches = big_m_breaches(data, recipe, hardware)
+
+
+def _status(res) -> str:
+    tc = res.termination_condition
+    if tc == TerminationCondition.convergenceCriteriaSatisfied:
+        return "optimal"
+    if tc in (TerminationCondition.provenInfeasible, TerminationCondition.infeasibleOrUnbounded):
+        return "infeasible"
+    if tc == TerminationCondition.maxTimeLimit:
+        return "time_limit"
+    return "error"
+
+
+def solve(inst: Instance, time_limit: float | None = None) -> SolveResult:
+    """Build and solve one job; the plan's metrics come from the evaluator."""
+    return PlanModel(inst).solve(time_limit)
