@@ -87,9 +87,14 @@ def solve(file: Path = typer.Argument(..., help="instance JSON"),
           budget_usd: Optional[float] = BUDGET, deadline_hours: Optional[float] = DEADLINE,
           max_forgetting: Optional[float] = FORGETTING, min_quality: Optional[float] = QUALITY,
           time_limit: Optional[float] = typer.Option(None, "--time-limit", help="seconds; returns the incumbent and its gap"),
-          sensitivity: bool = typer.Option(True, "--sensitivity/--no-sensitivity", help="re-solve to find binding limits")):
-    """Find the optimal plan of a job and explain it."""
+          sensitivity: bool = typer.Option(True, "--sensitivity/--no-sensitivity", help="re-solve to find binding limits"),
+          plot: Optional[Path] = typer.Option(None, "--plot", help="portfolio: write a Gantt chart of the schedule (PNG)")):
+    """Find the optimal plan of a job (or a portfolio of jobs) and explain it."""
     from .api import solve_instance
+    from .errors import read_json
+    if read_json(file).get("kind") == "portfolio":
+        from .cli_portfolio import solve_portfolio_command
+        raise typer.Exit(solve_portfolio_command(file, json_out=json_out, time_limit=time_limit, plot=plot))
     from .report import solve_report
     inst = _with_overrides(file, objective, budget_usd, deadline_hours, max_forgetting, min_quality)
     result = solve_instance(inst, time_limit=time_limit, sensitivity=sensitivity)
@@ -181,6 +186,10 @@ def schema():
     """Print the JSON Schema of an instance."""
     from planopt.models.schema import Instance
     emit_json(Instance.model_json_schema())
+
+
+# Commands that live in their own modules register themselves on `app`.
+from . import cli_calibrate, cli_frontier, cli_portfolio  # noqa: E402,F401
 
 
 def main() -> None:

@@ -15,7 +15,7 @@ from planopt.models.plan import Plan
 from planopt.models.schema import Instance
 
 from .errors import InputError
-from .run import SolveResult
+from .run import TIE_BREAK_RELATIVE, SolveResult
 
 MAX_PLANS = 200_000
 
@@ -45,9 +45,12 @@ def all_plans(inst: Instance, limit: int = MAX_PLANS) -> list[ScoredPlan]:
     return [ScoredPlan(Plan.of(r, h, i), ev.metrics(r, h, i)) for r, h, i in itertools.product(recipes, hardware, intervals)]
 
 
-def sort_key(objective: str):
-    """Objective first, then cost (the MIP's lexicographic tie-break)."""
-    return lambda sp: (sp.metrics.objective(objective), sp.metrics.cost_usd)
+def lexicographic_best(plans: list[ScoredPlan], objective: str) -> ScoredPlan:
+    """Best objective, then the cheapest among plans within the MIP's tie-break tolerance of it."""
+    best = min(sp.metrics.objective(objective) for sp in plans)
+    slack = TIE_BREAK_RELATIVE * max(1.0, abs(best))
+    ties = [sp for sp in plans if sp.metrics.objective(objective) <= best + slack]
+    return min(ties, key=lambda sp: (sp.metrics.cost_usd, sp.metrics.objective(objective)))
 
 
 def best_plan(inst: Instance, limit: int = MAX_PLANS) -> SolveResult:
@@ -56,5 +59,5 @@ def best_plan(inst: Instance, limit: int = MAX_PLANS) -> SolveResult:
     seconds = time.perf_counter() - start
     if not plans:
         return SolveResult("infeasible", inst.objective, solve_seconds=seconds, message="no enumerated plan satisfies every limit")
-    best = min(plans, key=sort_key(inst.objective))
+    best = lexicographic_best(plans, inst.objective)
     return SolveResult("optimal", inst.objective, plan=best.plan, metrics=best.metrics, gap=0.0, solve_seconds=seconds)

@@ -18,7 +18,7 @@ from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondi
 from pyomo.contrib.solver.solvers.highs import Highs
 
 from planopt.models.costs import Evaluator, Metrics
-from planopt.models.formulation import LIMITS, FormulationData, activate_objective, build, set_limits
+from planopt.models.formulation import LIMITS, activate_objective, build, set_limits
 from planopt.models.formulation.big_m import big_m_breaches
 from planopt.models.plan import Plan
 from planopt.models.schema import Instance
@@ -27,7 +27,9 @@ from planopt.models.schema import Instance
 # tests' 1e-6; feasibility tolerances match the evaluator's limit tolerance.
 RELATIVE_GAP = 1e-9
 FEASIBILITY_TOLERANCE = 1e-9
-TIE_BREAK_RELATIVE = 1e-9
+# Plans whose first objective lies within this relative distance of the best
+# count as tied and are told apart by cost (the oracle uses the same rule).
+TIE_BREAK_RELATIVE = 1e-7
 
 
 @dataclass
@@ -77,21 +79,19 @@ class PlanModel:
         self.limits = inst.constraints.model_dump()
         self.objective = inst.objective
 
-    @property
-    def data_(self) -> FormulationData:
-        return self.data
-
     def set_limits(self, **values: Optional[float]) -> None:
         """Change limits (None removes one); the model is not rebuilt."""
         unknown = set(values) - set(LIMITS)
         if unknown:
             raise KeyError(f"unknown limit {sorted(unknown)[0]}")
         self.limits.update(values)
-        set_limits(self.model, values)
+        if self.model is not None:
+            set_limits(self.model, values)
 
     def set_objective(self, name: str) -> None:
         self.objective = name
-        activate_objective(self.model, name)
+        if self.model is not None:
+            activate_objective(self.model, name)
 
     def _run(self, time_limit: float | None):
         return self.solver.solve(
@@ -102,7 +102,7 @@ class PlanModel:
                             "random_seed": 0, "threads": 1})
 
     def solve(self, time_limit: float | None = None) -> SolveResult:
-        if not self.data.recipes or not self.data.hardware:
+        if self.model is None:
             why = "no training recipe" if not self.data.recipes else "no (GPU, count) option that holds any recipe in memory"
             return SolveResult("infeasible", self.objective, build_seconds=self.build_seconds,
                                message=f"the instance has {why}")
@@ -140,7 +140,9 @@ class PlanModel:
             self.model.del_component(self.model.tie_break)
             activate_objective(self.model, primary)
         status2 = _status(res2)
-        return (res2, status2) if status2 in ("optimal", "time_limit") else (res, "optimal")
+        if status2 in ("optimal", "time_limit"):
+            return res2, status2
+        return self._run(time_limit), "optimal"  # the tie-break failed numerically: keep the first optimum
 
     def extract(self, result: SolveResult) -> None:
         m, data = self.model, self.data

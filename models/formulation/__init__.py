@@ -22,8 +22,10 @@ from .work import define_work
 __all__ = ["build", "FormulationData", "LIMITS", "OBJECTIVES", "set_limits", "activate_objective"]
 
 
-def build(ev: Evaluator) -> tuple[pyo.ConcreteModel, FormulationData]:
+def build(ev: Evaluator) -> tuple[pyo.ConcreteModel | None, FormulationData]:
     data = collect(ev)
+    if not data.recipes or not data.hardware:
+        return None, data  # nothing to choose from: the caller reports why
     m = pyo.ConcreteModel(name=ev.inst.name)
     define_choices(m, data)
     define_work(m, data)

@@ -1,0 +1,1 @@
+"""CLI commands for the calibrate feature (registered on `planopt.cli.app`)."""

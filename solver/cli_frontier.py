@@ -1,0 +1,1 @@
+"""CLI commands for the frontier feature (registered on `planopt.cli.app`)."""
