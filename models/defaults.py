@@ -71,19 +71,29 @@ TRAIN_HBM_SHARE = 0.9
 # Llama 3 (arXiv 2407.21783 §3.3.4): 419 unexpected interruptions in 54 days
 # (1,296 h) on 16,384 H100 -> 1.973e-5 failures per GPU-hour (INFERRED).
 FAILURES_PER_GPU_HOUR = 419.0 / (16384 * 1296.0)
-# Restart after a failure: Llama 3 reports automated recovery with only 3 of
-# 419 interruptions needing manual work; OPT-175B's logbook shows restarts
-# dominated by re-loading a 1.6 TB checkpoint. 10 minutes is INFERRED as the
-# time to re-schedule and re-load a checkpoint from a parallel file system.
+# Restart after a failure: 10 minutes (INFERRED). Llama 3 recovered
+# automatically from all but 3 of 419 interruptions and kept ">90 % effective
+# training time" with one interruption every ~3.1 h (post-training.md §4): the
+# time lost per interruption (restart + half an interval of work + its share
+# of writes) is then <= 0.1 x 3.1 h = 19 min, which bounds the restart from
+# above; re-scheduling plus re-loading a checkpoint takes minutes (OPT-175B's
+# logbook: restarts hung on downloading a 1.6 TB checkpoint when slow).
 RESTART_MINUTES = 10.0
-# Checkpoint write bandwidth per node: no public figure was found for the
-# clusters above (post-training.md §6 lists the gaps). 2 GB/s per node is an
-# ASSUMPTION (one NVMe-backed parallel-file-system client); it is an instance
-# field (`reliability.checkpoint_write_gb_per_s_per_node`): set your own.
+# Checkpoint write bandwidth per node: Llama 3's Tectonic file system sustains
+# 2 TB/s and peaks at 7 TB/s for the 16K-GPU job (arXiv 2407.21783 §3.3.1),
+# i.e. 0.98 and 3.4 GB/s per 8-GPU node over 2,048 nodes (INFERRED). 2 GB/s
+# lies between them; it is an instance field
+# (`reliability.checkpoint_write_gb_per_s_per_node`): set your own.
 CHECKPOINT_WRITE_GB_PER_S_PER_NODE = 2.0
-# Weight hand-over trainer -> rollout engine goes over the scale-up link
-# (NVLink) inside a node and over the scale-out network across nodes
-# (NeMo RL "Optimizing Weight Transfer" discussion #1189): bytes / link.
+# Weight hand-over trainer -> rollout engine ("refit") goes over the scale-up
+# link inside a node and the scale-out network across nodes, but achieves far
+# less than the link: NeMo RL v0.3 (Megatron, Llama-3.1-8B Instruct, 1 node of
+# 8 H100, generation TP 1; step-time table of nvidia-nemo.github.io/blog/
+# 2025/07/21/nemo-rl-v0.3, quoted in NVIDIA-NeMo/RL issue #959) reports refit
+# 5 s for 16.06 GB of bf16 weights per GPU -> 3.2 GB/s per GPU (INFERRED);
+# the same table's Llama-3.1-70B on 8 nodes refits in 14 s, i.e. 141 GB over
+# a TP-4 group at ~2.5 GB/s per GPU (INFERRED, consistent).
+REFIT_GB_PER_S_PER_GPU = 3.2
 
 # --- Storage prices (hardware.md §D, finout.io 2026) ------------------------
 HOT_STORAGE_USD_PER_GB_MONTH = 0.023   # AWS S3 Standard, first 50 TB
@@ -97,18 +107,31 @@ HOURS_PER_MONTH = 730.0                # 8,760 h / 12 months, the cloud billing 
 # (INFERRED; post-training.md §1.2).
 SFT_SIGNAL_SCALE_SAMPLES = 205_000.0
 SFT_CEILING_SHARE_OF_HEADROOM = 0.70
-# RL: Qwen3-235B-A22B went 70.1 -> 85.1 in 170 RL steps, half of its headroom
-# to 100 (Qwen3 report, post-training.md §1.5): ceiling 0.5 of the headroom
-# (INFERRED). Scale: Qwen3-8B reached 67.6 from 55.0 (0.56 of that ceiling)
-# in 17,920 GPU-h (Table 21); at the default GRPO shape (see workloads below)
-# that is ≈ 0.82·S0 ≈ 1.0M informative samples -> S0 ≈ 1.2M (INFERRED).
+# RL ceiling: Qwen3-235B-A22B went 70.1 -> 85.1 AIME'24 in 170 RL steps, half
+# of its headroom to 100 (Qwen3 report, post-training.md §1.5): the reachable
+# ceiling is taken as 0.5 of the headroom (INFERRED).
 RL_CEILING_SHARE_OF_HEADROOM = 0.50
-RL_SIGNAL_SCALE_SAMPLES = 1.2e6
-# OPD: dense per-token supervision; the TML blog reports OPD reaching the RL
-# policy's score in 7–10× fewer gradient steps and 50–100× less compute, and
-# Qwen3 Table 21 ~1/10 of RL's GPU-hours for a larger gain. S0 is set to RL's
-# divided by 25 (the geometric mean of 8.5 steps and 75× compute, INFERRED).
-OPD_SIGNAL_SCALE_SAMPLES = RL_SIGNAL_SCALE_SAMPLES / 25.0
+# Absolute scales, anchored on Qwen3 Table 21 (Qwen3-8B from the same start,
+# AIME'24 55.0: RL -> 67.6 in 17,920 GPU-h; OPD -> 74.4 in 1,800 GPU-h) under
+# the default calibration workload below (64 H100, 512 prompts per step,
+# 128 + 4,200 tokens per sample, longest response 20,480; RL 16 samples per
+# prompt, OPD 4 with the Qwen3-235B-A22B teacher in bf16). planopt's own
+# evaluator prices one such step at 6.99 GPU-h for RL and 4.01 GPU-h for OPD
+# (generation, the longest response, log-probs, update, refit; INFERRED by
+# `planopt calibrate`, tests/test_calibration.py re-checks the anchor).
+# RL: 17,920 / 6.99 = 2,565 steps = 2,565·512·15 = 19.7M group comparisons
+# (all groups mixed at a 0.55 pass rate and k = 16); 67.6 is
+# 1 - exp(-S/S0) = (67.6-55)/(77.5-55) = 0.56 of the way to the ceiling
+# 77.5, so S/S0 = 0.821 and S0 = 19.7M / 0.821 = 24M (INFERRED).
+RL_SIGNAL_SCALE_SAMPLES = 2.4e7
+# OPD: dense per-token supervision. 1,800 / 4.01 = 449 steps = 449·512·4 =
+# 0.92M samples; with the teacher at 85.7 (Qwen3-235B-A22B AIME'24), 74.4 is
+# (74.4-55)/(85.7-55) = 0.632 of the way, S/S0 = 1.0, S0 = 0.92M (INFERRED).
+# Cross-check: TML's OPD (Qwen3-8B, 60 -> 70 in ~150 steps of 512 x 4 =
+# 307K samples, teacher ~81) implies S0 ≈ 0.49M, 1.9x faster than this anchor;
+# RL / OPD = 26 in samples, inside TML's 7-10x fewer steps and 50-100x less
+# compute.
+OPD_SIGNAL_SCALE_SAMPLES = 9.2e5
 # Teacher precision: "Give Me BF16 or Give Me Death" (arXiv 2411.02355):
 # FP8 W8A8 lossless; INT8 W8A8 1–3 % degradation (-> 2 %); INT4 W4A16
 # "rivaling 8-bit" (-> 2 %). Relative drop of the teacher's score.
@@ -129,3 +152,47 @@ RL_FORGETTING_SHARE_OF_BASELINE = 0.02
 OPD_FORGETTING_SHARE_OF_BASELINE = 0.02
 # SFT forgetting grows with examples seen on the scale of its learning curve.
 SFT_FORGETTING_SCALE_SAMPLES = SFT_SIGNAL_SCALE_SAMPLES
+
+# --- A GPU the catalog does not know (calibration cases, custom options) -----
+# Fields a published case rarely gives. Every NVIDIA HGX/DGX and AMD MI300X
+# platform in the catalog is an 8-GPU node (hardware.md A.2); scale-up link =
+# NVLink4 900 GB/s bidirectional per GPU (H100/H200, hardware.md A.1);
+# scale-out = 400 Gb/s (50 GB/s) per GPU, "typically 400 Gb/s per GPU on
+# H100/H200 clusters" (hardware.md A.1 notes, CX-7 in [TITAN]).
+CUSTOM_GPU_GPUS_PER_NODE = 8
+CUSTOM_GPU_INTRA_NODE_GB_PER_S = 900.0
+CUSTOM_GPU_INTER_NODE_GB_PER_S = 50.0
+
+# --- Default calibration workload (``planopt calibrate``) ----------------------
+# Published comparisons that give GPU-hours but not the run's shape (Qwen3
+# Table 21) are predicted on this workload and hardware; the absolute
+# learning-curve scales above are anchored on it.
+# GPU: Table 21 does not state the GPU; H100 SXM, the dominant 2025 training
+# GPU, 8 nodes of 8 (INFERRED: holds a 235B-A22B bf16 teacher sharded with room
+# for 20K-token activations; GPU-hours vary little with the count).
+CALIBRATION_GPU = "H100-SXM"
+CALIBRATION_GPUS = 64
+# 512 prompts per step: TML OPD (~512 prompts x 4 samples per step) and DAPO
+# (arXiv 2503.14476: 512 prompts x 16 responses per batch).
+CALIBRATION_PROMPTS_PER_STEP = 512
+CALIBRATION_SAMPLES_PER_PROMPT = {"sft": 1, "rl": 16, "opd": 4}
+# Prompt ~128 tokens: NeMo RL OpenMathInstruct-2 rows, tokens/s/GPU x GPUs x
+# step s / samples - mean response = 3,359·8·91/2,048 - 1,066 ≈ 128 (INFERRED).
+CALIBRATION_PROMPT_TOKENS = 128.0
+# Reasoning-length responses: ~4,200 tokens, the mean implied by TML's OPD
+# FLOPs for Qwen3-8B (post-training.md §1.2, INFERRED there); longest 20,480 =
+# DAPO's 16,384 + 4,096 overlong buffer (arXiv 2503.14476).
+CALIBRATION_RESPONSE_TOKENS = 4200.0
+CALIBRATION_MAX_RESPONSE_TOKENS = 20480.0
+CALIBRATION_SCORE_CEILING = 100.0
+# A comparison that does not give the OPD teacher's score: the teacher closes
+# this share of the headroom above the start. Qwen3-235B-A22B (thinking) scores
+# 85.7 on AIME'24 (Qwen3 report, Table of flagship results) against the 8B
+# start of 55.0: (85.7 - 55)/(100 - 55) = 0.68 (INFERRED; weak where the
+# teacher is not a flagship).
+CALIBRATION_TEACHER_SHARE_OF_HEADROOM = (85.7 - 55.0) / (100.0 - 55.0)
+# Reliability cases use a small model on one node; the figure depends only on
+# the overridden reliability fields (Qwen3-0.6B: the smallest catalog preset).
+CALIBRATION_RELIABILITY_MODEL = "Qwen3-0.6B"
+CALIBRATION_RELIABILITY_GPUS = 8
+CALIBRATION_RELIABILITY_STEPS = 1000

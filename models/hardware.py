@@ -11,7 +11,7 @@ recipe's compute time on :math:`h` is linear in its amounts:
   :math:`u = t_{step}(b) / (b \cdot \mathrm{replicas})`;
 - per step, the tail (the step waits for the longest response):
   :math:`(R_{max} - \bar R)\, t_{step}(1)`, and the weight hand-over
-  :math:`W / (tp \cdot \mathrm{link})`;
+  :math:`W / (tp \cdot \min(\mathrm{link}, \beta_{refit}))`;
 - FLOPs: :math:`1 / (n \cdot \mathrm{peak}_p \cdot \mathrm{MFU})`;
 - environment waits: one second per second.
 """
@@ -166,6 +166,5 @@ class HardwareProfile:
             tail_tokens = task.max_response_tokens - task.response_tokens
             return tail_tokens * ph.decode_step_seconds(inst.student, gpu, tp, 1.0, live_context, eff)
         if fam == SYNC:
-            link = gpu.intra_node_gb_per_s if n <= gpu.gpus_per_node else gpu.inter_node_gb_per_s
-            return ph.weight_bytes(inst.student.params_b) / (tp * link * ph.GB)
+            return ph.weight_sync_seconds(inst.student, gpu, n, tp)
         raise KeyError(key)

@@ -104,12 +104,14 @@ def sharded_forward_memory_bytes_per_gpu(arch: Architecture, precision: str, cou
 
 
 def rollout_tensor_parallel(arch: Architecture, gpu: GpuSpec, count: int, eff: Efficiency, longest_seq_tokens: float) -> int | None:
-    """Smallest power-of-two tensor-parallel group (within a node and the job)
-    whose rollout share of HBM holds the bf16 weights plus one longest sequence's
-    KV cache; None when no group does."""
+    """Smallest power-of-two tensor-parallel group (within the job) whose rollout
+    share of HBM holds the bf16 weights plus one longest sequence's KV cache;
+    None when no group does. Groups may span nodes: NeMo RL generates
+    Qwen3-235B-A22B at TP 16 and DeepSeek-V3 at TP 32 on 8-GPU H100 nodes
+    (docs/about/performance-summary.md, v0.5)."""
     need = kv_bytes_per_token(arch) * longest_seq_tokens
     tp = 1
-    while tp <= min(count, gpu.gpus_per_node):
+    while tp <= count:
         if tp * eff.rollout_hbm_share * gpu.hbm_gb * GB - weight_bytes(arch.params_b) >= need:
             return tp
         tp *= 2
@@ -166,3 +168,16 @@ def mixed_group_probability(pass_rate: float, k: int) -> float:
     the other groups): :math:`1 - p^k - (1-p)^k`."""
     p = min(max(pass_rate, 0.0), 1.0)
     return 1.0 - p**k - (1.0 - p) ** k
+
+
+def weight_sync_seconds(arch: Architecture, gpu: GpuSpec, count: int, tp: int) -> float:
+    r"""Hand-over of the bf16 weights from the trainer to the rollout engine, per step.
+
+    Each rollout GPU receives its :math:`1/tp` shard, at the lesser of the link
+    (NVLink within a node, the scale-out network across nodes) and the achieved
+    refit bandwidth per GPU :math:`\beta_{refit}`:
+
+    .. math:: t = \frac{W}{tp \cdot \min(\mathrm{link}, \beta_{refit})}
+    """
+    link = gpu.intra_node_gb_per_s if count <= gpu.gpus_per_node else gpu.inter_node_gb_per_s
+    return weight_bytes(arch.params_b) / (tp * min(link, d.REFIT_GB_PER_S_PER_GPU) * GB)

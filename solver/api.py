@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from planopt.models.costs import Evaluator, Metrics
 from planopt.models.plan import Plan
@@ -14,6 +12,9 @@ from planopt.models.schema import Instance
 from .diagnose import explain_infeasible, sensitivity as limit_sensitivity
 from .instance import load_instance
 from .run import PlanModel, SolveResult
+
+if TYPE_CHECKING:  # pandas is imported only when a DataFrame is asked for
+    import pandas as pd
 
 
 def solve_instance(source: str | Path | dict[str, Any] | Instance, time_limit: float | None = None,
@@ -41,8 +42,9 @@ def evaluate_plan(source: str | Path | dict[str, Any] | Instance, plan: Plan | d
     return Evaluator(inst).evaluate(plan if isinstance(plan, Plan) else Plan.from_dict(plan))
 
 
-def breakdown_frame(result: SolveResult) -> pd.DataFrame:
+def breakdown_frame(result: SolveResult) -> "pd.DataFrame":
     """Cost and time breakdown of a solved plan as one tidy DataFrame."""
+    import pandas as pd
     if result.metrics is None:
         return pd.DataFrame(columns=["kind", "component", "value"])
     rows = [("cost_usd", k, v) for k, v in result.metrics.cost_breakdown_usd.items()]

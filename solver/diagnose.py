@@ -19,7 +19,7 @@ from typing import Any
 
 import pyomo.environ as pyo
 
-from planopt.models.formulation import LIMITS, activate_objective
+from planopt.models.formulation import LIMITS, activate_objective, recipe_within_limits
 
 from .run import PlanModel, SolveResult
 
@@ -104,6 +104,7 @@ def _elastic(pm: PlanModel, names: list[str]) -> dict[str, float] | None:
     slacks = {n: getattr(m, f"{n}_slack") for n in names}
     for s in slacks.values():
         s.unfix()
+    recipe_within_limits(m)  # a freed limit no longer rules recipes out
     m.elastic_objective = pyo.Objective(expr=sum(s / max(1.0, abs(pm.limits[n])) for n, s in slacks.items()))
     for other in ("cost", "quality", "time", "forgetting"):
         getattr(m, f"objective_{other}").deactivate()
@@ -121,6 +122,7 @@ def _elastic(pm: PlanModel, names: list[str]) -> dict[str, float] | None:
         m.del_component(m.elastic_objective)
         for s in slacks.values():
             s.fix(0.0)
+        recipe_within_limits(m)
         activate_objective(m, pm.objective)
 
 

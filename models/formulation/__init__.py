@@ -15,11 +15,11 @@ from .accounting import define_accounting
 from .checkpointing import define_checkpointing
 from .choices import define_choices
 from .data import FormulationData, collect
-from .limits import LIMITS, define_limits, set_limits
+from .limits import LIMITS, define_limits, recipe_within_limits, set_limits
 from .objectives import OBJECTIVES, activate_objective, define_objectives
 from .work import define_work
 
-__all__ = ["build", "FormulationData", "LIMITS", "OBJECTIVES", "set_limits", "activate_objective"]
+__all__ = ["build", "FormulationData", "LIMITS", "OBJECTIVES", "set_limits", "activate_objective", "recipe_within_limits"]
 
 
 def build(ev: Evaluator) -> tuple[pyo.ConcreteModel | None, FormulationData]:
@@ -31,7 +31,7 @@ def build(ev: Evaluator) -> tuple[pyo.ConcreteModel | None, FormulationData]:
     define_work(m, data)
     define_checkpointing(m, data)
     define_accounting(m, data)
-    define_limits(m, ev.inst.constraints)
+    define_limits(m, ev.inst.constraints, data)
     define_objectives(m)
     activate_objective(m, ev.inst.objective)
     return m, data

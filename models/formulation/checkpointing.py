@@ -11,9 +11,11 @@ product of the compute hours :math:`T_h` and the interval's one-hot
    H_{train} = \sum_{h,\tau} (1 + o_h(\tau))\, t_{h,\tau}
 
 :math:`T^{max}_h` is the longest compute time of any recipe that fits on
-:math:`h` (data-derived; ``big_m.py`` re-checks it after the solve). With
-nothing else pulling, the cheapest :math:`\tau` is the Young/Daly interval
-:math:`\sqrt{2 w / \lambda}` among the options.
+:math:`h` (data-derived; ``big_m.py`` re-checks it after the solve). The
+index set holds only the (h, τ) pairs that ``data.undominated_intervals``
+keeps: on a given hardware every metric grows with :math:`o_h(\tau)`, so the
+optimiser's interval is the Young/Daly one, :math:`\sqrt{2 w / \lambda}`,
+rounded to the best option, whenever nothing else pulls.
 """
 
 from __future__ import annotations
@@ -24,11 +26,13 @@ from .data import FormulationData
 
 
 def define_checkpointing(m: pyo.ConcreteModel, data: FormulationData) -> None:
-    m.HI = pyo.Set(initialize=[(h, i) for h in m.H for i in m.I], dimen=2)
+    index = {h: n for n, h in enumerate(data.hardware)}
+    position = {tau: n for n, tau in enumerate(data.intervals)}
+    m.HI = pyo.Set(initialize=[(index[h], position[tau]) for h, tau in data.interval_pairs], dimen=2)
     m.interval_hours = pyo.Var(m.HI, domain=pyo.NonNegativeReals)
 
     def compute_hours_split(m, h):
-        return sum(m.interval_hours[h, i] for i in m.I) == m.compute_hours[h]
+        return sum(m.interval_hours[h, i] for (hh, i) in m.HI if hh == h) == m.compute_hours[h]
 
     m.compute_hours_split = pyo.Constraint(m.H, rule=compute_hours_split)
 

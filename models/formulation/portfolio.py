@@ -1,0 +1,243 @@
+r"""The portfolio MIP: one job block per job, shared GPUs, reserved commitments.
+
+Each job ``j`` is a Pyomo Block built by the single-job steps
+(``define_choices``, ``define_work``, ``define_checkpointing``,
+``define_accounting``, ``define_limits``), so its plan (recipe, hardware,
+checkpoint interval) is chosen exactly as for one job. On top:
+
+Spot work (per job). Preemptions at rate :math:`p_g` per GPU-hour are extra
+failures, so spot training hours carry the overhead
+:math:`o^{s}_h(\tau) = w_h/\tau + n_h(f + p_g)(\tau/2 + \rho)` instead of
+:math:`o_h(\tau)` (``physics.checkpoint_overhead_share``). The compute hours
+:math:`t_{h,\tau}` of the block are split into a spot part
+:math:`s_{h,\tau} \le t_{h,\tau}` (``spot_within_plan``; exact without a
+big-M, since :math:`t_{h,\tau} = 0` off the chosen plan):
+
+.. math::
+   G^{ns}_{j,g} &= \sum_{h\in g,\tau} n_h (1+o_h(\tau)) (t_{h,\tau} - s_{h,\tau}), \qquad
+   G^{s}_{j,g} = \sum_{h\in g,\tau} n_h (1+o^s_h(\tau))\, s_{h,\tau}
+
+Schedule. :math:`u_{j,b,g,k} \ge 0` GPU-hours of job ``j`` in bucket ``b`` on
+type ``g`` and tier ``k`` (reserved, on-demand, spot), only for ``b`` between
+the job's release and deadline buckets:
+
+.. math::
+   \sum_{b} \sum_{k \in \{res, od\}} u_{j,b,g,k} &= G^{ns}_{j,g}, \quad
+   \sum_b u_{j,b,g,spot} = G^{s}_{j,g}                                     &&\text{(work_scheduled)} \\
+   \sum_k u_{j,b,g,k} &\le H \sum_{h \in g} n_h z_{j,h}                    &&\text{(within_job_gpus)} \\
+   \sum_{g,k} u_{j,b,g,k} &\le H\, n^{max}_j \big(1 - \sum_{r:\ \mathrm{lead}_r > (b - b^{rel}_j) H} x_{j,r}\big) &&\text{(after_lead_time)} \\
+   \sum_j u_{j,b,g,res} \le H\, R_g, \quad
+   \sum_j u_{j,b,g,od} &\le H\, A^{od}_{g,b}, \quad \sum_j u_{j,b,g,spot} \le H\, A^{s}_{g,b} &&\text{(capacity)}
+
+GPU work starts at a bucket boundary once the recipe's lead time (labels,
+teacher) has passed; a job may pause between buckets (it checkpoints).
+:math:`n^{max}_j H` is the data-derived big-M of ``after_lead_time`` (a job
+never holds more than its largest count).
+
+Objective: :math:`\sum_g R_g\, p^{res}_g\, H B + \sum u\,p^{od} + \sum u\,p^{s}
++ \sum_j (\mathrm{noncompute}_j + (\pi^{hot}_j + \pi^{ops}_j) \sum (o^s - o)\, s)`.
+
+Options (measured in ``benchmarks/bench_portfolio.py``): ``tight_linking``
+caps a job's GPU-hours per bucket *per GPU type* by its chosen count of that
+type (else one cap over all types); ``symmetry_breaking`` orders identical jobs
+(same instance and window) by a lexicographic plan key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pyomo.environ as pyo
+
+from .. import physics as ph
+from ..costs import Evaluator
+from ..portfolio import PortfolioData
+from .accounting import define_accounting
+from .checkpointing import define_checkpointing
+from .choices import define_choices
+from .data import FormulationData, collect
+from .limits import define_limits
+from .work import define_work
+
+TIERS = ("reserved", "on_demand", "spot")
+
+
+@dataclass
+class PortfolioFormulation:
+    data: PortfolioData
+    jobs: list[FormulationData]
+    evaluators: list[Evaluator]
+    reserved_max: dict[str, int]
+    spot_overhead: list[dict] = field(default_factory=list)     # per job: (h, tau) -> o^s
+    hourly_noncompute: list[float] = field(default_factory=list)  # per job: hot storage + operations per train hour
+    tiers: dict = field(default_factory=dict)                    # (j, b, g) -> tiers allowed
+
+
+def hourly_noncompute_usd(inst) -> float:
+    """Hot checkpoint storage and operations per training hour (as ``data.collect``)."""
+    st, ck = inst.storage, inst.checkpointing
+    ckpt_gb = ph.checkpoint_bytes(inst.student) / ph.GB
+    return ck.keep_last * ckpt_gb * st.hot_usd_per_gb_month / ph.d.HOURS_PER_MONTH + inst.operations.usd_per_wall_hour
+
+
+def spot_overhead_share(ev: Evaluator, hw, interval_minutes: float, preemptions_per_gpu_hour: float) -> float:
+    hp = ev.hardware(hw)
+    return ph.checkpoint_overhead_share(hp.checkpoint_write_hours, hp.failures_per_hour + hw.count * preemptions_per_gpu_hour,
+                                        interval_minutes / 60.0, hp.restart_hours)
+
+
+def build_portfolio(pd_: PortfolioData, tight_linking: bool = True, symmetry_breaking: bool = True,
+                    evaluators: list[Evaluator] | None = None) -> tuple[pyo.ConcreteModel | None, PortfolioFormulation, str]:
+    """The portfolio MIP; returns (None, ..., reason) when some job has no plan at all."""
+    evs = evaluators or [Evaluator(inst) for inst in pd_.instances]
+    # With spot work an interval moves more than the overhead o_h(tau) (the spot overhead
+    # o^s_h(tau) has another minimiser), so dominated intervals are kept for such jobs.
+    jobs = [collect(ev, keep_dominated_intervals=any(pd_.spot_avail[g][b] > 0 for g in pd_.gpus for b in pd_.window(j)))
+            for j, ev in enumerate(evs)]
+    for name, fd in zip(pd_.names, jobs):
+        if not fd.recipes or not fd.hardware:
+            why = "no training recipe" if not fd.recipes else "no (GPU, count) of the portfolio's GPU types that holds any recipe in memory"
+            return None, PortfolioFormulation(pd_, jobs, evs, {}), f"job {name}: {why}"
+    H, B = pd_.bucket_hours, len(pd_.buckets)
+    reserved_max = {}
+    for g in pd_.gpus:
+        need = sum(max((hw.count for hw in fd.hardware if hw.gpu == g), default=0) for fd in jobs)
+        cap = pd_.gpu[g].max_reserved_gpus
+        reserved_max[g] = need if cap is None else min(cap, need)
+    form = PortfolioFormulation(pd_, jobs, evs, reserved_max)
+
+    m = pyo.ConcreteModel(name=pd_.portfolio.name)
+    m.J = pyo.Set(initialize=range(len(jobs)))
+    m.job = pyo.Block(m.J)
+    for j, fd in enumerate(jobs):
+        blk = m.job[j]
+        define_choices(blk, fd)
+        define_work(blk, fd)
+        define_checkpointing(blk, fd)
+        define_accounting(blk, fd)
+        define_limits(blk, evs[j].inst.constraints)
+        # spot part of the compute hours
+        spot_ok = {g for g in pd_.gpus if any(pd_.spot_avail[g][b] > 0 for b in pd_.window(j))}
+        hs = [(h, i) for (h, i) in blk.HI if fd.hardware[h].gpu in spot_ok]
+        blk.HS = pyo.Set(initialize=hs, dimen=2)
+        blk.spot_hours = pyo.Var(blk.HS, domain=pyo.NonNegativeReals)
+        blk.spot_within_plan = pyo.Constraint(blk.HS, rule=lambda b_, h, i: b_.spot_hours[h, i] <= b_.interval_hours[h, i])
+        o_s = {(h, i): spot_overhead_share(evs[j], fd.hardware[h], fd.intervals[i], pd_.preempt[fd.hardware[h].gpu]) for (h, i) in hs}
+        form.spot_overhead.append(o_s)
+        hourly = hourly_noncompute_usd(evs[j].inst)
+        form.hourly_noncompute.append(hourly)
+
+        def ns_hours(b_, g, fd=fd):
+            return b_.gpu_hours_by_gpu[g] - sum(fd.hardware[h].count * (1.0 + fd.overhead[fd.hardware[h], fd.intervals[i]]) * b_.spot_hours[h, i]
+                                                for (h, i) in b_.HS if fd.hardware[h].gpu == g)
+
+        def s_hours(b_, g, fd=fd, o_s=o_s):
+            return sum(fd.hardware[h].count * (1.0 + o_s[h, i]) * b_.spot_hours[h, i] for (h, i) in b_.HS if fd.hardware[h].gpu == g)
+
+        blk.nonspot_gpu_hours = pyo.Expression(blk.GPU, rule=ns_hours)
+        blk.spot_gpu_hours = pyo.Expression(blk.GPU, rule=s_hours)
+        blk.spot_extra_train_hours = pyo.Expression(expr=sum(
+            (o_s[h, i] - fd.overhead[fd.hardware[h], fd.intervals[i]]) * blk.spot_hours[h, i] for (h, i) in hs))
+        blk.portfolio_noncompute_usd = pyo.Expression(expr=blk.non_compute_cost_usd + hourly * blk.spot_extra_train_hours)
+
+    # --- schedule variables ------------------------------------------------
+    keys = []
+    for j, fd in enumerate(jobs):
+        types = sorted({hw.gpu for hw in fd.hardware})
+        for b in pd_.window(j):
+            for g in types:
+                allowed = ["reserved"]
+                if pd_.od_avail[g][b] > 0:
+                    allowed.append("on_demand")
+                if pd_.spot_avail[g][b] > 0 and g in {fd.hardware[h].gpu for (h, _) in m.job[j].HS}:
+                    allowed.append("spot")
+                form.tiers[j, b, g] = allowed
+                keys.extend((j, b, g, k) for k in allowed)
+    m.U = pyo.Set(initialize=keys, dimen=4)
+    m.gpu_hours = pyo.Var(m.U, domain=pyo.NonNegativeReals)
+    m.G = pyo.Set(initialize=pd_.gpus)
+    m.reserved = pyo.Var(m.G, domain=pyo.NonNegativeIntegers, bounds=lambda m, g: (0, reserved_max[g]))
+
+    by_jg: dict = {}
+    by_jb: dict = {}
+    by_bgk: dict = {}
+    for (j, b, g, k) in keys:
+        by_jg.setdefault((j, g, k == "spot"), []).append((j, b, g, k))
+        by_jb.setdefault((j, b), []).append((j, b, g, k))
+        by_bgk.setdefault((b, g, k), []).append((j, b, g, k))
+
+    def work_scheduled(m, j, g, spot):
+        blk = m.job[j]
+        need = blk.spot_gpu_hours[g] if spot else blk.nonspot_gpu_hours[g]
+        return sum(m.gpu_hours[key] for key in by_jg.get((j, g, spot), [])) == need
+
+    jg = [(j, g, s) for j, fd in enumerate(jobs) for g in sorted({hw.gpu for hw in fd.hardware}) for s in (False, True)
+          if not s or (j, g, True) in by_jg]
+    m.JGS = pyo.Set(initialize=jg, dimen=3)
+    m.work_scheduled = pyo.Constraint(m.JGS, rule=work_scheduled)
+
+    def count_of(blk, fd, g=None):
+        return sum(fd.hardware[h].count * blk.hardware_chosen[h] for h in blk.H if g is None or fd.hardware[h].gpu == g)
+
+    if tight_linking:
+        jbg = sorted({(j, b, g) for (j, b, g, k) in keys})
+        m.JBG = pyo.Set(initialize=jbg, dimen=3)
+        m.within_job_gpus = pyo.Constraint(m.JBG, rule=lambda m, j, b, g: sum(
+            m.gpu_hours[j, b, g, k] for k in form.tiers[j, b, g]) <= H * count_of(m.job[j], jobs[j], g))
+    else:
+        m.JB = pyo.Set(initialize=sorted(by_jb), dimen=2)
+        m.within_job_gpus = pyo.Constraint(m.JB, rule=lambda m, j, b: sum(
+            m.gpu_hours[key] for key in by_jb[j, b]) <= H * count_of(m.job[j], jobs[j]))
+
+    lead_rows = []
+    late: dict = {}
+    for j, fd in enumerate(jobs):
+        rel = pd_.portfolio.jobs[j].release_bucket
+        for b in pd_.window(j):
+            rs = [r for r, rc in enumerate(fd.recipes) if evs[j].recipe(rc).lead_hours > (b - rel) * H * (1 + 1e-12)]
+            if rs:
+                late[j, b] = rs
+                lead_rows.append((j, b))
+    nmax = {j: max(hw.count for hw in fd.hardware) for j, fd in enumerate(jobs)}
+    m.LEAD = pyo.Set(initialize=lead_rows, dimen=2)
+    m.after_lead_time = pyo.Constraint(m.LEAD, rule=lambda m, j, b: sum(m.gpu_hours[key] for key in by_jb[j, b])
+                                       <= H * nmax[j] * (1 - sum(m.job[j].recipe_chosen[r] for r in late[j, b])))
+
+    cap_rows = sorted(by_bgk)
+    m.CAP = pyo.Set(initialize=cap_rows, dimen=3)
+
+    def capacity(m, b, g, k):
+        used = sum(m.gpu_hours[key] for key in by_bgk[b, g, k])
+        if k == "reserved":
+            return used <= H * m.reserved[g]
+        avail = pd_.od_avail[g][b] if k == "on_demand" else pd_.spot_avail[g][b]
+        return used <= H * avail
+
+    m.capacity = pyo.Constraint(m.CAP, rule=capacity)
+
+    price = {"on_demand": pd_.od_price, "spot": pd_.spot_price}
+    m.reserved_usd = pyo.Expression(expr=sum(pd_.reserved_price[g] * H * B * m.reserved[g] for g in m.G))
+    m.on_demand_usd = pyo.Expression(expr=sum(price["on_demand"][g][b] * m.gpu_hours[j, b, g, k] for (j, b, g, k) in keys if k == "on_demand"))
+    m.spot_usd = pyo.Expression(expr=sum(price["spot"][g][b] * m.gpu_hours[j, b, g, k] for (j, b, g, k) in keys if k == "spot"))
+    m.noncompute_usd = pyo.Expression(expr=sum(m.job[j].portfolio_noncompute_usd for j in m.J))
+    m.cost_usd = pyo.Expression(expr=m.reserved_usd + m.on_demand_usd + m.spot_usd + m.noncompute_usd)
+    m.objective = pyo.Objective(expr=m.cost_usd, sense=pyo.minimize)
+    if pd_.portfolio.budget_usd is not None:
+        m.budget = pyo.Constraint(expr=m.cost_usd <= pd_.portfolio.budget_usd)
+
+    if symmetry_breaking:
+        groups: dict = {}
+        for j, inst in enumerate(pd_.instances):
+            job = pd_.portfolio.jobs[j]
+            key = (inst.model_dump_json(exclude={"name"}), job.release_bucket, job.deadline_bucket)
+            groups.setdefault(key, []).append(j)
+        pairs = [(a, b) for js in groups.values() for a, b in zip(js, js[1:])]
+        m.SYM = pyo.Set(initialize=pairs, dimen=2)
+
+        def plan_key(blk, fd):
+            nR, nI = len(fd.recipes), len(fd.intervals)
+            return (sum(h * nR * nI * blk.hardware_chosen[h] for h in blk.H) + sum(r * nI * blk.recipe_chosen[r] for r in blk.R)
+                    + sum(i * blk.interval_chosen[i] for i in blk.I))
+
+        m.identical_jobs_ordered = pyo.Constraint(m.SYM, rule=lambda m, a, b: plan_key(m.job[a], jobs[a]) <= plan_key(m.job[b], jobs[b]))
+    return m, form, ""

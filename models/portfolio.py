@@ -1,0 +1,183 @@
+"""The portfolio schema: many jobs over a horizon of time buckets, sharing GPUs.
+
+A portfolio (``"kind": "portfolio"``) holds
+
+- a horizon: ``buckets`` time buckets of ``bucket_hours`` each (e.g. 26 weeks of 168 h);
+- ``jobs``: each a single-job :class:`~planopt.models.schema.Instance` (an inline
+  object, or a file path relative to the portfolio file) with a
+  ``release_bucket`` and a ``deadline_bucket`` (both inclusive, 0-based);
+- ``gpus``: the GPU types the jobs may share, each with three pricing tiers:
+  *reserved* (a commitment of whole GPUs over the whole horizon, paid for every
+  hour whether used or not), *on demand* (a price and an availability per
+  bucket) and *spot* (a price, an availability and a preemption rate per
+  GPU-hour; preemptions act as extra failures in the checkpoint model of
+  ``physics.checkpoint_overhead_share``);
+- an optional total ``budget_usd``.
+
+Per-bucket fields accept a scalar (the same in every bucket) or a list of one
+value per bucket. Units are in the field names; unknown fields are rejected.
+
+Inside a portfolio a job keeps its options and its quality and forgetting
+limits; its own ``budget_usd`` and ``deadline_hours`` are replaced by the
+portfolio's budget and the job's deadline bucket, its ``objective`` by the
+portfolio's least total cost, and its hardware by the portfolio's GPU types
+(the job's counts for a type are kept when it lists the type, else
+``default_counts`` apply; a job may list ``available_gpus`` to cap its size).
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Optional, Union
+
+from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, model_validator
+
+from .catalog import CatalogLookupError, find_gpu
+from .schema import Instance, Strict
+
+PerBucketFloat = Union[NonNegativeFloat, list[NonNegativeFloat]]
+PerBucketInt = Union[NonNegativeInt, list[NonNegativeInt]]
+
+
+class Horizon(Strict):
+    buckets: PositiveInt = Field(description="number of time buckets")
+    bucket_hours: PositiveFloat = Field(description="hours per bucket, e.g. 168 for weeks")
+
+
+class PortfolioGpu(Strict):
+    """A GPU type the portfolio may use, with its three pricing tiers."""
+
+    name: str = Field(description="catalog GPU name")
+    reserved_usd_per_gpu_hour: Optional[PositiveFloat] = Field(
+        None, description="reserved price per GPU-hour, paid for every hour of the horizon; default: catalog price_reserved_usd_per_gpu_hour")
+    max_reserved_gpus: Optional[NonNegativeInt] = Field(None, description="most GPUs that can be reserved (none: no cap)")
+    on_demand_usd_per_gpu_hour: Optional[PerBucketFloat] = Field(
+        None, description="on-demand price per GPU-hour, scalar or one per bucket; default: catalog on-demand price")
+    on_demand_available_gpus: PerBucketInt = Field(description="on-demand GPUs available, scalar or one per bucket")
+    spot_usd_per_gpu_hour: Optional[PerBucketFloat] = Field(
+        None, description="spot price per GPU-hour, scalar or one per bucket; default: catalog spot price (none there: no spot tier)")
+    spot_available_gpus: PerBucketInt = Field(0, description="spot GPUs available, scalar or one per bucket (0: no spot tier)")
+    spot_preemptions_per_gpu_hour: NonNegativeFloat = Field(
+        0.0, description="spot preemptions per GPU-hour; added to the job's failure rate while it runs on spot")
+    default_counts: list[PositiveInt] = Field([1, 2, 4, 8], min_length=1,
+                                              description="GPU counts a job may use when it does not list this type itself")
+
+    @model_validator(mode="after")
+    def _catalog(self) -> "PortfolioGpu":
+        try:
+            spec = find_gpu(self.name)
+        except CatalogLookupError as exc:
+            raise ValueError(str(exc)) from None
+        object.__setattr__(self, "name", spec.name)
+        if self.reserved_usd_per_gpu_hour is None:
+            if spec.price_reserved_usd_per_gpu_hour is None:
+                raise ValueError(f"reserved_usd_per_gpu_hour: required, the catalog has no reserved price for {spec.name}")
+            object.__setattr__(self, "reserved_usd_per_gpu_hour", spec.price_reserved_usd_per_gpu_hour)
+        if self.on_demand_usd_per_gpu_hour is None:
+            object.__setattr__(self, "on_demand_usd_per_gpu_hour", spec.price_on_demand_usd_per_gpu_hour)
+        if self.spot_usd_per_gpu_hour is None:
+            object.__setattr__(self, "spot_usd_per_gpu_hour", spec.price_spot_usd_per_gpu_hour)
+        if self.spot_usd_per_gpu_hour is None and self.spot_available_gpus not in (0, []) and any(self._as_list(self.spot_available_gpus, 1)):
+            raise ValueError(f"spot_usd_per_gpu_hour: required when spot_available_gpus > 0 (the catalog has no spot price for {spec.name})")
+        return self
+
+    @staticmethod
+    def _as_list(value, n: int) -> list:
+        return list(value) if isinstance(value, list) else [value] * n
+
+    def per_bucket(self, field: str, buckets: int) -> list[float]:
+        value = getattr(self, field)
+        if value is None:
+            return [0.0] * buckets
+        return [float(v) for v in self._as_list(value, buckets)]
+
+
+class PortfolioJob(Strict):
+    name: Optional[str] = Field(None, description="defaults to the instance's name")
+    instance: Union[str, dict] = Field(description="a single-job instance: inline object, or a path relative to the portfolio file")
+    release_bucket: NonNegativeInt = Field(0, description="first bucket the job may run in (0-based)")
+    deadline_bucket: NonNegativeInt = Field(description="last bucket the job may run in; it finishes by the end of it")
+
+    @model_validator(mode="after")
+    def _window(self) -> "PortfolioJob":
+        if self.deadline_bucket < self.release_bucket:
+            raise ValueError("deadline_bucket must not be before release_bucket")
+        return self
+
+
+class Portfolio(Strict):
+    """Many jobs over a horizon of buckets, sharing reserved, on-demand and spot GPUs."""
+
+    name: str = "portfolio"
+    kind: Literal["portfolio"] = "portfolio"
+    horizon: Horizon
+    gpus: list[PortfolioGpu] = Field(min_length=1)
+    jobs: list[PortfolioJob] = Field(min_length=1)
+    budget_usd: Optional[NonNegativeFloat] = Field(None, description="total budget of the portfolio")
+
+    @model_validator(mode="after")
+    def _check(self) -> "Portfolio":
+        n = self.horizon.buckets
+        names = [g.name for g in self.gpus]
+        if len(set(names)) != len(names):
+            raise ValueError(f"gpus: {sorted({x for x in names if names.count(x) > 1})[0]} is listed twice")
+        for i, g in enumerate(self.gpus):
+            for f in ("on_demand_usd_per_gpu_hour", "on_demand_available_gpus", "spot_usd_per_gpu_hour", "spot_available_gpus"):
+                v = getattr(g, f)
+                if isinstance(v, list) and len(v) != n:
+                    raise ValueError(f"gpus.{i}.{f}: expected a scalar or {n} values (one per bucket), got {len(v)}")
+        for i, j in enumerate(self.jobs):
+            if j.deadline_bucket >= n:
+                raise ValueError(f"jobs.{i}.deadline_bucket: {j.deadline_bucket} is beyond the horizon's last bucket {n - 1}")
+        return self
+
+
+class PortfolioData:
+    """A validated portfolio with its jobs resolved to Instances restricted to the portfolio's GPU types."""
+
+    def __init__(self, portfolio: Portfolio, instances: list[Instance]):
+        self.portfolio = portfolio
+        self.instances = instances
+        self.names = [j.name or inst.name for j, inst in zip(portfolio.jobs, instances)]
+        seen: dict[str, int] = {}
+        for k, name in enumerate(self.names):  # unique job names
+            if name in seen:
+                seen[name] += 1
+                self.names[k] = f"{name}#{seen[name]}"
+            else:
+                seen[name] = 0
+        B = portfolio.horizon.buckets
+        self.buckets = list(range(B))
+        self.bucket_hours = portfolio.horizon.bucket_hours
+        self.gpus = [g.name for g in portfolio.gpus]
+        self.gpu = {g.name: g for g in portfolio.gpus}
+        self.reserved_price = {g.name: g.reserved_usd_per_gpu_hour for g in portfolio.gpus}
+        self.od_price = {g.name: g.per_bucket("on_demand_usd_per_gpu_hour", B) for g in portfolio.gpus}
+        self.od_avail = {g.name: g.per_bucket("on_demand_available_gpus", B) for g in portfolio.gpus}
+        self.spot_price = {g.name: g.per_bucket("spot_usd_per_gpu_hour", B) for g in portfolio.gpus}
+        self.spot_avail = {g.name: g.per_bucket("spot_available_gpus", B) if g.spot_usd_per_gpu_hour is not None else [0.0] * B
+                           for g in portfolio.gpus}
+        self.preempt = {g.name: g.spot_preemptions_per_gpu_hour for g in portfolio.gpus}
+
+    def window(self, j: int) -> range:
+        job = self.portfolio.jobs[j]
+        return range(job.release_bucket, job.deadline_bucket + 1)
+
+
+def restrict_to_portfolio(inst: Instance, portfolio: Portfolio) -> Instance:
+    """The job as it runs in the portfolio: the portfolio's GPU types (on-demand pricing of
+    bucket 0 for the job's own evaluator), cost objective, no job budget or deadline."""
+    own = {o.name: o for o in inst.hardware.gpus}
+    options = []
+    for g in portfolio.gpus:
+        mine = own.get(g.name)
+        counts = list(mine.counts) if mine is not None else list(g.default_counts)
+        avail = mine.available_gpus if mine is not None else None
+        price = g.per_bucket("on_demand_usd_per_gpu_hour", portfolio.horizon.buckets)[0]
+        options.append({"name": g.name, "counts": counts, "available_gpus": avail, "price_usd_per_gpu_hour": price or None})
+    hw = {"gpus": options, "pricing": "on_demand"}
+    data = inst.model_dump(mode="python", exclude_none=False)
+    data["hardware"] = hw
+    data["objective"] = "cost"
+    data["constraints"] = {**data["constraints"], "budget_usd": None, "deadline_hours": None}
+    data["kind"] = "job"
+    return Instance.model_validate(data)

@@ -1,0 +1,494 @@
+r"""``planopt calibrate``: the cost model against published runs.
+
+Every case (``*.json``, format in ``instances/calibration/`` and
+``/work/shared/calibration/FORMAT.md``) is turned into an :class:`Instance`,
+:class:`Recipe` and :class:`HardwareChoice`, and its figure is read off the
+**same** evaluator ``planopt solve`` uses (``Evaluator.recipe`` /
+``Evaluator.hardware`` / ``Evaluator.metrics``, ``planopt.run.solve``). There
+are no separate formulas and no per-case constants: what a case does not give
+comes from ``models/defaults.py`` (or the schema's defaults, which are the
+same), the same for every case.
+
+How each kind is predicted:
+
+``flops``
+    the recipe profile's ``flops`` dict; student = ``student_generate`` (2N per
+    generated or prefilled token) + ``student_train`` (6N per trained token),
+    teacher = ``teacher`` (2N per scored token).
+``step_seconds``
+    one step (steps = 1, one phase) on the case's GPU and count: the sum over
+    work components of amount × seconds per unit, without checkpoint or
+    failure overhead.
+``interruptions``
+    the hardware profile's job failure rate × hours.
+``checkpoint_interval_minutes``
+    ``planopt.run.solve`` on a synthetic job whose only pull on the interval is
+    write overhead against lost work (reliability overridden so that the job
+    MTBF, write time and restart are the case's), least wall time, every minute
+    from 1 to 600 allowed; the interval the optimiser picks.
+``forgetting_points``
+    SFT forgetting at each external-data share, for a run long enough to
+    saturate the forgetting curve.
+``gpu_hours_ratio``
+    per arm, the GPU-hours of the smallest training length (every integer
+    step) whose quality reaches the target, on the default calibration
+    workload and hardware (``defaults.CALIBRATION_*``); arm 0 over arm 1.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from pydantic import ValidationError
+
+from planopt.models import defaults as d
+from planopt.models.catalog import CatalogLookupError, find_gpu
+from planopt.models.costs import Evaluator
+from planopt.models.plan import HardwareChoice, Recipe
+from planopt.models.schema import Instance
+
+from .errors import InputError, describe_validation_error, read_json
+
+KINDS = ("flops", "step_seconds", "interruptions", "checkpoint_interval_minutes", "forgetting_points", "gpu_hours_ratio")
+# Interval options of the synthetic checkpoint job: every minute from 1 to 600.
+INTERVAL_GRID_MINUTES = [float(m) for m in range(1, 601)]
+# A forgetting curve 1 - exp(-E/E0) is saturated to 1e-9 after 21 scales.
+SATURATION_SCALES = 21.0
+# Longest training searched for a gpu_hours_ratio arm (steps); beyond it the
+# target counts as unreachable.
+MAX_SEARCH_STEPS = 10**8
+# Price, scores and prompt counts below do not enter the figure of the case
+# they are used for; the schema needs a value.
+UNUSED_PRICE_USD_PER_GPU_HOUR = 1.0
+UNUSED_SCORE = 0.0
+UNUSED_GENERAL_SCORE = 1.0
+
+
+@dataclass(frozen=True)
+class CalibrationRow:
+    """One checked figure."""
+
+    id: str
+    figure: str
+    predicted: float | None
+    published: float
+    ratio: float | None
+    passed: bool
+    tolerance: float
+    file: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "figure": self.figure, "predicted": self.predicted, "published": self.published,
+                "ratio": self.ratio, "passed": self.passed}
+
+    def as_record(self) -> dict[str, Any]:
+        """Every field, for a DataFrame."""
+        return asdict(self)
+
+
+class Case:
+    """A calibration case with typed access that names the file and field on error."""
+
+    def __init__(self, path: Path, data: dict[str, Any]):
+        self.path, self.data = path, data
+
+    def fail(self, field: str, problem: str) -> InputError:
+        return InputError(f"{self.path}: {field}: {problem}")
+
+    def get(self, field: str, kind: str = "number", default: Any = ..., positive: bool = False) -> Any:
+        node: Any = self.data
+        for part in field.split("."):
+            if not isinstance(node, dict) or part not in node:
+                if default is not ...:
+                    return default
+                raise self.fail(field, "required field is missing")
+            node = node[part]
+        return self.check(field, node, kind, positive)
+
+    def check(self, field: str, value: Any, kind: str, positive: bool = False) -> Any:
+        if kind == "number":
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise self.fail(field, f"expected a number, got {value!r}")
+            if positive and value <= 0:
+                raise self.fail(field, f"expected a positive number, got {value!r}")
+            if value < 0:
+                raise self.fail(field, f"expected a non-negative number, got {value!r}")
+            return float(value)
+        types = {"string": str, "bool": bool, "object": dict, "list": list}
+        if not isinstance(value, types[kind]):
+            raise self.fail(field, f"expected a{'n' if kind == 'object' else ''} {kind}, got {value!r}")
+        return value
+
+    def count(self, field: str) -> int:
+        value = self.get(field, positive=True)
+        if value != int(value):
+            raise self.fail(field, f"expected a whole number, got {value!r}")
+        return int(value)
+
+    def architecture(self, field: str) -> dict[str, Any]:
+        self.get(field, "object")
+        arch = {f: self.get(f"{field}.{f}", positive=True) for f in ("params_b", "layers", "hidden", "kv_heads", "head_dim")}
+        arch["active_params_b"] = self.get(f"{field}.active_params_b", positive=True, default=arch["params_b"])
+        if arch["active_params_b"] > arch["params_b"]:
+            raise self.fail(f"{field}.active_params_b", "must not exceed params_b")
+        for f in ("layers", "hidden", "kv_heads", "head_dim"):
+            if arch[f] != int(arch[f]):
+                raise self.fail(f"{field}.{f}", f"expected a whole number, got {arch[f]!r}")
+            arch[f] = int(arch[f])
+        return arch
+
+    def instance(self, raw: dict[str, Any]) -> Instance:
+        try:
+            return Instance.model_validate(raw)
+        except ValidationError as exc:
+            raise InputError(describe_validation_error(exc, f"{self.path} (as an instance)")) from None
+
+
+def load_case(path: Path) -> Case:
+    data = read_json(path)
+    case = Case(path, data)
+    case.get("id", "string")
+    kind = case.get("predict", "string")
+    if kind not in KINDS:
+        raise case.fail("predict", f"expected one of {', '.join(KINDS)}, got {kind!r}")
+    case.get("published", "object")
+    tol = case.get("tolerance", positive=True)
+    if tol < 1.0:
+        raise case.fail("tolerance", f"expected a ratio bound >= 1, got {tol!r}")
+    return case
+
+
+# --- building blocks -----------------------------------------------------------
+
+def gpu_option(case: Case, count: int) -> dict[str, Any]:
+    """The case's GPU as an instance option. Its spec fields are the case's; a
+    name the catalog knows fills only what the case does not give (links, node
+    size, price), an unknown name takes those from ``defaults.CUSTOM_GPU_*``."""
+    name = case.get("gpu.name", "string")
+    opt: dict[str, Any] = {"name": name, "counts": [count]}
+    for f in ("bf16_tflops", "hbm_gb", "hbm_tbps"):
+        opt[f] = case.get(f"gpu.{f}", positive=True)
+    fp8 = case.get("gpu.fp8_tflops", default=None)
+    if fp8 is not None:
+        opt["fp8_tflops"] = case.check("gpu.fp8_tflops", fp8, "number", positive=True)
+    try:
+        find_gpu(name)
+    except CatalogLookupError:
+        opt.update(intra_node_gb_per_s=d.CUSTOM_GPU_INTRA_NODE_GB_PER_S, inter_node_gb_per_s=d.CUSTOM_GPU_INTER_NODE_GB_PER_S,
+                   gpus_per_node=d.CUSTOM_GPU_GPUS_PER_NODE, price_usd_per_gpu_hour=UNUSED_PRICE_USD_PER_GPU_HOUR)
+    return opt
+
+
+def _teacher(case: Case, score: float, precision: str) -> dict[str, Any]:
+    return {"architecture": case.architecture("teacher"), "score": score, "exists": True, "precision_options": [precision]}
+
+
+def _method(case: Case) -> str:
+    default = "opd" if "teacher" in case.data else "rl"
+    method = case.get("method", "string", default=default)
+    if method not in ("sft", "rl", "opd"):
+        raise case.fail("method", f"expected sft, rl or opd, got {method!r}")
+    if method == "opd" and "teacher" not in case.data:
+        raise case.fail("teacher", "required for method 'opd'")
+    return method
+
+
+def _precision(case: Case) -> str:
+    p = case.get("teacher_precision", "string", default="bf16")
+    if p not in d.WEIGHT_BYTES_PER_PARAM:
+        raise case.fail("teacher_precision", f"expected one of {', '.join(d.WEIGHT_BYTES_PER_PARAM)}, got {p!r}")
+    return p
+
+
+def _on_policy_instance(case: Case, method: str, steps: int, prompts: int, k: int, prompt_tokens: float,
+                        response_tokens: float, max_response_tokens: float, gpu: dict[str, Any],
+                        recompute: bool = True, reference: bool = True) -> Instance:
+    raw: dict[str, Any] = {
+        "name": case.data["id"], "student": case.architecture("student"),
+        "task": {"baseline_score": UNUSED_SCORE, "general_score_baseline": UNUSED_GENERAL_SCORE,
+                 "prompt_tokens": prompt_tokens, "response_tokens": response_tokens,
+                 "max_response_tokens": max(max_response_tokens, response_tokens), "prompts_available": prompts},
+        "training": {"methods": {method: {"steps_options": [steps], "prompts_per_step": prompts}}, "phases": 1,
+                     "samples_per_prompt_options": [k], "activation_recompute": recompute, "reference_logprobs": reference},
+        "hardware": {"gpus": [gpu]},
+    }
+    if method == "opd":
+        raw["teacher"] = _teacher(case, UNUSED_SCORE, _precision(case))
+    return case.instance(raw)
+
+
+def _recipe(inst: Instance, method: str, steps: int) -> Recipe:
+    k = inst.training.samples_per_prompt_options[0]
+    if method == "opd":
+        return Recipe("opd", steps, (k,), inst.teacher.precision_options[0])
+    return Recipe(method, steps, (k,))
+
+
+def _row(case: Case, figure: str, predicted: float | None, published: float) -> CalibrationRow:
+    tol = case.get("tolerance")
+    ratio = predicted / published if predicted is not None and math.isfinite(predicted) and published > 0 else None
+    passed = ratio is not None and 1.0 / tol <= ratio <= tol
+    return CalibrationRow(case.data["id"], figure, predicted if predicted is None or math.isfinite(predicted) else None,
+                          published, ratio, passed, tol, str(case.path))
+
+
+# --- one predictor per kind ------------------------------------------------------
+
+def predict_flops(case: Case) -> list[CalibrationRow]:
+    method = _method(case)
+    if method == "sft":
+        raise case.fail("method", "flops cases are on-policy runs (rl or opd)")
+    w = "workload"
+    inst = _on_policy_instance(case, method, case.count(f"{w}.steps"), case.count(f"{w}.prompts_per_step"),
+                               case.count(f"{w}.samples_per_prompt"), case.get(f"{w}.prompt_tokens"),
+                               case.get(f"{w}.response_tokens", positive=True), case.get(f"{w}.response_tokens", positive=True),
+                               {"name": "H100-SXM", "counts": [1]})
+    flops = Evaluator(inst).recipe(_recipe(inst, method, case.count(f"{w}.steps"))).flops
+    predicted = {"student_flops": flops["student_generate"] + flops["student_train"], "teacher_flops": flops.get("teacher")}
+    rows = []
+    for key in ("student_flops", "teacher_flops"):
+        if key in case.data["published"]:
+            published = case.get(f"published.{key}", positive=True)
+            if predicted[key] is None:
+                raise case.fail(f"published.{key}", f"method {method!r} has no teacher")
+            rows.append(_row(case, key, predicted[key], published))
+    if not rows:
+        raise case.fail("published", "expected student_flops and/or teacher_flops")
+    return rows
+
+
+def step_seconds(case: Case) -> tuple[float, dict[str, float]]:
+    """Seconds of one step, and seconds by work component."""
+    method = _method(case)
+    if method == "sft":
+        raise case.fail("method", "step_seconds cases are on-policy runs (rl or opd)")
+    w = "workload"
+    count = case.count("gpu_count")
+    inst = _on_policy_instance(case, method, 1, case.count(f"{w}.prompts_per_step"), case.count(f"{w}.samples_per_prompt"),
+                               case.get(f"{w}.prompt_tokens"), case.get(f"{w}.response_tokens", positive=True),
+                               case.get(f"{w}.max_response_tokens", positive=True), gpu_option(case, count),
+                               case.get(f"{w}.activation_recompute", "bool", default=True),
+                               case.get(f"{w}.reference_logprobs", "bool", default=True))
+    ev = Evaluator(inst)
+    r, h = _recipe(inst, method, 1), HardwareChoice(inst.hardware.gpus[0].name, count)
+    memory, why = ev.hardware(h).memory_bytes_per_gpu(r.memory_class)
+    if why is not None:
+        raise case.fail("gpu_count", f"the job does not fit: {why}")
+    by = {k: v * 3600.0 for k, v in ev.compute_hours_by_component(r, h).items()}
+    return sum(by.values()), by
+
+
+def predict_step_seconds(case: Case) -> list[CalibrationRow]:
+    total, _ = step_seconds(case)
+    return [_row(case, "step_seconds", total, case.get("published.step_seconds", positive=True))]
+
+
+def _reliability_instance(case: Case, count: int, reliability: dict[str, float] | None = None,
+                          intervals: list[float] | None = None, objective: str = "cost") -> Instance:
+    """A one-recipe SFT job on ``count`` catalog GPUs (the default calibration GPU)."""
+    raw: dict[str, Any] = {
+        "name": case.data["id"], "student": {"preset": d.CALIBRATION_RELIABILITY_MODEL},
+        "task": {"baseline_score": UNUSED_SCORE, "general_score_baseline": UNUSED_GENERAL_SCORE, "prompt_tokens": 0,
+                 "response_tokens": 1, "max_response_tokens": 1, "prompts_available": 1},
+        "training": {"methods": {"sft": {"steps_options": [d.CALIBRATION_RELIABILITY_STEPS], "prompts_per_step": d.CALIBRATION_PROMPTS_PER_STEP}}},
+        "sft_data": {"examples_available": d.CALIBRATION_RELIABILITY_STEPS * d.CALIBRATION_PROMPTS_PER_STEP,
+                     "usd_per_labeled_example": 0, "labeled_examples_per_day": 1,
+                     "example_tokens": d.CALIBRATION_PROMPT_TOKENS + d.CALIBRATION_RESPONSE_TOKENS},
+        "hardware": {"gpus": [{"name": d.CALIBRATION_GPU, "counts": [count]}]},
+        "storage": {"hot_usd_per_gb_month": 0, "cold_usd_per_gb_month": 0},
+        "objective": objective,
+    }
+    if reliability:
+        raw["reliability"] = reliability
+    if intervals:
+        raw["checkpointing"] = {"interval_minutes_options": intervals, "keep_last": 1}
+    return case.instance(raw)
+
+
+def predict_interruptions(case: Case) -> list[CalibrationRow]:
+    count = case.count("gpu_count")
+    inst = _reliability_instance(case, count)
+    hp = Evaluator(inst).hardware(HardwareChoice(inst.hardware.gpus[0].name, count))
+    predicted = hp.failures_per_hour * case.get("hours", positive=True)
+    return [_row(case, "interruptions", predicted, case.get("published.interruptions", positive=True))]
+
+
+def predict_checkpoint_interval(case: Case) -> list[CalibrationRow]:
+    from .run import solve
+    mtbf_h = case.get("job_mtbf_hours", positive=True)
+    write_s = case.get("checkpoint_write_seconds", positive=True)
+    restart_s = case.get("restart_seconds")
+    count = d.CALIBRATION_RELIABILITY_GPUS
+    probe = _reliability_instance(case, count)
+    hp = Evaluator(probe).hardware(HardwareChoice(probe.hardware.gpus[0].name, count))
+    # write hours scale as 1 / bandwidth: pick the bandwidth that makes them the case's
+    bandwidth = probe.reliability.checkpoint_write_gb_per_s_per_node * hp.checkpoint_write_hours * 3600.0 / write_s
+    reliability = {"failures_per_gpu_hour": 1.0 / (mtbf_h * count), "restart_minutes": restart_s / 60.0,
+                   "checkpoint_write_gb_per_s_per_node": bandwidth}
+    inst = _reliability_instance(case, count, reliability, INTERVAL_GRID_MINUTES, objective="time")
+    result = solve(inst)
+    if result.plan is None:
+        raise case.fail("job_mtbf_hours", f"the synthetic checkpoint job has no plan ({result.status})")
+    return [_row(case, "checkpoint_interval_minutes", result.plan.checkpoint_interval_minutes,
+                 case.get("published.checkpoint_interval_minutes", positive=True))]
+
+
+def predict_forgetting(case: Case) -> list[CalibrationRow]:
+    points = case.get("points", "list")
+    published = case.get("published.forgetting_points", "list")
+    if not points or len(points) != len(published):
+        raise case.fail("published.forgetting_points", f"expected {len(points)} values, one per point")
+    shares = []
+    for i, p in enumerate(points):
+        case.check(f"points[{i}]", p, "object")
+        if "external_data_share" not in p:
+            raise case.fail(f"points[{i}].external_data_share", "required field is missing")
+        s = case.check(f"points[{i}].external_data_share", p["external_data_share"], "number", positive=True)
+        if s > 1.0:
+            raise case.fail(f"points[{i}].external_data_share", f"expected a share in (0, 1], got {s!r}")
+        shares.append(s)
+    prompts = d.CALIBRATION_PROMPTS_PER_STEP
+    scale = Instance.model_fields["priors"].default.sft_forgetting_scale_samples
+    steps = math.ceil(SATURATION_SCALES * scale / prompts)
+    raw = {"name": case.data["id"], "student": case.architecture("student"),
+           "task": {"baseline_score": UNUSED_SCORE, "general_score_baseline": case.get("baseline_score", positive=True),
+                    "prompt_tokens": 0, "response_tokens": 1, "max_response_tokens": 1, "prompts_available": 1},
+           "training": {"methods": {"sft": {"steps_options": [steps], "prompts_per_step": prompts}}},
+           "sft_data": {"examples_available": steps * prompts, "usd_per_labeled_example": 0, "labeled_examples_per_day": 1,
+                        "example_tokens": d.CALIBRATION_PROMPT_TOKENS + d.CALIBRATION_RESPONSE_TOKENS,
+                        "external_data_share_options": sorted(set(shares))},
+           "hardware": {"gpus": [{"name": d.CALIBRATION_GPU, "counts": [d.CALIBRATION_GPUS]}]}}
+    ev = Evaluator(case.instance(raw))
+    rows = []
+    for i, s in enumerate(shares):
+        value = case.check(f"published.forgetting_points[{i}]", published[i], "number", positive=True)
+        rows.append(_row(case, f"forgetting_points[{i}]", ev.recipe(Recipe("sft", steps, (), None, s)).forgetting_points, value))
+    return rows
+
+
+def arm_gpu_hours(case: Case, index: int) -> tuple[float | None, int | None]:
+    """GPU-hours (and steps) of the shortest run of arm ``index`` that reaches its target, or (None, None)."""
+    field = f"arms[{index}]"
+    arms = case.get("arms", "list")
+    arm = case.check(field, arms[index], "object")
+    sub = Case(case.path, arm)
+    try:
+        method = sub.get("method", "string")
+        start, target = sub.get("start_score"), sub.get("target_score")
+    except InputError as exc:
+        raise InputError(str(exc).replace(f"{case.path}: ", f"{case.path}: {field}.", 1)) from None
+    if method not in ("sft", "rl", "opd"):
+        raise case.fail(f"{field}.method", f"expected sft, rl or opd, got {method!r}")
+    ceiling = d.CALIBRATION_SCORE_CEILING
+    if not start < target <= ceiling:
+        raise case.fail(f"{field}.target_score", f"expected start_score < target_score <= {ceiling:g}")
+    prompts = d.CALIBRATION_PROMPTS_PER_STEP
+    k = d.CALIBRATION_SAMPLES_PER_PROMPT[method]
+    seq = d.CALIBRATION_PROMPT_TOKENS + d.CALIBRATION_RESPONSE_TOKENS
+
+    def instance(steps: int) -> Instance:
+        raw: dict[str, Any] = {
+            "name": case.data["id"], "student": case.architecture("student"),
+            "task": {"baseline_score": start, "score_ceiling": ceiling, "general_score_baseline": UNUSED_GENERAL_SCORE,
+                     "prompt_tokens": d.CALIBRATION_PROMPT_TOKENS, "response_tokens": d.CALIBRATION_RESPONSE_TOKENS,
+                     "max_response_tokens": d.CALIBRATION_MAX_RESPONSE_TOKENS, "prompts_available": prompts},
+            "training": {"methods": {method: {"steps_options": [steps], "prompts_per_step": prompts}}, "phases": 1,
+                         "samples_per_prompt_options": [k]},
+            "hardware": {"gpus": [{"name": d.CALIBRATION_GPU, "counts": [d.CALIBRATION_GPUS]}]},
+        }
+        if method == "sft":
+            raw["sft_data"] = {"examples_available": steps * prompts, "usd_per_labeled_example": 0,
+                               "labeled_examples_per_day": 1, "example_tokens": seq}
+        if method == "opd":
+            raw["teacher"] = _teacher(case, teacher_score(case, start), _precision(case))
+        return case.instance(raw)
+
+    def recipe(steps: int) -> Recipe:
+        return Recipe("sft", steps, (), None, 1.0) if method == "sft" else _recipe(instance(steps), method, steps)
+
+    def quality(steps: int) -> float:
+        return Evaluator(instance(steps)).recipe(recipe(steps)).quality
+
+    steps = smallest_reaching(quality, target, MAX_SEARCH_STEPS)
+    if steps is None:
+        return None, None
+    inst = instance(steps)
+    ev = Evaluator(inst)
+    h = HardwareChoice(inst.hardware.gpus[0].name, d.CALIBRATION_GPUS)
+    r = recipe(steps)
+    hp = ev.hardware(h)
+    if not hp.fits(r.memory_class):
+        raise case.fail(f"{field}.method", f"the default calibration hardware cannot hold the job: {hp.memory_bytes_per_gpu(r.memory_class)[1]}")
+    interval = min(inst.checkpointing.interval_minutes_options, key=hp.overhead_share)
+    return ev.metrics(r, h, interval).gpu_hours, steps
+
+
+def teacher_score(case: Case, start: float) -> float:
+    """The case's ``teacher.score`` if given, else the default share of the headroom above the start."""
+    given = case.get("teacher.score", default=None)
+    if given is not None:
+        return case.check("teacher.score", given, "number")
+    return start + d.CALIBRATION_TEACHER_SHARE_OF_HEADROOM * (d.CALIBRATION_SCORE_CEILING - start)
+
+
+def smallest_reaching(quality: Callable[[int], float], target: float, cap: int) -> int | None:
+    """Smallest integer n >= 1 with quality(n) >= target (quality non-decreasing in n); None beyond ``cap``."""
+    hi = 1
+    while quality(hi) < target:
+        if hi >= cap:
+            return None
+        hi = min(cap, hi * 2)
+    lo = hi // 2  # quality(lo) < target, or lo == 0
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if quality(mid) >= target:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def predict_gpu_hours_ratio(case: Case) -> list[CalibrationRow]:
+    arms = case.get("arms", "list")
+    if len(arms) != 2:
+        raise case.fail("arms", f"expected two arms, got {len(arms)}")
+    published = case.get("published.gpu_hours_ratio", positive=True)
+    h0, _ = arm_gpu_hours(case, 0)
+    h1, _ = arm_gpu_hours(case, 1)
+    predicted = h0 / h1 if h0 is not None and h1 is not None else None
+    return [_row(case, "gpu_hours_ratio", predicted, published)]
+
+
+PREDICTORS: dict[str, Callable[[Case], list[CalibrationRow]]] = {
+    "flops": predict_flops, "step_seconds": predict_step_seconds, "interruptions": predict_interruptions,
+    "checkpoint_interval_minutes": predict_checkpoint_interval, "forgetting_points": predict_forgetting,
+    "gpu_hours_ratio": predict_gpu_hours_ratio,
+}
+
+
+def calibrate_case(path: str | Path) -> list[CalibrationRow]:
+    """Rows of one case file; raises InputError naming the file and field when it cannot be read."""
+    case = load_case(Path(path))
+    return PREDICTORS[case.data["predict"]](case)
+
+
+def calibrate_dir(directory: str | Path) -> list[CalibrationRow]:
+    """Rows of every ``*.json`` case in ``directory`` (sorted by file name)."""
+    p = Path(directory)
+    if not p.is_dir():
+        raise InputError(f"{p}: not a directory of calibration cases")
+    files = sorted(p.glob("*.json"))
+    if not files:
+        raise InputError(f"{p}: no *.json calibration cases")
+    rows: list[CalibrationRow] = []
+    for f in files:
+        rows.extend(calibrate_case(f))
+    return rows
+
+
+def rows_json(rows: list[CalibrationRow]) -> str:
+    return json.dumps([r.to_dict() for r in rows], indent=2)

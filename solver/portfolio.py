@@ -1,0 +1,326 @@
+"""Portfolio and procurement: load, build, solve, extract and re-evaluate.
+
+``solve_portfolio(path_or_dict)`` returns a :class:`PortfolioResult`: how many
+GPUs of each type to reserve, each job's plan and schedule, and the costs.
+Every reported number is recomputed outside the MIP by
+:func:`evaluate_schedule` from the single-job evaluator (``costs.py``) and the
+schedule, and the result carries the MIP's own totals next to it
+(``mip_cost_usd``) so that tests hold the two together.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+import pandas as pd
+import pyomo.environ as pyo
+from pydantic import ValidationError
+from pyomo.contrib.solver.common.results import SolutionStatus
+from pyomo.contrib.solver.solvers.highs import Highs
+
+from planopt.models.costs import Evaluator, Metrics
+from planopt.models.formulation.big_m import big_m_breaches
+from planopt.models.formulation.portfolio import TIERS, PortfolioFormulation, build_portfolio, hourly_noncompute_usd, spot_overhead_share
+from planopt.models.plan import Plan
+from planopt.models.portfolio import Portfolio, PortfolioData, restrict_to_portfolio
+from planopt.models.schema import Instance
+
+from .errors import InputError, describe_validation_error, read_json
+from .run import _status
+
+# A portfolio is a large MIP: "optimal" means within this relative gap (HiGHS's
+# default is 1e-4; tests of small portfolios use 1e-9 through `rel_gap`).
+RELATIVE_GAP = 1e-4
+FEASIBILITY_TOLERANCE = 1e-9
+
+
+# --- loading --------------------------------------------------------------
+def load_portfolio(source: str | Path | dict[str, Any] | PortfolioData) -> PortfolioData:
+    """A validated portfolio with its jobs resolved; raises InputError naming the field."""
+    if isinstance(source, PortfolioData):
+        return source
+    name, base = "portfolio", Path.cwd()
+    if not isinstance(source, dict):
+        name, base = str(source), Path(source).resolve().parent
+        source = read_json(source)
+    try:
+        portfolio = Portfolio.model_validate(source)
+    except ValidationError as exc:
+        raise InputError(describe_validation_error(exc, name)) from None
+    instances = []
+    for i, job in enumerate(portfolio.jobs):
+        where = f"{name}: jobs.{i}.instance"
+        raw = job.instance
+        if isinstance(raw, str):
+            path = (base / raw) if not Path(raw).is_absolute() else Path(raw)
+            try:
+                raw = read_json(path)
+            except InputError as exc:
+                raise InputError(f"{where}: {exc}") from None
+            where = str(path)
+        try:
+            inst = Instance.model_validate(raw)
+        except ValidationError as exc:
+            raise InputError(describe_validation_error(exc, where)) from None
+        try:
+            instances.append(restrict_to_portfolio(inst, portfolio))
+        except ValidationError as exc:
+            raise InputError(describe_validation_error(exc, f"{name}: jobs.{i} (restricted to the portfolio's GPUs)")) from None
+    return PortfolioData(portfolio, instances)
+
+
+# --- results --------------------------------------------------------------
+@dataclass
+class JobSchedule:
+    name: str
+    plan: Plan
+    metrics: Metrics                 # the evaluator's single-job metrics of the plan (on-demand price of bucket 0)
+    spot_share: float                # share of the compute hours run on spot
+    gpu_hours: dict[tuple[int, str], float]   # (bucket, tier) -> GPU-hours
+    release_bucket: int
+    deadline_bucket: int
+    start_bucket: Optional[int]
+    finish_bucket: Optional[int]
+    compute_usd: float               # on-demand and spot at their prices, reserved hours at the reserved price
+    noncompute_usd: float
+    wall_hours: float                # lead time + training hours including spot overhead
+
+    @property
+    def cost_usd(self) -> float:
+        return self.compute_usd + self.noncompute_usd
+
+    def to_dict(self) -> dict[str, Any]:
+        metrics = {**self.metrics.summary(), "wall_hours": self.wall_hours, "gpu_hours": sum(self.gpu_hours.values()),
+                   "cost_usd": self.cost_usd, "compute_usd": self.compute_usd, "noncompute_usd": self.noncompute_usd,
+                   "spot_share": self.spot_share}
+        return {"name": self.name, "plan": self.plan.to_dict(), "metrics": metrics,
+                "start_bucket": self.start_bucket, "finish_bucket": self.finish_bucket,
+                "release_bucket": self.release_bucket, "deadline_bucket": self.deadline_bucket,
+                "schedule": [{"bucket": b, "tier": k, "gpu_hours": v} for (b, k), v in sorted(self.gpu_hours.items())]}
+
+
+@dataclass
+class PortfolioResult:
+    status: str                               # optimal | infeasible | time_limit | error
+    name: str = "portfolio"
+    gap: Optional[float] = None
+    reserved: dict[str, int] = field(default_factory=dict)
+    utilisation: dict[str, float] = field(default_factory=dict)   # used / committed reserved GPU-hours
+    jobs: list[JobSchedule] = field(default_factory=list)
+    cost_usd: Optional[float] = None          # evaluated from the schedule
+    cost_breakdown_usd: dict[str, float] = field(default_factory=dict)
+    mip_cost_usd: Optional[float] = None
+    bound_usd: Optional[float] = None
+    violations: list[str] = field(default_factory=list)
+    big_m_breaches: list[str] = field(default_factory=list)
+    buckets: int = 0
+    bucket_hours: float = 0.0
+    build_seconds: float = 0.0
+    solve_seconds: float = 0.0
+    message: str = ""
+    gpu_types: list[str] = field(default_factory=list)
+
+    @property
+    def has_plan(self) -> bool:
+        return bool(self.jobs)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"status": self.status, "gap": self.gap, "name": self.name,
+                "procurement": [{"gpu": g, "reserved": self.reserved.get(g, 0), "utilisation": self.utilisation.get(g)}
+                                for g in self.gpu_types],
+                "jobs": [j.to_dict() for j in self.jobs], "cost_usd": self.cost_usd,
+                "cost_breakdown_usd": self.cost_breakdown_usd, "mip_cost_usd": self.mip_cost_usd,
+                "bound_usd": self.bound_usd, "build_seconds": self.build_seconds, "solve_seconds": self.solve_seconds,
+                "violations": self.violations, "message": self.message}
+
+    def jobs_frame(self) -> pd.DataFrame:
+        cols = ["job", "method", "gpu", "gpu_count", "steps", "checkpoint_interval_minutes", "release_bucket", "start_bucket",
+                "finish_bucket", "deadline_bucket", "spot_share", "gpu_hours", "quality", "forgetting_points", "wall_hours",
+                "compute_usd", "noncompute_usd", "cost_usd"]
+        rows = [(j.name, j.plan.method, j.plan.gpu, j.plan.gpu_count, j.plan.steps, j.plan.checkpoint_interval_minutes,
+                 j.release_bucket, j.start_bucket, j.finish_bucket, j.deadline_bucket, j.spot_share, sum(j.gpu_hours.values()),
+                 j.metrics.quality, j.metrics.forgetting_points, j.wall_hours, j.compute_usd, j.noncompute_usd, j.cost_usd)
+                for j in self.jobs]
+        return pd.DataFrame(rows, columns=cols)
+
+    def schedule_frame(self) -> pd.DataFrame:
+        rows = [(j.name, j.plan.gpu, b, k, v) for j in self.jobs for (b, k), v in sorted(j.gpu_hours.items())]
+        return pd.DataFrame(rows, columns=["job", "gpu", "bucket", "tier", "gpu_hours"])
+
+    def procurement_frame(self) -> pd.DataFrame:
+        rows = [(g, self.reserved.get(g, 0), self.utilisation.get(g)) for g in self.gpu_types]
+        return pd.DataFrame(rows, columns=["gpu", "reserved", "utilisation"])
+
+
+# --- the evaluator of a schedule -----------------------------------------
+def evaluate_schedule(pdata: PortfolioData, plans: list[Plan], spot_shares: list[float],
+                      gpu_hours: list[dict[tuple[int, str], float]], reserved: dict[str, int],
+                      evaluators: list[Evaluator] | None = None, tolerance: float = 1e-6):
+    """Cost and violations of a portfolio schedule, straight from the single-job evaluator.
+
+    Returns (jobs: list[JobSchedule], cost_breakdown_usd, violations). ``gpu_hours[j]`` maps
+    (bucket, tier) to the GPU-hours job ``j`` runs on its plan's GPU type."""
+    H, B = pdata.bucket_hours, len(pdata.buckets)
+    evs = evaluators or [Evaluator(inst) for inst in pdata.instances]
+    out, violations = [], []
+    used: dict[tuple[int, str, str], float] = {}
+    breakdown = {"reserved": sum(pdata.reserved_price[g] * H * B * n for g, n in reserved.items()),
+                 "on_demand": 0.0, "spot": 0.0, "noncompute": 0.0}
+    for j, (plan, sigma, hours) in enumerate(zip(plans, spot_shares, gpu_hours)):
+        ev, name, job = evs[j], pdata.names[j], pdata.portfolio.jobs[j]
+        g, n = plan.gpu, plan.gpu_count
+        metrics = ev.evaluate(plan)
+        if not metrics.fits_memory or metrics.violations:
+            violations.append(f"{name}: {'; '.join(metrics.violations)}")
+        T = sum(ev.compute_hours_by_component(plan.recipe, plan.hardware).values())
+        o = ev.hardware(plan.hardware).overhead_share(plan.checkpoint_interval_minutes)
+        o_s = spot_overhead_share(ev, plan.hardware, plan.checkpoint_interval_minutes, pdata.preempt[g])
+        need_ns, need_s = n * (1 + o) * T * (1 - sigma), n * (1 + o_s) * T * sigma
+        got_ns = sum(v for (b, k), v in hours.items() if k != "spot")
+        got_s = sum(v for (b, k), v in hours.items() if k == "spot")
+        for what, got, need in (("non-spot", got_ns, need_ns), ("spot", got_s, need_s)):
+            if abs(got - need) > tolerance * max(1.0, need):
+                violations.append(f"{name}: {what} GPU-hours scheduled {got:.6g} != needed {need:.6g}")
+        lead = ev.recipe(plan.recipe).lead_hours
+        compute = 0.0
+        for (b, k), v in hours.items():
+            if v <= tolerance:
+                continue
+            if not (job.release_bucket <= b <= job.deadline_bucket):
+                violations.append(f"{name}: runs in bucket {b} outside its window {job.release_bucket}..{job.deadline_bucket}")
+            if lead > (b - job.release_bucket) * H * (1 + 1e-12):
+                violations.append(f"{name}: runs in bucket {b} before its lead time of {lead:.1f} h has passed")
+            used[b, g, k] = used.get((b, g, k), 0.0) + v
+            if k == "on_demand":
+                breakdown["on_demand"] += v * pdata.od_price[g][b]
+                compute += v * pdata.od_price[g][b]
+            elif k == "spot":
+                breakdown["spot"] += v * pdata.spot_price[g][b]
+                compute += v * pdata.spot_price[g][b]
+            else:
+                compute += v * pdata.reserved_price[g]
+        for b in pdata.buckets:
+            in_b = sum(v for (bb, k), v in hours.items() if bb == b)
+            if in_b > n * H * (1 + tolerance) + tolerance:
+                violations.append(f"{name}: {in_b:.6g} GPU-hours in bucket {b} > {n} GPUs × {H:g} h")
+        train_hours = (1 + o) * T * (1 - sigma) + (1 + o_s) * T * sigma
+        noncompute = metrics.cost_usd - metrics.cost_breakdown_usd["compute"] + hourly_noncompute_usd(ev.inst) * (o_s - o) * T * sigma
+        breakdown["noncompute"] += noncompute
+        active = sorted(b for (b, k), v in hours.items() if v > tolerance)
+        out.append(JobSchedule(name, plan, metrics, sigma, {key: v for key, v in hours.items() if v > tolerance},
+                               job.release_bucket, job.deadline_bucket, active[0] if active else None,
+                               active[-1] if active else None, compute, noncompute, lead + train_hours))
+    for (b, g, k), v in used.items():
+        cap = {"reserved": reserved.get(g, 0), "on_demand": pdata.od_avail[g][b], "spot": pdata.spot_avail[g][b]}[k]
+        if v > cap * H * (1 + tolerance) + tolerance:
+            violations.append(f"capacity: {k} {g} in bucket {b}: {v:.6g} GPU-hours > {cap:g} GPUs × {H:g} h")
+    total = sum(breakdown.values())
+    budget = pdata.portfolio.budget_usd
+    if budget is not None and total > budget * (1 + 1e-9) + 1e-6:
+        violations.append(f"budget_usd: {total:,.0f} > {budget:,.0f}")
+    return out, breakdown, violations
+
+
+# --- the model ------------------------------------------------------------
+class PortfolioModel:
+    def __init__(self, source, tight_linking: bool = True, symmetry_breaking: bool = True):
+        self.data = load_portfolio(source)
+        start = time.perf_counter()
+        self.model, self.form, self.reason = build_portfolio(self.data, tight_linking, symmetry_breaking)
+        self.build_seconds = time.perf_counter() - start
+        self.solver = Highs()
+
+    def warm_start(self) -> float:
+        """Give HiGHS each job's cheapest plan on its own (on-demand, no reservation) as a partial
+        start; HiGHS completes the schedule. Returns the seconds spent."""
+        from .run import PlanModel
+        start = time.perf_counter()
+        m, form = self.model, self.form
+        fixes: list[tuple[Any, float]] = []
+        for j, inst in enumerate(self.data.instances):
+            res = PlanModel(inst, form.evaluators[j]).solve(time_limit=10)
+            if res.plan is None:
+                continue
+            fd, blk = form.jobs[j], m.job[j]
+            for idx, var, chosen in ((range(len(fd.recipes)), blk.recipe_chosen, fd.recipes.index(res.plan.recipe)),
+                                     (range(len(fd.hardware)), blk.hardware_chosen, fd.hardware.index(res.plan.hardware)),
+                                     (range(len(fd.intervals)), blk.interval_chosen, fd.intervals.index(res.plan.checkpoint_interval_minutes))):
+                fixes.extend((var[i], 1.0 if i == chosen else 0.0) for i in idx)
+        fixes.extend((m.reserved[g], 0.0) for g in m.G)
+        self.solver.set_instance(m)
+        # The persistent interface has no warm-start option: hand HiGHS a partial solution directly.
+        vmap = self.solver._pyomo_var_to_solver_var_map
+        index = np.array([vmap[id(v)] for v, _ in fixes], dtype=np.int32)
+        values = np.array([x for _, x in fixes], dtype=np.float64)
+        self.solver._solver_model.setSolution(len(index), index, values)
+        return time.perf_counter() - start
+
+    def solve(self, time_limit: float | None = None, rel_gap: float = RELATIVE_GAP, warm_start: bool = True,
+              threads: int = 1) -> PortfolioResult:
+        d = self.data
+        result = PortfolioResult("infeasible", name=d.portfolio.name, buckets=len(d.buckets), bucket_hours=d.bucket_hours,
+                                 build_seconds=self.build_seconds, gpu_types=list(d.gpus))
+        if self.model is None:
+            result.message = self.reason
+            return result
+        start = time.perf_counter()
+        if warm_start:
+            self.warm_start()
+        remaining = None if time_limit is None else max(1.0, time_limit - (time.perf_counter() - start))
+        res = self.solver.solve(self.model, load_solutions=False, raise_exception_on_nonoptimal_result=False,
+                                time_limit=remaining, rel_gap=rel_gap, abs_gap=0.0,
+                                solver_options={"mip_feasibility_tolerance": FEASIBILITY_TOLERANCE,
+                                                "primal_feasibility_tolerance": FEASIBILITY_TOLERANCE,
+                                                "random_seed": 0, "threads": threads})
+        result.solve_seconds = time.perf_counter() - start
+        status = _status(res)
+        result.status = status
+        if res.solution_status in (SolutionStatus.optimal, SolutionStatus.feasible) and status != "infeasible":
+            res.solution_loader.load_vars()
+            inc, bound = res.incumbent_objective, res.objective_bound
+            result.mip_cost_usd, result.bound_usd = inc, bound
+            if inc is not None and bound is not None:
+                result.gap = abs(inc - bound) / max(1e-9, abs(inc))
+            self.extract(result)
+        elif status == "infeasible":
+            result.message = "no schedule meets every deadline within the GPUs available" + (
+                " and the budget" if d.portfolio.budget_usd is not None else "")
+        return result
+
+    def extract(self, result: PortfolioResult) -> None:
+        m, form, d = self.model, self.form, self.data
+        plans, shares, hours = [], [], []
+        for j, fd in enumerate(form.jobs):
+            blk = m.job[j]
+            r = next(i for i in blk.R if pyo.value(blk.recipe_chosen[i]) > 0.5)
+            h = next(i for i in blk.H if pyo.value(blk.hardware_chosen[i]) > 0.5)
+            t = next(i for i in blk.I if pyo.value(blk.interval_chosen[i]) > 0.5)
+            plans.append(Plan.of(fd.recipes[r], fd.hardware[h], fd.intervals[t]))
+            total = pyo.value(blk.interval_hours[h, t])
+            spot = pyo.value(blk.spot_hours[h, t]) if (h, t) in blk.HS else 0.0
+            shares.append(min(1.0, max(0.0, spot / total)) if total > 0 else 0.0)
+            g = fd.hardware[h].gpu
+            hours.append({(b, k): max(0.0, pyo.value(m.gpu_hours[j, b, gg, k])) for (jj, b, gg, k) in m.U if jj == j and gg == g})
+            result.big_m_breaches += [f"{d.names[j]}: {x}" for x in big_m_breaches(fd, fd.recipes[r], fd.hardware[h])]
+        reserved = {g: int(round(pyo.value(m.reserved[g]))) for g in m.G}
+        result.reserved = reserved
+        result.jobs, result.cost_breakdown_usd, result.violations = evaluate_schedule(d, plans, shares, hours, reserved, form.evaluators)
+        result.cost_usd = sum(result.cost_breakdown_usd.values())
+        H, B = d.bucket_hours, len(d.buckets)
+        for g, n in reserved.items():
+            usedh = sum(v for js in result.jobs if js.plan.gpu == g for (b, k), v in js.gpu_hours.items() if k == "reserved")
+            result.utilisation[g] = usedh / (n * H * B) if n else None
+
+
+def solve_portfolio(source: str | Path | dict[str, Any] | PortfolioData, time_limit: float | None = None,
+                    rel_gap: float = RELATIVE_GAP, warm_start: bool = True, tight_linking: bool = True,
+                    symmetry_breaking: bool = True) -> PortfolioResult:
+    """Solve a portfolio: reserved GPUs per type, each job's plan and schedule, least total cost."""
+    pm = PortfolioModel(source, tight_linking=tight_linking, symmetry_breaking=symmetry_breaking)
+    return pm.solve(time_limit=time_limit, rel_gap=rel_gap, warm_start=warm_start)

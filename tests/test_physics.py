@@ -1,0 +1,108 @@
+"""Hand-computed pins of the physics formulas (numbers worked out by hand from
+the sources in defaults.py, not copied from the program's output)."""
+
+import math
+
+import pytest
+
+from planopt.models import defaults as d
+from planopt.models import physics as ph
+from planopt.models.catalog import find_gpu
+from planopt.models.schema import Architecture, Efficiency
+
+# Llama-3.1-8B shapes (hardware.md E) and the H100 SXM datasheet (hardware.md A.1)
+LLAMA8 = Architecture(params_b=8.03, layers=32, hidden=4096, kv_heads=8, head_dim=128)
+H100 = find_gpu("H100-SXM")
+EFF = Efficiency()
+
+
+def test_training_flops_are_six_n_per_token_and_eight_n_with_recompute():
+    assert ph.train_flops_per_token(LLAMA8, recompute=False) == pytest.approx(6 * 8.03e9)
+    assert ph.train_flops_per_token(LLAMA8, recompute=True) == pytest.approx(8 * 8.03e9)
+    # a run of T tokens: 6·N·T
+    tokens = 2.5e9
+    assert tokens * ph.train_flops_per_token(LLAMA8, False) == pytest.approx(1.2045e20)
+
+
+def test_scoring_flops_are_two_n_per_token_of_active_parameters():
+    assert ph.forward_flops_per_token(LLAMA8) == pytest.approx(1.606e10)
+    moe = Architecture(params_b=30.5, active_params_b=3.3, layers=48, hidden=2048, kv_heads=4, head_dim=128)
+    assert ph.forward_flops_per_token(moe) == pytest.approx(6.6e9)
+
+
+def test_kv_bytes_per_token():
+    # 2 (K, V) · 32 layers · 8 kv heads · 128 · 2 bytes = 131,072 ([MLE]: 0.131 MB per token)
+    assert ph.kv_bytes_per_token(LLAMA8) == 131_072
+    qwen8 = Architecture(preset="Qwen3-8B")  # 36 layers -> 147,456 (hardware.md E)
+    assert ph.kv_bytes_per_token(qwen8) == 147_456
+
+
+def test_decode_step_is_weights_plus_kv_over_bandwidth_times_mbu():
+    batch, context = 64, 1000
+    weights = 8.03e9 * 2                      # 16.06 GB
+    kv = batch * 131_072 * context            # 8.389 GB
+    expected = (weights + kv) / (3.35e12 * d.DECODE_MBU)
+    assert expected == pytest.approx(0.010426, rel=1e-3)
+    assert ph.decode_step_seconds(LLAMA8, H100, 1, batch, context, EFF) == pytest.approx(expected)
+    # two-way tensor parallel halves the bytes each GPU reads
+    assert ph.decode_step_seconds(LLAMA8, H100, 2, batch, context, EFF) == pytest.approx(expected / 2)
+
+
+def test_decode_hits_the_compute_roof_at_large_batch_on_a_bandwidth_rich_gpu():
+    import dataclasses
+    fast = dataclasses.replace(H100, name="fast-memory", hbm_tbps=1000.0)
+    batch = 512
+    compute = 2 * 8.03e9 * batch / (989e12 * d.MAMF_REFERENCE_SHARE)
+    assert ph.decode_step_seconds(LLAMA8, fast, 1, batch, 100, EFF) == pytest.approx(compute)
+
+
+def test_batch_limited_by_hbm_left_after_weights():
+    # 0.6 · 80 GB - 16.06 GB = 31.94 GB free; 131,072 B/token · 2,000 tokens = 262 MB per sequence
+    expected = math.floor((0.6 * 80e9 - 16.06e9) / (131_072 * 2000))
+    assert expected == 121
+    assert ph.max_decode_batch(LLAMA8, H100, 1, 2000, EFF) == expected
+
+
+def test_young_daly_interval():
+    # MTBF 3 h, 60 s writes: sqrt(2 · (1/60 h) · 3 h) = sqrt(0.1) h = 18.97 min
+    tau = ph.young_daly_interval_hours(60 / 3600, 1 / 3)
+    assert tau * 60 == pytest.approx(18.974, rel=1e-4)
+    # MTBF 24 h, 60 s: sqrt(2 · 24 / 60) h = 53.67 min
+    assert ph.young_daly_interval_hours(60 / 3600, 1 / 24) * 60 == pytest.approx(53.666, rel=1e-4)
+    # and it minimises the overhead share
+    w, lam, r = 60 / 3600, 1 / 3, 0.1
+    best = ph.checkpoint_overhead_share(w, lam, tau, r)
+    for other in (tau * 0.9, tau * 1.1, tau / 2, tau * 2):
+        assert ph.checkpoint_overhead_share(w, lam, other, r) > best
+
+
+def test_llama3_failure_rate():
+    # 419 unexpected interruptions in 54 days on 16,384 H100
+    assert d.FAILURES_PER_GPU_HOUR * 16_384 * 54 * 24 == pytest.approx(419)
+    # one every ~3.1 h on the whole cluster
+    assert 1 / (d.FAILURES_PER_GPU_HOUR * 16_384) == pytest.approx(3.09, rel=1e-2)
+
+
+def test_weight_sync_at_refit_bandwidth():
+    # 16.06 GB at 3.2 GB/s per GPU (NeMo RL v0.3: ~5 s for Llama-3.1-8B)
+    assert ph.weight_sync_seconds(LLAMA8, H100, 8, 1) == pytest.approx(16.06 / 3.2)
+    assert ph.weight_sync_seconds(LLAMA8, H100, 8, 2) == pytest.approx(16.06 / 6.4)
+
+
+def test_rollout_tensor_parallel_may_span_nodes():
+    # Qwen3-235B-A22B bf16 = 470 GB: needs 16 H100 at a 0.6 rollout share (8 · 48 GB = 384 GB is too little)
+    big = Architecture(preset="Qwen3-235B-A22B")
+    assert ph.rollout_tensor_parallel(big, H100, 128, EFF, 8192) == 16
+    assert ph.rollout_tensor_parallel(big, H100, 8, EFF, 8192) is None
+
+
+def test_training_memory_is_sixteen_bytes_per_parameter_sharded():
+    # ZeRO-3: 16 · 8.03e9 / 8 = 16.06 GB, + 2 · 32 · 4096 · 4096 activation bytes
+    assert ph.train_memory_bytes_per_gpu(LLAMA8, 8, 4096) == pytest.approx(16.06e9 + 2 * 32 * 4096 * 4096)
+
+
+def test_compute_time_uses_peak_times_mfu():
+    flops = 1e18
+    mfu = ph.mfu(LLAMA8, H100, 8, EFF)
+    assert 0.3 < mfu < 0.45  # torchtitan's 33-39 % for Llama 3.1 8B on 8 H100
+    assert ph.compute_seconds(flops, LLAMA8, H100, 8, EFF) == pytest.approx(flops / (8 * 989e12 * mfu))
