@@ -32,7 +32,7 @@ from typing import Literal, Optional, Union
 from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, model_validator
 
 from .catalog import CatalogLookupError, find_gpu
-from .schema import Instance, Strict
+from .schema import GpuOption, Instance, Strict
 
 PerBucketFloat = Union[NonNegativeFloat, list[NonNegativeFloat]]
 PerBucketInt = Union[NonNegativeInt, list[NonNegativeInt]]
@@ -173,7 +173,8 @@ def restrict_to_portfolio(inst: Instance, portfolio: Portfolio) -> Instance:
         counts = list(mine.counts) if mine is not None else list(g.default_counts)
         avail = mine.available_gpus if mine is not None else None
         price = g.per_bucket("on_demand_usd_per_gpu_hour", portfolio.horizon.buckets)[0]
-        options.append({"name": g.name, "counts": counts, "available_gpus": avail, "price_usd_per_gpu_hour": price or None})
+        spec = {f: getattr(mine, f) for f in GpuOption.SPEC_FIELDS if mine is not None and getattr(mine, f) is not None}
+        options.append({"name": g.name, "counts": counts, "available_gpus": avail, "price_usd_per_gpu_hour": price or None, **spec})
     hw = {"gpus": options, "pricing": "on_demand"}
     data = inst.model_dump(mode="python", exclude_none=False)
     data["hardware"] = hw

@@ -14,11 +14,15 @@ from planopt.models.schema import Instance
 
 from .api import breakdown_frame, evaluate_plan, solve_instance
 from .errors import InputError
+from .frontier import frontier_frame as frontier
 from .instance import load_instance
+from .portfolio import PortfolioResult, load_portfolio, solve_portfolio
 from .run import PlanModel, SolveResult
+from .sweep import sweep_frame as sweep
 
 solve = solve_instance
 evaluate = evaluate_plan
 
 __all__ = ["solve", "evaluate", "load_instance", "breakdown_frame", "Instance", "Plan", "Metrics",
-           "SolveResult", "PlanModel", "InputError"]
+           "SolveResult", "PlanModel", "InputError", "frontier", "sweep",
+           "solve_portfolio", "load_portfolio", "PortfolioResult"]

@@ -1,10 +1,97 @@
-"""CLI commands for the portfolio feature (registered on `planopt.cli.app`)."""
+"""CLI commands for the portfolio feature (registered on `planopt.cli.app`).
 
+``planopt solve portfolio.json`` dispatches here (``solve_portfolio_command``);
+``planopt generate portfolio`` writes a random portfolio.
+"""
+
+from __future__ import annotations
+
+import json
 from pathlib import Path
 from typing import Optional
+
+import typer
+
+from .cli import EXIT, app, emit_json, guarded
+
+generate_app = typer.Typer(no_args_is_help=True, help="Write random instances for benchmarks and demos.")
+app.add_typer(generate_app, name="generate")
+
+
+def portfolio_report(result) -> str:
+    from .report import table, usd
+    head = f"planopt · portfolio {result.name} · {result.status}"
+    if result.gap is not None:
+        head += f" (gap {result.gap:.2%})"
+    out = [head, ""]
+    if not result.jobs:
+        out.append(result.message or "no schedule")
+        return "\n".join(out)
+    out += ["Procurement (reserved for the whole horizon)",
+            table([(g, result.reserved.get(g, 0), "-" if result.utilisation.get(g) is None else f"{result.utilisation[g]:.0%}")
+                   for g in result.gpu_types], header=("GPU type", "reserved", "utilisation")), ""]
+    rows = []
+    for j in result.jobs:
+        p = j.plan
+        recipe = p.method + (f" {'-'.join(map(str, p.samples_per_prompt))}" if p.samples_per_prompt else "") + \
+            (f" {p.teacher_precision}" if p.teacher_precision else "") + \
+            (f" mix {p.external_data_share:g}" if p.external_data_share is not None else "")
+        tiers = {}
+        for (b, k), v in j.gpu_hours.items():
+            tiers[k] = tiers.get(k, 0.0) + v
+        total = sum(tiers.values()) or 1.0
+        mix = " ".join(f"{k.replace('_', '-')} {v / total:.0%}" for k, v in tiers.items())
+        rows.append((j.name, recipe, f"{p.steps:,}", f"{p.gpu_count}×{p.gpu}", f"{p.checkpoint_interval_minutes:g}",
+                     j.release_bucket, j.start_bucket, j.finish_bucket, j.deadline_bucket, f"{total:,.0f}", mix,
+                     f"{j.metrics.quality:.1f}", usd(j.cost_usd)))
+    out += ["Jobs (buckets are 0-based)", table(rows, header=("job", "recipe", "steps", "GPUs", "ckpt min", "release", "start",
+                                                               "finish", "deadline", "GPU-h", "tiers", "quality", "cost")), ""]
+    bd = result.cost_breakdown_usd
+    out += ["Cost", table([("reserved commitment", usd(bd["reserved"])), ("on-demand GPU-hours", usd(bd["on_demand"])),
+                           ("spot GPU-hours", usd(bd["spot"])), ("jobs' non-compute (data, storage, ops, ...)", usd(bd["noncompute"])),
+                           ("total", usd(result.cost_usd))])]
+    if result.violations:
+        out += ["", "WARNING: the evaluator disagrees with the MIP: " + "; ".join(result.violations[:5])]
+    out += ["", f"model built in {result.build_seconds:.2f} s, solved in {result.solve_seconds:.2f} s"]
+    return "\n".join(out)
 
 
 def solve_portfolio_command(file: Path, json_out: bool, time_limit: Optional[float], plot: Optional[Path]) -> int:
     """Solve a portfolio instance, print it, return the exit code."""
+    from .portfolio import solve_portfolio
+    result = solve_portfolio(file, time_limit=time_limit)
+    if json_out:
+        emit_json(result.to_dict())
+    else:
+        typer.echo(portfolio_report(result))
+    if plot is not None and result.jobs:
+        from .portfolio_plot import plot_schedule
+        plot_schedule(result, plot)
+        if not json_out:
+            typer.echo(f"schedule chart written to {plot}")
+    return EXIT[result.status]
+
+
+@generate_app.command("portfolio")
+@guarded
+def generate_portfolio(jobs: int = typer.Option(5, "--jobs", min=1, help="number of jobs"),
+                       gpu_types: int = typer.Option(3, "--gpu-types", min=1, help="number of GPU types"),
+                       buckets: int = typer.Option(8, "--buckets", min=1, help="number of time buckets"),
+                       bucket_hours: float = typer.Option(168.0, "--bucket-hours", min=1.0, help="hours per bucket"),
+                       seed: int = typer.Option(0, "--seed", help="random seed"),
+                       out: Optional[Path] = typer.Option(None, "--out", help="output JSON file (default: stdout)")):
+    """Write a realistic random portfolio (catalog models and GPUs) for benchmarks and demos."""
     from .errors import InputError
-    raise InputError(f"{file}: portfolio instances are not supported yet")
+    from .generate import random_portfolio
+    if buckets < 2:
+        raise InputError("--buckets: expected at least 2")
+    try:
+        data = random_portfolio(jobs, gpu_types, buckets, seed=seed, bucket_hours=bucket_hours)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    text = json.dumps(data, indent=1)
+    if out is None:
+        typer.echo(text)
+    else:
+        out.write_text(text + "\n")
+        typer.echo(f"wrote {out}: {jobs} jobs, {gpu_types} GPU types, {buckets} buckets")

@@ -127,10 +127,19 @@ def _elastic(pm: PlanModel, names: list[str]) -> dict[str, float] | None:
 
 
 def _outward(name: str, limit: float, slack: float) -> float:
-    """The relaxed limit, rounded away from the infeasible side."""
+    """The relaxed limit, rounded away from the infeasible side.
+
+    The margin clears the solver's and the evaluator's feasibility tolerances;
+    the rounding keeps 8 significant digits (a grid of 1e-7 of the value, never
+    coarser than 1e-7 absolute), so the result exceeds the least relaxation by
+    at most 2e-7 of max(1, |value|). (Rounding to a fixed 1e-6 grid overshot
+    small limits, e.g. a forgetting tolerance of 0.03 points, by 3e-5 relative.)"""
     if slack <= 0:
         return limit
-    margin = OUTWARD_MARGIN * max(1.0, abs(limit) + slack)
+    scale = max(1.0, abs(limit) + slack)
+    margin = OUTWARD_MARGIN * scale
+    digits = 7 - math.floor(math.log10(scale))
+    grid = 10.0 ** -digits
     if LIMITS[name][1] == ">=":
-        return math.floor((limit - slack - margin) * 1e6) / 1e6
-    return math.ceil((limit + slack + margin) * 1e6) / 1e6
+        return round(math.floor((limit - slack - margin) / grid) * grid, digits)
+    return round(math.ceil((limit + slack + margin) / grid) * grid, digits)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 
 from planopt.models.costs import Metrics
@@ -36,7 +36,11 @@ from planopt.models.formulation import activate_objective
 from planopt.models.plan import Plan
 
 from .errors import InputError
+from .sweep import plan_columns
 from .run import TIE_BREAK_RELATIVE, PlanModel, SolveResult, _status
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 METRICS = ("cost_usd", "wall_hours", "quality", "forgetting_points")
 # metric -> (objective name, limit that bounds it, sense: +1 minimised, -1 maximised)
@@ -188,3 +192,25 @@ def pareto_filter(vectors: list[tuple[float, float]], x: str, y: str) -> list[in
             keep.append(i)
             best = v
     return keep
+
+
+def points_frame(front: Frontier) -> "pd.DataFrame":
+    import pandas as pd
+    records = []
+    for p in front.points:
+        rec = {k: getattr(p.metrics, k) for k in METRICS}
+        rec["gpu_hours"] = p.metrics.gpu_hours
+        rec.update(plan_columns(p.plan))
+        records.append(rec)
+    columns = [*METRICS, "gpu_hours", *plan_columns(None)]
+    return pd.DataFrame.from_records(records, columns=columns)
+
+
+def frontier_frame(instance, x: str = "cost_usd", y: str = "quality") -> "pd.DataFrame":
+    """The exact Pareto frontier of ``instance`` (path, dict or Instance) in metrics ``x`` and ``y``.
+
+    One row per non-dominated point, from the best ``y`` to the best ``x``:
+    the four metrics, GPU-hours and the plan's fields. The instance's own
+    limits stay in force."""
+    from .instance import load_instance
+    return points_frame(pareto_frontier(PlanModel(load_instance(instance)), x, y))

@@ -33,7 +33,7 @@ def _students():
     return [m for m in load_models().values() if m.params_b <= STUDENT_MAX_PARAMS_B and m.params_b >= 1.0]
 
 
-def random_job(rng: random.Random, index: int, window_hours: float = float("inf")) -> dict[str, Any]:
+def random_job(rng: random.Random, index: int) -> dict[str, Any]:
     models = sorted(load_models().values(), key=lambda m: m.params_b)
     student = rng.choice(_students())
     teachers = [m for m in models if m.params_b > student.params_b * 1.5 and m.params_b <= 80]
@@ -73,12 +73,34 @@ def random_job(rng: random.Random, index: int, window_hours: float = float("inf"
         job["teacher"] = {"architecture": {"preset": teacher.name}, "score": round(rng.uniform(baseline + 15, min(95, baseline + 45)), 1),
                           "precision_options": ["bf16", "fp8"]}
     inst = Instance.model_validate(job)
-    # reachable: recipes whose lead time (labels to buy) leaves at least one bucket for the GPU work
-    profiles = [profile(inst, r) for r in enumerate_recipes(inst)]
-    reachable = [p.quality for p in profiles if p.lead_hours <= window_hours] or [max(p.quality for p in profiles)]
-    best = max(reachable)
+    best = max(profile(inst, r).quality for r in enumerate_recipes(inst))
     job["constraints"] = {"min_quality": round(baseline + rng.uniform(0.3, 0.9) * (best - baseline), 2)}
     return job
+
+
+def _best_quality_in_window(job: dict, portfolio: dict, release: int, deadline: int) -> float | None:
+    """The best quality of a plan that can run in the window: GPU work starts at the first bucket
+    boundary after the lead time and fits in the buckets left at the plan's GPU count."""
+    from planopt.models.costs import Evaluator
+    from planopt.models.portfolio import Portfolio, restrict_to_portfolio
+    H = portfolio["horizon"]["bucket_hours"]
+    skeleton = Portfolio.model_validate({**portfolio, "jobs": [{"instance": job, "release_bucket": release, "deadline_bucket": deadline}]})
+    inst = restrict_to_portfolio(Instance.model_validate({k: v for k, v in job.items() if k != "constraints"}), skeleton)
+    ev = Evaluator(inst)
+    recipes, hardware, intervals = ev.space()
+    best = None
+    for r in recipes:
+        rp = ev.recipe(r)
+        first = release + -(-rp.lead_hours // H)  # first bucket after the lead time
+        buckets = deadline - first + 1
+        if buckets <= 0 or (best is not None and rp.quality <= best):
+            continue
+        for h in hardware:
+            m = ev.metrics(r, h, max(intervals))
+            if m.fits_memory and m.wall_hours - rp.lead_hours <= buckets * H:
+                best = rp.quality
+                break
+    return best
 
 
 def random_portfolio(jobs: int, gpu_types: int, buckets: int, seed: int = 0, bucket_hours: float = 168.0) -> dict[str, Any]:
@@ -112,7 +134,14 @@ def random_portfolio(jobs: int, gpu_types: int, buckets: int, seed: int = 0, buc
     for i in range(jobs):
         release = rng.randint(0, max(0, buckets - 2))
         deadline = min(buckets - 1, release + rng.randint(1, 7))
-        job = random_job(rng, i, window_hours=(deadline - release) * bucket_hours)
+        skeleton = {"kind": "portfolio", "horizon": {"buckets": buckets, "bucket_hours": bucket_hours}, "gpus": gpus}
+        while True:  # redraw until some plan fits the window; the target is then set below what fits
+            job = random_job(rng, i)
+            best = _best_quality_in_window(job, skeleton, release, deadline)
+            if best is not None and best > job["task"]["baseline_score"]:
+                break
+        base = job["task"]["baseline_score"]
+        job["constraints"]["min_quality"] = round(base + rng.uniform(0.3, 0.9) * (best - base), 2)
         out_jobs.append({"release_bucket": release, "deadline_bucket": deadline, "instance": job})
     return {"kind": "portfolio", "name": f"generated-{jobs}j-{gpu_types}g-{buckets}b-s{seed}",
             "horizon": {"buckets": buckets, "bucket_hours": bucket_hours}, "gpus": gpus, "jobs": out_jobs}

@@ -262,7 +262,7 @@ class PortfolioModel:
         return time.perf_counter() - start
 
     def solve(self, time_limit: float | None = None, rel_gap: float = RELATIVE_GAP, warm_start: bool = True,
-              threads: int = 1) -> PortfolioResult:
+              threads: int = 1, explain: bool = True) -> PortfolioResult:
         d = self.data
         result = PortfolioResult("infeasible", name=d.portfolio.name, buckets=len(d.buckets), bucket_hours=d.bucket_hours,
                                  build_seconds=self.build_seconds, gpu_types=list(d.gpus))
@@ -289,9 +289,23 @@ class PortfolioModel:
                 result.gap = abs(inc - bound) / max(1e-9, abs(inc))
             self.extract(result)
         elif status == "infeasible":
-            result.message = "no schedule meets every deadline within the GPUs available" + (
-                " and the budget" if d.portfolio.budget_usd is not None else "")
+            result.message = self.explain_infeasible() if explain else "no schedule"
         return result
+
+    def explain_infeasible(self) -> str:
+        """Which jobs cannot meet their deadline even alone (each solved as a one-job portfolio)."""
+        d = self.data
+        alone = []
+        for j, job in enumerate(d.portfolio.jobs):
+            one = Portfolio.model_validate({**d.portfolio.model_dump(), "jobs": [job.model_dump()], "budget_usd": None})
+            sub = PortfolioModel(PortfolioData(one, [d.instances[j]]), symmetry_breaking=False)
+            if sub.model is None or sub.solve(time_limit=30, warm_start=False, explain=False).status == "infeasible":
+                alone.append(d.names[j])
+        if alone:
+            return (f"no schedule: {len(alone)} job(s) cannot finish by their deadline bucket even alone "
+                    f"(quality target, lead time or GPUs): {', '.join(alone[:5])}{' ...' if len(alone) > 5 else ''}")
+        return "no schedule: each job fits alone, but together they exceed the GPUs available" + (
+            " or the budget" if d.portfolio.budget_usd is not None else "")
 
     def extract(self, result: PortfolioResult) -> None:
         m, form, d = self.model, self.form, self.data

@@ -40,8 +40,12 @@ def dominates(a, b, x, y) -> bool:
 
 def reference_frontier(inst: Instance, x: str, y: str) -> list[tuple[float, float]]:
     vecs = [(getattr(p.metrics, x), getattr(p.metrics, y)) for p in all_plans(inst) if p.feasible]
-    front = [v for v in set(vecs) if not any(dominates(w, v, x, y) for w in vecs)]
-    return sorted(front)
+    front = [v for v in sorted(set(vecs)) if not any(dominates(w, v, x, y) for w in vecs)]
+    distinct = []  # vectors equal within the tolerance are one point
+    for v in front:
+        if not any(same(v, d) for d in distinct):
+            distinct.append(v)
+    return distinct
 
 
 def same(a, b) -> bool:
@@ -60,6 +64,7 @@ def assert_frontier_matches(inst: Instance, x: str, y: str):
         assert any(same(g, r) for r in ref), (x, y, "found point not Pareto-optimal", g, ref)
     for r in ref:
         assert any(same(g, r) for g in got), (x, y, "Pareto point missed", r, got)
+    assert len(got) == len(ref), (got, ref)
     # points are distinct and ordered from best y to best x
     assert len(got) == len({(round(a, 9), round(b, 9)) for a, b in got})
     ys = [METRIC_SENSE[y] * v for _, v in got]
@@ -69,10 +74,23 @@ def assert_frontier_matches(inst: Instance, x: str, y: str):
     return front
 
 
+def tiny(limits: bool = True) -> dict:
+    raw = json.loads((INSTANCES / "tiny.json").read_text())
+    return raw if limits else {**raw, "constraints": {}}
+
+
+@pytest.fixture
+def tiny_free_file(tmp_path):
+    """tiny.json without its limits (a file for the CLI, whose frontier is never empty)."""
+    path = tmp_path / "tiny-free.json"
+    path.write_text(json.dumps(tiny(limits=False)))
+    return path
+
+
+@pytest.mark.parametrize("limits", [True, False], ids=["own-limits", "no-limits"])
 @pytest.mark.parametrize("x,y", list(itertools.permutations(METRICS, 2)))
-def test_tiny_frontier_equals_enumerated_pareto_set(x, y):
-    inst = Instance.model_validate(json.loads((INSTANCES / "tiny.json").read_text()))
-    assert_frontier_matches(inst, x, y)
+def test_tiny_frontier_equals_enumerated_pareto_set(x, y, limits):
+    assert_frontier_matches(Instance.model_validate(tiny(limits)), x, y)
 
 
 @pytest.mark.parametrize("seed", range(60))
@@ -85,31 +103,35 @@ def test_random_frontier_equals_enumerated_pareto_set(seed):
 
 
 def test_frontier_keeps_the_instance_limits():
-    raw = json.loads((INSTANCES / "tiny.json").read_text())
-    inst = Instance.model_validate(raw)
-    loose = Instance.model_validate({**raw, "constraints": {}})
+    free = pareto_frontier(PlanModel(Instance.model_validate(tiny(limits=False))), "cost_usd", "quality").points
+    qualities = sorted(p.metrics.quality for p in free)
+    cut = qualities[len(qualities) // 2]  # a quality floor and a forgetting cap that cut the free frontier
+    forget = sorted(p.metrics.forgetting_points for p in free)[-2]
+    inst = Instance.model_validate({**tiny(), "constraints": {"min_quality": cut, "max_forgetting_points": forget}})
     tight = pareto_frontier(PlanModel(inst), "cost_usd", "quality").points
-    free = pareto_frontier(PlanModel(loose), "cost_usd", "quality").points
-    assert all(p.metrics.quality >= 38 - 1e-9 and p.metrics.forgetting_points <= 5 + 1e-9 for p in tight)
-    assert len(free) > len(tight)  # tiny.json's limits cut the frontier
+    assert tight and len(tight) < len(free)
+    assert all(p.metrics.quality >= cut - 1e-9 and p.metrics.forgetting_points <= forget + 1e-9 for p in tight)
+    assert_frontier_matches(inst, "cost_usd", "quality")
 
 
-def test_frontier_of_an_infeasible_instance_is_empty():
-    raw = json.loads((INSTANCES / "tiny.json").read_text())
-    inst = Instance.model_validate({**raw, "constraints": {"budget_usd": 1.0}})
+def test_frontier_of_an_infeasible_instance_is_empty(tmp_path):
+    inst = Instance.model_validate({**tiny(), "constraints": {"budget_usd": 1.0}})
     assert pareto_frontier(PlanModel(inst), "cost_usd", "quality").points == []
+    path = tmp_path / "broke.json"
+    path.write_text(json.dumps({**tiny(), "constraints": {"budget_usd": 1.0}}))
+    res = CliRunner().invoke(app, ["frontier", str(path), "--json"])
+    assert res.exit_code == 3 and json.loads(res.stdout)["points"] == []
 
 
-def test_cli_frontier_json_csv_parquet_and_plot(tmp_path):
+def test_cli_frontier_json_csv_parquet_and_plot(tmp_path, tiny_free_file):
     runner = CliRunner()
     out_csv, out_pq, png = tmp_path / "f.csv", tmp_path / "f.parquet", tmp_path / "f.png"
-    res = runner.invoke(app, ["frontier", str(INSTANCES / "tiny.json"), "--x", "cost_usd", "--y", "quality",
+    res = runner.invoke(app, ["frontier", str(tiny_free_file), "--x", "cost_usd", "--y", "quality",
                               "--json", "--out", str(out_csv), "--plot", str(png)])
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
-    inst = Instance.model_validate(json.loads((INSTANCES / "tiny.json").read_text()))
-    ref = reference_frontier(inst, "cost_usd", "quality")
-    assert len(data["points"]) == len(ref)
+    ref = reference_frontier(Instance.model_validate(tiny(limits=False)), "cost_usd", "quality")
+    assert len(data["points"]) == len(ref) > 1
     for p in data["points"]:
         assert set(p) >= {"cost_usd", "wall_hours", "quality", "forgetting_points", "plan"}
         assert {"method", "gpu", "gpu_count"} <= set(p["plan"])
@@ -117,7 +139,7 @@ def test_cli_frontier_json_csv_parquet_and_plot(tmp_path):
     df = pd.read_csv(out_csv)
     assert len(df) == len(ref) and {"cost_usd", "quality", "method", "gpu", "gpu_count"} <= set(df.columns)
     assert png.stat().st_size > 1000 and png.read_bytes()[:4] == b"\x89PNG"
-    res = runner.invoke(app, ["frontier", str(INSTANCES / "tiny.json"), "--x", "wall_hours", "--y", "quality",
+    res = runner.invoke(app, ["frontier", str(tiny_free_file), "--x", "wall_hours", "--y", "quality",
                               "--out", str(out_pq)])
     assert res.exit_code == 0, res.output
     assert "quality" in res.stdout and len(pd.read_parquet(out_pq)) >= 1
@@ -133,8 +155,7 @@ def test_cli_frontier_rejects_bad_arguments(args):
 
 def test_python_api_frontier_dataframe():
     import planopt
-    df = planopt.frontier(INSTANCES / "tiny.json", "cost_usd", "quality")
-    inst = Instance.model_validate(json.loads((INSTANCES / "tiny.json").read_text()))
-    assert len(df) == len(reference_frontier(inst, "cost_usd", "quality"))
+    df = planopt.frontier(tiny(limits=False), "cost_usd", "quality")
+    assert len(df) == len(reference_frontier(Instance.model_validate(tiny(limits=False)), "cost_usd", "quality")) > 1
     assert list(df["cost_usd"]) == sorted(df["cost_usd"], reverse=True)
     assert {"cost_usd", "wall_hours", "quality", "forgetting_points", "method", "gpu", "gpu_count"} <= set(df.columns)

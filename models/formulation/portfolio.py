@@ -29,6 +29,14 @@ the job's release and deadline buckets:
    \sum_j u_{j,b,g,res} \le H\, R_g, \quad
    \sum_j u_{j,b,g,od} &\le H\, A^{od}_{g,b}, \quad \sum_j u_{j,b,g,spot} \le H\, A^{s}_{g,b} &&\text{(capacity)}
 
+A job's GPUs run together: it may use a tier of a type in a bucket only if
+that tier holds its whole count (``fits_tier``: on-demand and spot
+availability are data, so the cap sums :math:`n_h z_{j,h}` over the counts
+that fit; ``reservation_holds_job``: a binary :math:`v_{j,g}` marks use of
+reserved GPUs, and then :math:`R_g \ge \sum_{h \in g} n_h z_{j,h}`). Within a
+bucket, capacity is counted in GPU-hours (jobs time-share it), a fluid
+approximation of packing whole jobs into the bucket.
+
 GPU work starts at a bucket boundary once the recipe's lead time (labels,
 teacher) has passed; a job may pause between buckets (it checkpoints).
 :math:`n^{max}_j H` is the data-derived big-M of ``after_lead_time`` (a job
@@ -188,6 +196,31 @@ def build_portfolio(pd_: PortfolioData, tight_linking: bool = True, symmetry_bre
         m.JB = pyo.Set(initialize=sorted(by_jb), dimen=2)
         m.within_job_gpus = pyo.Constraint(m.JB, rule=lambda m, j, b: sum(
             m.gpu_hours[key] for key in by_jb[j, b]) <= H * count_of(m.job[j], jobs[j]))
+
+    # A job's GPUs run together (gang-scheduled): it uses a tier of a type in a bucket only
+    # when that tier holds at least its GPU count. Exact for on-demand and spot (the
+    # availability is data); for reserved GPUs a binary per (job, type) says the job uses
+    # them, and then the reservation must hold the job's count.
+    def fits_tier(m, j, b, g, k):
+        avail = pd_.od_avail[g][b] if k == "on_demand" else pd_.spot_avail[g][b]
+        fd, blk = jobs[j], m.job[j]
+        return m.gpu_hours[j, b, g, k] <= H * sum(fd.hardware[h].count * blk.hardware_chosen[h] for h in blk.H
+                                                   if fd.hardware[h].gpu == g and fd.hardware[h].count <= avail)
+
+    m.TIERED = pyo.Set(initialize=[key for key in keys if key[3] != "reserved"], dimen=4)
+    m.fits_tier = pyo.Constraint(m.TIERED, rule=fits_tier)
+    jg_res = sorted({(j, g) for (j, b, g, k) in keys if k == "reserved"})
+    m.JGR = pyo.Set(initialize=jg_res, dimen=2)
+    m.uses_reserved = pyo.Var(m.JGR, domain=pyo.Binary)
+    res_keys: dict = {}
+    for key in keys:
+        if key[3] == "reserved":
+            res_keys.setdefault((key[0], key[2]), []).append(key)
+    nmax_g = {(j, g): max(hw.count for hw in jobs[j].hardware if hw.gpu == g) for (j, g) in jg_res}
+    m.reserved_only_if_used = pyo.Constraint(m.JGR, rule=lambda m, j, g: sum(m.gpu_hours[key] for key in res_keys[j, g])
+                                             <= H * nmax_g[j, g] * len(res_keys[j, g]) * m.uses_reserved[j, g])
+    m.reservation_holds_job = pyo.Constraint(m.JGR, rule=lambda m, j, g: m.reserved[g] >= count_of(m.job[j], jobs[j], g)
+                                             - nmax_g[j, g] * (1 - m.uses_reserved[j, g]))
 
     lead_rows = []
     late: dict = {}

@@ -1,0 +1,186 @@
+"""`planopt calibrate`: the public calibration set reproduces published runs,
+and the command's exit codes and JSON shape are what FORMAT.md promises.
+
+The cases live in instances/calibration/ (verbatim copies of the public set).
+Expected values here are the published figures or hand arithmetic on them.
+"""
+
+import json
+import math
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from planopt.calibrate import arm_gpu_hours, calibrate_case, calibrate_dir, load_case, step_seconds
+from planopt.cli import app
+from conftest import INSTANCES
+
+CAL = INSTANCES / "calibration"
+CASES = sorted(CAL.glob("*.json"))
+runner = CliRunner()
+
+
+def test_the_public_set_is_present():
+    ids = {json.loads(p.read_text())["id"] for p in CASES}
+    assert {"llama3-405b-interruptions", "nemo-rl-llama31-8b-8xh100", "qwen3-table21-rl-vs-opd",
+            "tml-opd-qwen3-8b-flops", "tml-personalization-forgetting", "young-daly-3h"} <= ids
+
+
+@pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
+def test_every_figure_is_within_its_tolerance(path):
+    case = json.loads(path.read_text())
+    rows = calibrate_case(path)
+    published = case["published"][case["predict"]] if case["predict"] in case["published"] else None
+    # one row per published figure
+    expected = len(published) if isinstance(published, list) else len(case["published"])
+    assert len(rows) == expected
+    for row in rows:
+        assert row.predicted is not None and math.isfinite(row.predicted)
+        assert 1 / case["tolerance"] <= row.predicted / row.published <= case["tolerance"], row
+        assert row.passed
+
+
+def test_flops_follow_the_source_convention():
+    # TML OPD: 150 steps x 512 prompts x 4 samples x 4,200 tokens; student 8N, teacher 2N per token
+    rows = {r.figure: r for r in calibrate_case(CAL / "tml-opd-qwen3-8b-flops.json")}
+    tokens = 150 * 512 * 4 * 4200
+    assert rows["student_flops"].predicted == pytest.approx(tokens * 8 * 8.19e9)
+    assert rows["teacher_flops"].predicted == pytest.approx(tokens * 2 * 32.8e9)
+
+
+def test_interruptions_scale_with_gpus_and_hours(tmp_path):
+    case = json.loads((CAL / "llama3-405b-interruptions.json").read_text())
+    case.update(gpu_count=1024, hours=100)
+    p = tmp_path / "small.json"
+    p.write_text(json.dumps(case))
+    (row,) = calibrate_case(p)
+    assert row.predicted == pytest.approx(419 / (16384 * 1296) * 1024 * 100)
+
+
+@pytest.mark.parametrize("mtbf_h, write_s", [(24.0, 60), (100.0, 120), (3.0, 300)])
+def test_the_optimiser_finds_young_daly_on_its_own(tmp_path, mtbf_h, write_s):
+    case = json.loads((CAL / "young-daly-3h.json").read_text())
+    case.update(job_mtbf_hours=mtbf_h, checkpoint_write_seconds=write_s, restart_seconds=600)
+    p = tmp_path / "yd.json"
+    p.write_text(json.dumps(case))
+    (row,) = calibrate_case(p)
+    young_minutes = math.sqrt(2 * write_s / 3600 * mtbf_h) * 60
+    assert abs(row.predicted - young_minutes) <= 1.0  # the grid is every minute
+
+
+def test_step_time_grows_with_responses_and_shrinks_with_gpus(tmp_path):
+    base = json.loads((CAL / "nemo-rl-llama31-8b-8xh100.json").read_text())
+
+    def seconds(**changes):
+        case = json.loads(json.dumps(base))
+        for key, value in changes.items():
+            if key == "gpu_count":
+                case["gpu_count"] = value
+            else:
+                case["workload"][key] = value
+        p = tmp_path / "c.json"
+        p.write_text(json.dumps(case))
+        return step_seconds(load_case(p))[0]
+
+    t = seconds()
+    assert seconds(response_tokens=2000) > t
+    assert seconds(max_response_tokens=8192) > t
+    assert seconds(gpu_count=16) < t
+    assert seconds(activation_recompute=False) < t
+
+
+def test_nemo_rl_step_breakdown_has_every_part():
+    _, by = step_seconds(load_case(CAL / "nemo-rl-llama31-8b-8xh100.json"))
+    families = {k.split("|")[0] for k in by}
+    assert {"decode_tokens", "rollout_tail_steps", "student_logprob_flops", "train_flops", "weight_sync_steps"} <= families
+    # NeMo RL v0.3 (8 H100, Llama-3.1-8B): refit ~5 s of a ~112 s step
+    sync = sum(v for k, v in by.items() if k.startswith("weight_sync"))
+    assert 2.5 < sync < 10
+
+
+def test_learning_curves_are_anchored_on_qwen3_table21_gpu_hours():
+    case = load_case(CAL / "qwen3-table21-rl-vs-opd.json")
+    rl, _ = arm_gpu_hours(case, 0)
+    opd, _ = arm_gpu_hours(case, 1)
+    assert 17_920 / 1.25 < rl < 17_920 * 1.25
+    assert 1_800 / 1.25 < opd < 1_800 * 1.25
+
+
+def test_forgetting_shrinks_with_general_data(tmp_path):
+    case = json.loads((CAL / "tml-personalization-forgetting.json").read_text())
+    shares = [1.0, 0.9, 0.7, 0.5]
+    case["points"] = [{"external_data_share": s} for s in shares]
+    case["published"]["forgetting_points"] = [1.0] * len(shares)
+    p = tmp_path / "f.json"
+    p.write_text(json.dumps(case))
+    values = [r.predicted for r in calibrate_case(p)]
+    assert values == sorted(values, reverse=True)
+    assert values[0] < case["baseline_score"]
+
+
+# --- the command --------------------------------------------------------------
+
+def test_cli_exit_0_when_every_case_passes():
+    res = runner.invoke(app, ["calibrate", str(CAL)])
+    assert res.exit_code == 0, res.output
+    for p in CASES:
+        assert json.loads(p.read_text())["id"] in res.output
+
+
+def test_cli_json_is_one_array_of_figures():
+    res = runner.invoke(app, ["calibrate", str(CAL), "--json"])
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.stdout)
+    assert isinstance(rows, list) and rows
+    for row in rows:
+        assert set(row) == {"id", "figure", "predicted", "published", "ratio", "passed"}
+        assert row["ratio"] == pytest.approx(row["predicted"] / row["published"])
+    figures = {(r["id"], r["figure"]) for r in rows}
+    assert ("tml-opd-qwen3-8b-flops", "teacher_flops") in figures
+    assert ("tml-personalization-forgetting", "forgetting_points[1]") in figures
+
+
+def test_cli_exit_1_when_a_figure_is_off(tmp_path):
+    for p in CASES:
+        shutil.copy(p, tmp_path / p.name)
+    bad = json.loads((CAL / "llama3-405b-interruptions.json").read_text())
+    bad["published"]["interruptions"] = 419_000
+    (tmp_path / "llama3-405b-interruptions.json").write_text(json.dumps(bad))
+    res = runner.invoke(app, ["calibrate", str(tmp_path)])
+    assert res.exit_code == 1, res.output
+    assert "FAIL" in res.output
+    js = json.loads(runner.invoke(app, ["calibrate", str(tmp_path), "--json"]).stdout)
+    assert [r["id"] for r in js if not r["passed"]] == ["llama3-405b-interruptions"]
+
+
+@pytest.mark.parametrize("mutate, field", [
+    (lambda c: c["workload"].pop("max_response_tokens"), "workload.max_response_tokens"),
+    (lambda c: c["student"].update(layers="many"), "student.layers"),
+    (lambda c: c.update(predict="vibes"), "predict"),
+    (lambda c: c.pop("tolerance"), "tolerance"),
+])
+def test_cli_exit_2_names_the_file_and_field(tmp_path, mutate, field):
+    case = json.loads((CAL / "nemo-rl-llama31-8b-8xh100.json").read_text())
+    mutate(case)
+    p = tmp_path / "broken.json"
+    p.write_text(json.dumps(case))
+    res = runner.invoke(app, ["calibrate", str(tmp_path)])
+    assert res.exit_code == 2, res.output
+    assert "broken.json" in res.output and field in res.output
+    assert "Traceback" not in res.output and len(res.output.strip().splitlines()) == 1
+
+
+def test_cli_exit_2_on_invalid_json(tmp_path):
+    (tmp_path / "garbled.json").write_text("{not json")
+    res = runner.invoke(app, ["calibrate", str(tmp_path)])
+    assert res.exit_code == 2
+    assert "garbled.json" in res.output
+
+
+def test_calibrate_dir_rows_are_dataframe_friendly():
+    import pandas as pd
+    frame = pd.DataFrame([r.as_record() for r in calibrate_dir(CAL)])
+    assert {"id", "figure", "predicted", "published", "ratio", "passed", "tolerance", "file"} <= set(frame.columns)
+    assert frame["passed"].all()
