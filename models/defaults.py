@@ -40,10 +40,19 @@ LOG_BYTES_PER_TOKEN = 4.0
 # torchtitan Llama 3.1 8B on 8×H100 BF16 FSDP: 33–39 % -> 0.36 ([TITAN]);
 # Megatron-LM on A100: 22B 41.5 %, 175B 51.4 % ([MLE] quoting Megatron-LM).
 MFU_BY_ACTIVE_PARAMS_B = ((8.0, 0.36), (22.0, 0.415), (175.0, 0.514))
-# MoE models reach a lower share of peak: NeMo Automodel Qwen3/DeepSeek MoE on
-# H100 BF16 189–279 TFLOP/s (mean 234, i.e. 0.237 of 989) vs 0.36 for a dense
-# 8B ([AUTOMODEL] vs [TITAN]) -> factor 0.66 (INFERRED).
-MFU_MOE_FACTOR = 0.66
+# MoE training MFU (replaces the dense curve for MoE students), log-interpolated in
+# active parameters and flat outside: Megatron-Core, the trainer of NeMo RL's Megatron
+# backend, measures Qwen3-30B-A3B on 16 H100 at 5,275 tokens/s/GPU and Qwen3-235B-A22B
+# on 256 H100 at 1,575 tokens/s/GPU (Megatron-Bridge 25.11 performance table, FP8;
+# hardware.md C.2 [MBRIDGE]) -> 6 x 3.3e9 x 5,275 = 104 and 6 x 22e9 x 1,575 = 208
+# TFLOP/s of model FLOPs, 0.105 and 0.21 of the H100's BF16 peak (INFERRED). A BF16 run is
+# no faster than an FP8 one, so these are upper bounds for the RL trainer's BF16 MFU.
+# They replace the earlier factor 0.66 x dense MFU (NeMo Automodel + DeepEP, 189-279
+# TFLOP/s in BF16, [AUTOMODEL]), which NeMo RL's Megatron path does not reach: with it
+# Qwen3-30B-A3B GRPO steps were predicted at 0.83-0.89 of NeMo RL's published times,
+# with this curve at 1.02-1.04 (CALIBRATION.md). The expert all-to-all is priced as its
+# own term on top (MOE_ALLTOALL_*), although the measured throughput includes it.
+MFU_MOE_BY_ACTIVE_PARAMS_B = ((3.3, 0.105), (22.0, 0.21))
 # Multi-node scaling: torchtitan Llama 3.1 8B keeps 5,605 of 5,762 tokens/s/GPU
 # from 8 to 128 H100 (four doublings): 0.993 per doubling beyond one node
 # (INFERRED from [TITAN]).
@@ -53,6 +62,11 @@ SCALING_EFFICIENCY_PER_DOUBLING = 0.993
 MAMF_SHARE_OF_PEAK = {
     "A100-40GB": 0.87, "A100-80GB": 0.87, "H100-SXM": 0.80, "H100-PCIe": 0.80,
     "H200": 0.80, "B200": 0.78, "MI300X": 0.51, "MI325X": 0.60,
+    # GB200: [MLE] measures its own MAMF, 1,822 of 2,500 TFLOPS = 0.73 (hardware.md A.1
+    # notes), below the B200's 0.78. GB200 / H100 = 2.5 x 0.73 / 0.80 = 2.28x per GPU,
+    # against Megatron-Bridge's measured 2.18x (Llama3 8B FP8, 31,508 vs 14,451 tokens/s/GPU,
+    # hardware.md C.2) and NeMo RL's ~2x (Qwen3-32B GRPO, 16 GB200 381 s vs 32 H100 376 s).
+    "GB200": 0.73,
 }
 MAMF_REFERENCE_SHARE = 0.80  # H100 SXM, [MLE]; also the fallback for chips [MLE] does not list
 # Decode memory-bandwidth utilisation: "real systems land around 60 to 85
@@ -66,6 +80,39 @@ ROLLOUT_HBM_SHARE = 0.6
 # CUDA context and allocator fragmentation (vLLM default
 # gpu_memory_utilization 0.9).
 TRAIN_HBM_SHARE = 0.9
+
+# --- Mixture-of-experts communication ---------------------------------------
+# Routed experts per token: Qwen3-30B-A3B and Qwen3-235B-A22B route each token
+# to 8 of 128 experts (hardware.md E), DeepSeek-V3 to 8 of 256 (DeepSeek-V3
+# config.json, num_experts_per_tok 8). The schema has no top-k field, so 8 is
+# used for every MoE student.
+MOE_ROUTED_EXPERTS_PER_TOKEN = 8
+# Expert-parallel all-to-all: per MoE layer and pass, each token's hidden
+# vector (bf16) is dispatched to its k experts and the k outputs combined back
+# (DeepEP, github.com/deepseek-ai/DeepEP README: "MoE dispatch and combine";
+# the backward pass of a dispatch is a combine and vice versa, so a training
+# step moves the bytes twice, three times with recomputation).
+MOE_ALLTOALL_BYTES_PER_ELEMENT = 2.0
+# Achieved all-to-all bandwidth as a share of the per-GPU link (scale-out when
+# the job spans nodes, one direction of the scale-up link otherwise): DeepEP
+# V2 README, SM90 + CX7 (50 GB/s), EP 8x4: 61 GB/s "logical" bottleneck
+# bandwidth including local-rank traffic, "matches or exceeds hardware
+# bandwidth limits" -> 1.0 of the link for bytes counted without the local
+# share (INFERRED). NeMo RL's Megatron uses its own all-to-all dispatcher, not
+# DeepEP, so this is an upper bound on the achieved rate.
+MOE_ALLTOALL_SHARE_OF_LINK = 1.0
+
+# --- Tensor-parallel decode communication ----------------------------------
+# A tensor-parallel decode iteration all-reduces the hidden state twice per
+# layer (Megatron-LM, arXiv 1909.08053 §3: one all-reduce after attention, one
+# after the MLP, in the forward pass). Each costs a fixed latency plus the ring
+# bytes 2(tp-1)/tp x batch x hidden x 2 B over the link. Latency per
+# all-reduce: ~10 us inside an NVLink node and ~50 us across nodes over
+# InfiniBand for the sub-MB messages of decode (INFERRED, weak: order of
+# magnitude of NCCL small-message all-reduce latencies; no per-case fit).
+TP_ALLREDUCES_PER_LAYER = 2
+TP_ALLREDUCE_LATENCY_S_SCALE_UP = 10e-6
+TP_ALLREDUCE_LATENCY_S_SCALE_OUT = 50e-6
 
 # --- Reliability ------------------------------------------------------------
 # Llama 3 (arXiv 2407.21783 §3.3.4): 419 unexpected interruptions in 54 days
@@ -118,7 +165,10 @@ RL_CEILING_SHARE_OF_HEADROOM = 0.50
 # prompt, OPD 4 with the Qwen3-235B-A22B teacher in bf16). planopt's own
 # evaluator prices one such step at 6.99 GPU-h for RL and 4.01 GPU-h for OPD
 # (generation, the longest response, log-probs, update, refit; INFERRED by
-# `planopt calibrate`, tests/test_calibration.py re-checks the anchor).
+# `planopt calibrate`, tests/test_calibration.py re-checks the anchor). Since the
+# MoE MFU curve (MFU_MOE_BY_ACTIVE_PARAMS_B) prices the Qwen3-235B-A22B teacher's
+# scoring, an OPD step is 4.13 GPU-h and the OPD arm 1,855 GPU-h, 3 % above the
+# anchor; OPD_SIGNAL_SCALE_SAMPLES was not re-fitted for it.
 # RL: 17,920 / 6.99 = 2,565 steps = 2,565·512·15 = 19.7M group comparisons
 # (all groups mixed at a 0.55 pass rate and k = 16); 67.6 is
 # 1 - exp(-S/S0) = (67.6-55)/(77.5-55) = 0.56 of the way to the ceiling

@@ -13,6 +13,10 @@ recipe's compute time on :math:`h` is linear in its amounts:
   :math:`(R_{max} - \bar R)\, t_{step}(1)`, and the weight hand-over
   :math:`W / (tp \cdot \min(\mathrm{link}, \beta_{refit}))`;
 - FLOPs: :math:`1 / (n \cdot \mathrm{peak}_p \cdot \mathrm{MFU})`;
+- expert-parallel all-to-all bytes (MoE students): :math:`1 / (n \cdot \beta_{a2a})`,
+  :math:`\beta_{a2a}` the scale-out link across nodes, one direction of the
+  scale-up link inside one; a decode iteration also pays the tensor-parallel
+  all-reduces (``physics.tp_decode_allreduce_seconds``);
 - environment waits: one second per second.
 """
 
@@ -24,7 +28,7 @@ from functools import cached_property
 from . import physics as ph
 from .catalog import GpuSpec
 from .plan import HardwareChoice
-from .recipes import DECODE, ENV_WAIT, PREFILL, REWARD_MODEL, STUDENT_FWD, SYNC, TAIL, TEACHER, TRAIN, family_of
+from .recipes import DECODE, ENV_WAIT, LOGPROB_A2A, PREFILL, REWARD_MODEL, STUDENT_FWD, SYNC, TAIL, TEACHER, TRAIN, TRAIN_A2A, family_of
 from .schema import GpuOption, Instance
 
 
@@ -154,6 +158,8 @@ class HardwareProfile:
             return ph.compute_seconds(1.0, inst.reward.reward_model, gpu, n, eff)
         if fam == ENV_WAIT:
             return 1.0
+        if fam in (TRAIN_A2A, LOGPROB_A2A):
+            return ph.alltoall_seconds(1.0, gpu, n)
         task, tp = inst.task, self.rollout_tp
         replicas = n / tp
         live_context = task.prompt_tokens + task.response_tokens / 2.0

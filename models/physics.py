@@ -53,31 +53,34 @@ def nodes(gpu: GpuSpec, count: int) -> int:
     return max(1, math.ceil(count / gpu.gpus_per_node))
 
 
+def _log_interpolate(points: tuple[tuple[float, float], ...], x: float) -> float:
+    """Piecewise-linear in log(x) through ``points`` (sorted by x), flat outside them."""
+    if x <= points[0][0]:
+        return points[0][1]
+    if x >= points[-1][0]:
+        return points[-1][1]
+    for (x0, y0), (x1, y1) in zip(points, points[1:]):
+        if x0 <= x <= x1:
+            t = (math.log(x) - math.log(x0)) / (math.log(x1) - math.log(x0))
+            return y0 + t * (y1 - y0)
+    raise ValueError(x)
+
+
 def mfu(arch: Architecture, gpu: GpuSpec, count: int, eff: Efficiency) -> float:
     r"""Achieved model-FLOPs utilisation of a training or scoring pass.
 
-    .. math:: \mathrm{MFU} = m(N_{act}) \cdot f_{MoE} \cdot \frac{s_{MAMF}(g)}{s_{MAMF}(H100)} \cdot e^{\log_2(\mathrm{nodes})}
+    .. math:: \mathrm{MFU} = m(N_{act}) \cdot \frac{s_{MAMF}(g)}{s_{MAMF}(H100)} \cdot e^{\log_2(\mathrm{nodes})}
 
-    :math:`m` interpolates sourced dense points in :math:`\log N`; an instance's
-    ``efficiency.mfu_train`` replaces :math:`m \cdot f_{MoE}`.
+    :math:`m` interpolates sourced points in :math:`\log N_{act}`: the dense curve
+    for dense students, Megatron-Core's measured MoE curve for MoE students; an
+    instance's ``efficiency.mfu_train`` replaces :math:`m`.
     """
     if eff.mfu_train is not None:
         base = eff.mfu_train
+    elif arch.is_moe:
+        base = _log_interpolate(d.MFU_MOE_BY_ACTIVE_PARAMS_B, arch.active_params_b)
     else:
-        pts = d.MFU_BY_ACTIVE_PARAMS_B
-        x = math.log(arch.active_params_b)
-        if arch.active_params_b <= pts[0][0]:
-            base = pts[0][1]
-        elif arch.active_params_b >= pts[-1][0]:
-            base = pts[-1][1]
-        else:
-            for (x0, y0), (x1, y1) in zip(pts, pts[1:]):
-                if x0 <= arch.active_params_b <= x1:
-                    t = (x - math.log(x0)) / (math.log(x1) - math.log(x0))
-                    base = y0 + t * (y1 - y0)
-                    break
-        if arch.is_moe:
-            base *= d.MFU_MOE_FACTOR
+        base = _log_interpolate(d.MFU_BY_ACTIVE_PARAMS_B, arch.active_params_b)
     vendor = d.MAMF_SHARE_OF_PEAK.get(gpu.name, d.MAMF_REFERENCE_SHARE) / d.MAMF_REFERENCE_SHARE
     scaling = eff.scaling_efficiency_per_doubling ** math.log2(nodes(gpu, count))
     return base * vendor * scaling
@@ -131,7 +134,26 @@ def decode_step_seconds(arch: Architecture, gpu: GpuSpec, tp: int, batch: float,
     mem = (weight_bytes(arch.params_b) + batch * kv_bytes_per_token(arch) * context_tokens) / (tp * gpu.hbm_tbps * TERA * eff.decode_mbu)
     share = d.MAMF_SHARE_OF_PEAK.get(gpu.name, d.MAMF_REFERENCE_SHARE)
     flop = forward_flops_per_token(arch) * batch / (tp * gpu.bf16_tflops * TERA * share)
-    return max(mem, flop)
+    return max(mem, flop) + tp_decode_allreduce_seconds(arch, gpu, tp, batch)
+
+
+def tp_decode_allreduce_seconds(arch: Architecture, gpu: GpuSpec, tp: int, batch: float) -> float:
+    r"""Tensor-parallel all-reduces of one decode iteration (zero at :math:`tp = 1`).
+
+    .. math:: t = a \cdot L \Big(\lambda + \frac{2 (tp-1)}{tp} \cdot \frac{b \cdot h \cdot 2}{\mathrm{link}}\Big)
+
+    :math:`a = 2` all-reduces per layer (Megatron-LM); over the scale-out link
+    with its latency when the group spans nodes, over one direction of the
+    scale-up link otherwise.
+    """
+    if tp <= 1:
+        return 0.0
+    if tp > gpu.gpus_per_node:
+        link, latency = gpu.inter_node_gb_per_s, d.TP_ALLREDUCE_LATENCY_S_SCALE_OUT
+    else:
+        link, latency = gpu.intra_node_gb_per_s / 2.0, d.TP_ALLREDUCE_LATENCY_S_SCALE_UP
+    ring = 2.0 * (tp - 1) / tp * batch * arch.hidden * d.ACTIVATION_BYTES_PER_ELEMENT / (link * GB)
+    return d.TP_ALLREDUCES_PER_LAYER * arch.layers * (latency + ring)
 
 
 def max_decode_batch(arch: Architecture, gpu: GpuSpec, tp: int, context_tokens: float, eff: Efficiency) -> float:
@@ -181,3 +203,30 @@ def weight_sync_seconds(arch: Architecture, gpu: GpuSpec, count: int, tp: int) -
     """
     link = gpu.intra_node_gb_per_s if count <= gpu.gpus_per_node else gpu.inter_node_gb_per_s
     return weight_bytes(arch.params_b) / (tp * min(link, d.REFIT_GB_PER_S_PER_GPU) * GB)
+
+
+def moe_alltoall_bytes_per_token(arch: Architecture) -> float:
+    r"""Expert-parallel all-to-all bytes per token and pass (dispatch + combine).
+
+    .. math:: B = 2 \cdot k \cdot h \cdot L \cdot b
+
+    each of the :math:`L` layers sends the token's hidden vector (:math:`h`
+    elements of :math:`b` bytes) to its :math:`k` routed experts and gathers the
+    :math:`k` outputs back (DeepEP dispatch/combine). Zero for a dense model.
+    """
+    if not arch.is_moe:
+        return 0.0
+    return 2.0 * d.MOE_ROUTED_EXPERTS_PER_TOKEN * arch.hidden * arch.layers * d.MOE_ALLTOALL_BYTES_PER_ELEMENT
+
+
+def alltoall_gb_per_s_per_gpu(gpu: GpuSpec, count: int) -> float:
+    r"""Achieved all-to-all rate per GPU: the scale-out link when the job spans
+    nodes, one direction of the (bidirectional) scale-up link otherwise, times
+    the achieved share :math:`s_{a2a}`."""
+    link = gpu.inter_node_gb_per_s if count > gpu.gpus_per_node else gpu.intra_node_gb_per_s / 2.0
+    return link * d.MOE_ALLTOALL_SHARE_OF_LINK
+
+
+def alltoall_seconds(bytes_total: float, gpu: GpuSpec, count: int) -> float:
+    r"""All-to-all time spread over the job: :math:`t = B / (n \cdot \beta_{a2a})`."""
+    return bytes_total / (count * alltoall_gb_per_s_per_gpu(gpu, count) * GB)

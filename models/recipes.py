@@ -41,9 +41,11 @@ from .schema import Instance
 # Component families, and the part of the wall-clock breakdown each fills.
 DECODE, TAIL, SYNC, PREFILL = "decode_tokens", "rollout_tail_steps", "weight_sync_steps", "prefill_flops"
 STUDENT_FWD, TEACHER, REWARD_MODEL, TRAIN, ENV_WAIT = "student_logprob_flops", "teacher_flops", "reward_model_flops", "train_flops", "env_wait_seconds"
+# Expert-parallel all-to-all bytes of a mixture-of-experts student (zero for dense).
+TRAIN_A2A, LOGPROB_A2A = "train_alltoall_bytes", "logprob_alltoall_bytes"
 HOURS_CATEGORY = {DECODE: "generation", TAIL: "generation", PREFILL: "generation", STUDENT_FWD: "scoring",
                   TEACHER: "scoring", REWARD_MODEL: "scoring", TRAIN: "training", SYNC: "training",
-                  ENV_WAIT: "environment_wait"}
+                  ENV_WAIT: "environment_wait", TRAIN_A2A: "training", LOGPROB_A2A: "scoring"}
 
 
 def component(family: str, *qualifiers: object) -> str:
@@ -122,6 +124,12 @@ def check_recipe(inst: Instance, r: Recipe) -> None:
         raise ValueError("plan.teacher_precision: must be null for rl")
 
 
+def _train_alltoall_passes(inst: Instance) -> float:
+    """All-to-all passes of a training step: forward and backward (a dispatch's
+    backward is a combine), plus a recomputed forward with activation recomputation."""
+    return 3.0 if inst.training.activation_recompute else 2.0
+
+
 def _sft_profile(inst: Instance, r: Recipe) -> RecipeProfile:
     stu, task, data, pri = inst.student, inst.task, inst.sft_data, inst.priors
     examples = r.steps * inst.training.methods["sft"].prompts_per_step
@@ -135,8 +143,12 @@ def _sft_profile(inst: Instance, r: Recipe) -> RecipeProfile:
     forgetting = (task.general_score_baseline * pri.sft.forgetting_share_of_baseline
                   * r.external_data_share ** pri.sft_forgetting_mix_exponent
                   * (1.0 - math.exp(-examples / pri.sft_forgetting_scale_samples)))
+    amounts = {component(TRAIN): train}
+    a2a = ph.moe_alltoall_bytes_per_token(stu)
+    if a2a > 0:
+        amounts[component(TRAIN_A2A)] = tokens * a2a * _train_alltoall_passes(inst)
     return RecipeProfile(
-        recipe=r, amounts={component(TRAIN): train}, flops={"student_train": model_train, "student_train_hardware": train},
+        recipe=r, amounts=amounts, flops={"student_train": model_train, "student_train_hardware": train},
         samples=examples, data_usd=to_buy * data.usd_per_labeled_example, environments_usd=0.0, log_storage_usd=0.0,
         lead_hours=24.0 * to_buy / data.labeled_examples_per_day, quality=quality, forgetting_points=forgetting,
         extra={"examples": examples, "labels_bought": to_buy})
@@ -187,6 +199,10 @@ def _on_policy_profile(inst: Instance, r: Recipe) -> RecipeProfile:
         flops["reward_model"] = rm
     train = samples * seq * ph.train_flops_per_token(stu, inst.training.activation_recompute)
     add(component(TRAIN), train)
+    a2a = ph.moe_alltoall_bytes_per_token(stu)
+    if a2a > 0:
+        add(component(LOGPROB_A2A), samples * seq * a2a * logprob_passes)
+        add(component(TRAIN_A2A), samples * seq * a2a * _train_alltoall_passes(inst))
     flops["student_train"] = samples * seq * ph.train_flops_per_token(stu, False)
     flops["student_train_hardware"] = train
     if inst.environments.latency_seconds_per_step > 0:

@@ -37,6 +37,14 @@ def _check_plot(path: Optional[Path]) -> None:
         raise InputError(f"--plot: folder {path.parent} does not exist")
 
 
+def _load_job(file: Path, command: str):
+    from .errors import InputError, read_json
+    from .instance import load_instance
+    if read_json(file).get("kind") == "portfolio":
+        raise InputError(f"{file}: `planopt {command}` takes a single-job instance, not a portfolio")
+    return load_instance(file)
+
+
 def _write_table(df, path: Path) -> None:
     if path.suffix.lower() == ".csv":
         df.to_csv(path, index=False)
@@ -72,7 +80,6 @@ def frontier(file: Path = typer.Argument(..., help="instance JSON"),
     """Exact Pareto frontier of two metrics: every non-dominated plan, by ε-constraint on the MIP."""
     from .errors import InputError
     from .frontier import METRICS, check_metric, pareto_frontier, points_frame
-    from .instance import load_instance
     from .report import table
     from .run import PlanModel
     check_metric(x, "--x")
@@ -81,7 +88,7 @@ def frontier(file: Path = typer.Argument(..., help="instance JSON"),
         raise InputError(f"--x and --y must differ (both are {x})")
     _check_out(out)
     _check_plot(plot)
-    inst = load_instance(file)
+    inst = _load_job(file, "frontier")
     front = pareto_frontier(PlanModel(inst), x, y)
     if out is not None:
         _write_table(points_frame(front), out)
@@ -119,7 +126,6 @@ def sweep(file: Path = typer.Argument(..., help="instance JSON"),
           json_out: bool = JSON, out: Optional[Path] = OUT, plot: Optional[Path] = PLOT):
     """Re-solve one persistent model over a range of one limit (only its right-hand side changes)."""
     from .errors import InputError
-    from .instance import load_instance
     from .report import table
     from .run import PlanModel
     from .sweep import parse_range, rows_frame, run_sweep
@@ -138,7 +144,7 @@ def sweep(file: Path = typer.Argument(..., help="instance JSON"),
         raise InputError(f"--time-limit: expected a positive number of seconds, got {time_limit}")
     _check_out(out)
     _check_plot(plot)
-    inst = load_instance(file).with_overrides(objective=objective.value if objective else None)
+    inst = _load_job(file, "sweep").with_overrides(objective=objective.value if objective else None)
     pm = PlanModel(inst)
     if json_out:
         rows = run_sweep(pm, limit, values, time_limit=time_limit, reuse=reuse)

@@ -13,9 +13,10 @@ by re-solving one persistent :class:`~planopt.run.PlanModel`:
    :data:`EPSILON_STEP_RELATIVE` of its magnitude and repeat until the model
    is infeasible.
 
-Each iteration finds the next point, so the frontier is complete: a
-non-dominated plan whose ``x`` lies within one step of another point's is the
-only kind that could be missed, and the step is far below the tests' 1e-6.
+Each iteration finds the next point, so the frontier is complete up to the
+two tolerances: a non-dominated plan is merged into a neighbouring point only
+when its ``x`` lies within one ε-step (1e-7 relative) of that point's, or its
+``y`` within the hold slack (1e-7 relative) — far below the tests' 1e-6.
 
 The ε-constraint reuses the limit constraints' mutable right-hand sides
 (cost_usd↔budget_usd, wall_hours↔deadline_hours,
@@ -29,7 +30,6 @@ import math
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
-
 
 from planopt.models.costs import Metrics
 from planopt.models.formulation import activate_objective

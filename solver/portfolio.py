@@ -122,7 +122,8 @@ class PortfolioResult:
     buckets: int = 0
     bucket_hours: float = 0.0
     build_seconds: float = 0.0
-    solve_seconds: float = 0.0
+    solve_seconds: float = 0.0          # includes the warm start
+    warm_start_seconds: float = 0.0
     message: str = ""
     gpu_types: list[str] = field(default_factory=list)
 
@@ -137,6 +138,7 @@ class PortfolioResult:
                 "jobs": [j.to_dict() for j in self.jobs], "cost_usd": self.cost_usd,
                 "cost_breakdown_usd": self.cost_breakdown_usd, "mip_cost_usd": self.mip_cost_usd,
                 "bound_usd": self.bound_usd, "build_seconds": self.build_seconds, "solve_seconds": self.solve_seconds,
+                "warm_start_seconds": self.warm_start_seconds,
                 "violations": self.violations, "message": self.message}
 
     def jobs_frame(self) -> pd.DataFrame:
@@ -228,41 +230,57 @@ def evaluate_schedule(pdata: PortfolioData, plans: list[Plan], spot_shares: list
 
 
 # --- the model ------------------------------------------------------------
+class _Highs(Highs):
+    """The persistent HiGHS interface with a start solution. Pyomo's interface has no warm-start
+    option, and a solution set before ``solve`` is dropped when the model is updated, so a
+    pending partial solution is handed to HiGHS right before it runs."""
+
+    pending: tuple | None = None
+
+    def _solve(self):
+        if self.pending is not None:
+            index, values = self.pending
+            self._solver_model.setSolution(len(index), index, values)
+            self.pending = None
+        return super()._solve()
+
+
 class PortfolioModel:
     def __init__(self, source, tight_linking: bool = True, symmetry_breaking: bool = True):
         self.data = load_portfolio(source)
         start = time.perf_counter()
         self.model, self.form, self.reason = build_portfolio(self.data, tight_linking, symmetry_breaking)
         self.build_seconds = time.perf_counter() - start
-        self.solver = Highs()
+        self.solver = _Highs()
 
     def warm_start(self) -> float:
-        """Give HiGHS each job's cheapest plan on its own (on-demand, no reservation) as a partial
-        start; HiGHS completes the schedule. Returns the seconds spent."""
-        from .run import PlanModel
+        """Give HiGHS each job's best plan on its own (the job alone in the portfolio, so that its
+        window, lead time and tiers are respected) as a partial start; HiGHS completes it
+        (reservations and schedule) by a sub-MIP. Returns the seconds spent."""
         start = time.perf_counter()
-        m, form = self.model, self.form
+        m, form, d = self.model, self.form, self.data
         fixes: list[tuple[Any, float]] = []
-        for j, inst in enumerate(self.data.instances):
-            res = PlanModel(inst, form.evaluators[j]).solve(time_limit=10)
-            if res.plan is None:
+        for j, inst in enumerate(d.instances):
+            one = Portfolio.model_validate({**d.portfolio.model_dump(), "jobs": [d.portfolio.jobs[j].model_dump()], "budget_usd": None})
+            sub = PortfolioModel(PortfolioData(one, [inst]), symmetry_breaking=False)
+            res = sub.solve(time_limit=10, rel_gap=1e-3, warm_start=False, explain=False)
+            if not res.jobs:
                 continue
+            res.plan = res.jobs[0].plan
             fd, blk = form.jobs[j], m.job[j]
             for idx, var, chosen in ((range(len(fd.recipes)), blk.recipe_chosen, fd.recipes.index(res.plan.recipe)),
                                      (range(len(fd.hardware)), blk.hardware_chosen, fd.hardware.index(res.plan.hardware)),
                                      (range(len(fd.intervals)), blk.interval_chosen, fd.intervals.index(res.plan.checkpoint_interval_minutes))):
                 fixes.extend((var[i], 1.0 if i == chosen else 0.0) for i in idx)
-        fixes.extend((m.reserved[g], 0.0) for g in m.G)
         self.solver.set_instance(m)
-        # The persistent interface has no warm-start option: hand HiGHS a partial solution directly.
         vmap = self.solver._pyomo_var_to_solver_var_map
         index = np.array([vmap[id(v)] for v, _ in fixes], dtype=np.int32)
         values = np.array([x for _, x in fixes], dtype=np.float64)
-        self.solver._solver_model.setSolution(len(index), index, values)
+        self.solver.pending = (index, values)
         return time.perf_counter() - start
 
     def solve(self, time_limit: float | None = None, rel_gap: float = RELATIVE_GAP, warm_start: bool = True,
-              threads: int = 1, explain: bool = True) -> PortfolioResult:
+              threads: int = 1, explain: bool = True, tee: bool = False) -> PortfolioResult:
         d = self.data
         result = PortfolioResult("infeasible", name=d.portfolio.name, buckets=len(d.buckets), bucket_hours=d.bucket_hours,
                                  build_seconds=self.build_seconds, gpu_types=list(d.gpus))
@@ -271,10 +289,10 @@ class PortfolioModel:
             return result
         start = time.perf_counter()
         if warm_start:
-            self.warm_start()
+            result.warm_start_seconds = self.warm_start()
         remaining = None if time_limit is None else max(1.0, time_limit - (time.perf_counter() - start))
         res = self.solver.solve(self.model, load_solutions=False, raise_exception_on_nonoptimal_result=False,
-                                time_limit=remaining, rel_gap=rel_gap, abs_gap=0.0,
+                                time_limit=remaining, rel_gap=rel_gap, abs_gap=0.0, tee=tee,
                                 solver_options={"mip_feasibility_tolerance": FEASIBILITY_TOLERANCE,
                                                 "primal_feasibility_tolerance": FEASIBILITY_TOLERANCE,
                                                 "random_seed": 0, "threads": threads})

@@ -4,15 +4,16 @@ Every discrete choice is enumerated: each job's plan (recipe, hardware,
 checkpoint interval, scored by the single-job evaluator) and the reserved count
 of every GPU type. What is left for a fixed choice is a small linear program in
 *fractions of each job's work* done in each (bucket, tier) -- a different
-parameterisation from the MIP's GPU-hours -- solved with scipy's linprog.
+parameterisation from the MIP's GPU-hours -- handed straight to HiGHS as an LP
+(highspy, no Pyomo).
 """
 
 from __future__ import annotations
 
 import itertools
 
+import highspy
 import numpy as np
-from scipy.optimize import linprog
 
 from planopt.models.costs import Evaluator
 from planopt.models.formulation.portfolio import hourly_noncompute_usd, spot_overhead_share
@@ -73,9 +74,36 @@ def _schedule_lp(pdata, chosen, reserved, evs):
         rhs.append(cap * H)
     if any(not A_eq[j].any() for j in range(nj)):
         return None
-    res = linprog(np.array(cost), A_ub=np.array(rows), b_ub=np.array(rhs), A_eq=A_eq, b_eq=np.ones(nj),
-                  bounds=(0, None), method="highs")
-    return res.fun if res.status == 0 else None
+    return _lp_min(np.array(cost), np.vstack([A_eq, np.array(rows)]),
+                   np.concatenate([np.ones(nj), np.full(len(rows), -np.inf)]), np.concatenate([np.ones(nj), rhs]))
+
+
+def _lp_min(cost, A, lower, upper):
+    """min cost·x s.t. lower <= A x <= upper, x >= 0, by HiGHS's LP solver (None if infeasible)."""
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("threads", 1)  # HiGHS has one global scheduler: every instance must ask for the same threads
+    inf = highspy.kHighsInf
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = A.shape[1], A.shape[0]
+    lp.col_cost_ = cost
+    lp.col_lower_, lp.col_upper_ = np.zeros(A.shape[1]), np.full(A.shape[1], inf)
+    lp.row_lower_ = np.where(np.isfinite(lower), lower, -inf)
+    lp.row_upper_ = upper
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
+    starts, index, value = [0], [], []
+    for row in A:
+        nz = np.nonzero(row)[0]
+        index.extend(nz.tolist())
+        value.extend(row[nz].tolist())
+        starts.append(len(index))
+    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = starts, index, value
+    lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = A.shape[1], A.shape[0]
+    h.passModel(lp)
+    h.run()
+    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        return None
+    return h.getInfo().objective_function_value
 
 
 def best_portfolio_cost(pdata) -> float | None:

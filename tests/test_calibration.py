@@ -19,6 +19,20 @@ from conftest import INSTANCES
 
 CAL = INSTANCES / "calibration"
 CASES = sorted(CAL.glob("*.json"))
+# Published runs beyond the public set (NeMo RL performance summary rows),
+# each with its own tolerance; see CALIBRATION.md.
+VALIDATION = INSTANCES / "calibration-validation"
+VALIDATION_CASES = sorted(VALIDATION.glob("*.json"))
+# Validation cases the model does not yet bring within their tolerance (all
+# too fast; CALIBRATION.md "Where the model is weak" explains each). Strict:
+# a case that starts passing must be moved out of this list.
+KNOWN_WEAK = {
+    "nemo-rl-v05-deepseek-v3-256xh100": "DeepSeek-V3 v0.5 on H100: 0.42, missing ~77 s not explained by decode, all-to-all or refit",
+    "nemo-rl-v05-deepseek-v3-128xgb200": "DeepSeek-V3 v0.5 on GB200: 0.56",
+    "nemo-rl-v07-deepseek-v3-512xh100": "DeepSeek-V3 v0.7 on 512 H100: 0.64",
+    "nemo-rl-v05-qwen3-235b-a22b-128xh100": "Qwen3-235B v0.5 on H100: 0.63 (v0.7 on 256 H100 passes at 0.80)",
+    "nemo-rl-v05-qwen3-235b-a22b-64xgb200": "Qwen3-235B v0.5 on GB200: 0.63",
+}
 runner = CliRunner()
 
 
@@ -40,6 +54,33 @@ def test_every_figure_is_within_its_tolerance(path):
         assert row.predicted is not None and math.isfinite(row.predicted)
         assert 1 / case["tolerance"] <= row.predicted / row.published <= case["tolerance"], row
         assert row.passed
+
+
+def test_the_validation_set_is_present_and_sourced():
+    assert len(VALIDATION_CASES) >= 10
+    assert set(KNOWN_WEAK) <= {p.stem for p in VALIDATION_CASES}
+    for p in VALIDATION_CASES:
+        case = json.loads(p.read_text())
+        assert case["source"] and case["notes"], p.name
+        assert case["tolerance"] <= 1.5
+
+
+@pytest.mark.parametrize("path", [
+    pytest.param(p, marks=pytest.mark.xfail(reason=KNOWN_WEAK[p.stem], strict=True)) if p.stem in KNOWN_WEAK else p
+    for p in VALIDATION_CASES], ids=[p.stem for p in VALIDATION_CASES])
+def test_every_validation_figure_is_within_its_tolerance(path):
+    case = json.loads(path.read_text())
+    for row in calibrate_case(path):
+        assert row.predicted is not None and math.isfinite(row.predicted)
+        assert 1 / case["tolerance"] <= row.predicted / row.published <= case["tolerance"], row
+
+
+def test_moe_students_pay_expert_all_to_all_and_dense_ones_do_not():
+    path = next(p for p in VALIDATION_CASES if "qwen3-30b-a3b" in p.stem and "h100" in p.stem)
+    _, by = step_seconds(load_case(path))
+    assert sum(v for k, v in by.items() if "alltoall" in k) > 0
+    _, dense = step_seconds(load_case(CAL / "nemo-rl-llama31-8b-8xh100.json"))
+    assert not any("alltoall" in k for k in dense)
 
 
 def test_flops_follow_the_source_convention():

@@ -103,7 +103,7 @@ def infeasible_instance(seed: int) -> Instance | None:
     """A random instance made infeasible by pulling two or three limits against each other."""
     rng = random.Random(1000 + seed)
     raw = random_instance_dict(seed)
-    plans = [p.metrics for p in all_plans(Instance.model_validate(raw)) if p.fits_memory]
+    plans = [p.metrics for p in all_plans(Instance.model_validate(raw)) if p.metrics.fits_memory]
     if len(plans) < 2:
         return None
     def q(key, share):

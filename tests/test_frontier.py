@@ -159,3 +159,9 @@ def test_python_api_frontier_dataframe():
     assert len(df) == len(reference_frontier(Instance.model_validate(tiny(limits=False)), "cost_usd", "quality")) > 1
     assert list(df["cost_usd"]) == sorted(df["cost_usd"], reverse=True)
     assert {"cost_usd", "wall_hours", "quality", "forgetting_points", "method", "gpu", "gpu_count"} <= set(df.columns)
+
+
+@pytest.mark.parametrize("command", [["frontier"], ["sweep", "--budget-usd", "1:2:3"]])
+def test_cli_rejects_portfolio_instances(command):
+    res = CliRunner().invoke(app, [command[0], str(INSTANCES / "portfolio-small.json"), *command[1:]])
+    assert res.exit_code == 2 and "portfolio" in res.output

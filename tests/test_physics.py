@@ -44,8 +44,11 @@ def test_decode_step_is_weights_plus_kv_over_bandwidth_times_mbu():
     expected = (weights + kv) / (3.35e12 * d.DECODE_MBU)
     assert expected == pytest.approx(0.010426, rel=1e-3)
     assert ph.decode_step_seconds(LLAMA8, H100, 1, batch, context, EFF) == pytest.approx(expected)
-    # two-way tensor parallel halves the bytes each GPU reads
-    assert ph.decode_step_seconds(LLAMA8, H100, 2, batch, context, EFF) == pytest.approx(expected / 2)
+    # two-way tensor parallel halves the bytes each GPU reads, and adds two
+    # all-reduces per layer inside the node: 2 · 32 · (10 µs + 2·(1/2)·64·4096·2 B / 450 GB/s)
+    allreduce = 2 * 32 * (10e-6 + 64 * 4096 * 2 / 450e9)
+    assert allreduce == pytest.approx(7.146e-4, rel=1e-3)
+    assert ph.decode_step_seconds(LLAMA8, H100, 2, batch, context, EFF) == pytest.approx(expected / 2 + allreduce)
 
 
 def test_decode_hits_the_compute_roof_at_large_batch_on_a_bandwidth_rich_gpu():
@@ -106,3 +109,52 @@ def test_compute_time_uses_peak_times_mfu():
     mfu = ph.mfu(LLAMA8, H100, 8, EFF)
     assert 0.3 < mfu < 0.45  # torchtitan's 33-39 % for Llama 3.1 8B on 8 H100
     assert ph.compute_seconds(flops, LLAMA8, H100, 8, EFF) == pytest.approx(flops / (8 * 989e12 * mfu))
+
+
+QWEN30A3 = Architecture(params_b=30.5, active_params_b=3.3, layers=48, hidden=2048, kv_heads=4, head_dim=128)
+
+
+def test_moe_alltoall_bytes_are_dispatch_plus_combine_of_k_hidden_vectors_per_layer():
+    # Qwen3-30B-A3B: 2 (dispatch, combine) · 8 experts · 2,048 · 48 layers · 2 B = 3,145,728 B per token and pass
+    assert ph.moe_alltoall_bytes_per_token(QWEN30A3) == 3_145_728
+    assert ph.moe_alltoall_bytes_per_token(LLAMA8) == 0.0
+
+
+def test_alltoall_runs_over_nvlink_in_a_node_and_the_network_across_nodes():
+    # one node of 8 H100: one direction of NVLink4, 450 GB/s; 16 GPUs: 50 GB/s per GPU
+    assert ph.alltoall_gb_per_s_per_gpu(H100, 8) == pytest.approx(450.0)
+    assert ph.alltoall_gb_per_s_per_gpu(H100, 16) == pytest.approx(50.0)
+    # 1.6 TB over 32 H100 across nodes: 1.6e12 / (32 · 50e9) = 1.0 s
+    assert ph.alltoall_seconds(1.6e12, H100, 32) == pytest.approx(1.0)
+
+
+def test_cross_node_tensor_parallel_decode_pays_network_latency_per_layer():
+    qwen235 = Architecture(preset="Qwen3-235B-A22B")  # 94 layers, hidden 4,096
+    # TP 16 on 8-GPU nodes: 2 · 94 · (50 µs + 2·(15/16)·64·4096·2 B / 50 GB/s)
+    expected = 2 * 94 * (50e-6 + 2 * 15 / 16 * 64 * 4096 * 2 / 50e9)
+    assert expected == pytest.approx(0.013096, rel=1e-3)
+    assert ph.tp_decode_allreduce_seconds(qwen235, H100, 16, 64) == pytest.approx(expected)
+    assert ph.tp_decode_allreduce_seconds(qwen235, H100, 1, 64) == 0.0
+
+
+def test_moe_mfu_follows_the_megatron_bridge_points():
+    # Megatron-Bridge (hardware.md C.2): 6 x 3.3e9 x 5,275 / 989e12 = 0.1056 and
+    # 6 x 22e9 x 1,575 / 989e12 = 0.2102 of the H100 BF16 peak; one node, no scaling loss.
+    small = Architecture(params_b=30.5, active_params_b=3.3, layers=48, hidden=2048, kv_heads=4, head_dim=128)
+    large = Architecture(params_b=235.0, active_params_b=22.0, layers=94, hidden=4096, kv_heads=4, head_dim=128)
+    assert ph.mfu(small, H100, 8, EFF) == pytest.approx(0.105)
+    assert ph.mfu(large, H100, 8, EFF) == pytest.approx(0.21)
+    # between the points: linear in log(active params); beyond them: flat
+    mid = Architecture(params_b=100.0, active_params_b=math.sqrt(3.3 * 22.0), layers=48, hidden=4096, kv_heads=4, head_dim=128)
+    assert ph.mfu(mid, H100, 8, EFF) == pytest.approx((0.105 + 0.21) / 2)
+    huge = Architecture(params_b=671.0, active_params_b=37.0, layers=61, hidden=7168, kv_heads=1, head_dim=288)
+    assert ph.mfu(huge, H100, 8, EFF) == pytest.approx(0.21)
+    # a dense model keeps the dense curve
+    assert ph.mfu(LLAMA8, H100, 8, EFF) == pytest.approx(0.36, rel=1e-3)
+
+
+def test_gb200_reaches_its_own_mamf_share():
+    # [MLE] MAMF: GB200 1,822 of 2,500 TFLOPS = 0.73 vs the H100's 0.80 -> 2.28x the H100 per GPU
+    gb200 = H100.__class__(**{**H100.__dict__, "name": "GB200", "bf16_tflops": 2500.0})
+    ratio = (2500 * ph.mfu(LLAMA8, gb200, 8, EFF)) / (989 * ph.mfu(LLAMA8, H100, 8, EFF))
+    assert ratio == pytest.approx(2500 / 989 * 0.73 / 0.80)

@@ -47,8 +47,10 @@ Objective: :math:`\sum_g R_g\, p^{res}_g\, H B + \sum u\,p^{od} + \sum u\,p^{s}
 
 Options (measured in ``benchmarks/bench_portfolio.py``): ``tight_linking``
 caps a job's GPU-hours per bucket *per GPU type* by its chosen count of that
-type (else one cap over all types); ``symmetry_breaking`` orders identical jobs
-(same instance and window) by a lexicographic plan key.
+type, and ties reserved use to :math:`v_{j,g}` per bucket (M = H n^max);
+without it, one cap over all types and one use bound over the whole window
+(M = H n^max × window). ``symmetry_breaking`` orders identical jobs (same
+instance and window) by a lexicographic plan key.
 """
 
 from __future__ import annotations
@@ -217,8 +219,14 @@ def build_portfolio(pd_: PortfolioData, tight_linking: bool = True, symmetry_bre
         if key[3] == "reserved":
             res_keys.setdefault((key[0], key[2]), []).append(key)
     nmax_g = {(j, g): max(hw.count for hw in jobs[j].hardware if hw.gpu == g) for (j, g) in jg_res}
-    m.reserved_only_if_used = pyo.Constraint(m.JGR, rule=lambda m, j, g: sum(m.gpu_hours[key] for key in res_keys[j, g])
-                                             <= H * nmax_g[j, g] * len(res_keys[j, g]) * m.uses_reserved[j, g])
+    if tight_linking:  # per bucket: M = H n_max
+        res_rows = [(j, b, g) for (j, b, g, k) in keys if k == "reserved"]
+        m.JBGR = pyo.Set(initialize=res_rows, dimen=3)
+        m.reserved_only_if_used = pyo.Constraint(m.JBGR, rule=lambda m, j, b, g: m.gpu_hours[j, b, g, "reserved"]
+                                                 <= H * nmax_g[j, g] * m.uses_reserved[j, g])
+    else:  # over the window: M = H n_max x window length
+        m.reserved_only_if_used = pyo.Constraint(m.JGR, rule=lambda m, j, g: sum(m.gpu_hours[key] for key in res_keys[j, g])
+                                                 <= H * nmax_g[j, g] * len(res_keys[j, g]) * m.uses_reserved[j, g])
     m.reservation_holds_job = pyo.Constraint(m.JGR, rule=lambda m, j, g: m.reserved[g] >= count_of(m.job[j], jobs[j], g)
                                              - nmax_g[j, g] * (1 - m.uses_reserved[j, g]))
 
