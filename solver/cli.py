@@ -72,6 +72,16 @@ def _with_overrides(path: Path, objective, budget, deadline, forgetting, quality
                                deadline_hours=deadline, max_forgetting_points=forgetting, min_quality=quality)
 
 
+def _print_result(inst, result, json_out: bool) -> None:
+    """Print a SolveResult as JSON or as the report, and exit with its status code."""
+    from .report import solve_report
+    if json_out:
+        emit_json(result.to_dict())
+    else:
+        typer.echo(solve_report(inst, result))
+    raise typer.Exit(EXIT[result.status])
+
+
 OBJECTIVE = typer.Option(None, "--objective", help="cost (default) | quality | time | forgetting")
 BUDGET = typer.Option(None, "--budget-usd", help="total budget, USD")
 DEADLINE = typer.Option(None, "--deadline-hours", help="wall-clock deadline, hours")
@@ -95,14 +105,8 @@ def solve(file: Path = typer.Argument(..., help="instance JSON"),
     if read_json(file).get("kind") == "portfolio":
         from .cli_portfolio import solve_portfolio_command
         raise typer.Exit(solve_portfolio_command(file, json_out=json_out, time_limit=time_limit, plot=plot))
-    from .report import solve_report
     inst = _with_overrides(file, objective, budget_usd, deadline_hours, max_forgetting, min_quality)
-    result = solve_instance(inst, time_limit=time_limit, sensitivity=sensitivity)
-    if json_out:
-        emit_json(result.to_dict())
-    else:
-        typer.echo(solve_report(inst, result))
-    raise typer.Exit(EXIT[result.status])
+    _print_result(inst, solve_instance(inst, time_limit=time_limit, sensitivity=sensitivity), json_out)
 
 
 @app.command()
@@ -144,7 +148,6 @@ def enumerate(file: Path = typer.Argument(..., help="instance JSON"), json_out: 
               min_quality: Optional[float] = QUALITY):
     """Brute-force oracle: the best plan by exhaustive enumeration over the evaluator."""
     from . import oracle
-    from .report import solve_report
     inst = _with_overrides(file, objective, budget_usd, deadline_hours, max_forgetting, min_quality)
     if all_plans:
         plans = oracle.all_plans(inst)
@@ -158,12 +161,7 @@ def enumerate(file: Path = typer.Argument(..., help="instance JSON"), json_out: 
                      f"{p.metrics.quality:.2f}", f"{p.metrics.forgetting_points:.2f}", "yes" if p.feasible else "no") for p in plans]
             typer.echo(table(rows, header=("method", "GPUs", "steps", "samples", "teacher", "mix", "ckpt min", "cost $", "hours", "quality", "forget", "feasible")))
         return
-    result = oracle.best_plan(inst)
-    if json_out:
-        emit_json(result.to_dict())
-    else:
-        typer.echo(solve_report(inst, result))
-    raise typer.Exit(EXIT[result.status])
+    _print_result(inst, oracle.best_plan(inst), json_out)
 
 
 @app.command()
