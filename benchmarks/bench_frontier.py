@@ -109,10 +109,10 @@ def nsga2(inst, seconds: float, seed: int):
 
 
 def non_dominated(vectors):
-    """(cost min, quality max) non-dominated vectors, sorted by cost."""
+    """(cost min, quality max) non-dominated vectors, sorted by cost; qualities within 1e-6 relative count as equal."""
     out, best_q = [], -math.inf
     for c, q in sorted(set(vectors), key=lambda v: (v[0], -v[1])):
-        if q > best_q:
+        if not out or q > best_q + REL * max(1.0, abs(best_q)):
             out.append((c, q))
             best_q = q
     return out

@@ -54,13 +54,9 @@ EPSILON_STEP_RELATIVE = 1e-7
 HOLD_RELATIVE = TIE_BREAK_RELATIVE
 # A safety net against an endless loop on a numerically misbehaving model.
 MAX_POINTS = 100_000
-# HiGHS options the frontier's solves add to run.py's. HiGHS 1.16's presolve was
-# seen to return a plan 5e-4 worse than optimal ("optimal", gap 0) when a limit's
-# right-hand side sat near (even 1e-5 relative off) another plan's value, which is
-# exactly where ε-constraints put it (random_instance_dict(13), deadline just
-# under the cheapest plan's hours); without presolve the same model is solved
-# exactly. See tests/test_frontier.py.
-FRONTIER_SOLVER_OPTIONS = {"presolve": "off"}
+# HiGHS runs without presolve for every solve (see run.py): it was seen to
+# misreport optima when a limit sat just off another plan's value, which is
+# where ε-constraints put it.
 
 
 @dataclass
@@ -122,10 +118,6 @@ def pareto_frontier(pm: PlanModel, x: str, y: str, time_limit: float | None = No
         return front
     own = dict(pm.limits)
     objective = pm.objective
-    options = pm.solver.config.solver_options
-    saved_options = {k: options[k] for k in FRONTIER_SOLVER_OPTIONS if k in options}
-    for k, v in FRONTIER_SOLVER_OPTIONS.items():
-        options[k] = v
     x_limit, y_limit = METRIC_LIMIT[x], METRIC_LIMIT[y]
     epsilon: Optional[float] = None
     try:
@@ -151,11 +143,6 @@ def pareto_frontier(pm: PlanModel, x: str, y: str, time_limit: float | None = No
     finally:
         pm.set_limits(**own)
         pm.set_objective(objective)
-        for k in FRONTIER_SOLVER_OPTIONS:
-            if k in saved_options:
-                options[k] = saved_options[k]
-            else:
-                del options[k]
     front.seconds = time.perf_counter() - start
     return front
 

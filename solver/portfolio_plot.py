@@ -15,7 +15,7 @@ TIER_COLOURS = {"reserved": "#2b6cb0", "on_demand": "#dd6b20", "spot": "#38a169"
 
 def plot_schedule(result, path: str | Path) -> Path:
     """Top: one row per job, its window (grey) and the GPU-hours it runs in each bucket by tier
-    (bar height = share of the job's GPUs busy). Bottom: reserved GPU-hours used per bucket
+    (bar height = share of the bucket the job's GPUs are busy, at least a visible sliver). Bottom: reserved GPU-hours used per bucket
     and type against the committed capacity."""
     path = Path(path)
     jobs = result.jobs
@@ -31,7 +31,7 @@ def plot_schedule(result, path: str | Path) -> Path:
             for tier in ("reserved", "on_demand", "spot"):
                 v = js.gpu_hours.get((b, tier), 0.0)
                 if v > 0:
-                    share = min(1.0, v / cap)
+                    share = min(1.0, max(0.08, v / cap))  # a sliver of work stays visible
                     ax.barh(y - 0.4 + left * 0.8, 0.9, left=b + 0.05, height=0.8 * share, align="edge", color=TIER_COLOURS[tier])
                     left += share
     ax.set_yticks(range(len(jobs)))
@@ -39,7 +39,7 @@ def plot_schedule(result, path: str | Path) -> Path:
     ax.invert_yaxis()
     ax.set_title(f"{result.name}: {result.status}, cost ${result.cost_usd:,.0f}" if result.cost_usd is not None else result.name)
     ax.legend(handles=[Patch(color=c, label=t.replace("_", "-")) for t, c in TIER_COLOURS.items()]
-              + [Patch(facecolor="#edf2f7", edgecolor="#a0aec0", label="window")], loc="upper right", fontsize=7)
+              + [Patch(facecolor="#edf2f7", edgecolor="#a0aec0", label="window")], loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7)
     types = [g for g, n in result.reserved.items() if n]
     width = 0.8 / max(1, len(types))
     for n, g in enumerate(types):
@@ -49,7 +49,7 @@ def plot_schedule(result, path: str | Path) -> Path:
     ax2.set_ylabel("reserved GPUs busy (avg)")
     ax2.set_xlabel(f"bucket ({H:g} h each)")
     if types:
-        ax2.legend(fontsize=7, loc="upper right")
+        ax2.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     else:
         ax2.text(0.5, 0.5, "no reserved GPUs", transform=ax2.transAxes, ha="center")
     ax2.set_xlim(0, B)

@@ -154,7 +154,7 @@ def test_cli_json_keys_and_plot(tmp_path):
     for job in out["jobs"]:
         assert {"name", "plan", "metrics", "start_bucket", "finish_bucket", "deadline_bucket"} <= set(job)
         assert job["start_bucket"] <= job["finish_bucket"] <= job["deadline_bucket"]
-    assert len(out["jobs"]) == 4
+    assert len(out["jobs"]) == 5
     assert png.exists() and png.read_bytes()[:4] == b"\x89PNG"
 
 
@@ -225,7 +225,7 @@ def test_python_api_frames():
     import planopt
     res = planopt.solve_portfolio(SMALL)
     jobs, proc = res.jobs_frame(), res.procurement_frame()
-    assert list(jobs["job"]) == [j.name for j in res.jobs] and len(jobs) == 4
+    assert list(jobs["job"]) == [j.name for j in res.jobs] and len(jobs) == 5
     assert {"gpu", "reserved", "utilisation"} <= set(proc.columns)
     assert jobs["cost_usd"].sum() <= res.cost_usd + 1e-6 + res.cost_breakdown_usd["reserved"]
     assert (jobs["finish_bucket"] <= jobs["deadline_bucket"]).all()

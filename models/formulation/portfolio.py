@@ -43,7 +43,9 @@ teacher) has passed; a job may pause between buckets (it checkpoints).
 never holds more than its largest count).
 
 Objective: :math:`\sum_g R_g\, p^{res}_g\, H B + \sum u\,p^{od} + \sum u\,p^{s}
-+ \sum_j (\mathrm{noncompute}_j + (\pi^{hot}_j + \pi^{ops}_j) \sum (o^s - o)\, s)`.
++ \sum_j (\mathrm{noncompute}_j + (\pi^{hot}_j + \pi^{ops}_j) \sum (o^s - o)\, s)`,
+plus :math:`10^{-6}` USD per GPU-hour and bucket index so that ties go to the
+earliest bucket (reported costs leave it out).
 
 Options (measured in ``benchmarks/bench_portfolio.py``): ``tight_linking``
 caps a job's GPU-hours per bucket *per GPU type* by its chosen count of that
@@ -70,6 +72,7 @@ from .limits import define_limits
 from .work import define_work
 
 TIERS = ("reserved", "on_demand", "spot")
+EARLIER_USD = 1e-6  # per GPU-hour and bucket index: breaks ties towards early buckets
 
 
 @dataclass
@@ -262,7 +265,10 @@ def build_portfolio(pd_: PortfolioData, tight_linking: bool = True, symmetry_bre
     m.spot_usd = pyo.Expression(expr=sum(price["spot"][g][b] * m.gpu_hours[j, b, g, k] for (j, b, g, k) in keys if k == "spot"))
     m.noncompute_usd = pyo.Expression(expr=sum(m.job[j].portfolio_noncompute_usd for j in m.J))
     m.cost_usd = pyo.Expression(expr=m.reserved_usd + m.on_demand_usd + m.spot_usd + m.noncompute_usd)
-    m.objective = pyo.Objective(expr=m.cost_usd, sense=pyo.minimize)
+    # Ties (the same cost in several buckets) go to the earliest bucket: a charge of
+    # EARLIER_USD per GPU-hour and bucket index, far below any price difference.
+    m.lateness = pyo.Expression(expr=sum(b * m.gpu_hours[j, b, g, k] for (j, b, g, k) in keys))
+    m.objective = pyo.Objective(expr=m.cost_usd + EARLIER_USD * m.lateness, sense=pyo.minimize)
     if pd_.portfolio.budget_usd is not None:
         m.budget = pyo.Constraint(expr=m.cost_usd <= pd_.portfolio.budget_usd)
 
