@@ -64,14 +64,31 @@ def run(p: dict, label: str, warm_start=True, tight_linking=True, symmetry_break
     return row
 
 
+def render(rows: list[dict]) -> str:
+    """The rows as a Markdown table."""
+    head = ("run", "vars / integer", "build s", "warm start s", "solve s", "status", "gap", "cost $", "bound $", "reserved GPUs")
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        gap = "-" if r["gap"] is None else f"{100 * r['gap']:.2f} %"
+        money = lambda x: "-" if x is None else f"{x:,.0f}"  # noqa: E731
+        out.append(f"| {r['label']} | {r['vars']:,} / {r['integer_vars']:,} | {r['build_s']:.1f} | {r.get('warm_start_s', 0):.1f} | "
+                   f"{r['solve_s']:.1f} | {r['status']} | {gap} | {money(r['cost_usd'])} | {money(r['bound_usd'])} | "
+                   f"{'-' if r['reserved_gpus'] is None else r['reserved_gpus']} |")
+    return "\n".join(out)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--render", type=Path, help="print the Markdown table of a results JSON and exit")
     ap.add_argument("--quick", action="store_true", help="5 and 50 jobs only, no ablations")
-    ap.add_argument("--out", type=Path, default=Path(__file__).with_name("results_portfolio.json"))
+    ap.add_argument("--out", type=Path, default=Path("results_portfolio.json"), help="raw rows (JSON)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--part", choices=["scale", "deep", "all"], default="all",
                     help="scale: sizes and 1 %% ablations; deep: ablations to tight gaps")
     args = ap.parse_args()
+    if args.render:
+        print(render(json.loads(args.render.read_text())["rows"]))
+        return
     rows = []
     sizes = [5, 50] if args.quick else [5, 20, 50, 100]
     if args.part in ("deep", "all") and not args.quick:

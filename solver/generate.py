@@ -13,8 +13,11 @@ entries. What the catalog does not hold is drawn from stated ranges:
   preemptions 2e-4–2e-3 per GPU-hour (ASSUMPTION: a spot GPU is reclaimed
   every few weeks to months of use);
 - jobs: a release bucket and a window of 2–8 buckets; methods, lengths and
-  samples per prompt from small option lists; a minimum quality between the
-  baseline and the best score the job's recipes reach, so every job has a plan.
+  samples per prompt from small option lists sized like published runs
+  (512–1024 prompts per RL/OPD step, 2–8K-token responses; SFT mostly on
+  owned data), so that GPU time is most of a portfolio's cost; a minimum
+  quality between the baseline and the best score a plan that fits the
+  job's window reaches, so every job has a plan.
 """
 
 from __future__ import annotations
@@ -39,17 +42,17 @@ def random_job(rng: random.Random, index: int) -> dict[str, Any]:
     teachers = [m for m in models if m.params_b > student.params_b * 1.5 and m.params_b <= 80]
     methods = rng.sample(["sft", "rl", "opd"] if teachers else ["sft", "rl"], rng.randint(1, 2))
     baseline = round(rng.uniform(20, 60), 1)
-    prompts = rng.choice([256, 512, 1024])
+    prompts = rng.choice([512, 1024])
     training: dict[str, Any] = {"methods": {}, "phases": 2, "samples_per_prompt_options": rng.choice([[4, 8], [8, 16]])}
     for m in methods:
         if m == "sft":
-            steps = sorted(rng.sample([2000, 4000, 8000, 16000], 2))
+            steps = sorted(rng.sample([1000, 2000, 4000, 8000], 2))
         elif m == "rl":
             steps = sorted(rng.sample([200, 400, 800, 1600], 2))
         else:
             steps = sorted(rng.sample([100, 200, 400, 800], 2))
-        training["methods"][m] = {"steps_options": steps, "prompts_per_step": 128 if m == "sft" else prompts}
-    response = rng.choice([1000, 2000, 4000])
+        training["methods"][m] = {"steps_options": steps, "prompts_per_step": 256 if m == "sft" else prompts}
+    response = rng.choice([2000, 4000, 8000])
     job: dict[str, Any] = {
         "name": f"job{index:03d}-{student.name.lower()}-{'+'.join(methods)}",
         "student": {"preset": student.name},
@@ -59,12 +62,12 @@ def random_job(rng: random.Random, index: int) -> dict[str, Any]:
         "training": training,
         "hardware": {"gpus": [{"name": "H100-SXM", "counts": [8]}]},  # replaced by the portfolio's GPU types
         "checkpointing": {"interval_minutes_options": [30, 60, 120, 240]},
-        "operations": {"fixed_usd": rng.choice([0, 500, 2000]), "usd_per_wall_hour": rng.choice([0, 10, 30])},
-        "forgetting_repair_usd_per_point": rng.choice([0, 500, 1000]),
+        "operations": {"fixed_usd": rng.choice([0, 500]), "usd_per_wall_hour": rng.choice([0, 5])},
+        "forgetting_repair_usd_per_point": rng.choice([0, 200]),
     }
     if "sft" in methods:
-        job["sft_data"] = {"examples_available": rng.choice([20000, 100000, 500000]), "usd_per_labeled_example": rng.choice([0.5, 2.0]),
-                           "labeled_examples_per_day": rng.choice([5000, 20000]), "example_tokens": rng.choice([1000, 3000]),
+        job["sft_data"] = {"examples_available": rng.choice([500000, 2000000]), "usd_per_labeled_example": rng.choice([0.1, 0.5]),
+                           "labeled_examples_per_day": rng.choice([20000, 100000]), "example_tokens": rng.choice([2000, 4000]),
                            "external_data_share_options": [1.0, 0.7]}
     if "rl" in methods:
         job["reward"] = {"verifier_usd_per_sample": 0.0001, "design_usd": rng.choice([0, 3000])}
