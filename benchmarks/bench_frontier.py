@@ -1,6 +1,6 @@
 """Frontier and sweep benchmark: exact ε-constraint frontier vs NSGA-II, persistent sweep vs rebuilding.
 
-Run:  python benchmarks/bench_frontier.py  > benchmarks/results_frontier.md
+Run:  python benchmarks/bench_frontier.py   (its tables are in BENCHMARKS.md §2)
 Prints markdown tables; every figure in one table is measured in the same run.
 
 1. The exact cost-vs-quality frontier of instances/qwen3-8b-math.json (as
