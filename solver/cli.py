@@ -167,7 +167,15 @@ def enumerate(file: Path = typer.Argument(..., help="instance JSON"), json_out: 
 @app.command()
 @guarded
 def validate(file: Path = typer.Argument(..., help="instance JSON")):
-    """Check an instance against the schema and build its model without solving."""
+    """Check an instance (job or portfolio) against the schema and build its model without solving."""
+    from .errors import read_json
+    if read_json(file).get("kind") == "portfolio":
+        from .portfolio import PortfolioModel
+        pm = PortfolioModel(file)
+        d = pm.data
+        typer.echo(f"{file}: valid portfolio · {len(d.instances)} jobs × {len(d.gpus)} GPU types × "
+                   f"{len(d.buckets)} buckets · model built in {pm.build_seconds:.2f} s")
+        return
     from .instance import load_instance
     from .run import PlanModel
     from .oracle import space_size
@@ -180,10 +188,16 @@ def validate(file: Path = typer.Argument(..., help="instance JSON")):
 
 @app.command()
 @guarded
-def schema():
-    """Print the JSON Schema of an instance."""
-    from planopt.models.schema import Instance
-    emit_json(Instance.model_json_schema())
+def schema(kind: str = typer.Option("job", "--kind", help="job (default) or portfolio")):
+    """Print the JSON Schema of an instance (a job, or a portfolio of jobs)."""
+    from .errors import InputError
+    if kind == "job":
+        from planopt.models.schema import Instance as model
+    elif kind == "portfolio":
+        from planopt.models.portfolio import Portfolio as model
+    else:
+        raise InputError(f"--kind: expected 'job' or 'portfolio', got {kind!r}")
+    emit_json(model.model_json_schema())
 
 
 # Commands that live in their own modules register themselves on `app`.

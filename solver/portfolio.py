@@ -24,7 +24,7 @@ from pyomo.contrib.solver.solvers.highs import Highs
 
 from planopt.models.costs import Evaluator, Metrics
 from planopt.models.formulation.big_m import big_m_breaches
-from planopt.models.formulation.portfolio import build_portfolio, hourly_noncompute_usd, spot_overhead_share
+from planopt.models.formulation.portfolio import add_job_cost_floors, build_portfolio, hourly_noncompute_usd, spot_overhead_share
 from planopt.models.plan import Plan
 from planopt.models.portfolio import Portfolio, PortfolioData, restrict_to_portfolio
 from planopt.models.schema import Instance
@@ -36,6 +36,7 @@ from .run import _status
 # default is 1e-4; tests of small portfolios use 1e-9 through `rel_gap`).
 RELATIVE_GAP = 1e-4
 FEASIBILITY_TOLERANCE = 1e-9
+FLOOR_SLACK = 1e-6  # relative (and USD) slack on each job's cost floor, against solver tolerances
 HEURISTIC_EFFORT = 0.05  # HiGHS's default; 0.3 found no better incumbents on the 50-job benchmark
 
 
@@ -123,6 +124,7 @@ class PortfolioResult:
     build_seconds: float = 0.0
     solve_seconds: float = 0.0          # includes the warm start
     warm_start_seconds: float = 0.0
+    floors_seconds: float = 0.0
     message: str = ""
     gpu_types: list[str] = field(default_factory=list)
 
@@ -245,10 +247,11 @@ class _Highs(Highs):
 
 
 class PortfolioModel:
-    def __init__(self, source, tight_linking: bool = True, symmetry_breaking: bool = True):
+    def __init__(self, source, tight_linking: bool = True, symmetry_breaking: bool = True, reserved_hourly: bool = False):
         self.data = load_portfolio(source)
         start = time.perf_counter()
-        self.model, self.form, self.reason = build_portfolio(self.data, tight_linking, symmetry_breaking)
+        self.model, self.form, self.reason = build_portfolio(self.data, tight_linking, symmetry_breaking,
+                                                             reserved_hourly=reserved_hourly)
         self.build_seconds = time.perf_counter() - start
         self.solver = _Highs()
 
@@ -262,7 +265,7 @@ class PortfolioModel:
         for j, inst in enumerate(d.instances):
             one = Portfolio.model_validate({**d.portfolio.model_dump(), "jobs": [d.portfolio.jobs[j].model_dump()], "budget_usd": None})
             sub = PortfolioModel(PortfolioData(one, [inst]), symmetry_breaking=False)
-            res = sub.solve(time_limit=10, rel_gap=1e-3, warm_start=False, explain=False)
+            res = sub.solve(time_limit=10, rel_gap=1e-3, warm_start=False, explain=False, cost_floors=False)
             if not res.jobs:
                 continue
             res.plan = res.jobs[0].plan
@@ -278,8 +281,30 @@ class PortfolioModel:
         self.solver.pending = (index, values)
         return time.perf_counter() - start
 
+    def job_floors(self, time_limit: float = 10.0) -> dict[int, float]:
+        """A proven lower bound on each job's cost share (``job_cost_usd``): the dual bound of the
+        job alone, with reserved GPUs paid by the GPU-hour (``reserved_hourly``), a relaxation of
+        its part of the portfolio (see ``add_job_cost_floors``)."""
+        d, floors = self.data, {}
+        for j, inst in enumerate(d.instances):
+            one = Portfolio.model_validate({**d.portfolio.model_dump(), "jobs": [d.portfolio.jobs[j].model_dump()], "budget_usd": None})
+            sub = PortfolioModel(PortfolioData(one, [inst]), symmetry_breaking=False, reserved_hourly=True)
+            if sub.model is None:
+                continue
+            sub.model.objective.deactivate()
+            sub.model.cost_only = pyo.Objective(expr=sub.model.cost_usd, sense=pyo.minimize)
+            res = sub.solver.solve(sub.model, load_solutions=False, raise_exception_on_nonoptimal_result=False,
+                                   time_limit=time_limit, rel_gap=1e-6, abs_gap=0.0,
+                                   solver_options={"mip_feasibility_tolerance": FEASIBILITY_TOLERANCE,
+                                                   "primal_feasibility_tolerance": FEASIBILITY_TOLERANCE,
+                                                   "random_seed": 0, "threads": 1})
+            bound = res.objective_bound
+            if bound is not None and np.isfinite(bound) and bound > 0:
+                floors[j] = bound * (1.0 - FLOOR_SLACK) - FLOOR_SLACK
+        return floors
+
     def solve(self, time_limit: float | None = None, rel_gap: float = RELATIVE_GAP, warm_start: bool = True,
-              threads: int = 1, explain: bool = True, tee: bool = False) -> PortfolioResult:
+              threads: int = 1, explain: bool = True, tee: bool = False, cost_floors: bool = True) -> PortfolioResult:
         d = self.data
         result = PortfolioResult("infeasible", name=d.portfolio.name, buckets=len(d.buckets), bucket_hours=d.bucket_hours,
                                  build_seconds=self.build_seconds, gpu_types=list(d.gpus))
@@ -287,6 +312,9 @@ class PortfolioModel:
             result.message = self.reason
             return result
         start = time.perf_counter()
+        if cost_floors:
+            add_job_cost_floors(self.model, self.job_floors())
+            result.floors_seconds = time.perf_counter() - start
         if warm_start:
             result.warm_start_seconds = self.warm_start()
         remaining = None if time_limit is None else max(1.0, time_limit - (time.perf_counter() - start))
@@ -344,7 +372,7 @@ class PortfolioModel:
         for j, job in enumerate(d.portfolio.jobs):
             one = Portfolio.model_validate({**d.portfolio.model_dump(), "jobs": [job.model_dump()], "budget_usd": None})
             sub = PortfolioModel(PortfolioData(one, [d.instances[j]]), symmetry_breaking=False)
-            if sub.model is None or sub.solve(time_limit=30, warm_start=False, explain=False).status == "infeasible":
+            if sub.model is None or sub.solve(time_limit=30, warm_start=False, explain=False, cost_floors=False).status == "infeasible":
                 alone.append(d.names[j])
         if alone:
             return (f"no schedule: {len(alone)} job(s) cannot finish by their deadline bucket even alone "

@@ -84,8 +84,13 @@ def test_time_limit_flag_is_accepted():
 def test_validate_and_schema():
     res = run("validate", TINY)
     assert res.exit_code == 0 and "valid" in res.stdout
+    res = run("validate", INSTANCES / "portfolio-small.json")
+    assert res.exit_code == 0 and "valid portfolio" in res.stdout
     schema = json.loads(run("schema").stdout)
     assert "student" in schema["properties"] and "hardware" in schema["properties"]
+    portfolio = json.loads(run("schema", "--kind", "portfolio").stdout)
+    assert "jobs" in portfolio["properties"]
+    assert run("schema", "--kind", "fleet").exit_code == 2
 
 
 def test_enumerate_refuses_large_instances(tmp_path):
