@@ -268,6 +268,11 @@ class Instance(Strict):
             raise ValueError("training.methods has 'sft' but sft_data is missing")
         if "opd" in self.training.methods and self.teacher is None:
             raise ValueError("training.methods has 'opd' but teacher is missing")
+        if self.hardware.pricing == "spot":
+            for n, option in enumerate(self.hardware.gpus):
+                if option.price_usd_per_gpu_hour is None and option.spec().price_spot_usd_per_gpu_hour is None:
+                    raise ValueError(f"hardware.gpus.{n}.price_usd_per_gpu_hour: the catalog has no spot price "
+                                     f"for {option.name}; give one, or use on-demand pricing")
         return self
 
     def with_overrides(self, **changes) -> "Instance":

@@ -24,6 +24,8 @@ def describe_validation_error(exc: ValidationError, source: str) -> str:
     elif "input" in err and err["type"] not in ("value_error", "model_type") and not isinstance(err["input"], (dict, list)):
         msg = f"{msg} (got {err['input']!r})"
     extra = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    if not err["loc"]:  # a whole-instance check names its own field(s) in the message
+        return f"{source}: {msg}{extra}"
     return f"{source}: {loc}: {msg}{extra}"
 
 

@@ -118,6 +118,10 @@ def _bad(tmp_path, mutate):
     (lambda d: d["hardware"]["gpus"][0].update(name="H10O"), "did you mean 'H100-SXM'"),
     (lambda d: d["student"].update(preset="Qwen3-8C"), "did you mean 'Qwen3-8B'"),
     (lambda d: d["task"].update(baseline_scor=3), "task.baseline_scor: unknown field"),
+    (lambda d: d["hardware"].update(pricing="spot", gpus=[{"name": "L40S", "counts": [8]}]),
+     "hardware.gpus.0.price_usd_per_gpu_hour: the catalog has no spot price for L40S"),
+    (lambda d: d["training"]["methods"].update(opd=d["training"]["methods"]["opd"]) or d.pop("teacher"),
+     "training.methods has 'opd' but teacher is missing"),
 ])
 def test_bad_input_is_one_line_exit_2(tmp_path, mutate, expected):
     res = run("solve", _bad(tmp_path, mutate))
