@@ -10,6 +10,7 @@ schedule, and the result carries the MIP's own totals next to it
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -124,7 +125,6 @@ class PortfolioResult:
     build_seconds: float = 0.0
     solve_seconds: float = 0.0          # includes the warm start
     warm_start_seconds: float = 0.0
-    floors_seconds: float = 0.0
     message: str = ""
     gpu_types: list[str] = field(default_factory=list)
 
@@ -247,24 +247,46 @@ class _Highs(Highs):
 
 
 class PortfolioModel:
-    def __init__(self, source, tight_linking: bool = True, symmetry_breaking: bool = True, reserved_hourly: bool = False):
+    def __init__(self, source, tight_linking: bool = True, symmetry_breaking: bool = True):
         self.data = load_portfolio(source)
         start = time.perf_counter()
-        self.model, self.form, self.reason = build_portfolio(self.data, tight_linking, symmetry_breaking,
-                                                             reserved_hourly=reserved_hourly)
+        self.model, self.form, self.reason = build_portfolio(self.data, tight_linking, symmetry_breaking)
         self.build_seconds = time.perf_counter() - start
         self.solver = _Highs()
 
-    def warm_start(self) -> float:
-        """Give HiGHS each job's best plan on its own (the job alone in the portfolio, so that its
-        window, lead time and tiers are respected) as a partial start; HiGHS completes it
-        (reservations and schedule) by a sub-MIP. Returns the seconds spent."""
+    def warm_start(self, floors: bool = True, starts: bool = True) -> float:
+        """Each job alone in the portfolio (so that its window, lead time and tiers are respected):
+
+        - ``starts``: give HiGHS each job's best plan on its own as a partial start; HiGHS
+          completes it (reservations and schedule) by a sub-MIP;
+        - ``floors``: bound each job's cost share from below (``add_job_cost_floors``) by the
+          dual bound of its least ``job_cost_usd`` alone, reserved GPUs paid by the GPU-hour.
+
+        Both come from the same one-job model. Returns the seconds spent."""
         start = time.perf_counter()
         m, form, d = self.model, self.form, self.data
         fixes: list[tuple[Any, float]] = []
+        bounds: dict[int, float] = {}
         for j, inst in enumerate(d.instances):
             one = Portfolio.model_validate({**d.portfolio.model_dump(), "jobs": [d.portfolio.jobs[j].model_dump()], "budget_usd": None})
             sub = PortfolioModel(PortfolioData(one, [inst]), symmetry_breaking=False)
+            if sub.model is None:
+                continue
+            if floors:
+                sub.model.objective.deactivate()
+                sub.model.job_cost = pyo.Objective(expr=sub.model.job_cost_usd[0], sense=pyo.minimize)
+                res = sub.solver.solve(sub.model, load_solutions=False, raise_exception_on_nonoptimal_result=False,
+                                       time_limit=10, rel_gap=1e-6, abs_gap=0.0,
+                                       solver_options={"mip_feasibility_tolerance": FEASIBILITY_TOLERANCE,
+                                                       "primal_feasibility_tolerance": FEASIBILITY_TOLERANCE,
+                                                       "random_seed": 0, "threads": 1})
+                bound = res.objective_bound
+                if bound is not None and math.isfinite(bound) and bound > 0:
+                    bounds[j] = bound * (1.0 - FLOOR_SLACK) - FLOOR_SLACK
+                sub.model.del_component(sub.model.job_cost)
+                sub.model.objective.activate()
+            if not starts:
+                continue
             res = sub.solve(time_limit=10, rel_gap=1e-3, warm_start=False, explain=False, cost_floors=False)
             if not res.jobs:
                 continue
@@ -274,34 +296,15 @@ class PortfolioModel:
                                      (range(len(fd.hardware)), blk.hardware_chosen, fd.hardware.index(res.plan.hardware)),
                                      (range(len(fd.intervals)), blk.interval_chosen, fd.intervals.index(res.plan.checkpoint_interval_minutes))):
                 fixes.extend((var[i], 1.0 if i == chosen else 0.0) for i in idx)
+        if floors:
+            add_job_cost_floors(m, bounds)
         self.solver.set_instance(m)
-        vmap = self.solver._pyomo_var_to_solver_var_map
-        index = np.array([vmap[id(v)] for v, _ in fixes], dtype=np.int32)
-        values = np.array([x for _, x in fixes], dtype=np.float64)
-        self.solver.pending = (index, values)
+        if starts:
+            vmap = self.solver._pyomo_var_to_solver_var_map
+            index = np.array([vmap[id(v)] for v, _ in fixes], dtype=np.int32)
+            values = np.array([x for _, x in fixes], dtype=np.float64)
+            self.solver.pending = (index, values)
         return time.perf_counter() - start
-
-    def job_floors(self, time_limit: float = 10.0) -> dict[int, float]:
-        """A proven lower bound on each job's cost share (``job_cost_usd``): the dual bound of the
-        job alone, with reserved GPUs paid by the GPU-hour (``reserved_hourly``), a relaxation of
-        its part of the portfolio (see ``add_job_cost_floors``)."""
-        d, floors = self.data, {}
-        for j, inst in enumerate(d.instances):
-            one = Portfolio.model_validate({**d.portfolio.model_dump(), "jobs": [d.portfolio.jobs[j].model_dump()], "budget_usd": None})
-            sub = PortfolioModel(PortfolioData(one, [inst]), symmetry_breaking=False, reserved_hourly=True)
-            if sub.model is None:
-                continue
-            sub.model.objective.deactivate()
-            sub.model.cost_only = pyo.Objective(expr=sub.model.cost_usd, sense=pyo.minimize)
-            res = sub.solver.solve(sub.model, load_solutions=False, raise_exception_on_nonoptimal_result=False,
-                                   time_limit=time_limit, rel_gap=1e-6, abs_gap=0.0,
-                                   solver_options={"mip_feasibility_tolerance": FEASIBILITY_TOLERANCE,
-                                                   "primal_feasibility_tolerance": FEASIBILITY_TOLERANCE,
-                                                   "random_seed": 0, "threads": 1})
-            bound = res.objective_bound
-            if bound is not None and np.isfinite(bound) and bound > 0:
-                floors[j] = bound * (1.0 - FLOOR_SLACK) - FLOOR_SLACK
-        return floors
 
     def solve(self, time_limit: float | None = None, rel_gap: float = RELATIVE_GAP, warm_start: bool = True,
               threads: int = 1, explain: bool = True, tee: bool = False, cost_floors: bool = True) -> PortfolioResult:
@@ -312,11 +315,8 @@ class PortfolioModel:
             result.message = self.reason
             return result
         start = time.perf_counter()
-        if cost_floors:
-            add_job_cost_floors(self.model, self.job_floors())
-            result.floors_seconds = time.perf_counter() - start
-        if warm_start:
-            result.warm_start_seconds = self.warm_start()
+        if warm_start or cost_floors:
+            result.warm_start_seconds = self.warm_start(floors=cost_floors, starts=warm_start)
         remaining = None if time_limit is None else max(1.0, time_limit - (time.perf_counter() - start))
         res = self.solver.solve(self.model, load_solutions=False, raise_exception_on_nonoptimal_result=False,
                                 time_limit=remaining, rel_gap=rel_gap, abs_gap=0.0, tee=tee,

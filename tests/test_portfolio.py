@@ -9,6 +9,7 @@ import random
 
 import highspy
 import numpy as np
+import pyomo.environ as pyo
 import pytest
 from typer.testing import CliRunner
 
@@ -16,7 +17,7 @@ from planopt.cli import app
 from planopt.models.costs import Evaluator
 from planopt.models.formulation.portfolio import hourly_noncompute_usd, spot_overhead_share
 from planopt.models.schema import Instance
-from planopt.portfolio import load_portfolio, solve_portfolio
+from planopt.portfolio import PortfolioModel, load_portfolio, solve_portfolio
 from planopt.run import solve
 
 from conftest import INSTANCES
@@ -221,6 +222,28 @@ def test_small_portfolio_matches_brute_force(seed):
     assert close(res.cost_usd, oracle), (res.cost_usd, oracle)
     assert close(res.mip_cost_usd, res.cost_usd)          # the MIP's objective is the evaluated cost
     assert res.violations == [] and res.big_m_breaches == []
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_job_cost_floors_hold_at_the_optimum(seed):
+    """Each job's cost floor (its least cost alone, reserved GPU-hours at the reservation rate) is
+    below its cost share in the optimal schedule found without the floors, and the floors do not
+    change the optimum (the oracle test above solves with them)."""
+    p = tiny_portfolio(seed)
+    free = PortfolioModel(p).solve(rel_gap=1e-9, cost_floors=False)
+    if free.status == "infeasible":
+        return
+    pm = PortfolioModel(p)
+    pm.warm_start(floors=True, starts=False)
+    floors = {j: pyo.value(pm.model.job_cost_floor[j].lower) for j in pm.model.JFLOOR}
+    assert floors, "no floor was derived"
+    for j, job in enumerate(free.jobs):
+        if j in floors:
+            assert job.cost_usd >= floors[j] - 1e-6 * max(1.0, abs(floors[j])), (job.name, job.cost_usd, floors[j])
+    assert sum(floors.values()) <= free.cost_usd * (1 + 1e-9)
+    floored = pm.solve(rel_gap=1e-9)
+    assert floored.status == "optimal"
+    assert close(floored.cost_usd, free.cost_usd), (floored.cost_usd, free.cost_usd)
 
 
 def test_tiny_portfolios_exercise_reserved_spot_and_infeasible():

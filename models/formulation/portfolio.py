@@ -100,7 +100,7 @@ def spot_overhead_share(ev: Evaluator, hw, interval_minutes: float, preemptions_
 
 
 def build_portfolio(pd_: PortfolioData, tight_linking: bool = True, symmetry_breaking: bool = True,
-                    evaluators: list[Evaluator] | None = None, reserved_hourly: bool = False) -> tuple[pyo.ConcreteModel | None, PortfolioFormulation, str]:
+                    evaluators: list[Evaluator] | None = None) -> tuple[pyo.ConcreteModel | None, PortfolioFormulation, str]:
     """The portfolio MIP; returns (None, ..., reason) when some job has no plan at all."""
     evs = evaluators or [Evaluator(inst) for inst in pd_.instances]
     # With spot work an interval moves more than the overhead o_h(tau) (the spot overhead
@@ -269,10 +269,7 @@ def build_portfolio(pd_: PortfolioData, tight_linking: bool = True, symmetry_bre
     m.job_cost_usd = pyo.Expression(m.J, rule=lambda m, jj: m.job[jj].portfolio_noncompute_usd + sum(
         (pd_.reserved_price[g] if k == "reserved" else price[k][g][b]) * m.gpu_hours[j, b, g, k]
         for (j, b, g, k) in by_j.get(jj, [])))
-    if reserved_hourly:  # relaxation: reserved GPUs paid by the GPU-hour used, not committed for the horizon
-        m.reserved_usd = pyo.Expression(expr=sum(pd_.reserved_price[g] * m.gpu_hours[j, b, g, k] for (j, b, g, k) in keys if k == "reserved"))
-    else:
-        m.reserved_usd = pyo.Expression(expr=sum(pd_.reserved_price[g] * H * B * m.reserved[g] for g in m.G))
+    m.reserved_usd = pyo.Expression(expr=sum(pd_.reserved_price[g] * H * B * m.reserved[g] for g in m.G))
     m.on_demand_usd = pyo.Expression(expr=sum(price["on_demand"][g][b] * m.gpu_hours[j, b, g, k] for (j, b, g, k) in keys if k == "on_demand"))
     m.spot_usd = pyo.Expression(expr=sum(price["spot"][g][b] * m.gpu_hours[j, b, g, k] for (j, b, g, k) in keys if k == "spot"))
     m.noncompute_usd = pyo.Expression(expr=sum(m.job[j].portfolio_noncompute_usd for j in m.J))
@@ -303,17 +300,21 @@ def build_portfolio(pd_: PortfolioData, tight_linking: bool = True, symmetry_bre
 
 
 def add_job_cost_floors(m: pyo.ConcreteModel, floors: dict[int, float]) -> None:
-    """Valid inequalities ``job_cost_usd[j] >= floors[j]``.
+    """Valid inequalities ``job_cost_usd[j] >= floors[j]`` (job cost floors).
 
-    ``floors[j]`` must be a proven lower bound on job ``j``'s cost share in any schedule: e.g. the
-    dual bound of job ``j`` alone in the portfolio with reserved GPUs paid by the GPU-hour used
-    (``build_portfolio(..., reserved_hourly=True)``). That one-job problem is a relaxation of job
-    ``j``'s part of the portfolio: its plan, window, lead time and tiers are the same, it shares
-    no capacity, and a reserved GPU-hour costs the reservation rate, the least it can cost in the
-    portfolio (reserved GPUs are paid for every hour of the horizon, used or not). The floors
-    lift the LP bound to at least their sum; no schedule is cut off."""
-    if hasattr(m, "job_cost_floor"):
-        m.del_component(m.job_cost_floor)
-        m.del_component(m.JFLOOR)
+    ``floors[j]`` must be a proven lower bound on job ``j``'s cost share in any schedule, such as
+    the dual bound of the least ``job_cost_usd[0]`` of job ``j`` alone in the portfolio (a one-job
+    portfolio built by ``build_portfolio``). That one-job problem is a relaxation of job ``j``'s
+    part of the portfolio: the plan, window, lead time, tiers and gang constraints are the same,
+    it shares no capacity, and ``job_cost_usd`` prices a reserved GPU-hour at the reservation
+    rate, the least it can cost in the portfolio (reserved GPUs are paid for every hour of the
+    horizon, used or not: summing ``capacity`` over the buckets, ``reserved_usd`` is at least
+    the reserved GPU-hours of all jobs at that rate, so the shares sum to at most ``cost_usd``).
+    So no schedule is cut off, while the LP bound rises to at least the sum of the floors: the
+    LP relaxation alone (recipes, hardware and intervals mixed fractionally) is far weaker.
+    """
+    for name in ("job_cost_floor", "JFLOOR"):
+        if hasattr(m, name):
+            m.del_component(name)
     m.JFLOOR = pyo.Set(initialize=sorted(floors))
     m.job_cost_floor = pyo.Constraint(m.JFLOOR, rule=lambda m, j: m.job_cost_usd[j] >= floors[j])
