@@ -162,6 +162,7 @@ class HardwareProfile:
             return ph.alltoall_seconds(1.0, gpu, n)
         task, tp = inst.task, self.rollout_tp
         replicas = n / tp
+        # A sequence still decoding has, on average, half its response behind it.
         live_context = task.prompt_tokens + task.response_tokens / 2.0
         if fam == DECODE:
             method, k = parts[1].split(":")[0], int(parts[2])
