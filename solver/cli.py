@@ -101,10 +101,12 @@ def solve(file: Path = typer.Argument(..., help="instance JSON"),
           plot: Optional[Path] = typer.Option(None, "--plot", help="portfolio: write a Gantt chart of the schedule (PNG)")):
     """Find the optimal plan of a job (or a portfolio of jobs) and explain it."""
     from .api import solve_instance
-    from .errors import read_json
+    from .errors import InputError, read_json
     if read_json(file).get("kind") == "portfolio":
         from .cli_portfolio import solve_portfolio_command
         raise typer.Exit(solve_portfolio_command(file, json_out=json_out, time_limit=time_limit, plot=plot))
+    if plot is not None:
+        raise InputError("--plot: draws a portfolio's schedule; for one job, use `planopt frontier` or `planopt sweep` with --plot")
     inst = _with_overrides(file, objective, budget_usd, deadline_hours, max_forgetting, min_quality)
     _print_result(inst, solve_instance(inst, time_limit=time_limit, sensitivity=sensitivity), json_out)
 

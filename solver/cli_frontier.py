@@ -30,11 +30,10 @@ def _check_out(path: Optional[Path]) -> None:
 
 
 def _check_plot(path: Optional[Path]) -> None:
-    from .errors import InputError
-    if path is not None and path.suffix.lower() != ".png":
-        raise InputError(f"--plot: expected a .png file name, got {path}")
-    if path is not None and not path.parent.exists():
-        raise InputError(f"--plot: folder {path.parent} does not exist")
+    """Refuse a bad --plot path before solving, with the same rule the plotter applies."""
+    if path is not None:
+        from .plots import check_png_path
+        check_png_path(path)
 
 
 def _load_job(file: Path, command: str):
@@ -78,14 +77,9 @@ def frontier(file: Path = typer.Argument(..., help="instance JSON"),
              y: str = typer.Option("quality", "--y", help="cost_usd | wall_hours | quality | forgetting_points"),
              json_out: bool = JSON, out: Optional[Path] = OUT, plot: Optional[Path] = PLOT):
     """Exact Pareto frontier of two metrics: every non-dominated plan, by ε-constraint on the MIP."""
-    from .errors import InputError
-    from .frontier import METRICS, check_metric, pareto_frontier, points_frame
+    from .frontier import METRICS, pareto_frontier, points_frame
     from .report import table
     from .run import PlanModel
-    check_metric(x, "--x")
-    check_metric(y, "--y")
-    if x == y:
-        raise InputError(f"--x and --y must differ (both are {x})")
     _check_out(out)
     _check_plot(plot)
     inst = _load_job(file, "frontier")

@@ -59,6 +59,9 @@ def portfolio_report(result) -> str:
 def solve_portfolio_command(file: Path, json_out: bool, time_limit: Optional[float], plot: Optional[Path]) -> int:
     """Solve a portfolio instance, print it, return the exit code."""
     from .portfolio import solve_portfolio
+    if plot is not None:
+        from .plots import check_png_path
+        check_png_path(plot)  # a bad path fails before the solve, not after it
     result = solve_portfolio(file, time_limit=time_limit)
     if json_out:
         emit_json(result.to_dict())

@@ -63,18 +63,15 @@ def sensitivity(pm: PlanModel, result: SolveResult) -> list[dict[str, Any]]:
                 pm.set_limits(**{name: step})
                 relaxed = pm.solve()
                 after = _objective_value(relaxed)
-                row.update({"relaxed_to": step, "objective_after": after,
-                            "improvement": None if after is None else _improvement(result.objective, base, after)})
+                natural = None if after is None else (-after if result.objective == "quality" else after)
+                row.update({"relaxed_to": step, "objective_after": natural,  # in the objective's own units
+                            # objective values are minimised (quality negated), so before - after is the gain
+                            "improvement": None if after is None else base - after})
             pm.set_limits(**{name: limit})
             rows.append(row)
     finally:
         pm.set_limits(**original)
     return rows
-
-
-def _improvement(objective: str, before: float, after: float) -> float:
-    """How much better the objective gets (USD saved, hours saved, points gained)."""
-    return before - after
 
 
 def _plan_value(result: SolveResult, name: str) -> float:

@@ -26,7 +26,8 @@ def plan_label(plan) -> str:
     return f"{plan.method.upper()} {plan.gpu_count}×{plan.gpu}"
 
 
-def _check_png(path: Path) -> Path:
+def check_png_path(path: Path) -> Path:
+    """The --plot path, if it names a .png in an existing folder; else an InputError."""
     path = Path(path)
     if path.suffix.lower() != ".png":
         raise InputError(f"--plot: expected a .png file name, got {path}")
@@ -37,7 +38,7 @@ def _check_png(path: Path) -> Path:
 
 def plot_frontier(front, path: Path, title: str = "") -> Path:
     """The frontier as a staircase of points, each labelled with its plan (method, GPUs)."""
-    path = _check_png(path)
+    path = check_png_path(path)
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(9, 6), dpi=110)
     xs = [getattr(p.metrics, front.x) for p in front.points]
@@ -73,7 +74,7 @@ def plot_frontier(front, path: Path, title: str = "") -> Path:
 
 def plot_sweep(rows, path: Path, title: str = "") -> Path:
     """The four metrics of the optimal plan against the swept limit; infeasible values leave gaps."""
-    path = _check_png(path)
+    path = check_png_path(path)
     plt = _pyplot()
     limit = rows[0].limit if rows else "budget_usd"
     fig, axes = plt.subplots(2, 2, figsize=(10, 7), dpi=110, sharex=True)

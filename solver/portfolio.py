@@ -31,12 +31,11 @@ from planopt.models.portfolio import Portfolio, PortfolioData, restrict_to_portf
 from planopt.models.schema import Instance
 
 from .errors import InputError, describe_validation_error, read_json
-from .run import _status
+from .run import FEASIBILITY_TOLERANCE, _status  # the same tolerance as single-job solves
 
 # A portfolio is a large MIP: "optimal" means within this relative gap (HiGHS's
 # default is 1e-4; tests of small portfolios use 1e-9 through `rel_gap`).
 RELATIVE_GAP = 1e-4
-FEASIBILITY_TOLERANCE = 1e-9
 FLOOR_SLACK = 1e-6  # relative (and USD) slack on each job's cost floor, against solver tolerances
 HEURISTIC_EFFORT = 0.05  # HiGHS's default; 0.3 found no better incumbents on the 50-job benchmark
 
@@ -241,7 +240,8 @@ class _Highs(Highs):
     def _solve(self):
         if self.pending is not None:
             index, values = self.pending
-            self._solver_model.setSolution(len(index), index, values)
+            if len(index):  # an empty start makes HiGHS print a warning on stdout
+                self._solver_model.setSolution(len(index), index, values)
             self.pending = None
         return super()._solve()
 

@@ -149,6 +149,15 @@ def test_bad_plan_names_the_field(tmp_path):
     assert res.exit_code == 2 and "plan.gpu_count" in res.output
 
 
+def test_plot_paths_are_checked_before_solving(tmp_path):
+    res = run("solve", INSTANCES / "portfolio-small.json", "--plot", tmp_path / "chart.txt")
+    assert res.exit_code == 2 and "--plot: expected a .png" in res.output
+    res = run("solve", INSTANCES / "portfolio-small.json", "--plot", tmp_path / "missing" / "chart.png")
+    assert res.exit_code == 2 and "does not exist" in res.output
+    res = run("solve", TINY, "--plot", tmp_path / "chart.png")
+    assert res.exit_code == 2 and "portfolio" in res.output
+
+
 def test_negative_budget_flag_is_rejected():
     res = run("solve", TINY, "--budget-usd", "-1")
     assert res.exit_code == 2 and "--budget-usd" in res.output

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import itertools
 import json
 import math
@@ -222,6 +223,41 @@ def test_small_portfolio_matches_brute_force(seed):
     assert close(res.cost_usd, oracle), (res.cost_usd, oracle)
     assert close(res.mip_cost_usd, res.cost_usd)          # the MIP's objective is the evaluated cost
     assert res.violations == [] and res.big_m_breaches == []
+
+
+def twin_portfolio(seed: int) -> dict:
+    """A tiny portfolio whose second job repeats the first (same instance and window), so that
+    the symmetry-breaking order of identical jobs is in force."""
+    p = tiny_portfolio(seed)
+    first = p["jobs"][0]
+    twin = copy.deepcopy(first)
+    twin["instance"]["name"] = first["instance"]["name"] + "-twin"
+    p["jobs"] = [first, twin]
+    return p
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_symmetry_breaking_keeps_the_optimum_of_twin_jobs(seed):
+    p = twin_portfolio(seed)
+    oracle = best_portfolio_cost(load_portfolio(p))
+    pm = PortfolioModel(p, symmetry_breaking=True)
+    assert len(pm.model.identical_jobs_ordered) == 1, "the twins must be ordered, or this test checks nothing"
+    res = pm.solve(rel_gap=1e-9)
+    if oracle is None:
+        assert res.status == "infeasible"
+        return
+    assert res.status == "optimal" and close(res.cost_usd, oracle), (res.cost_usd, oracle)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_loose_linking_keeps_the_optimum(seed):
+    p = tiny_portfolio(seed)
+    oracle = best_portfolio_cost(load_portfolio(p))
+    res = PortfolioModel(p, tight_linking=False).solve(rel_gap=1e-9)
+    if oracle is None:
+        assert res.status == "infeasible"
+        return
+    assert res.status == "optimal" and close(res.cost_usd, oracle), (res.cost_usd, oracle)
 
 
 @pytest.mark.parametrize("seed", range(30))
