@@ -69,11 +69,12 @@ def _log_interpolate(points: tuple[tuple[float, float], ...], x: float) -> float
 def mfu(arch: Architecture, gpu: GpuSpec, count: int, eff: Efficiency) -> float:
     r"""Achieved model-FLOPs utilisation of a training or scoring pass.
 
-    .. math:: \mathrm{MFU} = m(N_{act}) \cdot \frac{s_{MAMF}(g)}{s_{MAMF}(H100)} \cdot e^{\log_2(\mathrm{nodes})}
+    .. math:: \mathrm{MFU} = m(N_{act}) \cdot \frac{s_{MAMF}(g)}{s_{MAMF}(H100)} \cdot e^{\log_2(\mathrm{nodes})} \cdot f_{MFU}
 
     :math:`m` interpolates sourced points in :math:`\log N_{act}`: the dense curve
     for dense students, Megatron-Core's measured MoE curve for MoE students; an
-    instance's ``efficiency.mfu_train`` replaces :math:`m`.
+    instance's ``efficiency.mfu_train`` replaces :math:`m`; :math:`f_{MFU}` is
+    ``efficiency.mfu_factor`` (1 unless a pilot fit or a scenario sets it).
     """
     if eff.mfu_train is not None:
         base = eff.mfu_train
@@ -83,7 +84,7 @@ def mfu(arch: Architecture, gpu: GpuSpec, count: int, eff: Efficiency) -> float:
         base = _log_interpolate(d.MFU_BY_ACTIVE_PARAMS_B, arch.active_params_b)
     vendor = d.MAMF_SHARE_OF_PEAK.get(gpu.name, d.MAMF_REFERENCE_SHARE) / d.MAMF_REFERENCE_SHARE
     scaling = eff.scaling_efficiency_per_doubling ** math.log2(nodes(gpu, count))
-    return base * vendor * scaling
+    return base * vendor * scaling * eff.mfu_factor
 
 
 def compute_seconds(flops: float, arch: Architecture, gpu: GpuSpec, count: int, eff: Efficiency, precision: str = "bf16") -> float:
@@ -128,13 +129,17 @@ def decode_step_seconds(arch: Architecture, gpu: GpuSpec, tp: int, batch: float,
     capped below by the compute roof (2·N FLOPs per token at the achievable
     matmul share of peak).
 
-    .. math:: t = \max\Big(\frac{W + b \cdot kv \cdot c}{tp \cdot BW \cdot MBU},\
-                \frac{2 N_{act} b}{tp \cdot \mathrm{peak} \cdot s_{MAMF}}\Big)
+    .. math:: t = \Big[\max\Big(\frac{W + b \cdot kv \cdot c}{tp \cdot BW \cdot MBU},\
+                \frac{2 N_{act} b}{tp \cdot \mathrm{peak} \cdot s_{MAMF}}\Big) + t_{TP}\Big] / f_{dec}
+
+    :math:`f_{dec}` is ``efficiency.decode_factor`` (1 unless a pilot fit or a
+    scenario sets it): the whole iteration scales with it, so decode hours are
+    exactly proportional to :math:`1/f_{dec}`.
     """
     mem = (weight_bytes(arch.params_b) + batch * kv_bytes_per_token(arch) * context_tokens) / (tp * gpu.hbm_tbps * TERA * eff.decode_mbu)
     share = d.MAMF_SHARE_OF_PEAK.get(gpu.name, d.MAMF_REFERENCE_SHARE)
     flop = forward_flops_per_token(arch) * batch / (tp * gpu.bf16_tflops * TERA * share)
-    return max(mem, flop) + tp_decode_allreduce_seconds(arch, gpu, tp, batch)
+    return (max(mem, flop) + tp_decode_allreduce_seconds(arch, gpu, tp, batch)) / eff.decode_factor
 
 
 def tp_decode_allreduce_seconds(arch: Architecture, gpu: GpuSpec, tp: int, batch: float) -> float:

@@ -213,6 +213,12 @@ class Efficiency(Strict):
     rollout_hbm_share: float = Field(d.ROLLOUT_HBM_SHARE, gt=0, le=1)
     train_hbm_share: float = Field(d.TRAIN_HBM_SHARE, gt=0, le=1)
     scaling_efficiency_per_doubling: float = Field(d.SCALING_EFFICIENCY_PER_DOUBLING, gt=0, le=1)
+    # Multipliers on the modelled rates: 1.0 is the model as calibrated. A pilot run
+    # (``planopt fit``) or a scenario of the uncertainty model (``models/uncertainty.py``)
+    # sets them; every compute pass's time scales exactly as 1/mfu_factor and every
+    # decode iteration's as 1/decode_factor.
+    mfu_factor: float = Field(1.0, gt=0, le=10, description="multiplies the achieved MFU of every training and scoring pass")
+    decode_factor: float = Field(1.0, gt=0, le=10, description="multiplies the speed of every decode iteration of the rollout engine")
 
 
 class MethodPrior(Strict):

@@ -96,8 +96,11 @@ class CalibrationRow:
 class Case:
     """A calibration case with typed access that names the file and field on error."""
 
-    def __init__(self, path: Path, data: dict[str, Any]):
+    def __init__(self, path: Path, data: dict[str, Any], transform: Callable[[Instance], Instance] | None = None):
         self.path, self.data = path, data
+        # Applied to every instance the case builds: a scenario of the uncertainty
+        # model (``planopt calibrate`` intervals), identity otherwise.
+        self.transform = transform
 
     def fail(self, field: str, problem: str) -> InputError:
         return InputError(f"{self.path}: {field}: {problem}")
@@ -146,9 +149,10 @@ class Case:
 
     def instance(self, raw: dict[str, Any]) -> Instance:
         try:
-            return Instance.model_validate(raw)
+            inst = Instance.model_validate(raw)
         except ValidationError as exc:
             raise InputError(describe_validation_error(exc, f"{self.path} (as an instance)")) from None
+        return inst if self.transform is None else self.transform(inst)
 
 
 def load_case(path: Path) -> Case:
@@ -378,7 +382,7 @@ def arm_gpu_hours(case: Case, index: int) -> tuple[float | None, int | None]:
     field = f"arms[{index}]"
     arms = case.get("arms", "list")
     arm = case.check(field, arms[index], "object")
-    sub = Case(case.path, arm)
+    sub = Case(case.path, arm, case.transform)
     try:
         method = sub.get("method", "string")
         start, target = sub.get("start_score"), sub.get("target_score")
