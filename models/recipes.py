@@ -46,6 +46,13 @@ TRAIN_A2A, LOGPROB_A2A = "train_alltoall_bytes", "logprob_alltoall_bytes"
 HOURS_CATEGORY = {DECODE: "generation", TAIL: "generation", PREFILL: "generation", STUDENT_FWD: "scoring",
                   TEACHER: "scoring", REWARD_MODEL: "scoring", TRAIN: "training", SYNC: "training",
                   ENV_WAIT: "environment_wait", TRAIN_A2A: "training", LOGPROB_A2A: "scoring"}
+# The rate multiplier of ``schema.Efficiency`` each family's time scales with, exactly
+# as 1/factor (None: neither). The scenario evaluator (``scenarios.py``) rescales
+# component hours by it; ``tests/test_scenarios.py`` checks the proportionality on
+# every family, so a new family must be listed here.
+RATE_FACTOR = {DECODE: "decode_factor", TAIL: "decode_factor", PREFILL: "mfu_factor", STUDENT_FWD: "mfu_factor",
+               TEACHER: "mfu_factor", REWARD_MODEL: "mfu_factor", TRAIN: "mfu_factor", SYNC: None, ENV_WAIT: None,
+               TRAIN_A2A: None, LOGPROB_A2A: None}
 
 
 def component(family: str, *qualifiers: object) -> str:
