@@ -10,29 +10,15 @@ each phase (RL, OPD), the teacher precision (OPD) and the data mix (SFT). Its
 - lead time before training can start (labels, teacher);
 - quality reached and forgetting.
 
-Learning curve of one phase with effective signal :math:`S`:
-
-.. math:: q \leftarrow q + (C - q)\,(1 - e^{-S / S_0})
-
-- SFT: :math:`S` = external examples seen; :math:`C = q_0 + c\,(q_{max} - q_0)`.
-- RL: :math:`S = \text{prompts} \cdot (k-1) \cdot P_{mixed}(q/q_{max}, k)`: a group of
-  :math:`k` samples gives :math:`k-1` comparisons against its mean, and only
-  groups with mixed outcomes carry a gradient; :math:`C` as for SFT.
-- OPD: :math:`S` = samples (dense per-token signal);
-  :math:`C = \text{teacher score} \cdot (1 - \text{precision penalty})`.
-
-Forgetting (RL's Razor: it tracks how far training moves the model):
-
-.. math:: F_{SFT} = G \cdot \phi \cdot s^{\alpha} (1 - e^{-E/E_0}), \qquad
-          F_{RL,OPD} = G \cdot \phi \cdot \frac{q - q_0}{C - q_0}
+Quality and forgetting come from ``learning.py`` (learning curves, forgetting).
 """
 
 from __future__ import annotations
 
 import itertools
-import math
 from dataclasses import dataclass, field
 
+from . import learning as lc
 from . import physics as ph
 from .plan import Recipe
 from .schema import Instance
@@ -145,11 +131,9 @@ def _sft_profile(inst: Instance, r: Recipe) -> RecipeProfile:
     tokens = examples * data.example_tokens
     train = tokens * ph.train_flops_per_token(stu, inst.training.activation_recompute)
     model_train = tokens * ph.train_flops_per_token(stu, False)
-    ceiling = task.baseline_score + pri.sft.ceiling_share_of_headroom * (task.score_ceiling - task.baseline_score)
-    quality = ceiling - (ceiling - task.baseline_score) * math.exp(-external / pri.sft.signal_scale_samples)
-    forgetting = (task.general_score_baseline * pri.sft.forgetting_share_of_baseline
-                  * r.external_data_share ** pri.sft_forgetting_mix_exponent
-                  * (1.0 - math.exp(-examples / pri.sft_forgetting_scale_samples)))
+    quality = float(lc.sft_quality(task, external, pri.sft.signal_scale_samples, pri.sft.ceiling_share_of_headroom))
+    forgetting = float(lc.sft_forgetting(task, r.external_data_share, examples, pri.sft.forgetting_share_of_baseline,
+                                         pri.sft_forgetting_mix_exponent, pri.sft_forgetting_scale_samples))
     amounts = {component(TRAIN): train}
     a2a = ph.moe_alltoall_bytes_per_token(stu)
     if a2a > 0:
@@ -172,22 +156,13 @@ def _on_policy_profile(inst: Instance, r: Recipe) -> RecipeProfile:
     def add(key: str, value: float) -> None:
         amounts[key] = amounts.get(key, 0.0) + value
 
-    if r.method == "opd":
-        penalty = ph.d.TEACHER_PRECISION_SCORE_PENALTY[r.teacher_precision]
-        ceiling = inst.teacher.score * (1.0 - penalty)
-    else:
-        ceiling = task.baseline_score + pri.ceiling_share_of_headroom * (task.score_ceiling - task.baseline_score)
-    q = task.baseline_score
     samples = 0.0
     for k in r.samples_per_prompt:
         n = phase_steps * prompts * k
         samples += n
         add(component(DECODE, cls, k), n * task.response_tokens)
-        if r.method == "rl":
-            signal = phase_steps * prompts * (k - 1) * ph.mixed_group_probability(q / task.score_ceiling, k)
-        else:
-            signal = n
-        q = q + (ceiling - q) * (1.0 - math.exp(-signal / pri.signal_scale_samples))
+    ceiling = lc.on_policy_ceiling(inst, r, pri.ceiling_share_of_headroom)
+    q = float(lc.on_policy_quality(inst, r, pri.signal_scale_samples, pri.ceiling_share_of_headroom))
     add(component(TAIL, cls), r.steps)
     add(component(SYNC, cls), r.steps)
     fwd = ph.forward_flops_per_token(stu)
@@ -215,9 +190,8 @@ def _on_policy_profile(inst: Instance, r: Recipe) -> RecipeProfile:
     if inst.environments.latency_seconds_per_step > 0:
         add(component(ENV_WAIT), r.steps * inst.environments.latency_seconds_per_step)
 
-    headroom = ceiling - task.baseline_score
-    progress = (q - task.baseline_score) / headroom if headroom != 0 else 0.0
-    forgetting = task.general_score_baseline * pri.forgetting_share_of_baseline * abs(progress)
+    progress = float(lc.on_policy_progress(task, q, ceiling))
+    forgetting = float(lc.on_policy_forgetting(task, q, ceiling, pri.forgetting_share_of_baseline))
     data = samples * inst.reward.verifier_usd_per_sample + inst.reward.design_usd if r.method == "rl" else 0.0
     lead = 0.0
     if r.method == "opd" and not inst.teacher.exists:

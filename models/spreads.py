@@ -1,0 +1,107 @@
+"""Sourced spreads of the uncertain defaults: the data of the uncertainty model.
+
+Each entry is a published or measured range read as the 10th and 90th
+percentiles of a log-normal distribution (``uncertainty.Range``). Beside each
+is its source, like every default in ``defaults.py``; "INFERRED" marks
+arithmetic on a source and "weak" a range with little evidence behind it.
+
+Two kinds of range:
+
+- ``FACTOR_*``: a multiplier on the point value the instance holds (its own
+  value, or the sourced default). Used where the evidence is a residual or a
+  disagreement between estimates, not an absolute figure.
+- ``ABSOLUTE_*``: the parameter's value itself, where sources publish the
+  range of the quantity (failure rates, restart times, write bandwidths).
+  Such a range applies only while the instance leaves the field at its
+  default: a value the user sets is the user's own measurement (see
+  ``uncertainty.parameters``).
+
+Rule for two published estimates :math:`a < b` of one quantity (the only
+evidence for several priors): treated as two draws of the log-normal, its
+median is :math:`\\sqrt{ab}` and its standard deviation the two-sample one,
+:math:`\\sigma = \\ln(b/a)/\\sqrt 2`; the P10–P90 range is then
+:math:`\\sqrt{ab}\\, e^{\\pm 1.2816 \\sigma}` (``two_estimates``).
+"""
+
+from __future__ import annotations
+
+import math
+
+from . import defaults as d
+
+Z_P90 = 1.2815515655446004  # standard normal 90th percentile: a P10-P90 range spans ±Z_P90 σ
+
+
+def two_estimates(a: float, b: float) -> tuple[float, float]:
+    """P10-P90 range of a log-normal fitted to two published estimates (median √(ab), σ = |ln(b/a)|/√2)."""
+    median = math.sqrt(a * b)
+    sigma = abs(math.log(b / a)) / math.sqrt(2.0)
+    return median * math.exp(-Z_P90 * sigma), median * math.exp(Z_P90 * sigma)
+
+
+# --- Step time (achieved MFU and decode speed) ------------------------------------
+# The step-time model's error on published runs: P10 and P90 of predicted /
+# published step seconds over the step_seconds rows of instances/calibration and
+# instances/calibration-validation (NeMo RL v0.5/v0.7 GRPO rows, H100 and GB200),
+# split by dense and mixture-of-experts students. A ratio r < 1 means the model
+# runs fast; the rate multiplier that reproduces the published row is r, so the
+# range of r is the range of efficiency.mfu_factor and efficiency.decode_factor.
+# Recomputed by `python benchmarks/uncertainty_spreads.py` (numpy linear
+# quantiles); tests/test_uncertainty.py checks these constants against the rows.
+# MFU and decode speed are drawn together (one draw per scenario): the rows time
+# whole steps and cannot tell the two apart, and one software stack runs both.
+FACTOR_STEP_TIME_DENSE = (0.710, 1.233)
+FACTOR_STEP_TIME_MOE = (0.550, 1.019)
+
+# --- Reliability (absolute ranges) ---------------------------------------------
+# Unexpected interruptions per GPU-hour: 2.0e-5 on Llama 3's production cluster
+# (arXiv 2407.21783 §3.3.4, the default) to 1.2e-4 on research clusters (Meta,
+# "Revisiting Reliability in Large-Scale ML Research Clusters", arXiv
+# 2410.21680, 4e-5 to 1.2e-4; MosaicML MPT-7B). Read as P10-P90 (INFERRED).
+ABSOLUTE_FAILURES_PER_GPU_HOUR = (d.FAILURES_PER_GPU_HOUR, 1.2e-4)
+# Restart minutes: re-scheduling and re-loading take minutes (OPT-175B logbook);
+# Llama 3's >90 % effective training time with one interruption every ~3.1 h
+# bounds the time lost per interruption by 19 min (defaults.RESTART_MINUTES).
+# P10 5 min (INFERRED, weak: half the default), P90 19 min (the bound).
+ABSOLUTE_RESTART_MINUTES = (5.0, 19.0)
+# Checkpoint write GB/s per node: Llama 3's Tectonic sustained 2 TB/s and peaked
+# at 7 TB/s over 2,048 nodes -> 0.98 and 3.4 GB/s per node (arXiv 2407.21783
+# §3.3.1, INFERRED in defaults.CHECKPOINT_WRITE_GB_PER_S_PER_NODE).
+ABSOLUTE_CHECKPOINT_WRITE_GB_PER_S_PER_NODE = (0.98, 3.4)
+
+# --- Learning curves (factors on the point value) -------------------------------
+# OPD signal scale: two published anchors, Qwen3 Table 21 (0.92M samples,
+# the default) and TML's Qwen3-8B OPD run (0.49M; defaults.OPD_SIGNAL_SCALE_SAMPLES
+# cross-check), -> two_estimates on the ratio 0.49/0.92 around the default.
+FACTOR_SIGNAL_SCALE_OPD = two_estimates(0.49 / 0.92, 1.0)
+# RL and SFT rest on one anchor each (Qwen3 Table 21; TML's two SFT points): no
+# second estimate, so they take OPD's relative spread centred on their point
+# value (INFERRED, weak: the only measured disagreement between anchors).
+_OPD_HALF_WIDTH = math.sqrt(FACTOR_SIGNAL_SCALE_OPD[1] / FACTOR_SIGNAL_SCALE_OPD[0])
+FACTOR_SIGNAL_SCALE_SINGLE_ANCHOR = (1.0 / _OPD_HALF_WIDTH, _OPD_HALF_WIDTH)
+# RL ceiling share of headroom, 0.5: Qwen3-235B-A22B closed half its AIME'24
+# headroom in 170 steps and was still rising (a lower bound); DAPO's Qwen2.5-32B
+# reached 50 from 0 on AIME'24 (arXiv 2503.14476), also half. P10-P90 0.8x-1.3x
+# (INFERRED, weak: no run trained to saturation).
+FACTOR_CEILING_RL = (0.8, 1.3)
+# SFT ceiling share, 0.70 fitted to TML's two Qwen3-8B-Base points (60 % at
+# 400K examples, ~70 % at 2M): the 2M point is read "~70", ±5 points of the
+# 70-point headroom moves the ceiling by ±0.07 of 0.70 -> 0.9x-1.1x (INFERRED).
+FACTOR_CEILING_SFT = (0.9, 1.1)
+
+# --- Forgetting (factors on the point value) --------------------------------------
+# SFT forgetting share: 40 of 85 IF-eval points after narrow SFT (TML, the
+# default 0.47) against under 2 of ~66 MMLU points for Llama-3-8B trained only on
+# WebInstruct (0.03): a factor of ~16 between general benchmarks. two_estimates
+# on the ratio 0.03/0.47 around the default.
+FACTOR_FORGETTING_SFT = two_estimates((2.0 / 66.0) / (40.0 / 85.0), 1.0)
+# RL / OPD forgetting share, 0.02 (weak: no published matched drop; Qwen3 Table
+# 21 shows MMLU-Redux up after both, RL's Razor small drops): 0.25x-4x, a
+# factor 16 like SFT's benchmark spread (INFERRED, weak).
+FACTOR_FORGETTING_ON_POLICY = (0.25, 4.0)
+# SFT mix exponent, 5.32, fitted exactly to TML's two mixes (85 -> 45 at 100 %,
+# 85 -> 79 at 70 %). Reading the 70 % point's 6-point drop as 4 to 8 points
+# (the scale of benchmark noise on IF-eval, INFERRED) moves the exponent from
+# ln(8/40)/ln 0.7 = 4.51 to ln(4/40)/ln 0.7 = 6.46: 0.85x-1.21x.
+FACTOR_SFT_MIX_EXPONENT = (math.log(8.0 / 40.0) / math.log(0.7) / d.SFT_FORGETTING_MIX_EXPONENT,
+                           math.log(4.0 / 40.0) / math.log(0.7) / d.SFT_FORGETTING_MIX_EXPONENT)
