@@ -194,7 +194,8 @@ def checkpoint_overhead_share(write_hours, failures_per_hour, interval_hours, re
     """
     w, lam, tau, r = (np.asarray(x, dtype=float) for x in (write_hours, failures_per_hour, interval_hours, restart_hours))
     safe = np.where(lam > 0.0, lam, 1.0)
-    exact = np.exp(safe * r) * np.expm1(safe * (tau + w)) / (safe * tau) - 1.0
+    with np.errstate(over="ignore"):  # lambda·tau > 709 (an interval of hundreds of MTBFs): inf, never chosen
+        exact = np.exp(safe * r) * np.expm1(safe * (tau + w)) / (safe * tau) - 1.0
     out = np.where(lam > 0.0, exact, w / tau)
     return float(out) if out.ndim == 0 else out
 

@@ -1,7 +1,6 @@
 r"""``planopt calibrate``: the cost model against published runs.
 
-Every case (``*.json``, format in ``instances/calibration/`` and
-``/work/shared/calibration/FORMAT.md``) is turned into an :class:`Instance`,
+Every case (``*.json``, format in ``instances/calibration/FORMAT.md``) is turned into an :class:`Instance`,
 :class:`Recipe` and :class:`HardwareChoice`, and its figure is read off the
 **same** evaluator ``planopt solve`` uses (``Evaluator.recipe`` /
 ``Evaluator.hardware`` / ``Evaluator.metrics``, ``planopt.run.solve``). There
@@ -83,14 +82,25 @@ class CalibrationRow:
     passed: bool
     tolerance: float
     file: str
+    # Why the figure could not be predicted (the case was read, its run cannot be
+    # priced, e.g. it does not fit); predicted and ratio are then None.
+    error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "figure": self.figure, "predicted": self.predicted, "published": self.published,
-                "ratio": self.ratio, "passed": self.passed}
+        out = {"id": self.id, "figure": self.figure, "predicted": self.predicted, "published": self.published,
+               "ratio": self.ratio, "passed": self.passed}
+        if self.error is not None:
+            out["error"] = self.error
+        return out
 
     def as_record(self) -> dict[str, Any]:
         """Every field, for a DataFrame."""
         return asdict(self)
+
+
+class PredictionError(Exception):
+    """A readable case whose figure cannot be predicted (its run does not fit the
+    hardware as modelled, say): reported as a failed row, not as bad input."""
 
 
 class Case:
@@ -284,7 +294,7 @@ def step_seconds(case: Case) -> tuple[float, dict[str, float]]:
     r, h = _recipe(inst, method, 1), HardwareChoice(inst.hardware.gpus[0].name, count)
     memory, why = ev.hardware(h).memory_bytes_per_gpu(r.memory_class)
     if why is not None:
-        raise case.fail("gpu_count", f"the job does not fit: {why}")
+        raise PredictionError(f"the job does not fit on {count} x {case.data['gpu']['name']}: {why}")
     by = {k: v * 3600.0 for k, v in ev.compute_hours_by_component(r, h).items()}
     return sum(by.values()), by
 
@@ -339,7 +349,7 @@ def predict_checkpoint_interval(case: Case) -> list[CalibrationRow]:
     inst = _reliability_instance(case, count, reliability, INTERVAL_GRID_MINUTES, objective="time")
     result = solve(inst)
     if result.plan is None:
-        raise case.fail("job_mtbf_hours", f"the synthetic checkpoint job has no plan ({result.status})")
+        raise PredictionError(f"the synthetic checkpoint job has no plan ({result.status})")
     return [_row(case, "checkpoint_interval_minutes", result.plan.checkpoint_interval_minutes,
                  case.get("published.checkpoint_interval_minutes", positive=True))]
 
@@ -429,7 +439,7 @@ def arm_gpu_hours(case: Case, index: int) -> tuple[float | None, int | None]:
     r = recipe(steps)
     hp = ev.hardware(h)
     if not hp.fits(r.memory_class):
-        raise case.fail(f"{field}.method", f"the default calibration hardware cannot hold the job: {hp.memory_bytes_per_gpu(r.memory_class)[1]}")
+        raise PredictionError(f"{field}: the default calibration hardware cannot hold the job: {hp.memory_bytes_per_gpu(r.memory_class)[1]}")
     interval = min(inst.checkpointing.interval_minutes_options, key=hp.overhead_share)
     return ev.metrics(r, h, interval).gpu_hours, steps
 
@@ -477,10 +487,30 @@ PREDICTORS: dict[str, Callable[[Case], list[CalibrationRow]]] = {
 }
 
 
-def calibrate_case(path: str | Path) -> list[CalibrationRow]:
-    """Rows of one case file; raises InputError naming the file and field when it cannot be read."""
+def published_figures(case: Case) -> list[tuple[str, float]]:
+    """The figures a case publishes, as (figure, value): one per key of ``published``,
+    one per element of a published list (``forgetting_points[i]``)."""
+    out = []
+    for key, value in case.data["published"].items():
+        if isinstance(value, list):
+            out.extend((f"{key}[{i}]", case.check(f"published.{key}[{i}]", v, "number", positive=True)) for i, v in enumerate(value))
+        else:
+            out.append((key, case.check(f"published.{key}", value, "number", positive=True)))
+    return out
+
+
+def calibrate_case(path: str | Path, transform: Callable[[Instance], Instance] | None = None) -> list[CalibrationRow]:
+    """Rows of one case file; raises InputError naming the file and field when it
+    cannot be read. A case that is read but cannot be predicted gives one failed
+    row per published figure, with ``error`` saying why."""
     case = load_case(Path(path))
-    return PREDICTORS[case.data["predict"]](case)
+    case.transform = transform
+    try:
+        return PREDICTORS[case.data["predict"]](case)
+    except PredictionError as exc:
+        tol = case.get("tolerance")
+        return [CalibrationRow(case.data["id"], figure, None, value, None, False, tol, str(case.path), str(exc))
+                for figure, value in published_figures(case)]
 
 
 def calibrate_dir(directory: str | Path) -> list[CalibrationRow]:

@@ -1,7 +1,8 @@
 """CLI commands for the calibrate feature (registered on `planopt.cli.app`).
 
 ``planopt calibrate DIR [--json]``: exit 0 when every figure is within its
-tolerance, 1 when any is not, 2 when a case cannot be read.
+tolerance, 1 when any is not or cannot be predicted (its row carries ``error``),
+2 when a case cannot be read.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ def calibrate(directory: Path = typer.Argument(..., help="folder of calibration 
         body = [(r.id, r.figure, _num(r.predicted), _num(r.published), _num(r.ratio, 3) if r.ratio is not None else "-",
                  f"{r.tolerance:g}", "pass" if r.passed else "FAIL") for r in rows]
         typer.echo(table(body, header=("id", "figure", "predicted", "published", "ratio", "tolerance", "pass")))
+        for r in rows:
+            if r.error is not None:
+                typer.echo(f"{r.id} {r.figure}: not predicted: {r.error}")
         failed = sum(not r.passed for r in rows)
         typer.echo(f"\n{len(rows) - failed} of {len(rows)} figures within tolerance")
     raise typer.Exit(0 if all(r.passed for r in rows) else 1)

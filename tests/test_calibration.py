@@ -33,16 +33,32 @@ KNOWN_WEAK = {
     "nemo-rl-v05-qwen3-235b-a22b-128xh100": "Qwen3-235B v0.5 on H100: 0.63 (v0.7 on 256 H100 passes at 0.80)",
     "nemo-rl-v05-qwen3-235b-a22b-64xgb200": "Qwen3-235B v0.5 on GB200: 0.63",
 }
+# Public cases still outside their tolerance (strict: one that starts passing must
+# leave this list). The GB200 generation physics is issue 9 items 1-2, another change.
+KNOWN_WEAK_PUBLIC = {
+    "nemo-rl-llama31-8b-8xgb200": "Llama 3.1 8B on 8 GB200: 0.60, generation on GB200 too fast (issue 9 items 1-2)",
+}
+# the dense H100 step-time case of the public set
+NEMO_H100 = CAL / "nemo-rl-llama31-8b-16xh100.json"
 runner = CliRunner()
 
 
-def test_the_public_set_is_present():
+def _expected_failures(rows):
+    return {r["id"] if isinstance(r, dict) else r.id for r in rows} & set(KNOWN_WEAK_PUBLIC)
+
+
+def test_the_public_set_is_present_and_stands_alone():
     ids = {json.loads(p.read_text())["id"] for p in CASES}
-    assert {"llama3-405b-interruptions", "nemo-rl-llama31-8b-8xh100", "qwen3-table21-rl-vs-opd",
-            "tml-opd-qwen3-8b-flops", "tml-personalization-forgetting", "young-daly-3h"} <= ids
+    assert {"llama3-405b-interruptions", "nemo-rl-llama31-8b-8xgb200", "nemo-rl-llama31-8b-16xh100",
+            "qwen3-table21-rl-vs-opd", "tml-opd-qwen3-8b-flops", "tml-personalization-forgetting", "young-daly-3h"} <= ids
+    # the mislabelled case (91.0 s is a GB200 row) is gone; the format travels with the cases
+    assert "nemo-rl-llama31-8b-8xh100" not in ids
+    assert "predict = \"sft_hours\"" in (CAL / "FORMAT.md").read_text()
 
 
-@pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
+@pytest.mark.parametrize("path", [
+    pytest.param(p, marks=pytest.mark.xfail(reason=KNOWN_WEAK_PUBLIC[p.stem], strict=True)) if p.stem in KNOWN_WEAK_PUBLIC else p
+    for p in CASES], ids=[p.stem for p in CASES])
 def test_every_figure_is_within_its_tolerance(path):
     case = json.loads(path.read_text())
     rows = calibrate_case(path)
@@ -79,7 +95,7 @@ def test_moe_students_pay_expert_all_to_all_and_dense_ones_do_not():
     path = next(p for p in VALIDATION_CASES if "qwen3-30b-a3b" in p.stem and "h100" in p.stem)
     _, by = step_seconds(load_case(path))
     assert sum(v for k, v in by.items() if "alltoall" in k) > 0
-    _, dense = step_seconds(load_case(CAL / "nemo-rl-llama31-8b-8xh100.json"))
+    _, dense = step_seconds(load_case(NEMO_H100))
     assert not any("alltoall" in k for k in dense)
 
 
@@ -100,19 +116,25 @@ def test_interruptions_scale_with_gpus_and_hours(tmp_path):
     assert row.predicted == pytest.approx(419 / (16384 * 1296) * 1024 * 100)
 
 
-@pytest.mark.parametrize("mtbf_h, write_s", [(24.0, 60), (100.0, 120), (3.0, 300)])
-def test_the_optimiser_finds_young_daly_on_its_own(tmp_path, mtbf_h, write_s):
+@pytest.mark.parametrize("mtbf_h, write_s", [(24.0, 60), (100.0, 120), (3.0, 300), (0.25, 300)])
+def test_the_optimiser_finds_the_exact_optimum_on_its_own(tmp_path, mtbf_h, write_s):
+    from planopt.models.physics import optimal_checkpoint_interval_hours, young_daly_interval_hours
     case = json.loads((CAL / "young-daly-3h.json").read_text())
     case.update(job_mtbf_hours=mtbf_h, checkpoint_write_seconds=write_s, restart_seconds=600)
     p = tmp_path / "yd.json"
     p.write_text(json.dumps(case))
     (row,) = calibrate_case(p)
-    young_minutes = math.sqrt(2 * write_s / 3600 * mtbf_h) * 60
-    assert abs(row.predicted - young_minutes) <= 1.0  # the grid is every minute
+    exact = optimal_checkpoint_interval_hours(write_s / 3600, 1 / mtbf_h) * 60
+    assert row.predicted == pytest.approx(exact, rel=0.005)  # the grid steps by 0.5 %
+    young = young_daly_interval_hours(write_s / 3600, 1 / mtbf_h) * 60
+    if write_s / 3600 / mtbf_h > 0.01:
+        # Young's first-order rule overshoots once the write is a visible share of the MTBF
+        # (Daly 2006): 42.4 vs 39.1 min at 5 min / 3 h; 12.2 vs 9.2 min at 5 min / 15 min
+        assert young > exact * 1.05
 
 
 def test_step_time_grows_with_responses_and_shrinks_with_gpus(tmp_path):
-    base = json.loads((CAL / "nemo-rl-llama31-8b-8xh100.json").read_text())
+    base = json.loads(NEMO_H100.read_text())
 
     def seconds(**changes):
         case = json.loads(json.dumps(base))
@@ -128,12 +150,12 @@ def test_step_time_grows_with_responses_and_shrinks_with_gpus(tmp_path):
     t = seconds()
     assert seconds(response_tokens=2000) > t
     assert seconds(max_response_tokens=8192) > t
-    assert seconds(gpu_count=16) < t
+    assert seconds(gpu_count=32) < t
     assert seconds(activation_recompute=False) < t
 
 
 def test_nemo_rl_step_breakdown_has_every_part():
-    _, by = step_seconds(load_case(CAL / "nemo-rl-llama31-8b-8xh100.json"))
+    _, by = step_seconds(load_case(NEMO_H100))
     families = {k.split("|")[0] for k in by}
     assert {"decode_tokens", "rollout_tail_steps", "student_logprob_flops", "train_flops", "weight_sync_steps"} <= families
     # NeMo RL v0.3 (8 H100, Llama-3.1-8B): refit ~5 s of a ~112 s step
@@ -163,17 +185,26 @@ def test_forgetting_shrinks_with_general_data(tmp_path):
 
 # --- the command --------------------------------------------------------------
 
-def test_cli_exit_0_when_every_case_passes():
+def test_cli_exit_0_only_when_every_case_passes(tmp_path):
+    rows = calibrate_dir(CAL)
+    failing = {r.id for r in rows if not r.passed}
+    assert failing <= set(KNOWN_WEAK_PUBLIC)
     res = runner.invoke(app, ["calibrate", str(CAL)])
-    assert res.exit_code == 0, res.output
+    assert res.exit_code == (1 if failing else 0), res.output
     for p in CASES:
         assert json.loads(p.read_text())["id"] in res.output
+    # without the known-weak cases the set passes: exit 0
+    for p in CASES:
+        if p.stem not in KNOWN_WEAK_PUBLIC:
+            shutil.copy(p, tmp_path / p.name)
+    res = runner.invoke(app, ["calibrate", str(tmp_path)])
+    assert res.exit_code == 0, res.output
 
 
 def test_cli_json_is_one_array_of_figures():
     res = runner.invoke(app, ["calibrate", str(CAL), "--json"])
-    assert res.exit_code == 0, res.output
     rows = json.loads(res.stdout)
+    assert res.exit_code == (1 if any(not r["passed"] for r in rows) else 0), res.output
     assert isinstance(rows, list) and rows
     for row in rows:
         assert set(row) == {"id", "figure", "predicted", "published", "ratio", "passed"}
@@ -193,7 +224,7 @@ def test_cli_exit_1_when_a_figure_is_off(tmp_path):
     assert res.exit_code == 1, res.output
     assert "FAIL" in res.output
     js = json.loads(runner.invoke(app, ["calibrate", str(tmp_path), "--json"]).stdout)
-    assert [r["id"] for r in js if not r["passed"]] == ["llama3-405b-interruptions"]
+    assert [r["id"] for r in js if not r["passed"] and r["id"] not in KNOWN_WEAK_PUBLIC] == ["llama3-405b-interruptions"]
 
 
 @pytest.mark.parametrize("mutate, field", [
@@ -203,7 +234,7 @@ def test_cli_exit_1_when_a_figure_is_off(tmp_path):
     (lambda c: c.pop("tolerance"), "tolerance"),
 ])
 def test_cli_exit_2_names_the_file_and_field(tmp_path, mutate, field):
-    case = json.loads((CAL / "nemo-rl-llama31-8b-8xh100.json").read_text())
+    case = json.loads(NEMO_H100.read_text())
     mutate(case)
     p = tmp_path / "broken.json"
     p.write_text(json.dumps(case))
@@ -223,5 +254,26 @@ def test_cli_exit_2_on_invalid_json(tmp_path):
 def test_calibrate_dir_rows_are_dataframe_friendly():
     import pandas as pd
     frame = pd.DataFrame([r.as_record() for r in calibrate_dir(CAL)])
-    assert {"id", "figure", "predicted", "published", "ratio", "passed", "tolerance", "file"} <= set(frame.columns)
-    assert frame["passed"].all()
+    assert {"id", "figure", "predicted", "published", "ratio", "passed", "tolerance", "file", "error"} <= set(frame.columns)
+    assert frame.loc[~frame["id"].isin(list(KNOWN_WEAK_PUBLIC)), "passed"].all()
+
+
+def test_a_case_that_does_not_fit_is_a_failed_row_and_the_others_still_run(tmp_path):
+    for p in CASES:
+        shutil.copy(p, tmp_path / p.name)
+    case = json.loads(NEMO_H100.read_text())
+    case.update(id="too-small", gpu={**case["gpu"], "hbm_gb": 8}, gpu_count=1)
+    (tmp_path / "too-small.json").write_text(json.dumps(case))
+    rows = calibrate_dir(tmp_path)
+    (bad,) = [r for r in rows if r.id == "too-small"]
+    assert bad.predicted is None and bad.ratio is None and not bad.passed
+    assert "does not fit" in bad.error and "GB/GPU" in bad.error
+    assert {r.id for r in rows} >= {json.loads(p.read_text())["id"] for p in CASES}
+    res = runner.invoke(app, ["calibrate", str(tmp_path), "--json"])
+    assert res.exit_code == 1, res.output
+    js = {r["id"]: r for r in json.loads(res.stdout)}
+    assert js["too-small"]["predicted"] is None and js["too-small"]["ratio"] is None
+    assert js["too-small"]["passed"] is False and "does not fit" in js["too-small"]["error"]
+    assert "error" not in js["young-daly-3h"]
+    table = runner.invoke(app, ["calibrate", str(tmp_path)])
+    assert table.exit_code == 1 and "too-small step_seconds: not predicted: the job does not fit" in table.output

@@ -72,11 +72,11 @@ def test_young_daly_interval():
     assert tau * 60 == pytest.approx(18.974, rel=1e-4)
     # MTBF 24 h, 60 s: sqrt(2 · 24 / 60) h = 53.67 min
     assert ph.young_daly_interval_hours(60 / 3600, 1 / 24) * 60 == pytest.approx(53.666, rel=1e-4)
-    # and it minimises the overhead share
+    # and it minimises the first-order overhead share
     w, lam, r = 60 / 3600, 1 / 3, 0.1
-    best = ph.checkpoint_overhead_share(w, lam, tau, r)
+    best = ph.checkpoint_overhead_share_first_order(w, lam, tau, r)
     for other in (tau * 0.9, tau * 1.1, tau / 2, tau * 2):
-        assert ph.checkpoint_overhead_share(w, lam, other, r) > best
+        assert ph.checkpoint_overhead_share_first_order(w, lam, other, r) > best
 
 
 def test_llama3_failure_rate():
@@ -158,3 +158,68 @@ def test_gb200_reaches_its_own_mamf_share():
     gb200 = H100.__class__(**{**H100.__dict__, "name": "GB200", "bf16_tflops": 2500.0})
     ratio = (2500 * ph.mfu(LLAMA8, gb200, 8, EFF)) / (989 * ph.mfu(LLAMA8, H100, 8, EFF))
     assert ratio == pytest.approx(2500 / 989 * 0.73 / 0.80)
+
+
+# --- exact checkpoint overhead (Daly 2006) -------------------------------------
+
+def test_exact_overhead_is_dalys_wall_time_over_solve_time():
+    # M = 6 h, delta = 5 min, R = 10 min, tau = 1 h:
+    # T_wall/T_s = M e^{R/M} (e^{(tau+delta)/M} - 1) / tau, worked out by hand
+    m, delta, r, tau = 6.0, 5 / 60, 10 / 60, 1.0
+    ratio = m * math.exp(r / m) * (math.exp((tau + delta) / m) - 1) / tau
+    assert ratio == pytest.approx(1.22074, rel=1e-4)  # 6 · 1.02817 · 0.19786
+    assert ph.checkpoint_overhead_share(delta, 1 / m, tau, r) == pytest.approx(ratio - 1)
+    # failures during writes and re-work make it dearer than the first-order rule here
+    assert ph.checkpoint_overhead_share(delta, 1 / m, tau, r) > ph.checkpoint_overhead_share_first_order(delta, 1 / m, tau, r)
+
+
+def test_without_failures_the_overhead_is_exactly_the_writes():
+    assert ph.checkpoint_overhead_share(0.1, 0.0, 2.0, 0.5) == 0.1 / 2.0
+    import numpy as np
+    out = ph.checkpoint_overhead_share(np.array([0.1, 0.1]), np.array([0.0, 0.0]), 2.0, np.array([0.5, 1.0]))
+    assert list(out) == [0.05, 0.05]
+
+
+def test_first_order_rule_is_the_limit_of_the_exact_overhead():
+    # lambda(tau + w) -> 0 at Young's interval: relative gap shrinks like sqrt(lambda w)
+    w, r = 60 / 3600, 10 / 60
+    gaps = []
+    for lam in (1e-1, 1e-3, 1e-5, 1e-7):
+        tau = ph.young_daly_interval_hours(w, lam)
+        exact = ph.checkpoint_overhead_share(w, lam, tau, r)
+        first = ph.checkpoint_overhead_share_first_order(w, lam, tau, r)
+        gaps.append(abs(exact - first) / first)
+    assert gaps == sorted(gaps, reverse=True)
+    assert gaps[-1] < 1e-3 < gaps[0]
+
+
+def test_exact_overhead_is_vectorised_over_scenarios():
+    import numpy as np
+    w = np.array([0.01, 0.02, 0.05])
+    lam = np.array([0.0, 0.1, 0.5])
+    r = np.array([0.1, 0.2, 0.0])
+    out = ph.checkpoint_overhead_share(w, lam, 0.5, r)
+    assert isinstance(out, np.ndarray) and out.shape == (3,)
+    for i in range(3):
+        assert out[i] == pytest.approx(ph.checkpoint_overhead_share(float(w[i]), float(lam[i]), 0.5, float(r[i])), rel=1e-12)
+    assert isinstance(ph.checkpoint_overhead_share(0.01, 0.1, 0.5, 0.1), float)
+    # tiny lambda: expm1 keeps the failure term instead of rounding it away
+    tiny = ph.checkpoint_overhead_share(0.0, 1e-12, 1.0, 0.0)
+    assert tiny == pytest.approx(0.5e-12, rel=1e-6)
+
+
+def test_exact_optimum_matches_dalys_figures_and_is_134x_below_young_at_a_third():
+    # Daly 2006, Figs. 3-5 (R = 10 min, delta = 5 min): M = 24 h -> 117 min, 6 h -> 57 min, 15 min -> 9.1 min
+    for mtbf_h, published_min in ((24.0, 117), (6.0, 57), (0.25, 9.1)):
+        tau = ph.optimal_checkpoint_interval_hours(5 / 60, 1 / mtbf_h) * 60
+        assert tau == pytest.approx(published_min, rel=0.01)
+    # write = MTBF / 3: Young sqrt(2/3) M = 0.816 M vs the exact 0.611 M (the issue quotes 1.36x;
+    # Daly's own Fig. 5 numbers give 12.2 / 9.1 = 1.34x)
+    ratio = ph.young_daly_interval_hours(1 / 3, 1.0) / ph.optimal_checkpoint_interval_hours(1 / 3, 1.0)
+    assert ratio == pytest.approx(1.336, abs=0.005)
+    # the exact optimum minimises the exact overhead, and tends to Young's as w/M -> 0
+    w, lam, r = 5 / 60, 4.0, 1 / 6
+    tau = ph.optimal_checkpoint_interval_hours(w, lam)
+    for other in (tau * 0.98, tau * 1.02, ph.young_daly_interval_hours(w, lam)):
+        assert ph.checkpoint_overhead_share(w, lam, other, r) > ph.checkpoint_overhead_share(w, lam, tau, r)
+    assert ph.optimal_checkpoint_interval_hours(1e-8, 1.0) / ph.young_daly_interval_hours(1e-8, 1.0) == pytest.approx(1, abs=1e-4)
