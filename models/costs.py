@@ -35,8 +35,13 @@ from .schema import Instance
 
 COST_KEYS = ("compute", "data", "storage", "environments", "operations", "forgetting_repair")
 HOURS_KEYS = ("data_lead_time", "generation", "scoring", "training", "environment_wait", "checkpoint_writes", "failure_rework")
-# Relative slack when judging a limit: the MIP solver's feasibility tolerance is
-# 1e-9 relative here too, so both agree on plans that sit exactly on a limit.
+# THE tolerance rule for limits (``limit_slack`` and ``exceeds``), shared by the
+# evaluator, the oracle, the recipe fixing and the MIP's check of every plan it
+# returns: a plan meets a limit L when its value is at most L + limit_slack(L)
+# (at least L - limit_slack(L) for a minimum). 1e-9 relative is far below any
+# difference a user means (a tenth of a cent on a million dollars) and far above
+# float rounding in the cost sums (about 1e-15 relative), so rounding never
+# decides a limit.
 LIMIT_RELATIVE_TOLERANCE = 1e-9
 
 
@@ -69,8 +74,40 @@ class Metrics:
                 "forgetting": self.forgetting_points}[name]
 
 
-def _over(value: float, limit: float) -> bool:
-    return value > limit + LIMIT_RELATIVE_TOLERANCE * max(1.0, abs(limit))
+def limit_slack(limit: float) -> float:
+    """How far past ``limit`` a value may lie and still meet it: 1e-9 of max(1, |limit|)."""
+    return LIMIT_RELATIVE_TOLERANCE * max(1.0, abs(limit))
+
+
+def exceeds(value: float, limit: float, sense: str) -> bool:
+    """Whether ``value`` breaks ``limit`` (``sense`` "<=" for a maximum, ">=" for a minimum).
+
+    The rule: ``value > limit + limit_slack(limit)`` for a maximum,
+    ``value < limit - limit_slack(limit)`` for a minimum."""
+    if sense == "<=":
+        return value > limit + limit_slack(limit)
+    if sense == ">=":
+        return value < limit - limit_slack(limit)
+    raise ValueError(f"sense: expected '<=' or '>=', got {sense!r}")
+
+
+def cost_breakdown_usd(inst: Instance, rp: RecipeProfile, usd_per_hour_of_gpus, train_hours, wall_hours,
+                       forgetting_points) -> dict[str, float]:
+    """The cost lines of a plan. Works element-wise on numpy arrays of the
+    scenario-dependent inputs (GPUs' price per hour, hours, forgetting), so the
+    scenario evaluator (``scenarios.py``) prices scenarios with this same sum."""
+    ckpt_gb = ph.checkpoint_bytes(inst.student) / ph.GB
+    st, ck, ops = inst.storage, inst.checkpointing, inst.operations
+    return {
+        "compute": usd_per_hour_of_gpus * train_hours,
+        "data": rp.data_usd,
+        "storage": (ck.keep_last * ckpt_gb * st.hot_usd_per_gb_month * train_hours / ph.d.HOURS_PER_MONTH
+                    + ck.milestones_kept * ckpt_gb * st.cold_usd_per_gb_month * ck.milestone_retention_months
+                    + rp.log_storage_usd),
+        "environments": rp.environments_usd,
+        "operations": ops.fixed_usd + ops.usd_per_wall_hour * wall_hours,
+        "forgetting_repair": inst.forgetting_repair_usd_per_point * forgetting_points,
+    }
 
 
 class Evaluator:
@@ -109,18 +146,7 @@ class Evaluator:
         hours["failure_rework"] = compute_hours * hp.failures_per_hour * (tau / 2.0 + hp.restart_hours)
         train_hours = compute_hours * (1.0 + hp.overhead_share(interval_minutes))
         wall = rp.lead_hours + train_hours
-        ckpt_gb = ph.checkpoint_bytes(inst.student) / ph.GB
-        st, ck, ops = inst.storage, inst.checkpointing, inst.operations
-        costs = {
-            "compute": h.count * hp.price_usd_per_gpu_hour * train_hours,
-            "data": rp.data_usd,
-            "storage": (ck.keep_last * ckpt_gb * st.hot_usd_per_gb_month * train_hours / ph.d.HOURS_PER_MONTH
-                        + ck.milestones_kept * ckpt_gb * st.cold_usd_per_gb_month * ck.milestone_retention_months
-                        + rp.log_storage_usd),
-            "environments": rp.environments_usd,
-            "operations": ops.fixed_usd + ops.usd_per_wall_hour * wall,
-            "forgetting_repair": inst.forgetting_repair_usd_per_point * rp.forgetting_points,
-        }
+        costs = cost_breakdown_usd(inst, rp, h.count * hp.price_usd_per_gpu_hour, train_hours, wall, rp.forgetting_points)
         m = Metrics(cost_usd=sum(costs.values()), wall_hours=wall, quality=rp.quality,
                     forgetting_points=rp.forgetting_points, gpu_hours=h.count * train_hours,
                     memory_per_gpu_gb=memory / ph.GB, cost_breakdown_usd=costs, hours_breakdown=hours,
@@ -133,13 +159,13 @@ class Evaluator:
         out = []
         if memory_reason is not None:
             out.append(f"memory: {memory_reason}")
-        if c.budget_usd is not None and _over(m.cost_usd, c.budget_usd):
+        if c.budget_usd is not None and exceeds(m.cost_usd, c.budget_usd, "<="):
             out.append(f"budget_usd: {m.cost_usd:,.0f} > {c.budget_usd:,.0f}")
-        if c.deadline_hours is not None and _over(m.wall_hours, c.deadline_hours):
+        if c.deadline_hours is not None and exceeds(m.wall_hours, c.deadline_hours, "<="):
             out.append(f"deadline_hours: {m.wall_hours:,.1f} > {c.deadline_hours:,.1f}")
-        if c.max_forgetting_points is not None and _over(m.forgetting_points, c.max_forgetting_points):
+        if c.max_forgetting_points is not None and exceeds(m.forgetting_points, c.max_forgetting_points, "<="):
             out.append(f"max_forgetting_points: {m.forgetting_points:.2f} > {c.max_forgetting_points:.2f}")
-        if c.min_quality is not None and _over(c.min_quality, m.quality):
+        if c.min_quality is not None and exceeds(m.quality, c.min_quality, ">="):
             out.append(f"min_quality: {m.quality:.2f} < {c.min_quality:.2f}")
         return out
 

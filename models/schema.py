@@ -10,7 +10,7 @@ user makes (an option list) or a sourced coefficient from ``defaults.py``.
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar, Literal, Optional
+from typing import ClassVar, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, model_validator
 
@@ -97,6 +97,7 @@ class Training(Strict):
     phases: PositiveInt = Field(3, le=6, description="sampling phases; steps are split evenly")
     samples_per_prompt_options: list[PositiveInt] = Field([2, 4, 8, 16], min_length=1)
     taper_only: bool = Field(True, description="samples per prompt never rise from one phase to the next")
+    cpu_offload: bool = Field(False, description="ZeRO-3 / FSDP offload of parameters, gradients and optimiser state to host memory, priced over the host link")
 
 
 class SftData(Strict):
@@ -105,11 +106,19 @@ class SftData(Strict):
     labeled_examples_per_day: PositiveFloat = Field(description="labeling throughput for examples still to buy")
     example_tokens: PositiveFloat = Field(description="tokens per SFT example (prompt + answer)")
     external_data_share_options: list[float] = Field([1.0], min_length=1, description="share of new-domain data in the SFT mix; the rest is general data")
+    sequence_length_tokens: Optional[PositiveFloat] = Field(None, description="training sequence (truncation or packing) length; default example_tokens (no padding)")
+    packing: bool = Field(False, description="examples packed into full sequences of sequence_length_tokens; otherwise each runs at its own length, padded to sequence_length_tokens when a micro-batch holds several")
+    truncation: bool = Field(False, description="examples longer than sequence_length_tokens are cut to it")
+    micro_batch_examples: PositiveInt = Field(1, description="examples per GPU per micro-step when not packing")
 
     @model_validator(mode="after")
     def _shares(self) -> "SftData":
         if any(not (0.0 < s <= 1.0) for s in self.external_data_share_options):
             raise ValueError("external_data_share_options must lie in (0, 1]")
+        if (self.sequence_length_tokens is not None and self.example_tokens > self.sequence_length_tokens
+                and not self.truncation):
+            raise ValueError(f"example_tokens {self.example_tokens:g} is above sequence_length_tokens "
+                             f"{self.sequence_length_tokens:g}; set truncation: true or a longer sequence")
         return self
 
 
@@ -219,6 +228,9 @@ class Efficiency(Strict):
     # decode iteration's as 1/decode_factor.
     mfu_factor: float = Field(1.0, gt=0, le=10, description="multiplies the achieved MFU of every training and scoring pass")
     decode_factor: float = Field(1.0, gt=0, le=10, description="multiplies the speed of every decode iteration of the rollout engine")
+    software_release: Literal[tuple(d.SOFTWARE_RELEASES)] = Field(  # type: ignore[valid-type]
+        d.SOFTWARE_RELEASE_DEFAULT, description="RL software release whose measured speed and log-prob passes apply "
+        "(defaults.SOFTWARE_RELEASES, dated); default the newest")
 
 
 class MethodPrior(Strict):
@@ -243,6 +255,21 @@ class Constraints(Strict):
     deadline_hours: Optional[NonNegativeFloat] = None
     max_forgetting_points: Optional[NonNegativeFloat] = None
     min_quality: Optional[float] = None
+    confidence: Optional[float] = Field(None, gt=0, lt=1, description="share of scenarios of the uncertainty model in which every limit must hold (a chance-constrained plan)")
+
+
+class Range(Strict):
+    """An uncertain parameter's range: ``low`` and ``high`` are the central ``confidence`` interval of a log-normal."""
+
+    low: PositiveFloat
+    high: PositiveFloat
+    confidence: float = Field(0.8, gt=0, lt=1, description="probability that the value lies between low and high")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "Range":
+        if self.low > self.high:
+            raise ValueError("low must not exceed high")
+        return self
 
 
 class Instance(Strict):
@@ -267,6 +294,9 @@ class Instance(Strict):
     forgetting_repair_usd_per_point: NonNegativeFloat = Field(0.0, description="hidden cost of forgetting: repair per point lost")
     constraints: Constraints = Constraints()
     objective: Objective = "cost"
+    uncertainty: dict[str, Union[NonNegativeFloat, Range]] = Field(
+        default_factory=dict, description="overrides of the uncertainty model: a parameter name (`planopt uncertainty FILE` lists them) "
+        "mapped to a point value (no spread) or a range {low, high, confidence}")
 
     @model_validator(mode="after")
     def _method_needs(self) -> "Instance":
@@ -274,11 +304,23 @@ class Instance(Strict):
             raise ValueError("training.methods has 'sft' but sft_data is missing")
         if "opd" in self.training.methods and self.teacher is None:
             raise ValueError("training.methods has 'opd' but teacher is missing")
+        if self.uncertainty:
+            from .uncertainty import check_overrides  # the parameter names depend on the instance
+            check_overrides(self)
         if self.hardware.pricing == "spot":
             for n, option in enumerate(self.hardware.gpus):
                 if option.price_usd_per_gpu_hour is None and option.spec().price_spot_usd_per_gpu_hour is None:
                     raise ValueError(f"hardware.gpus.{n}.price_usd_per_gpu_hour: the catalog has no spot price "
                                      f"for {option.name}; give one, or use on-demand pricing")
+        return self
+
+    @model_validator(mode="after")
+    def _offload_needs_host_link(self) -> "Instance":
+        if self.training.cpu_offload:
+            for n, option in enumerate(self.hardware.gpus):
+                if option.name not in d.HOST_LINK_GB_PER_S_PER_GPU:
+                    raise ValueError(f"hardware.gpus.{n}.name: training.cpu_offload needs a host-link bandwidth, "
+                                     f"and '{option.name}' has none (known: {', '.join(d.HOST_LINK_GB_PER_S_PER_GPU)})")
         return self
 
     def with_overrides(self, **changes) -> "Instance":

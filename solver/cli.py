@@ -16,6 +16,8 @@ from typing import Any, Optional
 
 import typer
 
+from . import cli_risk
+
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Exact planner for LLM post-training: SFT, RL or on-policy distillation, on which GPUs, for least cost.")
 
@@ -79,6 +81,9 @@ def _print_result(inst, result, json_out: bool) -> None:
         emit_json(result.to_dict())
     else:
         typer.echo(solve_report(inst, result))
+        if result.risk:
+            from .risk_report import risk_section
+            typer.echo("\n" + risk_section(result.risk))
     raise typer.Exit(EXIT[result.status])
 
 
@@ -98,16 +103,22 @@ def solve(file: Path = typer.Argument(..., help="instance JSON"),
           max_forgetting: Optional[float] = FORGETTING, min_quality: Optional[float] = QUALITY,
           time_limit: Optional[float] = typer.Option(None, "--time-limit", help="seconds; returns the incumbent and its gap"),
           sensitivity: bool = typer.Option(True, "--sensitivity/--no-sensitivity", help="re-solve to find binding limits"),
-          plot: Optional[Path] = typer.Option(None, "--plot", help="portfolio: write a Gantt chart of the schedule (PNG)")):
+          scenarios: Optional[int] = cli_risk.SCENARIOS, confidence: Optional[float] = cli_risk.CONFIDENCE,
+          seed: int = cli_risk.SEED, cvar: Optional[float] = cli_risk.CVAR,
+          plot: Optional[Path] = typer.Option(None, "--plot", help="portfolio: a Gantt chart of the schedule; one job with --scenarios or --confidence: the risk distributions")):
     """Find the optimal plan of a job (or a portfolio of jobs) and explain it."""
     from .api import solve_instance
     from .errors import InputError, read_json
     if read_json(file).get("kind") == "portfolio":
         from .cli_portfolio import solve_portfolio_command
         raise typer.Exit(solve_portfolio_command(file, json_out=json_out, time_limit=time_limit, plot=plot))
-    if plot is not None:
-        raise InputError("--plot: draws a portfolio's schedule; for one job, use `planopt frontier` or `planopt sweep` with --plot")
     inst = _with_overrides(file, objective, budget_usd, deadline_hours, max_forgetting, min_quality)
+    if cli_risk.uses_scenarios(inst, scenarios, confidence):
+        inst, result = cli_risk.solve_with_scenarios(inst, scenarios, confidence, seed, cvar, time_limit, sensitivity, plot)
+        _print_result(inst, result, json_out)
+    for flag, value in (("--plot", plot), ("--cvar", cvar)):
+        if value is not None:
+            raise InputError(f"{flag}: needs --scenarios or --confidence on one job (a portfolio's --plot draws its schedule)")
     _print_result(inst, solve_instance(inst, time_limit=time_limit, sensitivity=sensitivity), json_out)
 
 
@@ -115,7 +126,8 @@ def solve(file: Path = typer.Argument(..., help="instance JSON"),
 @guarded
 def evaluate(file: Path = typer.Argument(..., help="instance JSON"),
              plan_file: Path = typer.Argument(..., help="plan JSON: the `plan` object of `solve --json`, or that whole output"),
-             json_out: bool = JSON):
+             json_out: bool = JSON, scenarios: Optional[int] = cli_risk.SCENARIOS, seed: int = cli_risk.SEED,
+             plot: Optional[Path] = typer.Option(None, "--plot", help="with --scenarios: the risk distributions (PNG, SVG or PDF)")):
     """Compute every metric of a given plan with the evaluator."""
     from planopt.models.costs import evaluate as evaluate_plan
     from planopt.models.plan import Plan
@@ -130,15 +142,20 @@ def evaluate(file: Path = typer.Argument(..., help="instance JSON"),
         metrics = evaluate_plan(inst, plan)
     except ValueError as exc:
         raise InputError(f"{plan_file}: {exc}") from None
+    risk = cli_risk.evaluate_risk(inst, plan, scenarios, seed, plot)
     if json_out:
         emit_json({"plan": plan.to_dict(), "metrics": metrics.summary(), "feasible": metrics.feasible,
                    "violations": metrics.violations, "cost_breakdown_usd": metrics.cost_breakdown_usd,
-                   "hours_breakdown": metrics.hours_breakdown, "flops": metrics.flops})
+                   "hours_breakdown": metrics.hours_breakdown, "flops": metrics.flops,
+                   **({"risk": risk.to_dict()} if risk is not None else {})})
     else:
         typer.echo("\n".join(["Plan", table(plan_rows(plan)), "", "Results", table(metric_rows(inst, metrics)), "",
                               "Feasible: " + ("yes" if metrics.feasible else "no — " + "; ".join(metrics.violations)), "",
                               "Cost breakdown", breakdown(metrics.cost_breakdown_usd, usd, "total"), "",
                               "Time breakdown", breakdown(metrics.hours_breakdown, hours, "wall time")]))
+        if risk is not None:
+            from .risk_report import risk_section
+            typer.echo("\n" + risk_section(risk.to_dict()))
 
 
 @app.command()

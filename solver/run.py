@@ -17,7 +17,7 @@ import pyomo.environ as pyo
 from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 from pyomo.contrib.solver.solvers.highs import Highs
 
-from planopt.models.costs import Evaluator, Metrics
+from planopt.models.costs import Evaluator, Metrics, exceeds
 from planopt.models.formulation import LIMITS, activate_objective, build, set_limits
 from planopt.models.formulation.big_m import big_m_breaches
 from planopt.models.plan import Plan
@@ -34,6 +34,24 @@ FEASIBILITY_TOLERANCE = 1e-9
 # Plans whose first objective lies within this relative distance of the best
 # count as tied and are told apart by cost (the oracle uses the same rule).
 TIE_BREAK_RELATIVE = 1e-7
+# HiGHS never writes to stdout (it would corrupt `--json`): its log, including
+# warnings about huge bounds, is switched off; Pyomo still returns the status.
+SOLVER_OUTPUT = {"output_flag": False, "log_to_console": False}
+# The limit rows are a little wider than the evaluator's rule (formulation/
+# limits.py, ROW_WIDTH_SLACKS), so a returned plan may break a limit by the rule
+# (costs.exceeds): it is then cut off and the model re-solved. Only plans within
+# 1e-8 relative of a limit can need a cut, so a few suffice; this bounds them.
+MAX_TOLERANCE_CUTS = 50
+
+
+def run_highs(solver: Highs, model: pyo.ConcreteModel, time_limit: float | None):
+    """One HiGHS solve with the project's settings (above); solutions are loaded by the caller."""
+    return solver.solve(
+        model, load_solutions=False, raise_exception_on_nonoptimal_result=False,
+        time_limit=time_limit, rel_gap=RELATIVE_GAP, abs_gap=0.0,
+        solver_options={"mip_feasibility_tolerance": FEASIBILITY_TOLERANCE,
+                        "primal_feasibility_tolerance": FEASIBILITY_TOLERANCE,
+                        "random_seed": 0, "threads": 1, "presolve": "off", **SOLVER_OUTPUT})
 
 
 @dataclass
@@ -50,6 +68,7 @@ class SolveResult:
     big_m_breaches: list[str] = field(default_factory=list)
     binding: list[dict[str, Any]] = field(default_factory=list)
     relaxations: list[dict[str, Any]] = field(default_factory=list)
+    risk: Optional[dict[str, Any]] = None  # scenarios of the uncertainty model (``planopt.risk``, ``planopt.chance``)
 
     @property
     def has_plan(self) -> bool:
@@ -67,6 +86,8 @@ class SolveResult:
         if self.status == "infeasible":
             out["relaxations"] = self.relaxations
             out["message"] = self.message
+        if self.risk is not None:
+            out["risk"] = self.risk
         return out
 
 
@@ -80,7 +101,8 @@ class PlanModel:
         self.model, self.data = build(self.evaluator)
         self.build_seconds = time.perf_counter() - start
         self.solver = Highs()
-        self.limits = inst.constraints.model_dump()
+        # the limits the MIP bounds (constraints.confidence is a chance-constrained solve's, see chance.py)
+        self.limits = {k: v for k, v in inst.constraints.model_dump().items() if k in LIMITS}
         self.objective = inst.objective
 
     def set_limits(self, **values: Optional[float]) -> None:
@@ -98,14 +120,36 @@ class PlanModel:
             activate_objective(self.model, name)
 
     def _run(self, time_limit: float | None):
-        return self.solver.solve(
-            self.model, load_solutions=False, raise_exception_on_nonoptimal_result=False,
-            time_limit=time_limit, rel_gap=RELATIVE_GAP, abs_gap=0.0,
-            solver_options={"mip_feasibility_tolerance": FEASIBILITY_TOLERANCE,
-                            "primal_feasibility_tolerance": FEASIBILITY_TOLERANCE,
-                            "random_seed": 0, "threads": 1, "presolve": "off"})
+        return run_highs(self.solver, self.model, time_limit)
 
     def solve(self, time_limit: float | None = None) -> SolveResult:
+        """Solve; every plan returned meets the limits by the evaluator's rule (see MAX_TOLERANCE_CUTS)."""
+        try:
+            for _ in range(MAX_TOLERANCE_CUTS):
+                result = self._solve_once(time_limit)
+                if result.metrics is None or not self.broken_limits(result.metrics):
+                    return result
+                self._cut_off_last_plan()
+            result.status, result.message = "error", "the solver kept returning plans that break a limit by its tolerance"
+            return result
+        finally:
+            if self.model is not None and hasattr(self.model, "tolerance_cuts"):
+                self.model.del_component(self.model.tolerance_cuts)
+
+    def broken_limits(self, metrics: Metrics) -> list[str]:
+        """The model's current limits (``self.limits``, which sweeps change) that ``metrics`` break, by the evaluator's rule."""
+        return [name for name, (expr, sense) in LIMITS.items()
+                if self.limits.get(name) is not None and exceeds(getattr(metrics, expr), self.limits[name], sense)]
+
+    def _cut_off_last_plan(self) -> None:
+        """Forbid the (recipe, hardware, interval) just extracted: a no-good cut on the three one-hot choices."""
+        m = self.model
+        if not hasattr(m, "tolerance_cuts"):
+            m.tolerance_cuts = pyo.ConstraintList()
+        r, h, t = self._chosen
+        m.tolerance_cuts.add(m.recipe_chosen[r] + m.hardware_chosen[h] + m.interval_chosen[t] <= 2)
+
+    def _solve_once(self, time_limit: float | None) -> SolveResult:
         if self.model is None:
             why = "no training recipe" if not self.data.recipes else "no (GPU, count) option that holds any recipe in memory"
             return SolveResult("infeasible", self.objective, build_seconds=self.build_seconds,
@@ -153,6 +197,7 @@ class PlanModel:
         r = next(i for i in m.R if pyo.value(m.recipe_chosen[i]) > 0.5)
         h = next(i for i in m.H if pyo.value(m.hardware_chosen[i]) > 0.5)
         t = next(i for i in m.I if pyo.value(m.interval_chosen[i]) > 0.5)
+        self._chosen = (r, h, t)
         recipe, hardware, interval = data.recipes[r], data.hardware[h], data.intervals[t]
         result.plan = Plan.of(recipe, hardware, interval)
         result.metrics = self.evaluator.metrics(recipe, hardware, interval)

@@ -1,0 +1,167 @@
+r"""The evaluator, vectorised over scenarios of the uncertainty model.
+
+For a plan :math:`(r, h, \tau)` and scenarios :math:`s = 1..S` (values of the
+parameters in ``uncertainty.py``), every metric is the evaluator's
+(``costs.py``) on the instance with scenario :math:`s`'s values
+(``uncertainty.apply``), computed for all scenarios at once:
+
+.. math::
+   T^s &= \sum_c \mathrm{amount}_c(r)\, u_c(h)\, \frac{f_{\phi(c)}}{f^s_{\phi(c)}}
+        \qquad (\phi(c) = \text{the rate factor of } c\text{'s family, } \texttt{recipes.RATE\_FACTOR}) \\
+   H^s &= T^s \big(1 + o(w \beta / \beta^s,\ n \lambda^s,\ \tau,\ \rho^s)\big), \qquad
+   \mathrm{wall}^s = \mathrm{lead}(r) + H^s \\
+   q^s, F^s &= \text{the learning curve and forgetting of } r \text{ under scenario } s\text{'s priors (}\texttt{learning.py}\text{)} \\
+   \mathrm{cost}^s &= \texttt{costs.cost\_breakdown\_usd}(n\, p^s_g, H^s, \mathrm{wall}^s, F^s)
+
+Component times are exactly proportional to the inverse of their rate
+factor (``tests/test_scenarios.py`` checks every family), and the
+checkpoint write time to the inverse of the write bandwidth, so the scaling
+above is exact, not a linearisation. Each metric is also split into a part
+that depends on the recipe alone and a part per (hardware, interval) and
+rate family (``coefficients``), which is what the chance-constrained MIP
+(``formulation/chance.py``) needs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import learning as lc
+from . import physics as ph
+from .costs import Evaluator, cost_breakdown_usd, limit_slack
+from .plan import HardwareChoice, Plan, Recipe
+from .recipes import RATE_FACTOR, family_of
+from .uncertainty import Scenarios
+
+METRICS = ("cost_usd", "wall_hours", "quality", "forgetting_points", "gpu_hours")
+# Each limit: the metric it bounds and its sense (as formulation.limits.LIMITS).
+LIMIT_METRIC = {"budget_usd": ("cost_usd", "<="), "deadline_hours": ("wall_hours", "<="),
+                "max_forgetting_points": ("forgetting_points", "<="), "min_quality": ("quality", ">=")}
+RATE_FAMILIES = ("mfu_factor", "decode_factor", None)
+
+
+@dataclass
+class ScenarioMetrics:
+    """One plan's metrics in each scenario (arrays of length S)."""
+
+    cost_usd: np.ndarray
+    wall_hours: np.ndarray
+    quality: np.ndarray
+    forgetting_points: np.ndarray
+    gpu_hours: np.ndarray
+
+    def metric(self, name: str) -> np.ndarray:
+        return getattr(self, name)
+
+
+class ScenarioEvaluator:
+    """Plans of one instance under ``scenarios``; profiles come from one point :class:`Evaluator`."""
+
+    def __init__(self, ev: Evaluator, scenarios: Scenarios):
+        self.ev, self.sc = ev, scenarios
+        self.inst = ev.inst
+        self._outcomes: dict[Recipe, tuple[np.ndarray, np.ndarray]] = {}
+
+    def value(self, name: str, point: float) -> np.ndarray:
+        """A parameter's values over the scenarios (its point value where the model has no such parameter)."""
+        v = self.sc.values.get(name)
+        return np.full(self.sc.n, float(point)) if v is None else v
+
+    # --- recipe part -------------------------------------------------------------
+    def outcomes(self, r: Recipe) -> tuple[np.ndarray, np.ndarray]:
+        """Quality and forgetting of ``r`` in each scenario."""
+        if r not in self._outcomes:
+            self._outcomes[r] = self._outcomes_of(r)
+        return self._outcomes[r]
+
+    def _prior(self, method: str, field: str) -> np.ndarray:
+        return self.value(f"priors.{method}.{field}", getattr(self.inst.priors.of(method), field))
+
+    def _outcomes_of(self, r: Recipe) -> tuple[np.ndarray, np.ndarray]:
+        inst, task, m = self.inst, self.inst.task, r.method
+        scale, ceiling_share, share = (self._prior(m, f) for f in
+                                       ("signal_scale_samples", "ceiling_share_of_headroom", "forgetting_share_of_baseline"))
+        if m == "sft":
+            examples = r.steps * inst.training.methods["sft"].prompts_per_step
+            q = lc.sft_quality(task, examples * r.external_data_share, scale, ceiling_share)
+            exponent = self.value("priors.sft_forgetting_mix_exponent", inst.priors.sft_forgetting_mix_exponent)
+            f = lc.sft_forgetting(task, r.external_data_share, examples, share, exponent, inst.priors.sft_forgetting_scale_samples)
+        else:
+            q = lc.on_policy_quality(inst, r, scale, ceiling_share)
+            f = lc.on_policy_forgetting(task, q, lc.on_policy_ceiling(inst, r, ceiling_share), share)
+        return np.broadcast_to(q, (self.sc.n,)).astype(float), np.broadcast_to(f, (self.sc.n,)).astype(float)
+
+    # --- hardware part -----------------------------------------------------------
+    def rate_scale(self, family: str | None) -> np.ndarray:
+        """Hours at the point rate factor times this give hours in each scenario: f / f^s."""
+        if family is None:
+            return np.ones(self.sc.n)
+        point = getattr(self.inst.efficiency, family)
+        return point / self.value(f"efficiency.{family}", point)
+
+    def hours_by_rate(self, r: Recipe, h: HardwareChoice) -> dict:
+        """Compute hours of ``r`` on ``h`` at the point values, split by rate factor."""
+        out = dict.fromkeys(RATE_FAMILIES, 0.0)
+        for key, hours in self.ev.compute_hours_by_component(r, h).items():
+            out[RATE_FACTOR[family_of(key)]] += hours
+        return out
+
+    def overhead(self, h: HardwareChoice, interval_minutes: float) -> np.ndarray:
+        """:math:`o^s_h(\\tau)`: checkpoint writes and failures in each scenario."""
+        hp, rel = self.ev.hardware(h), self.inst.reliability
+        bw = self.value("reliability.checkpoint_write_gb_per_s_per_node", rel.checkpoint_write_gb_per_s_per_node)
+        write = hp.checkpoint_write_hours * rel.checkpoint_write_gb_per_s_per_node / bw
+        failures = h.count * self.value("reliability.failures_per_gpu_hour", rel.failures_per_gpu_hour)
+        restart = self.value("reliability.restart_minutes", rel.restart_minutes) / 60.0
+        return np.asarray(ph.checkpoint_overhead_share(write, failures, interval_minutes / 60.0, restart), dtype=float)
+
+    def gpus_usd_per_hour(self, h: HardwareChoice) -> np.ndarray:
+        """:math:`n\\, p^s_g`: what the plan's GPUs cost per hour in each scenario."""
+        price = self.value(f"hardware.{h.gpu}.price_usd_per_gpu_hour", self.ev.hardware(h).price_usd_per_gpu_hour)
+        return h.count * price
+
+    # --- whole plans -------------------------------------------------------------
+    def metrics(self, r: Recipe, h: HardwareChoice, interval_minutes: float) -> ScenarioMetrics:
+        rp = self.ev.recipe(r)
+        quality, forgetting = self.outcomes(r)
+        compute = sum(hours * self.rate_scale(fam) for fam, hours in self.hours_by_rate(r, h).items())
+        train = compute * (1.0 + self.overhead(h, interval_minutes))
+        wall = rp.lead_hours + train
+        costs = cost_breakdown_usd(self.inst, rp, self.gpus_usd_per_hour(h), train, wall, forgetting)
+        return ScenarioMetrics(cost_usd=np.asarray(sum(costs.values()), dtype=float) + np.zeros(self.sc.n),
+                               wall_hours=wall, quality=quality, forgetting_points=forgetting, gpu_hours=h.count * train)
+
+    def plan_metrics(self, plan: Plan) -> ScenarioMetrics:
+        self.ev.check_plan(plan)
+        return self.metrics(plan.recipe, plan.hardware, plan.checkpoint_interval_minutes)
+
+
+def limits_of(inst) -> dict[str, float]:
+    """The limits the instance sets."""
+    c = inst.constraints
+    return {name: getattr(c, name) for name in LIMIT_METRIC if getattr(c, name) is not None}
+
+
+def widened(limit: float, sense: str) -> float:
+    """The loosest value that still meets ``limit`` by the evaluator's rule (``costs.exceeds``)."""
+    return limit + limit_slack(limit) if sense == "<=" else limit - limit_slack(limit)
+
+
+def meets(sm: ScenarioMetrics, limits: dict[str, float]) -> dict[str, np.ndarray]:
+    """Per limit, whether each scenario meets it (the evaluator's tolerance rule, ``costs.limit_slack``)."""
+    out = {}
+    for name, limit in limits.items():
+        metric, sense = LIMIT_METRIC[name]
+        bound = widened(limit, sense)
+        out[name] = sm.metric(metric) <= bound if sense == "<=" else sm.metric(metric) >= bound
+    return out
+
+
+def meets_all(sm: ScenarioMetrics, limits: dict[str, float]) -> np.ndarray:
+    per = meets(sm, limits)
+    ok = np.ones(len(sm.cost_usd), dtype=bool)
+    for v in per.values():
+        ok &= v
+    return ok

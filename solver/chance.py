@@ -1,0 +1,191 @@
+"""Chance-constrained solves: build -> solve -> extract -> check out of sample.
+
+``planopt solve FILE --confidence C`` returns the plan with the best expected
+objective (or least CVaR of cost) among those that meet every limit in at
+least a share C of ``scenarios`` sampled scenarios (``formulation/chance.py``).
+The chosen plan is then measured on a fresh, larger scenario set (another
+seed), and the result reports both shares and their difference, so the user
+sees how far the sample can be trusted.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pyomo.environ as pyo
+from pyomo.contrib.solver.common.results import SolutionStatus
+from pyomo.contrib.solver.solvers.highs import Highs
+
+from planopt.models.costs import Evaluator
+from planopt.models.formulation.chance import OBJECTIVE_METRIC, allowed_violations, build_chance
+from planopt.models.plan import Plan
+from planopt.models.scenarios import LIMIT_METRIC, limits_of
+from planopt.models.schema import Instance
+from planopt.models.uncertainty import DEFAULT_SEED, draw
+
+from .errors import InputError
+from .risk import check_scenarios, plan_risk
+from .run import TIE_BREAK_RELATIVE, SolveResult, _status, run_highs
+
+DEFAULT_SCENARIOS = 200
+OUT_OF_SAMPLE_SCENARIOS = 10_000
+# The out-of-sample set is drawn with seed + this offset, so it never repeats the in-sample draws.
+OUT_OF_SAMPLE_SEED_OFFSET = 1_000_003
+
+
+def check_confidence(value: float, flag: str = "--confidence") -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 < value < 1.0:
+        raise InputError(f"{flag}: expected a share strictly between 0 and 1 (e.g. 0.9), got {value!r}")
+    return float(value)
+
+
+def check_cvar(value: float | None, objective: str) -> float | None:
+    if value is None:
+        return None
+    if objective != "cost":
+        raise InputError(f"--cvar: CVaR is an objective of cost; drop it or use --objective cost (got --objective {objective})")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 < value < 1.0:
+        raise InputError(f"--cvar: expected a level strictly between 0 and 1 (e.g. 0.9), got {value!r}")
+    return float(value)
+
+
+class ChanceModel:
+    """A chance-constrained model of one instance over one scenario sample."""
+
+    def __init__(self, inst: Instance, confidence: float, scenarios: int = DEFAULT_SCENARIOS, seed: int = DEFAULT_SEED,
+                 cvar: float | None = None):
+        self.inst, self.confidence = inst, check_confidence(confidence)
+        self.n, self.seed = check_scenarios(scenarios), seed
+        self.cvar = check_cvar(cvar, inst.objective)
+        self.evaluator = Evaluator(inst)
+        self.scenarios = draw(inst, self.n, seed)
+        self.limits = limits_of(inst)
+        self.allowed = allowed_violations(self.confidence, self.n)
+        start = time.perf_counter()
+        self.model, self.data = build_chance(self.evaluator, self.scenarios, self.limits, self.allowed, self.cvar)
+        self.build_seconds = time.perf_counter() - start
+        self.solver = Highs()
+
+    # --- solve ------------------------------------------------------------------
+    def _objective(self, name: str):
+        m = self.model
+        if name == "cvar":
+            return m.cvar_cost, pyo.minimize
+        sense = pyo.maximize if name == "quality" else pyo.minimize
+        return getattr(m, f"expected_{name}"), sense
+
+    def _solve_for(self, name: str, time_limit: float | None):
+        m = self.model
+        if hasattr(m, "chance_objective"):
+            m.del_component(m.chance_objective)
+        expr, sense = self._objective(name)
+        m.chance_objective = pyo.Objective(expr=expr, sense=sense)
+        return run_highs(self.solver, m, time_limit)
+
+    def solve(self, time_limit: float | None = None, out_of_sample: int = OUT_OF_SAMPLE_SCENARIOS) -> SolveResult:
+        obj = self.inst.objective
+        if self.model is None:
+            why = "no training recipe" if not self.data.base.recipes else "no (GPU, count) option that holds any recipe in memory"
+            return SolveResult("infeasible", obj, build_seconds=self.build_seconds, message=f"the instance has {why}")
+        start = time.perf_counter()
+        res = self._solve_for("cvar" if self.cvar is not None else obj, time_limit)
+        status = _status(res)
+        if status == "optimal" and obj != "cost" and self.cvar is None:
+            res, status = self._tie_break(res, time_limit)
+        result = SolveResult(status, obj, build_seconds=self.build_seconds)
+        if res.solution_status in (SolutionStatus.optimal, SolutionStatus.feasible) and status != "infeasible":
+            res.solution_loader.load_vars()
+            self.extract(result, out_of_sample)
+            inc, bound = res.incumbent_objective, res.objective_bound
+            result.gap = 0.0 if status == "optimal" else (abs(inc - bound) / max(1e-9, abs(inc)) if inc is not None and bound is not None else None)
+        elif status == "infeasible":
+            result.message, result.risk = self.explain_infeasible(time_limit)
+        result.solve_seconds = time.perf_counter() - start
+        return result
+
+    def _tie_break(self, res, time_limit):
+        """Least expected cost among plans within the tie tolerance of the best expected objective."""
+        m, obj = self.model, self.inst.objective
+        expr, sense = self._objective(obj)
+        best = res.incumbent_objective
+        slack = TIE_BREAK_RELATIVE * max(1.0, abs(best))
+        m.tie_break = pyo.Constraint(expr=expr >= best - slack if sense == pyo.maximize else expr <= best + slack)
+        try:
+            res2 = self._solve_for("cost", time_limit)
+        finally:
+            m.del_component(m.tie_break)
+        status2 = _status(res2)
+        if status2 in ("optimal", "time_limit"):
+            return res2, status2
+        return self._solve_for(obj, time_limit), "optimal"
+
+    # --- extract ----------------------------------------------------------------
+    def extract(self, result: SolveResult, out_of_sample: int) -> None:
+        m, data = self.model, self.data.base
+        r = next(i for i in m.R if pyo.value(m.recipe_chosen[i]) > 0.5)
+        h = next(i for i in m.H if pyo.value(m.hardware_chosen[i]) > 0.5)
+        t = next(i for i in m.I if pyo.value(m.interval_chosen[i]) > 0.5)
+        plan = Plan.of(data.recipes[r], data.hardware[h], data.intervals[t])
+        result.plan = plan
+        result.metrics = self.evaluator.metrics(plan.recipe, plan.hardware, plan.checkpoint_interval_minutes)
+        result.mip_values = {f"expected_{k}": pyo.value(getattr(m, f"expected_{k}")) for k in OBJECTIVE_METRIC}
+        result.mip_values["violations"] = pyo.value(m.violations)
+        if self.cvar is not None:
+            result.mip_values["cvar_cost_usd"] = pyo.value(m.cvar_cost)
+        result.risk = self.risk_of(plan, out_of_sample)
+
+    def risk_of(self, plan: Plan, out_of_sample: int) -> dict[str, Any]:
+        """In-sample and out-of-sample shares of the plan, with the out-of-sample percentiles."""
+        inside = plan_risk(self.inst, plan, self.n, self.seed, self.evaluator)
+        outside = plan_risk(self.inst, plan, check_scenarios(out_of_sample, "--out-of-sample"),
+                            self.seed + OUT_OF_SAMPLE_SEED_OFFSET, self.evaluator)
+        out = {"confidence": self.confidence, "scenarios": self.n, "seed": self.seed,
+               "in_sample_share": inside.share(), "out_of_sample_share": outside.share(),
+               "out_of_sample_scenarios": out_of_sample, "difference": outside.share() - inside.share(),
+               "objective_measure": f"cvar_{self.cvar:g}" if self.cvar is not None else "expected",
+               "expected": {k: float(inside.samples.metric(k).mean()) for k in ("cost_usd", "wall_hours", "quality", "forgetting_points")},
+               "out_of_sample_limits": outside.to_dict()["limits"], "percentiles": outside.percentiles()}
+        if self.cvar is not None:
+            out["cvar_cost_usd"] = cvar(inside.samples.cost_usd, self.cvar)
+        return out
+
+    # --- infeasible -------------------------------------------------------------
+    def _least_violations(self, limits: dict[str, float], time_limit: float | None) -> int | None:
+        """Fewest scenarios any plan breaks ``limits`` in (a model of its own)."""
+        model, _ = build_chance(self.evaluator, self.scenarios, limits, None)
+        model.least_violations = pyo.Objective(expr=model.violations, sense=pyo.minimize)
+        res = run_highs(Highs(), model, time_limit)
+        if _status(res) != "optimal":
+            return None
+        return round(res.incumbent_objective)
+
+    def explain_infeasible(self, time_limit: float | None) -> tuple[str, dict[str, Any]]:
+        best = self._least_violations(self.limits, time_limit)
+        per_limit = {name: self._least_violations({name: value}, time_limit) for name, value in self.limits.items()}
+        n = self.n
+        reachable = None if best is None else (n - best) / n
+        parts = [f"{name} fails in at least {v} of {n} scenarios for every plan" for name, v in per_limit.items() if v]
+        msg = (f"no plan meets every limit in {self.confidence:.0%} of {n} scenarios"
+               + (f"; the most any plan reaches is {reachable:.1%} (try --confidence {reachable:.3f} or lower)" if reachable is not None else "")
+               + (f"; {'; '.join(parts)}" if parts else ""))
+        return msg, {"confidence": self.confidence, "scenarios": n, "reachable_confidence": reachable,
+                     "least_violations_per_limit": per_limit}
+
+
+def cvar(values, level: float) -> float:
+    """CVaR at ``level`` of a sample, as the model defines it (Rockafellar-Uryasev over equal-weight scenarios)."""
+    import numpy as np
+    v = np.sort(np.asarray(values, dtype=float))
+    n = len(v)
+    tail = (1.0 - level) * n
+    k = n - int(np.floor(tail + 1e-12))    # scenarios [k, n) are wholly in the tail, k-1 partly
+    whole = v[k:].sum() if k < n else 0.0
+    part = (tail - (n - k)) * v[k - 1] if k > 0 else 0.0
+    return float((whole + part) / tail)
+
+
+def solve_chance(inst: Instance, confidence: float, scenarios: int = DEFAULT_SCENARIOS, seed: int = DEFAULT_SEED,
+                 cvar_level: float | None = None, time_limit: float | None = None,
+                 out_of_sample: int = OUT_OF_SAMPLE_SCENARIOS) -> SolveResult:
+    return ChanceModel(inst, confidence, scenarios, seed, cvar_level).solve(time_limit, out_of_sample)

@@ -1,0 +1,84 @@
+"""The uncertainty options of ``planopt solve`` and ``planopt evaluate``.
+
+- ``--scenarios N``: the plan's risk over N scenarios (percentiles, share of
+  scenarios meeting each limit); with ``--confidence`` it is the size of the
+  sample the chance-constrained model is built on (default 200).
+- ``--confidence C`` (or ``constraints.confidence`` in the instance): the best
+  plan that meets every limit in at least a share C of the scenarios.
+- ``--cvar LEVEL``: minimise the CVaR of cost at LEVEL instead of its mean
+  (with ``--confidence``).
+- ``--seed S``: the scenario draw (default 0); ``--plot F``: the distributions
+  with the limits drawn on them (PNG, SVG or PDF by extension).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from .errors import InputError
+
+SCENARIOS = typer.Option(None, "--scenarios", help="scenarios of the uncertainty model: a plan's risk, or the sample of --confidence (default 200)")
+CONFIDENCE = typer.Option(None, "--confidence", help="share of scenarios in which every limit must hold (0-1): a chance-constrained plan")
+SEED = typer.Option(0, "--seed", help="seed of the scenario draw")
+CVAR = typer.Option(None, "--cvar", help="with --confidence: minimise CVaR of cost at this level (0-1) instead of expected cost")
+PLOT_SUFFIXES = (".png", ".svg", ".pdf")
+
+
+def check_plot_path(plot: Path) -> None:
+    if plot.suffix.lower() not in PLOT_SUFFIXES:
+        raise InputError(f"--plot: expected a .png, .svg or .pdf file, got {str(plot)!r}")
+    if plot.is_dir():
+        raise InputError(f"--plot: {plot} is a directory, expected a file")
+    if not plot.parent.exists() and str(plot.parent) not in ("", "."):
+        raise InputError(f"--plot: folder {plot.parent} does not exist")
+
+
+def uses_scenarios(inst, scenarios: Optional[int], confidence: Optional[float]) -> bool:
+    return scenarios is not None or confidence is not None or inst.constraints.confidence is not None
+
+
+def solve_with_scenarios(inst, scenarios: Optional[int], confidence: Optional[float], seed: int, cvar: Optional[float],
+                         time_limit: Optional[float], sensitivity: bool, plot: Optional[Path]):
+    """A chance-constrained solve, or a point solve whose plan's risk is measured."""
+    from .chance import DEFAULT_SCENARIOS, check_confidence, solve_chance
+    from .risk import check_scenarios, plan_risk
+    if plot is not None:
+        check_plot_path(plot)
+    if confidence is not None:
+        check_confidence(confidence)
+        inst = inst.with_overrides(confidence=confidence)
+    confidence = inst.constraints.confidence
+    if scenarios is not None:
+        check_scenarios(scenarios)
+    if confidence is not None:
+        result = solve_chance(inst, confidence, scenarios or DEFAULT_SCENARIOS, seed, cvar, time_limit)
+    else:
+        if cvar is not None:
+            raise InputError("--cvar: needs --confidence (CVaR is the objective of a chance-constrained solve)")
+        from .api import solve_instance
+        result = solve_instance(inst, time_limit=time_limit, sensitivity=sensitivity)
+        if result.plan is not None:
+            result.risk = plan_risk(inst, result.plan, scenarios, seed).to_dict()
+    if plot is not None and result.plan is not None:
+        from .risk_report import plot_risk
+        plot_risk(plan_risk(inst, result.plan, scenarios or DEFAULT_SCENARIOS, seed), plot, inst.name)
+    return inst, result
+
+
+def evaluate_risk(inst, plan, scenarios: Optional[int], seed: int, plot: Optional[Path]):
+    """The plan's risk over ``scenarios`` (None: no risk asked; --plot then needs --scenarios)."""
+    if scenarios is None:
+        if plot is not None:
+            raise InputError("--plot: needs --scenarios (the picture is the risk distributions)")
+        return None
+    from .risk import plan_risk
+    if plot is not None:
+        check_plot_path(plot)
+    risk = plan_risk(inst, plan, scenarios, seed)
+    if plot is not None:
+        from .risk_report import plot_risk
+        plot_risk(risk, plot, inst.name)
+    return risk
