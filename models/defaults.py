@@ -246,3 +246,36 @@ CALIBRATION_TEACHER_SHARE_OF_HEADROOM = (85.7 - 55.0) / (100.0 - 55.0)
 CALIBRATION_RELIABILITY_MODEL = "Qwen3-0.6B"
 CALIBRATION_RELIABILITY_GPUS = 8
 CALIBRATION_RELIABILITY_STEPS = 1000
+
+# --- Step-time physics (issue 9, items 1-4) -----------------------------------------
+# Software releases of the RL stack: the same hardware and recipe got faster from one
+# NeMo RL release to the next. Each release is a dated entry; an instance sets
+# ``efficiency.software_release`` (default: the newest). Two effects:
+# - ``policy_logprob_pass``: up to v0.6 the GRPO step recomputes the policy's
+#   log-probs before the update (the importance-sampling denominator) besides the
+#   reference model's; v0.7's performance recipes set ``loss_fn.force_on_policy_ratio:
+#   true`` (git diff v0.5.0..v0.7.0 of examples/configs/recipes/llm/performance/*.yaml,
+#   NVIDIA-NeMo/RL), which skips that pass (NVIDIA-NeMo/RL PR #2177: "skip the expensive
+#   prepare_for_lp_inference() and get_logprobs() calls"; PR #3135, cherry-picked into
+#   r0.7.0: "reduces logprob time by 41.6%-50.1%", i.e. one of two passes).
+# - ``speed_vs_newest``: what else the release changed (vLLM 0.1x -> 0.20, Megatron
+#   grouped-GEMM MoE and sequence packing in the v0.7 recipes), as the measured ratio
+#   of step times of the same recipe on the same GPUs in consecutive releases' tables
+#   (docs/about/performance-summary.md at tags v0.5.0, v0.6.0 and the v0.7 table),
+#   applied to every training, scoring and decode rate. v0.6 -> v0.7: Qwen3-235B-A22B
+#   on 256 H100, 312 -> 285 s (0.913; the only same-GPU-count pair whose recipe did
+#   not change model-specific features: DeepSeek-V3 changed checkpoint in v0.6 and
+#   added MTP speculative decoding in v0.7, and the v0.6 128-GB200 Qwen3-235B row,
+#   345 s, is slower than its own 64-GB200 row). The pair includes the dropped
+#   policy pass, which is ~2 % of that step (INFERRED), so 0.913 is kept as is.
+#   v0.5 -> v0.6: geometric mean of the four same-GPU-count pairs, Qwen3-235B-A22B
+#   128 H100 431 -> 395 s, 64 GB200 332 -> 286 s, Qwen3-30B-A3B 32 H100 198 -> 192 s,
+#   16 GB200 232 -> 221 s = 0.924 (INFERRED); v0.5 = 0.913 x 0.924 = 0.844. None of the
+#   v0.6 rows is a calibration case; the v0.5 and v0.7 rows are (the pairs give the
+#   release ratio, not any row's absolute time).
+SOFTWARE_RELEASES = {
+    "nemo-rl-v0.5": {"date": "2026-01-30", "policy_logprob_pass": True, "speed_vs_newest": 0.913 * 0.924},
+    "nemo-rl-v0.6": {"date": "2026-04-29", "policy_logprob_pass": True, "speed_vs_newest": 0.913},
+    "nemo-rl-v0.7": {"date": "2026-07-29", "policy_logprob_pass": False, "speed_vs_newest": 1.0},
+}
+SOFTWARE_RELEASE_DEFAULT = "nemo-rl-v0.7"

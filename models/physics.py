@@ -25,6 +25,21 @@ def kv_bytes_per_token(arch: Architecture) -> float:
     return 2.0 * arch.layers * arch.kv_heads * arch.head_dim * d.KV_BYTES_PER_ELEMENT
 
 
+def kv_bytes_per_token_per_gpu(arch: Architecture, tp: int) -> float:
+    r"""KV cache bytes per token that each GPU of a tensor-parallel group holds and reads.
+
+    .. math:: kv_{gpu} = kv \cdot \max\Big(\frac{1}{tp}, \frac{1}{n_{kv}}\Big)
+
+    Heads are split over the group while there are enough of them; past
+    :math:`tp = n_{kv}` each GPU keeps a whole KV head, replicated :math:`tp / n_{kv}`
+    times over the group (vLLM ``QKVParallelLinear``: ``num_kv_head_replicas =
+    tp_size // total_num_kv_heads``). An MLA latent cache (written as one KV head)
+    is replicated on every rank ("MLA KV cache duplicated across all TP ranks",
+    LMSYS large-scale EP blog, 2025-05-05).
+    """
+    return kv_bytes_per_token(arch) * max(1.0 / tp, 1.0 / arch.kv_heads)
+
+
 def weight_bytes(params_b: float, precision: str = "bf16") -> float:
     r"""Weight bytes: :math:`N \cdot b_{precision}` (bf16 2, fp8/int8 1, int4 0.5)."""
     return params_b * 1e9 * d.WEIGHT_BYTES_PER_PARAM[precision]
@@ -76,7 +91,8 @@ def mfu(arch: Architecture, gpu: GpuSpec, count: int, eff: Efficiency) -> float:
     :math:`m` interpolates sourced points in :math:`\log N_{act}`: the dense curve
     for dense students, Megatron-Core's measured MoE curve for MoE students; an
     instance's ``efficiency.mfu_train`` replaces :math:`m`; :math:`f_{MFU}` is
-    ``efficiency.mfu_factor`` (1 unless a pilot fit or a scenario sets it).
+    ``efficiency.mfu_factor`` (1 unless a pilot fit or a scenario sets it), times
+    the software release's measured speed (:func:`release_speed`, 1 for the newest).
     """
     if eff.mfu_train is not None:
         base = eff.mfu_train
@@ -86,7 +102,21 @@ def mfu(arch: Architecture, gpu: GpuSpec, count: int, eff: Efficiency) -> float:
         base = _log_interpolate(d.MFU_BY_ACTIVE_PARAMS_B, arch.active_params_b)
     vendor = d.MAMF_SHARE_OF_PEAK.get(gpu.name, d.MAMF_REFERENCE_SHARE) / d.MAMF_REFERENCE_SHARE
     scaling = eff.scaling_efficiency_per_doubling ** math.log2(nodes(gpu, count))
-    return base * vendor * scaling * eff.mfu_factor
+    return base * vendor * scaling * eff.mfu_factor * release_speed(eff)
+
+
+def release_speed(eff: Efficiency) -> float:
+    """Speed of the instance's software release relative to the newest
+    (``defaults.SOFTWARE_RELEASES``): it multiplies every training, scoring and
+    decode rate; 1 for the newest release, the default."""
+    return d.SOFTWARE_RELEASES[eff.software_release]["speed_vs_newest"]
+
+
+def recomputes_policy_logprobs(eff: Efficiency) -> bool:
+    """Whether the release recomputes the policy's log-probs before the update
+    (importance-sampling ratio): NeMo RL up to v0.6 does, v0.7's performance
+    recipes set ``force_on_policy_ratio: true`` and skip that pass."""
+    return d.SOFTWARE_RELEASES[eff.software_release]["policy_logprob_pass"]
 
 
 def compute_seconds(flops: float, arch: Architecture, gpu: GpuSpec, count: int, eff: Efficiency, precision: str = "bf16") -> float:
@@ -115,10 +145,10 @@ def rollout_tensor_parallel(arch: Architecture, gpu: GpuSpec, count: int, eff: E
     None when no group does. Groups may span nodes: NeMo RL generates
     Qwen3-235B-A22B at TP 16 and DeepSeek-V3 at TP 32 on 8-GPU H100 nodes
     (docs/about/performance-summary.md, v0.5)."""
-    need = kv_bytes_per_token(arch) * longest_seq_tokens
     tp = 1
     while tp <= count:
-        if tp * eff.rollout_hbm_share * gpu.hbm_gb * GB - weight_bytes(arch.params_b) >= need:
+        free = eff.rollout_hbm_share * gpu.hbm_gb * GB - weight_bytes(arch.params_b) / tp
+        if free >= kv_bytes_per_token_per_gpu(arch, tp) * longest_seq_tokens:
             return tp
         tp *= 2
     return None
@@ -131,17 +161,20 @@ def decode_step_seconds(arch: Architecture, gpu: GpuSpec, tp: int, batch: float,
     capped below by the compute roof (2·N FLOPs per token at the achievable
     matmul share of peak).
 
-    .. math:: t = \Big[\max\Big(\frac{W + b \cdot kv \cdot c}{tp \cdot BW \cdot MBU},\
-                \frac{2 N_{act} b}{tp \cdot \mathrm{peak} \cdot s_{MAMF}}\Big) + t_{TP}\Big] / f_{dec}
+    .. math:: t = \Big[\max\Big(\frac{W / tp + b \cdot kv_{gpu} \cdot c}{BW \cdot MBU},\
+                \frac{2 N_{act} b}{tp \cdot \mathrm{peak} \cdot s_{MAMF}}\Big) + t_{TP}\Big] / (f_{dec} \cdot r)
 
-    :math:`f_{dec}` is ``efficiency.decode_factor`` (1 unless a pilot fit or a
-    scenario sets it): the whole iteration scales with it, so decode hours are
-    exactly proportional to :math:`1/f_{dec}`.
+    :math:`kv_{gpu}` is the KV each GPU holds (:func:`kv_bytes_per_token_per_gpu`:
+    replicated heads are read on every GPU that holds them). :math:`f_{dec}` is
+    ``efficiency.decode_factor`` (1 unless a pilot fit or a scenario sets it) and
+    :math:`r` the software release's speed (:func:`release_speed`): the whole
+    iteration scales with them, so decode hours are exactly proportional to
+    :math:`1/f_{dec}`.
     """
-    mem = (weight_bytes(arch.params_b) + batch * kv_bytes_per_token(arch) * context_tokens) / (tp * gpu.hbm_tbps * TERA * eff.decode_mbu)
+    mem = (weight_bytes(arch.params_b) / tp + batch * kv_bytes_per_token_per_gpu(arch, tp) * context_tokens) / (gpu.hbm_tbps * TERA * eff.decode_mbu)
     share = d.MAMF_SHARE_OF_PEAK.get(gpu.name, d.MAMF_REFERENCE_SHARE)
     flop = forward_flops_per_token(arch) * batch / (tp * gpu.bf16_tflops * TERA * share)
-    return (max(mem, flop) + tp_decode_allreduce_seconds(arch, gpu, tp, batch)) / eff.decode_factor
+    return (max(mem, flop) + tp_decode_allreduce_seconds(arch, gpu, tp, batch)) / (eff.decode_factor * release_speed(eff))
 
 
 def tp_decode_allreduce_seconds(arch: Architecture, gpu: GpuSpec, tp: int, batch: float) -> float:
@@ -150,12 +183,12 @@ def tp_decode_allreduce_seconds(arch: Architecture, gpu: GpuSpec, tp: int, batch
     .. math:: t = a \cdot L \Big(\lambda + \frac{2 (tp-1)}{tp} \cdot \frac{b \cdot h \cdot 2}{\mathrm{link}}\Big)
 
     :math:`a = 2` all-reduces per layer (Megatron-LM); over the scale-out link
-    with its latency when the group spans nodes, over one direction of the
-    scale-up link otherwise.
+    with its latency when the group spans more GPUs than one NVLink domain, over
+    one direction of the scale-up link otherwise (a GB200 NVL72 rack: 72 GPUs).
     """
     if tp <= 1:
         return 0.0
-    if tp > gpu.gpus_per_node:
+    if tp > gpu.scale_up_domain_gpus:
         link, latency = gpu.inter_node_gb_per_s, d.TP_ALLREDUCE_LATENCY_S_SCALE_OUT
     else:
         link, latency = gpu.intra_node_gb_per_s / 2.0, d.TP_ALLREDUCE_LATENCY_S_SCALE_UP
@@ -164,9 +197,10 @@ def tp_decode_allreduce_seconds(arch: Architecture, gpu: GpuSpec, tp: int, batch
 
 
 def max_decode_batch(arch: Architecture, gpu: GpuSpec, tp: int, context_tokens: float, eff: Efficiency) -> float:
-    r"""Sequences a replica holds at once: :math:`\lfloor (tp \cdot s \cdot HBM - W) / (kv \cdot c) \rfloor`."""
-    free = tp * eff.rollout_hbm_share * gpu.hbm_gb * GB - weight_bytes(arch.params_b)
-    return max(1.0, math.floor(free / (kv_bytes_per_token(arch) * context_tokens)))
+    r"""Sequences a replica holds at once: :math:`\lfloor (s \cdot HBM - W/tp) / (kv_{gpu} \cdot c) \rfloor`
+    (per GPU: each holds its weight shard and its share, or replica, of every sequence's KV)."""
+    free = eff.rollout_hbm_share * gpu.hbm_gb * GB - weight_bytes(arch.params_b) / tp
+    return max(1.0, math.floor(free / (kv_bytes_per_token_per_gpu(arch, tp) * context_tokens)))
 
 
 def checkpoint_bytes(arch: Architecture) -> float:
@@ -254,7 +288,7 @@ def weight_sync_seconds(arch: Architecture, gpu: GpuSpec, count: int, tp: int) -
 
     .. math:: t = \frac{W}{tp \cdot \min(\mathrm{link}, \beta_{refit})}
     """
-    link = gpu.intra_node_gb_per_s if count <= gpu.gpus_per_node else gpu.inter_node_gb_per_s
+    link = gpu.intra_node_gb_per_s if count <= gpu.scale_up_domain_gpus else gpu.inter_node_gb_per_s
     return weight_bytes(arch.params_b) / (tp * min(link, d.REFIT_GB_PER_S_PER_GPU) * GB)
 
 
@@ -274,9 +308,10 @@ def moe_alltoall_bytes_per_token(arch: Architecture) -> float:
 
 def alltoall_gb_per_s_per_gpu(gpu: GpuSpec, count: int) -> float:
     r"""Achieved all-to-all rate per GPU: the scale-out link when the job spans
-    nodes, one direction of the (bidirectional) scale-up link otherwise, times
-    the achieved share :math:`s_{a2a}`."""
-    link = gpu.inter_node_gb_per_s if count > gpu.gpus_per_node else gpu.intra_node_gb_per_s / 2.0
+    more than one NVLink domain (a node; a GB200 NVL72 rack's 72 GPUs), one
+    direction of the (bidirectional) scale-up link otherwise, times the achieved
+    share :math:`s_{a2a}`."""
+    link = gpu.inter_node_gb_per_s if count > gpu.scale_up_domain_gpus else gpu.intra_node_gb_per_s / 2.0
     return link * d.MOE_ALLTOALL_SHARE_OF_LINK
 
 

@@ -167,7 +167,10 @@ def _on_policy_profile(inst: Instance, r: Recipe) -> RecipeProfile:
     add(component(SYNC, cls), r.steps)
     fwd = ph.forward_flops_per_token(stu)
     add(component(PREFILL), samples * task.prompt_tokens * fwd)
-    logprob_passes = 2 if (r.method == "rl" and inst.training.reference_logprobs) else 1
+    # RL: the reference model's pass (KL), plus the policy's own unless the software
+    # release skips it (force_on_policy_ratio, NeMo RL v0.7; physics.recomputes_policy_logprobs).
+    logprob_passes = (int(ph.recomputes_policy_logprobs(inst.efficiency)) + int(inst.training.reference_logprobs)
+                      if r.method == "rl" else 1)
     add(component(STUDENT_FWD), samples * seq * fwd * logprob_passes)
     flops = {"student_generate": samples * (task.prompt_tokens + task.response_tokens) * fwd,
              "student_logprob": samples * seq * fwd * logprob_passes}

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -290,6 +291,15 @@ def step_seconds(case: Case) -> tuple[float, dict[str, float]]:
                                case.get(f"{w}.max_response_tokens", positive=True), gpu_option(case, count),
                                case.get(f"{w}.activation_recompute", "bool", default=True),
                                case.get(f"{w}.reference_logprobs", "bool", default=True))
+    # The RL release the run used: the optional ``software_release``, else the NeMo RL
+    # tag its ``source`` cites ("... at tag v0.5.0"), else the default (the newest).
+    release = case.get("software_release", "string", default=None)
+    cited = re.search(r"\bv(0\.\d+)(?:\.\d+)?\b", case.data.get("source", "")) if "NeMo" in case.data.get("source", "") else None
+    release = release or (f"nemo-rl-v{cited.group(1)}" if cited and f"nemo-rl-v{cited.group(1)}" in d.SOFTWARE_RELEASES else None)
+    if release is not None:
+        if release not in d.SOFTWARE_RELEASES:
+            raise case.fail("software_release", f"expected one of {', '.join(d.SOFTWARE_RELEASES)}, got {release!r}")
+        inst = inst.model_copy(update={"efficiency": inst.efficiency.model_copy(update={"software_release": release})})
     ev = Evaluator(inst)
     r, h = _recipe(inst, method, 1), HardwareChoice(inst.hardware.gpus[0].name, count)
     memory, why = ev.hardware(h).memory_bytes_per_gpu(r.memory_class)

@@ -7,7 +7,8 @@ Data files (next to this module, read with the standard library only):
     chip for TPUs): dense peak compute (``bf16_tflops``, ``fp8_tflops``,
     ``int8_tops``), memory (``hbm_gb``, ``hbm_tbps``), scale-up and scale-out
     bandwidth per GPU (``intra_node_gb_per_s``, ``inter_node_gb_per_s``, both in
-    GB/s), ``gpus_per_node`` and prices in USD per GPU-hour (on-demand low and
+    GB/s), ``gpus_per_node``, ``nvlink_domain_gpus`` (GPUs that reach each other
+    over the scale-up link: the node for HGX/DGX, 72 for a GB200 NVL72 rack) and prices in USD per GPU-hour (on-demand low and
     high, spot, reserved; ``null`` where no price was found).
 ``models.json``
     ``{"as_of": ..., "models": [...]}``. Model presets: total and active
@@ -83,6 +84,14 @@ class GpuSpec:
     price_reserved_usd_per_gpu_hour: float | None
     source: str
     as_of: str
+    # GPUs one scale-up (NVLink) domain spans; None = the node (``gpus_per_node``),
+    # as for a custom GPU an instance describes.
+    nvlink_domain_gpus: int | None = None
+
+    @property
+    def scale_up_domain_gpus(self) -> int:
+        """GPUs that reach each other over ``intra_node_gb_per_s`` (at least the node)."""
+        return max(self.gpus_per_node, self.nvlink_domain_gpus or self.gpus_per_node)
 
 
 @dataclass(frozen=True)
