@@ -247,6 +247,46 @@ CALIBRATION_RELIABILITY_MODEL = "Qwen3-0.6B"
 CALIBRATION_RELIABILITY_GPUS = 8
 CALIBRATION_RELIABILITY_STEPS = 1000
 
+# --- SFT runs: attention, FSDP / ZeRO-3 communication, CPU offload -----------------
+# Attention FLOPs per token and layer in a forward pass: 4·s·h (Q·K^T and A·V, each
+# 2·s·h; Megatron-LM, arXiv 2104.04473 Eq. 3: 24Bsh² + 4Bs²h per layer, its s² term).
+# A training pass costs 3 forward passes (4 with activation recomputation), the same
+# ratios as TRAIN_/FORWARD_FLOPS_PER_PARAM_TOKEN; torchtitan's MFU counts the same
+# 12·L·h·s term (its get_num_flop_per_token), so it is priced at the same MFU.
+ATTENTION_FLOPS_PER_LAYER_HIDDEN_CONTEXT = 4.0
+# Causal masking: FlashAttention skips the masked blocks, about half of the score
+# matrix ("FlashAttention-2", arXiv 2307.08691 §4.1: the causal FLOPs are half).
+CAUSAL_ATTENTION_SHARE = 0.5
+# FSDP / ZeRO-3 moves 3Ψ per micro-step (ZeRO, arXiv 1910.02054 §7.2.2: parameter
+# all-gather in the forward, again in the backward, gradient reduce-scatter), each
+# in bf16 weights' size; a ring collective sends (n-1)/n of it per GPU.
+FSDP_COLLECTIVES_PER_MICROSTEP = 3.0
+# CPU offload (ZeRO-3 offload / ZeRO-Infinity, arXiv 2104.07857; FSDP CPUOffload;
+# verl actor param_offload / optimizer_offload). Per micro-step each GPU streams its
+# share of the bf16 parameters in for the forward and again for the backward and its
+# bf16 gradients out: 3 x 2 bytes per parameter. Per optimiser step the fp32 master
+# weights and Adam moments (12 bytes per parameter, ZeRO's K = 12) cross the host link
+# in and out once (verl moves them to the GPU for the update and back; DeepSpeed's
+# CPU-Adam reads and writes them in host memory instead: INFERRED, the same bytes).
+OFFLOAD_STREAM_BYTES_PER_PARAM_PER_MICROSTEP = 6.0
+OFFLOAD_STATE_BYTES_PER_PARAM_PER_STEP = 2.0 * 12.0
+# Host link per GPU, one direction, GB/s (datasheets): PCIe Gen4 x16 = 32 GB/s
+# (A100 "PCIe Gen4: 64 GB/s" bidirectional, NVIDIA A100 datasheet; L40S, L4 the same
+# generation), PCIe Gen5 x16 = 64 GB/s (H100/H200 "PCIe Gen5: 128 GB/s", NVIDIA
+# H100 and H200 datasheets; B200 on HGX B200; MI300X/MI325X "PCIe Gen5 x16", AMD
+# datasheets). GB200: NVLink-C2C 900 GB/s bidirectional between one Grace CPU and its
+# two B200 (NVIDIA GB200 NVL72 datasheet) -> 225 GB/s per GPU and direction (INFERRED).
+# A GPU missing here has no host-link figure: offload on it is bad input.
+HOST_LINK_GB_PER_S_PER_GPU = {
+    "A100-40GB": 32.0, "A100-80GB": 32.0, "L40S": 32.0, "L4": 32.0,
+    "H100-SXM": 64.0, "H100-PCIe": 64.0, "H200": 64.0, "B200": 64.0,
+    "MI300X": 64.0, "MI325X": 64.0, "GB200": 225.0,
+}
+# An SFT case that does not give its global batch: 128 examples per optimiser step
+# (Stanford Alpaca train recipe, github.com/tatsu-lab/stanford_alpaca README: batch
+# size 128; Tulu 2, arXiv 2311.10702 Table 9: effective batch 128).
+CALIBRATION_SFT_GLOBAL_BATCH_EXAMPLES = 128
+
 # --- Step-time physics (issue 9, items 1-4) -----------------------------------------
 # Software releases of the RL stack: the same hardware and recipe got faster from one
 # NeMo RL release to the next. Each release is a dated entry; an instance sets

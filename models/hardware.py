@@ -17,7 +17,11 @@ recipe's compute time on :math:`h` is linear in its amounts:
   :math:`\beta_{a2a}` the scale-out link across nodes, one direction of the
   scale-up link inside one; a decode iteration also pays the tensor-parallel
   all-reduces (``physics.tp_decode_allreduce_seconds``);
-- environment waits: one second per second.
+- environment waits: one second per second;
+- SFT attention FLOPs as FLOPs; FSDP collective bytes
+  :math:`(n-1)/(n^2 \cdot \mathrm{link})`; CPU-offload bytes over the host link,
+  :math:`1/(n^2 \beta_{host})` per micro-step stream and :math:`1/(n \beta_{host})`
+  per optimiser step (``physics``).
 """
 
 from __future__ import annotations
@@ -28,7 +32,8 @@ from functools import cached_property
 from . import physics as ph
 from .catalog import GpuSpec
 from .plan import HardwareChoice
-from .recipes import DECODE, ENV_WAIT, LOGPROB_A2A, PREFILL, REWARD_MODEL, STUDENT_FWD, SYNC, TAIL, TEACHER, TRAIN, TRAIN_A2A, family_of
+from .recipes import (ATTN, DECODE, ENV_WAIT, FSDP, LOGPROB_A2A, OFFLOAD_STATE, OFFLOAD_STREAM, PREFILL, REWARD_MODEL,
+                      STUDENT_FWD, SYNC, TAIL, TEACHER, TRAIN, TRAIN_A2A, family_of, sft_sequence_tokens)
 from .schema import GpuOption, Instance
 
 
@@ -105,7 +110,7 @@ class HardwareProfile:
     # --- memory ------------------------------------------------------------
     def _train_seq_tokens(self, method: str) -> float:
         t = self.inst.task
-        return self.inst.sft_data.example_tokens if method == "sft" else t.prompt_tokens + t.max_response_tokens
+        return sft_sequence_tokens(self.inst) if method == "sft" else t.prompt_tokens + t.max_response_tokens
 
     @cached_property
     def rollout_tp(self) -> int | None:
@@ -119,7 +124,7 @@ class HardwareProfile:
         method = memory_class.split(":")[0]
         seq = self._train_seq_tokens(method)
         limit = inst.efficiency.train_hbm_share * gpu.hbm_gb * ph.GB
-        peak = ph.train_memory_bytes_per_gpu(inst.student, n, seq)
+        peak = ph.train_memory_bytes_per_gpu(inst.student, n, seq, inst.training.cpu_offload)
         if peak > limit:
             return peak, f"training state {peak / ph.GB:.0f} GB/GPU > {limit / ph.GB:.0f} GB usable"
         if method == "sft":
@@ -150,8 +155,14 @@ class HardwareProfile:
         parts = key.split("|")
         if fam in (PREFILL, STUDENT_FWD):
             return ph.compute_seconds(1.0, inst.student, gpu, n, eff)
-        if fam == TRAIN:
+        if fam in (TRAIN, ATTN):
             return ph.compute_seconds(1.0, inst.student, gpu, n, eff)
+        if fam == FSDP:
+            return ph.fsdp_seconds_per_byte(gpu, n)
+        if fam == OFFLOAD_STREAM:
+            return ph.offload_stream_seconds_per_byte(gpu, n)
+        if fam == OFFLOAD_STATE:
+            return ph.offload_state_seconds_per_byte(gpu, n)
         if fam == TEACHER:
             return ph.compute_seconds(1.0, inst.teacher.architecture, gpu, n, eff, parts[1])
         if fam == REWARD_MODEL:

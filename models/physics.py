@@ -124,12 +124,15 @@ def compute_seconds(flops: float, arch: Architecture, gpu: GpuSpec, count: int, 
     return flops / (count * peak_tflops(gpu, precision) * TERA * mfu(arch, gpu, count, eff))
 
 
-def train_memory_bytes_per_gpu(arch: Architecture, count: int, seq_tokens: float) -> float:
+def train_memory_bytes_per_gpu(arch: Architecture, count: int, seq_tokens: float, cpu_offload: bool = False) -> float:
     r"""Training memory per GPU, ZeRO-3 sharded Adam plus recomputation checkpoints.
 
     .. math:: M = \frac{16 N}{n} + 2 \cdot L \cdot h \cdot s
+
+    With CPU offload the sharded state lives in host memory (streamed in per
+    layer): only the activation term stays.
     """
-    state = d.TRAIN_STATE_BYTES_PER_PARAM * arch.params_b * 1e9 / count
+    state = 0.0 if cpu_offload else d.TRAIN_STATE_BYTES_PER_PARAM * arch.params_b * 1e9 / count
     acts = d.ACTIVATION_BYTES_PER_ELEMENT * arch.layers * arch.hidden * seq_tokens
     return state + acts
 
@@ -318,3 +321,81 @@ def alltoall_gb_per_s_per_gpu(gpu: GpuSpec, count: int) -> float:
 def alltoall_seconds(bytes_total: float, gpu: GpuSpec, count: int) -> float:
     r"""All-to-all time spread over the job: :math:`t = B / (n \cdot \beta_{a2a})`."""
     return bytes_total / (count * alltoall_gb_per_s_per_gpu(gpu, count) * GB)
+
+
+# --- SFT runs: attention, FSDP / ZeRO-3 communication, CPU offload -----------------
+
+def attention_flops_per_token(arch: Architecture, context_tokens: float, recompute: bool) -> float:
+    r"""Hardware FLOPs of causal self-attention per trained token at context :math:`s`:
+
+    .. math:: F_{attn} = p \cdot 4 \cdot L \cdot h \cdot s \cdot c
+
+    :math:`4 L h s` per forward pass (Q·Kᵀ and A·V; Megatron-LM's :math:`4Bs^2h`
+    term), :math:`p` = 3 passes for a training step (4 with recomputation),
+    :math:`c` = 0.5 for the causal mask (FlashAttention-2). It grows with the
+    sequence: at :math:`s = 32\text{K}` it is a third of :math:`6N` for a 32B model.
+    """
+    per = d.TRAIN_RECOMPUTE_FLOPS_PER_PARAM_TOKEN if recompute else d.TRAIN_FLOPS_PER_PARAM_TOKEN
+    passes = per / d.FORWARD_FLOPS_PER_PARAM_TOKEN
+    return passes * d.ATTENTION_FLOPS_PER_LAYER_HIDDEN_CONTEXT * arch.layers * arch.hidden * context_tokens * d.CAUSAL_ATTENTION_SHARE
+
+
+def fsdp_bytes_per_sequence(arch: Architecture) -> float:
+    r"""FSDP / ZeRO-3 collective bytes per micro-step of one sequence per GPU:
+    :math:`3 \cdot 2N` (all-gather forward, all-gather backward, reduce-scatter; ZeRO §7.2.2)."""
+    return d.FSDP_COLLECTIVES_PER_MICROSTEP * weight_bytes(arch.params_b)
+
+
+def fsdp_link_gb_per_s(gpu: GpuSpec, count: int) -> float:
+    """Per-GPU link a ring collective runs over: one direction of the scale-up link
+    inside a node, the scale-out link when the job spans nodes (the slowest hop)."""
+    return gpu.inter_node_gb_per_s if count > gpu.gpus_per_node else gpu.intra_node_gb_per_s / 2.0
+
+
+def fsdp_seconds_per_byte(gpu: GpuSpec, count: int) -> float:
+    r"""Seconds per byte of :func:`fsdp_bytes_per_sequence` summed over the job's sequences.
+
+    :math:`n` sequences run at once (one per GPU), and each micro-step's ring
+    collectives send :math:`(n-1)/n` of the bytes per GPU:
+
+    .. math:: u = \frac{n - 1}{n^2 \cdot \mathrm{link}}
+
+    Zero on one GPU. Priced in sequence with compute (no overlap credited: an
+    upper bound where FSDP prefetch hides part of it).
+    """
+    return (count - 1) / (count * count * fsdp_link_gb_per_s(gpu, count) * GB)
+
+
+def host_link_gb_per_s(gpu: GpuSpec) -> float | None:
+    """One direction of the GPU's host link (``defaults.HOST_LINK_GB_PER_S_PER_GPU``), None if unknown."""
+    return d.HOST_LINK_GB_PER_S_PER_GPU.get(gpu.name)
+
+
+def offload_stream_bytes_per_sequence(arch: Architecture) -> float:
+    r"""Host-link bytes of one micro-step under CPU offload, summed over the GPUs:
+    bf16 parameters in for the forward and the backward, bf16 gradients out, :math:`6N`."""
+    return d.OFFLOAD_STREAM_BYTES_PER_PARAM_PER_MICROSTEP * arch.params_b * 1e9
+
+
+def offload_state_bytes_per_step(arch: Architecture) -> float:
+    r"""Host-link bytes of one optimiser step under CPU offload, summed over the GPUs:
+    fp32 master weights and Adam moments in and out, :math:`24N`."""
+    return d.OFFLOAD_STATE_BYTES_PER_PARAM_PER_STEP * arch.params_b * 1e9
+
+
+def offload_stream_seconds_per_byte(gpu: GpuSpec, count: int) -> float:
+    r"""Each GPU moves :math:`1/n` of a micro-step's bytes and :math:`n` sequences run at
+    once: :math:`u = 1/(n^2 \cdot \beta_{host})`."""
+    return 1.0 / (count * count * _host_link_or_fail(gpu) * GB)
+
+
+def offload_state_seconds_per_byte(gpu: GpuSpec, count: int) -> float:
+    r"""Each GPU moves :math:`1/n` of an optimiser step's bytes: :math:`u = 1/(n \cdot \beta_{host})`."""
+    return 1.0 / (count * _host_link_or_fail(gpu) * GB)
+
+
+def _host_link_or_fail(gpu: GpuSpec) -> float:
+    bw = host_link_gb_per_s(gpu)
+    if bw is None:
+        raise ValueError(f"GPU '{gpu.name}' has no host-link bandwidth figure: CPU offload cannot be priced on it")
+    return bw

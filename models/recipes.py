@@ -29,16 +29,20 @@ DECODE, TAIL, SYNC, PREFILL = "decode_tokens", "rollout_tail_steps", "weight_syn
 STUDENT_FWD, TEACHER, REWARD_MODEL, TRAIN, ENV_WAIT = "student_logprob_flops", "teacher_flops", "reward_model_flops", "train_flops", "env_wait_seconds"
 # Expert-parallel all-to-all bytes of a mixture-of-experts student (zero for dense).
 TRAIN_A2A, LOGPROB_A2A = "train_alltoall_bytes", "logprob_alltoall_bytes"
+# SFT attention FLOPs (they grow with the sequence), FSDP / ZeRO-3 collective bytes,
+# and host-link bytes under CPU offload (per micro-step stream, per optimiser step state).
+ATTN, FSDP, OFFLOAD_STREAM, OFFLOAD_STATE = "train_attention_flops", "train_fsdp_bytes", "offload_stream_bytes", "offload_state_bytes"
 HOURS_CATEGORY = {DECODE: "generation", TAIL: "generation", PREFILL: "generation", STUDENT_FWD: "scoring",
                   TEACHER: "scoring", REWARD_MODEL: "scoring", TRAIN: "training", SYNC: "training",
-                  ENV_WAIT: "environment_wait", TRAIN_A2A: "training", LOGPROB_A2A: "scoring"}
+                  ENV_WAIT: "environment_wait", TRAIN_A2A: "training", LOGPROB_A2A: "scoring",
+                  ATTN: "training", FSDP: "training", OFFLOAD_STREAM: "training", OFFLOAD_STATE: "training"}
 # The rate multiplier of ``schema.Efficiency`` each family's time scales with, exactly
 # as 1/factor (None: neither). The scenario evaluator (``scenarios.py``) rescales
 # component hours by it; ``tests/test_scenarios.py`` checks the proportionality on
 # every family, so a new family must be listed here.
 RATE_FACTOR = {DECODE: "decode_factor", TAIL: "decode_factor", PREFILL: "mfu_factor", STUDENT_FWD: "mfu_factor",
                TEACHER: "mfu_factor", REWARD_MODEL: "mfu_factor", TRAIN: "mfu_factor", SYNC: None, ENV_WAIT: None,
-               TRAIN_A2A: None, LOGPROB_A2A: None}
+               TRAIN_A2A: None, LOGPROB_A2A: None, ATTN: "mfu_factor", FSDP: None, OFFLOAD_STREAM: None, OFFLOAD_STATE: None}
 
 
 def component(family: str, *qualifiers: object) -> str:
@@ -123,26 +127,77 @@ def _train_alltoall_passes(inst: Instance) -> float:
     return 3.0 if inst.training.activation_recompute else 2.0
 
 
+@dataclass(frozen=True)
+class SftShape:
+    """How SFT examples become micro-steps: real tokens per example, tokens computed
+    per example (with padding), the attention context of a token, and examples per
+    GPU per micro-step."""
+
+    real_tokens: float
+    computed_tokens: float
+    context_tokens: float
+    examples_per_microstep: float
+
+    @property
+    def microbatch_tokens(self) -> float:
+        return self.computed_tokens * self.examples_per_microstep
+
+
+def sft_shape(inst: Instance) -> SftShape:
+    r"""Sequence length :math:`S` (default: one example), real tokens
+    :math:`t = \min(\bar t, S)` (truncation). Packed: examples fill sequences of
+    :math:`S`, attend within themselves (varlen attention, context :math:`t`), and a
+    micro-step holds :math:`S/t` of them. Not packed: a micro-step holds
+    ``micro_batch_examples`` :math:`m`; one runs at its own length (no padding),
+    several are padded to :math:`S` (``padding="max_length"``, as FastChat's
+    Vicuna trainer does) and the padding is computed and attended too."""
+    data = inst.sft_data
+    seq = data.sequence_length_tokens or data.example_tokens
+    real = min(data.example_tokens, seq)
+    if data.packing:
+        return SftShape(real, real, real, seq / real)
+    m = data.micro_batch_examples
+    padded = real if m == 1 else seq
+    return SftShape(real, padded, padded, float(m))
+
+
+def sft_sequence_tokens(inst: Instance) -> float:
+    """Tokens one GPU holds in a micro-step (its activation memory)."""
+    return sft_shape(inst).microbatch_tokens
+
+
 def _sft_profile(inst: Instance, r: Recipe) -> RecipeProfile:
+    r"""SFT work (shape in :func:`sft_shape`): 6N or 8N FLOPs per computed token,
+    attention FLOPs at the token's context, one set of FSDP collectives (and, with
+    CPU offload, of host-link streaming) per micro-step, the optimiser state over
+    the host link once per optimiser step (``prompts_per_step`` examples)."""
     stu, task, data, pri = inst.student, inst.task, inst.sft_data, inst.priors
+    recompute = inst.training.activation_recompute
     examples = r.steps * inst.training.methods["sft"].prompts_per_step
     external = examples * r.external_data_share
     to_buy = max(0.0, external - data.examples_available)
-    tokens = examples * data.example_tokens
-    train = tokens * ph.train_flops_per_token(stu, inst.training.activation_recompute)
+    shape = sft_shape(inst)
+    tokens = examples * shape.real_tokens
+    padded = examples * shape.computed_tokens
+    train = padded * ph.train_flops_per_token(stu, recompute)
     model_train = tokens * ph.train_flops_per_token(stu, False)
+    sequences = examples / shape.examples_per_microstep  # micro-steps summed over the GPUs
     quality = float(lc.sft_quality(task, external, pri.sft.signal_scale_samples, pri.sft.ceiling_share_of_headroom))
     forgetting = float(lc.sft_forgetting(task, r.external_data_share, examples, pri.sft.forgetting_share_of_baseline,
                                          pri.sft_forgetting_mix_exponent, pri.sft_forgetting_scale_samples))
-    amounts = {component(TRAIN): train}
+    attention = padded * ph.attention_flops_per_token(stu, shape.context_tokens, recompute)
+    amounts = {component(TRAIN): train, component(ATTN): attention, component(FSDP): sequences * ph.fsdp_bytes_per_sequence(stu)}
     a2a = ph.moe_alltoall_bytes_per_token(stu)
     if a2a > 0:
-        amounts[component(TRAIN_A2A)] = tokens * a2a * _train_alltoall_passes(inst)
+        amounts[component(TRAIN_A2A)] = padded * a2a * _train_alltoall_passes(inst)
+    if inst.training.cpu_offload:
+        amounts[component(OFFLOAD_STREAM)] = sequences * ph.offload_stream_bytes_per_sequence(stu)
+        amounts[component(OFFLOAD_STATE)] = r.steps * ph.offload_state_bytes_per_step(stu)
     return RecipeProfile(
-        recipe=r, amounts=amounts, flops={"student_train": model_train, "student_train_hardware": train},
+        recipe=r, amounts=amounts, flops={"student_train": model_train, "student_train_hardware": train, "student_attention": attention},
         samples=examples, data_usd=to_buy * data.usd_per_labeled_example, environments_usd=0.0, log_storage_usd=0.0,
         lead_hours=24.0 * to_buy / data.labeled_examples_per_day, quality=quality, forgetting_points=forgetting,
-        extra={"examples": examples, "labels_bought": to_buy})
+        extra={"examples": examples, "labels_bought": to_buy, "trained_tokens": tokens, "computed_tokens": padded, "sequences": sequences})
 
 
 def _on_policy_profile(inst: Instance, r: Recipe) -> RecipeProfile:
@@ -188,6 +243,10 @@ def _on_policy_profile(inst: Instance, r: Recipe) -> RecipeProfile:
     if a2a > 0:
         add(component(LOGPROB_A2A), samples * seq * a2a * logprob_passes)
         add(component(TRAIN_A2A), samples * seq * a2a * _train_alltoall_passes(inst))
+    if inst.training.cpu_offload:
+        # one sequence per GPU and micro-step; the optimiser state moves once per step
+        add(component(OFFLOAD_STREAM), samples * ph.offload_stream_bytes_per_sequence(stu))
+        add(component(OFFLOAD_STATE), r.steps * ph.offload_state_bytes_per_step(stu))
     flops["student_train"] = samples * seq * ph.train_flops_per_token(stu, False)
     flops["student_train_hardware"] = train
     if inst.environments.latency_seconds_per_step > 0:

@@ -18,6 +18,13 @@ How each kind is predicted:
     one step (steps = 1, one phase) on the case's GPU and count: the sum over
     work components of amount × seconds per unit, without checkpoint or
     failure overhead.
+``sft_hours``
+    a one-recipe SFT job (examples × epochs examples in steps of the global
+    batch) on the case's GPU and count, with its sequence length, packing,
+    recomputation and offload; the sum over work components (6N/8N FLOPs of
+    computed tokens, attention FLOPs at the sequence's context, FSDP collectives,
+    host-link transfers under offload) of amount × seconds per unit, without
+    checkpoint or failure overhead.
 ``interruptions``
     the hardware profile's job failure rate × hours.
 ``checkpoint_interval_minutes``
@@ -53,7 +60,7 @@ from planopt.models.schema import Instance
 
 from .errors import InputError, describe_validation_error, read_json
 
-KINDS = ("flops", "step_seconds", "interruptions", "checkpoint_interval_minutes", "forgetting_points", "gpu_hours_ratio")
+KINDS = ("flops", "step_seconds", "sft_hours", "interruptions", "checkpoint_interval_minutes", "forgetting_points", "gpu_hours_ratio")
 # Interval options of the synthetic checkpoint job: a geometric grid from 6
 # seconds to 10 days in 0.5 % steps, so the optimiser's choice is within 0.25 %
 # of the continuous optimum for any MTBF and write time a case may give.
@@ -86,12 +93,20 @@ class CalibrationRow:
     # Why the figure could not be predicted (the case was read, its run cannot be
     # priced, e.g. it does not fit); predicted and ratio are then None.
     error: str | None = None
+    # P10 and P90 of the prediction under the uncertainty model, set by
+    # ``calibration_intervals.with_intervals``; interval_state says how it was
+    # found ("sampled", "fixed": inputs untouched, zero width, or "error": no
+    # interval). interval_state None = intervals not computed (key omitted).
+    interval: tuple[float, float] | None = None
+    interval_state: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = {"id": self.id, "figure": self.figure, "predicted": self.predicted, "published": self.published,
                "ratio": self.ratio, "passed": self.passed}
         if self.error is not None:
             out["error"] = self.error
+        if self.interval_state is not None:
+            out["interval"] = None if self.interval is None else [self.interval[0], self.interval[1]]
         return out
 
     def as_record(self) -> dict[str, Any]:
@@ -222,16 +237,31 @@ def _precision(case: Case) -> str:
     return p
 
 
+def _offload(case: Case, field: str, gpu: dict[str, Any]) -> bool:
+    """The case's offload flag; offload on a GPU without a host-link figure is bad input."""
+    offload = case.get(field, "bool", default=False)
+    if offload:
+        try:
+            name = find_gpu(gpu["name"]).name
+        except CatalogLookupError:
+            name = gpu["name"]
+        if name not in d.HOST_LINK_GB_PER_S_PER_GPU:
+            raise case.fail(field, f"CPU offload needs the GPU's host-link bandwidth, and '{gpu['name']}' has no "
+                                   f"host-memory figure (known: {', '.join(d.HOST_LINK_GB_PER_S_PER_GPU)})")
+    return offload
+
+
 def _on_policy_instance(case: Case, method: str, steps: int, prompts: int, k: int, prompt_tokens: float,
                         response_tokens: float, max_response_tokens: float, gpu: dict[str, Any],
-                        recompute: bool = True, reference: bool = True) -> Instance:
+                        recompute: bool = True, reference: bool = True, offload: bool = False) -> Instance:
     raw: dict[str, Any] = {
         "name": case.data["id"], "student": case.architecture("student"),
         "task": {"baseline_score": UNUSED_SCORE, "general_score_baseline": UNUSED_GENERAL_SCORE,
                  "prompt_tokens": prompt_tokens, "response_tokens": response_tokens,
                  "max_response_tokens": max(max_response_tokens, response_tokens), "prompts_available": prompts},
         "training": {"methods": {method: {"steps_options": [steps], "prompts_per_step": prompts}}, "phases": 1,
-                     "samples_per_prompt_options": [k], "activation_recompute": recompute, "reference_logprobs": reference},
+                     "samples_per_prompt_options": [k], "activation_recompute": recompute, "reference_logprobs": reference,
+                     "cpu_offload": offload},
         "hardware": {"gpus": [gpu]},
     }
     if method == "opd":
@@ -286,11 +316,13 @@ def step_seconds(case: Case) -> tuple[float, dict[str, float]]:
         raise case.fail("method", "step_seconds cases are on-policy runs (rl or opd)")
     w = "workload"
     count = case.count("gpu_count")
+    gpu = gpu_option(case, count)
     inst = _on_policy_instance(case, method, 1, case.count(f"{w}.prompts_per_step"), case.count(f"{w}.samples_per_prompt"),
                                case.get(f"{w}.prompt_tokens"), case.get(f"{w}.response_tokens", positive=True),
-                               case.get(f"{w}.max_response_tokens", positive=True), gpu_option(case, count),
+                               case.get(f"{w}.max_response_tokens", positive=True), gpu,
                                case.get(f"{w}.activation_recompute", "bool", default=True),
-                               case.get(f"{w}.reference_logprobs", "bool", default=True))
+                               case.get(f"{w}.reference_logprobs", "bool", default=True),
+                               _offload(case, f"{w}.cpu_offload", gpu))
     # The RL release the run used: the optional ``software_release``, else the NeMo RL
     # tag its ``source`` cites ("... at tag v0.5.0"), else the default (the newest).
     release = case.get("software_release", "string", default=None)
@@ -312,6 +344,56 @@ def step_seconds(case: Case) -> tuple[float, dict[str, float]]:
 def predict_step_seconds(case: Case) -> list[CalibrationRow]:
     total, _ = step_seconds(case)
     return [_row(case, "step_seconds", total, case.get("published.step_seconds", positive=True))]
+
+
+def sft_hours(case: Case) -> tuple[float, dict[str, float]]:
+    """Wall hours of a whole SFT run, and hours by work component."""
+    w = "workload"
+    count = case.count("gpu_count")
+    gpu = gpu_option(case, count)
+    examples = case.get(f"{w}.examples", positive=True)
+    epochs = case.get(f"{w}.epochs", positive=True)
+    tokens = case.get(f"{w}.tokens_per_example", positive=True)
+    seq = case.get(f"{w}.sequence_length", positive=True)
+    truncation = case.get(f"{w}.truncation", "bool", default=False)
+    if tokens > seq and not truncation:
+        raise case.fail(f"{w}.tokens_per_example", f"{tokens:g} is above {w}.sequence_length {seq:g} and the case "
+                                                    f"does not state truncation ({w}.truncation: true)")
+    batch = case.get(f"{w}.global_batch_examples", positive=True, default=float(d.CALIBRATION_SFT_GLOBAL_BATCH_EXAMPLES))
+    offload = _offload(case, f"{w}.cpu_offload", gpu)
+    # examples x epochs examples in optimiser steps of the global batch (the last step partial)
+    total = examples * epochs
+    steps = max(1, math.ceil(total / batch))
+    per_step = total / steps
+    prompts = max(1, round(per_step))
+    raw: dict[str, Any] = {
+        "name": case.data["id"], "student": case.architecture("student"),
+        "task": {"baseline_score": UNUSED_SCORE, "general_score_baseline": UNUSED_GENERAL_SCORE, "prompt_tokens": 0,
+                 "response_tokens": 1, "max_response_tokens": 1, "prompts_available": 1},
+        "training": {"methods": {"sft": {"steps_options": [steps], "prompts_per_step": prompts}},
+                     "activation_recompute": case.get(f"{w}.activation_recompute", "bool", default=True),
+                     "cpu_offload": offload},
+        "sft_data": {"examples_available": steps * prompts, "usd_per_labeled_example": 0, "labeled_examples_per_day": 1,
+                     "example_tokens": tokens, "sequence_length_tokens": seq,
+                     "packing": case.get(f"{w}.packing", "bool", default=False), "truncation": truncation,
+                     "micro_batch_examples": int(case.get(f"{w}.micro_batch_examples", positive=True, default=1.0))},
+        "hardware": {"gpus": [gpu]},
+    }
+    inst = case.instance(raw)
+    ev = Evaluator(inst)
+    r, h = Recipe("sft", steps, (), None, 1.0), HardwareChoice(inst.hardware.gpus[0].name, count)
+    memory, why = ev.hardware(h).memory_bytes_per_gpu(r.memory_class)
+    if why is not None:
+        raise PredictionError(f"the job does not fit on {count} x {case.data['gpu']['name']}: {why}")
+    # rounding the examples per step to a whole number is undone exactly: hours are linear in examples
+    scale = total / (steps * prompts)
+    by = {k: v * scale for k, v in ev.compute_hours_by_component(r, h).items()}
+    return sum(by.values()), by
+
+
+def predict_sft_hours(case: Case) -> list[CalibrationRow]:
+    total, _ = sft_hours(case)
+    return [_row(case, "hours", total, case.get("published.hours", positive=True))]
 
 
 def _reliability_instance(case: Case, count: int, reliability: dict[str, float] | None = None,
@@ -491,7 +573,7 @@ def predict_gpu_hours_ratio(case: Case) -> list[CalibrationRow]:
 
 
 PREDICTORS: dict[str, Callable[[Case], list[CalibrationRow]]] = {
-    "flops": predict_flops, "step_seconds": predict_step_seconds, "interruptions": predict_interruptions,
+    "flops": predict_flops, "step_seconds": predict_step_seconds, "sft_hours": predict_sft_hours, "interruptions": predict_interruptions,
     "checkpoint_interval_minutes": predict_checkpoint_interval, "forgetting_points": predict_forgetting,
     "gpu_hours_ratio": predict_gpu_hours_ratio,
 }

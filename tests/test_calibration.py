@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from planopt.calibrate import arm_gpu_hours, calibrate_case, calibrate_dir, load_case, step_seconds
+from planopt.calibrate import arm_gpu_hours, calibrate_case, calibrate_dir, load_case, sft_hours, step_seconds
 from planopt.cli import app
 from conftest import INSTANCES
 
@@ -31,7 +31,13 @@ KNOWN_WEAK = {
     "nemo-rl-v05-deepseek-v3-128xgb200": "DeepSeek-V3 v0.5 on GB200: 0.51",
     "nemo-rl-v07-deepseek-v3-512xh100": "DeepSeek-V3 v0.7 on 512 H100: 0.64",
     "nemo-rl-v05-qwen3-235b-a22b-64xgb200": "Qwen3-235B v0.5 on 64 GB200: 0.55 once the all-to-all stays on NVL72's NVLink",
+    # SFT runs on LlamaFactory + DeepSpeed ZeRO-3 at one example per GPU: ~0.3, too fast
+    # (the MFU curve is torchtitan's; the token means are upper bounds from byte counts)
+    "sft-bespoke-stratos-32b-8xh100": "Bespoke-Stratos-32B, 27 h on 8 H100: 0.30",
+    "sft-openthinker-7b-32xh100-offload": "OpenThinker-7B, 20 h on 32 H100 with ZeRO-3 offload: 0.32",
+    "sft-openthinker-32b-32xh100": "OpenThinker-32B, 90 h on 32 H100: 0.27",
 }
+SFT_CASES = sorted(VALIDATION.glob("sft-*.json"))
 # Public cases still outside their tolerance (strict: one that starts passing must
 # leave this list). Empty since issue 9 items 1-4: the GB200 Llama 8B case passes.
 KNOWN_WEAK_PUBLIC: dict[str, str] = {}
@@ -274,3 +280,149 @@ def test_a_case_that_does_not_fit_is_a_failed_row_and_the_others_still_run(tmp_p
     assert "error" not in js["young-daly-3h"]
     table = runner.invoke(app, ["calibrate", str(tmp_path)])
     assert table.exit_code == 1 and "too-small step_seconds: not predicted: the job does not fit" in table.output
+
+
+# --- SFT runs (predict: sft_hours) and CPU offload ------------------------------
+
+def _case(tmp_path, base, name="c.json", **workload):
+    case = json.loads(json.dumps(base))
+    for key, value in workload.items():
+        if key in ("gpu_count", "gpu"):
+            case[key] = value
+        else:
+            case["workload"][key] = value
+    p = tmp_path / name
+    p.write_text(json.dumps(case))
+    return p
+
+
+S1 = VALIDATION / "sft-s1-32b-16xh100.json"
+
+
+def test_at_least_three_published_sft_runs_with_sources():
+    assert len(SFT_CASES) >= 3
+    for p in SFT_CASES:
+        case = json.loads(p.read_text())
+        assert case["predict"] == "sft_hours" and case["published"]["hours"] > 0
+        assert "READ" in case["notes"] and "INFERRED" in case["notes"] and case["source"]
+        assert case["gpu_count"] >= 8
+    assert any(json.loads(p.read_text())["workload"].get("cpu_offload") for p in SFT_CASES)
+
+
+def test_sft_hours_are_the_solver_evaluators_training_hours():
+    """The same work components price an SFT plan in `planopt solve`."""
+    from planopt.models.costs import Evaluator
+    from planopt.models.plan import HardwareChoice, Recipe
+    from planopt.models.schema import Instance
+    base = json.loads(S1.read_text())
+    total, by = sft_hours(load_case(S1))
+    assert {k.split("|")[0] for k in by} == {"train_flops", "train_attention_flops", "train_fsdp_bytes"}
+    w = base["workload"]
+    steps = 5000 // 16  # 312 steps of 16 examples; the case's 5,000 examples are 312.5 steps
+    inst = Instance.model_validate({
+        "student": {k: v for k, v in base["student"].items() if k != "name"},
+        "task": {"baseline_score": 0, "general_score_baseline": 1, "prompt_tokens": 0, "response_tokens": 1,
+                 "max_response_tokens": 1, "prompts_available": 1},
+        "training": {"methods": {"sft": {"steps_options": [steps], "prompts_per_step": 16}}},
+        "sft_data": {"examples_available": 10**6, "usd_per_labeled_example": 0, "labeled_examples_per_day": 1,
+                     "example_tokens": w["tokens_per_example"], "sequence_length_tokens": w["sequence_length"]},
+        "hardware": {"gpus": [{"name": "H100-SXM", "counts": [16]}]},
+        "reliability": {"failures_per_gpu_hour": 0},
+    })
+    m = Evaluator(inst).metrics(Recipe("sft", steps, (), None, 1.0), HardwareChoice("H100-SXM", 16), 60)
+    assert m.hours_breakdown["training"] == pytest.approx(total * steps * 16 / 5000, rel=1e-9)
+
+
+def test_sft_hours_respond_to_the_workload(tmp_path):
+    base = json.loads(S1.read_text())
+
+    def hours(**kw):
+        return sft_hours(load_case(_case(tmp_path, base, **kw)))[0]
+
+    t = hours()
+    assert hours(epochs=10) == pytest.approx(2 * t, rel=1e-6)
+    # attention grows with the context, so twice the tokens per example costs more than twice the FLOPs part
+    _, by1 = sft_hours(load_case(_case(tmp_path, base, tokens_per_example=3600)))
+    _, by2 = sft_hours(load_case(_case(tmp_path, base, tokens_per_example=7200)))
+    attn = [sum(v for k, v in by.items() if "attention" in k) for by in (by1, by2)]
+    assert attn[1] == pytest.approx(4 * attn[0])
+    assert hours(activation_recompute=False) < t
+    # packing: short examples share micro-steps, so FSDP collectives are paid less often
+    short = dict(tokens_per_example=500, sequence_length=4096)
+    assert hours(packing=True, **short) < hours(packing=False, **short)
+    # several examples per micro-step without packing are padded to the sequence length
+    assert hours(micro_batch_examples=4, **short) > 4 * hours(packing=True, **short)
+    assert hours(gpu_count=32) < t
+    _, by = sft_hours(load_case(_case(tmp_path, base, cpu_offload=True)))
+    assert sum(v for k, v in by.items() if k.startswith("offload_")) > 0
+    assert sum(by.values()) > t
+
+
+def test_step_seconds_with_cpu_offload_are_priced_not_rejected(tmp_path):
+    base = json.loads(NEMO_H100.read_text())
+    small = {**base["gpu"], "hbm_gb": 24}  # 8B x 16 B / 2 GPUs = 64 GB of training state: does not fit in 24 GB
+    (row,) = calibrate_case(_case(tmp_path, base, "tight.json", gpu=small, gpu_count=2))
+    assert row.error is not None and "does not fit" in row.error
+    total, by = step_seconds(load_case(_case(tmp_path, base, "off.json", gpu=small, gpu_count=2, cpu_offload=True)))
+    assert sum(v for k, v in by.items() if k.startswith("offload_")) > 0
+    plain, _ = step_seconds(load_case(_case(tmp_path, base, "plain.json", gpu_count=2)))
+    assert total > plain
+
+
+def test_new_work_families_scale_with_their_rate_factor(tmp_path):
+    """The scenario evaluator rescales hours by recipes.RATE_FACTOR: attention with
+    mfu_factor, FSDP and host-link transfers with neither."""
+    from planopt.models.recipes import HOURS_CATEGORY, RATE_FACTOR
+    for fam in ("train_attention_flops", "train_fsdp_bytes", "offload_stream_bytes", "offload_state_bytes"):
+        assert fam in RATE_FACTOR and HOURS_CATEGORY[fam] == "training"
+    case = load_case(_case(tmp_path, json.loads(S1.read_text()), cpu_offload=True))
+    _, by1 = sft_hours(case)
+    case.transform = lambda inst: inst.model_copy(update={"efficiency": inst.efficiency.model_copy(update={"mfu_factor": 2.0})})
+    _, by2 = sft_hours(case)
+    assert len(by1) == 5
+    for key, hours in by1.items():
+        factor = RATE_FACTOR[key.split("|")[0]]
+        assert by2[key] == pytest.approx(hours / 2 if factor == "mfu_factor" else hours, rel=1e-12), key
+
+
+@pytest.mark.parametrize("change, field", [
+    (dict(tokens_per_example=40000), "workload.tokens_per_example"),
+    (dict(epochs=0), "workload.epochs"),
+    (dict(cpu_offload=True, gpu={"name": "Mystery-1", "bf16_tflops": 900, "hbm_gb": 80, "hbm_tbps": 3.0}), "workload.cpu_offload"),
+])
+def test_bad_sft_cases_exit_2_naming_the_field(tmp_path, change, field):
+    _case(tmp_path, json.loads(S1.read_text()), "broken.json", **change)
+    res = runner.invoke(app, ["calibrate", str(tmp_path)])
+    assert res.exit_code == 2, res.output
+    assert "broken.json" in res.output and field in res.output
+    assert len(res.output.strip().splitlines()) == 1
+
+
+def test_offload_on_a_step_case_without_a_host_link_exits_2(tmp_path):
+    base = json.loads(NEMO_H100.read_text())
+    _case(tmp_path, base, "broken.json", cpu_offload=True, gpu={**base["gpu"], "name": "Mystery-1"})
+    res = runner.invoke(app, ["calibrate", str(tmp_path)])
+    assert res.exit_code == 2 and "workload.cpu_offload" in res.output, res.output
+
+
+def test_stated_truncation_cuts_long_examples_to_the_sequence(tmp_path):
+    base = json.loads(S1.read_text())
+    cut = sft_hours(load_case(_case(tmp_path, base, tokens_per_example=40000, truncation=True)))[0]
+    assert cut == pytest.approx(sft_hours(load_case(_case(tmp_path, base, tokens_per_example=32768)))[0])
+
+
+def test_instances_reject_untruncated_long_examples_and_offload_without_a_host_link():
+    from pydantic import ValidationError
+    from planopt.models.schema import Instance
+    data = json.loads((INSTANCES / "tiny.json").read_text())
+    data["sft_data"] = {**data["sft_data"], "example_tokens": 5000, "sequence_length_tokens": 4096}
+    with pytest.raises(ValidationError, match="example_tokens 5000 is above sequence_length_tokens"):
+        Instance.model_validate(data)
+    data["sft_data"]["truncation"] = True
+    Instance.model_validate(data)
+    data["training"]["cpu_offload"] = True
+    data["hardware"] = {"gpus": [{"name": "Mystery-1", "counts": [8], "bf16_tflops": 900, "hbm_gb": 80, "hbm_tbps": 3.0,
+                                  "intra_node_gb_per_s": 900, "inter_node_gb_per_s": 50, "gpus_per_node": 8,
+                                  "price_usd_per_gpu_hour": 2.0}]}
+    with pytest.raises(ValidationError, match="hardware.gpus.0.name: training.cpu_offload needs a host-link"):
+        Instance.model_validate(data)

@@ -223,3 +223,38 @@ def test_exact_optimum_matches_dalys_figures_and_is_134x_below_young_at_a_third(
     for other in (tau * 0.98, tau * 1.02, ph.young_daly_interval_hours(w, lam)):
         assert ph.checkpoint_overhead_share(w, lam, other, r) > ph.checkpoint_overhead_share(w, lam, tau, r)
     assert ph.optimal_checkpoint_interval_hours(1e-8, 1.0) / ph.young_daly_interval_hours(1e-8, 1.0) == pytest.approx(1, abs=1e-4)
+
+
+# --- SFT physics: attention, FSDP collectives, CPU offload -----------------------
+
+QWEN32 = Architecture(params_b=32.76, layers=64, hidden=5120, kv_heads=8, head_dim=128)
+
+
+def test_attention_flops_grow_with_the_context():
+    # 3 passes x 4 x 64 layers x 5,120 x 32,768 x 0.5 (causal) = 6.44e10 per token, a third of 6N = 1.97e11
+    assert ph.attention_flops_per_token(QWEN32, 32768, recompute=False) == pytest.approx(6.442e10, rel=1e-3)
+    assert ph.attention_flops_per_token(QWEN32, 32768, recompute=True) == pytest.approx(6.442e10 * 4 / 3, rel=1e-3)
+    assert ph.attention_flops_per_token(QWEN32, 4096, False) == pytest.approx(ph.attention_flops_per_token(QWEN32, 32768, False) / 8)
+
+
+def test_fsdp_collectives_ride_nvlink_inside_a_node_and_the_network_across():
+    # 3 x 2 bytes x 32.76e9 = 196.6 GB per micro-step of one sequence per GPU (ZeRO-3's 3 Psi)
+    assert ph.fsdp_bytes_per_sequence(QWEN32) == pytest.approx(196.56e9)
+    # 8 GPUs: (8-1)/(8^2 x 450 GB/s); 16 GPUs span nodes: (16-1)/(16^2 x 50 GB/s); one GPU: none
+    assert ph.fsdp_seconds_per_byte(H100, 8) == pytest.approx(7 / (64 * 450e9))
+    assert ph.fsdp_seconds_per_byte(H100, 16) == pytest.approx(15 / (256 * 50e9))
+    assert ph.fsdp_seconds_per_byte(H100, 1) == 0.0
+
+
+def test_offload_moves_parameters_gradients_and_state_over_the_host_link():
+    assert ph.host_link_gb_per_s(H100) == 64.0  # PCIe Gen5 x16, one direction
+    assert ph.offload_stream_bytes_per_sequence(QWEN32) == pytest.approx(6 * 32.76e9)
+    assert ph.offload_state_bytes_per_step(QWEN32) == pytest.approx(24 * 32.76e9)
+    # 8 GPUs: each streams 1/8 of 6N per micro-step and 8 sequences run at once
+    assert ph.offload_stream_seconds_per_byte(H100, 8) == pytest.approx(1 / (64 * 64e9))
+    assert ph.offload_state_seconds_per_byte(H100, 8) == pytest.approx(1 / (8 * 64e9))
+    import dataclasses
+    with pytest.raises(ValueError, match="host-link"):
+        ph.offload_stream_seconds_per_byte(dataclasses.replace(H100, name="mystery"), 8)
+    # offloaded state leaves only the activations on the GPU
+    assert ph.train_memory_bytes_per_gpu(QWEN32, 8, 16384, cpu_offload=True) == pytest.approx(2 * 64 * 5120 * 16384)
