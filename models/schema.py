@@ -10,9 +10,10 @@ user makes (an option list) or a sourced coefficient from ``defaults.py``.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import ClassVar, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, model_validator
 
 from . import defaults as d
 from .catalog import CatalogLookupError, GpuSpec, find_gpu, find_model
@@ -297,6 +298,27 @@ class Instance(Strict):
     uncertainty: dict[str, Union[NonNegativeFloat, Range]] = Field(
         default_factory=dict, description="overrides of the uncertainty model: a parameter name (`planopt uncertainty FILE` lists them) "
         "mapped to a point value (no spread) or a range {low, high, confidence}")
+
+    @field_validator("uncertainty", mode="before")
+    @classmethod
+    def _uncertainty_entries(cls, entries):
+        """Each entry is a non-negative number (a point) or a range; errors name the entry's field."""
+        if not isinstance(entries, dict):
+            return entries
+        out = {}
+        for name, entry in entries.items():
+            if isinstance(entry, dict):
+                try:
+                    out[name] = Range.model_validate(entry)
+                except ValidationError as exc:
+                    err = exc.errors()[0]
+                    where = ".".join(str(p) for p in (name, *err["loc"]))
+                    raise ValueError(f"{where}: {err['msg'].removeprefix('Value error, ')}") from None
+            elif isinstance(entry, bool) or not isinstance(entry, (int, float)) or not math.isfinite(entry) or entry < 0:
+                raise ValueError(f"{name}: expected a non-negative number or {{low, high, confidence}}, got {entry!r}")
+            else:
+                out[name] = float(entry)
+        return out
 
     @model_validator(mode="after")
     def _method_needs(self) -> "Instance":

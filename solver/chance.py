@@ -87,7 +87,9 @@ class ChanceModel:
         obj = self.inst.objective
         if self.model is None:
             why = "no training recipe" if not self.data.base.recipes else "no (GPU, count) option that holds any recipe in memory"
-            return SolveResult("infeasible", obj, build_seconds=self.build_seconds, message=f"the instance has {why}")
+            return SolveResult("infeasible", obj, build_seconds=self.build_seconds, message=f"the instance has {why}",
+                               risk={"confidence": self.confidence, "scenarios": self.n, "reachable_confidence": 0.0,
+                                     "least_violations_per_limit": {}})
         start = time.perf_counter()
         res = self._solve_for("cvar" if self.cvar is not None else obj, time_limit)
         status = _status(res)

@@ -1,0 +1,189 @@
+"""The uncertainty model and the scenario evaluator.
+
+The scenario evaluator is the point evaluator run on each scenario's instance
+(``uncertainty.apply``), computed for all scenarios at once; it rests on every
+work family's time scaling exactly as the inverse of its rate factor
+(``recipes.RATE_FACTOR``), which is checked here family by family.
+"""
+
+import json
+import math
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from planopt.cli import app
+from planopt.instance import load_instance
+from planopt.models import spreads
+from planopt.models import uncertainty as U
+from planopt.models.costs import Evaluator
+from planopt.models.recipes import RATE_FACTOR, family_of
+from planopt.models.scenarios import ScenarioEvaluator
+from planopt.models.schema import Instance
+from planopt.oracle import all_plans
+from planopt.risk import plan_risk
+from planopt.run import solve
+
+from conftest import INSTANCES
+from random_instances import random_instance_dict
+
+SHIPPED = ["tiny", "qwen3-8b-math", "qwen3-32b-agentic-rl", "llama-70b-domain-injection"]
+
+
+def run_cli(*args):
+    res = CliRunner().invoke(app, [str(a) for a in args])
+    return res.exit_code, res.stdout, res.stderr
+
+
+def with_efficiency(inst: Instance, **factors) -> Instance:
+    return inst.model_copy(update={"efficiency": inst.efficiency.model_copy(update=factors)})
+
+
+def test_every_family_scales_exactly_as_the_inverse_of_its_rate_factor():
+    seen = set()
+    for seed in range(30):
+        inst = Instance.model_validate(random_instance_dict(seed))
+        factors = {"mfu_factor": inst.efficiency.mfu_factor * 2.0, "decode_factor": inst.efficiency.decode_factor * 4.0}
+        ev, ev_fast = Evaluator(inst), Evaluator(with_efficiency(inst, **factors))
+        recipes, hardware, _ = ev.space()
+        for r in recipes[::3]:
+            for h in hardware:
+                if not ev.hardware(h).fits(r.memory_class):
+                    continue
+                slow, fast = ev.compute_hours_by_component(r, h), ev_fast.compute_hours_by_component(r, h)
+                for key, hours in slow.items():
+                    expected = {"mfu_factor": 2.0, "decode_factor": 4.0, None: 1.0}[RATE_FACTOR[family_of(key)]]
+                    assert fast[key] == pytest.approx(hours / expected, rel=1e-12), key
+                    seen.add(family_of(key))
+    # the random instances exercise every family but MoE all-to-all (their students are dense)
+    # and CPU offload (they fit without it)
+    assert {f for f in RATE_FACTOR if "alltoall" not in f and "offload" not in f} <= seen, set(RATE_FACTOR) - seen
+
+
+def test_every_family_has_a_rate_factor():
+    from planopt.models.recipes import HOURS_CATEGORY
+    assert set(HOURS_CATEGORY) == set(RATE_FACTOR)
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_scenario_evaluator_equals_the_evaluator_on_each_scenarios_instance(seed):
+    inst = Instance.model_validate(random_instance_dict(seed))
+    scenarios = U.draw(inst, 6, seed)
+    se = ScenarioEvaluator(Evaluator(inst), scenarios)
+    plans = [p.plan for p in all_plans(inst) if p.metrics.fits_memory][::37][:4]
+    for plan in plans:
+        sm = se.plan_metrics(plan)
+        for s in range(scenarios.n):
+            m = Evaluator(U.apply(inst, scenarios.at(s))).evaluate(plan)
+            for key in ("cost_usd", "wall_hours", "quality", "forgetting_points", "gpu_hours"):
+                assert sm.metric(key)[s] == pytest.approx(getattr(m, key), rel=1e-12, abs=1e-12), (key, s, plan)
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_the_point_scenario_changes_nothing(name):
+    inst = load_instance(INSTANCES / f"{name}.json")
+    result = solve(inst)
+    again = Evaluator(U.apply(inst, U.point_scenario(inst))).evaluate(result.plan)
+    assert again.cost_usd == result.metrics.cost_usd and again.quality == result.metrics.quality
+
+
+def test_draws_are_reproducible_and_groups_move_together():
+    inst = load_instance(INSTANCES / "qwen3-8b-math.json")
+    a, b, c = U.draw(inst, 500, 7), U.draw(inst, 500, 7), U.draw(inst, 500, 8)
+    assert all(np.array_equal(a.values[k], b.values[k]) for k in a.values)
+    assert not np.array_equal(a.values["priors.rl.signal_scale_samples"], c.values["priors.rl.signal_scale_samples"])
+    # MFU and decode speed share one draw: their log-ratio to the point is the same in every scenario
+    mfu, dec = a.values["efficiency.mfu_factor"], a.values["efficiency.decode_factor"]
+    assert np.allclose(np.log(mfu / inst.efficiency.mfu_factor), np.log(dec / inst.efficiency.decode_factor))
+    # different groups are independent draws
+    assert abs(np.corrcoef(np.log(mfu), np.log(a.values["reliability.failures_per_gpu_hour"]))[0, 1]) < 0.2
+
+
+def test_draws_reproduce_the_stated_percentiles():
+    inst = load_instance(INSTANCES / "qwen3-8b-math.json")
+    values = U.draw(inst, 200_000, 1).values["reliability.failures_per_gpu_hour"]
+    low, high = spreads.ABSOLUTE_FAILURES_PER_GPU_HOUR
+    assert np.percentile(values, 10) == pytest.approx(low, rel=0.02)
+    assert np.percentile(values, 90) == pytest.approx(high, rel=0.02)
+
+
+def test_instance_overrides_a_point_or_a_range(tmp_path):
+    data = json.loads((INSTANCES / "tiny.json").read_text())
+    data["uncertainty"] = {"efficiency.mfu_factor": 1.0, "reliability.restart_minutes": {"low": 2, "high": 8, "confidence": 0.5}}
+    inst = Instance.model_validate(data)
+    params = {p.name: p for p in U.parameters(inst)}
+    assert params["efficiency.mfu_factor"].sigma == 0.0
+    assert np.all(U.draw(inst, 100, 0).values["efficiency.mfu_factor"] == 1.0)
+    restart = U.draw(inst, 100_000, 0).values["reliability.restart_minutes"]
+    assert np.percentile(restart, 25) == pytest.approx(2.0, rel=0.03) and np.percentile(restart, 75) == pytest.approx(8.0, rel=0.03)
+
+
+def test_a_value_the_user_set_is_a_point_unless_given_a_range():
+    data = json.loads((INSTANCES / "tiny.json").read_text())
+    data["reliability"] = {"failures_per_gpu_hour": 5e-5}
+    params = {p.name: p for p in U.parameters(Instance.model_validate(data))}
+    assert params["reliability.failures_per_gpu_hour"].sigma == 0.0
+    assert params["reliability.restart_minutes"].sigma > 0.0
+
+
+@pytest.mark.parametrize("entry,expected", [
+    ({"priors.typo.signal_scale_samples": 1.0}, "uncertainty.priors.typo.signal_scale_samples: unknown parameter"),
+    ({"efficiency.mfu_factor": {"low": 2, "high": 1}}, "low must not exceed high"),
+    ({"efficiency.mfu_factor": {"low": 1, "high": 2, "confidence": 1.5}}, "confidence"),
+])
+def test_bad_uncertainty_entries_exit_2_naming_the_field(tmp_path, entry, expected):
+    data = json.loads((INSTANCES / "tiny.json").read_text())
+    data["uncertainty"] = entry
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data))
+    code, _, err = run_cli("validate", path)
+    assert code == 2 and expected in err and err.count("\n") == 1, err
+
+
+def test_plan_risk_over_10000_scenarios_follows_the_json_contract(tmp_path):
+    code, out, _ = run_cli("solve", INSTANCES / "tiny.json", "--json")
+    plan = tmp_path / "plan.json"
+    plan.write_text(out)
+    code, out, err = run_cli("evaluate", INSTANCES / "tiny.json", plan, "--scenarios", "10000", "--json")
+    assert code == 0, err
+    risk = json.loads(out)["risk"]
+    assert risk["scenarios"] == 10_000
+    assert set(risk["limits"]) == {"deadline_hours", "max_forgetting_points", "min_quality"}
+    assert 0.0 <= risk["share_meeting_all_limits"] <= min(risk["limits"].values())
+    for metric in ("cost_usd", "wall_hours", "quality", "forgetting_points"):
+        p = risk["percentiles"][metric]
+        assert p["p10"] <= p["p50"] <= p["p90"]
+
+
+def test_share_meeting_limits_is_the_count_of_scenarios_meeting_them():
+    inst = load_instance(INSTANCES / "tiny.json")
+    plan = solve(inst).plan
+    risk = plan_risk(inst, plan, 300, 3)
+    scenarios = U.draw(inst, 300, 3)
+    met = 0
+    for s in range(300):
+        met += Evaluator(U.apply(inst, scenarios.at(s))).evaluate(plan).feasible
+    assert risk.share() == met / 300
+
+
+def test_a_plan_that_does_not_fit_meets_no_limit():
+    inst = load_instance(INSTANCES / "tiny.json")
+    misfit = next(p.plan for p in all_plans(inst) if not p.metrics.fits_memory)
+    assert plan_risk(inst, misfit, 50).share() == 0.0
+
+
+def test_solve_scenarios_plot_writes_a_picture(tmp_path):
+    path = tmp_path / "risk.svg"
+    code, out, err = run_cli("solve", INSTANCES / "tiny.json", "--scenarios", "500", "--plot", path)
+    assert code == 0, err
+    assert path.read_text().startswith("<?xml") and "Risk over 500 scenarios" in out
+
+
+def test_spreads_are_ordered_and_sourced():
+    for name in dir(spreads):
+        if name.startswith(("FACTOR_", "ABSOLUTE_")):
+            low, high = getattr(spreads, name)
+            assert 0 < low < high, name
+    assert spreads.two_estimates(1.0, 4.0)[0] < 1.0 and spreads.two_estimates(1.0, 4.0)[1] > 4.0
+    assert math.isclose(math.prod(spreads.two_estimates(1.0, 4.0)), 4.0)
