@@ -258,3 +258,91 @@ def test_offload_moves_parameters_gradients_and_state_over_the_host_link():
         ph.offload_stream_seconds_per_byte(dataclasses.replace(H100, name="mystery"), 8)
     # offloaded state leaves only the activations on the GPU
     assert ph.train_memory_bytes_per_gpu(QWEN32, 8, 16384, cpu_offload=True) == pytest.approx(2 * 64 * 5120 * 16384)
+
+
+# --- step-time physics (issue 9, items 1-4) --------------------------------------
+
+QWEN235 = Architecture(params_b=235.0, active_params_b=22.0, layers=94, hidden=4096, kv_heads=4, head_dim=128)
+DSV3 = Architecture(params_b=671.0, active_params_b=37.0, layers=61, hidden=7168, kv_heads=1, head_dim=288)
+GB200 = find_gpu("GB200 (per GPU)")
+
+
+def test_kv_heads_are_split_up_to_their_count_and_replicated_beyond():
+    # Qwen3-235B-A22B: 192,512 B/token (hardware.md E), 4 KV heads
+    kv = 2 * 94 * 4 * 128 * 2
+    assert kv == 192_512
+    assert ph.kv_bytes_per_token_per_gpu(QWEN235, 1) == kv
+    assert ph.kv_bytes_per_token_per_gpu(QWEN235, 4) == kv / 4
+    # TP 16 holds one whole head per GPU (vLLM replicates each head 4x), not 1/16 of the cache
+    assert ph.kv_bytes_per_token_per_gpu(QWEN235, 16) == kv / 4
+    # an MLA latent (one "head") is on every rank: 2 · 61 · 288 · 2 = 70,272 B at any TP
+    assert ph.kv_bytes_per_token_per_gpu(DSV3, 32) == 70_272
+    # Llama 8B (8 heads) at TP 2 is split as before
+    assert ph.kv_bytes_per_token_per_gpu(LLAMA8, 2) == 131_072 / 2
+
+
+def test_decode_reads_each_gpus_weight_shard_and_its_kv_replica():
+    # Qwen3-235B at TP 16 on H100, 64 sequences of 3,000 live tokens:
+    # per GPU 470e9 / 16 = 29.375 GB of weights + 64 · 3,000 · 48,128 B = 9.241 GB of KV
+    mem = (470e9 / 16 + 64 * 3000 * 48_128) / (3.35e12 * d.DECODE_MBU)
+    assert mem == pytest.approx(0.016467, rel=1e-3)
+    t = ph.decode_step_seconds(QWEN235, H100, 16, 64, 3000, EFF)
+    assert t == pytest.approx(mem + ph.tp_decode_allreduce_seconds(QWEN235, H100, 16, 64))
+    # the replicated KV is why it is slower than an even 1/16 split would be
+    split = (470e9 / 16 + 64 * 3000 * 192_512 / 16) / (3.35e12 * d.DECODE_MBU)
+    assert mem > split * 1.2
+
+
+def test_batch_a_replica_holds_counts_replicated_kv():
+    # DeepSeek-V3 at TP 32 on H100: 0.6 · 80 GB - 1,342 GB / 32 = 6.06 GB left per GPU for a
+    # 70,272 B/token latent on every rank: 6.0625e9 / (70,272 · 500) = 172 sequences of 500 tokens
+    assert ph.max_decode_batch(DSV3, H100, 32, 500, EFF) == math.floor((0.6 * 80e9 - 671e9 * 2 / 32) / (70_272 * 500))
+    assert ph.max_decode_batch(DSV3, H100, 32, 500, EFF) == 172
+
+
+def test_gb200_nvl72_is_one_72_gpu_nvlink_domain():
+    assert GB200.name == "GB200" and find_gpu("GB200 NVL72") is GB200
+    assert (GB200.gpus_per_node, GB200.scale_up_domain_gpus) == (4, 72)
+    assert (GB200.intra_node_gb_per_s, GB200.inter_node_gb_per_s) == (1800, 50)
+    # every HGX/DGX entry keeps its node as the domain
+    assert H100.scale_up_domain_gpus == H100.gpus_per_node == 8
+    # all-to-all: one direction of NVLink5 up to 72 GPUs, the 400 Gb/s NIC beyond
+    assert ph.alltoall_gb_per_s_per_gpu(GB200, 64) == pytest.approx(900.0)
+    assert ph.alltoall_gb_per_s_per_gpu(GB200, 128) == pytest.approx(50.0)
+    # a TP 32 decode group stays on NVLink: 2 · 61 · (10 µs + 2·(31/32)·64·7168·2 B / 900 GB/s)
+    expected = 2 * 61 * (10e-6 + 2 * 31 / 32 * 64 * 7168 * 2 / 900e9)
+    assert ph.tp_decode_allreduce_seconds(DSV3, GB200, 32, 64) == pytest.approx(expected)
+    # the same group on 8-GPU H100 nodes crosses the network at 50 µs per all-reduce
+    assert ph.tp_decode_allreduce_seconds(DSV3, H100, 32, 64) > 5 * expected
+    # refit inside one rack rides NVLink up to the refit bandwidth, as inside an H100 node
+    assert ph.weight_sync_seconds(LLAMA8, GB200, 64, 1) == pytest.approx(16.06 / d.REFIT_GB_PER_S_PER_GPU)
+
+
+def test_software_releases_are_dated_and_the_newest_is_the_default():
+    dates = {r: v["date"] for r, v in d.SOFTWARE_RELEASES.items()}
+    assert EFF.software_release == d.SOFTWARE_RELEASE_DEFAULT == max(dates, key=dates.get)
+    assert d.SOFTWARE_RELEASES[d.SOFTWARE_RELEASE_DEFAULT]["speed_vs_newest"] == 1.0
+    # v0.6 -> v0.7: Qwen3-235B on 256 H100, 312 -> 285 s; v0.5 -> v0.6: geometric mean of four pairs
+    assert d.SOFTWARE_RELEASES["nemo-rl-v0.6"]["speed_vs_newest"] == pytest.approx(0.913)
+    pairs = (395 / 431) * (286 / 332) * (192 / 198) * (221 / 232)
+    assert pairs ** 0.25 == pytest.approx(0.924, abs=5e-4)
+    assert d.SOFTWARE_RELEASES["nemo-rl-v0.5"]["speed_vs_newest"] == pytest.approx(0.913 * 0.924)
+    # older releases are slower, never faster
+    speeds = [v["speed_vs_newest"] for _, v in sorted(d.SOFTWARE_RELEASES.items(), key=lambda kv: kv[1]["date"])]
+    assert speeds == sorted(speeds)
+    # only v0.7 skips the policy's own log-prob pass (force_on_policy_ratio)
+    assert not ph.recomputes_policy_logprobs(EFF)
+    assert ph.recomputes_policy_logprobs(Efficiency(software_release="nemo-rl-v0.5"))
+
+
+def test_a_release_scales_every_rate_and_keeps_the_pilot_factors_exact():
+    old = Efficiency(software_release="nemo-rl-v0.5")
+    speed = 0.913 * 0.924
+    assert ph.mfu(LLAMA8, H100, 8, old) == pytest.approx(ph.mfu(LLAMA8, H100, 8, EFF) * speed)
+    t_new = ph.decode_step_seconds(QWEN235, H100, 16, 64, 3000, EFF)
+    assert ph.decode_step_seconds(QWEN235, H100, 16, 64, 3000, old) == pytest.approx(t_new / speed)
+    # decode_factor and mfu_factor still scale their families exactly under any release
+    fast = Efficiency(software_release="nemo-rl-v0.5", decode_factor=2.0, mfu_factor=0.5)
+    assert ph.decode_step_seconds(QWEN235, H100, 16, 64, 3000, fast) == pytest.approx(
+        ph.decode_step_seconds(QWEN235, H100, 16, 64, 3000, old) / 2.0, rel=1e-12)
+    assert ph.mfu(QWEN235, H100, 128, fast) == pytest.approx(ph.mfu(QWEN235, H100, 128, old) * 0.5, rel=1e-12)
