@@ -17,22 +17,32 @@ from .cli import app, emit_json, guarded
 @app.command()
 @guarded
 def calibrate(directory: Path = typer.Argument(..., help="folder of calibration cases (*.json)"),
-              json_out: bool = typer.Option(False, "--json", help="print one JSON array instead of a table")):
+              json_out: bool = typer.Option(False, "--json", help="print one JSON array instead of a table"),
+              intervals: bool = typer.Option(True, "--intervals/--no-intervals",
+                                             help="P10-P90 of each prediction under the uncertainty model (rows gain interval)")):
     """Predict published runs with the evaluator and compare (exit 0 all pass, 1 any fails, 2 unreadable case)."""
     from .calibrate import calibrate_dir
     from .report import table
     rows = calibrate_dir(directory)
+    if intervals:
+        from .calibration_intervals import with_intervals
+        rows = with_intervals(rows)
     if json_out:
         emit_json([r.to_dict() for r in rows])
     else:
+        from .calibration_intervals import interval_cells, interval_footer
+        extra = ("P10-P90", "inside") if intervals else ()
         body = [(r.id, r.figure, _num(r.predicted), _num(r.published), _num(r.ratio, 3) if r.ratio is not None else "-",
-                 f"{r.tolerance:g}", "pass" if r.passed else "FAIL") for r in rows]
-        typer.echo(table(body, header=("id", "figure", "predicted", "published", "ratio", "tolerance", "pass")))
+                 f"{r.tolerance:g}", "pass" if r.passed else "FAIL") + (interval_cells(r, _num) if intervals else ())
+                for r in rows]
+        typer.echo(table(body, header=("id", "figure", "predicted", "published", "ratio", "tolerance", "pass") + extra))
         for r in rows:
             if r.error is not None:
                 typer.echo(f"{r.id} {r.figure}: not predicted: {r.error}")
         failed = sum(not r.passed for r in rows)
         typer.echo(f"\n{len(rows) - failed} of {len(rows)} figures within tolerance")
+        if intervals:
+            typer.echo(interval_footer(rows))
     raise typer.Exit(0 if all(r.passed for r in rows) else 1)
 
 
