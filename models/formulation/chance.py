@@ -28,21 +28,23 @@ with :math:`g^s_\phi = f_\phi / f^s_\phi` the rate scale, :math:`\pi^s_h` the GP
 price per hour plus hot storage and operations per hour, and :math:`c^s_r` the
 recipe's money (data, sandboxes, logs, forgetting repair at :math:`F^s_r`,
 operations during lead time). One binary :math:`v_s` per scenario marks it
-as allowed to break limits; quality and forgetting, which depend on the
-recipe alone, are written without a big-M as
-:math:`\sum_{r:\ q^s_r < \bar Q} x_r \le v_s` (likewise forgetting); cost and wall time as
+as allowed to break limits. A recipe *breaks* scenario :math:`s`
+(:math:`r \in \mathcal B_s`) when it breaks a limit there on every hardware
+and interval it fits on: quality and forgetting are the recipe's own, and
+cost and wall time have a per-recipe floor over (hardware, interval) from
+the data. Then
 
 .. math::
-   m^s_L \le \bar L + M_{L,s}\, v_s \ \ (\ge \bar L - M_{L,s} v_s \text{ for quality}), \qquad
+   \sum_{r \in \mathcal B_s} x_r \le v_s, \qquad m^s_L \le \bar L + M_{L,s}\, v_s \ (L = \text{cost, time}), \qquad
    \sum_s v_s \le \lfloor (1 - \alpha) S \rfloor                                       &&\text{(limit_in_scenario, violations_allowed)}
 
 :math:`\bar L` is the limit widened by the evaluator's tolerance
-(``scenarios.widened``, the rule of ``costs.exceeds``), and :math:`M_{L,s}` the largest value of the metric
-over all plans in scenario :math:`s` less :math:`\bar L` (from the data: the
-most expensive recipe plus the slowest hardware and interval at their
-largest family times). A scenario in which no plan meets a limit has
-:math:`v_s` fixed to 1; one in which every plan meets all limits needs no
-constraint. Objectives: the expected value of the chosen metric (averaged
+(``scenarios.widened``, the rule of ``costs.exceeds``). The cover row is
+exact and needs no big-M; the big-M row is added only where a recipe outside
+:math:`\mathcal B_s` may still break the limit, with :math:`M_{L,s}` the
+largest value of the metric over those recipes on any hardware and interval
+less :math:`\bar L` (data). A scenario every recipe breaks has :math:`v_s`
+fixed to 1. Objectives: the expected value of the chosen metric (averaged
 coefficients), or CVaR of cost at level :math:`\beta` (Rockafellar–Uryasev):
 :math:`\eta + \frac{1}{(1-\beta) S} \sum_s u_s`, :math:`u_s \ge \mathrm{cost}^s - \eta`, :math:`u_s \ge 0`.
 """
@@ -93,17 +95,32 @@ class ChanceData:
     overhead: np.ndarray                 # [hardware, interval, scenario]
     hourly_usd: np.ndarray               # [hardware, scenario]
     constant_usd: float
+    family_hours: np.ndarray             # [recipe, hardware, family]: point hours, NaN where it does not fit
+
+    def recipe_range(self, metric: str) -> tuple[np.ndarray, np.ndarray]:
+        """[recipe, scenario] least and largest value of a cost or time metric over the
+        (hardware, interval) pairs the recipe fits on; +inf / -inf where it fits nowhere."""
+        n_r, n_s = len(self.base.recipes), self.scenarios.n
+        lo, hi = np.full((n_r, n_s), np.inf), np.full((n_r, n_s), -np.inf)
+        hc = self.hours_coef()                                   # [family, hardware, interval, scenario]
+        for h in range(len(self.base.hardware)):
+            fh = self.family_hours[:, h, :]                      # [recipe, family]
+            ok = ~np.isnan(fh[:, 0])
+            if not ok.any():
+                continue
+            hours = np.einsum("rf,fis->ris", fh[ok], hc[:, h])   # [recipe, interval, scenario]
+            if metric == "cost_usd":
+                value = self.constant_usd + self.recipe_usd[ok][:, None, :] + hours * self.hourly_usd[h][None, None, :]
+            else:
+                value = self.lead_hours[ok][:, None, None] + hours
+            lo[ok] = np.minimum(lo[ok], value.min(axis=1))
+            hi[ok] = np.maximum(hi[ok], value.max(axis=1))
+        return lo, hi
 
     def hours_coef(self) -> np.ndarray:
         """[family, hardware, interval, scenario]: hours in scenario s per point hour of B."""
         return self.rate_scale[:, None, None, :] * (1.0 + self.overhead[None, :, :, :])
 
-    def upper_hours(self) -> np.ndarray:
-        """[scenario]: the longest training hours any plan can take (data-derived big-M)."""
-        return (self.hours_coef() * self.tmax[:, :, None, None]).sum(axis=0).max(axis=(0, 1))
-
-    def upper_cost_hours(self) -> np.ndarray:
-        return (self.hours_coef() * self.tmax[:, :, None, None] * self.hourly_usd[None, :, None, :]).sum(axis=0).max(axis=(0, 1))
 
 
 def collect_chance(ev: Evaluator, scenarios: Scenarios) -> ChanceData:
@@ -111,18 +128,19 @@ def collect_chance(ev: Evaluator, scenarios: Scenarios) -> ChanceData:
     inst, se = ev.inst, ScenarioEvaluator(ev, scenarios)
     fam_index = {f: n for n, f in enumerate(RATE_FAMILIES)}
     family_of_component = [fam_index[RATE_FACTOR[family_of(c)]] for c in base.components]
-    # family hours of each fitting recipe on each hardware, for the big-M T^max
-    tmax = np.zeros((len(RATE_FAMILIES), len(base.hardware)))
+    # family hours of each recipe on each hardware (NaN where it does not fit)
+    family_hours = np.full((len(base.recipes), len(base.hardware), len(RATE_FAMILIES)), np.nan)
     for h, hw in enumerate(base.hardware):
-        for r in base.recipes:
-            if not base.fits[r.memory_class, hw]:
+        for r, recipe in enumerate(base.recipes):
+            if not base.fits[recipe.memory_class, hw]:
                 continue
             per = np.zeros(len(RATE_FAMILIES))
             for c, comp in enumerate(base.components):
-                share = base.amount_share.get((r, comp))
+                share = base.amount_share.get((recipe, comp))
                 if share:
                     per[family_of_component[c]] += share * base.unit_hours[comp, hw]
-            tmax[:, h] = np.maximum(tmax[:, h], per)
+            family_hours[r, h] = per
+    tmax = np.where(np.isnan(family_hours), 0.0, family_hours).max(axis=0).T  # [family, hardware]: the big-M T^max
     outcomes = [se.outcomes(r) for r in base.recipes]
     quality = np.array([q for q, _ in outcomes])
     forgetting = np.array([f for _, f in outcomes])
@@ -138,7 +156,7 @@ def collect_chance(ev: Evaluator, scenarios: Scenarios) -> ChanceData:
     hot_per_hour = ck.keep_last * ckpt_gb * st.hot_usd_per_gb_month / ph.d.HOURS_PER_MONTH
     hourly = np.array([se.gpus_usd_per_hour(hw) + hot_per_hour + ops.usd_per_wall_hour for hw in base.hardware])
     return ChanceData(base, scenarios, family_of_component, tmax, recipe_usd, lead, quality, forgetting,
-                      rate_scale, overhead, hourly, base.constant_usd)
+                      rate_scale, overhead, hourly, base.constant_usd, family_hours)
 
 
 def _linear(constant: float, coefs, variables) -> LinearExpression:
@@ -197,48 +215,42 @@ class ScenarioExpressions:
             return _linear(0.0, pick(cd.forgetting), self.x_vars)
         raise KeyError(name)
 
-    def bounds(self, name: str) -> tuple[np.ndarray, np.ndarray]:
-        """[scenario] lower and upper bounds of the metric over every plan (from the data)."""
-        cd = self.cd
-        if name == "cost_usd":
-            return cd.constant_usd + cd.recipe_usd.min(axis=0), cd.constant_usd + cd.recipe_usd.max(axis=0) + cd.upper_cost_hours()
-        if name == "wall_hours":
-            return np.full(cd.scenarios.n, cd.lead_hours.min()), cd.lead_hours.max() + cd.upper_hours()
-        table = cd.quality if name == "quality" else cd.forgetting
-        return table.min(axis=0), table.max(axis=0)
 
 
 def define_chance_limits(m: pyo.ConcreteModel, cd: ChanceData, ex: ScenarioExpressions, limits: dict[str, float],
                          allowed: int | None) -> None:
     """One violation binary per scenario, big-M limit rows, and the count of violations.
     ``allowed`` None leaves the count free (to find the largest reachable share)."""
-    n = cd.scenarios.n
+    n, n_r = cd.scenarios.n, len(cd.base.recipes)
     m.S = pyo.Set(initialize=range(n))
     m.scenario_violated = pyo.Var(m.S, domain=pyo.Binary)
     m.limit_in_scenario = pyo.ConstraintList()
+    # A recipe "breaks" a limit in a scenario when it does so on every hardware and
+    # interval it fits on (quality and forgetting: always, they are the recipe's own).
+    broken = np.zeros((n_r, n), dtype=bool)
+    rows = []  # (metric, sense, bound, largest value per recipe) of limits that need big-M rows
     for name, limit in limits.items():
         metric, sense = LIMIT_METRIC[name]
         bound = widened(limit, sense)
-        lo, hi = ex.bounds(metric)
-        for s in range(n):
-            if sense == "<=":
-                never, always, big_m = lo[s] > bound, hi[s] <= bound, hi[s] - bound
-            else:
-                never, always, big_m = hi[s] < bound, lo[s] >= bound, bound - lo[s]
-            v = m.scenario_violated[s]
-            if never:
-                v.fix(1)
-            elif always:
-                continue
-            elif metric in RECIPE_METRICS:
-                # quality and forgetting depend on the recipe alone: the recipes that break
-                # the limit in this scenario force v_s = 1 (exact, no big-M, a tight relaxation)
-                table = cd.quality if metric == "quality" else cd.forgetting
-                broken = np.flatnonzero(table[:, s] < bound if sense == ">=" else table[:, s] > bound)
-                m.limit_in_scenario.add(_linear(0.0, [1.0] * len(broken), [m.recipe_chosen[int(r)] for r in broken]) <= v)
-            else:
-                body = ex.metric(metric, s)
-                m.limit_in_scenario.add(body <= bound + big_m * v if sense == "<=" else body >= bound - big_m * v)
+        if metric in RECIPE_METRICS:
+            table = cd.quality if metric == "quality" else cd.forgetting
+            broken |= table < bound if sense == ">=" else table > bound
+        else:
+            lo, hi = cd.recipe_range(metric)
+            broken |= lo > bound
+            rows.append((metric, bound, hi))
+    for s in range(n):
+        v = m.scenario_violated[s]
+        if broken[:, s].all():
+            v.fix(1)
+            continue
+        out = np.flatnonzero(broken[:, s])
+        if len(out):  # exact and tight: choosing a broken recipe marks the scenario
+            m.limit_in_scenario.add(_linear(0.0, [1.0] * len(out), [m.recipe_chosen[int(r)] for r in out]) <= v)
+        for metric, bound, hi in rows:
+            largest = hi[~broken[:, s], s].max()
+            if largest > bound:  # some kept recipe may break it on some hardware: a big-M row
+                m.limit_in_scenario.add(ex.metric(metric, s) <= bound + (largest - bound) * v)
     m.violations = pyo.Expression(expr=sum(m.scenario_violated[s] for s in m.S))
     m.violations_allowed = pyo.Constraint(expr=m.violations <= (allowed if allowed is not None else n))
 
