@@ -29,6 +29,14 @@ def risk_section(risk: dict[str, Any]) -> str:
         lines.append(f"Risk: every limit met in {risk['in_sample_share']:.1%} of {risk['scenarios']} sampled scenarios "
                      f"(asked: {risk['confidence']:.1%}); measured on {risk['out_of_sample_scenarios']:,} fresh scenarios: "
                      f"{risk['out_of_sample_share']:.1%} ({risk['difference']:+.1%})")
+        measure = risk["objective_measure"]
+        if measure == "expected":
+            what = ", ".join(f"{LABELS[k][0]} {_fmt(k, v)}" for k, v in risk["expected"].items())
+            lines.append(f"Means over the {risk['scenarios']} scenarios (the objective is the mean): {what}")
+        else:
+            lines.append(f"Objective: CVaR at {measure.removeprefix('cvar_')} of cost over the {risk['scenarios']} scenarios: "
+                         f"{_fmt('cost_usd', risk['cvar_cost_usd'])}")
+        lines.append(f"Percentiles over the {risk['out_of_sample_scenarios']:,} fresh scenarios:")
         shares = risk.get("out_of_sample_limits", {})
         percentiles = risk["percentiles"]
     elif "share_meeting_all_limits" in risk:
