@@ -220,7 +220,7 @@ def schema(kind: str = typer.Option("job", "--kind", help="job (default) or port
 
 
 # Commands that live in their own modules register themselves on `app`.
-from . import cli_calibrate, cli_frontier, cli_portfolio  # noqa: E402,F401
+from . import cli_calibrate, cli_fit, cli_frontier, cli_portfolio  # noqa: E402,F401
 
 
 def main() -> None:
