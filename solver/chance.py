@@ -30,6 +30,10 @@ from .run import TIE_BREAK_RELATIVE, SolveResult, _status, run_highs
 
 DEFAULT_SCENARIOS = 200
 OUT_OF_SAMPLE_SCENARIOS = 10_000
+# The guard's tolerance: the issue's target is an out-of-sample share within 2 points
+# of the confidence asked; a shortfall beyond it raises the in-sample share.
+OUT_OF_SAMPLE_TOLERANCE = 0.02
+GUARD_ROUNDS = 3
 # The out-of-sample set is drawn with seed + this offset, so it never repeats the in-sample draws.
 OUT_OF_SAMPLE_SEED_OFFSET = 1_000_003
 
@@ -83,7 +87,36 @@ class ChanceModel:
         m.chance_objective = pyo.Objective(expr=expr, sense=sense)
         return run_highs(self.solver, m, time_limit)
 
-    def solve(self, time_limit: float | None = None, out_of_sample: int = OUT_OF_SAMPLE_SCENARIOS) -> SolveResult:
+    def solve(self, time_limit: float | None = None, out_of_sample: int = OUT_OF_SAMPLE_SCENARIOS,
+              guard: bool = True) -> SolveResult:
+        """Solve at the confidence asked; with ``guard``, when the plan meets the limits
+        out of sample in less than confidence - OUT_OF_SAMPLE_TOLERANCE of the fresh
+        scenarios, raise the in-sample share by the shortfall and solve again (at most
+        GUARD_ROUNDS times), so that the confidence holds beyond the sample."""
+        target, result = self.confidence, None
+        for round_ in range(GUARD_ROUNDS + 1):
+            attempt = self._solve_at(target, time_limit, out_of_sample, explain=result is None)
+            if attempt.plan is None and result is not None:
+                result.risk["guard"] = f"no plan meets the limits in {target:.1%} of the sample; kept the plan of {result.risk['in_sample_target']:.1%}"
+                break
+            result = attempt
+            if result.plan is None:
+                break
+            result.risk["in_sample_target"], result.risk["guard_rounds"] = target, round_
+            short = self.confidence - result.risk["out_of_sample_share"]
+            if not guard or short <= OUT_OF_SAMPLE_TOLERANCE:
+                break
+            if target >= 1.0 or round_ == GUARD_ROUNDS:
+                result.risk["guard"] = (f"meets the limits in {result.risk['out_of_sample_share']:.1%} of fresh scenarios, "
+                                        f"{short:.1%} short of {self.confidence:.1%}: use more --scenarios")
+                break
+            target = min(1.0, max(target + short, target + 1.0 / self.n))
+        return result
+
+    def _set_allowed(self, allowed: int) -> None:
+        self.model.allowed_violations.set_value(allowed)
+
+    def _solve_at(self, target: float, time_limit: float | None, out_of_sample: int, explain: bool = True) -> SolveResult:
         obj = self.inst.objective
         if self.model is None:
             why = "no training recipe" if not self.data.base.recipes else "no (GPU, count) option that holds any recipe in memory"
@@ -91,6 +124,7 @@ class ChanceModel:
                                risk={"confidence": self.confidence, "scenarios": self.n, "reachable_confidence": 0.0,
                                      "least_violations_per_limit": {}})
         start = time.perf_counter()
+        self._set_allowed(allowed_violations(target, self.n))
         res = self._solve_for("cvar" if self.cvar is not None else obj, time_limit)
         status = _status(res)
         if status == "optimal" and obj != "cost" and self.cvar is None:
@@ -101,7 +135,7 @@ class ChanceModel:
             self.extract(result, out_of_sample)
             inc, bound = res.incumbent_objective, res.objective_bound
             result.gap = 0.0 if status == "optimal" else (abs(inc - bound) / max(1e-9, abs(inc)) if inc is not None and bound is not None else None)
-        elif status == "infeasible":
+        elif status == "infeasible" and explain:
             result.message, result.risk = self.explain_infeasible(time_limit)
         result.solve_seconds = time.perf_counter() - start
         return result
@@ -189,5 +223,5 @@ def cvar(values, level: float) -> float:
 
 def solve_chance(inst: Instance, confidence: float, scenarios: int = DEFAULT_SCENARIOS, seed: int = DEFAULT_SEED,
                  cvar_level: float | None = None, time_limit: float | None = None,
-                 out_of_sample: int = OUT_OF_SAMPLE_SCENARIOS) -> SolveResult:
-    return ChanceModel(inst, confidence, scenarios, seed, cvar_level).solve(time_limit, out_of_sample)
+                 out_of_sample: int = OUT_OF_SAMPLE_SCENARIOS, guard: bool = True) -> SolveResult:
+    return ChanceModel(inst, confidence, scenarios, seed, cvar_level).solve(time_limit, out_of_sample, guard)

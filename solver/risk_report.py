@@ -29,6 +29,11 @@ def risk_section(risk: dict[str, Any]) -> str:
         lines.append(f"Risk: every limit met in {risk['in_sample_share']:.1%} of {risk['scenarios']} sampled scenarios "
                      f"(asked: {risk['confidence']:.1%}); measured on {risk['out_of_sample_scenarios']:,} fresh scenarios: "
                      f"{risk['out_of_sample_share']:.1%} ({risk['difference']:+.1%})")
+        if risk.get("guard_rounds"):
+            lines.append(f"The {risk['confidence']:.1%} asked did not hold out of sample, so the sample share was raised to "
+                         f"{risk['in_sample_target']:.1%} ({risk['guard_rounds']} re-solve(s))")
+        if risk.get("guard"):
+            lines.append(f"Warning: {risk['guard']}")
         measure = risk["objective_measure"]
         if measure == "expected":
             what = ", ".join(f"{LABELS[k][0]} {_fmt(k, v)}" for k, v in risk["expected"].items())

@@ -252,7 +252,9 @@ def define_chance_limits(m: pyo.ConcreteModel, cd: ChanceData, ex: ScenarioExpre
             if largest > bound:  # some kept recipe may break it on some hardware: a big-M row
                 m.limit_in_scenario.add(ex.metric(metric, s) <= bound + (largest - bound) * v)
     m.violations = pyo.Expression(expr=sum(m.scenario_violated[s] for s in m.S))
-    m.violations_allowed = pyo.Constraint(expr=m.violations <= (allowed if allowed is not None else n))
+    # mutable, so that a re-solve at another share only updates a right-hand side
+    m.allowed_violations = pyo.Param(mutable=True, initialize=allowed if allowed is not None else n, within=pyo.NonNegativeIntegers)
+    m.violations_allowed = pyo.Constraint(expr=m.violations <= m.allowed_violations)
 
 
 def define_chance_objectives(m: pyo.ConcreteModel, cd: ChanceData, ex: ScenarioExpressions, cvar_level: float | None) -> None:
