@@ -52,9 +52,11 @@ from . import calibrate as cal
 # the slowest case (gpu_hours_ratio: two bisections over steps, ~27 ms per
 # scenario) takes ~2.8 s at 100, the budget of "a few seconds per case". With
 # stratified sampling (group_normals) the P10/P90 of a one-group figure (step
-# time, interruptions) vary by 0.2-1 % across seeds at 100 (plain Monte Carlo:
-# 2-13 %); the ratio case, four groups with a heavy upper tail, by 3 % (P10)
-# and 13 % (P90). Measured over seeds 0-4 (CALIBRATION.md, "Uncertainty").
+# time, SFT hours, interruptions) vary by 0.1-0.9 % across seeds at 100 (plain
+# Monte Carlo: 2-13 %); the ratio case, four groups with a heavy upper tail, by
+# 2 % (P10) and 13 % (P90). Measured over seeds 0-4 by
+# `python benchmarks/calibration_coverage.py --noise-seeds 5` (CALIBRATION.md,
+# "Uncertainty: the spreads and their coverage").
 N_SCENARIOS = 100
 # Default seed: the uncertainty model's (uncertainty.DEFAULT_SEED), so
 # `planopt calibrate` and `planopt evaluate --scenarios` draw alike.
