@@ -17,12 +17,20 @@ from .errors import InputError
 from .frontier import frontier_frame as frontier
 from .instance import load_instance
 from .portfolio import PortfolioResult, load_portfolio, solve_portfolio
+from .risk import Risk
 from .run import PlanModel, SolveResult
 from .sweep import sweep_frame as sweep
 
 solve = solve_instance
 evaluate = evaluate_plan
 
+
+def risk(source, plan, scenarios: int = 10_000, seed: int = 0) -> Risk:
+    """A plan's metrics over ``scenarios`` of the uncertainty model (``Risk.to_dict()``, ``Risk.frame()``)."""
+    from .risk import plan_risk
+    inst = load_instance(source)
+    return plan_risk(inst, plan if isinstance(plan, Plan) else Plan.from_dict(plan), scenarios, seed)
+
 __all__ = ["solve", "evaluate", "load_instance", "breakdown_frame", "Instance", "Plan", "Metrics",
            "SolveResult", "PlanModel", "InputError", "frontier", "sweep",
-           "solve_portfolio", "load_portfolio", "PortfolioResult"]
+           "solve_portfolio", "load_portfolio", "PortfolioResult", "risk", "Risk"]

@@ -10,6 +10,7 @@ from planopt.models.plan import Plan
 from planopt.models.schema import Instance
 
 from .diagnose import explain_infeasible, sensitivity as limit_sensitivity
+from .errors import InputError
 from .instance import load_instance
 from .run import PlanModel, SolveResult
 
@@ -17,12 +18,29 @@ if TYPE_CHECKING:  # pandas is imported only when a DataFrame is asked for
     import pandas as pd
 
 
+OVERRIDES = ("objective", "budget_usd", "deadline_hours", "max_forgetting_points", "min_quality", "confidence")
+
+
 def solve_instance(source: str | Path | dict[str, Any] | Instance, time_limit: float | None = None,
-                   sensitivity: bool = True, **overrides: Any) -> SolveResult:
+                   sensitivity: bool = True, scenarios: int | None = None, seed: int = 0,
+                   cvar: float | None = None, **overrides: Any) -> SolveResult:
     """Solve one job. ``overrides`` take ``objective``, ``budget_usd``, ``deadline_hours``,
-    ``max_forgetting_points`` and ``min_quality``. An optimal result names its binding
-    limits; an infeasible one lists the least relaxations that would make a plan exist."""
+    ``max_forgetting_points``, ``min_quality`` and ``confidence``. An optimal result names its
+    binding limits; an infeasible one lists the least relaxations that would make a plan exist.
+
+    With a ``confidence`` (here or in the instance's constraints) the plan is chance-constrained
+    over ``scenarios`` sampled scenarios (default 200; ``cvar`` minimises CVaR of cost at that
+    level); without one, ``scenarios`` measures the optimal plan's risk. Either way
+    ``result.risk`` holds the JSON contract's ``risk`` object."""
+    unknown = sorted(set(overrides) - set(OVERRIDES))
+    if unknown:
+        raise InputError(f"{unknown[0]}: unknown override; expected one of {', '.join(OVERRIDES)}")
     inst = load_instance(source).with_overrides(**overrides)
+    if inst.constraints.confidence is not None:
+        from .chance import DEFAULT_SCENARIOS, solve_chance
+        return solve_chance(inst, inst.constraints.confidence, scenarios or DEFAULT_SCENARIOS, seed, cvar, time_limit)
+    if cvar is not None:
+        raise InputError("--cvar: needs --confidence (CVaR is the objective of a chance-constrained solve)")
     pm = PlanModel(inst)
     result = pm.solve(time_limit)
     if result.status == "optimal" and sensitivity:
@@ -34,6 +52,9 @@ def solve_instance(source: str | Path | dict[str, Any] | Instance, time_limit: f
                 if not result.relaxations[0]["together"] else "no plan satisfies every limit, and no single relaxation suffices"
         else:
             result.message = "no plan satisfies every limit, and relaxing the limits does not help (memory or options)"
+    if scenarios is not None and result.plan is not None:
+        from .risk import plan_risk
+        result.risk = plan_risk(inst, result.plan, scenarios, seed).to_dict()
     return result
 
 

@@ -110,6 +110,9 @@ def solve(file: Path = typer.Argument(..., help="instance JSON"),
     from .api import solve_instance
     from .errors import InputError, read_json
     if read_json(file).get("kind") == "portfolio":
+        for flag, value in (("--scenarios", scenarios), ("--confidence", confidence), ("--cvar", cvar), ("--seed", seed or None)):
+            if value is not None:
+                raise InputError(f"{flag}: plans one job under uncertainty; a portfolio does not take it yet")
         from .cli_portfolio import solve_portfolio_command
         raise typer.Exit(solve_portfolio_command(file, json_out=json_out, time_limit=time_limit, plot=plot))
     inst = _with_overrides(file, objective, budget_usd, deadline_hours, max_forgetting, min_quality)
@@ -220,7 +223,7 @@ def schema(kind: str = typer.Option("job", "--kind", help="job (default) or port
 
 
 # Commands that live in their own modules register themselves on `app`.
-from . import cli_calibrate, cli_fit, cli_frontier, cli_portfolio  # noqa: E402,F401
+from . import cli_calibrate, cli_fit, cli_frontier, cli_portfolio, cli_uncertainty  # noqa: E402,F401
 
 
 def main() -> None:

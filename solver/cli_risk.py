@@ -43,25 +43,16 @@ def uses_scenarios(inst, scenarios: Optional[int], confidence: Optional[float]) 
 def solve_with_scenarios(inst, scenarios: Optional[int], confidence: Optional[float], seed: int, cvar: Optional[float],
                          time_limit: Optional[float], sensitivity: bool, plot: Optional[Path]):
     """A chance-constrained solve, or a point solve whose plan's risk is measured."""
-    from .chance import DEFAULT_SCENARIOS, check_confidence, solve_chance
+    from .api import solve_instance
+    from .chance import DEFAULT_SCENARIOS, check_confidence
     from .risk import check_scenarios, plan_risk
     if plot is not None:
         check_plot_path(plot)
     if confidence is not None:
-        check_confidence(confidence)
-        inst = inst.with_overrides(confidence=confidence)
-    confidence = inst.constraints.confidence
+        inst = inst.with_overrides(confidence=check_confidence(confidence))
     if scenarios is not None:
         check_scenarios(scenarios)
-    if confidence is not None:
-        result = solve_chance(inst, confidence, scenarios or DEFAULT_SCENARIOS, seed, cvar, time_limit)
-    else:
-        if cvar is not None:
-            raise InputError("--cvar: needs --confidence (CVaR is the objective of a chance-constrained solve)")
-        from .api import solve_instance
-        result = solve_instance(inst, time_limit=time_limit, sensitivity=sensitivity)
-        if result.plan is not None:
-            result.risk = plan_risk(inst, result.plan, scenarios, seed).to_dict()
+    result = solve_instance(inst, time_limit=time_limit, sensitivity=sensitivity, scenarios=scenarios, seed=seed, cvar=cvar)
     if plot is not None and result.plan is not None:
         from .risk_report import plot_risk
         plot_risk(plan_risk(inst, result.plan, scenarios or DEFAULT_SCENARIOS, seed), plot, inst.name)

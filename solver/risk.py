@@ -10,7 +10,7 @@ time, quality and forgetting. Scenarios are evaluated all at once
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -21,6 +21,9 @@ from planopt.models.schema import Instance
 from planopt.models.uncertainty import DEFAULT_SEED, draw
 
 from .errors import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 PERCENTILES = (10, 50, 90)
 RISK_METRICS = ("cost_usd", "wall_hours", "quality", "forgetting_points")
@@ -58,6 +61,14 @@ class Risk:
     def percentiles(self) -> dict[str, dict[str, float]]:
         return {m: {f"p{q}": float(np.percentile(self.samples.metric(m), q)) for q in PERCENTILES} for m in RISK_METRICS}
 
+    def frame(self) -> "pd.DataFrame":
+        """One row per scenario: the metrics and whether each limit (and all) is met."""
+        import pandas as pd
+        data = {m: self.samples.metric(m) for m in (*RISK_METRICS, "gpu_hours")}
+        data.update({f"meets_{name}": v & self.fits_memory for name, v in self.meets_limit.items()})
+        data["meets_all_limits"] = self.meets_all
+        return pd.DataFrame(data)
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON contract: ``{scenarios, share_meeting_all_limits, limits: {name: share}, percentiles}``."""
         return {"scenarios": self.scenarios, "seed": self.seed, "share_meeting_all_limits": self.share(),
@@ -66,7 +77,7 @@ class Risk:
                 "expected": {m: float(self.samples.metric(m).mean()) for m in RISK_METRICS}}
 
 
-def plan_risk(inst: Instance, plan: Plan, n: int, seed: int = DEFAULT_SEED, evaluator: Evaluator | None = None) -> Risk:
+def plan_risk(inst: Instance, plan: Plan, n: int = 10_000, seed: int = DEFAULT_SEED, evaluator: Evaluator | None = None) -> Risk:
     """The plan's metrics over ``n`` seeded scenarios. A plan that does not fit in
     memory meets no limit in any scenario (memory is not uncertain)."""
     check_scenarios(n)
