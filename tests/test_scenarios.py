@@ -187,3 +187,27 @@ def test_spreads_are_ordered_and_sourced():
             assert 0 < low < high, name
     assert spreads.two_estimates(1.0, 4.0)[0] < 1.0 and spreads.two_estimates(1.0, 4.0)[1] > 4.0
     assert math.isclose(math.prod(spreads.two_estimates(1.0, 4.0)), 4.0)
+
+
+def test_uncertainty_command_lists_every_parameter_an_instance_may_override(tmp_path):
+    code, out, err = run_cli("uncertainty", INSTANCES / "qwen3-8b-math.json", "--json")
+    assert code == 0, err
+    params = json.loads(out)["parameters"]
+    names = [p["name"] for p in params]
+    assert "efficiency.mfu_factor" in names and "priors.opd.signal_scale_samples" in names
+    for p in params:
+        assert p["p10"] <= p["p50"] <= p["p90"], p
+    data = json.loads((INSTANCES / "qwen3-8b-math.json").read_text())
+    data["uncertainty"] = {name: 1.0 for name in names}  # every listed name is a valid override
+    Instance.model_validate(data)
+
+
+def test_api_solve_with_confidence_is_chance_constrained_and_risk_has_a_frame():
+    import planopt
+    result = planopt.solve(INSTANCES / "tiny.json", confidence=0.8, scenarios=80)
+    assert result.risk["confidence"] == 0.8 and result.risk["in_sample_share"] >= 0.8
+    frame = planopt.risk(INSTANCES / "tiny.json", result.plan, scenarios=500).frame()
+    assert len(frame) == 500 and frame["meets_all_limits"].mean() == pytest.approx(
+        planopt.risk(INSTANCES / "tiny.json", result.plan, scenarios=500).share())
+    with pytest.raises(planopt.InputError, match="budget: unknown override"):
+        planopt.solve(INSTANCES / "tiny.json", budget=5)
