@@ -10,6 +10,7 @@ sees how far the sample can be trusted.
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -201,9 +202,11 @@ class ChanceModel:
         per_limit = {name: self._least_violations({name: value}, time_limit) for name, value in self.limits.items()}
         n = self.n
         reachable = None if best is None else (n - best) / n
-        parts = [f"{name} fails in at least {v} of {n} scenarios for every plan" for name, v in per_limit.items() if v]
+        parts = [f"{name} alone fails in {v} of {n} scenarios even for the plan best at it" if v
+                 else f"{name} alone can be met in every scenario" for name, v in per_limit.items() if v is not None]
         msg = (f"no plan meets every limit in {self.confidence:.0%} of {n} scenarios"
-               + (f"; the most any plan reaches is {reachable:.1%} (try --confidence {reachable:.3f} or lower)" if reachable is not None else "")
+               + (f"; the most any plan reaches is {reachable:.1%} (try --confidence {math.floor(reachable * 1000) / 1000:.3f} or lower)"
+                  if reachable else "; no plan meets every limit in any scenario" if reachable == 0 else "")
                + (f"; {'; '.join(parts)}" if parts else ""))
         return msg, {"confidence": self.confidence, "scenarios": n, "reachable_confidence": reachable,
                      "least_violations_per_limit": per_limit}
