@@ -346,3 +346,10 @@ def test_a_release_scales_every_rate_and_keeps_the_pilot_factors_exact():
     assert ph.decode_step_seconds(QWEN235, H100, 16, 64, 3000, fast) == pytest.approx(
         ph.decode_step_seconds(QWEN235, H100, 16, 64, 3000, old) / 2.0, rel=1e-12)
     assert ph.mfu(QWEN235, H100, 128, fast) == pytest.approx(ph.mfu(QWEN235, H100, 128, old) * 0.5, rel=1e-12)
+
+
+def test_every_gpu_but_the_tpus_has_a_host_link_figure():
+    from planopt.models.catalog import load_gpus
+    missing = set(load_gpus()) - set(d.HOST_LINK_GB_PER_S_PER_GPU)
+    assert missing == {"TPU-v5e", "TPU-v5p", "TPU-v6e"}  # no PCIe host-offload path modelled for TPUs
+    assert set(d.HOST_LINK_GB_PER_S_PER_GPU) <= set(load_gpus())  # no stale names
