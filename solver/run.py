@@ -20,6 +20,7 @@ from pyomo.contrib.solver.solvers.highs import Highs
 from planopt.models.costs import Evaluator, Metrics, exceeds
 from planopt.models.formulation import LIMITS, activate_objective, build, set_limits
 from planopt.models.formulation.big_m import big_m_breaches
+from planopt.models.formulation.limits import SEARCH_WIDTH_SLACKS, set_row_width
 from planopt.models.plan import Plan
 from planopt.models.schema import Instance
 
@@ -37,10 +38,11 @@ TIE_BREAK_RELATIVE = 1e-7
 # HiGHS never writes to stdout (it would corrupt `--json`): its log, including
 # warnings about huge bounds, is switched off; Pyomo still returns the status.
 SOLVER_OUTPUT = {"output_flag": False, "log_to_console": False}
-# The limit rows are a little wider than the evaluator's rule (formulation/
-# limits.py, ROW_WIDTH_SLACKS), so a returned plan may break a limit by the rule
-# (costs.exceeds): it is then cut off and the model re-solved. Only plans within
-# 1e-8 relative of a limit can need a cut, so a few suffice; this bounds them.
+# `solve` searches with limit rows wider than the evaluator's rule (formulation/
+# limits.py, SEARCH_WIDTH_SLACKS), so a returned plan may break a limit by the
+# rule (costs.exceeds): it is then cut off and the model re-solved. Only plans
+# within 1e-6 relative past a budget or deadline can need a cut (the recipe
+# fixing applies the rule to quality and forgetting exactly); this bounds them.
 MAX_TOLERANCE_CUTS = 50
 
 
@@ -124,6 +126,9 @@ class PlanModel:
 
     def solve(self, time_limit: float | None = None) -> SolveResult:
         """Solve; every plan returned meets the limits by the evaluator's rule (see MAX_TOLERANCE_CUTS)."""
+        if self.model is None:
+            return self._solve_once(time_limit)
+        resting_width = set_row_width(self.model, SEARCH_WIDTH_SLACKS)
         try:
             for _ in range(MAX_TOLERANCE_CUTS):
                 result = self._solve_once(time_limit)
@@ -133,8 +138,9 @@ class PlanModel:
             result.status, result.message = "error", "the solver kept returning plans that break a limit by its tolerance"
             return result
         finally:
-            if self.model is not None and hasattr(self.model, "tolerance_cuts"):
+            if hasattr(self.model, "tolerance_cuts"):
                 self.model.del_component(self.model.tolerance_cuts)
+            set_row_width(self.model, resting_width)
 
     def broken_limits(self, metrics: Metrics) -> list[str]:
         """The model's current limits (``self.limits``, which sweeps change) that ``metrics`` break, by the evaluator's rule."""

@@ -1,8 +1,18 @@
 r"""The user's limits, with mutable right-hand sides so that sweeps re-solve one model.
 
 .. math::
-   \mathrm{cost} \le B + s_B, \quad \mathrm{wall} \le D + s_D, \quad
-   \mathrm{forgetting} \le F + s_F, \quad \mathrm{quality} \ge Q - s_Q
+   \mathrm{cost} \le B^+ + s_B, \quad \mathrm{wall} \le D^+ + s_D, \quad
+   \mathrm{forgetting} \le F^+ + s_F, \quad \mathrm{quality} \ge Q^- - s_Q
+
+where :math:`B^+ = B + k\,\epsilon(B)` (and so on) is the limit widened by
+:math:`k` (:data:`SEARCH_WIDTH_SLACKS` while ``PlanModel.solve`` runs,
+:data:`RESTING_WIDTH_SLACKS` otherwise) times the evaluator's slack
+:math:`\epsilon(L) = 10^{-9} \max(1, |L|)` (``costs.limit_slack``). The rows
+are thus a relaxation of the evaluator's rule (``costs.exceeds``), wide enough
+that HiGHS's own tolerances never cut off a plan the rule accepts;
+``PlanModel.solve`` checks each plan it returns by the rule and cuts off any
+that the extra width alone admitted, and the recipe fixing below applies the
+rule exactly. Evaluator, oracle and MIP therefore accept the same plans.
 
 Quality and forgetting depend on the recipe alone, and lead time and
 recipe-only money bound wall time and cost from below, so a limit also fixes
@@ -20,7 +30,21 @@ from __future__ import annotations
 
 import pyomo.environ as pyo
 
+from ..costs import exceeds, limit_slack
 from ..schema import Constraints
+
+# The limit rows are wider than the rule by a number of slacks, so that HiGHS's
+# own tolerances never cut off a plan the rule accepts. With rows one slack wide
+# (feasibility tolerance 1e-9, presolve off), HiGHS 1.16 was seen to prove a
+# model infeasible whose only feasible plan lay 1e-9 inside a row, and, with
+# rows ten slacks wide, to return as optimal a plan 2e-5 worse than one lying
+# on the limit; with rows 1e-6 relative wide, neither happened on 40 random
+# instances with limits on, inside and outside the tolerance.
+# `PlanModel.solve` searches with the wide rows and cuts off any plan the rule
+# refuses; between solves the rows rest narrow, because the frontier and the
+# elastic model (diagnose.py) read the rows directly and step by 1e-7 relative.
+SEARCH_WIDTH_SLACKS = 1000.0
+RESTING_WIDTH_SLACKS = 10.0
 
 LIMITS = {  # constraint field -> (model expression, sense)
     "budget_usd": ("cost_usd", "<="),
@@ -41,6 +65,8 @@ def define_limits(m: pyo.ConcreteModel, constraints: Constraints, data=None) -> 
         con = pyo.Constraint(expr=body <= param + slack if sense == "<=" else body >= param - slack)
         setattr(m, f"{name}_bound", con)
     m.recipe_floor = _recipe_floors(data) if data is not None else None
+    m.limit_values = {}  # the user's limits (the params hold the rows' widened bounds)
+    m.row_width_slacks = RESTING_WIDTH_SLACKS
     set_limits(m, constraints.model_dump())
 
 
@@ -64,13 +90,27 @@ def recipe_within_limits(m: pyo.ConcreteModel) -> None:
         con = getattr(m, f"{name}_bound")
         if not con.active or not getattr(m, f"{name}_slack").fixed:
             continue
-        limit = pyo.value(getattr(m, f"{name}_limit"))
-        tol = 1e-9 * max(1.0, abs(limit))
+        limit = m.limit_values[name]
         for r, v in enumerate(floors[name]):
-            if (sense == "<=" and v > limit + tol) or (sense == ">=" and v < limit - tol):
+            if exceeds(v, limit, sense):
                 out[r] = True
     for r, ruled_out in enumerate(out):
         m.recipe_chosen[r].setub(0 if ruled_out else 1)
+
+
+def row_bound(limit: float, sense: str, width_slacks: float) -> float:
+    """The right-hand side of a limit's row: the limit, widened by ``width_slacks`` slacks."""
+    width = width_slacks * limit_slack(limit)
+    return limit + width if sense == "<=" else limit - width
+
+
+def set_row_width(m: pyo.ConcreteModel, width_slacks: float) -> float:
+    """Re-widen every limit row to ``width_slacks`` slacks; returns the previous width."""
+    previous, m.row_width_slacks = m.row_width_slacks, width_slacks
+    for name, (_, sense) in LIMITS.items():
+        if name in m.limit_values:
+            getattr(m, f"{name}_limit").set_value(row_bound(m.limit_values[name], sense, width_slacks))
+    return previous
 
 
 def set_limits(m: pyo.ConcreteModel, values: dict) -> None:
@@ -85,7 +125,10 @@ def _set(m: pyo.ConcreteModel, values: dict) -> None:
             continue
         con = getattr(m, f"{name}_bound")
         if values[name] is None:
+            m.limit_values.pop(name, None)
             con.deactivate()
         else:
-            getattr(m, f"{name}_limit").set_value(float(values[name]))
+            limit = float(values[name])
+            m.limit_values[name] = limit
+            getattr(m, f"{name}_limit").set_value(row_bound(limit, LIMITS[name][1], m.row_width_slacks))
             con.activate()
