@@ -11,7 +11,7 @@ from planopt.models.schema import Instance
 
 from .diagnose import explain_infeasible, sensitivity as limit_sensitivity
 from .errors import InputError
-from .instance import load_instance
+from .instance import LIMIT_RANGES, check_limit, check_time_limit, load_instance
 from .run import PlanModel, SolveResult
 
 if TYPE_CHECKING:  # pandas is imported only when a DataFrame is asked for
@@ -35,6 +35,10 @@ def solve_instance(source: str | Path | dict[str, Any] | Instance, time_limit: f
     unknown = sorted(set(overrides) - set(OVERRIDES))
     if unknown:
         raise InputError(f"{unknown[0]}: unknown override; expected one of {', '.join(OVERRIDES)}")
+    for name, value in overrides.items():
+        if name in LIMIT_RANGES and value is not None:
+            check_limit(name, value, name)
+    check_time_limit(time_limit, "time_limit")
     inst = load_instance(source).with_overrides(**overrides)
     if inst.constraints.confidence is not None:
         from .chance import DEFAULT_SCENARIOS, solve_chance
@@ -59,8 +63,14 @@ def solve_instance(source: str | Path | dict[str, Any] | Instance, time_limit: f
 
 
 def evaluate_plan(source: str | Path | dict[str, Any] | Instance, plan: Plan | dict[str, Any]) -> Metrics:
+    """Every metric of ``plan`` on the instance; InputError naming the field when the plan is
+    not one of the instance's options (e.g. a plan solved on another instance)."""
     inst = load_instance(source)
-    return Evaluator(inst).evaluate(plan if isinstance(plan, Plan) else Plan.from_dict(plan))
+    name = str(source) if isinstance(source, (str, Path)) else "instance"
+    try:
+        return Evaluator(inst).evaluate(plan if isinstance(plan, Plan) else Plan.from_dict(plan))
+    except ValueError as exc:
+        raise InputError(f"{name}: {exc}") from None
 
 
 def breakdown_frame(result: SolveResult) -> "pd.DataFrame":

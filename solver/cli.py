@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import sys
 from enum import Enum
@@ -32,27 +33,51 @@ class ObjectiveName(str, Enum):
 
 
 def guarded(fn):
-    """Turn input errors into one line and exit 2, anything unexpected into exit 1."""
+    """Turn input errors into one line and exit 2, anything unexpected into exit 1.
+
+    Under ``--json`` (a ``json_out`` argument) stdout also gets one JSON object,
+    ``{"status": "error", "error": ...}``, so it always holds exactly one."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         from .errors import InputError
+        json_out = bool(kwargs.get("json_out"))
         try:
             return fn(*args, **kwargs)
         except (typer.Exit, typer.Abort, SystemExit):
             raise
         except InputError as exc:
-            typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(2)
+            fail(f"error: {exc}", str(exc), json_out, 2)
         except Exception as exc:  # noqa: BLE001 - the CLI's last line of defence
             if os.environ.get("PLANOPT_DEBUG"):
                 raise
-            typer.echo(f"internal error: {type(exc).__name__}: {exc} (set PLANOPT_DEBUG=1 for a traceback)", err=True)
-            raise typer.Exit(1)
+            why = f"{type(exc).__name__}: {exc}"
+            fail(f"internal error: {why} (set PLANOPT_DEBUG=1 for a traceback)", f"internal error: {why}", json_out, 1)
     return wrapper
 
 
+def fail(line: str, error: str, json_out: bool, code: int):
+    """Print ``line`` on stderr (and the JSON error object on stdout under --json); exit with ``code``."""
+    typer.echo(line, err=True)
+    if json_out:
+        emit_json({"status": "error", "error": error})
+    raise typer.Exit(code)
+
+
 def emit_json(obj: Any) -> None:
-    typer.echo(json.dumps(obj, indent=2, default=_json_default))
+    """One strict JSON object: non-finite numbers become null (JSON has no Infinity or NaN)."""
+    typer.echo(json.dumps(_finite(obj), indent=2, default=_json_default, allow_nan=False))
+
+
+def _finite(o: Any) -> Any:
+    if hasattr(o, "to_dict"):
+        o = o.to_dict()
+    if isinstance(o, float):
+        return o if math.isfinite(o) else None
+    if isinstance(o, dict):
+        return {k: _finite(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple, set)):
+        return [_finite(v) for v in o]
+    return o
 
 
 def _json_default(o: Any):
@@ -64,12 +89,12 @@ def _json_default(o: Any):
 
 
 def _with_overrides(path: Path, objective, budget, deadline, forgetting, quality):
-    from .instance import load_instance
-    from .errors import InputError
+    from .instance import check_limit, load_instance
+    for flag, name, value in (("--budget-usd", "budget_usd", budget), ("--deadline-hours", "deadline_hours", deadline),
+                              ("--max-forgetting", "max_forgetting_points", forgetting), ("--min-quality", "min_quality", quality)):
+        if value is not None:
+            check_limit(name, value, flag)
     inst = load_instance(path)
-    for flag, value in (("--budget-usd", budget), ("--deadline-hours", deadline), ("--max-forgetting", forgetting)):
-        if value is not None and value < 0:
-            raise InputError(f"{flag}: expected a non-negative number, got {value}")
     return inst.with_overrides(objective=objective.value if objective else None, budget_usd=budget,
                                deadline_hours=deadline, max_forgetting_points=forgetting, min_quality=quality)
 
@@ -109,6 +134,8 @@ def solve(file: Path = typer.Argument(..., help="instance JSON"),
     """Find the optimal plan of a job (or a portfolio of jobs) and explain it."""
     from .api import solve_instance
     from .errors import InputError, read_json
+    from .instance import check_time_limit
+    check_time_limit(time_limit)
     if read_json(file).get("kind") == "portfolio":
         for flag, value in (("--scenarios", scenarios), ("--confidence", confidence), ("--cvar", cvar), ("--seed", seed or None)):
             if value is not None:
@@ -170,6 +197,10 @@ def enumerate(file: Path = typer.Argument(..., help="instance JSON"), json_out: 
               min_quality: Optional[float] = QUALITY):
     """Brute-force oracle: the best plan by exhaustive enumeration over the evaluator."""
     from . import oracle
+    from .errors import InputError, read_json
+    if read_json(file).get("kind") == "portfolio":
+        raise InputError(f"{file}: kind: enumerate plans single jobs (kind 'job'), got a portfolio; "
+                         f"`planopt solve {file}` plans a portfolio")
     inst = _with_overrides(file, objective, budget_usd, deadline_hours, max_forgetting, min_quality)
     if all_plans:
         plans = oracle.all_plans(inst)
@@ -200,12 +231,24 @@ def validate(file: Path = typer.Argument(..., help="instance JSON")):
         return
     from .instance import load_instance
     from .run import PlanModel
-    from .oracle import space_size
     inst = load_instance(file)
     pm = PlanModel(inst)
+    typer.echo(f"{file}: valid · {plan_space_line(pm)} · model built in {pm.build_seconds:.2f} s")
+
+
+def plan_space_line(pm) -> str:
+    """The plan space as arithmetic that adds up: the instance's options, then what the model keeps of them."""
+    recipes, hardware, intervals = (len(options) for options in pm.evaluator.space())
     d = pm.data
-    typer.echo(f"{file}: valid · {len(d.recipes)} recipes × {len(d.hardware)} hardware options × "
-               f"{len(d.intervals)} checkpoint intervals = {space_size(inst):,} plans · model built in {pm.build_seconds:.2f} s")
+    kept = (len(d.recipes), len(d.hardware), len(d.intervals))
+    line = (f"{recipes:,} recipes × {hardware:,} hardware options × {intervals:,} checkpoint intervals"
+            f" = {recipes * hardware * intervals:,} plans")
+    if kept != (recipes, hardware, intervals):
+        why = [f"recipes another dominates: {recipes - kept[0]:,}"] if kept[0] < recipes else []
+        why += [f"hardware options holding no recipe in memory: {hardware - kept[1]:,}"] if kept[1] < hardware else []
+        line += (f"; the model keeps {kept[0]:,} × {kept[1]:,} × {kept[2]:,} = {kept[0] * kept[1] * kept[2]:,}"
+                 + (f" ({'; '.join(why)})" if why else ""))
+    return line
 
 
 @app.command()
@@ -227,7 +270,28 @@ from . import cli_calibrate, cli_fit, cli_frontier, cli_portfolio, cli_uncertain
 
 
 def main() -> None:
+    if "--json" in sys.argv[1:]:
+        _main_json()
     app()
+
+
+def _main_json() -> None:
+    """Run under --json: a bad flag or argument (a usage error, raised before any command runs)
+    also prints one JSON error object, so stdout always holds exactly one."""
+    try:
+        code = app(standalone_mode=False)
+    except typer.Abort:
+        _usage_failure("aborted", 1)
+    except typer.TyperException as exc:  # click's usage errors, as typer vendors them
+        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        _usage_failure(message, getattr(exc, "exit_code", 2))
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _usage_failure(message: str, code: int) -> None:
+    typer.echo(f"error: {message}", err=True)
+    emit_json({"status": "error", "error": message})
+    sys.exit(code)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import numbers
 from pathlib import Path
 from typing import Any
 
@@ -24,3 +26,42 @@ def load_instance(source: str | Path | dict[str, Any] | Instance) -> Instance:
         return Instance.model_validate(source)
     except ValidationError as exc:
         raise InputError(describe_validation_error(exc, name)) from None
+
+
+# Sane ranges of the limits a user passes as overrides (CLI flags, API keywords):
+# finite, and far beyond any real job, so only typos and absurd values (NaN,
+# inf, 1e308, which HiGHS would treat as "no limit" and print warnings about)
+# are refused. Budgets: a trillion dollars. Deadlines: about 114 years. Scores
+# and forgetting: points of benchmarks that score up to 100, with room to spare.
+LIMIT_RANGES = {
+    "budget_usd": (0.0, 1e12, "USD"),
+    "deadline_hours": (0.0, 1e6, "hours"),
+    "max_forgetting_points": (0.0, 1e6, "points"),
+    "min_quality": (-1e6, 1e6, "points"),
+}
+# A time limit below 10 ms cannot even load the model into HiGHS, so the solve
+# would stop with no incumbent; one over a year is a typo.
+TIME_LIMIT_RANGE_SECONDS = (0.01, 3.2e7)
+
+
+def _is_number(value: Any) -> bool:
+    """A real number (numpy's included), not a bool."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def check_limit(name: str, value: Any, label: str) -> float:
+    """``value`` as a float when it is a sane value of limit ``name``; InputError naming ``label`` otherwise."""
+    low, high, unit = LIMIT_RANGES[name]
+    if not _is_number(value) or not math.isfinite(value) or not low <= value <= high:
+        raise InputError(f"{label}: expected a finite number from {low:g} to {high:g} ({unit}), got {value!r}")
+    return float(value)
+
+
+def check_time_limit(value: Any, label: str = "--time-limit") -> float | None:
+    """``value`` in seconds (None: no limit); InputError naming ``label`` when not a sane time limit."""
+    if value is None:
+        return None
+    low, high = TIME_LIMIT_RANGE_SECONDS
+    if not _is_number(value) or not math.isfinite(value) or not low <= value <= high:
+        raise InputError(f"{label}: expected a number of seconds from {low:g} to {high:g}, got {value!r}")
+    return float(value)

@@ -1,6 +1,11 @@
-"""The README's promises: its stated optimum and its two commands stay true."""
+"""The README's promises: its stated optimum, its commands, its Python examples and its example error stay true."""
 
+import json
 import re
+import subprocess
+import sys
+
+import pytest
 
 from planopt.instance import load_instance
 from planopt.oracle import best_plan
@@ -8,6 +13,10 @@ from planopt.run import solve
 from conftest import INSTANCES, ROOT
 
 README = (ROOT / "README.md").read_text()
+# Every ```python block of the README, in order: each must run as written, on its own, from the repo root.
+PYTHON_BLOCKS = re.findall(r"^```python\n(.*?)^```", README, flags=re.DOTALL | re.MULTILINE)
+# Generous bound on one block's run (the examples take a few seconds); a hang fails instead of stalling CI.
+BLOCK_TIMEOUT_SECONDS = 120
 
 
 def test_readme_states_the_tiny_optimum_that_solver_and_oracle_find():
@@ -28,3 +37,34 @@ def test_readme_test_command_is_what_ci_runs():
     assert ".venv/bin/pytest -q" in README and ".venv/bin/pytest -q" in ci
     install = 'pip install -e ".[test]"'
     assert install in README and install.replace('"', '') in ci.replace('"', '')
+
+
+def test_the_readme_has_python_examples():
+    assert PYTHON_BLOCKS, "no ```python block found in README.md"
+
+
+@pytest.mark.parametrize("block", PYTHON_BLOCKS, ids=[f"block{n}" for n in range(len(PYTHON_BLOCKS))])
+def test_every_python_example_runs_as_written(block):
+    run = subprocess.run([sys.executable, "-c", block], cwd=ROOT, capture_output=True, text=True,
+                         timeout=BLOCK_TIMEOUT_SECONDS)
+    assert run.returncode == 0, f"README example failed:\n{block}\n--- stderr ---\n{run.stderr[-3000:]}"
+
+
+def test_readme_example_error_is_the_real_message(tmp_path, monkeypatch):
+    """The README's example of a one-line error is what `planopt validate` prints for that mistake."""
+    from typer.testing import CliRunner
+    from planopt.cli import app
+    block = re.search(r"^```\n(error: .*?)\n^```", README, flags=re.DOTALL | re.MULTILINE)
+    assert block, "README.md lost its example error block"
+    line = block[1]
+    stated = re.match(r"error: (?P<path>\S+): hardware\.gpus\.(?P<index>\d+)\S*: unknown GPU '(?P<name>[^']+)'", line)
+    assert stated, line
+    data = json.loads((INSTANCES / "tiny.json").read_text())
+    data["hardware"]["gpus"][int(stated["index"])]["name"] = stated["name"]
+    bad = tmp_path / stated["path"]
+    bad.parent.mkdir(parents=True, exist_ok=True)
+    bad.write_text(json.dumps(data))
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(app, ["validate", stated["path"]])
+    assert res.exit_code == 2
+    assert res.stderr.strip() == line
