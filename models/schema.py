@@ -191,6 +191,18 @@ class Hardware(Strict):
     gpus: list[GpuOption] = Field(min_length=1)
     pricing: Literal["on_demand", "spot"] = "on_demand"
 
+    @field_validator("gpus")
+    @classmethod
+    def _each_gpu_once(cls, gpus: list[GpuOption]) -> list[GpuOption]:
+        """A second entry of one GPU type (after catalog aliases resolve) would be silently ignored: refuse it."""
+        first: dict[str, int] = {}
+        for n, option in enumerate(gpus):
+            if option.name in first:
+                raise ValueError(f"entries {first[option.name]} and {n} are both {option.name!r}; "
+                                 "list each GPU type once, with all its counts in one entry")
+            first[option.name] = n
+        return gpus
+
 
 class Checkpointing(Strict):
     interval_minutes_options: list[PositiveFloat] = Field([15, 30, 60, 120, 240], min_length=1)
