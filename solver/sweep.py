@@ -52,7 +52,10 @@ class SweepRow:
 
 
 def parse_range(text: str, flag: str) -> list[float]:
-    """``LO:HI:N`` → N evenly spaced values from LO to HI inclusive (InputError otherwise)."""
+    """``LO:HI:N`` → N evenly spaced values from LO to HI inclusive (N = 1 only when LO = HI), or a comma-separated
+    list such as ``500,700,900`` (InputError otherwise)."""
+    if ":" not in str(text):
+        return parse_list(text, flag)
     parts = str(text).split(":")
     if len(parts) != 3:
         raise InputError(f"{flag}: expected LO:HI:N (e.g. 10000:80000:50), got {text!r}")
@@ -67,9 +70,26 @@ def parse_range(text: str, flag: str) -> list[float]:
         raise InputError(f"{flag}: N must be between 1 and {MAX_VALUES:,}, got {n}")
     if lo > hi:
         raise InputError(f"{flag}: LO must not exceed HI, got {text!r}")
-    if n == 1:
+    if n == 1:  # one value cannot include both ends (LO:HI:1 used to drop HI silently)
+        if lo != hi:
+            raise InputError(f"{flag}: LO:HI:1 is one value but LO and HI differ; give N of at least 2 "
+                             f"(both ends included) or the single value alone, got {text!r}")
         return [lo]
     return [lo + (hi - lo) * i / (n - 1) for i in range(n)]
+
+
+def parse_list(text: str, flag: str) -> list[float]:
+    """A comma-separated list of finite numbers, e.g. ``500,700,900`` (InputError otherwise)."""
+    try:
+        values = [float(part) for part in str(text).split(",")]
+    except ValueError:
+        raise InputError(f"{flag}: expected LO:HI:N or a comma-separated list of numbers (e.g. 500,700,900), "
+                         f"got {text!r}") from None
+    if not all(math.isfinite(v) for v in values):
+        raise InputError(f"{flag}: expected finite numbers, got {text!r}")
+    if len(values) > MAX_VALUES:
+        raise InputError(f"{flag}: at most {MAX_VALUES:,} values, got {len(values):,}")
+    return values
 
 
 def check_values(limit: str, values: Iterable[float]) -> list[float]:
