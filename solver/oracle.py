@@ -1,7 +1,11 @@
 """The brute-force oracle: every plan, scored by the evaluator.
 
 It is the reference the MIP is tested against, and ``planopt enumerate``
-exposes it. It refuses spaces over :data:`MAX_PLANS` plans.
+exposes it. It refuses spaces over :data:`MAX_PLANS` plans. A plan is feasible
+when the evaluator finds no violation, and the evaluator judges limits by
+``costs.exceeds`` (slack ``costs.limit_slack``): the rule ``PlanModel.solve``
+checks every plan it returns by, so `solve` and `enumerate` agree on plans
+that sit on a limit.
 """
 
 from __future__ import annotations
