@@ -23,9 +23,13 @@ def load_instance(source: str | Path | dict[str, Any] | Instance) -> Instance:
         name = str(source)
         source = read_json(source)
     try:
-        return Instance.model_validate(source)
+        inst = Instance.model_validate(source)
     except ValidationError as exc:
         raise InputError(describe_validation_error(exc, name)) from None
+    for field, value in inst.constraints.model_dump().items():
+        if field in LIMIT_RANGES and value is not None:
+            check_limit(field, value, f"{name}: constraints.{field}")
+    return inst
 
 
 # Sane ranges of the limits a user passes as overrides (CLI flags, API keywords):

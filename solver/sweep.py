@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 from planopt.models.formulation import LIMITS
 
 from .errors import InputError
+from .instance import check_limit
 from .run import PlanModel, SolveResult
 
 if TYPE_CHECKING:
@@ -98,11 +99,8 @@ def check_values(limit: str, values: Iterable[float]) -> list[float]:
     out = [float(v) for v in values]
     if not out:
         raise InputError("sweep: no values to sweep")
-    for v in out:
-        if not math.isfinite(v):
-            raise InputError(f"sweep: {limit} values must be finite, got {v}")
-        if limit != "min_quality" and v < 0:
-            raise InputError(f"sweep: {limit} values must be non-negative, got {v}")
+    for v in out:  # the ranges of the same limit given to `solve` (huge values crashed result extraction)
+        check_limit(limit, v, f"sweep: {limit}")
     return out
 
 

@@ -71,3 +71,28 @@ def test_cli_sweep_refuses_lo_hi_1(tmp_path):
     assert res.stderr.strip().splitlines() == [
         "error: --budget-usd: LO:HI:1 is one value but LO and HI differ; give N of at least 2 "
         "(both ends included) or the single value alone, got '500:900:1'"]
+
+
+# --- absurd limits in an instance file or a sweep (item 18) ------------------------------------
+
+@pytest.mark.parametrize("field, value", [("min_quality", 1e25), ("budget_usd", 1e308), ("deadline_hours", float("inf")),
+                                          ("max_forgetting_points", float("nan"))])
+def test_absurd_limits_in_an_instance_are_one_line_exit_2(tmp_path, field, value):
+    data = json.loads((INSTANCES / "tiny.json").read_text())
+    data["constraints"][field] = value
+    path = tmp_path / "job.json"
+    path.write_text(json.dumps(data))  # Python writes inf and nan as Infinity and NaN, which json.loads reads back
+    res = runner.invoke(app, ["solve", str(path), "--json"])
+    assert res.exit_code == 2, res.output
+    assert res.stderr.strip().splitlines() == [f"error: {json.loads(res.stdout)['error']}"]
+    assert res.stderr.startswith(f"error: {path}: constraints.{field}: ")  # the schema or the range check
+
+
+@pytest.mark.parametrize("flag, values", [("--min-quality", "1e308"), ("--min-quality", "10,1e25"),
+                                          ("--budget-usd", "0:1e308:3"), ("--deadline-hours", "5,1e7")])
+def test_absurd_sweep_values_are_one_line_exit_2(flag, values):
+    """--min-quality 1e25 ended in an internal error (StopIteration) after the solve."""
+    res = runner.invoke(app, ["sweep", str(INSTANCES / "tiny.json"), flag, values])
+    assert res.exit_code == 2, res.output
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: sweep: ") and "expected a finite number from" in lines[0]
