@@ -210,7 +210,12 @@ def test_cli_json_is_one_array_of_figures():
     assert res.exit_code == (1 if any(not r["passed"] for r in rows) else 0), res.output
     assert isinstance(rows, list) and rows
     for row in rows:
-        assert set(row) == {"id", "figure", "predicted", "published", "ratio", "passed"}
+        # FORMAT.md "Output": these six, plus `interval` [p10, p90] where the cost model carries an
+        # uncertainty model, plus `error` only on a row that could not be predicted
+        assert {"id", "figure", "predicted", "published", "ratio", "passed"} <= set(row)
+        assert set(row) <= {"id", "figure", "predicted", "published", "ratio", "passed", "interval"}
+        if row.get("interval") is not None:
+            assert row["interval"][0] <= row["interval"][1]
         assert row["ratio"] == pytest.approx(row["predicted"] / row["published"])
     figures = {(r["id"], r["figure"]) for r in rows}
     assert ("tml-opd-qwen3-8b-flops", "teacher_flops") in figures
