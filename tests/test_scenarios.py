@@ -211,3 +211,18 @@ def test_api_solve_with_confidence_is_chance_constrained_and_risk_has_a_frame():
         planopt.risk(INSTANCES / "tiny.json", result.plan, scenarios=500).share())
     with pytest.raises(planopt.InputError, match="budget: unknown override"):
         planopt.solve(INSTANCES / "tiny.json", budget=5)
+
+
+def test_step_time_spreads_are_what_the_calibration_rows_give():
+    """models/spreads.py's step-time ranges are derived from the current calibration
+    residuals (benchmarks/uncertainty_spreads.py); a physics change that moves the
+    rows must re-derive them."""
+    import importlib.util
+    from conftest import ROOT
+    spec = importlib.util.spec_from_file_location("uncertainty_spreads", ROOT / "benchmarks" / "uncertainty_spreads.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    derived = module.ranges()
+    assert derived["dense"] == pytest.approx(spreads.FACTOR_STEP_TIME_DENSE, abs=0.002)
+    assert derived["moe"] == pytest.approx(spreads.FACTOR_STEP_TIME_MOE, abs=0.002)
+    assert module.student_t_quantile(0.9, 5) == pytest.approx(1.476, abs=1e-3)  # t table
