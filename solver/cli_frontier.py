@@ -70,13 +70,36 @@ def _plan_cells(plan) -> tuple:
 PLAN_HEADER = ("method", "GPUs", "steps", "samples", "teacher", "mix", "ckpt min")
 
 
+FRONTIER_SCHEDULER = typer.Option(None, "--scheduler", help="refused: frontier points are found one after another, "
+                                  "not as independent solves (use `sweep --confidence` on a cluster)")
+
+
 @app.command()
 @guarded
 def frontier(file: Path = typer.Argument(..., help="instance JSON"),
              x: str = typer.Option("cost_usd", "--x", help="cost_usd | wall_hours | quality | forgetting_points"),
-             y: str = typer.Option("quality", "--y", help="cost_usd | wall_hours | quality | forgetting_points"),
+             y: str = typer.Option("quality", "--y", help="cost_usd | wall_hours | quality | forgetting_points | probability"),
+             scenarios: Optional[int] = typer.Option(None, "--scenarios", help="with probability: scenarios of the sample (default 200)"),
+             seed: Optional[int] = typer.Option(None, "--seed", help="with probability: seed of the scenario draw (default 0)"),
+             scheduler: Optional[str] = FRONTIER_SCHEDULER,
              json_out: bool = JSON, out: Optional[Path] = OUT, plot: Optional[Path] = PLOT):
-    """Exact Pareto frontier of two metrics: every non-dominated plan, by ε-constraint on the MIP."""
+    """Exact Pareto frontier of two metrics: every non-dominated plan, by ε-constraint on the MIP.
+    With `--y probability`: expected x against the probability of meeting every limit (chance-constrained)."""
+    from .errors import InputError
+    from .frontier import PROBABILITY
+    if scheduler is not None:
+        raise InputError("--scheduler: frontier points are found one after another (each ε-constraint comes from the "
+                         "previous point), not as independent solves; use `planopt sweep FILE --confidence LIST "
+                         "--scheduler ADDRESS` for a grid of independent chance-constrained solves")
+    if PROBABILITY in (x, y):
+        raise typer.Exit(_probability_frontier(file, x, y, scenarios, seed, json_out, out, plot))
+    for flag, value in (("--scenarios", scenarios), ("--seed", seed)):
+        if value is not None:
+            raise InputError(f"{flag}: applies to a frontier against the probability of meeting the limits (--y probability)")
+    raise typer.Exit(_metric_frontier(file, x, y, json_out, out, plot))
+
+
+def _metric_frontier(file: Path, x: str, y: str, json_out: bool, out, plot) -> int:
     from .frontier import METRICS, pareto_frontier, points_frame
     from .report import table
     from .run import PlanModel
@@ -103,39 +126,112 @@ def frontier(file: Path = typer.Argument(..., help="instance JSON"),
             typer.echo(table(rows, header=("#", x, y, *others, *PLAN_HEADER)))
         else:
             typer.echo("  no plan satisfies the instance's limits")
-    raise typer.Exit(EXIT["optimal"] if front.points else EXIT["infeasible"])
+    return EXIT["optimal"] if front.points else EXIT["infeasible"]
+
+
+def _probability_frontier(file: Path, x: str, y: str, scenarios, seed, json_out: bool, out, plot) -> int:
+    """Expected ``x`` (or ``y``) against the in-sample probability of meeting every limit."""
+    from .chance import DEFAULT_SCENARIOS
+    from .errors import InputError
+    from .frontier import PROBABILITY, chance_frontier, chance_points_frame, check_metric, plot_chance_frontier
+    from .risk import check_scenarios
+    if x == y:
+        raise InputError(f"--x and --y must differ (both are {x})")
+    metric, flag = (y, "--y") if x == PROBABILITY else (x, "--x")
+    check_metric(metric, flag)
+    n = check_scenarios(scenarios, "--scenarios") if scenarios is not None else DEFAULT_SCENARIOS
+    _check_out(out)
+    _check_plot(plot)
+    inst = _load_job(file, "frontier")
+    front = chance_frontier(inst, metric, n, seed or 0)
+    if out is not None:
+        _write_table(chance_points_frame(front), out)
+    if plot is not None:
+        plot_chance_frontier(front, plot, title=f"{inst.name}: expected {metric} vs probability of meeting every limit "
+                                                f"({n} scenarios, {len(front.points)} points)")
+    if json_out:
+        from .sweep import json_safe
+        emit_json(json_safe({"x": x, "y": y, **front.to_dict()}))
+    else:
+        _print_probability_frontier(inst, front)
+    return EXIT["optimal"] if front.points else EXIT["infeasible"]
+
+
+def _print_probability_frontier(inst, front) -> None:
+    from .frontier import METRICS
+    from .report import table
+    others = [m for m in METRICS if m != front.metric]
+    typer.echo(f"{inst.name}: exact frontier of expected {front.metric} vs the probability of meeting every limit "
+               f"over {front.scenarios} scenarios (seed {front.seed}): {len(front.points)} points, "
+               f"{front.solves} MIP solves, {front.seconds:.2f} s; out of sample: {front.out_of_sample:,} fresh scenarios")
+    if not front.points:
+        typer.echo("  no plan meets the instance's limits in any scenario")
+        return
+    rows = [(n, f"{p.in_sample_share:.1%}", f"{p.out_of_sample_share:.1%}", _fmt(front.metric, p.expected[front.metric]),
+             *(_fmt(m, p.expected[m]) for m in others), *_plan_cells(p.plan)) for n, p in enumerate(front.points, 1)]
+    typer.echo(table(rows, header=("#", "probability", "out-of-sample", f"expected {front.metric}",
+                                   *(f"expected {m}" for m in others), *PLAN_HEADER)))
+
+
+LIMIT_FLAGS = (("budget_usd", "--budget-usd"), ("deadline_hours", "--deadline-hours"),
+               ("max_forgetting_points", "--max-forgetting"), ("min_quality", "--min-quality"))
+SCHEDULER = typer.Option(None, "--scheduler", help="address of a running Dask scheduler (tcp://host:port) to run the solves on")
+SERIAL = typer.Option(False, "--serial", help="solve one point after another in this process, without Dask")
 
 
 @app.command()
 @guarded
 def sweep(file: Path = typer.Argument(..., help="instance JSON"),
-          budget_usd: Optional[str] = typer.Option(None, "--budget-usd", help="LO:HI:N budgets, USD"),
+          budget_usd: Optional[str] = typer.Option(None, "--budget-usd", help="LO:HI:N budgets, USD (with --confidence also a list a,b,c)"),
           deadline_hours: Optional[str] = typer.Option(None, "--deadline-hours", help="LO:HI:N deadlines, hours"),
           max_forgetting: Optional[str] = typer.Option(None, "--max-forgetting", help="LO:HI:N forgetting tolerances, points"),
           min_quality: Optional[str] = typer.Option(None, "--min-quality", help="LO:HI:N minimum task scores"),
           objective: Optional[ObjectiveName] = typer.Option(None, "--objective", help="cost (default) | quality | time | forgetting"),
           time_limit: Optional[float] = typer.Option(None, "--time-limit", help="seconds per solve"),
-          reuse: bool = typer.Option(True, "--reuse/--resolve-all",
-                                     help="skip a solve when the previous optimum provably stays optimal (exact)"),
+          reuse: Optional[bool] = typer.Option(None, "--reuse/--resolve-all",
+                                               help="skip a solve when the previous optimum provably stays optimal (exact; default --reuse)"),
+          confidence: Optional[str] = typer.Option(None, "--confidence", help="LO:HI:N or a list a,b,c of shares in (0, 1): "
+                                                   "a grid of chance-constrained solves (confidence x the swept limit, if any)"),
+          scenarios: Optional[int] = typer.Option(None, "--scenarios", help="with --confidence: scenarios per solve (default 200)"),
+          seed: Optional[int] = typer.Option(None, "--seed", help="with --confidence: seed of the scenario draw (default 0)"),
+          scheduler: Optional[str] = SCHEDULER, serial: bool = SERIAL,
           json_out: bool = JSON, out: Optional[Path] = OUT, plot: Optional[Path] = PLOT):
-    """Re-solve one persistent model over a range of one limit (only its right-hand side changes)."""
+    """Re-solve one persistent model over a range of one limit (only its right-hand side changes);
+    with --confidence, a grid of chance-constrained solves run on Dask."""
+    from .errors import InputError
+    given = [(name, flag, text) for (name, flag), text in zip(
+        LIMIT_FLAGS, (budget_usd, deadline_hours, max_forgetting, min_quality)) if text is not None]
+    if time_limit is not None and time_limit <= 0:
+        raise InputError(f"--time-limit: expected a positive number of seconds, got {time_limit}")
+    if confidence is not None:
+        _chance_grid(file, given, confidence, objective, time_limit, reuse, scenarios, seed, scheduler, serial,
+                     json_out, out, plot)
+        raise typer.Exit(0)
+    for flag, value in (("--scenarios", scenarios), ("--seed", seed), ("--scheduler", scheduler)):
+        if value is not None:
+            raise InputError(f"{flag}: needs --confidence (without it the sweep re-solves one persistent model in this process)")
+    _limit_sweep(file, given, objective, time_limit, True if reuse is None else reuse, json_out, out, plot)
+    raise typer.Exit(0)
+
+
+def _check_limit_values(limit: str, flag: str, text: str, values: list[float]) -> None:
+    from .errors import InputError
+    if limit != "min_quality" and min(values) < 0:
+        raise InputError(f"{flag}: expected non-negative values, got {text!r}")
+
+
+def _limit_sweep(file: Path, given, objective, time_limit, reuse: bool, json_out: bool, out, plot) -> None:
+    """The single-limit sweep of one persistent model."""
     from .errors import InputError
     from .report import table
     from .run import PlanModel
     from .sweep import parse_range, rows_frame, run_sweep
-    given = [(name, flag, text) for name, flag, text in (
-        ("budget_usd", "--budget-usd", budget_usd), ("deadline_hours", "--deadline-hours", deadline_hours),
-        ("max_forgetting_points", "--max-forgetting", max_forgetting), ("min_quality", "--min-quality", min_quality))
-        if text is not None]
     if len(given) != 1:
         raise InputError("sweep: give exactly one range among --budget-usd, --deadline-hours, --max-forgetting, "
                          f"--min-quality (got {len(given)})")
     limit, flag, text = given[0]
     values = parse_range(text, flag)
-    if limit != "min_quality" and values[0] < 0:
-        raise InputError(f"{flag}: expected non-negative values, got {text!r}")
-    if time_limit is not None and time_limit <= 0:
-        raise InputError(f"--time-limit: expected a positive number of seconds, got {time_limit}")
+    _check_limit_values(limit, flag, text, values)
     _check_out(out)
     _check_plot(plot)
     inst = _load_job(file, "sweep").with_overrides(objective=objective.value if objective else None)
@@ -157,18 +253,85 @@ def sweep(file: Path = typer.Argument(..., help="instance JSON"),
         plot_sweep(rows, plot, title=f"{inst.name}: {inst.objective} objective, sweep of {limit}")
     if json_out:
         emit_json({"limit": limit, "objective": inst.objective, "rows": [r.to_dict() for r in rows]})
-    else:
-        solved = sum(not r.reused for r in rows)
-        typer.echo(f"{inst.name}: {inst.objective} objective over {len(rows)} values of {limit} "
-                   f"({solved} solves of one model, {len(rows) - solved} rows reused exactly)")
-        table_rows = []
-        for r in rows:
-            m, p = r.result.metrics, r.result.plan
-            value = _fmt("cost_usd" if limit == "budget_usd" else "wall_hours" if limit == "deadline_hours" else "quality", r.value)
-            if p is None:
-                table_rows.append((value, r.result.status, *["-"] * 4, *["-"] * len(PLAN_HEADER)))
-            else:
-                table_rows.append((value, r.result.status, _fmt("cost_usd", m.cost_usd), _fmt("wall_hours", m.wall_hours),
-                                   f"{m.quality:.3f}", f"{m.forgetting_points:.3f}", *_plan_cells(p)))
-        typer.echo(table(table_rows, header=(limit, "status", "cost", "hours", "quality", "forgetting", *PLAN_HEADER)))
-    raise typer.Exit(0)
+        return
+    solved = sum(not r.reused for r in rows)
+    typer.echo(f"{inst.name}: {inst.objective} objective over {len(rows)} values of {limit} "
+               f"({solved} solves of one model, {len(rows) - solved} rows reused exactly)")
+    table_rows = []
+    for r in rows:
+        m, p = r.result.metrics, r.result.plan
+        value = _fmt_limit(limit, r.value)
+        if p is None:
+            table_rows.append((value, r.result.status, *["-"] * 4, *["-"] * len(PLAN_HEADER)))
+        else:
+            table_rows.append((value, r.result.status, _fmt("cost_usd", m.cost_usd), _fmt("wall_hours", m.wall_hours),
+                               f"{m.quality:.3f}", f"{m.forgetting_points:.3f}", *_plan_cells(p)))
+    typer.echo(table(table_rows, header=(limit, "status", "cost", "hours", "quality", "forgetting", *PLAN_HEADER)))
+
+
+def _fmt_limit(limit: str, value: float) -> str:
+    return _fmt("cost_usd" if limit == "budget_usd" else "wall_hours" if limit == "deadline_hours" else "quality", value)
+
+
+def _chance_grid(file: Path, given, confidence: str, objective, time_limit, reuse, scenarios, seed, scheduler,
+                 serial: bool, json_out: bool, out, plot) -> None:
+    """``sweep --confidence``: chance-constrained solves over confidence x (at most) one limit, on Dask."""
+    from .distributed import check_scheduler
+    from .errors import InputError
+    from .risk import check_scenarios
+    from .sweep import check_grid, parse_confidences, parse_values, run_grid
+    if reuse is not None:
+        raise InputError("--reuse/--resolve-all: applies to a sweep of one persistent model; with --confidence "
+                         "every point is its own chance-constrained solve")
+    if len(given) > 1:
+        raise InputError(f"--confidence: sweeps at most one limit besides the confidence (got {len(given)} ranges)")
+    if serial and scheduler is not None:
+        raise InputError("--serial: cannot be combined with --scheduler (one runs here, the other on a cluster)")
+    confidences = parse_confidences(confidence, "--confidence")
+    limit, values = None, None
+    if given:
+        limit, flag, text = given[0]
+        values = parse_values(text, flag)
+        _check_limit_values(limit, flag, text, values)
+    if scenarios is not None:
+        check_scenarios(scenarios, "--scenarios")
+    check_scheduler(scheduler)
+    check_grid(confidences, limit, values)
+    _check_out(out)
+    _check_plot(plot)
+    inst = _load_job(file, "sweep").with_overrides(objective=objective.value if objective else None)
+    points = run_grid(inst, confidences, limit, values, scenarios, seed or 0, time_limit, scheduler, serial)
+    _report_grid(inst, points, limit, scenarios, seed or 0, json_out, out, plot)
+
+
+def _report_grid(inst, points, limit, scenarios, seed: int, json_out: bool, out, plot) -> None:
+    from .chance import DEFAULT_SCENARIOS
+    from .report import table
+    from .sweep import grid_frame, plot_grid
+    n = scenarios or DEFAULT_SCENARIOS
+    if out is not None:
+        _write_table(grid_frame(points), out)
+    if plot is not None:
+        plot_grid(points, plot, title=f"{inst.name}: expected cost of a plan meeting every limit "
+                                      f"with each confidence ({n} scenarios)")
+    if json_out:
+        emit_json({"limit": limit, "objective": inst.objective, "scenarios": n, "seed": seed,
+                   "rows": [p.to_dict() for p in points]})
+        return
+    typer.echo(f"{inst.name}: {len(points)} chance-constrained solves ({inst.objective} objective, {n} scenarios, "
+               f"seed {seed})" + (f" over confidence x {limit}" if limit else " over confidence"))
+    typer.echo(table([_grid_row(p) for p in points],
+                     header=("confidence", *((limit,) if limit else ()), "status", "expected cost",
+                             "in-sample", "out-of-sample", *PLAN_HEADER)))
+
+
+def _grid_row(p) -> tuple:
+    share = (lambda v: "-" if v is None else f"{v:.1%}")
+    head = (f"{p.confidence:g}", *((_fmt_limit(p.limit, p.value),) if p.limit else ()))
+    plan = p.plan
+    if plan is None:
+        reach = p.reachable_confidence
+        status = p.status + (f" (reachable {reach:.1%})" if reach is not None else "")
+        return (*head, status, "-", "-", "-", *["-"] * len(PLAN_HEADER))
+    return (*head, p.status, _fmt("cost_usd", p.expected("cost_usd")), share(p.in_sample_share),
+            share(p.out_of_sample_share), *_plan_cells(plan))

@@ -201,3 +201,200 @@ def frontier_frame(instance, x: str = "cost_usd", y: str = "quality") -> "pd.Dat
     limits stay in force."""
     from .instance import load_instance
     return points_frame(pareto_frontier(PlanModel(load_instance(instance)), x, y))
+
+
+# --- an expected metric against the probability of meeting every limit ---------
+#
+# Over S sampled scenarios the in-sample probability of a plan is (S - k) / S,
+# k the scenarios in which it breaks a limit, so the chance-constrained
+# optimum changes only at the levels k/S. The frontier walks those levels with
+# the ε-constraint on the count of violations (the mutable right-hand side
+# ``allowed_violations`` of formulation/chance.py), from "any plan" (k <= S)
+# towards certainty:
+#
+# 1. optimise the expected metric with at most ``allowed`` violations;
+# 2. hold it at that optimum (TIE_BREAK_RELATIVE) and minimise the violations
+#    k (lexicographic, so every point is non-dominated);
+# 3. set ``allowed = k - 1`` and repeat until infeasible.
+#
+# Each point is then the chance-constrained optimum at every confidence in
+# ((S - allowed_before) / S, (S - k) / S], and no other plan is on the
+# in-sample frontier: exact for the sample, like the MIP itself. The
+# out-of-sample share of each point (a fresh draw, as ``solve --confidence``
+# reports) says how far the sample can be trusted. The points are found one
+# after another (each level comes from the previous point), so they are not
+# independent solves and do not run on Dask.
+
+PROBABILITY = "probability"
+
+
+@dataclass
+class ChancePoint:
+    plan: Plan
+    metrics: Metrics                 # the plan's point-estimate metrics (the evaluator's)
+    expected: dict[str, float]       # the means over the sample
+    violations: int                  # scenarios of the sample in which the plan breaks a limit
+    scenarios: int
+    out_of_sample_share: float
+
+    @property
+    def in_sample_share(self) -> float:
+        return (self.scenarios - self.violations) / self.scenarios
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"in_sample_share": self.in_sample_share, "out_of_sample_share": self.out_of_sample_share,
+                "violations": self.violations, "expected": dict(self.expected),
+                "metrics": {k: getattr(self.metrics, k) for k in METRICS}, "plan": self.plan.to_dict()}
+
+
+@dataclass
+class ChanceFrontier:
+    metric: str
+    scenarios: int
+    seed: int
+    out_of_sample: int
+    points: list[ChancePoint] = field(default_factory=list)
+    solves: int = 0
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"metric": self.metric, "scenarios": self.scenarios, "seed": self.seed,
+                "out_of_sample_scenarios": self.out_of_sample, "solves": self.solves, "seconds": self.seconds,
+                "points": [p.to_dict() for p in self.points]}
+
+
+class _ChanceWalk:
+    """One chance-constrained model with a free count of violations, re-solved at falling counts."""
+
+    def __init__(self, inst, scenarios: int, seed: int):
+        from pyomo.contrib.solver.solvers.highs import Highs
+        from planopt.models.costs import Evaluator
+        from planopt.models.formulation.chance import build_chance
+        from planopt.models.scenarios import limits_of
+        from planopt.models.uncertainty import draw
+        self.evaluator = Evaluator(inst)
+        self.model, self.data = build_chance(self.evaluator, draw(inst, scenarios, seed), limits_of(inst), None)
+        self.solver = Highs()
+        self.solves = 0
+
+    def optimise(self, expr, sense, time_limit: float | None) -> Optional[float]:
+        """Optimal value of ``expr``, or None when infeasible; the solution is loaded."""
+        import pyomo.environ as pyo
+        from .run import run_highs
+        m = self.model
+        if hasattr(m, "walk_objective"):
+            m.del_component(m.walk_objective)
+        m.walk_objective = pyo.Objective(expr=expr, sense=sense)
+        res = run_highs(self.solver, m, time_limit)
+        self.solves += 1
+        status = _status(res)
+        if status == "infeasible":
+            return None
+        if status != "optimal":
+            raise RuntimeError(f"frontier: a solve ended with status {status}; the frontier would not be exact")
+        res.solution_loader.load_vars()
+        return res.incumbent_objective
+
+    def step(self, metric: str, allowed: int, time_limit: float | None) -> Optional[tuple[Plan, int]]:
+        """The best plan for the expected ``metric`` with at most ``allowed`` violations, then fewest violations."""
+        import pyomo.environ as pyo
+        m = self.model
+        m.allowed_violations.set_value(allowed)
+        expr = getattr(m, f"expected_{METRIC_OBJECTIVE[metric]}")
+        sense = pyo.minimize if METRIC_SENSE[metric] > 0 else pyo.maximize
+        best = self.optimise(expr, sense, time_limit)
+        if best is None:
+            return None
+        slack = HOLD_RELATIVE * max(1.0, abs(best))
+        m.walk_hold = pyo.Constraint(expr=expr <= best + slack if sense == pyo.minimize else expr >= best - slack)
+        try:
+            if self.optimise(m.violations, pyo.minimize, time_limit) is None:
+                raise RuntimeError("frontier: holding the expected metric at its optimum made the model infeasible")
+            return self.chosen_plan(), round(pyo.value(m.violations))
+        finally:
+            m.del_component(m.walk_hold)
+
+    def chosen_plan(self) -> Plan:
+        import pyomo.environ as pyo
+        m, base = self.model, self.data.base
+        r = next(i for i in m.R if pyo.value(m.recipe_chosen[i]) > 0.5)
+        h = next(i for i in m.H if pyo.value(m.hardware_chosen[i]) > 0.5)
+        t = next(i for i in m.I if pyo.value(m.interval_chosen[i]) > 0.5)
+        return Plan.of(base.recipes[r], base.hardware[h], base.intervals[t])
+
+
+def chance_frontier(inst, metric: str = "cost_usd", scenarios: int = 200, seed: int = 0,
+                    out_of_sample: int = 10_000, time_limit: float | None = None) -> ChanceFrontier:
+    """Every non-dominated (expected ``metric``, in-sample probability of meeting every limit) point,
+    from the best expected metric to the highest probability (see the comment above)."""
+    from .chance import OUT_OF_SAMPLE_SEED_OFFSET
+    from .risk import check_scenarios
+    check_metric(metric, "--x")
+    n = check_scenarios(scenarios, "--scenarios")
+    check_scenarios(out_of_sample, "--out-of-sample")
+    start = time.perf_counter()
+    front = ChanceFrontier(metric, n, seed, out_of_sample)
+    walk = _ChanceWalk(inst, n, seed)
+    allowed = n
+    while walk.model is not None and allowed >= 0:
+        found = walk.step(metric, allowed, time_limit)
+        if found is None:
+            break
+        plan, violations = found
+        front.points.append(_chance_point(inst, walk.evaluator, plan, violations, n, seed,
+                                          out_of_sample, seed + OUT_OF_SAMPLE_SEED_OFFSET))
+        allowed = violations - 1
+    front.solves, front.seconds = walk.solves, time.perf_counter() - start
+    return front
+
+
+def _chance_point(inst, evaluator, plan: Plan, violations: int, n: int, seed: int, out_n: int, out_seed: int) -> ChancePoint:
+    from .risk import plan_risk
+    inside = plan_risk(inst, plan, n, seed, evaluator)
+    outside = plan_risk(inst, plan, out_n, out_seed, evaluator)
+    expected = {k: float(inside.samples.metric(k).mean()) for k in METRICS}
+    metrics = evaluator.metrics(plan.recipe, plan.hardware, plan.checkpoint_interval_minutes)
+    return ChancePoint(plan, metrics, expected, violations, n, outside.share())
+
+
+def chance_points_frame(front: ChanceFrontier) -> "pd.DataFrame":
+    import pandas as pd
+    records = []
+    for p in front.points:
+        rec = {"in_sample_share": p.in_sample_share, "out_of_sample_share": p.out_of_sample_share,
+               "violations": p.violations}
+        rec.update({f"expected_{k}": p.expected[k] for k in METRICS})
+        rec.update(plan_columns(p.plan))
+        records.append(rec)
+    columns = ["in_sample_share", "out_of_sample_share", "violations", *(f"expected_{k}" for k in METRICS),
+               *plan_columns(None)]
+    return pd.DataFrame.from_records(records, columns=columns)
+
+
+def plot_chance_frontier(front: ChanceFrontier, path, title: str = ""):
+    """Expected metric against the probability of meeting every limit: in sample (the staircase the
+    MIP walks) and out of sample (hollow markers)."""
+    from .plots import LABELS, _pyplot, check_png_path, plan_label
+    path = check_png_path(path)
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(9, 6), dpi=110)
+    pts = front.points
+    if pts:
+        xs, ys = [p.in_sample_share for p in pts], [p.expected[front.metric] for p in pts]
+        ax.step(xs, ys, where="pre", color="0.6", lw=1, zorder=1)
+        ax.scatter(xs, ys, s=28, color="tab:blue", zorder=2, label=f"in sample ({front.scenarios} scenarios)")
+        ax.scatter([p.out_of_sample_share for p in pts], ys, s=28, facecolors="none", edgecolors="tab:orange",
+                   zorder=2, label=f"out of sample ({front.out_of_sample:,} scenarios)")
+        for p, x, y in zip(pts, xs, ys):
+            ax.annotate(plan_label(p.plan), (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
+        ax.legend(loc="best", fontsize=8)
+    else:
+        ax.text(0.5, 0.5, "no plan meets the limits in any scenario", ha="center", va="center", transform=ax.transAxes)
+    ax.set_xlabel("probability of meeting every limit")
+    ax.set_ylabel(f"expected {LABELS[front.metric]}")
+    ax.set_title(title or f"expected {front.metric} vs probability of meeting every limit ({len(pts)} points)")
+    ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path

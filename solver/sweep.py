@@ -181,3 +181,183 @@ def sweep_frame(instance, limit: str, values: Iterable[float], time_limit: float
     pm = PlanModel(load_instance(instance))
     return rows_frame(run_sweep(pm, limit, values, time_limit=time_limit, reuse=reuse))
 
+
+
+# --- chance-constrained grids: confidence × (optionally) one limit ------------
+#
+# Each point is its own chance-constrained solve (``chance.solve_chance``), so
+# the points are independent and run through ``planopt.distributed`` (Dask by
+# default). The result of each is a ``SolveResult.to_dict()``.
+
+MAX_GRID = 10_000
+EXPECTED_METRICS = ("cost_usd", "wall_hours", "quality", "forgetting_points")
+
+
+def parse_values(text: str, flag: str) -> list[float]:
+    """``LO:HI:N`` or a comma-separated list of finite numbers (see :func:`parse_range`)."""
+    return parse_range(text, flag)
+
+
+def parse_confidences(text: str, flag: str = "--confidence") -> list[float]:
+    from .chance import check_confidence
+    return [check_confidence(v, flag) for v in parse_values(text, flag)]
+
+
+def json_safe(obj: Any) -> Any:
+    """``obj`` with every NaN or infinite float replaced by None (strict JSON)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    return obj
+
+
+@dataclass
+class GridPoint:
+    """One chance-constrained solve of a grid: its confidence, the swept limit's value, its result dict."""
+    confidence: float
+    limit: Optional[str]
+    value: Optional[float]
+    result: dict[str, Any]
+
+    @property
+    def status(self) -> str:
+        return self.result["status"]
+
+    @property
+    def plan(self):
+        from planopt.models.plan import Plan
+        return Plan.from_dict(self.result["plan"]) if self.result.get("plan") else None
+
+    def _risk(self, key: str) -> Any:
+        return (self.result.get("risk") or {}).get(key) if self.result.get("plan") else None
+
+    def expected(self, metric: str) -> Optional[float]:
+        return (self._risk("expected") or {}).get(metric)
+
+    @property
+    def in_sample_share(self) -> Optional[float]:
+        return self._risk("in_sample_share")
+
+    @property
+    def out_of_sample_share(self) -> Optional[float]:
+        return self._risk("out_of_sample_share")
+
+    @property
+    def reachable_confidence(self) -> Optional[float]:
+        return (self.result.get("risk") or {}).get("reachable_confidence") if self.status == "infeasible" else None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"confidence": self.confidence}
+        if self.limit is not None:
+            out[self.limit] = self.value
+        out.update({"status": self.status, "plan": self.result.get("plan"),
+                    "expected": {k: self.expected(k) for k in EXPECTED_METRICS} if self.result.get("plan") else None,
+                    "in_sample_share": self.in_sample_share, "out_of_sample_share": self.out_of_sample_share,
+                    "metrics": self.result.get("metrics")})
+        if self.status != "optimal":
+            out["message"] = self.result.get("message", "")
+            out["reachable_confidence"] = self.reachable_confidence
+        return json_safe(out)
+
+
+def check_grid(confidences: list[float], limit: Optional[str], values: Optional[list[float]]) -> None:
+    if (limit is None) != (values is None):
+        raise InputError("sweep: give a limit together with its values, or neither")
+    if limit is not None:
+        check_values(limit, values)
+    size = len(confidences) * (len(values) if values else 1)
+    if size > MAX_GRID:
+        raise InputError(f"--confidence: the grid has {size:,} solves; at most {MAX_GRID:,}")
+
+
+def grid_tasks(instance, confidences: list[float], limit: Optional[str] = None, values: Optional[list[float]] = None,
+               scenarios: Optional[int] = None, seed: int = 0, time_limit: Optional[float] = None) -> list[dict[str, Any]]:
+    """The grid's task descriptions (``planopt.distributed``): limit values outer, confidences inner."""
+    from .chance import DEFAULT_SCENARIOS
+    from .distributed import instance_payload
+    payload = instance_payload(instance)
+    return [{"instance": payload, "confidence": c, "overrides": {limit: v} if limit else {},
+             "scenarios": scenarios or DEFAULT_SCENARIOS, "seed": seed, "time_limit": time_limit}
+            for v in (values or [None]) for c in confidences]
+
+
+def run_grid(instance, confidences: list[float], limit: Optional[str] = None, values: Optional[list[float]] = None,
+             scenarios: Optional[int] = None, seed: int = 0, time_limit: Optional[float] = None,
+             scheduler: Optional[str] = None, serial: bool = False, progress: bool = True) -> list[GridPoint]:
+    """Chance-constrained solves of ``instance`` at every (limit value, confidence); points in that order."""
+    from .distributed import run_tasks
+    check_grid(confidences, limit, values)
+    tasks = grid_tasks(instance, confidences, limit, values, scenarios, seed, time_limit)
+    results = run_tasks(tasks, scheduler=scheduler, serial=serial, progress=progress, label="chance-constrained solves")
+    return [GridPoint(t["confidence"], limit, t["overrides"].get(limit) if limit else None, r)
+            for t, r in zip(tasks, results)]
+
+
+def grid_frame(points: list[GridPoint]) -> "pd.DataFrame":
+    """One row per grid point: confidence, the limit's value, status, expected metrics, shares, plan."""
+    import pandas as pd
+    records = []
+    for p in points:
+        rec: dict[str, Any] = {"confidence": p.confidence}
+        if p.limit is not None:
+            rec[p.limit] = p.value
+        rec["status"] = p.status
+        rec.update({f"expected_{k}": p.expected(k) for k in EXPECTED_METRICS})
+        rec.update({"in_sample_share": p.in_sample_share, "out_of_sample_share": p.out_of_sample_share,
+                    "reachable_confidence": p.reachable_confidence})
+        rec.update(plan_columns(p.plan))
+        records.append(rec)
+    return pd.DataFrame.from_records(records)
+
+
+def chance_grid_frame(instance, confidences: Iterable[float], limit: Optional[str] = None,
+                      values: Optional[Iterable[float]] = None, **options: Any) -> "pd.DataFrame":
+    """The Python API of ``planopt sweep FILE --confidence ...``: a DataFrame (see :func:`grid_frame`).
+    ``options``: scenarios, seed, time_limit, scheduler, serial, progress."""
+    from .chance import check_confidence
+    confidences = [check_confidence(c) for c in confidences]
+    return grid_frame(run_grid(instance, confidences, limit, list(values) if values is not None else None, **options))
+
+
+def plot_grid(points: list[GridPoint], path, title: str = ""):
+    """Expected cost against confidence, one line per value of the swept limit; with one confidence
+    and a swept limit, expected cost against the limit. Infeasible points: crosses at the foot of the axes."""
+    from .plots import LABELS, _pyplot, check_png_path
+    path = check_png_path(path)
+    plt = _pyplot()
+    limit = points[0].limit if points else None
+    by_limit = len({p.confidence for p in points}) == 1 and limit is not None
+    x_of = (lambda p: p.value) if by_limit else (lambda p: p.confidence)
+    groups: dict[Any, list[GridPoint]] = {}
+    for p in points:
+        groups.setdefault(p.confidence if by_limit else p.value, []).append(p)
+    fig, ax = plt.subplots(figsize=(9, 6), dpi=110)
+    for n, (key, group) in enumerate(groups.items()):
+        group = sorted(group, key=x_of)
+        solved = [p for p in group if p.expected("cost_usd") is not None]
+        name = f"confidence {key:g}" if by_limit else (f"{LABELS[limit]} {key:,.6g}" if limit else "instance limits")
+        # later lines get smaller markers, so that equal points of several lines stay visible
+        line, = ax.plot([x_of(p) for p in solved], [p.expected("cost_usd") for p in solved], marker="o",
+                        ms=max(3.0, 9.0 - 1.5 * n), lw=1.2, label=name, zorder=2 + n)
+        failed = [x_of(p) for p in group if p.expected("cost_usd") is None]
+        if failed:  # inside the axes, one row per line at its foot
+            ax.scatter(failed, [0.03 + 0.03 * n] * len(failed), marker="x", s=30, color=line.get_color(),
+                       transform=ax.get_xaxis_transform(), clip_on=True, zorder=3)
+    xs = [x_of(p) for p in points]
+    if xs:  # the crosses' blended transform does not widen the x range by itself
+        pad = 0.05 * (max(xs) - min(xs)) or 0.05 * max(1.0, abs(xs[0]))
+        ax.set_xlim(min(xs) - pad, max(xs) + pad)
+    if any(p.expected("cost_usd") is None for p in points):
+        ax.scatter([], [], marker="x", color="0.3", label="no plan (infeasible or stopped)")
+    ax.set_xlabel(LABELS[limit] if by_limit else "confidence (share of scenarios meeting every limit)")
+    ax.set_ylabel("expected cost (USD)")
+    ax.set_title(title or "the cost of certainty")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8, loc="best")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
