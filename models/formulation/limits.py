@@ -41,10 +41,13 @@ from ..schema import Constraints
 # on the limit; with rows 1e-6 relative wide, neither happened on 40 random
 # instances with limits on, inside and outside the tolerance.
 # `PlanModel.solve` searches with the wide rows and cuts off any plan the rule
-# refuses; between solves the rows rest narrow, because the frontier and the
-# elastic model (diagnose.py) read the rows directly and step by 1e-7 relative.
+# refuses. Between solves the rows sit on the limits themselves: the frontier,
+# the elastic model (diagnose.py) and portfolios read the rows directly, step by
+# 1e-7 relative, and check their plans against the evaluator, so a row looser
+# than the rule would let them return plans the evaluator then reports as
+# breaking a limit.
 SEARCH_WIDTH_SLACKS = 1000.0
-RESTING_WIDTH_SLACKS = 10.0
+RESTING_WIDTH_SLACKS = 0.0
 
 LIMITS = {  # constraint field -> (model expression, sense)
     "budget_usd": ("cost_usd", "<="),
