@@ -1,7 +1,12 @@
 """CLI commands for the frontier feature (registered on `planopt.cli.app`).
 
 ``planopt frontier FILE --x cost_usd --y quality``: the exact Pareto frontier.
+``planopt frontier FILE --x cost_usd --y probability``: the exact frontier of an
+expected metric against the probability of meeting every limit (``frontier.chance_frontier``).
 ``planopt sweep FILE --budget-usd LO:HI:N``: one limit over many values.
+``planopt sweep FILE --confidence LIST_OR_RANGE [--budget-usd LIST_OR_RANGE]``: a
+grid of independent chance-constrained solves, run on Dask (``planopt.distributed``):
+a LocalCluster of this machine's cores, the cluster at ``--scheduler``, or ``--serial``.
 Exit codes as elsewhere: 0 done, 2 invalid input, 3 no feasible plan at all
 (frontier only; a sweep reports each value's status in its rows).
 """
