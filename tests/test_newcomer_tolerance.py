@@ -56,6 +56,14 @@ def test_exceeds_accepts_on_and_inside_and_refuses_outside(sense):
     assert exceeds(value, limit_past(value, sense, PLACEMENTS["outside"]), sense)
 
 
+def test_exceeds_works_element_wise_on_arrays():
+    """The recipe fixing applies the rule to every recipe at once (numpy arrays)."""
+    import numpy as np
+    values = np.array([100.0, 100.0 + 0.5e-7, 100.0 + 2e-7])
+    assert exceeds(values, 100.0, "<=").tolist() == [False, False, True]
+    assert exceeds(-values + 200.0, 100.0, ">=").tolist() == [False, False, True]
+
+
 def test_exceeds_refuses_an_unknown_sense():
     with pytest.raises(ValueError, match="sense"):
         exceeds(1.0, 2.0, "<")
