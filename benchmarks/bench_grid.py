@@ -40,6 +40,11 @@ def timed(fn):
     return out, time.perf_counter() - start
 
 
+def worker_cpu(client) -> float:
+    """CPU seconds the cluster's worker processes have used so far (summed)."""
+    return sum(client.run(time.process_time).values())
+
+
 def same(a: list[dict], b: list[dict]) -> bool:
     strip = lambda r: {k: v for k, v in r.items() if k not in ("build_seconds", "solve_seconds")}  # noqa: E731
     return [strip(r) for r in a] == [strip(r) for r in b]
@@ -64,13 +69,18 @@ def main() -> None:
     budgets = parse_values(args.budget_usd, "--budget-usd")
     tasks = grid_tasks(args.instance, confidences, "budget_usd", budgets, scenarios=args.scenarios)
     where = machine()
+    cpu0 = time.process_time()
     serial, t_serial = timed(lambda: run_serial(tasks, progress=False))
+    cpu = {"serial": time.process_time() - cpu0}
 
     def on_cluster():
         with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
                           dashboard_address=":0") as cluster, Client(cluster) as client:
+            c0 = worker_cpu(client)
             first, t_first = timed(lambda: run_dask(tasks, client=client, progress=False))
+            c1 = worker_cpu(client)
             warm, t_warm = timed(lambda: run_dask(tasks, client=client, progress=False))
+            cpu.update(first=c1 - c0, warm=worker_cpu(client) - c1)
         return first, t_first, warm, t_warm
 
     (first, t_first, warm, t_warm), t_total = timed(on_cluster)
@@ -81,15 +91,19 @@ def main() -> None:
     print(f"Chance-constrained grid: {Path(args.instance).name}, {len(confidences)} confidences × {len(budgets)} budgets "
           f"= {n} solves, {args.scenarios} scenarios each ({', '.join(f'{v} {k}' for k, v in sorted(statuses.items()))}); "
           f"{where}; Dask results equal the serial ones.\n")
-    print("| run | wall time (s) | per solve (s) | speed-up vs serial |")
-    print("|---|---:|---:|---:|")
-    # end to end: cluster start, the first run (workers import planopt), cluster close
-    end_to_end = t_total - t_warm
-    for name, t in (("serial, one process", t_serial),
-                    (f"Dask LocalCluster, {args.workers} workers, end to end (start, solve, close)", end_to_end),
-                    (f"Dask LocalCluster, {args.workers} workers, solve only (first run)", t_first),
-                    (f"Dask LocalCluster, {args.workers} workers, warm cluster (second run)", t_warm)):
-        print(f"| {name} | {t:.1f} | {t / n:.2f} | {t_serial / t:.2f}× |")
+    # CPU seconds / wall seconds: the cores the run actually got (1 and W on an idle machine);
+    # far less means other processes shared the cores, and the speed-up says little
+    print("| run | wall time (s) | per solve (s) | speed-up vs serial | CPU s (solving processes) | cores obtained |")
+    print("|---|---:|---:|---:|---:|---:|")
+    end_to_end = t_total - t_warm  # cluster start, the first run (workers import planopt), cluster close
+    w = args.workers
+    for name, t, c in (("serial, one process", t_serial, cpu["serial"]),
+                       (f"Dask LocalCluster, {w} workers, end to end (start, solve, close)", end_to_end, None),
+                       (f"Dask LocalCluster, {w} workers, solve only (first run)", t_first, cpu["first"]),
+                       (f"Dask LocalCluster, {w} workers, warm cluster (second run)", t_warm, cpu["warm"])):
+        cells = ("-", "-") if c is None else (f"{c:.1f}", f"{c / t:.2f}")
+        print(f"| {name} | {t:.1f} | {t / n:.2f} | {t_serial / t:.2f}× | {cells[0]} | {cells[1]} |")
+    print(f"\nload average over the last minute at the end: {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":
