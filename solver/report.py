@@ -66,15 +66,37 @@ def breakdown(values: dict[str, float], fmt, total_label: str) -> str:
     return table(rows)
 
 
-def limit_rows(binding: list[dict[str, Any]]) -> str:
+# How a person reads each limit's numbers, and the objective's.
+LIMIT_FORMAT = {"budget_usd": lambda x: usd(x), "deadline_hours": lambda x: hours(x),
+                "max_forgetting_points": lambda x: f"{x:,.2f} pts", "min_quality": lambda x: f"{x:,.2f} pts"}
+OBJECTIVE_FORMAT = {"cost": LIMIT_FORMAT["budget_usd"], "time": LIMIT_FORMAT["deadline_hours"],
+                    "quality": LIMIT_FORMAT["min_quality"], "forgetting": LIMIT_FORMAT["max_forgetting_points"]}
+
+
+def limit_rows(binding: list[dict[str, Any]], objective: str = "cost") -> str:
     rows = []
     for b in binding:
+        fmt = LIMIT_FORMAT[b["constraint"]]
         after = ""
         if b.get("binding"):
             imp = b.get("improvement")
-            after = f"at {b['relaxed_to']:,.4g}: " + ("no better plan" if not imp else f"better by {imp:,.4g}")
-        rows.append((b["constraint"], f"{b['limit']:,.4g}", f"{b['plan_value']:,.4g}", "yes" if b.get("binding") else "no", after))
+            better = "no better plan" if not imp else f"better by {OBJECTIVE_FORMAT[objective](abs(imp))}"
+            after = f"at {fmt(b['relaxed_to'])}: {better}"
+        rows.append((b["constraint"], fmt(b["limit"]), fmt(b["plan_value"]), "yes" if b.get("binding") else "no", after))
     return table(rows, header=("limit", "value", "plan", "binding", "relaxing one step"))
+
+
+def price_row(inst: Instance, plan: Plan) -> tuple[str, str]:
+    """Which price the plan's GPUs are billed at, and where it comes from."""
+    from planopt.models.hardware import option_of, price_usd_per_gpu_hour
+    option = option_of(inst, plan.gpu)
+    price = price_usd_per_gpu_hour(inst, option)
+    if option.price_usd_per_gpu_hour is not None:
+        source = "the instance's price"
+    else:
+        spec = option.spec()
+        source = f"catalog, {inst.hardware.pricing.replace('_', '-')}, as of {spec.as_of}"
+    return ("GPU price", f"${price:,.2f} per GPU-hour ({source})")
 
 
 def solve_report(inst: Instance, result) -> str:
@@ -92,9 +114,10 @@ def solve_report(inst: Instance, result) -> str:
                     for r in result.relaxations]
             out.append(table(rows, header=("relax", "to", "")))
         return "\n".join(out)
-    out += ["Plan", table(plan_rows(result.plan)), "", "Results", table(metric_rows(inst, result.metrics))]
+    out += ["Plan", table(plan_rows(result.plan) + [price_row(inst, result.plan)]), "",
+            "Results", table(metric_rows(inst, result.metrics))]
     if result.binding:
-        out += ["", "Limits", limit_rows(result.binding)]
+        out += ["", "Limits", limit_rows(result.binding, result.objective)]
     out += ["", "Cost breakdown", breakdown(result.metrics.cost_breakdown_usd, usd, "total"),
             "", "Time breakdown", breakdown(result.metrics.hours_breakdown, hours, "wall time")]
     out += ["", f"model built in {result.build_seconds:.2f} s, solved in {result.solve_seconds:.2f} s"]

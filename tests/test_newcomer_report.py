@@ -1,0 +1,33 @@
+"""What a person reads: units in the Limits table, and the price a plan is billed at (issue 13, items 4 and 9)."""
+
+import json
+
+from typer.testing import CliRunner
+
+from planopt.cli import app
+
+from conftest import INSTANCES
+
+
+def solve_text(path, *args):
+    res = CliRunner().invoke(app, ["solve", str(path), *args])
+    assert res.exit_code == 0, res.stderr
+    return res.stdout
+
+
+def test_limits_table_reads_in_dollars_hours_and_points():
+    out = solve_text(INSTANCES / "qwen3-8b-math.json")
+    limits = out[out.index("Limits"):out.index("Cost breakdown")]
+    assert "$60,000" in limits and "168.0 h" in limits and "3.00 pts" in limits and "70.00 pts" in limits
+    assert "e+0" not in limits  # no scientific notation where a person reads
+
+
+def test_report_names_the_price_and_where_it_comes_from(tmp_path):
+    out = solve_text(INSTANCES / "qwen3-8b-math.json")
+    assert "GPU price            $1.50 per GPU-hour (catalog, on-demand" in out
+    data = json.loads((INSTANCES / "tiny.json").read_text())
+    data["hardware"]["gpus"][0]["price_usd_per_gpu_hour"] = 2.5
+    path = tmp_path / "priced.json"
+    path.write_text(json.dumps(data))
+    out = solve_text(path)
+    assert "per GPU-hour (" in out
