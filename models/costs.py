@@ -27,6 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+import numpy as np
+
 from . import physics as ph
 from .hardware import HardwareProfile, hardware_options, memory_classes
 from .plan import HardwareChoice, Plan, Recipe
@@ -110,6 +112,42 @@ def cost_breakdown_usd(inst: Instance, rp: RecipeProfile, usd_per_hour_of_gpus, 
     }
 
 
+@dataclass
+class RecipeArrays:
+    """Recipe profiles as arrays (``Evaluator.recipe_arrays``): row r is ``recipes[r]``."""
+
+    recipes: list[Recipe]
+    components: list[str]          # sorted work component keys (columns of ``amounts``)
+    classes: list[str]             # sorted memory classes (values of ``recipe_class``)
+    amounts: np.ndarray            # [recipe, component] work amounts (0 where the recipe has none)
+    recipe_class: np.ndarray       # [recipe] index into ``classes``
+    quality: np.ndarray            # [recipe]
+    forgetting_points: np.ndarray  # [recipe]
+    lead_hours: np.ndarray         # [recipe]
+    data_usd: np.ndarray           # [recipe]
+    environments_usd: np.ndarray   # [recipe]
+    log_storage_usd: np.ndarray    # [recipe]
+
+
+@dataclass
+class HardwareArrays:
+    """Hardware profiles as arrays (``Evaluator.hardware_arrays``): column h is ``hardware[h]``."""
+
+    hardware: list[HardwareChoice]
+    fits: np.ndarray                   # [class, hardware] the memory class fits
+    seconds_per_unit: np.ndarray       # [component, hardware]; 0 where the component's class does not fit
+    usable: np.ndarray                 # [component, hardware] the component can run there (its class fits)
+    overhead: np.ndarray               # [hardware, interval] o_h(tau)
+    count: np.ndarray                  # [hardware] GPUs
+    price_usd_per_gpu_hour: np.ndarray  # [hardware]
+
+
+def _component_class(key: str) -> str | None:
+    """The memory class a component key carries (decode, tail and sync do), or None."""
+    parts = key.split("|")
+    return parts[1] if len(parts) > 1 and (parts[1] in ("rl", "sft") or parts[1].startswith("opd:")) else None
+
+
 class Evaluator:
     """Evaluates plans of one instance, caching recipe and hardware profiles."""
 
@@ -190,6 +228,56 @@ class Evaluator:
 
     def memory_classes(self) -> list[str]:
         return memory_classes(self.inst)
+
+    def recipe_arrays(self, recipes: list[Recipe] | None = None) -> RecipeArrays:
+        """The profiles of ``recipes`` (default: the instance's) as arrays, one row per recipe."""
+        recipes = self.space()[0] if recipes is None else recipes
+        profiles = [self.recipe(r) for r in recipes]
+        components = sorted({c for p in profiles for c in p.amounts})
+        col = {c: n for n, c in enumerate(components)}
+        classes = sorted({r.memory_class for r in recipes})
+        cls = {k: n for n, k in enumerate(classes)}
+        rows, cols, vals = [], [], []
+        for n, p in enumerate(profiles):
+            for c, v in p.amounts.items():
+                rows.append(n)
+                cols.append(col[c])
+                vals.append(v)
+        amounts = np.zeros((len(recipes), len(components)))
+        amounts[rows, cols] = vals
+
+        def column(attr: str) -> np.ndarray:
+            return np.fromiter((getattr(p, attr) for p in profiles), dtype=float, count=len(profiles))
+
+        return RecipeArrays(recipes, components, classes, amounts,
+                            np.fromiter((cls[r.memory_class] for r in recipes), dtype=int, count=len(recipes)),
+                            column("quality"), column("forgetting_points"), column("lead_hours"), column("data_usd"),
+                            column("environments_usd"), column("log_storage_usd"))
+
+    def hardware_arrays(self, hardware: list[HardwareChoice], components: list[str], classes: list[str],
+                        intervals: list[float]) -> HardwareArrays:
+        """The profiles of ``hardware`` as arrays: per component the seconds per unit
+        (``HardwareProfile.seconds_per_unit``, asked only where the component's memory class
+        fits), per memory class the fit, per checkpoint interval the overhead share."""
+        n_h = len(hardware)
+        fits = np.zeros((len(classes), n_h), dtype=bool)
+        spu = np.zeros((len(components), n_h))
+        usable = np.zeros((len(components), n_h), dtype=bool)
+        overhead = np.zeros((n_h, len(intervals)))
+        comp_class = [_component_class(c) for c in components]
+        for h, hw in enumerate(hardware):
+            hp = self.hardware(hw)
+            fit = {k: hp.fits(k) for k in classes}
+            fits[:, h] = [fit[k] for k in classes]
+            for c, key in enumerate(components):
+                k = comp_class[c]
+                if k is None or fit.get(k, False):
+                    usable[c, h] = True
+                    spu[c, h] = hp.seconds_per_unit(key)
+            overhead[h] = [hp.overhead_share(i) for i in intervals]
+        count = np.array([hw.count for hw in hardware], dtype=float)
+        price = np.array([self.hardware(hw).price_usd_per_gpu_hour for hw in hardware], dtype=float)
+        return HardwareArrays(list(hardware), fits, spu, usable, overhead, count, price)
 
 
 def evaluate(inst: Instance, plan: Plan) -> Metrics:

@@ -1,9 +1,11 @@
 """The Pyomo formulation of one job, built as a pipeline of ``define_*`` steps.
 
-``build`` collects coefficients from the evaluator (``data.py``), then adds
-the choices, the disaggregated work, checkpointing, accounting, the user's
-limits and the objectives, in that order. Each step's module documents its
-constraints with their formulas.
+``build`` collects coefficients from the evaluator as arrays (``data.py``),
+drops the hardware choices another dominates for every recipe and then the
+recipes another dominates on every metric and hardware (``data.prune``,
+exact), then adds the choices, the disaggregated
+work, checkpointing, accounting, the user's limits and the objectives, in that
+order. Each step's module documents its constraints with their formulas.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from ..costs import Evaluator
 from .accounting import define_accounting
 from .checkpointing import define_checkpointing
 from .choices import define_choices
-from .data import FormulationData, collect
+from .data import FormulationData, collect, prune
 from .limits import LIMITS, define_limits, recipe_within_limits, set_limits
 from .objectives import OBJECTIVES, activate_objective, define_objectives
 from .work import define_work
@@ -22,10 +24,12 @@ from .work import define_work
 __all__ = ["build", "FormulationData", "LIMITS", "OBJECTIVES", "set_limits", "activate_objective", "recipe_within_limits"]
 
 
-def build(ev: Evaluator) -> tuple[pyo.ConcreteModel | None, FormulationData]:
+def build(ev: Evaluator, prune_dominated: bool = True) -> tuple[pyo.ConcreteModel | None, FormulationData]:
     data = collect(ev)
     if not data.recipes or not data.hardware:
         return None, data  # nothing to choose from: the caller reports why
+    if prune_dominated:
+        data = prune(data)
     m = pyo.ConcreteModel(name=ev.inst.name)
     define_choices(m, data)
     define_work(m, data)

@@ -1,7 +1,7 @@
 r"""What a plan costs, how long it takes, what it reaches and what it forgets.
 
 Linear in the choices once work is disaggregated (see ``costs.py`` for the
-formulas these sums reproduce):
+formulas these sums reproduce, ``data.py`` for the coefficients):
 
 .. math::
    \mathrm{wall} &= \sum_r \mathrm{lead}_r x_r + H_{train} \\
@@ -10,6 +10,12 @@ formulas these sums reproduce):
 
 :math:`\pi_h` = GPUs × price + hot checkpoint storage + operations, per hour;
 :math:`c_r` = data, sandboxes, logs, forgetting repair and operations during lead time.
+Each is one linear expression built from coefficient arrays. A valid row
+bounds the money priced by the hour from below by each recipe's least
+(``data.plan_floors``, the same argument as ``checkpointing.train_hours_floor``):
+
+.. math::
+   \sum_{h,\tau} \pi_h (1 + o_h(\tau))\, t_{h,\tau} \ge \sum_r \underline C_r\, x_r    &&\text{(hourly_cost_floor)}
 
 The cost splits into compute and the rest, so that a portfolio
 (``formulation/portfolio.py``) can price the GPU-hours by tier itself:
@@ -22,25 +28,31 @@ The cost splits into compute and the rest, so that a portfolio
 
 from __future__ import annotations
 
+import numpy as np
 import pyomo.environ as pyo
 
 from .data import FormulationData
+from .linear import linear
 
 
 def define_accounting(m: pyo.ConcreteModel, data: FormulationData) -> None:
-    ev = data.evaluator
-    profiles = [ev.recipe(r) for r in data.recipes]
+    x = list(m.recipe_chosen.values())
+    t = list(m.interval_hours.values())
+    hs, is_ = np.nonzero(data.interval_kept)                  # the order of m.HI
+    stretch = 1.0 + data.overhead[hs, is_]                     # train hours per compute hour
+    m.lead_hours = pyo.Expression(expr=linear(data.lead_hours, x))
+    m.wall_hours = pyo.Expression(expr=linear(np.concatenate([data.lead_hours, stretch]), x + t))
     gpus = sorted({hw.gpu for hw in data.hardware})
-    price = {g: ev.hardware(next(hw for hw in data.hardware if hw.gpu == g)).price_usd_per_gpu_hour for g in gpus}
-    m.lead_hours = pyo.Expression(expr=sum(p.lead_hours * m.recipe_chosen[r] for r, p in enumerate(profiles)))
-    m.wall_hours = pyo.Expression(expr=m.lead_hours + m.train_hours)
     m.GPU = pyo.Set(initialize=gpus)
-    m.gpu_hours_by_gpu = pyo.Expression(m.GPU, rule=lambda m, g: sum(
-        data.hardware[h].count * m.train_hours_by[h, i] for (h, i) in m.HI if data.hardware[h].gpu == g))
-    m.non_compute_cost_usd = pyo.Expression(expr=data.constant_usd
-                                            + sum(data.recipe_usd[rc] * m.recipe_chosen[r] for r, rc in enumerate(data.recipes))
-                                            + sum((data.hourly_usd[data.hardware[h]] - data.hardware[h].count * price[data.hardware[h].gpu])
-                                                  * m.train_hours_by[h, i] for (h, i) in m.HI))
-    m.cost_usd = pyo.Expression(expr=m.non_compute_cost_usd + sum(price[g] * m.gpu_hours_by_gpu[g] for g in m.GPU))
-    m.quality = pyo.Expression(expr=sum(p.quality * m.recipe_chosen[r] for r, p in enumerate(profiles)))
-    m.forgetting_points = pyo.Expression(expr=sum(p.forgetting_points * m.recipe_chosen[r] for r, p in enumerate(profiles)))
+    gpu_of = np.array([gpus.index(hw.gpu) for hw in data.hardware], dtype=int)
+    by_gpu = {g: np.flatnonzero(gpu_of[hs] == n) for n, g in enumerate(gpus)}
+    gpu_hours = data.count[hs] * stretch
+    m.gpu_hours_by_gpu = pyo.Expression(m.GPU, rule=lambda m, g: linear(gpu_hours[by_gpu[g]], [t[p] for p in by_gpu[g].tolist()]))
+    noncompute = (data.hourly_usd - data.count * data.gpu_price)[hs] * stretch
+    m.non_compute_cost_usd = pyo.Expression(expr=linear(np.concatenate([data.recipe_usd, noncompute]), x + t, data.constant_usd))
+    m.cost_usd = pyo.Expression(expr=linear(np.concatenate([data.recipe_usd, data.hourly_usd[hs] * stretch]), x + t,
+                                            data.constant_usd))
+    floor = np.where(np.isfinite(data.compute_usd_floor), data.compute_usd_floor, 0.0)
+    m.hourly_cost_floor = pyo.Constraint(expr=linear(np.concatenate([data.hourly_usd[hs] * stretch, -floor]), t + x) >= 0)
+    m.quality = pyo.Expression(expr=linear(data.quality, x))
+    m.forgetting_points = pyo.Expression(expr=linear(data.forgetting, x))

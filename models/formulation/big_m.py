@@ -1,9 +1,10 @@
 """Post-solve check of the data-derived big-M values (as PyPSA's ``check_big_m_exceeded``).
 
-The bounds of ``work.py`` (M = 1 after normalisation) and ``checkpointing.py``
-(the longest compute time per hardware) are exact by construction; this check
-recomputes the chosen plan's values with the evaluator and reports any that
-reach beyond its M, which would mean a coefficient drifted from the data.
+The bounds of ``work.py`` (M = 1 after normalisation) and
+``checkpointing.py`` (the longest compute time per hardware) are exact by
+construction; this check recomputes the chosen plan's values with the
+evaluator and reports any that reach beyond its M, which would mean a
+coefficient drifted from the data.
 """
 
 from __future__ import annotations
@@ -15,11 +16,14 @@ def big_m_breaches(data: FormulationData, recipe, hardware, tolerance: float = 1
     ev = data.evaluator
     out = []
     profile = ev.recipe(recipe)
+    col = {c: n for n, c in enumerate(data.components)}
     for c, amount in profile.amounts.items():
-        if amount > data.amount_max[c] * (1 + tolerance):
-            out.append(f"work_on_chosen_hardware[{c}]: amount {amount:g} > M {data.amount_max[c]:g}")
+        limit = data.amount_max[col[c]] if c in col else 0.0
+        if amount > limit * (1 + tolerance):
+            out.append(f"work_on_chosen_hardware[{c}]: amount {amount:g} > M {limit:g}")
     hours = sum(ev.compute_hours_by_component(recipe, hardware).values())
-    limit = data.compute_hours_max[hardware]
+    h = data.index_of_hardware(hardware)
+    limit = data.compute_hours_max[h]
     if hours > limit * (1 + tolerance) + tolerance:
         out.append(f"compute_hours_on_chosen_interval[{hardware}]: {hours:g} h > M {limit:g} h")
     return out

@@ -129,17 +129,10 @@ def collect_chance(ev: Evaluator, scenarios: Scenarios) -> ChanceData:
     fam_index = {f: n for n, f in enumerate(RATE_FAMILIES)}
     family_of_component = [fam_index[RATE_FACTOR[family_of(c)]] for c in base.components]
     # family hours of each recipe on each hardware (NaN where it does not fit)
-    family_hours = np.full((len(base.recipes), len(base.hardware), len(RATE_FAMILIES)), np.nan)
-    for h, hw in enumerate(base.hardware):
-        for r, recipe in enumerate(base.recipes):
-            if not base.fits[recipe.memory_class, hw]:
-                continue
-            per = np.zeros(len(RATE_FAMILIES))
-            for c, comp in enumerate(base.components):
-                share = base.amount_share.get((recipe, comp))
-                if share:
-                    per[family_of_component[c]] += share * base.unit_hours[comp, hw]
-            family_hours[r, h] = per
+    fam = np.zeros((len(base.components), len(RATE_FAMILIES)))
+    fam[np.arange(len(base.components)), family_of_component] = 1.0
+    family_hours = np.einsum("rc,ch,cf->rhf", base.amount_share, base.unit_hours, fam, optimize=True)
+    family_hours[~base.recipe_fits] = np.nan
     tmax = np.where(np.isnan(family_hours), 0.0, family_hours).max(axis=0).T  # [family, hardware]: the big-M T^max
     outcomes = [se.outcomes(r) for r in base.recipes]
     quality = np.array([q for q, _ in outcomes])
@@ -165,13 +158,12 @@ def _linear(constant: float, coefs, variables) -> LinearExpression:
 
 def define_family_hours(m: pyo.ConcreteModel, cd: ChanceData) -> None:
     data = cd.base
-    comps = data.components
     m.PHI = pyo.Set(initialize=range(len(RATE_FAMILIES)))
     m.HI = pyo.Set(initialize=[(h, i) for h in m.H for i in m.I], dimen=2)
     m.family_interval_hours = pyo.Var(m.PHI, m.HI, domain=pyo.NonNegativeReals)
     by_fam_h: dict[tuple[int, int], list[tuple[float, object]]] = {}
     for (c, h) in m.CH:
-        by_fam_h.setdefault((cd.family_of_component[c], h), []).append((data.unit_hours[comps[c], data.hardware[h]], m.work_share[c, h]))
+        by_fam_h.setdefault((cd.family_of_component[c], h), []).append((float(data.unit_hours[c, h]), m.work_share[c, h]))
 
     def family_hours_split(m, f, h):
         terms = by_fam_h.get((f, h), [])

@@ -3,37 +3,51 @@ r"""The one-hot choices: recipe, hardware, checkpoint interval; and memory fit.
 .. math::
    \sum_r x_r = 1, \qquad \sum_h z_h = 1, \qquad \sum_\tau y_\tau = 1
 
-Memory fit (``memory_fit``), for each memory class :math:`k` that does not fit
-on hardware :math:`h`:
+Memory fit, through the chosen memory class :math:`w_k = \sum_{r \in k} x_r`
+(``class_chosen``, one row each):
 
-.. math:: \sum_{r \in k} x_r + z_h \le 1
+.. math::
+   w_k \le \sum_{h:\ k \text{ fits on } h} z_h \quad\text{(memory_fit)}, \qquad
+   z_h \le \sum_{k \text{ fits on } h} w_k \quad\text{(hardware_holds_class)}
+
+With one-hot :math:`x` and :math:`z` both say exactly "the chosen class fits on
+the chosen hardware". They are one row per class and per hardware choice, and
+their LP relaxation is tighter than the pairwise rows
+:math:`w_k + z_h \le 1` (for each :math:`h` that :math:`k` does not fit on),
+which ``memory_fit`` implies: :math:`w_k \le 1 - \sum_{h \not\ni k} z_h \le 1 - z_h`.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pyomo.environ as pyo
 
 from .data import FormulationData
+from .linear import linear
 
 
 def define_choices(m: pyo.ConcreteModel, data: FormulationData) -> None:
-    m.R = pyo.Set(initialize=range(len(data.recipes)))
-    m.H = pyo.Set(initialize=range(len(data.hardware)))
-    m.I = pyo.Set(initialize=range(len(data.intervals)))
+    n_r, n_h, n_i, n_k = len(data.recipes), len(data.hardware), len(data.intervals), len(data.classes)
+    m.R = pyo.Set(initialize=range(n_r))
+    m.H = pyo.Set(initialize=range(n_h))
+    m.I = pyo.Set(initialize=range(n_i))
     m.recipe_chosen = pyo.Var(m.R, domain=pyo.Binary)
     m.hardware_chosen = pyo.Var(m.H, domain=pyo.Binary)
     m.interval_chosen = pyo.Var(m.I, domain=pyo.Binary)
-    m.one_recipe = pyo.Constraint(expr=sum(m.recipe_chosen[r] for r in m.R) == 1)
-    m.one_hardware = pyo.Constraint(expr=sum(m.hardware_chosen[h] for h in m.H) == 1)
-    m.one_interval = pyo.Constraint(expr=sum(m.interval_chosen[i] for i in m.I) == 1)
+    x, z, y = m.recipe_chosen.values(), m.hardware_chosen.values(), m.interval_chosen.values()
+    x, z, y = list(x), list(z), list(y)
+    m.one_recipe = pyo.Constraint(expr=linear([1.0] * n_r, x) == 1)
+    m.one_hardware = pyo.Constraint(expr=linear([1.0] * n_h, z) == 1)
+    m.one_interval = pyo.Constraint(expr=linear([1.0] * n_i, y) == 1)
 
-    by_class: dict[str, list[int]] = {}
-    for r, recipe in enumerate(data.recipes):
-        by_class.setdefault(recipe.memory_class, []).append(r)
-    misfits = [(k, h) for k in sorted(by_class) for h in m.H if not data.fits[k, data.hardware[h]]]
-    m.MISFIT = pyo.Set(initialize=misfits, dimen=2)
-
-    def memory_fit(m, k, h):
-        return sum(m.recipe_chosen[r] for r in by_class[k]) + m.hardware_chosen[h] <= 1
-
-    m.memory_fit = pyo.Constraint(m.MISFIT, rule=memory_fit)
+    m.K = pyo.Set(initialize=range(n_k))
+    m.class_chosen = pyo.Var(m.K, bounds=(0.0, 1.0))
+    w = list(m.class_chosen.values())
+    members = [np.flatnonzero(data.recipe_class == k) for k in range(n_k)]
+    m.class_of_recipe = pyo.Constraint(m.K, rule=lambda m, k: linear(
+        [1.0] + [-1.0] * len(members[k]), [w[k]] + [x[r] for r in members[k].tolist()]) == 0)
+    fits = data.fits
+    m.memory_fit = pyo.Constraint(m.K, rule=lambda m, k: linear(
+        [1.0] + [-1.0] * int(fits[k].sum()), [w[k]] + [z[h] for h in np.flatnonzero(fits[k]).tolist()]) <= 0)
+    m.hardware_holds_class = pyo.Constraint(m.H, rule=lambda m, h: linear(
+        [1.0] + [-1.0] * int(fits[:, h].sum()), [z[h]] + [w[k] for k in np.flatnonzero(fits[:, h]).tolist()]) <= 0)

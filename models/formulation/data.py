@@ -1,14 +1,32 @@
-r"""Index sets and coefficients of the MIP, all taken from the evaluator.
+r"""Index sets and coefficients of the MIP, all taken from the evaluator, as arrays.
 
-Nothing here computes physics of its own: every coefficient is a recipe or
-hardware profile of ``costs.Evaluator``, so the MIP and the evaluator cannot
-drift apart. Work amounts are normalised by their largest value over the
-recipes, so the disaggregation bound of ``work.py`` has :math:`M = 1`.
+Nothing here computes physics of its own: every coefficient comes from the
+evaluator's recipe and hardware profiles (``Evaluator.recipe_arrays``,
+``Evaluator.hardware_arrays``), so the MIP and the evaluator cannot drift
+apart. Indices are positions: recipe :math:`r` is ``recipes[r]``, hardware
+:math:`h` is ``hardware[h]``, interval :math:`\tau` is ``intervals[i]``,
+component :math:`c` is ``components[c]``.
+
+Work amounts are normalised by their largest value over the recipes,
+:math:`\hat A_{r,c} = A_{r,c} / \max_r A_{r,c}`, so the disaggregation bound of
+``work.py`` has :math:`M = 1`, and :math:`U_{c,h} = \max_r A_{r,c}\, u_c(h) / 3600`
+is the hours that largest amount takes on :math:`h`. The compute hours of a
+recipe on a hardware choice are then one matrix product,
+:math:`T = \hat A\, U` (``compute_hours``, NaN where the recipe does not fit in
+memory), and every data-derived bound is a reduction of :math:`T`.
+
+Money is the evaluator's cost (``costs.cost_breakdown_usd``) written as
+:math:`K + c_r + \pi_h H_{train}`: :math:`\pi_h = n_h p_h` + hot checkpoint
+storage + operations per training hour, :math:`c_r` = data + sandboxes + logs +
+forgetting repair + operations during lead time, :math:`K` = fixed operations +
+cold milestone storage.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+import numpy as np
 
 from .. import physics as ph
 from ..costs import Evaluator
@@ -22,20 +40,46 @@ class FormulationData:
     hardware: list[HardwareChoice]
     intervals: list[float]
     components: list[str]
-    amount_max: dict[str, float]                       # normalisation per component (data-derived big-M)
-    amount_share: dict[tuple[Recipe, str], float]      # amount_c(r) / amount_max_c
-    unit_hours: dict[tuple[str, HardwareChoice], float]  # hours for amount_max_c of c on h
-    fits: dict[tuple[str, HardwareChoice], bool]       # memory class fits on hardware
-    compute_hours_max: dict[HardwareChoice, float]     # big-M of checkpointing.py, per hardware
-    overhead: dict[tuple[HardwareChoice, float], float]  # o_h(tau)
-    interval_pairs: list[tuple[HardwareChoice, float]]    # (h, tau) pairs not dominated on h
-    hourly_usd: dict[HardwareChoice, float]            # n·price + hot checkpoint storage + operations, per train hour
-    recipe_usd: dict[Recipe, float]                    # money that does not scale with GPU time
+    classes: list[str]               # memory classes
+    recipe_class: np.ndarray         # [recipe] index into classes
+    fits: np.ndarray                 # [class, hardware] the memory class fits on the hardware
+    amount_max: np.ndarray           # [component] normalisation (data-derived big-M of work.py)
+    amount_share: np.ndarray         # [recipe, component] amount / amount_max (0 where none)
+    unit_hours: np.ndarray           # [component, hardware] hours for amount_max of c on h (0 where it cannot run)
+    usable: np.ndarray               # [component, hardware] the component's memory class fits on h
+    compute_hours: np.ndarray        # [recipe, hardware] sum_c share * unit; NaN where the recipe does not fit
+    compute_hours_max: np.ndarray    # [hardware] big-M of checkpointing.py: longest fitting recipe
+    compute_hours_min: np.ndarray    # [hardware] shortest fitting recipe (a valid lower bound)
+    overhead: np.ndarray             # [hardware, interval] o_h(tau)
+    interval_kept: np.ndarray        # [hardware, interval] pair not dominated on h
+    count: np.ndarray                # [hardware] GPUs
+    gpu_price: np.ndarray            # [hardware] USD per GPU-hour
+    hourly_usd: np.ndarray           # [hardware] n*price + hot checkpoint storage + operations, per train hour
+    recipe_usd: np.ndarray           # [recipe] money that does not scale with GPU time
+    lead_hours: np.ndarray           # [recipe]
+    quality: np.ndarray              # [recipe]
+    forgetting: np.ndarray           # [recipe]
     constant_usd: float
+    train_hours_floor: np.ndarray    # [recipe] least training hours over the (h, tau) pairs it fits on (inf: none)
+    compute_usd_floor: np.ndarray    # [recipe] least pi_h * training hours over the same pairs (inf: none)
+    recipes_in_space: int = 0        # recipes before dominance pruning (``drop_dominated_recipes``)
 
     @property
-    def classes(self) -> list[str]:
-        return sorted({r.memory_class for r in self.recipes})
+    def recipe_fits(self) -> np.ndarray:
+        """[recipe, hardware] the recipe's memory class fits on the hardware."""
+        return self.fits[self.recipe_class]
+
+    @property
+    def interval_pairs(self) -> list[tuple[int, int]]:
+        """(h, i) index pairs kept by ``undominated_intervals``, in order."""
+        hs, is_ = np.nonzero(self.interval_kept)
+        return list(zip(hs.tolist(), is_.tolist()))
+
+    def index_of_recipe(self, recipe: Recipe) -> int:
+        return self.recipes.index(recipe)
+
+    def index_of_hardware(self, hardware: HardwareChoice) -> int:
+        return self.hardware.index(hardware)
 
 
 def component_class(key: str) -> str | None:
@@ -44,9 +88,8 @@ def component_class(key: str) -> str | None:
     return parts[1] if len(parts) > 1 and (parts[1] in ("rl", "sft") or parts[1].startswith("opd:")) else None
 
 
-def undominated_intervals(overhead: dict[tuple[HardwareChoice, float], float], hardware, intervals,
-                          relative_tie: float = 1e-12) -> list[tuple[HardwareChoice, float]]:
-    r"""Per hardware choice, the intervals with the least overhead :math:`o_h(\tau)`.
+def undominated_intervals(overhead: np.ndarray, relative_tie: float = 1e-12) -> np.ndarray:
+    r"""[hardware, interval] mask: per hardware choice, the intervals with the least overhead :math:`o_h(\tau)`.
 
     Every metric of a single job is non-decreasing in :math:`1 + o_h(\tau)`
     (hours, and money through hours) and no other metric depends on
@@ -54,11 +97,10 @@ def undominated_intervals(overhead: dict[tuple[HardwareChoice, float], float], h
     only these pairs is exact (the enumeration contract checks it) and takes
     most of the branching out of the interval choice.
     """
-    pairs = []
-    for h in hardware:
-        best = min(overhead[h, i] for i in intervals)
-        pairs.extend((h, i) for i in intervals if overhead[h, i] <= best + relative_tie * max(1.0, abs(best)))
-    return pairs
+    if overhead.size == 0:
+        return np.zeros(overhead.shape, dtype=bool)
+    best = overhead.min(axis=1, keepdims=True)
+    return overhead <= best + relative_tie * np.maximum(1.0, np.abs(best))
 
 
 def collect(ev: Evaluator, keep_dominated_intervals: bool = False) -> FormulationData:
@@ -66,34 +108,232 @@ def collect(ev: Evaluator, keep_dominated_intervals: bool = False) -> Formulatio
     (hardware, interval) pair, for models (e.g. spot work) where overhead is not all that an interval moves."""
     inst = ev.inst
     recipes, hardware, intervals = ev.space()
-    profiles = {r: ev.recipe(r) for r in recipes}
-    classes = sorted({r.memory_class for r in recipes})
-    fits = {(k, h): ev.hardware(h).fits(k) for k in classes for h in hardware}
-    hardware = [h for h in hardware if any(fits[k, h] for k in classes)]
-    components = sorted({c for p in profiles.values() for c in p.amounts})
-    amount_max = {c: max(p.amounts.get(c, 0.0) for p in profiles.values()) for c in components}
-    share = {(r, c): p.amounts[c] / amount_max[c] for r, p in profiles.items() for c in p.amounts if amount_max[c] > 0}
-    unit = {}
-    for h in hardware:
-        hp = ev.hardware(h)
-        for c in components:
-            k = component_class(c)
-            if k is None or fits[k, h]:
-                unit[c, h] = amount_max[c] * hp.seconds_per_unit(c) / 3600.0
-    tmax = {}
-    for h in hardware:
-        tmax[h] = max((sum(share.get((r, c), 0.0) * unit[c, h] for c in profiles[r].amounts)
-                       for r in recipes if fits[r.memory_class, h]), default=0.0)
+    ra = ev.recipe_arrays(recipes)
+    ha = ev.hardware_arrays(hardware, ra.components, ra.classes, intervals)
+    keep_h = ha.fits.any(axis=0) if len(ra.classes) else np.zeros(len(hardware), dtype=bool)
+    hardware = [hw for hw, k in zip(hardware, keep_h) if k]
+    fits, spu, usable = ha.fits[:, keep_h], ha.seconds_per_unit[:, keep_h], ha.usable[:, keep_h]
+    overhead, count, price = ha.overhead[keep_h], ha.count[keep_h], ha.price_usd_per_gpu_hour[keep_h]
+
+    amount_max = ra.amounts.max(axis=0) if len(recipes) else np.zeros(len(ra.components))
+    safe_max = np.where(amount_max > 0, amount_max, 1.0)
+    share = np.where(amount_max > 0, ra.amounts / safe_max, 0.0)
+    unit = np.where(usable, amount_max[:, None] * spu / 3600.0, 0.0)
+    recipe_fits = fits[ra.recipe_class] if len(recipes) else np.zeros((0, len(hardware)), dtype=bool)
+    hours = np.where(recipe_fits, share @ unit, np.nan)
+    any_fit = recipe_fits.any(axis=0)
+    tmax = np.where(any_fit, np.nanmax(np.where(recipe_fits, hours, -np.inf), axis=0, initial=-np.inf), 0.0) \
+        if len(recipes) else np.zeros(len(hardware))
+    tmin = np.where(any_fit, np.nanmin(np.where(recipe_fits, hours, np.inf), axis=0, initial=np.inf), 0.0) \
+        if len(recipes) else np.zeros(len(hardware))
+
     st, ck, ops = inst.storage, inst.checkpointing, inst.operations
     ckpt_gb = ph.checkpoint_bytes(inst.student) / ph.GB
     hot_per_hour = ck.keep_last * ckpt_gb * st.hot_usd_per_gb_month / ph.d.HOURS_PER_MONTH
-    overhead = {(h, i): ev.hardware(h).overhead_share(i) for h in hardware for i in intervals}
-    pairs = ([(h, i) for h in hardware for i in intervals] if keep_dominated_intervals
-             else undominated_intervals(overhead, hardware, intervals))
-    hourly = {h: h.count * ev.hardware(h).price_usd_per_gpu_hour + hot_per_hour + ops.usd_per_wall_hour for h in hardware}
-    recipe_usd = {r: p.data_usd + p.environments_usd + p.log_storage_usd
-                  + inst.forgetting_repair_usd_per_point * p.forgetting_points
-                  + ops.usd_per_wall_hour * p.lead_hours for r, p in profiles.items()}
+    kept = np.ones(overhead.shape, dtype=bool) if keep_dominated_intervals else undominated_intervals(overhead)
+    hourly = count * price + hot_per_hour + ops.usd_per_wall_hour
+    recipe_usd = (ra.data_usd + ra.environments_usd + ra.log_storage_usd
+                  + inst.forgetting_repair_usd_per_point * ra.forgetting_points + ops.usd_per_wall_hour * ra.lead_hours)
     constant = ops.fixed_usd + ck.milestones_kept * ckpt_gb * st.cold_usd_per_gb_month * ck.milestone_retention_months
-    return FormulationData(ev, recipes, hardware, intervals, components, amount_max, share, unit, fits,
-                           tmax, overhead, pairs, hourly, recipe_usd, constant)
+    hours_floor, usd_floor = plan_floors(hours, recipe_fits, overhead, kept, hourly)
+    return FormulationData(ev, recipes, hardware, intervals, ra.components, ra.classes, ra.recipe_class, fits,
+                           amount_max, share, unit, usable, hours, tmax, tmin, overhead, kept, count, price, hourly,
+                           recipe_usd, ra.lead_hours, ra.quality, ra.forgetting_points, float(constant),
+                           hours_floor, usd_floor, len(recipes))
+
+
+# Floors are scaled down by this relative margin, so that float rounding (about 1e-16
+# relative) never lifts a floor above the value it bounds.
+FLOOR_MARGIN = 1e-12
+
+
+def plan_floors(hours: np.ndarray, recipe_fits: np.ndarray, overhead: np.ndarray, kept: np.ndarray,
+                hourly: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r"""Per recipe, the least training hours and the least hour-priced money over every plan it fits on:
+
+    .. math::
+       \underline H_r = \min_{h \ni r} (1 + \min_{\tau \in P_h} o_h(\tau))\, T_r(h), \qquad
+       \underline C_r = \min_{h \ni r} \pi_h (1 + \min_{\tau \in P_h} o_h(\tau))\, T_r(h)
+
+    (:math:`+\infty` where the recipe fits nowhere), less a relative
+    :data:`FLOOR_MARGIN`. Every plan of :math:`r` has at least these training
+    hours and this money per training hour (GPUs, hot storage, operations), so
+    they are exact lower bounds.
+    """
+    n_r = hours.shape[0]
+    if hours.size == 0:
+        return np.full(n_r, np.inf), np.full(n_r, np.inf)
+    stretch = 1.0 + np.where(kept, overhead, np.inf).min(axis=1)              # [h]
+    train = np.where(recipe_fits, hours * stretch[None, :], np.inf)          # [r, h]
+    hours_floor = train.min(axis=1) * (1.0 - FLOOR_MARGIN)
+    usd_floor = (train * hourly[None, :]).min(axis=1) * (1.0 - FLOOR_MARGIN)
+    return hours_floor, usd_floor
+
+
+def dominated_recipes(data: FormulationData, block: int = 512) -> np.ndarray:
+    r"""[recipe] mask of the recipes another recipe dominates on every metric and hardware.
+
+    Recipe :math:`a` dominates :math:`b` when
+
+    .. math::
+       q_a \ge q_b,\ F_a \le F_b,\ c_a \le c_b,\ \mathrm{lead}_a \le \mathrm{lead}_b,\
+       \text{and } T_a(h) \le T_b(h) \text{ on every hardware } h \text{ that } b \text{ fits on}
+       \ (a \text{ fits there too}),
+
+    and, when all of these hold with equality, :math:`a` comes first. *Proof that
+    dropping* :math:`b` *is exact.* On any hardware :math:`h` and interval
+    :math:`\tau` where plan :math:`(b, h, \tau)` fits, :math:`(a, h, \tau)` fits
+    too and, with :math:`1 + o_h(\tau) > 0` and :math:`\pi_h > 0`,
+
+    .. math::
+       \mathrm{wall}_a = \mathrm{lead}_a + (1+o_h(\tau)) T_a(h) \le \mathrm{wall}_b, \quad
+       \mathrm{cost}_a = K + c_a + \pi_h (1+o_h(\tau)) T_a(h) \le \mathrm{cost}_b,
+
+    and its quality and forgetting are no worse. Every limit (``costs.exceeds``)
+    is monotone in its metric, so :math:`(a, h, \tau)` meets every limit
+    :math:`(b, h, \tau)` meets, whatever the limits are (sweeps and frontiers change
+    them on a built model). Every objective is one of these metrics, so
+    :math:`(a, h, \tau)` is at least as good, and at most as costly, hence it is
+    in the tie set of the lexicographic rule (``oracle.lexicographic_best``)
+    whenever :math:`(b, h, \tau)` is, with no larger cost: the optimal values of
+    the first objective and of the cost tie-break are unchanged. Dominance is a
+    preorder, and each dropped recipe is dominated by a kept one (the
+    comparison runs in an order where a dominator always comes first, and
+    transitivity carries it), so the argument chains. Tested against
+    enumeration in ``tests/test_scale_oracle.py``.
+
+    Only the single-job model may drop recipes: a portfolio schedules lead time
+    and GPU-hours per type, and a chance model prices scenarios, neither of
+    which this comparison covers.
+    """
+    n_r = len(data.recipes)
+    if n_r < 2:
+        return np.zeros(n_r, dtype=bool)
+    t = np.where(data.recipe_fits, data.compute_hours, np.inf)             # +inf: b may have it, a may not need it
+    v = np.column_stack([-data.quality, data.forgetting, data.recipe_usd, data.lead_hours, t])
+    # A dominator is <= in every column, so it is <= in the sum of per-column ranks, with
+    # equality only for equal vectors: sorting by (rank sum, index) puts dominators first.
+    ranks = np.zeros(n_r)
+    for j in range(v.shape[1]):
+        ranks += np.unique(v[:, j], return_inverse=True)[1]
+    order = np.lexsort((np.arange(n_r), ranks))
+    vs = v[order]
+    out_sorted = np.zeros(n_r, dtype=bool)
+    kept: list[int] = []                                                  # positions in sorted order
+    for start in range(0, n_r, block):
+        stop = min(n_r, start + block)
+        cand = vs[start:stop]
+        # earlier kept recipes, then earlier recipes of this block, may dominate
+        pool_idx = np.array(kept + list(range(start, stop)), dtype=int)
+        pool = vs[pool_idx]
+        alive = np.ones((len(cand), len(pool)), dtype=bool)
+        for j in (0, 1, 2, 3):                                           # cheap scalar columns first
+            alive &= pool[None, :, j] <= cand[:, None, j]
+        alive &= pool_idx[None, :] < np.arange(start, stop)[:, None]     # only earlier ones
+        bi, pj = np.nonzero(alive)
+        if len(bi):
+            ok = (vs[pool_idx[pj], 4:] <= cand[bi, 4:]).all(axis=1)
+            dominated_local = np.zeros(len(cand), dtype=bool)
+            dominated_local[bi[ok]] = True
+            # a recipe dominated only by one that is itself dropped in this block is still
+            # dominated (transitivity), so the mask needs no second pass
+            out_sorted[start:stop] = dominated_local
+        kept.extend(p for p in range(start, stop) if not out_sorted[p])
+    out = np.zeros(n_r, dtype=bool)
+    out[order] = out_sorted
+    return out
+
+
+def drop_dominated_recipes(data: FormulationData) -> FormulationData:
+    """The same data without the recipes ``dominated_recipes`` drops (exact; see its proof), nor
+    those that fit in memory on no hardware (no plan of theirs is feasible)."""
+    keep = ~dominated_recipes(data) & data.recipe_fits.any(axis=1)  # a recipe that fits nowhere is never chosen
+    if keep.all():
+        return data
+    idx = np.flatnonzero(keep)
+    return subset_recipes(data, idx)
+
+
+def subset_recipes(data: FormulationData, idx: np.ndarray) -> FormulationData:
+    """``data`` restricted to the recipes at positions ``idx`` (bounds recomputed from the kept ones)."""
+    recipes = [data.recipes[i] for i in idx.tolist()]
+    recipe_class = data.recipe_class[idx]
+    hours = data.compute_hours[idx]
+    fits = data.fits[recipe_class]
+    any_fit = fits.any(axis=0)
+    tmax = np.where(any_fit, np.max(np.where(fits, hours, -np.inf), axis=0, initial=-np.inf), 0.0)
+    tmin = np.where(any_fit, np.min(np.where(fits, hours, np.inf), axis=0, initial=np.inf), 0.0)
+    return replace(data, recipes=recipes, recipe_class=recipe_class, amount_share=data.amount_share[idx],
+                   compute_hours=hours, compute_hours_max=tmax, compute_hours_min=tmin,
+                   recipe_usd=data.recipe_usd[idx], lead_hours=data.lead_hours[idx], quality=data.quality[idx],
+                   forgetting=data.forgetting[idx], train_hours_floor=data.train_hours_floor[idx],
+                   compute_usd_floor=data.compute_usd_floor[idx])
+
+
+def dominated_hardware(data: FormulationData) -> np.ndarray:
+    r"""[hardware] mask of the hardware choices another one dominates for every recipe.
+
+    With :math:`s_h = 1 + \min_{\tau \in P_h} o_h(\tau)` the stretch of its best
+    interval, hardware :math:`g` dominates :math:`h` when every memory class that
+    fits on :math:`h` fits on :math:`g` and, for every work component :math:`c`
+    that some recipe uses and that can run on :math:`h`,
+
+    .. math:: s_g U_{c,g} \le s_h U_{c,h}, \qquad \pi_g s_g U_{c,g} \le \pi_h s_h U_{c,h}
+
+    (and :math:`g` comes first when all hold with equality: symmetric options).
+    *Proof that dropping* :math:`h` *is exact.* Amounts are non-negative, so for
+    every recipe :math:`r` that fits on :math:`h` and every interval :math:`\tau`,
+    plan :math:`(r, g, \tau_g^*)` has training hours
+    :math:`s_g \sum_c \hat A_{r,c} U_{c,g} \le s_h T_r(h) \le (1 + o_h(\tau)) T_r(h)`
+    and hour-priced money no larger either; quality, forgetting, lead time and
+    recipe money are the recipe's own. So it is no worse on any metric, meets
+    every limit :math:`(r, h, \tau)` meets, and the argument of
+    ``dominated_recipes`` carries over (a kept dominator exists by
+    transitivity). Like recipe pruning, single-job models only: a portfolio
+    counts GPUs by type.
+    """
+    n_h = len(data.hardware)
+    if n_h < 2:
+        return np.zeros(n_h, dtype=bool)
+    used = data.amount_share.max(axis=0) > 0 if len(data.recipes) else np.zeros(len(data.components), dtype=bool)
+    stretch = 1.0 + np.where(data.interval_kept, data.overhead, np.inf).min(axis=1)
+    time_ = np.where(data.usable, data.unit_hours, np.inf)[used] * stretch[None, :]      # [c, h]; inf: cannot run
+    money = time_ * data.hourly_usd[None, :]
+    # columns: classes that do NOT fit (0 better), then time and money per component
+    v = np.vstack([~data.fits, time_, money]).T.astype(float)                          # [h, dims]
+    ranks = np.zeros(n_h)
+    for j in range(v.shape[1]):
+        ranks += np.unique(v[:, j], return_inverse=True)[1]
+    order = np.lexsort((np.arange(n_h), ranks))
+    vs = v[order]
+    out_sorted = np.zeros(n_h, dtype=bool)
+    for p in range(1, n_h):
+        out_sorted[p] = bool((vs[:p] <= vs[p]).all(axis=1).any())
+    out = np.zeros(n_h, dtype=bool)
+    out[order] = out_sorted
+    return out
+
+
+def subset_hardware(data: FormulationData, idx: np.ndarray) -> FormulationData:
+    """``data`` restricted to the hardware choices at positions ``idx`` (bounds and floors recomputed)."""
+    fits = data.fits[:, idx]
+    recipe_fits = fits[data.recipe_class]
+    hours = data.compute_hours[:, idx]
+    any_fit = recipe_fits.any(axis=0)
+    tmax = np.where(any_fit, np.max(np.where(recipe_fits, hours, -np.inf), axis=0, initial=-np.inf), 0.0)
+    tmin = np.where(any_fit, np.min(np.where(recipe_fits, hours, np.inf), axis=0, initial=np.inf), 0.0)
+    overhead, kept, hourly = data.overhead[idx], data.interval_kept[idx], data.hourly_usd[idx]
+    hours_floor, usd_floor = plan_floors(hours, recipe_fits, overhead, kept, hourly)
+    return replace(data, hardware=[data.hardware[h] for h in idx.tolist()], fits=fits, unit_hours=data.unit_hours[:, idx],
+                   usable=data.usable[:, idx], compute_hours=hours, compute_hours_max=tmax, compute_hours_min=tmin,
+                   overhead=overhead, interval_kept=kept, count=data.count[idx], gpu_price=data.gpu_price[idx],
+                   hourly_usd=hourly, train_hours_floor=hours_floor, compute_usd_floor=usd_floor)
+
+
+def prune(data: FormulationData) -> FormulationData:
+    """Drop dominated hardware choices, then dominated recipes on the hardware left (both exact;
+    composed, a dropped plan is dominated by a kept one through at most two steps)."""
+    drop = dominated_hardware(data)
+    if drop.any():
+        data = subset_hardware(data, np.flatnonzero(~drop))
+    return drop_dominated_recipes(data)

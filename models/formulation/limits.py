@@ -14,9 +14,10 @@ that HiGHS's own tolerances never cut off a plan the rule accepts;
 that the extra width alone admitted, and the recipe fixing below applies the
 rule exactly. Evaluator, oracle and MIP therefore accept the same plans.
 
-Quality and forgetting depend on the recipe alone, and lead time and
-recipe-only money bound wall time and cost from below, so a limit also fixes
-to 0 each recipe it rules out on its own (``recipe_within_limits``). With one
+Quality and forgetting depend on the recipe alone, and each recipe's least
+wall time and cost over every plan it fits on (lead time and recipe money plus
+``data.plan_floors``) bound its wall time and cost from below, so a limit also
+fixes to 0 each recipe it rules out on its own (``recipe_within_limits``). With one
 recipe chosen this is the same constraint, written so that the solver need
 not branch to discover it; the persistent solver only updates bounds.
 
@@ -28,6 +29,7 @@ deactivated, not dropped, so a sweep can switch it on without rebuilding.
 
 from __future__ import annotations
 
+import numpy as np
 import pyomo.environ as pyo
 
 from ..costs import exceeds, limit_slack
@@ -73,14 +75,11 @@ def define_limits(m: pyo.ConcreteModel, constraints: Constraints, data=None) -> 
     set_limits(m, constraints.model_dump())
 
 
-def _recipe_floors(data) -> dict[str, list[float]]:
+def _recipe_floors(data) -> dict[str, np.ndarray]:
     """Per limit, the value each recipe reaches whatever the hardware (a floor for <=, the value for >=)."""
-    ev = data.evaluator
-    profiles = [ev.recipe(r) for r in data.recipes]
-    return {"budget_usd": [data.constant_usd + data.recipe_usd[r] for r in data.recipes],
-            "deadline_hours": [p.lead_hours for p in profiles],
-            "max_forgetting_points": [p.forgetting_points for p in profiles],
-            "min_quality": [p.quality for p in profiles]}
+    return {"budget_usd": data.constant_usd + data.recipe_usd + data.compute_usd_floor,
+            "deadline_hours": data.lead_hours + data.train_hours_floor,
+            "max_forgetting_points": data.forgetting, "min_quality": data.quality}
 
 
 def recipe_within_limits(m: pyo.ConcreteModel) -> None:
@@ -88,17 +87,16 @@ def recipe_within_limits(m: pyo.ConcreteModel) -> None:
     floors = getattr(m, "recipe_floor", None)
     if floors is None:
         return
-    out = [False] * len(floors["min_quality"])
+    out = np.zeros(len(floors["min_quality"]), dtype=bool)
     for name, (_, sense) in LIMITS.items():
         con = getattr(m, f"{name}_bound")
         if not con.active or not getattr(m, f"{name}_slack").fixed:
             continue
-        limit = m.limit_values[name]
-        for r, v in enumerate(floors[name]):
-            if exceeds(v, limit, sense):
-                out[r] = True
-    for r, ruled_out in enumerate(out):
-        m.recipe_chosen[r].setub(0 if ruled_out else 1)
+        out |= exceeds(floors[name], m.limit_values[name], sense)  # the rule, element-wise
+    ub = np.where(out, 0, 1).tolist()
+    for r, var in enumerate(m.recipe_chosen.values()):
+        if var.ub != ub[r]:
+            var.setub(ub[r])
 
 
 def row_bound(limit: float, sense: str, width_slacks: float) -> float:

@@ -141,7 +141,7 @@ def build_portfolio(pd_: PortfolioData, tight_linking: bool = True, symmetry_bre
         form.hourly_noncompute.append(hourly)
 
         def ns_hours(b_, g, fd=fd):
-            return b_.gpu_hours_by_gpu[g] - sum(fd.hardware[h].count * (1.0 + fd.overhead[fd.hardware[h], fd.intervals[i]]) * b_.spot_hours[h, i]
+            return b_.gpu_hours_by_gpu[g] - sum(fd.hardware[h].count * (1.0 + fd.overhead[h, i]) * b_.spot_hours[h, i]
                                                 for (h, i) in b_.HS if fd.hardware[h].gpu == g)
 
         def s_hours(b_, g, fd=fd, o_s=o_s):
@@ -150,7 +150,7 @@ def build_portfolio(pd_: PortfolioData, tight_linking: bool = True, symmetry_bre
         blk.nonspot_gpu_hours = pyo.Expression(blk.GPU, rule=ns_hours)
         blk.spot_gpu_hours = pyo.Expression(blk.GPU, rule=s_hours)
         blk.spot_extra_train_hours = pyo.Expression(expr=sum(
-            (o_s[h, i] - fd.overhead[fd.hardware[h], fd.intervals[i]]) * blk.spot_hours[h, i] for (h, i) in hs))
+            (o_s[h, i] - fd.overhead[h, i]) * blk.spot_hours[h, i] for (h, i) in hs))
         blk.portfolio_noncompute_usd = pyo.Expression(expr=blk.non_compute_cost_usd + hourly * blk.spot_extra_train_hours)
 
     # --- schedule variables ------------------------------------------------

@@ -1,0 +1,240 @@
+"""The vectorised enumeration oracle, and the MIP against it on large spaces.
+
+1. The vectorised oracle (``enumerate_arrays``) equals the plan-by-plan oracle
+   (``oracle.best_plan``) on small random instances: same status, same optimal
+   objective and cost, and here the same plan.
+2. The MIP equals the vectorised oracle on random instances of 10^5 to 10^6
+   plans (limits drawn from the instances' own plans, so many bind), each
+   solved well under a second.
+3. Dominance pruning (``data.dominated_hardware``, ``data.dominated_recipes``)
+   drops only hardware choices and recipes that a kept one beats or equals on
+   every metric of every plan, checked on the evaluator's metric arrays, not on
+   the MIP's coefficients; and pruned models keep every objective's optimum.
+4. The memory guard refuses before it allocates.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import time
+import tracemalloc
+
+import numpy as np
+import pytest
+
+from planopt.enumerate_arrays import MAX_ARRAY_BYTES, best_plan_arrays, plan_arrays
+from planopt.errors import InputError
+from planopt.models.costs import Evaluator
+from planopt.models.formulation.data import collect, dominated_hardware, dominated_recipes
+from planopt.models.schema import Instance
+from planopt.oracle import best_plan
+from planopt.run import PlanModel
+
+from conftest import INSTANCES
+from random_instances import GPUS, SMALL_MODELS, TEACHERS, random_instance_dict
+
+REL = 1e-6
+
+
+def close(a: float, b: float, rel: float = REL) -> bool:
+    return math.isclose(a, b, rel_tol=rel, abs_tol=1e-6)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_vectorised_oracle_equals_plan_by_plan_oracle(seed):
+    inst = Instance.model_validate(random_instance_dict(seed))
+    slow, fast = best_plan(inst), best_plan_arrays(inst)
+    assert fast.status == slow.status
+    if slow.status != "optimal":
+        return
+    assert close(fast.metrics.objective(inst.objective), slow.metrics.objective(inst.objective), 1e-9)
+    assert close(fast.metrics.cost_usd, slow.metrics.cost_usd, 1e-9)
+    assert fast.metrics.feasible
+    assert fast.plan == slow.plan  # no near-ties in these instances: the same plan
+
+
+def large_instance_dict(seed: int, low: int = 100_000, high: int = 1_000_000) -> dict:
+    """A random job of ``low``..``high`` plans, limits drawn from its own feasible-in-memory plans."""
+    rng = random.Random(10_000 + seed)
+    while True:
+        methods = rng.sample(["sft", "rl", "opd"], rng.randint(1, 3))
+        baseline = rng.uniform(10, 60)
+        training = {"methods": {m: {"steps_options": sorted(rng.sample([20, 50, 100, 150, 200, 300, 400, 600, 1000, 2000, 3000], rng.randint(2, 6))),
+                                    "prompts_per_step": rng.choice([16, 32, 64, 128])} for m in methods},
+                    "phases": rng.randint(1, 3), "taper_only": rng.random() < 0.7,
+                    "samples_per_prompt_options": sorted(rng.sample([1, 2, 4, 8, 16, 32], rng.randint(2, 5))),
+                    "activation_recompute": rng.random() < 0.5, "reference_logprobs": rng.random() < 0.5}
+        inst = {
+            "name": f"large-{seed}", "student": {"preset": rng.choice(SMALL_MODELS)},
+            "task": {"baseline_score": baseline, "general_score_baseline": rng.uniform(50, 90),
+                     "prompt_tokens": rng.choice([0, 100, 500]), "response_tokens": rng.choice([300, 1000, 3000]),
+                     "max_response_tokens": 8192, "prompts_available": 50000},
+            "training": training,
+            "hardware": {"gpus": [{"name": g, "counts": sorted(rng.sample([1, 2, 4, 8, 16, 32, 64], rng.randint(3, 6)))}
+                                  for g in rng.sample(GPUS, rng.randint(3, 8))]},
+            "checkpointing": {"interval_minutes_options": sorted(rng.sample([5, 10, 15, 30, 45, 60, 90, 120, 240, 480, 960], rng.randint(3, 10))),
+                              "keep_last": rng.randint(1, 3), "milestones_kept": rng.randint(0, 2), "milestone_retention_months": rng.choice([0, 3])},
+            "reliability": {"failures_per_gpu_hour": rng.choice([2e-5, 1e-4, 1e-3])},
+            "operations": {"fixed_usd": rng.choice([0, 1000]), "usd_per_wall_hour": rng.choice([0, 30])},
+            "storage": {"trajectory_log_share": rng.choice([0.0, 0.1])},
+            "forgetting_repair_usd_per_point": rng.choice([0, 500]),
+            "objective": rng.choice(["cost", "cost", "quality", "time", "forgetting"]),
+        }
+        if "sft" in methods:
+            inst["sft_data"] = {"examples_available": rng.choice([0, 10000]), "usd_per_labeled_example": rng.choice([0.5, 3.0]),
+                                "labeled_examples_per_day": rng.choice([2000, 20000]), "example_tokens": rng.choice([800, 2000]),
+                                "external_data_share_options": sorted(rng.sample([1.0, 0.85, 0.7, 0.5], rng.randint(1, 3)))}
+        if "opd" in methods:
+            inst["teacher"] = {"architecture": {"preset": rng.choice(TEACHERS)}, "score": rng.uniform(baseline, 95),
+                               "exists": rng.random() < 0.8, "training_usd": 5000, "training_hours": 24,
+                               "precision_options": sorted(rng.sample(["bf16", "fp8", "int8", "int4"], rng.randint(1, 3)))}
+        if "rl" in methods:
+            inst["reward"] = {"verifier_usd_per_sample": rng.choice([0.0, 0.001]), "design_usd": rng.choice([0, 3000])}
+            inst["environments"] = {"cpu_seconds_per_sample": rng.choice([0, 5]), "sandbox_usd_per_cpu_hour": 0.05,
+                                    "latency_seconds_per_step": rng.choice([0, 20])}
+        recipes, hardware, intervals = Evaluator(Instance.model_validate(inst)).space()
+        if low <= len(recipes) * len(hardware) * len(intervals) <= high:
+            break
+    _, mt = plan_arrays(Instance.model_validate(inst))
+    fits = mt["feasible"]  # no limits yet: fits in memory
+    limits = {}
+    if fits.any():
+        def quantile(key):
+            values = np.sort(np.asarray(mt[key])[fits])
+            return float(values[min(len(values) - 1, int(rng.random() * len(values)))])
+        if rng.random() < 0.5:
+            limits["budget_usd"] = quantile("cost_usd") * rng.choice([0.9, 1.0, 1.5]) * (1 + REL)
+        if rng.random() < 0.5:
+            limits["deadline_hours"] = quantile("wall_hours") * rng.choice([0.9, 1.0, 1.5]) * (1 + REL)
+        if rng.random() < 0.4:
+            limits["max_forgetting_points"] = quantile("forgetting_points") * (1 + REL)
+        if rng.random() < 0.4:
+            limits["min_quality"] = quantile("quality") * (1 - REL)
+    inst["constraints"] = limits
+    return inst
+
+
+LARGE = range(30)
+
+
+@pytest.fixture(scope="module")
+def large_instances():
+    return {seed: Instance.model_validate(large_instance_dict(seed)) for seed in LARGE}
+
+
+@pytest.mark.parametrize("seed", LARGE)
+def test_mip_equals_vectorised_oracle_on_large_spaces(seed, large_instances):
+    inst = large_instances[seed]
+    r, h, i = Evaluator(inst).space()
+    assert 100_000 <= len(r) * len(h) * len(i) <= 1_000_000
+    start = time.process_time()  # CPU seconds: HiGHS runs on this thread, and the shared machine's wall clock wanders
+    mip = PlanModel(inst).solve()
+    seconds = time.process_time() - start
+    oracle = best_plan_arrays(inst)
+    assert mip.status == oracle.status, (mip.status, oracle.status, mip.message)
+    if oracle.status == "optimal":
+        assert close(mip.metrics.objective(inst.objective), oracle.metrics.objective(inst.objective)), (mip.plan, oracle.plan)
+        assert close(mip.metrics.cost_usd, oracle.metrics.cost_usd), (mip.plan, oracle.plan)
+        assert mip.metrics.feasible and mip.big_m_breaches == []
+        for key, value in mip.mip_values.items():
+            assert close(value, getattr(mip.metrics, key)), key
+    assert seconds < 1.5, f"{seconds:.2f} CPU s for build and solve"
+
+
+@pytest.mark.parametrize("seed", list(range(12)))
+def test_dropped_recipes_are_dominated_on_every_plan(seed):
+    """Each recipe ``dominated_recipes`` drops has a kept recipe at least as good on every metric of every plan."""
+    inst = Instance.model_validate({**random_instance_dict(seed), "constraints": {}})
+    data = collect(Evaluator(inst))
+    if not data.recipes or not data.hardware:
+        return
+    dropped = dominated_recipes(data)
+    kept = np.flatnonzero(~dropped)
+    assert len(kept) >= 1
+    p, mt = plan_arrays(inst)
+    assert [r for r in p.recipes.recipes] == data.recipes
+    cols = [p.hardware.hardware.index(hw) for hw in data.hardware]  # collect drops hardware nothing fits on
+    fits = mt["feasible"][:, cols]  # no limits: fits in memory
+    values = {k: np.asarray(mt[k])[:, cols] for k in ("cost_usd", "wall_hours", "forgetting_points")}
+    quality = np.asarray(mt["quality"])[:, cols]
+    slack = 1e-12
+    for b in np.flatnonzero(dropped):
+        where = fits[b]
+        ok = np.ones(len(kept), dtype=bool)
+        for n, a in enumerate(kept):
+            ok[n] = (fits[a][where].all()
+                     and all((values[k][a][where] <= values[k][b][where] * (1 + slack) + slack).all() for k in values)
+                     and (quality[a][where] >= quality[b][where] * (1 - slack) - slack).all())
+        assert ok.any(), f"recipe {data.recipes[b]} dropped, but no kept recipe dominates it"
+
+
+def test_dominance_pruning_leaves_the_optimum_of_every_objective_and_limit():
+    """Pruned and unpruned models agree under each objective and a tightening budget (the limits a sweep sets)."""
+    from planopt.models.formulation import build
+    inst = Instance.model_validate({**large_instance_dict(3, 20_000, 200_000), "constraints": {}})
+    ev = Evaluator(inst)
+    _, pruned = build(ev)
+    full = collect(ev)
+    assert len(pruned.recipes) < len(full.recipes), "nothing dominated: this test checks nothing"
+    for objective in ("cost", "quality", "time", "forgetting"):
+        for budget in (None, 2.0, 1.2):
+            base = inst.model_copy(update={"objective": objective})
+            if budget is not None:
+                cheapest = PlanModel(inst.model_copy(update={"objective": "cost"})).solve().metrics.cost_usd
+                base = base.model_copy(update={"constraints": base.constraints.model_copy(update={"budget_usd": cheapest * budget})})
+            a, b = PlanModel(base).solve(), best_plan_arrays(base)
+            assert a.status == b.status == "optimal"
+            assert close(a.metrics.objective(objective), b.metrics.objective(objective))
+            assert close(a.metrics.cost_usd, b.metrics.cost_usd)
+
+
+def test_plan_arrays_refuse_before_allocating():
+    """A space whose arrays would pass the cap is refused in one line naming its options, with nothing large allocated."""
+    raw = json.loads((INSTANCES / "qwen3-8b-math.json").read_text())
+    raw["training"]["samples_per_prompt_options"] = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32]
+    raw["checkpointing"]["interval_minutes_options"] = list(range(5, 245, 5))
+    raw["hardware"]["gpus"] = [{"name": g, "counts": [8, 16, 24, 32, 48, 64, 96, 128]} for g in GPUS]
+    inst = Instance.model_validate(raw)
+    tracemalloc.start()
+    try:
+        with pytest.raises(InputError) as err:
+            plan_arrays(inst)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    msg = str(err.value)
+    assert "\n" not in msg and "over the cap" in msg
+    assert "samples_per_prompt_options" in msg and "interval_minutes_options" in msg and "hardware.gpus" in msg
+    assert peak < MAX_ARRAY_BYTES / 20, peak
+    with pytest.raises(InputError, match="over the vectorised oracle's limit"):
+        best_plan_arrays(inst, max_plans=1000)
+
+
+@pytest.mark.parametrize("seed", list(range(12)))
+def test_dropped_hardware_is_dominated_on_every_plan(seed):
+    """Each hardware choice ``dominated_hardware`` drops has a kept one on which every recipe's best plan
+    is at least as good, on the evaluator's metrics, as its every plan on the dropped one."""
+    inst = Instance.model_validate({**random_instance_dict(seed), "constraints": {}})
+    data = collect(Evaluator(inst))
+    if len(data.hardware) < 2:
+        return
+    dropped = dominated_hardware(data)
+    p, mt = plan_arrays(inst)
+    cols = np.array([p.hardware.hardware.index(hw) for hw in data.hardware])
+    fits = mt["feasible"][:, cols, 0]                      # [recipe, hardware] (no limits: memory)
+    cost, wall = (np.asarray(mt[k])[:, cols] for k in ("cost_usd", "wall_hours"))
+    slack = 1e-12
+    for h2 in np.flatnonzero(dropped):
+        rs = fits[:, h2]
+        found = False
+        for h1 in np.flatnonzero(~dropped):
+            if not fits[rs, h1].all():
+                continue
+            best_cost, best_wall = cost[rs, h1].min(axis=1), wall[rs, h1].min(axis=1)  # its best interval
+            if ((best_cost[:, None] <= cost[rs, h2] * (1 + slack)).all()
+                    and (best_wall[:, None] <= wall[rs, h2] * (1 + slack)).all()):
+                found = True
+                break
+        assert found, f"{data.hardware[h2]} dropped, but no kept hardware dominates it"
