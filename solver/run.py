@@ -21,6 +21,7 @@ from planopt.models.costs import Evaluator, Metrics, exceeds
 from planopt.models.formulation import LIMITS, activate_objective, build, set_limits
 from planopt.models.formulation.big_m import big_m_breaches
 from planopt.models.formulation.limits import SEARCH_WIDTH_SLACKS, set_row_width
+from planopt.models.formulation.start import mip_start
 from planopt.models.plan import Plan
 from planopt.models.schema import Instance
 
@@ -44,6 +45,34 @@ SOLVER_OUTPUT = {"output_flag": False, "log_to_console": False}
 # within 1e-6 relative past a budget or deadline can need a cut (the recipe
 # fixing applies the rule to quality and forgetting exactly); this bounds them.
 MAX_TOLERANCE_CUTS = 50
+
+
+class HighsWithStart(Highs):
+    """Pyomo's persistent HiGHS, handing HiGHS a MIP start just before each run.
+
+    ``start`` (a callable returning ``[(var, value), ...]`` or None) is asked
+    after Pyomo has pushed its updates, because an update (a changed limit)
+    makes HiGHS drop a start set before it. Columns it leaves out are 0. HiGHS
+    checks the start and discards it when it is infeasible; it only ever gives
+    an incumbent, so the proven optimum is unchanged.
+    """
+
+    start = None
+
+    def _solve(self):
+        values = self.start() if self.start is not None else None
+        if values:
+            import numpy as np
+            from highspy import HighsSolution
+            column = self._pyomo_var_to_solver_var_map
+            full = np.zeros(len(column))
+            for var, value in values:
+                full[column[id(var)]] = value
+            solution = HighsSolution()
+            solution.col_value = full.tolist()
+            solution.value_valid = True
+            self._solver_model.setSolution(solution)
+        return super()._solve()
 
 
 def run_highs(solver: Highs, model: pyo.ConcreteModel, time_limit: float | None):
@@ -102,7 +131,9 @@ class PlanModel:
         start = time.perf_counter()
         self.model, self.data = build(self.evaluator)
         self.build_seconds = time.perf_counter() - start
-        self.solver = Highs()
+        self.solver = HighsWithStart()
+        if self.model is not None:  # a start from the per-recipe floors (formulation/start.py)
+            self.solver.start = lambda: mip_start(self.model, self.data)
         # the limits the MIP bounds (constraints.confidence is a chance-constrained solve's, see chance.py)
         self.limits = {k: v for k, v in inst.constraints.model_dump().items() if k in LIMITS}
         self.objective = inst.objective

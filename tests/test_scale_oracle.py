@@ -238,3 +238,27 @@ def test_dropped_hardware_is_dominated_on_every_plan(seed):
                 found = True
                 break
         assert found, f"{data.hardware[h2]} dropped, but no kept hardware dominates it"
+
+
+@pytest.mark.parametrize("seed", list(range(6)))
+def test_mip_start_is_a_feasible_plan_and_optimal_when_only_recipe_limits_bind(seed):
+    """The floor-plan start (formulation/start.py) meets every limit by the evaluator's rule; with only
+    quality and forgetting limits (recipe-level) and least cost, the cheapest floor plan is the optimum."""
+    from planopt.models.formulation.start import floor_plan
+    raw = large_instance_dict(seed)
+    recipe_only = {k: v for k, v in raw["constraints"].items() if k in ("min_quality", "max_forgetting_points")}
+    for constraints, objective in ((raw["constraints"], raw["objective"]), (recipe_only, "cost")):
+        inst = Instance.model_validate({**raw, "constraints": constraints, "objective": objective})
+        pm = PlanModel(inst)
+        if pm.model is None:
+            continue
+        plan = floor_plan(pm.model, pm.data)
+        best = best_plan_arrays(inst)
+        if plan is None:
+            continue
+        r, h, i = plan
+        metrics = pm.evaluator.metrics(pm.data.recipes[r], pm.data.hardware[h], pm.data.intervals[i])
+        assert metrics.feasible, metrics.violations
+        assert best.status == "optimal"
+        if objective == "cost" and constraints is recipe_only:
+            assert close(metrics.cost_usd, best.metrics.cost_usd, 1e-9), (metrics.cost_usd, best.metrics.cost_usd)

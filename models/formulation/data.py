@@ -170,7 +170,7 @@ def plan_floors(hours: np.ndarray, recipe_fits: np.ndarray, overhead: np.ndarray
     return hours_floor, usd_floor
 
 
-def dominated_recipes(data: FormulationData, block: int = 512) -> np.ndarray:
+def dominated_recipes(data: FormulationData, block: int = 256) -> np.ndarray:
     r"""[recipe] mask of the recipes another recipe dominates on every metric and hardware.
 
     Recipe :math:`a` dominates :math:`b` when
@@ -231,13 +231,15 @@ def dominated_recipes(data: FormulationData, block: int = 512) -> np.ndarray:
             alive &= pool[None, :, j] <= cand[:, None, j]
         alive &= pool_idx[None, :] < np.arange(start, stop)[:, None]     # only earlier ones
         bi, pj = np.nonzero(alive)
-        if len(bi):
-            ok = (vs[pool_idx[pj], 4:] <= cand[bi, 4:]).all(axis=1)
-            dominated_local = np.zeros(len(cand), dtype=bool)
-            dominated_local[bi[ok]] = True
-            # a recipe dominated only by one that is itself dropped in this block is still
-            # dominated (transitivity), so the mask needs no second pass
-            out_sorted[start:stop] = dominated_local
+        pj = pool_idx[pj]
+        for j0 in range(4, vs.shape[1], 16):                              # hardware columns, 16 at a time
+            if not len(bi):
+                break
+            ok = (vs[pj, j0:j0 + 16] <= cand[bi, j0:j0 + 16]).all(axis=1)
+            bi, pj = bi[ok], pj[ok]
+        # a recipe dominated only by one that is itself dropped in this block is still
+        # dominated (transitivity), so the mask needs no second pass
+        out_sorted[start + np.unique(bi)] = True
         kept.extend(p for p in range(start, stop) if not out_sorted[p])
     out = np.zeros(n_r, dtype=bool)
     out[order] = out_sorted

@@ -1,0 +1,102 @@
+r"""A MIP start from the per-recipe floors: each recipe on its cheapest and on its fastest hardware.
+
+The relaxation's bound is tight once the floors of ``data.plan_floors`` are in
+(``checkpointing.train_hours_floor``, ``accounting.hourly_cost_floor``): the
+LP already picks the optimal recipe, but leaves the hardware fractional, and
+HiGHS then spends its root cut rounds looking for a plan. This gives it one:
+for every recipe the limits leave free (upper bound 1), the plans
+
+.. math::
+   (r,\ \arg\min_h \pi_h s_h T_r(h),\ \tau^*_h) \quad\text{and}\quad (r,\ \arg\min_h s_h T_r(h),\ \tau^*_h)
+
+(:math:`s_h = 1 + o_h(\tau^*_h)`, :math:`\tau^*_h` the hardware's best kept
+interval) are priced with the model's own coefficients, those that meet the
+active limits by the evaluator's rule (``costs.exceeds``) are kept, and the
+best one for the active objective (ties: the cheaper) becomes the start, with
+every variable of the model set to its value in that plan. These are
+:math:`2R` candidates, not the :math:`R \cdot H \cdot I` plans of the space.
+
+A start only gives HiGHS an incumbent: the optimum is still proven to the
+gap of ``run.py``, and an infeasible start (a tolerance cut or an elastic
+slack the start does not know) is discarded by HiGHS.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyomo.environ as pyo
+
+from ..costs import exceeds
+from .data import FormulationData
+from .limits import LIMITS
+from .objectives import OBJECTIVES
+
+
+def _candidates(data: FormulationData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per recipe its cheapest and its fastest hardware, and each one's best kept interval."""
+    stretch_all = np.where(data.interval_kept, data.overhead, np.inf)
+    best_i = stretch_all.argmin(axis=1)                                     # [h]
+    stretch = 1.0 + stretch_all.min(axis=1)
+    train = np.where(data.recipe_fits, data.compute_hours * stretch[None, :], np.inf)
+    h_fast = train.argmin(axis=1)
+    h_cheap = (train * data.hourly_usd[None, :]).argmin(axis=1)
+    r = np.concatenate([np.arange(len(data.recipes))] * 2)
+    h = np.concatenate([h_cheap, h_fast])
+    return r, h, best_i[h]
+
+
+def floor_plan(m: pyo.ConcreteModel, data: FormulationData) -> tuple[int, int, int] | None:
+    """The start plan (recipe, hardware, interval positions) for the model's active objective and limits."""
+    if not len(data.recipes) or not len(data.hardware):
+        return None
+    for name in LIMITS:
+        if not getattr(m, f"{name}_slack").fixed:
+            return None  # an elastic model: its objective is the slacks
+    objective = next((k for k in OBJECTIVES if getattr(m, f"objective_{k}").active), None)
+    if objective is None:
+        return None
+    r, h, i = _candidates(data)
+    ub = np.array([v.ub for v in m.recipe_chosen.values()], dtype=float)
+    ok = (ub[r] > 0.5) & data.recipe_fits[r, h]
+    if not ok.any():
+        return None
+    train = data.compute_hours[r, h] * (1.0 + data.overhead[h, i])
+    metrics = {"cost_usd": data.constant_usd + data.recipe_usd[r] + data.hourly_usd[h] * train,
+               "wall_hours": data.lead_hours[r] + train, "quality": data.quality[r], "forgetting_points": data.forgetting[r]}
+    for name, (expr, sense) in LIMITS.items():
+        if getattr(m, f"{name}_bound").active and name in m.limit_values:
+            ok &= ~exceeds(metrics[expr], m.limit_values[name], sense)
+    tie = getattr(m, "tie_break", None)
+    if tie is not None:  # the lexicographic second solve: keep the first objective's optimum
+        expr = next((k for k in ("quality", "wall_hours", "forgetting_points") if tie.body is getattr(m, k)), None)
+        if expr is None:
+            return None
+        if tie.lower is not None:
+            ok &= metrics[expr] >= pyo.value(tie.lower)
+        if tie.upper is not None:
+            ok &= metrics[expr] <= pyo.value(tie.upper)
+    if not ok.any():
+        return None
+    value = {"cost": metrics["cost_usd"], "time": metrics["wall_hours"], "quality": -metrics["quality"],
+             "forgetting": metrics["forgetting_points"]}[objective]
+    pick = np.flatnonzero(ok)
+    best = pick[np.lexsort((metrics["cost_usd"][pick], value[pick]))[0]]
+    return int(r[best]), int(h[best]), int(i[best])
+
+
+def plan_values(m: pyo.ConcreteModel, data: FormulationData, r: int, h: int, i: int) -> list[tuple[object, float]]:
+    """Every variable of the single-job model at plan (r, h, i) (the other copies and choices 0)."""
+    out: list[tuple[object, float]] = [(m.recipe_chosen[r], 1.0), (m.hardware_chosen[h], 1.0), (m.interval_chosen[i], 1.0),
+                                       (m.class_chosen[int(data.recipe_class[r])], 1.0)]
+    for (c, hh) in m.CH:
+        if hh == h and data.amount_share[r, c] > 0:
+            out.append((m.work_share[c, hh], float(data.amount_share[r, c])))
+    if (h, i) in m.HI:
+        out.append((m.interval_hours[h, i], float(data.amount_share[r] @ data.unit_hours[:, h])))
+    return out
+
+
+def mip_start(m: pyo.ConcreteModel, data: FormulationData) -> list[tuple[object, float]] | None:
+    """The start's variable values, or None when there is none to give."""
+    plan = floor_plan(m, data)
+    return None if plan is None else plan_values(m, data, *plan)
