@@ -24,7 +24,7 @@ cold milestone storage.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -63,6 +63,7 @@ class FormulationData:
     train_hours_floor: np.ndarray    # [recipe] least training hours over the (h, tau) pairs it fits on (inf: none)
     compute_usd_floor: np.ndarray    # [recipe] least pi_h * training hours over the same pairs (inf: none)
     recipes_in_space: int = 0        # recipes before dominance pruning (``drop_dominated_recipes``)
+    dropped: dict[str, int] = field(default_factory=dict)  # what was left out and why (``collect``, ``prune``)
 
     @property
     def recipe_fits(self) -> np.ndarray:
@@ -139,7 +140,8 @@ def collect(ev: Evaluator, keep_dominated_intervals: bool = False) -> Formulatio
     return FormulationData(ev, recipes, hardware, intervals, ra.components, ra.classes, ra.recipe_class, fits,
                            amount_max, share, unit, usable, hours, tmax, tmin, overhead, kept, count, price, hourly,
                            recipe_usd, ra.lead_hours, ra.quality, ra.forgetting_points, float(constant),
-                           hours_floor, usd_floor, len(recipes))
+                           hours_floor, usd_floor, len(recipes),
+                           {"hardware holding no recipe in memory": int((~keep_h).sum())})
 
 
 # Floors are scaled down by this relative margin, so that float rounding (about 1e-16
@@ -338,4 +340,10 @@ def prune(data: FormulationData) -> FormulationData:
     drop = dominated_hardware(data)
     if drop.any():
         data = subset_hardware(data, np.flatnonzero(~drop))
-    return drop_dominated_recipes(data)
+    fits_nowhere = int((~data.recipe_fits.any(axis=1)).sum())
+    before = len(data.recipes)
+    out = drop_dominated_recipes(data)
+    out.dropped = {**data.dropped, "hardware another dominates": int(drop.sum()),
+                   "recipes fitting on no hardware kept": fits_nowhere,
+                   "recipes another dominates": before - len(out.recipes) - fits_nowhere}
+    return out
