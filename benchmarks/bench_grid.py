@@ -11,10 +11,16 @@ budgets from $1,500 to $3,500, where every point is feasible (a solve there take
 same task list (``planopt.sweep.grid_tasks``) is solved
 
 1. serially, in this process (``planopt.distributed.run_serial``);
-2. on a fresh ``distributed.LocalCluster(n_workers=W, threads_per_worker=1,
-   processes=True)``: end to end (start the cluster, solve, close it) and, on
-   the same cluster, a second time once warm (workers started and planopt
-   imported), which is what a long-lived cluster given by ``--scheduler`` costs.
+2. on a ``distributed.LocalCluster(n_workers=W, threads_per_worker=1,
+   processes=True)``: its start, a first run (the workers import planopt),
+   then runs on the warm cluster (what a long-lived cluster given by
+   ``--scheduler`` costs), and its close.
+
+Serial and warm Dask runs alternate for ``--repeat`` rounds (default 2) and the
+best round of each is compared, so that other processes on a shared machine
+weigh on both alike; each run reports the CPU seconds of its solving processes
+and the cores it obtained (CPU s / wall s: 1 serial and W on Dask when the
+machine is otherwise idle).
 
 The Dask results must equal the serial ones exactly (plans, statuses and
 expected costs); the run stops with an error otherwise.
@@ -23,9 +29,11 @@ expected costs); the run stops with an error otherwise.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import platform
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from planopt.distributed import run_dask, run_serial
@@ -56,6 +64,55 @@ def machine() -> str:
     return f"{platform.processor() or platform.machine()}, {cores} cores, load average {load:.1f} at start"
 
 
+@dataclass
+class Run:
+    name: str
+    wall: float
+    cpu: float | None = None      # CPU seconds of the solving processes (None: not measured)
+
+
+def serial_run(tasks):
+    c0 = time.process_time()
+    results, wall = timed(lambda: run_serial(tasks, progress=False))
+    return results, Run("serial, one process", wall, time.process_time() - c0)
+
+
+def dask_run(client, tasks, name):
+    c0 = worker_cpu(client)
+    results, wall = timed(lambda: run_dask(tasks, client=client, progress=False))
+    return results, Run(name, wall, worker_cpu(client) - c0)
+
+
+def measure(tasks, workers: int, repeat: int) -> tuple[list[Run], list[list[dict]], list[dict]]:
+    """Cluster start, the first Dask run, then ``repeat`` rounds of (serial, warm Dask), then cluster close.
+    Serial and Dask runs alternate, so that a change in the machine's load hits both alike."""
+    from distributed import Client, LocalCluster
+    runs, outputs = [], []
+    run_serial(tasks[:1], progress=False)  # this process imports the solver once, as each worker does in its first run
+    t0 = time.perf_counter()
+    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
+                           silence_logs=logging.CRITICAL)
+    client = Client(cluster)
+    start = Run("cluster start", time.perf_counter() - t0)
+    try:
+        first, run = dask_run(client, tasks, f"Dask, {workers} workers: first run (workers import planopt)")
+        runs.append(run)
+        outputs.append(first)
+        for k in range(1, repeat + 1):
+            serial, run = serial_run(tasks)
+            run.name += f", round {k}"
+            runs.append(run)
+            warm, run = dask_run(client, tasks, f"Dask, {workers} workers: warm cluster, round {k}")
+            runs.append(run)
+            outputs.append(warm)
+    finally:
+        t1 = time.perf_counter()
+        client.close()
+        cluster.close()
+        close = Run("cluster close", time.perf_counter() - t1)
+    return [start, *runs, close], outputs, serial
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--instance", default=str(ROOT / "instances" / "tiny.json"))
@@ -63,47 +120,46 @@ def main() -> None:
     ap.add_argument("--budget-usd", default="1500:3500:5")
     ap.add_argument("--scenarios", type=int, default=200)
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=2, help="rounds of (serial, warm Dask)")
     args = ap.parse_args()
-    from distributed import Client, LocalCluster
     confidences = parse_confidences(args.confidence)
     budgets = parse_values(args.budget_usd, "--budget-usd")
     tasks = grid_tasks(args.instance, confidences, "budget_usd", budgets, scenarios=args.scenarios)
     where = machine()
-    cpu0 = time.process_time()
-    serial, t_serial = timed(lambda: run_serial(tasks, progress=False))
-    cpu = {"serial": time.process_time() - cpu0}
-
-    def on_cluster():
-        with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                          dashboard_address=":0") as cluster, Client(cluster) as client:
-            c0 = worker_cpu(client)
-            first, t_first = timed(lambda: run_dask(tasks, client=client, progress=False))
-            c1 = worker_cpu(client)
-            warm, t_warm = timed(lambda: run_dask(tasks, client=client, progress=False))
-            cpu.update(first=c1 - c0, warm=worker_cpu(client) - c1)
-        return first, t_first, warm, t_warm
-
-    (first, t_first, warm, t_warm), t_total = timed(on_cluster)
-    if not (same(serial, first) and same(serial, warm)):
+    runs, outputs, serial = measure(tasks, args.workers, args.repeat)
+    if not all(same(serial, out) for out in outputs):
         raise SystemExit("error: the Dask results differ from the serial ones")
     statuses = {s: sum(r["status"] == s for r in serial) for s in {r["status"] for r in serial}}
     n = len(tasks)
     print(f"Chance-constrained grid: {Path(args.instance).name}, {len(confidences)} confidences × {len(budgets)} budgets "
           f"= {n} solves, {args.scenarios} scenarios each ({', '.join(f'{v} {k}' for k, v in sorted(statuses.items()))}); "
           f"{where}; Dask results equal the serial ones.\n")
-    # CPU seconds / wall seconds: the cores the run actually got (1 and W on an idle machine);
-    # far less means other processes shared the cores, and the speed-up says little
-    print("| run | wall time (s) | per solve (s) | speed-up vs serial | CPU s (solving processes) | cores obtained |")
-    print("|---|---:|---:|---:|---:|---:|")
-    end_to_end = t_total - t_warm  # cluster start, the first run (workers import planopt), cluster close
-    w = args.workers
-    for name, t, c in (("serial, one process", t_serial, cpu["serial"]),
-                       (f"Dask LocalCluster, {w} workers, end to end (start, solve, close)", end_to_end, None),
-                       (f"Dask LocalCluster, {w} workers, solve only (first run)", t_first, cpu["first"]),
-                       (f"Dask LocalCluster, {w} workers, warm cluster (second run)", t_warm, cpu["warm"])):
-        cells = ("-", "-") if c is None else (f"{c:.1f}", f"{c / t:.2f}")
-        print(f"| {name} | {t:.1f} | {t / n:.2f} | {t_serial / t:.2f}× | {cells[0]} | {cells[1]} |")
+    print_runs(runs, n)
+    print_summary(runs)
     print(f"\nload average over the last minute at the end: {os.getloadavg()[0]:.1f}")
+
+
+def print_runs(runs: list[Run], n: int) -> None:
+    # CPU seconds / wall seconds: the cores a run actually got (1 serial, W on Dask, on an idle machine);
+    # far less means other processes shared the cores during that run
+    print("| run | wall time (s) | per solve (s) | CPU s (solving processes) | cores obtained |")
+    print("|---|---:|---:|---:|---:|")
+    for r in runs:
+        per = f"{r.wall / n:.2f}" if r.cpu is not None else "-"
+        cells = ("-", "-") if r.cpu is None else (f"{r.cpu:.1f}", f"{r.cpu / r.wall:.2f}")
+        print(f"| {r.name} | {r.wall:.1f} | {per} | {cells[0]} | {cells[1]} |")
+
+
+def print_summary(runs: list[Run]) -> None:
+    by = lambda word: [r for r in runs if word in r.name]  # noqa: E731
+    serial = min(r.wall for r in by("serial"))
+    warm = min(r.wall for r in by("warm cluster"))
+    end_to_end = sum(r.wall for r in (*by("cluster start"), *by("first run"), *by("cluster close")))
+    print("\n| comparison (best round of each) | serial (s) | Dask (s) | speed-up |")
+    print("|---|---:|---:|---:|")
+    print(f"| warm cluster (as with --scheduler) | {serial:.1f} | {warm:.1f} | {serial / warm:.2f}× |")
+    print(f"| end to end: start, first run, close (as `planopt sweep` without --scheduler) | {serial:.1f} | "
+          f"{end_to_end:.1f} | {serial / end_to_end:.2f}× |")
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ cancels the outstanding futures before the cluster is closed.
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from contextlib import contextmanager
@@ -96,8 +97,10 @@ def dask_client(scheduler: Optional[str], n_tasks: int) -> Iterator[Any]:
         with client:
             yield client
         return
+    # silence_logs: the workers' own log lines (e.g. a heartbeat racing the close) stay off the
+    # user's stderr; a failing task still raises here, through gather
     with LocalCluster(n_workers=local_workers(n_tasks), threads_per_worker=1, processes=True,
-                      dashboard_address=":0") as cluster, Client(cluster) as client:
+                      dashboard_address=":0", silence_logs=logging.CRITICAL) as cluster, Client(cluster) as client:
         yield client
 
 
