@@ -244,8 +244,7 @@ def plan_space_line(pm) -> str:
     line = (f"{recipes:,} recipes × {hardware:,} hardware options × {intervals:,} checkpoint intervals"
             f" = {recipes * hardware * intervals:,} plans")
     if kept != (recipes, hardware, intervals):
-        why = [f"recipes another dominates: {recipes - kept[0]:,}"] if kept[0] < recipes else []
-        why += [f"hardware options holding no recipe in memory: {hardware - kept[1]:,}"] if kept[1] < hardware else []
+        why = [f"{reason}: {n:,}" for reason, n in getattr(d, "dropped", {}).items() if n]  # the model's own account
         line += (f"; the model keeps {kept[0]:,} × {kept[1]:,} × {kept[2]:,} = {kept[0] * kept[1] * kept[2]:,}"
                  + (f" ({'; '.join(why)})" if why else ""))
     return line

@@ -168,7 +168,12 @@ def test_validate_arithmetic_adds_up(name):
     offered = tuple(len(options) for options in pm.evaluator.space())
     assert tuple(number(x) for x in products[0][:3]) == offered
     if len(products) > 1:
-        assert tuple(number(x) for x in products[1][:3]) == (len(pm.data.recipes), len(pm.data.hardware), len(pm.data.intervals))
+        kept = tuple(number(x) for x in products[1][:3])
+        assert kept == (len(pm.data.recipes), len(pm.data.hardware), len(pm.data.intervals))
+        # the reasons given account for every recipe and hardware option left out
+        reasons = re.findall(r"(recipes|hardware)[^:;()]*: ([\d,]+)", res.stdout.split("the model keeps", 1)[1])
+        for kind, position in (("recipes", 0), ("hardware", 1)):
+            assert sum(number(n) for k, n in reasons if k == kind) == offered[position] - kept[position], res.stdout
 
 
 def test_enumerate_on_a_portfolio_says_it_plans_single_jobs():
