@@ -173,11 +173,16 @@ def evaluate(file: Path = typer.Argument(..., help="instance JSON"),
     except ValueError as exc:
         raise InputError(f"{plan_file}: {exc}") from None
     risk = cli_risk.evaluate_risk(inst, plan, scenarios, seed, plot)
+    fits = metrics.fits_memory  # a plan that does not fit does no work: no costs or hours to report
     if json_out:
-        emit_json({"plan": plan.to_dict(), "metrics": metrics.summary(), "feasible": metrics.feasible,
-                   "violations": metrics.violations, "cost_breakdown_usd": metrics.cost_breakdown_usd,
-                   "hours_breakdown": metrics.hours_breakdown, "flops": metrics.flops,
+        emit_json({"plan": plan.to_dict(), "fits_memory": fits, "metrics": metrics.summary() if fits else None,
+                   "feasible": metrics.feasible, "violations": metrics.violations,
+                   "cost_breakdown_usd": metrics.cost_breakdown_usd if fits else None,
+                   "hours_breakdown": metrics.hours_breakdown if fits else None, "flops": metrics.flops,
                    **({"risk": risk.to_dict()} if risk is not None else {})})
+    elif not fits:
+        typer.echo("\n".join(["Plan", table(plan_rows(plan)), "",
+                              "Does not fit in memory, so it cannot run: " + "; ".join(metrics.violations)]))
     else:
         typer.echo("\n".join(["Plan", table(plan_rows(plan)), "", "Results", table(metric_rows(inst, metrics)), "",
                               "Feasible: " + ("yes" if metrics.feasible else "no — " + "; ".join(metrics.violations)), "",
@@ -205,13 +210,20 @@ def enumerate(file: Path = typer.Argument(..., help="instance JSON"), json_out: 
     if all_plans:
         plans = oracle.all_plans(inst)
         if json_out:
-            emit_json({"plans": [{"plan": p.plan.to_dict(), "metrics": p.metrics.summary(), "feasible": p.feasible} for p in plans]})
+            emit_json({"plans": [{"plan": p.plan.to_dict(), "fits_memory": p.metrics.fits_memory,
+                                  "metrics": p.metrics.summary() if p.metrics.fits_memory else None,
+                                  "feasible": p.feasible, "violations": p.metrics.violations} for p in plans]})
         else:
             from .report import table
+
+            def numbers(m):
+                if not m.fits_memory:  # no work is done by a plan that cannot run
+                    return ("-", "-", f"{m.quality:.2f}", f"{m.forgetting_points:.2f}", "no: does not fit in memory")
+                return (f"{m.cost_usd:,.2f}", f"{m.wall_hours:,.2f}", f"{m.quality:.2f}", f"{m.forgetting_points:.2f}",
+                        "yes" if m.feasible else "no")
             rows = [(p.plan.method, f"{p.plan.gpu_count}×{p.plan.gpu}", p.plan.steps, "-".join(map(str, p.plan.samples_per_prompt)) or "-",
                      p.plan.teacher_precision or "-", p.plan.external_data_share if p.plan.external_data_share is not None else "-",
-                     f"{p.plan.checkpoint_interval_minutes:g}", f"{p.metrics.cost_usd:,.2f}", f"{p.metrics.wall_hours:,.2f}",
-                     f"{p.metrics.quality:.2f}", f"{p.metrics.forgetting_points:.2f}", "yes" if p.feasible else "no") for p in plans]
+                     f"{p.plan.checkpoint_interval_minutes:g}", *numbers(p.metrics)) for p in plans]
             typer.echo(table(rows, header=("method", "GPUs", "steps", "samples", "teacher", "mix", "ckpt min", "cost $", "hours", "quality", "forget", "feasible")))
         return
     _print_result(inst, oracle.best_plan(inst), json_out)
