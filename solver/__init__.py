@@ -6,31 +6,69 @@ model lives in ``planopt.models``. Typical use::
     import planopt
     result = planopt.solve("instances/qwen3-8b-math.json", budget_usd=50_000)
     result.plan, result.metrics.cost_usd, planopt.breakdown_frame(result)
+
+Names are imported on first use, so that a command line that needs no solver
+(``planopt --help``, ``planopt schema``) does not pay for Pyomo and pandas.
 """
 
-from planopt.models.costs import Metrics
-from planopt.models.plan import Plan
-from planopt.models.schema import Instance
+from __future__ import annotations
 
-from .api import breakdown_frame, evaluate_plan, solve_instance
-from .errors import InputError
-from .frontier import frontier_frame as frontier
-from .instance import load_instance
-from .portfolio import PortfolioResult, load_portfolio, solve_portfolio
-from .risk import Risk
-from .run import PlanModel, SolveResult
-from .sweep import sweep_frame as sweep
+import importlib
+import sys
+import types
+from importlib.metadata import PackageNotFoundError, version
 
-solve = solve_instance
-evaluate = evaluate_plan
+try:
+    __version__ = version("planopt")
+except PackageNotFoundError:  # run from a source tree that was not installed
+    __version__ = "unknown"
+
+# public name -> (module, attribute)
+_EXPORTS = {
+    "Metrics": ("planopt.models.costs", "Metrics"),
+    "Plan": ("planopt.models.plan", "Plan"),
+    "Instance": ("planopt.models.schema", "Instance"),
+    "solve": ("planopt.api", "solve_instance"),
+    "evaluate": ("planopt.api", "evaluate_plan"),
+    "breakdown_frame": ("planopt.api", "breakdown_frame"),
+    "InputError": ("planopt.errors", "InputError"),
+    "frontier": ("planopt.frontier", "frontier_frame"),
+    "load_instance": ("planopt.instance", "load_instance"),
+    "PortfolioResult": ("planopt.portfolio", "PortfolioResult"),
+    "load_portfolio": ("planopt.portfolio", "load_portfolio"),
+    "solve_portfolio": ("planopt.portfolio", "solve_portfolio"),
+    "Risk": ("planopt.risk", "Risk"),
+    "risk": ("planopt.risk", "risk_of"),
+    "PlanModel": ("planopt.run", "PlanModel"),
+    "SolveResult": ("planopt.run", "SolveResult"),
+    "sweep": ("planopt.sweep", "sweep_frame"),
+}
+
+__all__ = ["__version__", *_EXPORTS]
 
 
-def risk(source, plan, scenarios: int = 10_000, seed: int = 0) -> Risk:
-    """A plan's metrics over ``scenarios`` of the uncertainty model (``Risk.to_dict()``, ``Risk.frame()``)."""
-    from .risk import plan_risk
-    inst = load_instance(source)
-    return plan_risk(inst, plan if isinstance(plan, Plan) else Plan.from_dict(plan), scenarios, seed)
+class _Package(types.ModuleType):
+    """Keeps the API functions ``frontier``, ``sweep`` and ``risk`` when Python binds the
+    submodules of the same names on the package as they are imported (as an eager
+    ``from .frontier import frontier_frame as frontier`` used to do)."""
 
-__all__ = ["solve", "evaluate", "load_instance", "breakdown_frame", "Instance", "Plan", "Metrics",
-           "SolveResult", "PlanModel", "InputError", "frontier", "sweep",
-           "solve_portfolio", "load_portfolio", "PortfolioResult", "risk", "Risk"]
+    def __setattr__(self, name: str, value) -> None:
+        if name in _EXPORTS and isinstance(value, types.ModuleType) and value.__name__ == f"{__name__}.{name}":
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'planopt' has no attribute {name!r}")
+    module, attribute = _EXPORTS[name]
+    value = getattr(importlib.import_module(module), attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(__all__)

@@ -19,8 +19,21 @@ import typer
 
 from . import cli_risk
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+app = typer.Typer(add_completion=True, no_args_is_help=True,
                   help="Exact planner for LLM post-training: SFT, RL or on-policy distillation, on which GPUs, for least cost.")
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from planopt import __version__
+        typer.echo(f"planopt {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                       help="print planopt's version and exit")) -> None:
+    """Exact planner for LLM post-training: SFT, RL or on-policy distillation, on which GPUs, for least cost."""
 
 EXIT = {"optimal": 0, "infeasible": 3, "time_limit": 4, "error": 1}
 

@@ -87,3 +87,11 @@ def plan_risk(inst: Instance, plan: Plan, n: int = 10_000, seed: int = DEFAULT_S
     samples = ScenarioEvaluator(ev, draw(inst, n, seed)).plan_metrics(plan)
     limits = limits_of(inst)
     return Risk(n, seed, limits, samples, meets(samples, limits), fits)
+
+
+def risk_of(source, plan, scenarios: int = 10_000, seed: int = DEFAULT_SEED) -> Risk:
+    """``planopt.risk``: a plan's metrics over ``scenarios`` of the uncertainty model
+    (an instance path, dict or Instance; a Plan or its dict). ``Risk.to_dict()``, ``Risk.frame()``."""
+    from .instance import load_instance
+    inst = load_instance(source)
+    return plan_risk(inst, plan if isinstance(plan, Plan) else Plan.from_dict(plan), scenarios, seed)

@@ -1,0 +1,41 @@
+"""A lean CLI (issue 13 items 15-16): --version, and no solver or pandas import for commands that need none."""
+
+import subprocess
+import sys
+from importlib.metadata import version
+
+from typer.testing import CliRunner
+
+import planopt
+from planopt.cli import app
+
+
+def test_version_flag_and_attribute_agree_with_the_installed_distribution():
+    res = CliRunner().invoke(app, ["--version"])
+    assert res.exit_code == 0
+    assert res.stdout.strip() == f"planopt {version('planopt')}" == f"planopt {planopt.__version__}"
+
+
+def heavy_modules_after(code: str) -> set[str]:
+    probe = code + "\nimport sys\nprint(' '.join(m for m in ('pyomo', 'pandas', 'highspy', 'matplotlib') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    return set(out.split())
+
+
+def test_importing_the_package_and_the_cli_loads_no_solver():
+    assert heavy_modules_after("import planopt") == set()
+    assert heavy_modules_after("import planopt.cli") == set()
+
+
+def test_help_and_schema_need_no_solver():
+    code = ("from typer.testing import CliRunner\nfrom planopt.cli import app\n"
+            "assert CliRunner().invoke(app, ['--help']).exit_code == 0\n"
+            "assert CliRunner().invoke(app, ['schema']).exit_code == 0")
+    assert heavy_modules_after(code) == set()
+
+
+def test_api_names_resolve_to_functions_even_after_their_modules_load():
+    import planopt.frontier  # noqa: F401  (binds the submodule on the package)
+    import planopt.sweep  # noqa: F401
+    assert callable(planopt.frontier) and callable(planopt.sweep) and callable(planopt.risk)
+    assert planopt.frontier.__name__ == "frontier_frame"
