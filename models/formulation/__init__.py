@@ -32,7 +32,7 @@ def build(ev: Evaluator, prune_dominated: bool = True) -> tuple[pyo.ConcreteMode
         data = prune(data)
     m = pyo.ConcreteModel(name=ev.inst.name)
     define_choices(m, data)
-    define_work(m, data)
+    define_work(m, data, one_row_per_hardware=True)
     define_checkpointing(m, data)
     define_accounting(m, data)
     define_limits(m, ev.inst.constraints, data)
