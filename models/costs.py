@@ -180,9 +180,12 @@ class Evaluator:
         hours["data_lead_time"] = rp.lead_hours
         for key, value in by_component.items():
             hours[HOURS_CATEGORY[family_of(key)]] += value
+        overhead = hp.overhead_share(interval_minutes)
+        # writes cost w/τ per hour of work; the rest of the exact overhead is failures
+        # (re-work, restarts, failed writes), so the breakdown sums to the wall time
         hours["checkpoint_writes"] = compute_hours * hp.checkpoint_write_hours / tau
-        hours["failure_rework"] = compute_hours * hp.failures_per_hour * (tau / 2.0 + hp.restart_hours)
-        train_hours = compute_hours * (1.0 + hp.overhead_share(interval_minutes))
+        hours["failure_rework"] = compute_hours * (overhead - hp.checkpoint_write_hours / tau)
+        train_hours = compute_hours * (1.0 + overhead)
         wall = rp.lead_hours + train_hours
         costs = cost_breakdown_usd(inst, rp, h.count * hp.price_usd_per_gpu_hour, train_hours, wall, rp.forgetting_points)
         m = Metrics(cost_usd=sum(costs.values()), wall_hours=wall, quality=rp.quality,
