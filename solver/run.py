@@ -64,14 +64,18 @@ class HighsWithStart(Highs):
         if values:
             import numpy as np
             from highspy import HighsSolution
-            column = self._pyomo_var_to_solver_var_map
-            full = np.zeros(len(column))
-            for var, value in values:
-                full[column[id(var)]] = value
-            solution = HighsSolution()
-            solution.col_value = full.tolist()
-            solution.value_valid = True
-            self._solver_model.setSolution(solution)
+            try:  # Pyomo's column map is private: without it, solve without a start
+                column = self._pyomo_var_to_solver_var_map
+                full = np.zeros(len(column))
+                for var, value in values:
+                    full[column[id(var)]] = value
+            except (AttributeError, KeyError):
+                full = None
+            if full is not None:
+                solution = HighsSolution()
+                solution.col_value = full.tolist()
+                solution.value_valid = True
+                self._solver_model.setSolution(solution)
         return super()._solve()
 
 
