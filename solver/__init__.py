@@ -42,6 +42,8 @@ _EXPORTS = {
     "PlanModel": ("planopt.run", "PlanModel"),
     "SolveResult": ("planopt.run", "SolveResult"),
     "sweep": ("planopt.sweep", "sweep_frame"),
+    "confidence_sweep": ("planopt.sweep", "chance_grid_frame"),
+    "probability_frontier": ("planopt.frontier", "probability_frontier_frame"),
 }
 
 __all__ = ["__version__", *_EXPORTS]

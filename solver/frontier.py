@@ -357,6 +357,13 @@ def _chance_point(inst, evaluator, plan: Plan, violations: int, n: int, seed: in
     return ChancePoint(plan, metrics, expected, violations, n, outside.share())
 
 
+def probability_frontier_frame(instance, metric: str = "cost_usd", **options) -> "pd.DataFrame":
+    """The Python API of ``planopt frontier FILE --x METRIC --y probability``: one row per point
+    (``options``: scenarios, seed, out_of_sample, time_limit)."""
+    from .instance import load_instance
+    return chance_points_frame(chance_frontier(load_instance(instance), metric, **options))
+
+
 def chance_points_frame(front: ChanceFrontier) -> "pd.DataFrame":
     import pandas as pd
     records = []

@@ -39,3 +39,8 @@ def test_api_names_resolve_to_functions_even_after_their_modules_load():
     import planopt.sweep  # noqa: F401
     assert callable(planopt.frontier) and callable(planopt.sweep) and callable(planopt.risk)
     assert planopt.frontier.__name__ == "frontier_frame"
+
+
+def test_confidence_sweep_and_probability_frontier_are_in_the_api():
+    assert callable(planopt.confidence_sweep) and callable(planopt.probability_frontier)
+    assert "confidence_sweep" in dir(planopt)

@@ -5,7 +5,11 @@ last `&&` of a chained line) and run through the CLI in a scratch folder that
 sees the repository's `instances/`, so files the examples write (plots, CSV)
 land there. An example may end infeasible (exit 3) to show an explanation;
 none may end in bad input (2), an internal error (1) or a time limit (4).
+A command that names a Dask scheduler (``--scheduler tcp://HOST:PORT``) runs
+against a real local cluster started at that address, as the README starts one.
 """
+
+import contextlib
 
 import re
 import shlex
@@ -34,6 +38,19 @@ def readme_commands() -> list[str]:
 COMMANDS = readme_commands()
 
 
+@contextlib.contextmanager
+def scheduler_for(args: list[str]):
+    """A local Dask cluster at the address a command's --scheduler names (none otherwise)."""
+    if "--scheduler" not in args:
+        yield
+        return
+    from distributed import LocalCluster
+    host, port = args[args.index("--scheduler") + 1].removeprefix("tcp://").rsplit(":", 1)
+    with LocalCluster(host=host, scheduler_port=int(port), n_workers=2, threads_per_worker=1,
+                      processes=True, dashboard_address=None):
+        yield
+
+
 def test_the_readme_shows_commands():
     assert len(COMMANDS) >= 4, COMMANDS
 
@@ -43,7 +60,8 @@ def test_readme_command_runs_as_written(command, tmp_path, monkeypatch):
     (tmp_path / "instances").symlink_to(ROOT / "instances")
     monkeypatch.chdir(tmp_path)
     args = shlex.split(command)[1:]
-    result = CliRunner().invoke(app, args)
+    with scheduler_for(args):
+        result = CliRunner().invoke(app, args)
     assert result.exit_code in (0, 3), (command, result.exit_code, result.stderr, result.stdout[-2000:])
     assert result.stdout.strip(), command
     assert "internal error" not in result.stderr
