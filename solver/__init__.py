@@ -16,12 +16,6 @@ from __future__ import annotations
 import importlib
 import sys
 import types
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("planopt")
-except PackageNotFoundError:  # run from a source tree that was not installed
-    __version__ = "unknown"
 
 # public name -> (module, attribute)
 _EXPORTS = {
@@ -63,7 +57,18 @@ class _Package(types.ModuleType):
 sys.modules[__name__].__class__ = _Package
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("planopt")
+    except PackageNotFoundError:  # run from a source tree that was not installed
+        return "unknown"
+
+
 def __getattr__(name: str):
+    if name == "__version__":  # importlib.metadata costs 30 ms: only when asked
+        globals()[name] = _version()
+        return globals()[name]
     if name not in _EXPORTS:
         raise AttributeError(f"module 'planopt' has no attribute {name!r}")
     module, attribute = _EXPORTS[name]
