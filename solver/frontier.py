@@ -152,6 +152,12 @@ def _optimise(pm: PlanModel, front: Frontier, objective: str, time_limit: float 
     activate_objective(pm.model, objective)
     res = pm._run(time_limit)
     front.solves += 1
+    return _loaded_optimum(res)
+
+
+def _loaded_optimum(res) -> Optional[float]:
+    """The optimal value of a solve with its solution loaded; None when infeasible. Any other
+    ending stops the frontier: a point not proven optimal would make it inexact."""
     status = _status(res)
     if status == "infeasible":
         return None
@@ -287,13 +293,7 @@ class _ChanceWalk:
         m.walk_objective = pyo.Objective(expr=expr, sense=sense)
         res = run_highs(self.solver, m, time_limit)
         self.solves += 1
-        status = _status(res)
-        if status == "infeasible":
-            return None
-        if status != "optimal":
-            raise RuntimeError(f"frontier: a solve ended with status {status}; the frontier would not be exact")
-        res.solution_loader.load_vars()
-        return res.incumbent_objective
+        return _loaded_optimum(res)
 
     def step(self, metric: str, allowed: int, time_limit: float | None) -> Optional[tuple[Plan, int]]:
         """The best plan for the expected ``metric`` with at most ``allowed`` violations, then fewest violations."""
