@@ -162,7 +162,9 @@ def solve(file: Path = typer.Argument(..., help="instance JSON"),
     for flag, value in (("--plot", plot), ("--cvar", cvar)):
         if value is not None:
             raise InputError(f"{flag}: needs --scenarios or --confidence on one job (a portfolio's --plot draws its schedule)")
-    _print_result(inst, solve_instance(inst, time_limit=time_limit, sensitivity=sensitivity), json_out)
+    # every plan's estimate comes with its uncertainty: risk over the default scenario count
+    _print_result(inst, solve_instance(inst, time_limit=time_limit, sensitivity=sensitivity,
+                                       scenarios=cli_risk.REPORT_SCENARIOS, seed=seed), json_out)
 
 
 @app.command()
