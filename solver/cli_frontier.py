@@ -37,8 +37,8 @@ def _check_out(path: Optional[Path]) -> None:
 def _check_plot(path: Optional[Path]) -> None:
     """Refuse a bad --plot path before solving, with the same rule the plotter applies."""
     if path is not None:
-        from .plots import check_png_path
-        check_png_path(path)
+        from .plots import check_plot_path
+        check_plot_path(path)
 
 
 def _load_job(file: Path, command: str):
@@ -206,8 +206,8 @@ def sweep(file: Path = typer.Argument(..., help="instance JSON"),
     from .errors import InputError
     given = [(name, flag, text) for (name, flag), text in zip(
         LIMIT_FLAGS, (budget_usd, deadline_hours, max_forgetting, min_quality)) if text is not None]
-    if time_limit is not None and time_limit <= 0:
-        raise InputError(f"--time-limit: expected a positive number of seconds, got {time_limit}")
+    from .instance import check_time_limit
+    check_time_limit(time_limit)
     if confidence is not None:
         _chance_grid(file, given, confidence, objective, time_limit, reuse, scenarios, seed, scheduler, serial,
                      json_out, out, plot)

@@ -60,8 +60,8 @@ def solve_portfolio_command(file: Path, json_out: bool, time_limit: Optional[flo
     """Solve a portfolio instance, print it, return the exit code."""
     from .portfolio import solve_portfolio
     if plot is not None:
-        from .plots import check_png_path
-        check_png_path(plot)  # a bad path fails before the solve, not after it
+        from .plots import check_plot_path
+        check_plot_path(plot)  # a bad path fails before the solve, not after it
     result = solve_portfolio(file, time_limit=time_limit)
     if json_out:
         emit_json(result.to_dict())

@@ -24,7 +24,6 @@ SCENARIOS = typer.Option(None, "--scenarios", help="scenarios of the uncertainty
 CONFIDENCE = typer.Option(None, "--confidence", help="share of scenarios in which every limit must hold (0-1): a chance-constrained plan")
 SEED = typer.Option(0, "--seed", help="seed of the scenario draw")
 CVAR = typer.Option(None, "--cvar", help="with --confidence: minimise CVaR of cost at this level (0-1) instead of expected cost")
-PLOT_SUFFIXES = (".png", ".svg", ".pdf")
 # Scenarios behind the risk every single-job `solve` and `evaluate` report carries when
 # --scenarios is not given: a share's standard error is at most 1.6 points at 1,000
 # (sqrt(0.25 / 1000)), and the scenario evaluator takes a few milliseconds for them.
@@ -32,12 +31,8 @@ REPORT_SCENARIOS = 1_000
 
 
 def check_plot_path(plot: Path) -> None:
-    if plot.suffix.lower() not in PLOT_SUFFIXES:
-        raise InputError(f"--plot: expected a .png, .svg or .pdf file, got {str(plot)!r}")
-    if plot.is_dir():
-        raise InputError(f"--plot: {plot} is a directory, expected a file")
-    if not plot.parent.exists() and str(plot.parent) not in ("", "."):
-        raise InputError(f"--plot: folder {plot.parent} does not exist")
+    from .plots import check_plot_path as check
+    check(plot)
 
 
 def uses_scenarios(inst, scenarios: Optional[int], confidence: Optional[float]) -> bool:

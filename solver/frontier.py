@@ -381,8 +381,8 @@ def chance_points_frame(front: ChanceFrontier) -> "pd.DataFrame":
 def plot_chance_frontier(front: ChanceFrontier, path, title: str = ""):
     """Expected metric against the probability of meeting every limit: in sample (the staircase the
     MIP walks) and out of sample (hollow markers)."""
-    from .plots import LABELS, _pyplot, check_png_path, plan_label
-    path = check_png_path(path)
+    from .plots import LABELS, _pyplot, check_plot_path, plan_label
+    path = check_plot_path(path)
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(9, 6), dpi=110)
     pts = front.points

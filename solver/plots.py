@@ -1,4 +1,4 @@
-"""PNG charts of frontiers and sweeps (matplotlib, Agg backend: no display needed)."""
+"""Charts of frontiers, sweeps and risks (matplotlib, Agg backend: no display needed); PNG, SVG or PDF by extension."""
 
 from __future__ import annotations
 
@@ -26,11 +26,16 @@ def plan_label(plan) -> str:
     return f"{plan.method.upper()} {plan.gpu_count}×{plan.gpu}"
 
 
-def check_png_path(path: Path) -> Path:
-    """The --plot path, if it names a .png in an existing folder; else an InputError."""
+PLOT_SUFFIXES = (".png", ".svg", ".pdf")  # matplotlib writes each by the file name's extension
+
+
+def check_plot_path(path: Path) -> Path:
+    """The --plot path, if it names a .png, .svg or .pdf file in an existing folder; else an InputError."""
     path = Path(path)
-    if path.suffix.lower() != ".png":
-        raise InputError(f"--plot: expected a .png file name, got {path}")
+    if path.suffix.lower() not in PLOT_SUFFIXES:
+        raise InputError(f"--plot: expected a .png, .svg or .pdf file name, got {path}")
+    if path.is_dir():
+        raise InputError(f"--plot: {path} is a directory, expected a file")
     if path.parent and not path.parent.exists():
         raise InputError(f"--plot: folder {path.parent} does not exist")
     return path
@@ -38,7 +43,7 @@ def check_png_path(path: Path) -> Path:
 
 def plot_frontier(front, path: Path, title: str = "") -> Path:
     """The frontier as a staircase of points, each labelled with its plan (method, GPUs)."""
-    path = check_png_path(path)
+    path = check_plot_path(path)
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(9, 6), dpi=110)
     xs = [getattr(p.metrics, front.x) for p in front.points]
@@ -74,7 +79,7 @@ def plot_frontier(front, path: Path, title: str = "") -> Path:
 
 def plot_sweep(rows, path: Path, title: str = "") -> Path:
     """The four metrics of the optimal plan against the swept limit; infeasible values leave gaps."""
-    path = check_png_path(path)
+    path = check_plot_path(path)
     plt = _pyplot()
     limit = rows[0].limit if rows else "budget_usd"
     fig, axes = plt.subplots(2, 2, figsize=(10, 7), dpi=110, sharex=True)

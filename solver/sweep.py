@@ -145,6 +145,7 @@ def run_sweep(pm: PlanModel, limit: str, values: Iterable[float], time_limit: fl
 
 # --- tables -----------------------------------------------------------------
 
+INTEGER_PLAN_COLUMNS = ("gpu_count", "steps")
 PLAN_COLUMNS = ("method", "gpu", "gpu_count", "steps", "samples_per_prompt", "teacher_precision",
                 "external_data_share", "checkpoint_interval_minutes")
 METRIC_COLUMNS = ("cost_usd", "wall_hours", "quality", "forgetting_points", "gpu_hours")
@@ -168,7 +169,16 @@ def rows_frame(rows: list[SweepRow]) -> "pd.DataFrame":
         rec.update(plan_columns(row.result.plan))
         rec["reused"] = row.reused
         records.append(rec)
-    return pd.DataFrame.from_records(records)
+    return with_nullable_ints(pd.DataFrame.from_records(records))
+
+
+def with_nullable_ints(frame: "pd.DataFrame") -> "pd.DataFrame":
+    """Whole-number plan columns as pandas' nullable Int64, so an infeasible row (no plan)
+    leaves a missing value instead of turning ``gpu_count`` 32 into 32.0 (issue 13 item 5)."""
+    for column in INTEGER_PLAN_COLUMNS:
+        if column in frame:
+            frame[column] = frame[column].astype("Int64")
+    return frame
 
 
 def sweep_frame(instance, limit: str, values: Iterable[float], time_limit: float | None = None,
@@ -310,7 +320,7 @@ def grid_frame(points: list[GridPoint]) -> "pd.DataFrame":
                     "reachable_confidence": p.reachable_confidence})
         rec.update(plan_columns(p.plan))
         records.append(rec)
-    return pd.DataFrame.from_records(records)
+    return with_nullable_ints(pd.DataFrame.from_records(records))
 
 
 def chance_grid_frame(instance, confidences: Iterable[float], limit: Optional[str] = None,
@@ -325,8 +335,8 @@ def chance_grid_frame(instance, confidences: Iterable[float], limit: Optional[st
 def plot_grid(points: list[GridPoint], path, title: str = ""):
     """Expected cost against confidence, one line per value of the swept limit; with one confidence
     and a swept limit, expected cost against the limit. Infeasible points: crosses at the foot of the axes."""
-    from .plots import LABELS, _pyplot, check_png_path
-    path = check_png_path(path)
+    from .plots import LABELS, _pyplot, check_plot_path
+    path = check_plot_path(path)
     plt = _pyplot()
     limit = points[0].limit if points else None
     by_limit = len({p.confidence for p in points}) == 1 and limit is not None

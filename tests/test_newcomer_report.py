@@ -51,3 +51,36 @@ def test_a_plan_that_does_not_fit_reports_no_work(tmp_path):
     rows = json.loads(listing)["plans"]
     assert any(r["fits_memory"] is False and r["metrics"] is None for r in rows)
     assert all(r["metrics"] is not None for r in rows if r["fits_memory"])
+
+
+def test_sweep_table_keeps_whole_numbers_whole_when_a_row_is_infeasible(tmp_path):
+    """Issue 13 item 5: gpu_count 32 became 32.0 in CSV/Parquet once any row had no plan."""
+    import pandas as pd
+    out = tmp_path / "sweep.csv"
+    res = CliRunner().invoke(app, ["sweep", str(INSTANCES / "tiny.json"), "--budget-usd", "100,800,2000", "--out", str(out)])
+    assert res.exit_code in (0, 3), res.stderr
+    frame = pd.read_csv(out)
+    assert frame["status"].eq("infeasible").any() and frame["status"].eq("optimal").any()
+    text = out.read_text()
+    assert ",8," in text and ",8.0," not in text  # 8 x H100 stays 8
+    parquet = tmp_path / "sweep.parquet"
+    CliRunner().invoke(app, ["sweep", str(INSTANCES / "tiny.json"), "--budget-usd", "100,800", "--out", str(parquet)])
+    assert str(pd.read_parquet(parquet)["gpu_count"].dtype) == "Int64"
+
+
+def test_plots_by_extension_svg_and_pdf(tmp_path):
+    """Issue 13 item 13: plots are PNG, SVG or PDF by the file name."""
+    for suffix in ("svg", "pdf"):
+        path = tmp_path / f"frontier.{suffix}"
+        res = CliRunner().invoke(app, ["frontier", str(INSTANCES / "tiny.json"), "--x", "cost_usd", "--y", "quality",
+                                       "--plot", str(path)])
+        assert res.exit_code == 0, res.stderr
+        head = path.read_bytes()[:5]
+        assert head == (b"<?xml" if suffix == "svg" else b"%PDF-")
+    bad = CliRunner().invoke(app, ["frontier", str(INSTANCES / "tiny.json"), "--plot", str(tmp_path / "f.gif")])
+    assert bad.exit_code == 2 and ".png, .svg or .pdf" in bad.stderr
+
+
+def test_sweep_time_limit_nan_is_refused():
+    res = CliRunner().invoke(app, ["sweep", str(INSTANCES / "tiny.json"), "--budget-usd", "800,900", "--time-limit", "nan"])
+    assert res.exit_code == 2 and "--time-limit" in res.stderr
