@@ -18,7 +18,7 @@ from typing import Optional
 
 import typer
 
-from .cli import EXIT, JSON, ObjectiveName, app, emit_json, guarded
+from .cli import BUDGET, DEADLINE, EXIT, FORGETTING, JSON, QUALITY, ObjectiveName, app, emit_json, guarded
 
 OUT = typer.Option(None, "--out", help="also write the table to a .csv or .parquet file")
 PLOT = typer.Option(None, "--plot", help="also draw a chart to a .png file")
@@ -87,38 +87,51 @@ def frontier(file: Path = typer.Argument(..., help="instance JSON"),
              scenarios: Optional[int] = typer.Option(None, "--scenarios", help="with probability: scenarios of the sample (default 200)"),
              seed: Optional[int] = typer.Option(None, "--seed", help="with probability: seed of the scenario draw (default 0)"),
              scheduler: Optional[str] = FRONTIER_SCHEDULER,
+             budget_usd: Optional[float] = BUDGET, deadline_hours: Optional[float] = DEADLINE,
+             max_forgetting: Optional[float] = FORGETTING, min_quality: Optional[float] = QUALITY,
              json_out: bool = JSON, out: Optional[Path] = OUT, plot: Optional[Path] = PLOT):
     """Exact Pareto frontier of two metrics: every non-dominated plan, by ε-constraint on the MIP.
-    With `--y probability`: expected x against the probability of meeting every limit (chance-constrained)."""
+    With `--y probability`: expected x against the probability of meeting every limit (chance-constrained).
+    The limit flags override the instance's limits, as in `planopt solve` (issue 13 item 6)."""
     from .errors import InputError
     from .frontier import PROBABILITY
+    limits = {"budget": budget_usd, "deadline": deadline_hours, "forgetting": max_forgetting, "quality": min_quality}
     if scheduler is not None:
         raise InputError("--scheduler: frontier points are found one after another (each ε-constraint comes from the "
                          "previous point), not as independent solves; use `planopt sweep FILE --confidence LIST "
                          "--scheduler ADDRESS` for a grid of independent chance-constrained solves")
     if PROBABILITY in (x, y):
-        raise typer.Exit(_probability_frontier(file, x, y, scenarios, seed, json_out, out, plot))
+        raise typer.Exit(_probability_frontier(file, x, y, scenarios, seed, json_out, out, plot, limits))
     for flag, value in (("--scenarios", scenarios), ("--seed", seed)):
         if value is not None:
             raise InputError(f"{flag}: applies to a frontier against the probability of meeting the limits (--y probability)")
-    raise typer.Exit(_metric_frontier(file, x, y, json_out, out, plot))
+    raise typer.Exit(_metric_frontier(file, x, y, json_out, out, plot, limits))
 
 
-def _metric_frontier(file: Path, x: str, y: str, json_out: bool, out, plot) -> int:
-    from .frontier import METRICS, pareto_frontier, points_frame
+def _job_with_limits(file: Path, limits: dict):
+    """The single-job instance with the limit flags applied (checked as `planopt solve` checks them)."""
+    from .cli import _with_overrides
+    _load_job(file, "frontier")  # refuses a portfolio with its own message
+    return _with_overrides(file, None, limits["budget"], limits["deadline"], limits["forgetting"], limits["quality"])
+
+
+def _metric_frontier(file: Path, x: str, y: str, json_out: bool, out, plot, limits: dict) -> int:
+    from .frontier import METRICS, grid_caps, pareto_frontier, points_frame
     from .report import table
     from .run import PlanModel
     _check_out(out)
     _check_plot(plot)
-    inst = _load_job(file, "frontier")
+    inst = _job_with_limits(file, limits)
     front = pareto_frontier(PlanModel(inst), x, y)
     if out is not None:
         _write_table(points_frame(front), out)
     if plot is not None:
         from .plots import plot_frontier
         plot_frontier(front, plot, title=f"{inst.name}: exact {x} vs {y} frontier ({len(front.points)} points)")
+    # the point best in y comes first: does the option grid stop the frontier there?
+    capped = grid_caps(inst, front.points[0].plan) if front.points else []
     if json_out:
-        emit_json({"x": x, "y": y, "points": [p.to_dict() for p in front.points]})
+        emit_json({"x": x, "y": y, "points": [p.to_dict() for p in front.points], "capped_by_options": capped})
     else:
         others = [m for m in METRICS if m not in (x, y)]
         rows = [(n, _fmt(x, getattr(p.metrics, x)), _fmt(y, getattr(p.metrics, y)),
@@ -131,10 +144,13 @@ def _metric_frontier(file: Path, x: str, y: str, json_out: bool, out, plot) -> i
             typer.echo(table(rows, header=("#", x, y, *others, *PLAN_HEADER)))
         else:
             typer.echo("  no plan satisfies the instance's limits")
+        if capped:
+            typer.echo(f"\nThe frontier's best {y} point uses the largest value of {'; '.join(capped)}: the option grid, "
+                       "not cost, ends the frontier there. Add larger options to see further.")
     return EXIT["optimal"] if front.points else EXIT["infeasible"]
 
 
-def _probability_frontier(file: Path, x: str, y: str, scenarios, seed, json_out: bool, out, plot) -> int:
+def _probability_frontier(file: Path, x: str, y: str, scenarios, seed, json_out: bool, out, plot, limits: dict) -> int:
     """Expected ``x`` (or ``y``) against the in-sample probability of meeting every limit."""
     from .chance import DEFAULT_SCENARIOS
     from .errors import InputError
@@ -147,7 +163,7 @@ def _probability_frontier(file: Path, x: str, y: str, scenarios, seed, json_out:
     n = check_scenarios(scenarios, "--scenarios") if scenarios is not None else DEFAULT_SCENARIOS
     _check_out(out)
     _check_plot(plot)
-    inst = _load_job(file, "frontier")
+    inst = _job_with_limits(file, limits)
     front = chance_frontier(inst, metric, n, seed or 0)
     if out is not None:
         _write_table(chance_points_frame(front), out)

@@ -155,6 +155,21 @@ def _optimise(pm: PlanModel, front: Frontier, objective: str, time_limit: float 
     return _loaded_optimum(res)
 
 
+def grid_caps(inst, plan) -> list[str]:
+    """The option lists whose largest value this plan uses: at a frontier's end, a sign that the
+    option grid, not economics, stops the frontier there (issue 13 item 6)."""
+    caps = []
+    opts = inst.training.methods[plan.method]
+    if plan.steps == max(opts.steps_options):
+        caps.append(f"training.methods.{plan.method}.steps_options (longest: {plan.steps:,} steps)")
+    if plan.samples_per_prompt and max(plan.samples_per_prompt) == max(inst.training.samples_per_prompt_options):
+        caps.append(f"training.samples_per_prompt_options (largest: {max(plan.samples_per_prompt)})")
+    counts = next(o.counts for o in inst.hardware.gpus if o.name == plan.gpu)
+    if plan.gpu_count == max(counts) and len(counts) > 1:
+        caps.append(f"hardware.gpus[{plan.gpu}].counts (largest: {plan.gpu_count})")
+    return caps
+
+
 def _loaded_optimum(res) -> Optional[float]:
     """The optimal value of a solve with its solution loaded; None when infeasible. Any other
     ending stops the frontier: a point not proven optimal would make it inexact."""

@@ -84,3 +84,17 @@ def test_plots_by_extension_svg_and_pdf(tmp_path):
 def test_sweep_time_limit_nan_is_refused():
     res = CliRunner().invoke(app, ["sweep", str(INSTANCES / "tiny.json"), "--budget-usd", "800,900", "--time-limit", "nan"])
     assert res.exit_code == 2 and "--time-limit" in res.stderr
+
+
+def test_frontier_takes_solve_limit_overrides_and_names_the_option_that_caps_it():
+    """Issue 13 item 6: qwen3-8b-math's frontier had one point with no word why."""
+    shipped = json.loads(CliRunner().invoke(app, ["frontier", str(INSTANCES / "qwen3-8b-math.json"), "--json"]).stdout)
+    assert len(shipped["points"]) == 1
+    assert any("steps_options" in c for c in shipped["capped_by_options"])
+    looser = CliRunner().invoke(app, ["frontier", str(INSTANCES / "qwen3-8b-math.json"), "--min-quality", "60", "--json"])
+    assert looser.exit_code == 0
+    assert len(json.loads(looser.stdout)["points"]) > 5
+    text = CliRunner().invoke(app, ["frontier", str(INSTANCES / "qwen3-8b-math.json")]).stdout
+    assert "the option grid, not cost, ends the frontier there" in text
+    bad = CliRunner().invoke(app, ["frontier", str(INSTANCES / "qwen3-8b-math.json"), "--budget-usd", "-5"])
+    assert bad.exit_code == 2 and "--budget-usd" in bad.stderr
