@@ -89,6 +89,7 @@ def frontier(file: Path = typer.Argument(..., help="instance JSON"),
              scheduler: Optional[str] = FRONTIER_SCHEDULER,
              budget_usd: Optional[float] = BUDGET, deadline_hours: Optional[float] = DEADLINE,
              max_forgetting: Optional[float] = FORGETTING, min_quality: Optional[float] = QUALITY,
+             confidence: Optional[float] = typer.Option(None, "--confidence", help="refused: use --y probability (every confidence at once)"),
              json_out: bool = JSON, out: Optional[Path] = OUT, plot: Optional[Path] = PLOT):
     """Exact Pareto frontier of two metrics: every non-dominated plan, by ε-constraint on the MIP.
     With `--y probability`: expected x against the probability of meeting every limit (chance-constrained).
@@ -96,6 +97,10 @@ def frontier(file: Path = typer.Argument(..., help="instance JSON"),
     from .errors import InputError
     from .frontier import PROBABILITY
     limits = {"budget": budget_usd, "deadline": deadline_hours, "forgetting": max_forgetting, "quality": min_quality}
+    if confidence is not None:
+        raise InputError("--confidence: a frontier under uncertainty is `--x cost_usd --y probability` (expected cost "
+                         "against the probability of meeting every limit, every confidence at once); for chosen "
+                         "confidences use `planopt sweep FILE --confidence LIST`")
     if scheduler is not None:
         raise InputError("--scheduler: frontier points are found one after another (each ε-constraint comes from the "
                          "previous point), not as independent solves; use `planopt sweep FILE --confidence LIST "

@@ -98,3 +98,8 @@ def test_frontier_takes_solve_limit_overrides_and_names_the_option_that_caps_it(
     assert "the option grid, not cost, ends the frontier there" in text
     bad = CliRunner().invoke(app, ["frontier", str(INSTANCES / "qwen3-8b-math.json"), "--budget-usd", "-5"])
     assert bad.exit_code == 2 and "--budget-usd" in bad.stderr
+
+
+def test_frontier_confidence_is_refused_with_the_way_to_get_it():
+    res = CliRunner().invoke(app, ["frontier", str(INSTANCES / "tiny.json"), "--confidence", "0.9"])
+    assert res.exit_code == 2 and "--y probability" in res.stderr and res.stderr.count("\n") == 1
