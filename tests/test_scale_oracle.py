@@ -32,7 +32,7 @@ from planopt.oracle import best_plan
 from planopt.run import PlanModel
 
 from conftest import INSTANCES
-from random_instances import GPUS, SMALL_MODELS, TEACHERS, random_instance_dict
+from random_instances import GPUS, LARGE as LARGE_GRID, random_instance_dict, random_job_dict, random_limits
 
 REL = 1e-6
 
@@ -55,63 +55,18 @@ def test_vectorised_oracle_equals_plan_by_plan_oracle(seed):
 
 
 def large_instance_dict(seed: int, low: int = 100_000, high: int = 1_000_000) -> dict:
-    """A random job of ``low``..``high`` plans, limits drawn from its own feasible-in-memory plans."""
+    """A random job of ``low``..``high`` plans (the LARGE option grid), limits drawn from its
+    own plans that fit in memory."""
     rng = random.Random(10_000 + seed)
     while True:
-        methods = rng.sample(["sft", "rl", "opd"], rng.randint(1, 3))
-        baseline = rng.uniform(10, 60)
-        training = {"methods": {m: {"steps_options": sorted(rng.sample([20, 50, 100, 150, 200, 300, 400, 600, 1000, 2000, 3000], rng.randint(2, 6))),
-                                    "prompts_per_step": rng.choice([16, 32, 64, 128])} for m in methods},
-                    "phases": rng.randint(1, 3), "taper_only": rng.random() < 0.7,
-                    "samples_per_prompt_options": sorted(rng.sample([1, 2, 4, 8, 16, 32], rng.randint(2, 5))),
-                    "activation_recompute": rng.random() < 0.5, "reference_logprobs": rng.random() < 0.5}
-        inst = {
-            "name": f"large-{seed}", "student": {"preset": rng.choice(SMALL_MODELS)},
-            "task": {"baseline_score": baseline, "general_score_baseline": rng.uniform(50, 90),
-                     "prompt_tokens": rng.choice([0, 100, 500]), "response_tokens": rng.choice([300, 1000, 3000]),
-                     "max_response_tokens": 8192, "prompts_available": 50000},
-            "training": training,
-            "hardware": {"gpus": [{"name": g, "counts": sorted(rng.sample([1, 2, 4, 8, 16, 32, 64], rng.randint(3, 6)))}
-                                  for g in rng.sample(GPUS, rng.randint(3, 8))]},
-            "checkpointing": {"interval_minutes_options": sorted(rng.sample([5, 10, 15, 30, 45, 60, 90, 120, 240, 480, 960], rng.randint(3, 10))),
-                              "keep_last": rng.randint(1, 3), "milestones_kept": rng.randint(0, 2), "milestone_retention_months": rng.choice([0, 3])},
-            "reliability": {"failures_per_gpu_hour": rng.choice([2e-5, 1e-4, 1e-3])},
-            "operations": {"fixed_usd": rng.choice([0, 1000]), "usd_per_wall_hour": rng.choice([0, 30])},
-            "storage": {"trajectory_log_share": rng.choice([0.0, 0.1])},
-            "forgetting_repair_usd_per_point": rng.choice([0, 500]),
-            "objective": rng.choice(["cost", "cost", "quality", "time", "forgetting"]),
-        }
-        if "sft" in methods:
-            inst["sft_data"] = {"examples_available": rng.choice([0, 10000]), "usd_per_labeled_example": rng.choice([0.5, 3.0]),
-                                "labeled_examples_per_day": rng.choice([2000, 20000]), "example_tokens": rng.choice([800, 2000]),
-                                "external_data_share_options": sorted(rng.sample([1.0, 0.85, 0.7, 0.5], rng.randint(1, 3)))}
-        if "opd" in methods:
-            inst["teacher"] = {"architecture": {"preset": rng.choice(TEACHERS)}, "score": rng.uniform(baseline, 95),
-                               "exists": rng.random() < 0.8, "training_usd": 5000, "training_hours": 24,
-                               "precision_options": sorted(rng.sample(["bf16", "fp8", "int8", "int4"], rng.randint(1, 3)))}
-        if "rl" in methods:
-            inst["reward"] = {"verifier_usd_per_sample": rng.choice([0.0, 0.001]), "design_usd": rng.choice([0, 3000])}
-            inst["environments"] = {"cpu_seconds_per_sample": rng.choice([0, 5]), "sandbox_usd_per_cpu_hour": 0.05,
-                                    "latency_seconds_per_step": rng.choice([0, 20])}
+        inst = random_job_dict(rng, f"large-{seed}", LARGE_GRID)
         recipes, hardware, intervals = Evaluator(Instance.model_validate(inst)).space()
         if low <= len(recipes) * len(hardware) * len(intervals) <= high:
             break
     _, mt = plan_arrays(Instance.model_validate(inst))
     fits = mt["feasible"]  # no limits yet: fits in memory
-    limits = {}
-    if fits.any():
-        def quantile(key):
-            values = np.sort(np.asarray(mt[key])[fits])
-            return float(values[min(len(values) - 1, int(rng.random() * len(values)))])
-        if rng.random() < 0.5:
-            limits["budget_usd"] = quantile("cost_usd") * rng.choice([0.9, 1.0, 1.5]) * (1 + REL)
-        if rng.random() < 0.5:
-            limits["deadline_hours"] = quantile("wall_hours") * rng.choice([0.9, 1.0, 1.5]) * (1 + REL)
-        if rng.random() < 0.4:
-            limits["max_forgetting_points"] = quantile("forgetting_points") * (1 + REL)
-        if rng.random() < 0.4:
-            limits["min_quality"] = quantile("quality") * (1 - REL)
-    inst["constraints"] = limits
+    values = {key: np.asarray(mt[key])[fits] for key in ("cost_usd", "wall_hours", "forgetting_points", "quality")}
+    inst["constraints"] = random_limits(rng, values)
     return inst
 
 
