@@ -36,6 +36,11 @@ from .recipes import HOURS_CATEGORY, RecipeProfile, check_recipe, enumerate_reci
 from .schema import Instance
 
 COST_KEYS = ("compute", "data", "storage", "environments", "operations", "forgetting_repair")
+# Each limit: the metric it bounds and its sense; each objective: the metric it optimises.
+# The one table the evaluator, the oracles, the scenario evaluator and the MIPs share.
+LIMIT_METRIC = {"budget_usd": ("cost_usd", "<="), "deadline_hours": ("wall_hours", "<="),
+                "max_forgetting_points": ("forgetting_points", "<="), "min_quality": ("quality", ">=")}
+OBJECTIVE_METRIC = {"cost": "cost_usd", "time": "wall_hours", "quality": "quality", "forgetting": "forgetting_points"}
 HOURS_KEYS = ("data_lead_time", "generation", "scoring", "training", "environment_wait", "checkpoint_writes", "failure_rework")
 # THE tolerance rule for limits (``limit_slack`` and ``exceeds``), shared by the
 # evaluator, the oracle, the recipe fixing and the MIP's check of every plan it

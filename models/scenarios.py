@@ -30,15 +30,12 @@ import numpy as np
 
 from . import learning as lc
 from . import physics as ph
-from .costs import Evaluator, cost_breakdown_usd, limit_slack
+from .costs import LIMIT_METRIC, Evaluator, cost_breakdown_usd, limit_slack
 from .plan import HardwareChoice, Plan, Recipe
 from .recipes import RATE_FACTOR, family_of
 from .uncertainty import Scenarios
 
 METRICS = ("cost_usd", "wall_hours", "quality", "forgetting_points", "gpu_hours")
-# Each limit: the metric it bounds and its sense (as formulation.limits.LIMITS).
-LIMIT_METRIC = {"budget_usd": ("cost_usd", "<="), "deadline_hours": ("wall_hours", "<="),
-                "max_forgetting_points": ("forgetting_points", "<="), "min_quality": ("quality", ">=")}
 RATE_FAMILIES = ("mfu_factor", "decode_factor", None)
 
 

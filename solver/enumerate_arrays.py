@@ -35,7 +35,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from planopt.models.costs import Evaluator, HardwareArrays, RecipeArrays, cost_breakdown_usd, exceeds
+from planopt.models.costs import LIMIT_METRIC, Evaluator, HardwareArrays, RecipeArrays, cost_breakdown_usd, exceeds
 from planopt.models.plan import Plan
 from planopt.models.schema import Instance
 
@@ -47,8 +47,6 @@ ARRAYS_PER_PLAN = 6                    # plan_arrays keeps cost, wall, train hou
 RECIPE_BYTES = 2048                    # a recipe's profile (Python objects) and its row of the table, about
 BLOCK_PLANS = 2**19                    # plans per block in best_plan_arrays
 MAX_PLANS = 2_000_000_000              # best_plan_arrays: beyond this, minutes of work
-LIMIT_METRICS = {"budget_usd": ("cost_usd", "<="), "deadline_hours": ("wall_hours", "<="),
-                 "max_forgetting_points": ("forgetting_points", "<="), "min_quality": ("quality", ">=")}
 # Candidates for the tie set are kept per block within this relative window of the
 # block's best (wider than TIE_BREAK_RELATIVE, so no plan of the global tie set is lost).
 CANDIDATE_WINDOW = 1e-6
@@ -125,8 +123,8 @@ def _block(inst: Instance, p: Profiles, rows: slice) -> dict[str, np.ndarray]:
            "forgetting_points": np.broadcast_to(forgetting, shape)}
     feasible = np.broadcast_to(fits[:, :, None], shape).copy()
     for name, limit in inst.constraints.model_dump().items():
-        if name in LIMIT_METRICS and limit is not None:
-            metric, sense = LIMIT_METRICS[name]
+        if name in LIMIT_METRIC and limit is not None:
+            metric, sense = LIMIT_METRIC[name]
             feasible &= ~exceeds(out[metric], limit, sense)
     out["feasible"] = feasible
     return out

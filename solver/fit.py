@@ -88,12 +88,14 @@ import copy
 import csv
 import io
 import math
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
 import numpy as np
 
+from planopt.models import schema
 from planopt.models import uncertainty as unc
 from planopt.models.catalog import CatalogLookupError, find_gpu
 from planopt.models.costs import Evaluator
@@ -104,8 +106,8 @@ from planopt.models.schema import Instance, Range
 from .errors import InputError
 
 KINDS = ("step_seconds", "task_score", "general_score_drop")
-METHODS = ("sft", "rl", "opd")
-PRECISIONS = ("bf16", "fp8", "int8", "int4")
+METHODS = schema.METHODS
+PRECISIONS = typing.get_args(schema.Precision)
 COLUMNS = ("kind", "method", "gpu", "gpu_count", "steps", "samples_per_prompt", "teacher_precision",
            "external_data_share", "value")
 OPTIONAL_COLUMNS = ("stddev", "note")

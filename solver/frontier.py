@@ -31,7 +31,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
-from planopt.models.costs import Metrics
+from planopt.models.costs import OBJECTIVE_METRIC, Metrics
 from planopt.models.formulation import activate_objective
 from planopt.models.plan import Plan
 
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
 METRICS = ("cost_usd", "wall_hours", "quality", "forgetting_points")
 # metric -> (objective name, limit that bounds it, sense: +1 minimised, -1 maximised)
-METRIC_OBJECTIVE = {"cost_usd": "cost", "wall_hours": "time", "quality": "quality", "forgetting_points": "forgetting"}
+METRIC_OBJECTIVE = {metric: objective for objective, metric in OBJECTIVE_METRIC.items()}
 METRIC_LIMIT = {"cost_usd": "budget_usd", "wall_hours": "deadline_hours",
                 "forgetting_points": "max_forgetting_points", "quality": "min_quality"}
 METRIC_SENSE = {"cost_usd": 1, "wall_hours": 1, "quality": -1, "forgetting_points": 1}

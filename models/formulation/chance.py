@@ -59,7 +59,7 @@ import pyomo.environ as pyo
 from pyomo.core.expr.numeric_expr import LinearExpression
 
 from .. import physics as ph
-from ..costs import Evaluator
+from ..costs import OBJECTIVE_METRIC, Evaluator
 from ..recipes import RATE_FACTOR, family_of
 from ..scenarios import LIMIT_METRIC, RATE_FAMILIES, ScenarioEvaluator, widened
 from ..uncertainty import Scenarios
@@ -68,7 +68,6 @@ from .data import FormulationData, collect
 from .work import define_work
 
 RECIPE_METRICS = ("quality", "forgetting_points")  # metrics of the recipe alone
-OBJECTIVE_METRIC = {"cost": "cost_usd", "time": "wall_hours", "quality": "quality", "forgetting": "forgetting_points"}
 # Counting allowed violations: floor((1 - alpha) S) computed with this guard so that
 # e.g. (1 - 0.9) * 200 = 19.999999999999996 counts as 20.
 COUNT_GUARD = 1e-9

@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 import pyomo.environ as pyo
 
-from ..costs import exceeds, limit_slack
+from ..costs import LIMIT_METRIC, exceeds, limit_slack
 from ..schema import Constraints
 
 # The limit rows are wider than the rule by a number of slacks, so that HiGHS's
@@ -51,12 +51,7 @@ from ..schema import Constraints
 SEARCH_WIDTH_SLACKS = 1000.0
 RESTING_WIDTH_SLACKS = 0.0
 
-LIMITS = {  # constraint field -> (model expression, sense)
-    "budget_usd": ("cost_usd", "<="),
-    "deadline_hours": ("wall_hours", "<="),
-    "max_forgetting_points": ("forgetting_points", "<="),
-    "min_quality": ("quality", ">="),
-}
+LIMITS = LIMIT_METRIC  # constraint field -> (model expression, which is the metric's name; sense)
 
 
 def define_limits(m: pyo.ConcreteModel, constraints: Constraints, data=None) -> None:
