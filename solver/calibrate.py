@@ -43,7 +43,6 @@ How each kind is predicted:
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import asdict, dataclass
@@ -617,7 +616,3 @@ def calibrate_dir(directory: str | Path) -> list[CalibrationRow]:
     for f in files:
         rows.extend(calibrate_case(f))
     return rows
-
-
-def rows_json(rows: list[CalibrationRow]) -> str:
-    return json.dumps([r.to_dict() for r in rows], indent=2)
