@@ -163,8 +163,9 @@ def solve(file: Path = typer.Argument(..., help="instance JSON"),
         if value is not None:
             raise InputError(f"{flag}: needs --scenarios or --confidence on one job (a portfolio's --plot draws its schedule)")
     # every plan's estimate comes with its uncertainty: risk over the default scenario count
+    from .risk import REPORT_SCENARIOS
     _print_result(inst, solve_instance(inst, time_limit=time_limit, sensitivity=sensitivity,
-                                       scenarios=cli_risk.REPORT_SCENARIOS, seed=seed), json_out)
+                                       scenarios=REPORT_SCENARIOS, seed=seed), json_out)
 
 
 @app.command()

@@ -135,18 +135,21 @@ def _metric_frontier(file: Path, x: str, y: str, json_out: bool, out, plot, limi
         plot_frontier(front, plot, title=f"{inst.name}: exact {x} vs {y} frontier ({len(front.points)} points)")
     # the point best in y comes first: does the option grid stop the frontier there?
     capped = grid_caps(inst, front.points[0].plan) if front.points else []
+    risks = _risks(inst, [(inst, p.plan) for p in front.points])
     if json_out:
-        emit_json({"x": x, "y": y, "points": [p.to_dict() for p in front.points], "capped_by_options": capped})
+        emit_json({"x": x, "y": y, "points": [{**p.to_dict(), "risk": r.to_dict()} for p, r in zip(front.points, risks)],
+                   "capped_by_options": capped})
     else:
         others = [m for m in METRICS if m not in (x, y)]
         rows = [(n, _fmt(x, getattr(p.metrics, x)), _fmt(y, getattr(p.metrics, y)),
-                 *(_fmt(m, getattr(p.metrics, m)) for m in others), *_plan_cells(p.plan))
-                for n, p in enumerate(front.points, 1)]
+                 *(_fmt(m, getattr(p.metrics, m)) for m in others), *_risk_cells(r, y), *_plan_cells(p.plan))
+                for n, (p, r) in enumerate(zip(front.points, risks), 1)]
         typer.echo(f"{inst.name}: exact Pareto frontier of {x} ({'max' if x == 'quality' else 'min'}) vs "
                    f"{y} ({'max' if y == 'quality' else 'min'}): {len(front.points)} points, "
                    f"{front.solves} MIP solves, {front.seconds:.2f} s")
         if rows:
-            typer.echo(table(rows, header=("#", x, y, *others, *PLAN_HEADER)))
+            typer.echo(table(rows, header=("#", x, y, *others, *risk_header(y), *PLAN_HEADER)))
+            typer.echo(RISK_NOTE)
         else:
             typer.echo("  no plan satisfies the instance's limits")
         if capped:
@@ -277,22 +280,49 @@ def _limit_sweep(file: Path, given, objective, time_limit, reuse: bool, json_out
     if plot is not None:
         from .plots import plot_sweep
         plot_sweep(rows, plot, title=f"{inst.name}: {inst.objective} objective, sweep of {limit}")
+    risks = _risks(inst, [(inst.with_overrides(**{limit: r.value}), r.result.plan) for r in rows])
     if json_out:
-        emit_json({"limit": limit, "objective": inst.objective, "rows": [r.to_dict() for r in rows]})
+        emit_json({"limit": limit, "objective": inst.objective,
+                   "rows": [{**r.to_dict(), "risk": k.to_dict() if k else None} for r, k in zip(rows, risks)]})
         return
     solved = sum(not r.reused for r in rows)
     typer.echo(f"{inst.name}: {inst.objective} objective over {len(rows)} values of {limit} "
                f"({solved} solves of one model, {len(rows) - solved} rows reused exactly)")
     table_rows = []
-    for r in rows:
+    for r, k in zip(rows, risks):
         m, p = r.result.metrics, r.result.plan
         value = _fmt_limit(limit, r.value)
         if p is None:
-            table_rows.append((value, r.result.status, *["-"] * 4, *["-"] * len(PLAN_HEADER)))
+            table_rows.append((value, r.result.status, *["-"] * 6, *["-"] * len(PLAN_HEADER)))
         else:
             table_rows.append((value, r.result.status, _fmt("cost_usd", m.cost_usd), _fmt("wall_hours", m.wall_hours),
-                               f"{m.quality:.3f}", f"{m.forgetting_points:.3f}", *_plan_cells(p)))
-    typer.echo(table(table_rows, header=(limit, "status", "cost", "hours", "quality", "forgetting", *PLAN_HEADER)))
+                               f"{m.quality:.3f}", f"{m.forgetting_points:.3f}", *_risk_cells(k, "cost_usd"), *_plan_cells(p)))
+    typer.echo(table(table_rows, header=(limit, "status", "cost", "hours", "quality", "forgetting",
+                                         *risk_header("cost_usd"), *PLAN_HEADER)))
+    typer.echo(RISK_NOTE)
+
+
+def risk_header(metric: str) -> tuple[str, str]:
+    return ("limits met", f"{metric} P10-P90")
+
+
+RISK_NOTE = ("  (figures are point estimates; 'limits met' and P10-P90 are over 1,000 scenarios of the "
+             "uncertainty model, see `planopt solve --scenarios`)")
+
+
+def _risks(inst, pairs):
+    """Each plan's risk over the report's scenarios (None where there is no plan), one evaluator for all."""
+    from planopt.models.costs import Evaluator
+    from .risk import REPORT_SCENARIOS, plan_risk
+    evaluator = Evaluator(inst)  # limits differ per pair; the profiles they share do not
+    return [plan_risk(i, plan, REPORT_SCENARIOS, evaluator=evaluator) if plan is not None else None for i, plan in pairs]
+
+
+def _risk_cells(risk, metric: str) -> tuple[str, str]:
+    if risk is None:
+        return ("-", "-")
+    p = risk.percentiles()[metric]
+    return (f"{risk.share():.0%}", f"{_fmt(metric, p['p10'])}–{_fmt(metric, p['p90'])}")
 
 
 def _fmt_limit(limit: str, value: float) -> str:

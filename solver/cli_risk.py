@@ -24,10 +24,6 @@ SCENARIOS = typer.Option(None, "--scenarios", help="scenarios of the uncertainty
 CONFIDENCE = typer.Option(None, "--confidence", help="share of scenarios in which every limit must hold (0-1): a chance-constrained plan")
 SEED = typer.Option(0, "--seed", help="seed of the scenario draw")
 CVAR = typer.Option(None, "--cvar", help="with --confidence: minimise CVaR of cost at this level (0-1) instead of expected cost")
-# Scenarios behind the risk every single-job `solve` and `evaluate` report carries when
-# --scenarios is not given: a share's standard error is at most 1.6 points at 1,000
-# (sqrt(0.25 / 1000)), and the scenario evaluator takes a few milliseconds for them.
-REPORT_SCENARIOS = 1_000
 
 
 def check_plot_path(plot: Path) -> None:
@@ -63,6 +59,7 @@ def evaluate_risk(inst, plan, scenarios: Optional[int], seed: int, plot: Optiona
     if scenarios is None:
         if plot is not None:
             raise InputError("--plot: needs --scenarios (the picture is the risk distributions)")
+        from .risk import REPORT_SCENARIOS
         scenarios = REPORT_SCENARIOS
     from .risk import plan_risk
     if plot is not None:

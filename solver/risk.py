@@ -31,6 +31,10 @@ RISK_METRICS = ("cost_usd", "wall_hours", "quality", "forgetting_points")
 # ~100 MB of arrays per plan, far beyond what a share estimate needs (its
 # standard error is already 0.0005 at 1e6).
 MAX_SCENARIOS = 1_000_000
+# Scenarios behind the risk that every single-job report (solve, evaluate, frontier points,
+# sweep rows) carries when --scenarios is not given: a share's standard error is at most
+# 1.6 points at 1,000 (sqrt(0.25 / 1000)), and the scenario evaluator needs a few ms for them.
+REPORT_SCENARIOS = 1_000
 
 
 def check_scenarios(n: int, flag: str = "--scenarios") -> int:

@@ -103,3 +103,23 @@ def test_frontier_takes_solve_limit_overrides_and_names_the_option_that_caps_it(
 def test_frontier_confidence_is_refused_with_the_way_to_get_it():
     res = CliRunner().invoke(app, ["frontier", str(INSTANCES / "tiny.json"), "--confidence", "0.9"])
     assert res.exit_code == 2 and "--y probability" in res.stderr and res.stderr.count("\n") == 1
+
+
+def test_frontier_points_and_sweep_rows_say_how_uncertain_they_are():
+    """Estimates come with their uncertainty: every frontier point and sweep row carries its risk."""
+    from planopt.instance import load_instance
+    from planopt.risk import REPORT_SCENARIOS, plan_risk
+    from planopt.models.plan import Plan
+    front = json.loads(CliRunner().invoke(app, ["frontier", str(INSTANCES / "tiny.json"), "--json"]).stdout)
+    inst = load_instance(INSTANCES / "tiny.json")
+    for point in front["points"]:
+        expected = plan_risk(inst, Plan.from_dict(point["plan"]), REPORT_SCENARIOS).share()
+        assert point["risk"]["scenarios"] == REPORT_SCENARIOS
+        assert point["risk"]["share_meeting_all_limits"] == expected
+    sweep = json.loads(CliRunner().invoke(app, ["sweep", str(INSTANCES / "tiny.json"), "--budget-usd", "600,800,2000",
+                                                "--json"]).stdout)
+    shares = {row["budget_usd"]: row["risk"] and row["risk"]["share_meeting_all_limits"] for row in sweep["rows"]}
+    assert shares[600] is None                     # infeasible: no plan, no risk
+    assert shares[800] < shares[2000]              # the same plan breaks a tight budget in more scenarios
+    text = CliRunner().invoke(app, ["sweep", str(INSTANCES / "tiny.json"), "--budget-usd", "800,2000"]).stdout
+    assert "limits met" in text and "point estimates" in text
