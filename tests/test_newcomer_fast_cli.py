@@ -44,3 +44,29 @@ def test_api_names_resolve_to_functions_even_after_their_modules_load():
 def test_confidence_sweep_and_probability_frontier_are_in_the_api():
     assert callable(planopt.confidence_sweep) and callable(planopt.probability_frontier)
     assert "confidence_sweep" in dir(planopt)
+
+
+def test_cli_is_a_package_whose_command_modules_never_import_the_app():
+    """Issue 13 (layout): command modules register on their own `commands`; only `app.py` collects them."""
+    import ast
+    from pathlib import Path
+
+    import planopt.cli
+
+    package = Path(planopt.cli.__file__).parent
+    modules = {p.stem: ast.parse(p.read_text()) for p in package.glob("*.py")}
+    assert {"app", "solve", "check", "frontier", "calibrate", "fit", "portfolio", "uncertainty",
+            "risk_options", "options", "output", "guard"} <= set(modules)
+    for name, tree in modules.items():
+        if name in ("__init__", "__main__", "app"):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                imported = {node.module or ""} | {f"{node.module or ''}.{a.name}" for a in node.names}
+                assert not any(m in ("app", "cli", "cli.app", ".app") or m.endswith("cli.app") for m in imported), \
+                    f"planopt.cli.{name} imports the app back"
+    registered = {c.callback.__name__ for c in planopt.cli.app.registered_commands}
+    for group in planopt.cli.app.registered_groups:
+        registered |= {c.callback.__name__ for c in group.typer_instance.registered_commands}
+    assert {"solve", "evaluate", "enumerate", "validate", "schema", "frontier", "sweep", "calibrate", "fit",
+            "uncertainty", "generate_portfolio"} <= registered

@@ -18,14 +18,18 @@ from typing import Optional
 
 import typer
 
-from .cli import BUDGET, DEADLINE, EXIT, FORGETTING, JSON, QUALITY, ObjectiveName, app, emit_json, guarded
+from .guard import guarded
+from .options import BUDGET, DEADLINE, EXIT, FORGETTING, JSON, QUALITY, ObjectiveName
+from .output import emit_json
+
+commands = typer.Typer()
 
 OUT = typer.Option(None, "--out", help="also write the table to a .csv or .parquet file")
 PLOT = typer.Option(None, "--plot", help="also draw a chart to a .png file")
 
 
 def _check_out(path: Optional[Path]) -> None:
-    from .errors import InputError
+    from ..errors import InputError
     if path is None:
         return
     if path.suffix.lower() not in (".csv", ".parquet"):
@@ -37,13 +41,13 @@ def _check_out(path: Optional[Path]) -> None:
 def _check_plot(path: Optional[Path]) -> None:
     """Refuse a bad --plot path before solving, with the same rule the plotter applies."""
     if path is not None:
-        from .plots import check_plot_path
+        from ..plots import check_plot_path
         check_plot_path(path)
 
 
 def _load_job(file: Path, command: str):
-    from .errors import InputError, read_json
-    from .instance import load_instance
+    from ..errors import InputError, read_json
+    from ..instance import load_instance
     if read_json(file).get("kind") == "portfolio":
         raise InputError(f"{file}: `planopt {command}` takes a single-job instance, not a portfolio")
     return load_instance(file)
@@ -57,7 +61,7 @@ def _write_table(df, path: Path) -> None:
 
 
 def _fmt(metric: str, value: float) -> str:
-    from .report import hours, usd
+    from ..report import hours, usd
     if metric == "cost_usd":
         return usd(value)
     if metric == "wall_hours":
@@ -79,7 +83,7 @@ FRONTIER_SCHEDULER = typer.Option(None, "--scheduler", help="refused: frontier p
                                   "not as independent solves (use `sweep --confidence` on a cluster)")
 
 
-@app.command()
+@commands.command()
 @guarded
 def frontier(file: Path = typer.Argument(..., help="instance JSON"),
              x: str = typer.Option("cost_usd", "--x", help="cost_usd | wall_hours | quality | forgetting_points"),
@@ -94,8 +98,8 @@ def frontier(file: Path = typer.Argument(..., help="instance JSON"),
     """Exact Pareto frontier of two metrics: every non-dominated plan, by ε-constraint on the MIP.
     With `--y probability`: expected x against the probability of meeting every limit (chance-constrained).
     The limit flags override the instance's limits, as in `planopt solve` (issue 13 item 6)."""
-    from .errors import InputError
-    from .frontier import PROBABILITY
+    from ..errors import InputError
+    from ..frontier import PROBABILITY
     limits = {"budget": budget_usd, "deadline": deadline_hours, "forgetting": max_forgetting, "quality": min_quality}
     if confidence is not None:
         raise InputError("--confidence: a frontier under uncertainty is `--x cost_usd --y probability` (expected cost "
@@ -115,15 +119,15 @@ def frontier(file: Path = typer.Argument(..., help="instance JSON"),
 
 def _job_with_limits(file: Path, limits: dict):
     """The single-job instance with the limit flags applied (checked as `planopt solve` checks them)."""
-    from .cli import _with_overrides
+    from .options import with_overrides
     _load_job(file, "frontier")  # refuses a portfolio with its own message
-    return _with_overrides(file, None, limits["budget"], limits["deadline"], limits["forgetting"], limits["quality"])
+    return with_overrides(file, None, limits["budget"], limits["deadline"], limits["forgetting"], limits["quality"])
 
 
 def _metric_frontier(file: Path, x: str, y: str, json_out: bool, out, plot, limits: dict) -> int:
-    from .frontier import METRICS, grid_caps, pareto_frontier, points_frame
-    from .report import table
-    from .run import PlanModel
+    from ..frontier import METRICS, grid_caps, pareto_frontier, points_frame
+    from ..report import table
+    from ..run import PlanModel
     _check_out(out)
     _check_plot(plot)
     inst = _job_with_limits(file, limits)
@@ -131,7 +135,7 @@ def _metric_frontier(file: Path, x: str, y: str, json_out: bool, out, plot, limi
     if out is not None:
         _write_table(points_frame(front), out)
     if plot is not None:
-        from .plots import plot_frontier
+        from ..plots import plot_frontier
         plot_frontier(front, plot, title=f"{inst.name}: exact {x} vs {y} frontier ({len(front.points)} points)")
     # the point best in y comes first: does the option grid stop the frontier there?
     capped = grid_caps(inst, front.points[0].plan) if front.points else []
@@ -160,10 +164,10 @@ def _metric_frontier(file: Path, x: str, y: str, json_out: bool, out, plot, limi
 
 def _probability_frontier(file: Path, x: str, y: str, scenarios, seed, json_out: bool, out, plot, limits: dict) -> int:
     """Expected ``x`` (or ``y``) against the in-sample probability of meeting every limit."""
-    from .chance import DEFAULT_SCENARIOS
-    from .errors import InputError
-    from .frontier import PROBABILITY, chance_frontier, chance_points_frame, check_metric, plot_chance_frontier
-    from .risk import check_scenarios
+    from ..chance import DEFAULT_SCENARIOS
+    from ..errors import InputError
+    from ..frontier import PROBABILITY, chance_frontier, chance_points_frame, check_metric, plot_chance_frontier
+    from ..risk import check_scenarios
     if x == y:
         raise InputError(f"--x and --y must differ (both are {x})")
     metric, flag = (y, "--y") if x == PROBABILITY else (x, "--x")
@@ -179,7 +183,7 @@ def _probability_frontier(file: Path, x: str, y: str, scenarios, seed, json_out:
         plot_chance_frontier(front, plot, title=f"{inst.name}: expected {metric} vs probability of meeting every limit "
                                                 f"({n} scenarios, {len(front.points)} points)")
     if json_out:
-        from .sweep import json_safe
+        from ..sweep import json_safe
         emit_json(json_safe({"x": x, "y": y, **front.to_dict()}))
     else:
         _print_probability_frontier(inst, front)
@@ -187,8 +191,8 @@ def _probability_frontier(file: Path, x: str, y: str, scenarios, seed, json_out:
 
 
 def _print_probability_frontier(inst, front) -> None:
-    from .frontier import METRICS
-    from .report import table
+    from ..frontier import METRICS
+    from ..report import table
     others = [m for m in METRICS if m != front.metric]
     typer.echo(f"{inst.name}: exact frontier of expected {front.metric} vs the probability of meeting every limit "
                f"over {front.scenarios} scenarios (seed {front.seed}): {len(front.points)} points, "
@@ -208,7 +212,7 @@ SCHEDULER = typer.Option(None, "--scheduler", help="address of a running Dask sc
 SERIAL = typer.Option(False, "--serial", help="solve one point after another in this process, without Dask")
 
 
-@app.command()
+@commands.command()
 @guarded
 def sweep(file: Path = typer.Argument(..., help="instance JSON"),
           budget_usd: Optional[str] = typer.Option(None, "--budget-usd", help="LO:HI:N budgets, USD (with --confidence also a list a,b,c)"),
@@ -227,10 +231,10 @@ def sweep(file: Path = typer.Argument(..., help="instance JSON"),
           json_out: bool = JSON, out: Optional[Path] = OUT, plot: Optional[Path] = PLOT):
     """Re-solve one persistent model over a range of one limit (only its right-hand side changes);
     with --confidence, a grid of chance-constrained solves run on Dask."""
-    from .errors import InputError
+    from ..errors import InputError
     given = [(name, flag, text) for (name, flag), text in zip(
         LIMIT_FLAGS, (budget_usd, deadline_hours, max_forgetting, min_quality)) if text is not None]
-    from .instance import check_time_limit
+    from ..instance import check_time_limit
     check_time_limit(time_limit)
     if confidence is not None:
         _chance_grid(file, given, confidence, objective, time_limit, reuse, scenarios, seed, scheduler, serial,
@@ -244,17 +248,17 @@ def sweep(file: Path = typer.Argument(..., help="instance JSON"),
 
 
 def _check_limit_values(limit: str, flag: str, text: str, values: list[float]) -> None:
-    from .errors import InputError
+    from ..errors import InputError
     if limit != "min_quality" and min(values) < 0:
         raise InputError(f"{flag}: expected non-negative values, got {text!r}")
 
 
 def _limit_sweep(file: Path, given, objective, time_limit, reuse: bool, json_out: bool, out, plot) -> None:
     """The single-limit sweep of one persistent model."""
-    from .errors import InputError
-    from .report import table
-    from .run import PlanModel
-    from .sweep import parse_range, rows_frame, run_sweep
+    from ..errors import InputError
+    from ..report import table
+    from ..run import PlanModel
+    from ..sweep import parse_range, rows_frame, run_sweep
     if len(given) != 1:
         raise InputError("sweep: give exactly one range among --budget-usd, --deadline-hours, --max-forgetting, "
                          f"--min-quality (got {len(given)})")
@@ -278,7 +282,7 @@ def _limit_sweep(file: Path, given, objective, time_limit, reuse: bool, json_out
     if out is not None:
         _write_table(rows_frame(rows), out)
     if plot is not None:
-        from .plots import plot_sweep
+        from ..plots import plot_sweep
         plot_sweep(rows, plot, title=f"{inst.name}: {inst.objective} objective, sweep of {limit}")
     risks = _risks(inst, [(inst.with_overrides(**{limit: r.value}), r.result.plan) for r in rows])
     if json_out:
@@ -313,7 +317,7 @@ RISK_NOTE = ("  (figures are point estimates; 'limits met' and P10-P90 are over 
 def _risks(inst, pairs):
     """Each plan's risk over the report's scenarios (None where there is no plan), one evaluator for all."""
     from planopt.models.costs import Evaluator
-    from .risk import REPORT_SCENARIOS, plan_risk
+    from ..risk import REPORT_SCENARIOS, plan_risk
     evaluator = Evaluator(inst)  # limits differ per pair; the profiles they share do not
     return [plan_risk(i, plan, REPORT_SCENARIOS, evaluator=evaluator) if plan is not None else None for i, plan in pairs]
 
@@ -332,10 +336,10 @@ def _fmt_limit(limit: str, value: float) -> str:
 def _chance_grid(file: Path, given, confidence: str, objective, time_limit, reuse, scenarios, seed, scheduler,
                  serial: bool, json_out: bool, out, plot) -> None:
     """``sweep --confidence``: chance-constrained solves over confidence x (at most) one limit, on Dask."""
-    from .distributed import check_scheduler
-    from .errors import InputError
-    from .risk import check_scenarios
-    from .sweep import check_grid, parse_confidences, parse_values, run_grid
+    from ..distributed import check_scheduler
+    from ..errors import InputError
+    from ..risk import check_scenarios
+    from ..sweep import check_grid, parse_confidences, parse_values, run_grid
     if reuse is not None:
         raise InputError("--reuse/--resolve-all: applies to a sweep of one persistent model; with --confidence "
                          "every point is its own chance-constrained solve")
@@ -361,9 +365,9 @@ def _chance_grid(file: Path, given, confidence: str, objective, time_limit, reus
 
 
 def _report_grid(inst, points, limit, scenarios, seed: int, json_out: bool, out, plot) -> None:
-    from .chance import DEFAULT_SCENARIOS
-    from .report import table
-    from .sweep import grid_frame, plot_grid
+    from ..chance import DEFAULT_SCENARIOS
+    from ..report import table
+    from ..sweep import grid_frame, plot_grid
     n = scenarios or DEFAULT_SCENARIOS
     if out is not None:
         _write_table(grid_frame(points), out)

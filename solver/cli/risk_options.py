@@ -18,7 +18,7 @@ from typing import Optional
 
 import typer
 
-from .errors import InputError
+from ..errors import InputError
 
 SCENARIOS = typer.Option(None, "--scenarios", help="scenarios of the uncertainty model: a plan's risk, or the sample of --confidence (default 200)")
 CONFIDENCE = typer.Option(None, "--confidence", help="share of scenarios in which every limit must hold (0-1): a chance-constrained plan")
@@ -27,7 +27,7 @@ CVAR = typer.Option(None, "--cvar", help="with --confidence: minimise CVaR of co
 
 
 def check_plot_path(plot: Path) -> None:
-    from .plots import check_plot_path as check
+    from ..plots import check_plot_path as check
     check(plot)
 
 
@@ -38,9 +38,9 @@ def uses_scenarios(inst, scenarios: Optional[int], confidence: Optional[float]) 
 def solve_with_scenarios(inst, scenarios: Optional[int], confidence: Optional[float], seed: int, cvar: Optional[float],
                          time_limit: Optional[float], sensitivity: bool, plot: Optional[Path]):
     """A chance-constrained solve, or a point solve whose plan's risk is measured."""
-    from .api import solve_instance
-    from .chance import DEFAULT_SCENARIOS, check_confidence
-    from .risk import check_scenarios, plan_risk
+    from ..api import solve_instance
+    from ..chance import DEFAULT_SCENARIOS, check_confidence
+    from ..risk import check_scenarios, plan_risk
     if plot is not None:
         check_plot_path(plot)
     if confidence is not None:
@@ -49,7 +49,7 @@ def solve_with_scenarios(inst, scenarios: Optional[int], confidence: Optional[fl
         check_scenarios(scenarios)
     result = solve_instance(inst, time_limit=time_limit, sensitivity=sensitivity, scenarios=scenarios, seed=seed, cvar=cvar)
     if plot is not None and result.plan is not None:
-        from .risk_report import plot_risk
+        from ..risk_report import plot_risk
         plot_risk(plan_risk(inst, result.plan, scenarios or DEFAULT_SCENARIOS, seed), plot, inst.name)
     return inst, result
 
@@ -59,13 +59,13 @@ def evaluate_risk(inst, plan, scenarios: Optional[int], seed: int, plot: Optiona
     if scenarios is None:
         if plot is not None:
             raise InputError("--plot: needs --scenarios (the picture is the risk distributions)")
-        from .risk import REPORT_SCENARIOS
+        from ..risk import REPORT_SCENARIOS
         scenarios = REPORT_SCENARIOS
-    from .risk import plan_risk
+    from ..risk import plan_risk
     if plot is not None:
         check_plot_path(plot)
     risk = plan_risk(inst, plan, scenarios, seed)
     if plot is not None:
-        from .risk_report import plot_risk
+        from ..risk_report import plot_risk
         plot_risk(risk, plot, inst.name)
     return risk

@@ -11,26 +11,29 @@ from pathlib import Path
 
 import typer
 
-from .cli import app, emit_json, guarded
+from .guard import guarded
+from .output import emit_json
+
+commands = typer.Typer()
 
 
-@app.command()
+@commands.command()
 @guarded
 def calibrate(directory: Path = typer.Argument(..., help="folder of calibration cases (*.json)"),
               json_out: bool = typer.Option(False, "--json", help="print one JSON array instead of a table"),
               intervals: bool = typer.Option(True, "--intervals/--no-intervals",
                                              help="P10-P90 of each prediction under the uncertainty model (rows gain interval)")):
     """Predict published runs with the evaluator and compare (exit 0 all pass, 1 any fails, 2 unreadable case)."""
-    from .calibrate import calibrate_dir
-    from .report import table
+    from ..calibrate import calibrate_dir
+    from ..report import table
     rows = calibrate_dir(directory)
     if intervals:
-        from .calibration_intervals import with_intervals
+        from ..calibration_intervals import with_intervals
         rows = with_intervals(rows)
     if json_out:
         emit_json([r.to_dict() for r in rows])
     else:
-        from .calibration_intervals import interval_cells, interval_footer
+        from ..calibration_intervals import interval_cells, interval_footer
         extra = ("P10-P90", "inside") if intervals else ()
         body = [(r.id, r.figure, _num(r.predicted), _num(r.published), _num(r.ratio, 3) if r.ratio is not None else "-",
                  f"{r.tolerance:g}", "pass" if r.passed else "FAIL") + (interval_cells(r, _num) if intervals else ())

@@ -12,14 +12,15 @@ from typing import Optional
 
 import typer
 
-from .cli import EXIT, app, emit_json, guarded
+from .guard import guarded
+from .options import EXIT
+from .output import emit_json
 
 generate_app = typer.Typer(no_args_is_help=True, help="Write random instances for benchmarks and demos.")
-app.add_typer(generate_app, name="generate")
 
 
 def portfolio_report(result) -> str:
-    from .report import table, usd
+    from ..report import table, usd
     head = f"planopt · portfolio {result.name} · {result.status}"
     if result.gap is not None:
         head += f" (gap {result.gap:.2%})"
@@ -58,9 +59,9 @@ def portfolio_report(result) -> str:
 
 def solve_portfolio_command(file: Path, json_out: bool, time_limit: Optional[float], plot: Optional[Path]) -> int:
     """Solve a portfolio instance, print it, return the exit code."""
-    from .portfolio import solve_portfolio
+    from ..portfolio import solve_portfolio
     if plot is not None:
-        from .plots import check_plot_path
+        from ..plots import check_plot_path
         check_plot_path(plot)  # a bad path fails before the solve, not after it
     result = solve_portfolio(file, time_limit=time_limit)
     if json_out:
@@ -68,7 +69,7 @@ def solve_portfolio_command(file: Path, json_out: bool, time_limit: Optional[flo
     else:
         typer.echo(portfolio_report(result))
     if plot is not None and result.jobs:
-        from .portfolio_plot import plot_schedule
+        from ..portfolio_plot import plot_schedule
         plot_schedule(result, plot)
         if not json_out:
             typer.echo(f"schedule chart written to {plot}")
@@ -84,8 +85,8 @@ def generate_portfolio(jobs: int = typer.Option(5, "--jobs", min=1, help="number
                        seed: int = typer.Option(0, "--seed", help="random seed"),
                        out: Optional[Path] = typer.Option(None, "--out", help="output JSON file (default: stdout)")):
     """Write a realistic random portfolio (catalog models and GPUs) for benchmarks and demos."""
-    from .errors import InputError
-    from .generate import random_portfolio
+    from ..errors import InputError
+    from ..generate import random_portfolio
     if buckets < 2:
         raise InputError("--buckets: expected at least 2")
     try:

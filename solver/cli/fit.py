@@ -16,20 +16,23 @@ from pathlib import Path
 
 import typer
 
-from .cli import app, emit_json, guarded
-from .errors import InputError
+from .guard import guarded
+from .output import emit_json
+from ..errors import InputError
+
+commands = typer.Typer()
 
 
-@app.command()
+@commands.command()
 @guarded
 def fit(file: Path = typer.Argument(..., help="instance JSON"),
         pilot: Path = typer.Argument(..., help="pilot measurements (CSV; columns in `solver/fit.py` and the README)"),
         out: Path = typer.Option(..., "--out", help="where to write the fitted instance (JSON)"),
         json_out: bool = typer.Option(False, "--json", help="print one JSON object instead of tables")):
     """Fit the uncertain parameters to a pilot run and write the fitted instance."""
-    from .errors import read_json
-    from .fit import fit as fit_pilot, fitted_json, read_pilot
-    from .instance import load_instance
+    from ..errors import read_json
+    from ..fit import fit as fit_pilot, fitted_json, read_pilot
+    from ..instance import load_instance
     check_out_path(out, file, pilot)
     raw = read_json(file)
     inst = load_instance(file)
@@ -90,7 +93,7 @@ def _num(x: float) -> str:
 
 
 def fit_report(file: Path, pilot: Path, out: Path, result) -> str:
-    from .report import table
+    from ..report import table
     params = [(p.name, p.rows, f"{_num(p.prior.quantile(0.1))}–{_num(p.prior.quantile(0.9))}",
                f"{_num(p.posterior['p10'])}–{_num(p.posterior['p90'])}" if p.updated else "(held)",
                f"{_num(p.point_before)} → {_num(p.point_after)}") for p in result.parameters]

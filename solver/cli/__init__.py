@@ -1,0 +1,13 @@
+"""The ``planopt`` command line, one module per command group.
+
+- ``app``: the typer app; collects the groups below (they never import it back)
+- ``solve``: solve, evaluate, enumerate · ``check``: validate, schema
+- ``frontier``: frontier, sweep · ``calibrate`` · ``fit`` · ``uncertainty`` · ``portfolio``: generate, portfolio solves
+- ``options``: flags shared by commands · ``risk_options``: the uncertainty flags
+- ``guard``: errors to one line and an exit code · ``output``: strict JSON on stdout
+"""
+
+from .app import app, main
+from .output import emit_json
+
+__all__ = ["app", "emit_json", "main"]

@@ -1,0 +1,59 @@
+"""``planopt validate`` and ``planopt schema``: check an instance without solving it, print the JSON Schema."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from .guard import guarded
+from .output import emit_json
+
+commands = typer.Typer()
+
+
+@commands.command()
+@guarded
+def validate(file: Path = typer.Argument(..., help="instance JSON")):
+    """Check an instance (job or portfolio) against the schema and build its model without solving."""
+    from ..errors import read_json
+    if read_json(file).get("kind") == "portfolio":
+        from ..portfolio import PortfolioModel
+        pm = PortfolioModel(file)
+        d = pm.data
+        typer.echo(f"{file}: valid portfolio · {len(d.instances)} jobs × {len(d.gpus)} GPU types × "
+                   f"{len(d.buckets)} buckets · model built in {pm.build_seconds:.2f} s")
+        return
+    from ..instance import load_instance
+    from ..run import PlanModel
+    inst = load_instance(file)
+    pm = PlanModel(inst)
+    typer.echo(f"{file}: valid · {plan_space_line(pm)} · model built in {pm.build_seconds:.2f} s")
+
+
+def plan_space_line(pm) -> str:
+    """The plan space as arithmetic that adds up: the instance's options, then what the model keeps of them."""
+    recipes, hardware, intervals = (len(options) for options in pm.evaluator.space())
+    d = pm.data
+    kept = (len(d.recipes), len(d.hardware), len(d.intervals))
+    line = (f"{recipes:,} recipes × {hardware:,} hardware options × {intervals:,} checkpoint intervals"
+            f" = {recipes * hardware * intervals:,} plans")
+    if kept != (recipes, hardware, intervals):
+        why = [f"{reason}: {n:,}" for reason, n in getattr(d, "dropped", {}).items() if n]  # the model's own account
+        line += (f"; the model keeps {kept[0]:,} × {kept[1]:,} × {kept[2]:,} = {kept[0] * kept[1] * kept[2]:,}"
+                 + (f" ({'; '.join(why)})" if why else ""))
+    return line
+
+
+@commands.command()
+@guarded
+def schema(kind: str = typer.Option("job", "--kind", help="job (default) or portfolio")):
+    """Print the JSON Schema of an instance (a job, or a portfolio of jobs)."""
+    from ..errors import InputError
+    if kind == "job":
+        from planopt.models.schema import Instance as model
+    elif kind == "portfolio":
+        from planopt.models.portfolio import Portfolio as model
+    else:
+        raise InputError(f"--kind: expected 'job' or 'portfolio', got {kind!r}")
+    emit_json(model.model_json_schema())

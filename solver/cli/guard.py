@@ -1,0 +1,45 @@
+"""The CLI's error boundary: input errors are one line and exit 2, anything else exit 1.
+
+Every command is wrapped in ``guarded``; under ``--json`` stdout then still holds
+exactly one JSON object, ``{"status": "error", "error": ...}``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+import typer
+
+from .output import emit_json
+
+
+def guarded(fn):
+    """Turn input errors into one line and exit 2, anything unexpected into exit 1.
+
+    Under ``--json`` (a ``json_out`` argument) stdout also gets one JSON object,
+    ``{"status": "error", "error": ...}``, so it always holds exactly one."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        from ..errors import InputError
+        json_out = bool(kwargs.get("json_out"))
+        try:
+            return fn(*args, **kwargs)
+        except (typer.Exit, typer.Abort, SystemExit):
+            raise
+        except InputError as exc:
+            fail(f"error: {exc}", str(exc), json_out, 2)
+        except Exception as exc:  # noqa: BLE001 - the CLI's last line of defence
+            if os.environ.get("PLANOPT_DEBUG"):
+                raise
+            why = f"{type(exc).__name__}: {exc}"
+            fail(f"internal error: {why} (set PLANOPT_DEBUG=1 for a traceback)", f"internal error: {why}", json_out, 1)
+    return wrapper
+
+
+def fail(line: str, error: str, json_out: bool, code: int):
+    """Print ``line`` on stderr (and the JSON error object on stdout under --json); exit with ``code``."""
+    typer.echo(line, err=True)
+    if json_out:
+        emit_json({"status": "error", "error": error})
+    raise typer.Exit(code)

@@ -1,0 +1,128 @@
+"""``planopt solve``, ``planopt evaluate`` and ``planopt enumerate``: one job (or a portfolio) planned,
+a given plan evaluated, and the brute-force oracle."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from . import risk_options
+from .guard import guarded
+from .options import BUDGET, DEADLINE, FORGETTING, JSON, OBJECTIVE, QUALITY, ObjectiveName, print_result, with_overrides
+from .output import emit_json
+
+commands = typer.Typer()
+
+
+@commands.command()
+@guarded
+def solve(file: Path = typer.Argument(..., help="instance JSON"),
+          json_out: bool = JSON, objective: Optional[ObjectiveName] = OBJECTIVE,
+          budget_usd: Optional[float] = BUDGET, deadline_hours: Optional[float] = DEADLINE,
+          max_forgetting: Optional[float] = FORGETTING, min_quality: Optional[float] = QUALITY,
+          time_limit: Optional[float] = typer.Option(None, "--time-limit", help="seconds (0.01 to about a year); returns the incumbent and its gap"),
+          sensitivity: bool = typer.Option(True, "--sensitivity/--no-sensitivity", help="re-solve to find binding limits"),
+          scenarios: Optional[int] = risk_options.SCENARIOS, confidence: Optional[float] = risk_options.CONFIDENCE,
+          seed: int = risk_options.SEED, cvar: Optional[float] = risk_options.CVAR,
+          plot: Optional[Path] = typer.Option(None, "--plot", help="portfolio: a Gantt chart of the schedule; one job with --scenarios or --confidence: the risk distributions")):
+    """Find the optimal plan of a job (or a portfolio of jobs) and explain it."""
+    from ..api import solve_instance
+    from ..errors import InputError, read_json
+    from ..instance import check_time_limit
+    check_time_limit(time_limit)
+    if read_json(file).get("kind") == "portfolio":
+        for flag, value in (("--scenarios", scenarios), ("--confidence", confidence), ("--cvar", cvar), ("--seed", seed or None)):
+            if value is not None:
+                raise InputError(f"{flag}: plans one job under uncertainty; a portfolio does not take it yet")
+        from .portfolio import solve_portfolio_command
+        raise typer.Exit(solve_portfolio_command(file, json_out=json_out, time_limit=time_limit, plot=plot))
+    inst = with_overrides(file, objective, budget_usd, deadline_hours, max_forgetting, min_quality)
+    if risk_options.uses_scenarios(inst, scenarios, confidence):
+        inst, result = risk_options.solve_with_scenarios(inst, scenarios, confidence, seed, cvar, time_limit, sensitivity, plot)
+        print_result(inst, result, json_out)
+    for flag, value in (("--plot", plot), ("--cvar", cvar)):
+        if value is not None:
+            raise InputError(f"{flag}: needs --scenarios or --confidence on one job (a portfolio's --plot draws its schedule)")
+    # every plan's estimate comes with its uncertainty: risk over the default scenario count
+    from ..risk import REPORT_SCENARIOS
+    print_result(inst, solve_instance(inst, time_limit=time_limit, sensitivity=sensitivity,
+                                       scenarios=REPORT_SCENARIOS, seed=seed), json_out)
+
+
+@commands.command()
+@guarded
+def evaluate(file: Path = typer.Argument(..., help="instance JSON"),
+             plan_file: Path = typer.Argument(..., help="plan JSON: the `plan` object of `solve --json`, or that whole output"),
+             json_out: bool = JSON, scenarios: Optional[int] = risk_options.SCENARIOS, seed: int = risk_options.SEED,
+             plot: Optional[Path] = typer.Option(None, "--plot", help="with --scenarios: the risk distributions (PNG, SVG or PDF)")):
+    """Compute every metric of a given plan with the evaluator."""
+    from planopt.models.costs import evaluate as evaluate_plan
+    from planopt.models.plan import Plan
+    from ..errors import InputError, read_json
+    from ..instance import load_instance
+    from ..report import breakdown, hours, metric_rows, plan_rows, table, usd
+    inst = load_instance(file)
+    raw = read_json(plan_file)
+    raw = raw.get("plan", raw) if isinstance(raw.get("plan"), dict) else raw
+    try:
+        plan = Plan.from_dict(raw)
+        metrics = evaluate_plan(inst, plan)
+    except ValueError as exc:
+        raise InputError(f"{plan_file}: {exc}") from None
+    risk = risk_options.evaluate_risk(inst, plan, scenarios, seed, plot)
+    fits = metrics.fits_memory  # a plan that does not fit does no work: no costs or hours to report
+    if json_out:
+        emit_json({"plan": plan.to_dict(), "fits_memory": fits, "metrics": metrics.summary() if fits else None,
+                   "feasible": metrics.feasible, "violations": metrics.violations,
+                   "cost_breakdown_usd": metrics.cost_breakdown_usd if fits else None,
+                   "hours_breakdown": metrics.hours_breakdown if fits else None, "flops": metrics.flops,
+                   **({"risk": risk.to_dict()} if risk is not None else {})})
+    elif not fits:
+        typer.echo("\n".join(["Plan", table(plan_rows(plan)), "",
+                              "Does not fit in memory, so it cannot run: " + "; ".join(metrics.violations)]))
+    else:
+        typer.echo("\n".join(["Plan", table(plan_rows(plan)), "", "Results", table(metric_rows(inst, metrics)), "",
+                              "Feasible: " + ("yes" if metrics.feasible else "no — " + "; ".join(metrics.violations)), "",
+                              "Cost breakdown", breakdown(metrics.cost_breakdown_usd, usd, "total"), "",
+                              "Time breakdown", breakdown(metrics.hours_breakdown, hours, "wall time")]))
+        if risk is not None:
+            from ..risk_report import risk_section
+            typer.echo("\n" + risk_section(risk.to_dict()))
+
+
+@commands.command()
+@guarded
+def enumerate(file: Path = typer.Argument(..., help="instance JSON"), json_out: bool = JSON,
+              all_plans: bool = typer.Option(False, "--all", help="list every plan with its metrics"),
+              objective: Optional[ObjectiveName] = OBJECTIVE, budget_usd: Optional[float] = BUDGET,
+              deadline_hours: Optional[float] = DEADLINE, max_forgetting: Optional[float] = FORGETTING,
+              min_quality: Optional[float] = QUALITY):
+    """Brute-force oracle: the best plan by exhaustive enumeration over the evaluator."""
+    from .. import oracle
+    from ..errors import InputError, read_json
+    if read_json(file).get("kind") == "portfolio":
+        raise InputError(f"{file}: kind: enumerate plans single jobs (kind 'job'), got a portfolio; "
+                         f"`planopt solve {file}` plans a portfolio")
+    inst = with_overrides(file, objective, budget_usd, deadline_hours, max_forgetting, min_quality)
+    if all_plans:
+        plans = oracle.all_plans(inst)
+        if json_out:
+            emit_json({"plans": [{"plan": p.plan.to_dict(), "fits_memory": p.metrics.fits_memory,
+                                  "metrics": p.metrics.summary() if p.metrics.fits_memory else None,
+                                  "feasible": p.feasible, "violations": p.metrics.violations} for p in plans]})
+        else:
+            from ..report import table
+
+            def numbers(m):
+                if not m.fits_memory:  # no work is done by a plan that cannot run
+                    return ("-", "-", f"{m.quality:.2f}", f"{m.forgetting_points:.2f}", "no: does not fit in memory")
+                return (f"{m.cost_usd:,.2f}", f"{m.wall_hours:,.2f}", f"{m.quality:.2f}", f"{m.forgetting_points:.2f}",
+                        "yes" if m.feasible else "no")
+            rows = [(p.plan.method, f"{p.plan.gpu_count}×{p.plan.gpu}", p.plan.steps, "-".join(map(str, p.plan.samples_per_prompt)) or "-",
+                     p.plan.teacher_precision or "-", p.plan.external_data_share if p.plan.external_data_share is not None else "-",
+                     f"{p.plan.checkpoint_interval_minutes:g}", *numbers(p.metrics)) for p in plans]
+            typer.echo(table(rows, header=("method", "GPUs", "steps", "samples", "teacher", "mix", "ckpt min", "cost $", "hours", "quality", "forget", "feasible")))
+        return
+    print_result(inst, oracle.best_plan(inst), json_out)
