@@ -25,7 +25,15 @@ METHODS: tuple[str, ...] = ("sft", "rl", "opd")
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    """Base of every schema model: unknown fields, coercion and non-finite numbers are refused.
+
+    ``strict``: a number field takes a JSON number only (``true`` is not 1, ``"8"``
+    is not 8; an integer field takes no ``8.0``), a string field a string only.
+    ``allow_inf_nan=False``: ``Infinity`` and ``NaN`` (which Python's ``json``
+    reads) are refused, so no limit or price reaches the solver as "no limit".
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
 
 class Architecture(Strict):
@@ -75,7 +83,7 @@ class Task(Strict):
     prompt_tokens: NonNegativeFloat = Field(description="mean prompt tokens per sample")
     response_tokens: PositiveFloat = Field(description="mean response tokens per sample")
     max_response_tokens: PositiveFloat = Field(description="longest response allowed; the rollout waits for it")
-    prompts_available: PositiveInt = Field(description="distinct task prompts for RL/OPD")
+    prompts_available: PositiveInt = Field(description="distinct task prompts for RL/OPD; drawing more than this repeats prompts, each repeat worth less (learning.effective_draws)")
 
     @model_validator(mode="after")
     def _check(self) -> "Task":
@@ -111,6 +119,7 @@ class SftData(Strict):
     packing: bool = Field(False, description="examples packed into full sequences of sequence_length_tokens; otherwise each runs at its own length, padded to sequence_length_tokens when a micro-batch holds several")
     truncation: bool = Field(False, description="examples longer than sequence_length_tokens are cut to it")
     micro_batch_examples: PositiveInt = Field(1, description="examples per GPU per micro-step when not packing")
+    max_epochs_options: list[PositiveInt] = Field(list(d.SFT_MAX_EPOCHS_OPTIONS_DEFAULT), min_length=1, description="a plan's choice of the most passes over each distinct new-domain example: owned examples are reused up to this many epochs before any is bought (1: buy every example beyond those owned)")
 
     @model_validator(mode="after")
     def _shares(self) -> "SftData":
@@ -258,6 +267,8 @@ class Priors(Strict):
     opd: MethodPrior = MethodPrior(signal_scale_samples=d.OPD_SIGNAL_SCALE_SAMPLES, ceiling_share_of_headroom=1.0, forgetting_share_of_baseline=d.OPD_FORGETTING_SHARE_OF_BASELINE)
     sft_forgetting_mix_exponent: PositiveFloat = d.SFT_FORGETTING_MIX_EXPONENT
     sft_forgetting_scale_samples: PositiveFloat = d.SFT_FORGETTING_SCALE_SAMPLES
+    sft_repeat_scale_epochs: PositiveFloat = Field(d.REPEAT_SCALE_EPOCHS, description="R*: repetitions of an SFT example after which a repeat is worth 1/e of a fresh one")
+    prompt_repeat_scale_epochs: PositiveFloat = Field(d.REPEAT_SCALE_EPOCHS, description="R*: repetitions of an RL/OPD prompt after which a repeat is worth 1/e of a fresh one")
 
     def of(self, method: str) -> MethodPrior:
         return getattr(self, method)
