@@ -319,3 +319,16 @@ SOFTWARE_RELEASES = {
     "nemo-rl-v0.7": {"date": "2026-07-29", "policy_logprob_pass": False, "speed_vs_newest": 1.0},
 }
 SOFTWARE_RELEASE_DEFAULT = "nemo-rl-v0.7"
+
+# --- Data reuse: repeated prompts and examples (issue 12, item 5) ---------------------
+# Effective data of U distinct items drawn D times in all (R = D/U - 1 repetitions
+# beyond the first epoch): D' = U + U·R*·(1 - exp(-R/R*)) (Muennighoff et al. 2023,
+# "Scaling Data-Constrained Language Models", NeurIPS 2023, arXiv 2305.16264, Eq. 5;
+# the fit of App. A: R*_D = 15.387756, "repeated tokens are worth 1 - 1/e of fresh ones
+# at R = R*"). Fitted on pre-training tokens (7M-9B parameters, 1-500 epochs); used here
+# for SFT examples and for RL / OPD prompts alike (INFERRED: no published fit of prompt
+# reuse in RL; the spread in spreads.FACTOR_REPEAT_SCALE carries the doubt).
+REPEAT_SCALE_EPOCHS = 15.387756
+# SFT epochs over distinct examples when the instance lists none: one pass, every
+# example beyond those owned is bought (the behaviour before epochs were a choice).
+SFT_MAX_EPOCHS_OPTIONS_DEFAULT = (1,)

@@ -7,12 +7,23 @@ formulas. Learning curve of one phase with effective signal :math:`S`:
 
 .. math:: q \leftarrow q + (C - q)\,(1 - e^{-S / S_0})
 
-- SFT: :math:`S` = external examples seen; :math:`C = q_0 + c\,(q_{max} - q_0)`.
-- RL: :math:`S = \text{prompts} \cdot (k-1) \cdot P_{mixed}(q/q_{max}, k)`: a group of
+- SFT: :math:`S` = effective external examples :math:`D'(U, X)` of :math:`X` seen
+  over :math:`U` distinct ones; :math:`C = q_0 + c\,(q_{max} - q_0)`.
+- RL: :math:`S = \text{prompts}_{eff} \cdot (k-1) \cdot P_{mixed}(q/q_{max}, k)`: a group of
   :math:`k` samples gives :math:`k-1` comparisons against its mean, and only
   groups with mixed outcomes carry a gradient; :math:`C` as for SFT.
-- OPD: :math:`S` = samples (dense per-token signal);
+- OPD: :math:`S = \text{prompts}_{eff} \cdot k` (dense per-token signal);
   :math:`C = \text{teacher score} \cdot (1 - \text{precision penalty})`.
+
+Repeated data (Muennighoff et al. 2023, arXiv 2305.16264): :math:`D` draws of
+:math:`U` distinct items (prompts, examples), :math:`R = D/U - 1` repetitions,
+are worth
+
+.. math:: D'(U, D) = U + U R^* (1 - e^{-R/R^*}) \quad (D > U), \qquad D' = D \quad (D \le U)
+
+fresh ones, so the :math:`n`-th draw is worth :math:`e^{-\max(0, n/U - 1)/R^*}`.
+A phase of RL/OPD drawing prompts :math:`D_{j-1} .. D_j` of the run counts
+:math:`\text{prompts}_{eff} = D'(U, D_j) - D'(U, D_{j-1})` with :math:`U` = ``task.prompts_available``.
 
 Forgetting (RL's Razor: it tracks how far training moves the model):
 
@@ -37,13 +48,37 @@ def mixed_group_probability(pass_rate, k: int):
     return 1.0 - p**k - (1.0 - p) ** k
 
 
+def effective_draws(unique, draws, repeat_scale):
+    r"""What ``draws`` draws of ``unique`` distinct items are worth in fresh ones:
+    :math:`D' = U + U R^* (1 - e^{-R/R^*})`, :math:`R = D/U - 1`, where :math:`D > U`; :math:`D` otherwise.
+    Increasing in :math:`U` and :math:`D`; at most :math:`U (1 + R^*)` (repeats stop paying)."""
+    draws = np.asarray(draws, dtype=float)
+    u = np.minimum(np.asarray(unique, dtype=float), draws)
+    safe = np.where(u > 0, u, 1.0)
+    repeats = np.where(u > 0, draws / safe - 1.0, 0.0)
+    return np.where(u > 0, u + u * repeat_scale * (1.0 - np.exp(-repeats / repeat_scale)), 0.0)
+
+
+def sft_distinct_examples(external_examples: float, owned: float, max_epochs: int) -> float:
+    r"""Distinct new-domain examples behind :math:`X` seen at most :math:`E` passes each:
+    owned ones first, reused up to :math:`E` epochs, then bought:
+    :math:`U = \max(\min(X, U_{own}), X/E)`, of which :math:`\max(0, X/E - U_{own})` are bought."""
+    return max(min(external_examples, owned), external_examples / max_epochs)
+
+
+def sft_effective_examples(external_examples: float, owned: float, max_epochs: int, repeat_scale):
+    """Fresh-example worth of ``external_examples`` new-domain examples seen over
+    :func:`sft_distinct_examples` distinct ones: the argument of :func:`sft_quality`."""
+    return effective_draws(sft_distinct_examples(external_examples, owned, max_epochs), external_examples, repeat_scale)
+
+
 def sft_ceiling(task: Task, ceiling_share):
     return task.baseline_score + ceiling_share * (task.score_ceiling - task.baseline_score)
 
 
-def sft_quality(task: Task, external_examples: float, signal_scale, ceiling_share):
+def sft_quality(task: Task, effective_examples, signal_scale, ceiling_share):
     ceiling = sft_ceiling(task, ceiling_share)
-    return ceiling - (ceiling - task.baseline_score) * np.exp(-external_examples / signal_scale)
+    return ceiling - (ceiling - task.baseline_score) * np.exp(-effective_examples / signal_scale)
 
 
 def sft_forgetting(task: Task, external_share: float, examples: float, forgetting_share, mix_exponent, forgetting_scale):
@@ -58,18 +93,25 @@ def on_policy_ceiling(inst: Instance, r: Recipe, ceiling_share):
     return task.baseline_score + ceiling_share * (task.score_ceiling - task.baseline_score)
 
 
-def on_policy_quality(inst: Instance, r: Recipe, signal_scale, ceiling_share):
-    """Score after the recipe's phases; each phase trains ``steps / phases`` steps at its samples per prompt."""
+def phase_effective_prompts(inst: Instance, r: Recipe, repeat_scale) -> list:
+    """Per phase, the fresh-prompt worth of the prompts it draws: :math:`D'(U, D_j) - D'(U, D_{j-1})`."""
+    drawn = r.steps / inst.training.phases * inst.training.methods[r.method].prompts_per_step
+    unique = inst.task.prompts_available
+    worth = [effective_draws(unique, j * drawn, repeat_scale) for j in range(len(r.samples_per_prompt) + 1)]
+    return [after - before for before, after in zip(worth, worth[1:])]
+
+
+def on_policy_quality(inst: Instance, r: Recipe, signal_scale, ceiling_share, repeat_scale):
+    """Score after the recipe's phases; each phase trains ``steps / phases`` steps at its samples per prompt,
+    on prompts worth :func:`phase_effective_prompts` fresh ones."""
     task = inst.task
-    prompts = inst.training.methods[r.method].prompts_per_step
-    phase_steps = r.steps / inst.training.phases
     ceiling = on_policy_ceiling(inst, r, ceiling_share)
     q = task.baseline_score + 0.0 * ceiling  # broadcast to the shape of the priors
-    for k in r.samples_per_prompt:
+    for k, prompts in zip(r.samples_per_prompt, phase_effective_prompts(inst, r, repeat_scale)):
         if r.method == "rl":
-            signal = phase_steps * prompts * (k - 1) * mixed_group_probability(q / task.score_ceiling, k)
+            signal = prompts * (k - 1) * mixed_group_probability(q / task.score_ceiling, k)
         else:
-            signal = phase_steps * prompts * k
+            signal = prompts * k
         q = q + (ceiling - q) * (1.0 - np.exp(-signal / signal_scale))
     return q
 

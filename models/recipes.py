@@ -1,7 +1,8 @@
 r"""Recipes: the training choices that quality and forgetting depend on.
 
 A recipe fixes the method, the training length, the samples per prompt in
-each phase (RL, OPD), the teacher precision (OPD) and the data mix (SFT). Its
+each phase (RL, OPD), the teacher precision (OPD), the data mix and the most
+epochs over each distinct new-domain example (SFT). Its
 *profile* is everything that does not depend on the hardware:
 
 - work amounts per component (tokens to decode, FLOPs to compute, steps), each
@@ -87,7 +88,8 @@ def enumerate_recipes(inst: Instance) -> list[Recipe]:
         for steps in sorted(set(opts.steps_options)):
             if method == "sft":
                 for share in sorted(set(inst.sft_data.external_data_share_options)):
-                    recipes.append(Recipe("sft", steps, (), None, share))
+                    recipes.extend(Recipe("sft", steps, (), None, share, e)
+                                   for e in sorted(set(inst.sft_data.max_epochs_options)))
             elif method == "rl":
                 recipes.extend(Recipe("rl", steps, s) for s in schedules(inst))
             else:
@@ -108,9 +110,13 @@ def check_recipe(inst: Instance, r: Recipe) -> None:
             raise ValueError("plan.samples_per_prompt / plan.teacher_precision: must be empty/null for sft")
         if r.external_data_share not in inst.sft_data.external_data_share_options:
             raise ValueError(f"plan.external_data_share: expected one of {inst.sft_data.external_data_share_options}")
+        if r.max_epochs not in inst.sft_data.max_epochs_options:
+            raise ValueError(f"plan.max_epochs: expected one of sft_data.max_epochs_options {inst.sft_data.max_epochs_options}")
         return
     if r.external_data_share is not None:
         raise ValueError(f"plan.external_data_share: must be null for {r.method}")
+    if r.max_epochs is not None:
+        raise ValueError(f"plan.max_epochs: must be null for {r.method}")
     if tuple(r.samples_per_prompt) not in set(schedules(inst)):
         raise ValueError(f"plan.samples_per_prompt: expected {inst.training.phases} values from {inst.training.samples_per_prompt_options}"
                          + (" that never rise" if inst.training.taper_only else ""))
@@ -170,19 +176,25 @@ def _sft_profile(inst: Instance, r: Recipe) -> RecipeProfile:
     r"""SFT work (shape in :func:`sft_shape`): 6N or 8N FLOPs per computed token,
     attention FLOPs at the token's context, one set of FSDP collectives (and, with
     CPU offload, of host-link streaming) per micro-step, the optimiser state over
-    the host link once per optimiser step (``prompts_per_step`` examples)."""
+    the host link once per optimiser step (``prompts_per_step`` examples). The
+    new-domain examples seen, :math:`X`, come from :math:`U` distinct ones
+    (``learning.sft_distinct_examples``: owned ones reused up to ``max_epochs``
+    passes, then bought) and count :math:`D'(U, X)` fresh ones on the learning
+    curve; forgetting follows the examples seen, repeated or not."""
     stu, task, data, pri = inst.student, inst.task, inst.sft_data, inst.priors
     recompute = inst.training.activation_recompute
     examples = r.steps * inst.training.methods["sft"].prompts_per_step
     external = examples * r.external_data_share
-    to_buy = max(0.0, external - data.examples_available)
+    distinct = lc.sft_distinct_examples(external, data.examples_available, r.max_epochs)
+    to_buy = max(0.0, distinct - data.examples_available)
+    effective = float(lc.sft_effective_examples(external, data.examples_available, r.max_epochs, pri.sft_repeat_scale_epochs))
     shape = sft_shape(inst)
     tokens = examples * shape.real_tokens
     padded = examples * shape.computed_tokens
     train = padded * ph.train_flops_per_token(stu, recompute)
     model_train = tokens * ph.train_flops_per_token(stu, False)
     sequences = examples / shape.examples_per_microstep  # micro-steps summed over the GPUs
-    quality = float(lc.sft_quality(task, external, pri.sft.signal_scale_samples, pri.sft.ceiling_share_of_headroom))
+    quality = float(lc.sft_quality(task, effective, pri.sft.signal_scale_samples, pri.sft.ceiling_share_of_headroom))
     forgetting = float(lc.sft_forgetting(task, r.external_data_share, examples, pri.sft.forgetting_share_of_baseline,
                                          pri.sft_forgetting_mix_exponent, pri.sft_forgetting_scale_samples))
     attention = padded * ph.attention_flops_per_token(stu, shape.context_tokens, recompute)
@@ -197,7 +209,8 @@ def _sft_profile(inst: Instance, r: Recipe) -> RecipeProfile:
         recipe=r, amounts=amounts, flops={"student_train": model_train, "student_train_hardware": train, "student_attention": attention},
         samples=examples, data_usd=to_buy * data.usd_per_labeled_example, environments_usd=0.0, log_storage_usd=0.0,
         lead_hours=24.0 * to_buy / data.labeled_examples_per_day, quality=quality, forgetting_points=forgetting,
-        extra={"examples": examples, "labels_bought": to_buy, "trained_tokens": tokens, "computed_tokens": padded, "sequences": sequences})
+        extra={"examples": examples, "labels_bought": to_buy, "trained_tokens": tokens, "computed_tokens": padded, "sequences": sequences,
+               "distinct_examples": distinct, "effective_examples": effective, "external_examples": external})
 
 
 def _on_policy_profile(inst: Instance, r: Recipe) -> RecipeProfile:
@@ -217,7 +230,10 @@ def _on_policy_profile(inst: Instance, r: Recipe) -> RecipeProfile:
         samples += n
         add(component(DECODE, cls, k), n * task.response_tokens)
     ceiling = lc.on_policy_ceiling(inst, r, pri.ceiling_share_of_headroom)
-    q = float(lc.on_policy_quality(inst, r, pri.signal_scale_samples, pri.ceiling_share_of_headroom))
+    q = float(lc.on_policy_quality(inst, r, pri.signal_scale_samples, pri.ceiling_share_of_headroom,
+                                   inst.priors.prompt_repeat_scale_epochs))
+    drawn = r.steps * prompts
+    effective = float(lc.effective_draws(task.prompts_available, drawn, inst.priors.prompt_repeat_scale_epochs))
     add(component(TAIL, cls), r.steps)
     add(component(SYNC, cls), r.steps)
     fwd = ph.forward_flops_per_token(stu)
@@ -264,7 +280,8 @@ def _on_policy_profile(inst: Instance, r: Recipe) -> RecipeProfile:
     logs = log_gb * inst.storage.hot_usd_per_gb_month * inst.storage.log_retention_months
     return RecipeProfile(recipe=r, amounts=amounts, flops=flops, samples=samples, data_usd=data,
                          environments_usd=env, log_storage_usd=logs, lead_hours=lead, quality=q,
-                         forgetting_points=forgetting, extra={"progress": progress, "log_gb": log_gb})
+                         forgetting_points=forgetting, extra={"progress": progress, "log_gb": log_gb,
+                                                              "prompts_drawn": drawn, "effective_prompts": effective})
 
 
 def profile(inst: Instance, r: Recipe) -> RecipeProfile:

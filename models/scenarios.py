@@ -10,7 +10,7 @@ parameters in ``uncertainty.py``), every metric is the evaluator's
         \qquad (\phi(c) = \text{the rate factor of } c\text{'s family, } \texttt{recipes.RATE\_FACTOR}) \\
    H^s &= T^s \big(1 + o(w \beta / \beta^s,\ n \lambda^s,\ \tau,\ \rho^s)\big), \qquad
    \mathrm{wall}^s = \mathrm{lead}(r) + H^s \\
-   q^s, F^s &= \text{the learning curve and forgetting of } r \text{ under scenario } s\text{'s priors (}\texttt{learning.py}\text{)} \\
+   q^s, F^s &= \text{the learning curve and forgetting of } r \text{ under scenario } s\text{'s priors, repeat scales included (}\texttt{learning.py}\text{)} \\
    \mathrm{cost}^s &= \texttt{costs.cost\_breakdown\_usd}(n\, p^s_g, H^s, \mathrm{wall}^s, F^s)
 
 Component times are exactly proportional to the inverse of their rate
@@ -82,11 +82,15 @@ class ScenarioEvaluator:
                                        ("signal_scale_samples", "ceiling_share_of_headroom", "forgetting_share_of_baseline"))
         if m == "sft":
             examples = r.steps * inst.training.methods["sft"].prompts_per_step
-            q = lc.sft_quality(task, examples * r.external_data_share, scale, ceiling_share)
+            repeat = self.value("priors.sft_repeat_scale_epochs", inst.priors.sft_repeat_scale_epochs)
+            effective = lc.sft_effective_examples(examples * r.external_data_share, inst.sft_data.examples_available,
+                                                  r.max_epochs, repeat)
+            q = lc.sft_quality(task, effective, scale, ceiling_share)
             exponent = self.value("priors.sft_forgetting_mix_exponent", inst.priors.sft_forgetting_mix_exponent)
             f = lc.sft_forgetting(task, r.external_data_share, examples, share, exponent, inst.priors.sft_forgetting_scale_samples)
         else:
-            q = lc.on_policy_quality(inst, r, scale, ceiling_share)
+            repeat = self.value("priors.prompt_repeat_scale_epochs", inst.priors.prompt_repeat_scale_epochs)
+            q = lc.on_policy_quality(inst, r, scale, ceiling_share, repeat)
             f = lc.on_policy_forgetting(task, q, lc.on_policy_ceiling(inst, r, ceiling_share), share)
         return np.broadcast_to(q, (self.sc.n,)).astype(float), np.broadcast_to(f, (self.sc.n,)).astype(float)
 

@@ -110,3 +110,15 @@ FACTOR_FORGETTING_ON_POLICY = (0.25, 4.0)
 # ln(8/40)/ln 0.7 = 4.51 to ln(4/40)/ln 0.7 = 6.46: 0.85x-1.21x.
 FACTOR_SFT_MIX_EXPONENT = (math.log(8.0 / 40.0) / math.log(0.7) / d.SFT_FORGETTING_MIX_EXPONENT,
                            math.log(4.0 / 40.0) / math.log(0.7) / d.SFT_FORGETTING_MIX_EXPONENT)
+
+# --- Data reuse (factor on the point value) ---------------------------------------
+# R*, the repetitions after which a repeated prompt or example is worth 1/e of a fresh
+# one (defaults.REPEAT_SCALE_EPOCHS = 15.39, Muennighoff et al. 2023, arXiv 2305.16264
+# App. A). Its own fit table (Table "Comparison of different versions of our parametric
+# fit") gives R*_D = 2.9157 when only data repetition decays, against 15.3878 when
+# parameters decay too: the P10 is that ratio, 0.19x. The P90 mirrors it (5.3x): RL
+# prompts may keep far more value per repeat than pre-training tokens (1-shot RLVR,
+# Wang et al. 2025, arXiv 2504.20571: one MATH prompt repeated for the whole run
+# matched a 1.2k-prompt set on MATH500, 73.6 % both). INFERRED, weak: no fit of
+# repetition in post-training.
+FACTOR_REPEAT_SCALE = (2.9157 / d.REPEAT_SCALE_EPOCHS, d.REPEAT_SCALE_EPOCHS / 2.9157)

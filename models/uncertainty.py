@@ -147,6 +147,11 @@ def default_parameters(inst: "Instance") -> list[Parameter]:
     if "sft" in methods:
         out.append(_factor("priors.sft_forgetting_mix_exponent", pri.sft_forgetting_mix_exponent,
                            sp.FACTOR_SFT_MIX_EXPONENT, "mix_exponent", "spreads.FACTOR_SFT_MIX_EXPONENT"))
+        out.append(_factor("priors.sft_repeat_scale_epochs", pri.sft_repeat_scale_epochs, sp.FACTOR_REPEAT_SCALE,
+                           "repeat_sft", "spreads.FACTOR_REPEAT_SCALE: two fits of Muennighoff et al. 2023"))
+    if "rl" in methods or "opd" in methods:
+        out.append(_factor("priors.prompt_repeat_scale_epochs", pri.prompt_repeat_scale_epochs, sp.FACTOR_REPEAT_SCALE,
+                           "repeat_prompts", "spreads.FACTOR_REPEAT_SCALE: two fits of Muennighoff et al. 2023"))
     from .hardware import price_usd_per_gpu_hour
     for option in inst.hardware.gpus:
         price = price_usd_per_gpu_hour(inst, option)

@@ -56,6 +56,10 @@ def solve_instance(source: str | Path | dict[str, Any] | Instance, time_limit: f
                 if not result.relaxations[0]["together"] else "no plan satisfies every limit, and no single relaxation suffices"
         else:
             result.message = "no plan satisfies every limit, and relaxing the limits does not help (memory or options)"
+        from planopt.models.data_reuse import shortage_note
+        note = shortage_note(inst)
+        if note:
+            result.message += f"; {note}"
     if scenarios is not None and result.plan is not None:
         from .risk import plan_risk
         result.risk = plan_risk(inst, result.plan, scenarios, seed).to_dict()

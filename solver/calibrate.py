@@ -503,7 +503,8 @@ def arm_gpu_hours(case: Case, index: int) -> tuple[float | None, int | None]:
             "name": case.data["id"], "student": case.architecture("student"),
             "task": {"baseline_score": start, "score_ceiling": ceiling, "general_score_baseline": UNUSED_GENERAL_SCORE,
                      "prompt_tokens": d.CALIBRATION_PROMPT_TOKENS, "response_tokens": d.CALIBRATION_RESPONSE_TOKENS,
-                     "max_response_tokens": d.CALIBRATION_MAX_RESPONSE_TOKENS, "prompts_available": prompts},
+                     # every prompt fresh: the anchors count samples as if none repeated (learning.effective_draws)
+                     "max_response_tokens": d.CALIBRATION_MAX_RESPONSE_TOKENS, "prompts_available": steps * prompts},
             "training": {"methods": {method: {"steps_options": [steps], "prompts_per_step": prompts}}, "phases": 1,
                          "samples_per_prompt_options": [k]},
             "hardware": {"gpus": [{"name": d.CALIBRATION_GPU, "counts": [d.CALIBRATION_GPUS]}]},

@@ -48,6 +48,8 @@ def plan_rows(plan: Plan) -> list[tuple[str, str]]:
         rows.append(("teacher precision", plan.teacher_precision))
     if plan.external_data_share is not None:
         rows.append(("SFT data mix", f"{plan.external_data_share:.0%} new-domain, {1 - plan.external_data_share:.0%} general"))
+    if plan.method == "sft" and plan.max_epochs is not None:
+        rows.append(("SFT epochs", f"at most {plan.max_epochs} per distinct example (owned ones reused before any is bought)"))
     rows.append(("checkpoint interval", f"{plan.checkpoint_interval_minutes:g} min"))
     return rows
 
@@ -116,6 +118,10 @@ def solve_report(inst: Instance, result) -> str:
         return "\n".join(out)
     out += ["Plan", table(plan_rows(result.plan) + [price_row(inst, result.plan)]), "",
             "Results", table(metric_rows(inst, result.metrics))]
+    from planopt.models.data_reuse import plan_note
+    note = plan_note(inst, result.plan)
+    if note:
+        out += ["", "Data reuse", "  " + note]
     if result.binding:
         out += ["", "Limits", limit_rows(result.binding, result.objective)]
     out += ["", "Cost breakdown", breakdown(result.metrics.cost_breakdown_usd, usd, "total"),

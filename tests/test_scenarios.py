@@ -226,3 +226,31 @@ def test_step_time_spreads_are_what_the_calibration_rows_give():
     assert derived["dense"] == pytest.approx(spreads.FACTOR_STEP_TIME_DENSE, abs=0.002)
     assert derived["moe"] == pytest.approx(spreads.FACTOR_STEP_TIME_MOE, abs=0.002)
     assert module.student_t_quantile(0.9, 5) == pytest.approx(1.476, abs=1e-3)  # t table
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_scenario_evaluator_equals_the_evaluator_where_data_repeats(seed):
+    """Repeated prompts and SFT epochs over owned examples: the repeat scales R* are drawn too."""
+    from reuse_instances import reuse_job_dict
+    inst = Instance.model_validate(reuse_job_dict(seed))
+    scenarios = U.draw(inst, 5, seed)
+    names = set(scenarios.values)
+    assert ("priors.prompt_repeat_scale_epochs" in names) == any(m != "sft" for m in inst.training.methods)
+    assert ("priors.sft_repeat_scale_epochs" in names) == ("sft" in inst.training.methods)
+    se = ScenarioEvaluator(Evaluator(inst), scenarios)
+    plans = [p.plan for p in all_plans(inst) if p.metrics.fits_memory][::29][:5]
+    for plan in plans:
+        sm = se.plan_metrics(plan)
+        for s in range(scenarios.n):
+            m = Evaluator(U.apply(inst, scenarios.at(s))).evaluate(plan)
+            for key in ("cost_usd", "wall_hours", "quality", "forgetting_points", "gpu_hours"):
+                assert sm.metric(key)[s] == pytest.approx(getattr(m, key), rel=1e-12, abs=1e-12), (key, s, plan)
+
+
+def test_repeat_scale_spread_is_centred_on_the_published_fit():
+    from planopt.models import defaults as d, spreads as sp
+    low, high = sp.FACTOR_REPEAT_SCALE
+    assert low * d.REPEAT_SCALE_EPOCHS == pytest.approx(2.9157) and low * high == pytest.approx(1.0)
+    inst = load_instance(INSTANCES / "qwen3-32b-agentic-rl.json")
+    p = next(p for p in U.parameters(inst) if p.name == "priors.prompt_repeat_scale_epochs")
+    assert p.quantile(0.1) == pytest.approx(2.9157) and p.quantile(0.5) == pytest.approx(d.REPEAT_SCALE_EPOCHS)
