@@ -20,9 +20,10 @@ value per bucket. Units are in the field names; unknown fields are rejected.
 Inside a portfolio a job keeps its options and its quality and forgetting
 limits; its own ``budget_usd`` and ``deadline_hours`` are replaced by the
 portfolio's budget and the job's deadline bucket, its ``objective`` by the
-portfolio's least total cost, and its hardware by the portfolio's GPU types
-(the job's counts for a type are kept when it lists the type, else
-``default_counts`` apply; a job may list ``available_gpus`` to cap its size).
+portfolio's least total cost, and its prices by the portfolio's. A job runs
+only on the GPU types its own ``hardware.gpus`` lists that the portfolio has,
+with the counts it lists (``available_gpus`` caps its size); a job that lists
+none of the portfolio's types is refused.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ class PortfolioGpu(Strict):
     """A GPU type the portfolio may use, with its three pricing tiers."""
 
     name: str = Field(description="catalog GPU name")
+    provider: Optional[str] = Field(None, description="who sells these GPUs (reported with every schedule row); none: 'unspecified'")
     reserved_usd_per_gpu_hour: Optional[PositiveFloat] = Field(
         None, description="reserved price per GPU-hour, paid for every hour of the horizon; default: catalog price_reserved_usd_per_gpu_hour")
     max_reserved_gpus: Optional[NonNegativeInt] = Field(None, description="most GPUs that can be reserved (none: no cap)")
@@ -58,8 +60,6 @@ class PortfolioGpu(Strict):
     spot_available_gpus: PerBucketInt = Field(0, description="spot GPUs available, scalar or one per bucket (0: no spot tier)")
     spot_preemptions_per_gpu_hour: NonNegativeFloat = Field(
         0.0, description="spot preemptions per GPU-hour; added to the job's failure rate while it runs on spot")
-    default_counts: list[PositiveInt] = Field([1, 2, 4, 8], min_length=1,
-                                              description="GPU counts a job may use when it does not list this type itself")
 
     @model_validator(mode="after")
     def _catalog(self) -> "PortfolioGpu":
@@ -157,21 +157,30 @@ class PortfolioData:
         self.spot_avail = {g.name: g.per_bucket("spot_available_gpus", B) if g.spot_usd_per_gpu_hour is not None else [0.0] * B
                            for g in portfolio.gpus}
         self.preempt = {g.name: g.spot_preemptions_per_gpu_hour for g in portfolio.gpus}
+        self.provider = {g.name: g.provider or "unspecified" for g in portfolio.gpus}
 
     def window(self, j: int) -> range:
         job = self.portfolio.jobs[j]
         return range(job.release_bucket, job.deadline_bucket + 1)
 
 
+def shared_gpu_types(inst: Instance, portfolio: Portfolio) -> list[str]:
+    """The portfolio's GPU types that the job lists (the only ones it may run on)."""
+    own = {o.name for o in inst.hardware.gpus}
+    return [g.name for g in portfolio.gpus if g.name in own]
+
+
 def restrict_to_portfolio(inst: Instance, portfolio: Portfolio) -> Instance:
-    """The job as it runs in the portfolio: the portfolio's GPU types (on-demand pricing of
-    bucket 0 for the job's own evaluator), cost objective, no job budget or deadline."""
+    """The job as it runs in the portfolio: the GPU types it lists that the portfolio has (on-demand
+    pricing of bucket 0 for the job's own evaluator), cost objective, no job budget or deadline."""
     own = {o.name: o for o in inst.hardware.gpus}
     options = []
     for g in portfolio.gpus:
         mine = own.get(g.name)
-        counts = list(mine.counts) if mine is not None else list(g.default_counts)
-        avail = mine.available_gpus if mine is not None else None
+        if mine is None:
+            continue  # the job's own hardware list restricts it
+        counts = list(mine.counts)
+        avail = mine.available_gpus
         price = g.per_bucket("on_demand_usd_per_gpu_hour", portfolio.horizon.buckets)[0]
         spec = {f: getattr(mine, f) for f in GpuOption.SPEC_FIELDS if mine is not None and getattr(mine, f) is not None}
         options.append({"name": g.name, "counts": counts, "available_gpus": avail, "price_usd_per_gpu_hour": price or None, **spec})

@@ -30,6 +30,7 @@ from planopt.models.recipes import enumerate_recipes, profile
 from planopt.models.schema import Instance
 
 STUDENT_MAX_PARAMS_B = 32.0
+JOB_GPU_COUNTS = (8, 16, 32)  # whole 8-GPU nodes: the sizes of the published post-training runs the jobs imitate
 
 
 def _students():
@@ -60,7 +61,7 @@ def random_job(rng: random.Random, index: int) -> dict[str, Any]:
                  "prompt_tokens": rng.choice([150, 400, 1000]), "response_tokens": response,
                  "max_response_tokens": 4 * response, "prompts_available": 50000},
         "training": training,
-        "hardware": {"gpus": [{"name": "H100-SXM", "counts": [8]}]},  # replaced by the portfolio's GPU types
+        "hardware": {"gpus": [{"name": "H100-SXM", "counts": [8]}]},  # replaced by the portfolio's GPU types (random_portfolio)
         "checkpointing": {"interval_minutes_options": [30, 60, 120, 240]},
         "operations": {"fixed_usd": rng.choice([0, 500]), "usd_per_wall_hour": rng.choice([0, 5])},
         "forgetting_repair_usd_per_point": rng.choice([0, 200]),
@@ -126,7 +127,6 @@ def random_portfolio(jobs: int, gpu_types: int, buckets: int, seed: int = 0, buc
             "name": name, "reserved_usd_per_gpu_hour": res,
             "on_demand_usd_per_gpu_hour": [round(od * rng.uniform(0.95, 1.15), 3) for _ in range(buckets)],
             "on_demand_available_gpus": [rng.choice([8, 16, 32, 64]) for _ in range(buckets)],
-            "default_counts": [8, 16, 32],
         }
         if spec.price_spot_usd_per_gpu_hour is not None and spec.price_spot_usd_per_gpu_hour < od:
             entry["spot_usd_per_gpu_hour"] = spec.price_spot_usd_per_gpu_hour
@@ -140,6 +140,7 @@ def random_portfolio(jobs: int, gpu_types: int, buckets: int, seed: int = 0, buc
         skeleton = {"kind": "portfolio", "horizon": {"buckets": buckets, "bucket_hours": bucket_hours}, "gpus": gpus}
         while True:  # redraw until some plan fits the window; the target is then set below what fits
             job = random_job(rng, i)
+            job["hardware"] = {"gpus": [{"name": name, "counts": list(JOB_GPU_COUNTS)} for name in names]}
             best = _best_quality_in_window(job, skeleton, release, deadline)
             if best is not None and best > job["task"]["baseline_score"]:
                 break

@@ -27,16 +27,18 @@ from planopt.models.costs import Evaluator, Metrics
 from planopt.models.formulation.big_m import big_m_breaches
 from planopt.models.formulation.portfolio import add_job_cost_floors, build_portfolio, hourly_noncompute_usd, spot_overhead_share
 from planopt.models.plan import Plan
-from planopt.models.portfolio import Portfolio, PortfolioData, restrict_to_portfolio
+from planopt.models.portfolio import Portfolio, PortfolioData, restrict_to_portfolio, shared_gpu_types
 from planopt.models.schema import Instance
 
 from .errors import InputError, describe_validation_error, read_json
+from .portfolio_replay import TIER_ORDER, gpu_hours_needed
 from .run import FEASIBILITY_TOLERANCE, _status  # the same tolerance as single-job solves
 
 # A portfolio is a large MIP: "optimal" means within this relative gap (HiGHS's
 # default is 1e-4; tests of small portfolios use 1e-9 through `rel_gap`).
 RELATIVE_GAP = 1e-4
 FLOOR_SLACK = 1e-6  # relative (and USD) slack on each job's cost floor, against solver tolerances
+RESULT_VERSION = "1.0"  # of the JSON output; bumped when a key changes meaning or goes away
 HEURISTIC_EFFORT = 0.05  # HiGHS's default; 0.3 found no better incumbents on the 50-job benchmark
 
 
@@ -68,6 +70,9 @@ def load_portfolio(source: str | Path | dict[str, Any] | PortfolioData) -> Portf
             inst = Instance.model_validate(raw)
         except ValidationError as exc:
             raise InputError(describe_validation_error(exc, where)) from None
+        if not shared_gpu_types(inst, portfolio):
+            raise InputError(f"{name}: jobs.{i}.instance.hardware.gpus: expected at least one of the portfolio's GPU types "
+                             f"({', '.join(g.name for g in portfolio.gpus)}), got {', '.join(o.name for o in inst.hardware.gpus)}")
         try:
             instances.append(restrict_to_portfolio(inst, portfolio))
         except ValidationError as exc:
@@ -79,6 +84,7 @@ def load_portfolio(source: str | Path | dict[str, Any] | PortfolioData) -> Portf
 @dataclass
 class JobSchedule:
     name: str
+    provider: str                    # of the plan's GPU type in the portfolio
     plan: Plan
     metrics: Metrics                 # the evaluator's single-job metrics of the plan (on-demand price of bucket 0)
     spot_share: float                # share of the compute hours run on spot
@@ -102,7 +108,14 @@ class JobSchedule:
         return {"name": self.name, "plan": self.plan.to_dict(), "metrics": metrics,
                 "start_bucket": self.start_bucket, "finish_bucket": self.finish_bucket,
                 "release_bucket": self.release_bucket, "deadline_bucket": self.deadline_bucket,
-                "schedule": [{"bucket": b, "tier": k, "gpu_hours": v} for (b, k), v in sorted(self.gpu_hours.items())]}
+                "schedule": self.schedule_rows()}
+
+    def schedule_rows(self) -> list[dict[str, Any]]:
+        """One row per (bucket, tier) the job runs in: it holds ``gpus`` (its plan's count) for ``hours``."""
+        n = self.plan.gpu_count
+        return [{"bucket": b, "provider": self.provider, "gpu": self.plan.gpu, "tier": k, "gpus": n, "hours": v / n,
+                 "gpu_hours": v}
+                for (b, k), v in sorted(self.gpu_hours.items(), key=lambda item: (item[0][0], TIER_ORDER.index(item[0][1])))]
 
 
 @dataclass
@@ -126,18 +139,48 @@ class PortfolioResult:
     warm_start_seconds: float = 0.0
     message: str = ""
     gpu_types: list[str] = field(default_factory=list)
+    providers: dict[str, str] = field(default_factory=dict)         # GPU type -> provider
+    reserved_price: dict[str, float] = field(default_factory=dict)  # GPU type -> reserved $/GPU-hour
+    bucket_price: dict[str, dict[str, list[float]]] = field(default_factory=dict)  # tier -> GPU type -> $/GPU-hour per bucket
 
     @property
     def has_plan(self) -> bool:
         return bool(self.jobs)
 
+    def procurement_rows(self) -> list[dict[str, Any]]:
+        """What to buy: one row per reservation (the whole horizon), one per bucket and on-demand or
+        spot pool used, ``gpus`` the most the jobs hold there at once."""
+        B, H = self.buckets, self.bucket_hours
+        rows = [{"provider": self.providers.get(g, "unspecified"), "gpu": g, "tier": "reserved", "term": "horizon",
+                 "start_bucket": 0, "end_bucket": B - 1, "gpus": n, "usd_per_gpu_hour": self.reserved_price.get(g),
+                 "utilisation": self.utilisation.get(g)}
+                for g in self.gpu_types if (n := self.reserved.get(g, 0))]
+        held: dict[tuple, int] = {}
+        for js in self.jobs:
+            for (b, k) in js.gpu_hours:
+                if k != "reserved":
+                    held[b, js.plan.gpu, k] = held.get((b, js.plan.gpu, k), 0) + js.plan.gpu_count
+        rows += [{"provider": self.providers.get(g, "unspecified"), "gpu": g, "tier": k, "term": None,
+                  "start_bucket": b, "end_bucket": b, "gpus": n, "usd_per_gpu_hour": self.bucket_price.get(k, {}).get(g, [None] * B)[b],
+                  "utilisation": None}
+                 for (b, g, k), n in sorted(held.items(), key=lambda item: (item[0][0], item[0][1], TIER_ORDER.index(item[0][2])))]
+        return rows
+
     def to_dict(self) -> dict[str, Any]:
-        return {"status": self.status, "gap": self.gap, "name": self.name,
-                "procurement": [{"gpu": g, "reserved": self.reserved.get(g, 0), "utilisation": self.utilisation.get(g)}
-                                for g in self.gpu_types],
+        """The published output (``planopt schema --kind portfolio-result``): finite numbers or null."""
+        bound = self.bound_usd if self.bound_usd is not None and math.isfinite(self.bound_usd) else None
+        gap = self.gap if self.gap is not None and math.isfinite(self.gap) else None
+        why = None
+        if self.status == "time_limit" and (bound is None or gap is None):
+            why = "the solver stopped before it proved a lower bound"
+        return {"version": RESULT_VERSION, "status": self.status, "gap": gap, "name": self.name,
+                "bucket_hours": self.bucket_hours, "buckets": self.buckets,
+                "procurement": self.procurement_rows(),
+                "reserved_gpus": {g: self.reserved.get(g, 0) for g in self.gpu_types},
                 "jobs": [j.to_dict() for j in self.jobs], "cost_usd": self.cost_usd,
                 "cost_breakdown_usd": self.cost_breakdown_usd, "mip_cost_usd": self.mip_cost_usd,
-                "bound_usd": self.bound_usd, "build_seconds": self.build_seconds, "solve_seconds": self.solve_seconds,
+                "bound_usd": bound, "bound_missing_reason": why,
+                "build_seconds": self.build_seconds, "solve_seconds": self.solve_seconds,
                 "warm_start_seconds": self.warm_start_seconds,
                 "violations": self.violations, "message": self.message}
 
@@ -167,7 +210,9 @@ def evaluate_schedule(pdata: PortfolioData, plans: list[Plan], spot_shares: list
     """Cost and violations of a portfolio schedule, straight from the single-job evaluator.
 
     Returns (jobs: list[JobSchedule], cost_breakdown_usd, violations). ``gpu_hours[j]`` maps
-    (bucket, tier) to the GPU-hours job ``j`` runs on its plan's GPU type."""
+    (bucket, tier) to the GPU-hours job ``j`` runs on its plan's GPU type; a job running on a tier
+    in a bucket holds its whole GPU count there (gang scheduling), so a tier's capacity is checked
+    against the GPUs held at once, not against GPU-hours."""
     H, B = pdata.bucket_hours, len(pdata.buckets)
     evs = evaluators or [Evaluator(inst) for inst in pdata.instances]
     out, violations = [], []
@@ -183,7 +228,7 @@ def evaluate_schedule(pdata: PortfolioData, plans: list[Plan], spot_shares: list
         T = sum(ev.compute_hours_by_component(plan.recipe, plan.hardware).values())
         o = ev.hardware(plan.hardware).overhead_share(plan.checkpoint_interval_minutes)
         o_s = spot_overhead_share(ev, plan.hardware, plan.checkpoint_interval_minutes, pdata.preempt[g])
-        need_ns, need_s = n * (1 + o) * T * (1 - sigma), n * (1 + o_s) * T * sigma
+        need_ns, need_s = gpu_hours_needed(ev, plan, sigma, pdata.preempt[g])
         got_ns = sum(v for (b, k), v in hours.items() if k != "spot")
         got_s = sum(v for (b, k), v in hours.items() if k == "spot")
         for what, got, need in (("non-spot", got_ns, need_ns), ("spot", got_s, need_s)):
@@ -198,7 +243,7 @@ def evaluate_schedule(pdata: PortfolioData, plans: list[Plan], spot_shares: list
                 violations.append(f"{name}: runs in bucket {b} outside its window {job.release_bucket}..{job.deadline_bucket}")
             if lead > (b - job.release_bucket) * H * (1 + 1e-12):
                 violations.append(f"{name}: runs in bucket {b} before its lead time of {lead:.1f} h has passed")
-            used[b, g, k] = used.get((b, g, k), 0.0) + v
+            used[b, g, k] = used.get((b, g, k), 0) + n   # a running job holds its whole count (gang)
             if k == "on_demand":
                 breakdown["on_demand"] += v * pdata.od_price[g][b]
                 compute += v * pdata.od_price[g][b]
@@ -215,13 +260,13 @@ def evaluate_schedule(pdata: PortfolioData, plans: list[Plan], spot_shares: list
         noncompute = metrics.cost_usd - metrics.cost_breakdown_usd["compute"] + hourly_noncompute_usd(ev.inst) * (o_s - o) * T * sigma
         breakdown["noncompute"] += noncompute
         active = sorted(b for (b, k), v in hours.items() if v > tolerance)
-        out.append(JobSchedule(name, plan, metrics, sigma, {key: v for key, v in hours.items() if v > tolerance},
+        out.append(JobSchedule(name, pdata.provider[g], plan, metrics, sigma, {key: v for key, v in hours.items() if v > tolerance},
                                job.release_bucket, job.deadline_bucket, active[0] if active else None,
                                active[-1] if active else None, compute, noncompute, lead + train_hours))
     for (b, g, k), v in used.items():
         cap = {"reserved": reserved.get(g, 0), "on_demand": pdata.od_avail[g][b], "spot": pdata.spot_avail[g][b]}[k]
-        if v > cap * H * (1 + tolerance) + tolerance:
-            violations.append(f"capacity: {k} {g} in bucket {b}: {v:.6g} GPU-hours > {cap:g} GPUs × {H:g} h")
+        if v > cap + tolerance:
+            violations.append(f"capacity: {k} {g} in bucket {b}: jobs hold {v:g} GPUs at once > {cap:g}")
     total = sum(breakdown.values())
     budget = pdata.portfolio.budget_usd
     if budget is not None and total > budget * (1 + 1e-9) + 1e-6:
@@ -310,7 +355,8 @@ class PortfolioModel:
               threads: int = 1, explain: bool = True, tee: bool = False, cost_floors: bool = True) -> PortfolioResult:
         d = self.data
         result = PortfolioResult("infeasible", name=d.portfolio.name, buckets=len(d.buckets), bucket_hours=d.bucket_hours,
-                                 build_seconds=self.build_seconds, gpu_types=list(d.gpus))
+                                 build_seconds=self.build_seconds, gpu_types=list(d.gpus), providers=dict(d.provider),
+                                 reserved_price=dict(d.reserved_price), bucket_price={"on_demand": d.od_price, "spot": d.spot_price})
         if self.model is None:
             result.message = self.reason
             return result

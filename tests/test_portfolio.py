@@ -2,212 +2,23 @@
 
 from __future__ import annotations
 
-import copy
-import itertools
 import json
-import math
-import random
 
-import highspy
-import numpy as np
 import pyomo.environ as pyo
 import pytest
 from typer.testing import CliRunner
 
 from planopt.cli import app
 from planopt.models.costs import Evaluator
-from planopt.models.formulation.portfolio import hourly_noncompute_usd, spot_overhead_share
 from planopt.models.schema import Instance
 from planopt.portfolio import PortfolioModel, load_portfolio, solve_portfolio
 from planopt.run import solve
 
 from conftest import INSTANCES
+from portfolio_oracle import best_portfolio_cost, close, tiny_portfolio, twin_portfolio
 
 runner = CliRunner()
 SMALL = str(INSTANCES / "portfolio-small.json")
-GPUS = {"H100-SXM": 1.87, "A100-80GB": 1.79, "L40S": 1.86}
-
-
-# --- the brute-force oracle ------------------------------------------------
-# A brute-force oracle for tiny portfolios, written apart from the MIP.
-#
-# Every discrete choice is enumerated: each job's plan (recipe, hardware,
-# checkpoint interval, scored by the single-job evaluator) and the reserved count
-# of every GPU type. What is left for a fixed choice is a small linear program in
-# *fractions of each job's work* done in each (bucket, tier) -- a different
-# parameterisation from the MIP's GPU-hours -- handed straight to HiGHS as an LP
-# (highspy, no Pyomo).
-
-
-def job_plans(ev: Evaluator):
-    """(plan tuple, metrics) of every plan that meets the job's own limits."""
-    recipes, hardware, intervals = ev.space()
-    out = []
-    for r, h, t in itertools.product(recipes, hardware, intervals):
-        m = ev.metrics(r, h, t)
-        if m.feasible:
-            out.append(((r, h, t), m))
-    return out
-
-
-def _schedule_lp(pdata, chosen, reserved, evs):
-    """Least cost of the schedule for fixed plans and reservations (None if infeasible)."""
-    H = pdata.bucket_hours
-    cols, cost, job_rows = [], [], []
-    for j, ((r, h, t), m) in enumerate(chosen):
-        ev, job = evs[j], pdata.portfolio.jobs[j]
-        g, n = h.gpu, h.count
-        T = sum(ev.compute_hours_by_component(r, h).values())
-        o = ev.hardware(h).overhead_share(t)
-        o_s = spot_overhead_share(ev, h, t, pdata.preempt[g])
-        lead = ev.recipe(r).lead_hours
-        for b in range(job.release_bucket, job.deadline_bucket + 1):
-            if lead > (b - job.release_bucket) * H * (1 + 1e-12):
-                continue
-            tiers = []
-            if reserved.get(g, 0) >= n:
-                tiers.append(("reserved", n * (1 + o) * T, 0.0))
-            if pdata.od_avail[g][b] >= n:
-                tiers.append(("on_demand", n * (1 + o) * T, pdata.od_price[g][b]))
-            if pdata.spot_avail[g][b] >= n:
-                gh = n * (1 + o_s) * T
-                tiers.append(("spot", gh, pdata.spot_price[g][b]
-                              + hourly_noncompute_usd(ev.inst) * (o_s - o) * T / gh if gh else 0.0))
-            for k, gh, price in tiers:
-                cols.append((j, b, g, k, gh, n))
-                cost.append(gh * price)
-    if not cols:
-        return None
-    nj = len(chosen)
-    A_eq = np.zeros((nj, len(cols)))
-    for c, (j, *_rest) in enumerate(cols):
-        A_eq[j, c] = 1.0
-    rows, rhs = [], []
-    # a job's GPU-hours in a bucket <= its count x bucket hours
-    for j, b in sorted({(c[0], c[1]) for c in cols}):
-        rows.append([c[4] if (c[0], c[1]) == (j, b) else 0.0 for c in cols])
-        rhs.append(chosen[j][0][1].count * H)
-    # tier capacity per (bucket, type)
-    for b, g, k in sorted({(c[1], c[2], c[3]) for c in cols}):
-        rows.append([c[4] if (c[1], c[2], c[3]) == (b, g, k) else 0.0 for c in cols])
-        cap = {"reserved": reserved.get(g, 0), "on_demand": pdata.od_avail[g][b], "spot": pdata.spot_avail[g][b]}[k]
-        rhs.append(cap * H)
-    if any(not A_eq[j].any() for j in range(nj)):
-        return None
-    return _lp_min(np.array(cost), np.vstack([A_eq, np.array(rows)]),
-                   np.concatenate([np.ones(nj), np.full(len(rows), -np.inf)]), np.concatenate([np.ones(nj), rhs]))
-
-
-def _lp_min(cost, A, lower, upper):
-    """min cost·x s.t. lower <= A x <= upper, x >= 0, by HiGHS's LP solver (None if infeasible)."""
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("threads", 1)  # HiGHS has one global scheduler: every instance must ask for the same threads
-    inf = highspy.kHighsInf
-    lp = highspy.HighsLp()
-    lp.num_col_, lp.num_row_ = A.shape[1], A.shape[0]
-    lp.col_cost_ = cost
-    lp.col_lower_, lp.col_upper_ = np.zeros(A.shape[1]), np.full(A.shape[1], inf)
-    lp.row_lower_ = np.where(np.isfinite(lower), lower, -inf)
-    lp.row_upper_ = upper
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
-    starts, index, value = [0], [], []
-    for row in A:
-        nz = np.nonzero(row)[0]
-        index.extend(nz.tolist())
-        value.extend(row[nz].tolist())
-        starts.append(len(index))
-    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = starts, index, value
-    lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = A.shape[1], A.shape[0]
-    h.passModel(lp)
-    h.run()
-    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-        return None
-    return h.getInfo().objective_function_value
-
-
-def best_portfolio_cost(pdata) -> float | None:
-    """The least total cost over every plan of every job and every reservation (None: infeasible)."""
-    evs = [Evaluator(inst) for inst in pdata.instances]
-    plans = [job_plans(ev) for ev in evs]
-    H, B = pdata.bucket_hours, len(pdata.buckets)
-    best = None
-    for chosen in itertools.product(*plans):
-        noncompute = sum(m.cost_usd - m.cost_breakdown_usd["compute"] for _, m in chosen)
-        used = sorted({p[1].gpu for p, _ in chosen})
-        ranges = []
-        for g in used:
-            top = sum(p[1].count for p, _ in chosen if p[1].gpu == g)
-            cap = pdata.gpu[g].max_reserved_gpus
-            ranges.append(range(0, (top if cap is None else min(top, cap)) + 1))
-        for counts in itertools.product(*ranges):
-            reserved = dict(zip(used, counts))
-            commit = sum(pdata.reserved_price[g] * H * B * n for g, n in reserved.items())
-            if best is not None and noncompute + commit >= best:
-                continue
-            lp = _schedule_lp(pdata, chosen, reserved, evs)
-            if lp is None:
-                continue
-            total = noncompute + commit + lp
-            budget = pdata.portfolio.budget_usd
-            if budget is not None and total > budget * (1 + 1e-9):
-                continue
-            if best is None or total < best:
-                best = total
-    return best
-
-
-def tiny_job(rng: random.Random, name: str) -> dict:
-    method = rng.choice(["sft", "rl", "opd"])
-    job = {
-        "name": name, "student": {"preset": rng.choice(["Qwen3-0.6B", "Qwen3-1.7B"])},
-        "task": {"baseline_score": 30.0, "general_score_baseline": 70.0, "prompt_tokens": 200,
-                 "response_tokens": rng.choice([500, 1500]), "max_response_tokens": 4096, "prompts_available": 20000},
-        "training": {"methods": {method: {"steps_options": sorted(rng.sample([100, 300, 1000], 2)), "prompts_per_step": 64}},
-                     "phases": 1, "samples_per_prompt_options": [4]},
-        "hardware": {"gpus": [{"name": g, "counts": sorted(rng.sample([1, 2, 4], rng.randint(1, 2)))} for g in GPUS]},
-        "checkpointing": {"interval_minutes_options": sorted(rng.sample([15, 60, 240], 2))},
-        "reliability": {"failures_per_gpu_hour": rng.choice([2e-5, 2e-3])},
-        "operations": {"fixed_usd": 100, "usd_per_wall_hour": rng.choice([0, 20])},
-    }
-    if method == "sft":
-        job["sft_data"] = {"examples_available": rng.choice([0, 100000]), "usd_per_labeled_example": 0.1,
-                           "labeled_examples_per_day": rng.choice([20000, 2000000]), "example_tokens": 1000}
-    if method == "opd":
-        job["teacher"] = {"architecture": {"preset": "Qwen3-8B"}, "score": 60.0}
-    return job
-
-
-def tiny_portfolio(seed: int) -> dict:
-    """2 jobs, 2 buckets, 1-2 GPU types, tiny option lists; buckets sized to the jobs' run times."""
-    rng = random.Random(seed)
-    gpus = rng.sample(sorted(GPUS), rng.randint(1, 2))
-    jobs = [tiny_job(rng, f"j{k}") for k in range(2)]
-    for job in jobs:  # restrict to the portfolio's types, then a target some plans miss
-        job["hardware"]["gpus"] = [o for o in job["hardware"]["gpus"] if o["name"] in gpus]
-        ev = Evaluator(Instance.model_validate(job))
-        qualities = sorted({ev.recipe(r).quality for r in ev.space()[0]})
-        job["constraints"] = {"min_quality": qualities[rng.randrange(len(qualities))] - 1e-6}
-    ev0 = Evaluator(Instance.model_validate(jobs[0]))
-    recipes, hardware, _ = ev0.space()
-    hours = [ev0.metrics(r, hardware[0], 60.0).wall_hours for r in recipes]
-    bucket_hours = max(0.5, round(sorted(hours)[len(hours) // 2] * rng.uniform(0.3, 1.5), 3))
-    entries = []
-    for g in gpus:
-        e = {"name": g, "reserved_usd_per_gpu_hour": round(GPUS[g] * rng.uniform(0.4, 0.8), 3),
-             "on_demand_usd_per_gpu_hour": [round(GPUS[g] * rng.uniform(0.9, 1.2), 3) for _ in range(2)],
-             "on_demand_available_gpus": [rng.choice([0, 1, 2, 4, 4]) for _ in range(2)]}
-        if rng.random() < 0.6:
-            e.update({"spot_usd_per_gpu_hour": round(GPUS[g] * 0.4, 3), "spot_available_gpus": [rng.choice([0, 2, 4]) for _ in range(2)],
-                      "spot_preemptions_per_gpu_hour": rng.choice([0.0, 0.01, 0.05])})
-        entries.append(e)
-    windows = rng.choice([((0, 1), (0, 1)), ((0, 0), (0, 1)), ((0, 1), (1, 1))])
-    return {"kind": "portfolio", "name": f"tiny-{seed}", "horizon": {"buckets": 2, "bucket_hours": bucket_hours},
-            "gpus": entries, "jobs": [{"instance": j, "release_bucket": w[0], "deadline_bucket": w[1]} for j, w in zip(jobs, windows)]}
-
-
-def close(a, b, rel=1e-6):
-    return math.isclose(a, b, rel_tol=rel, abs_tol=1e-6)
 
 
 # --- the MIP against the oracle ----------------------------------------------
@@ -223,17 +34,6 @@ def test_small_portfolio_matches_brute_force(seed):
     assert close(res.cost_usd, oracle), (res.cost_usd, oracle)
     assert close(res.mip_cost_usd, res.cost_usd)          # the MIP's objective is the evaluated cost
     assert res.violations == [] and res.big_m_breaches == []
-
-
-def twin_portfolio(seed: int) -> dict:
-    """A tiny portfolio whose second job repeats the first (same instance and window), so that
-    the symmetry-breaking order of identical jobs is in force."""
-    p = tiny_portfolio(seed)
-    first = p["jobs"][0]
-    twin = copy.deepcopy(first)
-    twin["instance"]["name"] = first["instance"]["name"] + "-twin"
-    p["jobs"] = [first, twin]
-    return p
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -339,12 +139,16 @@ def test_cli_json_keys_and_plot(tmp_path):
     res = run("solve", SMALL, "--json", "--plot", png)
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
-    assert {"status", "gap", "procurement", "jobs", "cost_usd"} <= set(out)
+    assert {"version", "status", "gap", "bucket_hours", "procurement", "jobs", "cost_usd"} <= set(out)
     assert out["status"] == "optimal"
-    assert all({"gpu", "reserved"} <= set(p) for p in out["procurement"])
+    assert out["procurement"] and all({"provider", "gpu", "tier", "term", "start_bucket", "end_bucket", "gpus"} <= set(p)
+                                      for p in out["procurement"])
     for job in out["jobs"]:
-        assert {"name", "plan", "metrics", "start_bucket", "finish_bucket", "deadline_bucket"} <= set(job)
-        assert job["start_bucket"] <= job["finish_bucket"] <= job["deadline_bucket"]
+        assert {"name", "plan", "metrics", "release_bucket", "start_bucket", "finish_bucket", "deadline_bucket", "schedule"} <= set(job)
+        assert job["release_bucket"] <= job["start_bucket"] <= job["finish_bucket"] <= job["deadline_bucket"]
+        for row in job["schedule"]:
+            assert {"bucket", "provider", "gpu", "tier", "gpus", "hours"} <= set(row)
+            assert row["gpus"] == job["plan"]["gpu_count"] and 0 < row["hours"] <= out["bucket_hours"] * (1 + 1e-9)
     assert len(out["jobs"]) == 5
     assert png.exists() and png.read_bytes()[:4] == b"\x89PNG"
 

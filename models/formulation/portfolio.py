@@ -25,17 +25,28 @@ the job's release and deadline buckets:
    \sum_{b} \sum_{k \in \{res, od\}} u_{j,b,g,k} &= G^{ns}_{j,g}, \quad
    \sum_b u_{j,b,g,spot} = G^{s}_{j,g}                                     &&\text{(work_scheduled)} \\
    \sum_k u_{j,b,g,k} &\le H \sum_{h \in g} n_h z_{j,h}                    &&\text{(within_job_gpus)} \\
-   \sum_{g,k} u_{j,b,g,k} &\le H\, n^{max}_j \big(1 - \sum_{r:\ \mathrm{lead}_r > (b - b^{rel}_j) H} x_{j,r}\big) &&\text{(after_lead_time)} \\
-   \sum_j u_{j,b,g,res} \le H\, R_g, \quad
-   \sum_j u_{j,b,g,od} &\le H\, A^{od}_{g,b}, \quad \sum_j u_{j,b,g,spot} \le H\, A^{s}_{g,b} &&\text{(capacity)}
+   \sum_{g,k} u_{j,b,g,k} &\le H\, n^{max}_j \big(1 - \sum_{r:\ \mathrm{lead}_r > (b - b^{rel}_j) H} x_{j,r}\big) &&\text{(after_lead_time)}
 
-A job's GPUs run together: it may use a tier of a type in a bucket only if
-that tier holds its whole count (``fits_tier``: on-demand and spot
-availability are data, so the cap sums :math:`n_h z_{j,h}` over the counts
-that fit; ``reservation_holds_job``: a binary :math:`v_{j,g}` marks use of
-reserved GPUs, and then :math:`R_g \ge \sum_{h \in g} n_h z_{j,h}`). Within a
-bucket, capacity is counted in GPU-hours (jobs time-share it), a fluid
-approximation of packing whole jobs into the bucket.
+Gang scheduling. A job runs on its whole GPU count or not at all: a binary
+:math:`y_{j,b,g,k}` says job ``j`` holds GPUs of type ``g`` on tier ``k`` in
+bucket ``b``, and :math:`q_{j,b,g,k} = y_{j,b,g,k} \sum_{h\in g} n_h z_{j,h}`
+is the count it holds there (exact, with :math:`\bar n_{j,g}` its largest
+count of the type):
+
+.. math::
+   q \le \bar n_{j,g}\, y, \quad q \le \sum_{h\in g} n_h z_{j,h}, \quad
+   q \ge \sum_{h\in g} n_h z_{j,h} - \bar n_{j,g} (1 - y)                   &&\text{(held_*)} \\
+   u_{j,b,g,k} &\le H\, q_{j,b,g,k}                                          &&\text{(runs_on_held)} \\
+   \sum_j q_{j,b,g,res} \le R_g, \quad \sum_j q_{j,b,g,od} &\le A^{od}_{g,b}, \quad
+   \sum_j q_{j,b,g,spot} \le A^{s}_{g,b}                                      &&\text{(capacity)}
+
+A job holds the GPUs of every tier it uses in a bucket from the start of the
+bucket, so the GPUs the jobs hold at once, not their GPU-hours, fit each tier:
+the schedule replays as it is (``planopt.portfolio_replay``), with each job
+running ``u / n`` hours on each tier it holds, one tier after another. Two jobs
+do not take turns on the same GPUs within a bucket; a finer bucket is the way
+to model that. On-demand and spot GPUs are paid for the hours a job runs on
+them; reserved GPUs for every hour of the horizon.
 
 GPU work starts at a bucket boundary once the recipe's lead time (labels,
 teacher) has passed; a job may pause between buckets (it checkpoints).
@@ -49,9 +60,7 @@ earliest bucket (reported costs leave it out).
 
 Options (measured in ``benchmarks/bench_portfolio.py``): ``tight_linking``
 caps a job's GPU-hours per bucket *per GPU type* by its chosen count of that
-type, and ties reserved use to :math:`v_{j,g}` per bucket (M = H n^max);
-without it, one cap over all types and one use bound over the whole window
-(M = H n^max × window). ``symmetry_breaking`` orders identical jobs (same
+type; without it, one cap over all types. ``symmetry_breaking`` orders identical jobs (same
 instance and window) by a lexicographic plan key.
 """
 
@@ -202,10 +211,22 @@ def build_portfolio(pd_: PortfolioData, tight_linking: bool = True, symmetry_bre
         m.within_job_gpus = pyo.Constraint(m.JB, rule=lambda m, j, b: sum(
             m.gpu_hours[key] for key in by_jb[j, b]) <= H * count_of(m.job[j], jobs[j]))
 
-    # A job's GPUs run together (gang-scheduled): it uses a tier of a type in a bucket only
-    # when that tier holds at least its GPU count. Exact for on-demand and spot (the
-    # availability is data); for reserved GPUs a binary per (job, type) says the job uses
-    # them, and then the reservation must hold the job's count.
+    # Gang scheduling: a job running in a bucket on a tier holds its whole GPU count there for
+    # the bucket (holds = 1, held = its count n_j, an exact linearisation of holds x n_j), its
+    # GPU-hours on that tier are at most H x held, and the GPUs held in a bucket, not the
+    # GPU-hours, must fit the tier's capacity (``capacity`` below).
+    count = {(j, g): count_of(m.job[j], jobs[j], g) for j in m.J for g in sorted({hw.gpu for hw in jobs[j].hardware})}
+    nmax_g = {(j, g): max(hw.count for hw in jobs[j].hardware if hw.gpu == g) for (j, g) in count}
+    m.holds = pyo.Var(m.U, domain=pyo.Binary)
+    m.held = pyo.Var(m.U, domain=pyo.NonNegativeReals)
+    m.held_only_if_holds = pyo.Constraint(m.U, rule=lambda m, j, b, g, k: m.held[j, b, g, k] <= nmax_g[j, g] * m.holds[j, b, g, k])
+    m.held_at_most_count = pyo.Constraint(m.U, rule=lambda m, j, b, g, k: m.held[j, b, g, k] <= count[j, g])
+    m.held_whole_count = pyo.Constraint(m.U, rule=lambda m, j, b, g, k: m.held[j, b, g, k]
+                                        >= count[j, g] - nmax_g[j, g] * (1 - m.holds[j, b, g, k]))
+    m.runs_on_held = pyo.Constraint(m.U, rule=lambda m, j, b, g, k: m.gpu_hours[j, b, g, k] <= H * m.held[j, b, g, k])
+
+    # Valid tightening: on-demand and spot availability is data, so a tier is used only by
+    # the counts that fit it (the LP relaxation then cannot spread a big job thinly).
     def fits_tier(m, j, b, g, k):
         avail = pd_.od_avail[g][b] if k == "on_demand" else pd_.spot_avail[g][b]
         fd, blk = jobs[j], m.job[j]
@@ -214,24 +235,6 @@ def build_portfolio(pd_: PortfolioData, tight_linking: bool = True, symmetry_bre
 
     m.TIERED = pyo.Set(initialize=[key for key in keys if key[3] != "reserved"], dimen=4)
     m.fits_tier = pyo.Constraint(m.TIERED, rule=fits_tier)
-    jg_res = sorted({(j, g) for (j, b, g, k) in keys if k == "reserved"})
-    m.JGR = pyo.Set(initialize=jg_res, dimen=2)
-    m.uses_reserved = pyo.Var(m.JGR, domain=pyo.Binary)
-    res_keys: dict = {}
-    for key in keys:
-        if key[3] == "reserved":
-            res_keys.setdefault((key[0], key[2]), []).append(key)
-    nmax_g = {(j, g): max(hw.count for hw in jobs[j].hardware if hw.gpu == g) for (j, g) in jg_res}
-    if tight_linking:  # per bucket: M = H n_max
-        res_rows = [(j, b, g) for (j, b, g, k) in keys if k == "reserved"]
-        m.JBGR = pyo.Set(initialize=res_rows, dimen=3)
-        m.reserved_only_if_used = pyo.Constraint(m.JBGR, rule=lambda m, j, b, g: m.gpu_hours[j, b, g, "reserved"]
-                                                 <= H * nmax_g[j, g] * m.uses_reserved[j, g])
-    else:  # over the window: M = H n_max x window length
-        m.reserved_only_if_used = pyo.Constraint(m.JGR, rule=lambda m, j, g: sum(m.gpu_hours[key] for key in res_keys[j, g])
-                                                 <= H * nmax_g[j, g] * len(res_keys[j, g]) * m.uses_reserved[j, g])
-    m.reservation_holds_job = pyo.Constraint(m.JGR, rule=lambda m, j, g: m.reserved[g] >= count_of(m.job[j], jobs[j], g)
-                                             - nmax_g[j, g] * (1 - m.uses_reserved[j, g]))
 
     lead_rows = []
     late: dict = {}
@@ -251,11 +254,11 @@ def build_portfolio(pd_: PortfolioData, tight_linking: bool = True, symmetry_bre
     m.CAP = pyo.Set(initialize=cap_rows, dimen=3)
 
     def capacity(m, b, g, k):
-        used = sum(m.gpu_hours[key] for key in by_bgk[b, g, k])
+        held = sum(m.held[key] for key in by_bgk[b, g, k])
         if k == "reserved":
-            return used <= H * m.reserved[g]
+            return held <= m.reserved[g]
         avail = pd_.od_avail[g][b] if k == "on_demand" else pd_.spot_avail[g][b]
-        return used <= H * avail
+        return held <= avail
 
     m.capacity = pyo.Constraint(m.CAP, rule=capacity)
 

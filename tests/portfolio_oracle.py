@@ -1,0 +1,229 @@
+"""A brute-force oracle for tiny portfolios, written apart from the MIP, and the tiny portfolios.
+
+Every discrete choice is enumerated: each job's plan (recipe, hardware, checkpoint
+interval, scored by the single-job evaluator) and, for a fixed plan, the set of
+(bucket, tier) slots in which the job holds its whole GPU count (gang scheduling).
+For a fixed plan and slot set the rest is a small LP in *fractions of the job's
+work* per slot -- a different parameterisation from the MIP's GPU-hours -- handed
+straight to HiGHS (highspy, no Pyomo): least cost, all the work done, at most
+``H n`` GPU-hours in each bucket. Jobs only interact through the GPUs they hold at
+once, so the slot sets of all jobs are combined by counting: the on-demand and spot
+GPUs held in a bucket within the availability, and the reservation the least that
+covers the reserved GPUs held in any bucket (paid for the whole horizon).
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import math
+import random
+
+import highspy
+import numpy as np
+
+from planopt.models.costs import Evaluator
+from planopt.models.formulation.portfolio import hourly_noncompute_usd, spot_overhead_share
+from planopt.models.schema import Instance
+
+GPUS = {"H100-SXM": 1.87, "A100-80GB": 1.79, "L40S": 1.86}  # $/GPU-hour, the scale of the random prices
+
+
+def job_plans(ev: Evaluator):
+    """(plan tuple, metrics) of every plan that meets the job's own limits."""
+    recipes, hardware, intervals = ev.space()
+    out = []
+    for r, h, t in itertools.product(recipes, hardware, intervals):
+        m = ev.metrics(r, h, t)
+        if m.feasible:
+            out.append(((r, h, t), m))
+    return out
+
+
+
+def job_slots(pdata, j, ev, plan):
+    """(bucket, tier, GPU-hours per unit of work, USD per unit of work) where job j may hold its GPUs."""
+    (r, h, t), m = plan
+    H, job = pdata.bucket_hours, pdata.portfolio.jobs[j]
+    g, n = h.gpu, h.count
+    T = sum(ev.compute_hours_by_component(r, h).values())
+    o = ev.hardware(h).overhead_share(t)
+    o_s = spot_overhead_share(ev, h, t, pdata.preempt[g])
+    lead = ev.recipe(r).lead_hours
+    cap = pdata.gpu[g].max_reserved_gpus
+    slots = []
+    for b in range(job.release_bucket, job.deadline_bucket + 1):
+        if lead > (b - job.release_bucket) * H * (1 + 1e-12):
+            continue
+        if cap is None or cap >= n:
+            slots.append((b, "reserved", n * (1 + o) * T, 0.0))  # the commitment is paid apart
+        if pdata.od_avail[g][b] >= n:
+            slots.append((b, "on_demand", n * (1 + o) * T, n * (1 + o) * T * pdata.od_price[g][b]))
+        if pdata.spot_avail[g][b] >= n:
+            gh = n * (1 + o_s) * T
+            slots.append((b, "spot", gh, gh * pdata.spot_price[g][b] + hourly_noncompute_usd(ev.inst) * (o_s - o) * T))
+    return slots
+
+
+def slot_set_cost(slots, n, H):
+    """Least cost of doing all of a job's work on the given slots (None if it does not fit)."""
+    if not slots:
+        return None
+    buckets = sorted({s[0] for s in slots})
+    A = np.zeros((1 + len(buckets), len(slots)))
+    A[0, :] = 1.0
+    for c, (b, _, gh, _) in enumerate(slots):
+        A[1 + buckets.index(b), c] = gh
+    lower = np.concatenate([[1.0], np.full(len(buckets), -np.inf)])
+    upper = np.concatenate([[1.0], np.full(len(buckets), n * H)])
+    return _lp_min(np.array([s[3] for s in slots]), A, lower, upper)
+
+
+def job_options(pdata, j, ev, plan):
+    """(held slots {(bucket, tier)}, cost) of every slot set that is not dominated by a subset."""
+    slots = job_slots(pdata, j, ev, plan)
+    n = plan[0][1].count
+    options = []
+    for size in range(1, len(slots) + 1):
+        for subset in itertools.combinations(slots, size):
+            held = frozenset((s[0], s[1]) for s in subset)
+            cost = slot_set_cost(list(subset), n, pdata.bucket_hours)
+            if cost is None or any(o <= held and c <= cost + 1e-9 for o, c in options):
+                continue
+            options.append((held, cost))
+    return options
+
+
+def best_portfolio_cost(pdata) -> float | None:
+    """The least total cost over every plan and every set of held slots of every job (None: infeasible)."""
+    evs = [Evaluator(inst) for inst in pdata.instances]
+    H, B = pdata.bucket_hours, len(pdata.buckets)
+    per_job = []
+    for j, ev in enumerate(evs):
+        choices = []
+        for plan in job_plans(ev):
+            noncompute = plan[1].cost_usd - plan[1].cost_breakdown_usd["compute"]
+            choices.extend((plan[0][1], noncompute + cost, held) for held, cost in job_options(pdata, j, ev, plan))
+        per_job.append(choices)
+    best = None
+    budget = pdata.portfolio.budget_usd
+    for combo in itertools.product(*per_job):
+        total = sum(c for _, c, _ in combo)
+        if best is not None and total >= best:
+            continue
+        held: dict = {}
+        for hw, _, slots in combo:
+            for (b, k) in slots:
+                held[b, hw.gpu, k] = held.get((b, hw.gpu, k), 0) + hw.count
+        ok = True
+        reserve: dict = {}
+        for (b, g, k), count in held.items():
+            if k == "reserved":
+                reserve[g] = max(reserve.get(g, 0), count)
+            elif count > (pdata.od_avail[g][b] if k == "on_demand" else pdata.spot_avail[g][b]):
+                ok = False
+        for g, count in reserve.items():
+            cap = pdata.gpu[g].max_reserved_gpus
+            ok = ok and (cap is None or count <= cap)
+            total += pdata.reserved_price[g] * H * B * count
+        if not ok or (budget is not None and total > budget * (1 + 1e-9)):
+            continue
+        if best is None or total < best:
+            best = total
+    return best
+
+
+def _lp_min(cost, A, lower, upper):
+    """min cost·x s.t. lower <= A x <= upper, x >= 0, by HiGHS's LP solver (None if infeasible)."""
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("threads", 1)  # HiGHS has one global scheduler: every instance must ask for the same threads
+    inf = highspy.kHighsInf
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = A.shape[1], A.shape[0]
+    lp.col_cost_ = cost
+    lp.col_lower_, lp.col_upper_ = np.zeros(A.shape[1]), np.full(A.shape[1], inf)
+    lp.row_lower_ = np.where(np.isfinite(lower), lower, -inf)
+    lp.row_upper_ = upper
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
+    starts, index, value = [0], [], []
+    for row in A:
+        nz = np.nonzero(row)[0]
+        index.extend(nz.tolist())
+        value.extend(row[nz].tolist())
+        starts.append(len(index))
+    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = starts, index, value
+    lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = A.shape[1], A.shape[0]
+    h.passModel(lp)
+    h.run()
+    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        return None
+    return h.getInfo().objective_function_value
+
+
+
+def tiny_job(rng: random.Random, name: str) -> dict:
+    method = rng.choice(["sft", "rl", "opd"])
+    job = {
+        "name": name, "student": {"preset": rng.choice(["Qwen3-0.6B", "Qwen3-1.7B"])},
+        "task": {"baseline_score": 30.0, "general_score_baseline": 70.0, "prompt_tokens": 200,
+                 "response_tokens": rng.choice([500, 1500]), "max_response_tokens": 4096, "prompts_available": 20000},
+        "training": {"methods": {method: {"steps_options": sorted(rng.sample([100, 300, 1000], 2)), "prompts_per_step": 64}},
+                     "phases": 1, "samples_per_prompt_options": [4]},
+        "hardware": {"gpus": [{"name": g, "counts": sorted(rng.sample([1, 2, 4], rng.randint(1, 2)))} for g in GPUS]},
+        "checkpointing": {"interval_minutes_options": sorted(rng.sample([15, 60, 240], 2))},
+        "reliability": {"failures_per_gpu_hour": rng.choice([2e-5, 2e-3])},
+        "operations": {"fixed_usd": 100, "usd_per_wall_hour": rng.choice([0, 20])},
+    }
+    if method == "sft":
+        job["sft_data"] = {"examples_available": rng.choice([0, 100000]), "usd_per_labeled_example": 0.1,
+                           "labeled_examples_per_day": rng.choice([20000, 2000000]), "example_tokens": 1000}
+    if method == "opd":
+        job["teacher"] = {"architecture": {"preset": "Qwen3-8B"}, "score": 60.0}
+    return job
+
+
+
+def tiny_portfolio(seed: int) -> dict:
+    """2 jobs, 2 buckets, 1-2 GPU types, tiny option lists; buckets sized to the jobs' run times."""
+    rng = random.Random(seed)
+    gpus = rng.sample(sorted(GPUS), rng.randint(1, 2))
+    jobs = [tiny_job(rng, f"j{k}") for k in range(2)]
+    for job in jobs:  # restrict to the portfolio's types, then a target some plans miss
+        job["hardware"]["gpus"] = [o for o in job["hardware"]["gpus"] if o["name"] in gpus]
+        ev = Evaluator(Instance.model_validate(job))
+        qualities = sorted({ev.recipe(r).quality for r in ev.space()[0]})
+        job["constraints"] = {"min_quality": qualities[rng.randrange(len(qualities))] - 1e-6}
+    ev0 = Evaluator(Instance.model_validate(jobs[0]))
+    recipes, hardware, _ = ev0.space()
+    hours = [ev0.metrics(r, hardware[0], 60.0).wall_hours for r in recipes]
+    bucket_hours = max(0.5, round(sorted(hours)[len(hours) // 2] * rng.uniform(0.3, 1.5), 3))
+    entries = []
+    for g in gpus:
+        e = {"name": g, "reserved_usd_per_gpu_hour": round(GPUS[g] * rng.uniform(0.4, 0.8), 3),
+             "on_demand_usd_per_gpu_hour": [round(GPUS[g] * rng.uniform(0.9, 1.2), 3) for _ in range(2)],
+             "on_demand_available_gpus": [rng.choice([0, 1, 2, 4, 4]) for _ in range(2)]}
+        if rng.random() < 0.6:
+            e.update({"spot_usd_per_gpu_hour": round(GPUS[g] * 0.4, 3), "spot_available_gpus": [rng.choice([0, 2, 4]) for _ in range(2)],
+                      "spot_preemptions_per_gpu_hour": rng.choice([0.0, 0.01, 0.05])})
+        entries.append(e)
+    windows = rng.choice([((0, 1), (0, 1)), ((0, 0), (0, 1)), ((0, 1), (1, 1))])
+    return {"kind": "portfolio", "name": f"tiny-{seed}", "horizon": {"buckets": 2, "bucket_hours": bucket_hours},
+            "gpus": entries, "jobs": [{"instance": j, "release_bucket": w[0], "deadline_bucket": w[1]} for j, w in zip(jobs, windows)]}
+
+
+
+def twin_portfolio(seed: int) -> dict:
+    """A tiny portfolio whose second job repeats the first (same instance and window), so that
+    the symmetry-breaking order of identical jobs is in force."""
+    p = tiny_portfolio(seed)
+    first = p["jobs"][0]
+    twin = copy.deepcopy(first)
+    twin["instance"]["name"] = first["instance"]["name"] + "-twin"
+    p["jobs"] = [first, twin]
+    return p
+
+
+
+def close(a, b, rel=1e-6):
+    return math.isclose(a, b, rel_tol=rel, abs_tol=1e-6)
