@@ -396,7 +396,7 @@ def chance_points_frame(front: ChanceFrontier) -> "pd.DataFrame":
 def plot_chance_frontier(front: ChanceFrontier, path, title: str = ""):
     """Expected metric against the probability of meeting every limit: in sample (the staircase the
     MIP walks) and out of sample (hollow markers)."""
-    from .plots import LABELS, _pyplot, check_plot_path, plan_label
+    from .plots import LABELS, _pyplot, check_plot_path, plan_label, save_figure
     path = check_plot_path(path)
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(9, 6), dpi=110)
@@ -416,7 +416,4 @@ def plot_chance_frontier(front: ChanceFrontier, path, title: str = ""):
     ax.set_ylabel(f"expected {LABELS[front.metric]}")
     ax.set_title(title or f"expected {front.metric} vs probability of meeting every limit ({len(pts)} points)")
     ax.grid(True, alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)  # printable text, tight layout, atomic write

@@ -1,32 +1,44 @@
-"""Charts of frontiers, sweeps and risks (matplotlib, Agg backend: no display needed); PNG, SVG or PDF by extension."""
+"""Charts of frontiers and sweeps (matplotlib, Agg backend: no display needed); PNG, SVG or PDF by extension.
+
+Every figure of planopt is drawn through :func:`pyplot` and written by
+:func:`save_figure`: every text is made literal first (``labels.figure_text``:
+no lone surrogates, no ``$`` starting mathtext, so a name such as ``cost $x^$``
+is drawn as typed), then the figure is written to a temporary file and renamed,
+so a failed draw leaves no half-written file.
+"""
 
 from __future__ import annotations
 
+import math
+import os
+import warnings
 from pathlib import Path
 
 from .errors import InputError
+from .labels import LABELS, change_labels, drop_overlapping, figure_text, human, printable
 
-LABELS = {"cost_usd": "cost (USD)", "wall_hours": "wall time (hours)", "quality": "quality (task score)",
-          "forgetting_points": "forgetting (points of the general score)", "budget_usd": "budget (USD)",
-          "deadline_hours": "deadline (hours)", "max_forgetting_points": "forgetting tolerance (points)",
-          "min_quality": "minimum quality (task score)"}
+__all__ = ["LABELS", "METHOD_COLORS", "PLOT_SUFFIXES", "check_plot_path", "plan_label", "plot_frontier",
+           "plot_sweep", "pyplot", "save_figure"]
+
 METHOD_COLORS = {"sft": "tab:blue", "rl": "tab:red", "opd": "tab:green"}
-# More points than this and only points whose plan label changes are annotated.
-MAX_LABELS = 40
+PLOT_SUFFIXES = (".png", ".svg", ".pdf")  # matplotlib writes each by the file name's extension
+# Where "no plan" crosses sit in a sweep panel: this share of the panel's data range below its lowest value.
+NO_PLAN_MARGIN = 0.12
 
 
-def _pyplot():
+def pyplot():
+    """matplotlib.pyplot on the Agg backend (no display needed)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     return plt
 
 
+_pyplot = pyplot  # the name frontier.py and sweep.py import
+
+
 def plan_label(plan) -> str:
-    return f"{plan.method.upper()} {plan.gpu_count}×{plan.gpu}"
-
-
-PLOT_SUFFIXES = (".png", ".svg", ".pdf")  # matplotlib writes each by the file name's extension
+    return printable(f"{plan.method.upper()} {plan.gpu_count}×{plan.gpu}")
 
 
 def check_plot_path(path: Path) -> Path:
@@ -41,26 +53,76 @@ def check_plot_path(path: Path) -> Path:
     return path
 
 
-def plot_frontier(front, path: Path, title: str = "") -> Path:
-    """The frontier as a staircase of points, each labelled with its plan (method, GPUs)."""
+def make_printable(fig) -> None:
+    """Make every text of ``fig`` literal (``labels.figure_text``): the renderer refuses lone surrogates, and
+    mathtext refuses names such as ``cost $x^$``. Tick labels are rewritten by the formatter at each draw, so
+    log-scale ticks keep their mathtext."""
+    from matplotlib.text import Text
+    for text in fig.findobj(Text):
+        raw = text.get_text()
+        if raw != figure_text(raw):
+            text.set_text(figure_text(raw))
+
+
+def save_figure(fig, path: Path, dpi: float | None = None, layout: bool = True) -> Path:
+    """Write ``fig`` to ``path`` (format by extension) and close it: texts made printable, then a tight
+    layout (drawing the texts, so only after they are printable), then a temporary file renamed into place."""
+    path = Path(path)
+    make_printable(fig)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # same folder: the rename is atomic
+    try:
+        with warnings.catch_warnings():
+            # a name in a script the font lacks is drawn as boxes; that is no reason to print a warning
+            warnings.filterwarnings("ignore", message="Glyph .* missing from font")
+            if layout:
+                fig.tight_layout()
+            fig.savefig(tmp, format=path.suffix.lower().lstrip("."), dpi=dpi or "figure")
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        pyplot().close(fig)
+    return path
+
+
+def _drop_overlapping_labels(fig, texts, ax) -> None:
+    """Lay the figure out as it will be saved, then drop the point labels that collide or leave ``ax``."""
+    make_printable(fig)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Glyph .* missing from font")
+        fig.tight_layout()
+        fig.canvas.draw()
+    drop_overlapping(texts, fig.canvas.get_renderer(), inside=ax.get_window_extent())
+
+
+def _annotate(ax, label: str, x: float, y: float, right_half: bool, size: float = 7):
+    """A point's label, up and to the right of it (to the left in the right half of a curve, so it stays in
+    the axes). Left out of the layout: a long label must not shrink the axes; one that does not fit is dropped."""
+    text = ax.annotate(label, (x, y), textcoords="offset points", xytext=(-4, 4) if right_half else (4, 4),
+                       ha="right" if right_half else "left", fontsize=size)
+    text.set_in_layout(False)
+    return text
+
+
+def plot_frontier(front, path: Path, title: str = "", name: str = "") -> Path:
+    """The frontier as a staircase of points coloured by method. Each point is labelled with the parts of
+    its plan that change along the frontier; the parts every point shares are said once, under the title."""
     path = check_plot_path(path)
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(9, 6), dpi=110)
     xs = [getattr(p.metrics, front.x) for p in front.points]
     ys = [getattr(p.metrics, front.y) for p in front.points]
+    common = ""
     if front.points:
-        order = sorted(range(len(xs)), key=lambda i: xs[i])
+        order = sorted(range(len(xs)), key=lambda i: (xs[i], ys[i]))
         ax.step([xs[i] for i in order], [ys[i] for i in order], where="post", color="0.7", lw=1, zorder=1)
         for method, color in METHOD_COLORS.items():
             idx = [i for i, p in enumerate(front.points) if p.plan.method == method]
             if idx:
                 ax.scatter([xs[i] for i in idx], [ys[i] for i in idx], color=color, s=28, zorder=2, label=method.upper())
-        previous = None
-        for i in order:
-            label = plan_label(front.points[i].plan)
-            if len(front.points) <= MAX_LABELS or label != previous:
-                ax.annotate(label, (xs[i], ys[i]), textcoords="offset points", xytext=(4, 4), fontsize=7)
-            previous = label
+        labels, common = change_labels([front.points[i].plan for i in order])
+        texts = [_annotate(ax, label, xs[i], ys[i], right_half=rank >= len(order) / 2)
+                 for rank, (i, label) in enumerate(zip(order, labels)) if label]
         ax.legend(title="method", loc="best", fontsize=8)
     else:
         ax.text(0.5, 0.5, "no feasible plan", ha="center", va="center", transform=ax.transAxes)
@@ -69,51 +131,70 @@ def plot_frontier(front, path: Path, title: str = "") -> Path:
             set_scale("log")  # points spread over decades (e.g. $500 OPD runs vs $200k SFT with labels)
     ax.set_xlabel(LABELS[front.x])
     ax.set_ylabel(LABELS[front.y])
-    ax.set_title(title or f"exact Pareto frontier: {front.x} vs {front.y} ({len(front.points)} points)")
+    heading = title or (f"{name + ': ' if name else ''}exact Pareto frontier of {human(front.x)} and "
+                        f"{human(front.y)} ({len(front.points)} point{'s' if len(front.points) != 1 else ''})")
+    ax.set_title(heading + (f"\nevery point: {common}" if common else ""), fontsize=10)
     ax.grid(True, alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    if front.points:
+        _drop_overlapping_labels(fig, texts, ax)
+    return save_figure(fig, path, layout=not front.points)  # laid out above when there were labels
 
 
-def plot_sweep(rows, path: Path, title: str = "") -> Path:
-    """The four metrics of the optimal plan against the swept limit; infeasible values leave gaps."""
+def _no_plan_y(ys: list[float]) -> tuple[float, tuple[float, float]]:
+    """Where a panel draws its "no plan" crosses (data coordinates), and the y-limits that keep them inside."""
+    finite = [y for y in ys if y is not None and math.isfinite(y)]
+    if not finite:
+        return 0.5, (0.0, 1.0)
+    lo, hi = min(finite), max(finite)
+    span = (hi - lo) or max(abs(hi), 1.0) * 0.1
+    mark = lo - NO_PLAN_MARGIN * span
+    return mark, (mark - NO_PLAN_MARGIN * span, hi + NO_PLAN_MARGIN * span)
+
+
+def plot_sweep(rows, path: Path, title: str = "", name: str = "") -> Path:
+    """The four metrics of the optimal plan against the swept limit. A value with no plan (infeasible, or
+    stopped without one) leaves a gap in the lines and a cross at the foot of each panel, in the panel's
+    own data coordinates, so it can never fall outside its axes."""
     path = check_plot_path(path)
-    plt = _pyplot()
+    plt = pyplot()
     limit = rows[0].limit if rows else "budget_usd"
     fig, axes = plt.subplots(2, 2, figsize=(10, 7), dpi=110, sharex=True)
     ordered = sorted(rows, key=lambda r: r.value)
+    xs = [r.value for r in ordered]
     for ax, metric in zip(axes.flat, ("cost_usd", "wall_hours", "quality", "forgetting_points")):
-        xs = [r.value for r in ordered]
-        ys = [getattr(r.result.metrics, metric) if r.result.metrics else float("nan") for r in ordered]
+        ys = [getattr(r.result.metrics, metric) if r.result.plan is not None and r.result.metrics else float("nan")
+              for r in ordered]
         ax.plot(xs, ys, color="0.6", lw=1, zorder=1)
         for method, color in METHOD_COLORS.items():
             idx = [i for i, r in enumerate(ordered) if r.result.plan and r.result.plan.method == method]
             if idx:
                 ax.scatter([xs[i] for i in idx], [ys[i] for i in idx], color=color, s=12, zorder=2, label=method.upper())
-        infeasible = [r.value for r in ordered if r.result.status == "infeasible"]
-        if infeasible:
-            ax.scatter(infeasible, [0] * len(infeasible), marker="x", color="0.4", s=12, label="infeasible",
-                       transform=ax.get_xaxis_transform(), clip_on=False)
+        mark, ylim = _no_plan_y(ys)
+        for status, label, marker in (("infeasible", "infeasible", "x"), (None, "stopped without a plan", "+")):
+            at = [r.value for r in ordered if r.result.plan is None
+                  and (r.result.status == "infeasible") == (status == "infeasible")]
+            if at:
+                ax.scatter(at, [mark] * len(at), marker=marker, color="0.35", s=24, zorder=3, label=label, clip_on=True)
+        if any(r.result.plan is None for r in ordered):
+            ax.set_ylim(*ylim)
+            # shade the strip the crosses sit in: their height is a place, not a value
+            ax.axhspan(ylim[0], (mark + min((y for y in ys if math.isfinite(y)), default=1.0)) / 2,
+                       color="0.93", zorder=0)
         ax.set_ylabel(LABELS[metric], fontsize=8)
         ax.grid(True, alpha=0.3)
-    # label where the chosen plan changes, on the objective-free cost panel
-    previous = None
-    for r in ordered:
-        if r.result.plan is not None:
-            label = plan_label(r.result.plan)
-            if label != previous:
-                axes[0, 0].annotate(label, (r.value, r.result.metrics.cost_usd), textcoords="offset points",
-                                    xytext=(3, 5), fontsize=6)
-            previous = label
-    handles, labels = axes[0, 0].get_legend_handles_labels()
+    # label where the chosen plan changes, on the cost panel, with what changes
+    solved = [r for r in ordered if r.result.plan is not None]
+    labels, common = change_labels([r.result.plan for r in solved])
+    texts = [_annotate(axes[0, 0], label, r.value, r.result.metrics.cost_usd, right_half=n >= len(solved) / 2, size=6)
+             for n, (r, label) in enumerate(zip(solved, labels)) if label]
+    handles, legend_labels = axes[0, 0].get_legend_handles_labels()
     if handles:
-        axes[0, 0].legend(handles, labels, fontsize=7, loc="best")
+        axes[0, 0].legend(handles, legend_labels, fontsize=7, loc="best")
     for ax in axes[1]:
         ax.set_xlabel(LABELS[limit])
-    fig.suptitle(title or f"sweep of {limit} ({len(rows)} values)")
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    objective = ordered[0].result.objective if ordered else None
+    heading = title or (f"{name + ': ' if name else ''}sweep of the {human(limit)} ({len(rows)} values"
+                        + (f", objective: {objective}" if objective else "") + ")")
+    fig.suptitle(heading + (f"\nevery plan: {common}" if common else ""), fontsize=10)
+    _drop_overlapping_labels(fig, texts, axes[0, 0])
+    return save_figure(fig, path, layout=False)

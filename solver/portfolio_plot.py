@@ -4,11 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.patches import Patch  # noqa: E402
+from .labels import figure_text
+from .plots import pyplot, save_figure
 
 TIER_COLOURS = {"reserved": "#2b6cb0", "on_demand": "#dd6b20", "spot": "#38a169"}
 
@@ -17,6 +14,8 @@ def plot_schedule(result, path: str | Path) -> Path:
     """Top: one row per job, its window (grey) and the GPU-hours it runs in each bucket by tier
     (bar height = share of the bucket the job's GPUs are busy, at least a visible sliver). Bottom: reserved GPU-hours used per bucket
     and type against the committed capacity."""
+    from matplotlib.patches import Patch
+    plt = pyplot()
     path = Path(path)
     jobs = result.jobs
     B, H = result.buckets, result.bucket_hours
@@ -35,7 +34,8 @@ def plot_schedule(result, path: str | Path) -> Path:
                     ax.barh(y - 0.4 + left * 0.8, 0.9, left=b + 0.05, height=0.8 * share, align="edge", color=TIER_COLOURS[tier])
                     left += share
     ax.set_yticks(range(len(jobs)))
-    ax.set_yticklabels([f"{j.name} ({j.plan.gpu_count}×{j.plan.gpu})" for j in jobs], fontsize=7)
+    # tick labels are redrawn from these strings at every draw, so they are made literal here
+    ax.set_yticklabels([figure_text(f"{j.name} ({j.plan.gpu_count}×{j.plan.gpu})") for j in jobs], fontsize=7)
     ax.invert_yaxis()
     ax.set_title(f"{result.name}: {result.status}, cost ${result.cost_usd:,.0f}" if result.cost_usd is not None else result.name)
     ax.legend(handles=[Patch(color=c, label=t.replace("_", "-")) for t, c in TIER_COLOURS.items()]
@@ -53,7 +53,4 @@ def plot_schedule(result, path: str | Path) -> Path:
     else:
         ax2.text(0.5, 0.5, "no reserved GPUs", transform=ax2.transAxes, ha="center")
     ax2.set_xlim(0, B)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, dpi=120)

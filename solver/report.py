@@ -8,6 +8,8 @@ from planopt.models.costs import Metrics
 from planopt.models.plan import Plan
 from planopt.models.schema import Instance
 
+from .labels import printable
+
 METHOD_NAMES = {"sft": "SFT (supervised fine-tuning)", "rl": "RL (reinforcement learning)",
                 "opd": "OPD (on-policy distillation)"}
 OBJECTIVE_NAMES = {"cost": "least cost", "quality": "most quality", "time": "least time", "forgetting": "least forgetting"}
@@ -102,6 +104,12 @@ def price_row(inst: Instance, plan: Plan) -> tuple[str, str]:
 
 
 def solve_report(inst: Instance, result) -> str:
+    """The text report of a solve; printable on any UTF-8 terminal (``labels.printable``: a name from
+    the user may hold a lone surrogate, which no encoder accepts)."""
+    return printable(_solve_report(inst, result))
+
+
+def _solve_report(inst: Instance, result) -> str:
     head = f"planopt · {inst.name} · {result.status}"
     if result.gap is not None:
         head += f" (gap {result.gap:.2%})"

@@ -64,9 +64,8 @@ def risk_section(risk: dict[str, Any]) -> str:
 
 def plot_risk(risk: Risk, path: Path, title: str) -> None:
     """Histograms of cost, wall time, quality and forgetting, with the limits drawn on them."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from .plots import pyplot, save_figure
+    plt = pyplot()
     fig, axes = plt.subplots(2, 2, figsize=(10, 7))
     for ax, (metric, (label, unit)) in zip(axes.flat, LABELS.items()):
         values = risk.samples.metric(metric)
@@ -80,7 +79,5 @@ def plot_risk(risk: Risk, path: Path, title: str) -> None:
                     ha="right", va="top", color="#c44e52", fontsize=9)
         ax.set_xlabel(f"{label} ({unit})")
         ax.set_ylabel("scenarios")
-    fig.suptitle(f"{title}: {risk.scenarios:,} scenarios, every limit met in {risk.share():.1%}".replace("$", r"\$"))
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    fig.suptitle(f"{title}: {risk.scenarios:,} scenarios, every limit met in {risk.share():.1%}")  # mathtext is off
+    save_figure(fig, path)

@@ -335,7 +335,7 @@ def chance_grid_frame(instance, confidences: Iterable[float], limit: Optional[st
 def plot_grid(points: list[GridPoint], path, title: str = ""):
     """Expected cost against confidence, one line per value of the swept limit; with one confidence
     and a swept limit, expected cost against the limit. Infeasible points: crosses at the foot of the axes."""
-    from .plots import LABELS, _pyplot, check_plot_path
+    from .plots import LABELS, _pyplot, check_plot_path, save_figure
     path = check_plot_path(path)
     plt = _pyplot()
     limit = points[0].limit if points else None
@@ -367,7 +367,4 @@ def plot_grid(points: list[GridPoint], path, title: str = ""):
     ax.set_title(title or "the cost of certainty")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8, loc="best")
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)  # printable text, tight layout, atomic write

@@ -44,6 +44,10 @@ app.add_typer(portfolio.generate_app, name="generate")
 
 def main() -> None:
     """The console script ``planopt``."""
+    # A name from the user may hold a lone surrogate (JSON's "\ud800"); print it escaped, not crash.
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     if "--json" in sys.argv[1:]:
         _main_json()
     app()

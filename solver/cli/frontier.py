@@ -136,7 +136,7 @@ def _metric_frontier(file: Path, x: str, y: str, json_out: bool, out, plot, limi
         _write_table(points_frame(front), out)
     if plot is not None:
         from ..plots import plot_frontier
-        plot_frontier(front, plot, title=f"{inst.name}: exact {x} vs {y} frontier ({len(front.points)} points)")
+        plot_frontier(front, plot, name=inst.name)
     # the point best in y comes first: does the option grid stop the frontier there?
     capped = grid_caps(inst, front.points[0].plan) if front.points else []
     risks = _risks(inst, [(inst, p.plan) for p in front.points])
@@ -283,7 +283,7 @@ def _limit_sweep(file: Path, given, objective, time_limit, reuse: bool, json_out
         _write_table(rows_frame(rows), out)
     if plot is not None:
         from ..plots import plot_sweep
-        plot_sweep(rows, plot, title=f"{inst.name}: {inst.objective} objective, sweep of {limit}")
+        plot_sweep(rows, plot, name=inst.name)
     risks = _risks(inst, [(inst.with_overrides(**{limit: r.value}), r.result.plan) for r in rows])
     if json_out:
         emit_json({"limit": limit, "objective": inst.objective,
