@@ -31,6 +31,7 @@ from planopt.models.portfolio import Portfolio, PortfolioData, restrict_to_portf
 from planopt.models.schema import Instance
 
 from .errors import InputError, describe_validation_error, read_json
+from .instance import check_time_limit
 from .portfolio_replay import TIER_ORDER, gpu_hours_needed
 from .run import FEASIBILITY_TOLERANCE, _status  # the same tolerance as single-job solves
 
@@ -38,11 +39,23 @@ from .run import FEASIBILITY_TOLERANCE, _status  # the same tolerance as single-
 # default is 1e-4; tests of small portfolios use 1e-9 through `rel_gap`).
 RELATIVE_GAP = 1e-4
 FLOOR_SLACK = 1e-6  # relative (and USD) slack on each job's cost floor, against solver tolerances
+WARM_START_SECONDS = 10.0  # per one-job solve: a one-job portfolio solves in well under a second (BENCHMARKS.md §3)
+WARM_START_SHARE = 0.5     # of a time limit, at most, for the warm start; the portfolio MIP gets the rest
+MIN_SOLVE_SECONDS = 0.01   # the shortest time limit handed to HiGHS (the CLI's lower bound on --time-limit)
+POLISH_SECONDS = 60.0
+EXPLAIN_SECONDS = 30.0     # per one-job solve when explaining an infeasible portfolio      # the schedule LP after the MIP; it takes well under a second on the benchmarks
 RESULT_VERSION = "1.0"  # of the JSON output; bumped when a key changes meaning or goes away
 HEURISTIC_EFFORT = 0.05  # HiGHS's default; 0.3 found no better incumbents on the 50-job benchmark
 
 
 # --- loading --------------------------------------------------------------
+def check_budget(value: Any, label: str = "--budget-usd") -> float:
+    """A total spend cap in USD: a finite number >= 0, else InputError naming ``label``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise InputError(f"{label}: expected a total budget in USD (a finite number >= 0), got {value!r}")
+    return float(value)
+
+
 def load_portfolio(source: str | Path | dict[str, Any] | PortfolioData) -> PortfolioData:
     """A validated portfolio with its jobs resolved; raises InputError naming the field."""
     if isinstance(source, PortfolioData):
@@ -292,14 +305,17 @@ class _Highs(Highs):
 
 
 class PortfolioModel:
-    def __init__(self, source, tight_linking: bool = True, symmetry_breaking: bool = True):
+    def __init__(self, source, tight_linking: bool = True, symmetry_breaking: bool = True, budget_usd: float | None = None):
         self.data = load_portfolio(source)
+        if budget_usd is not None:  # --budget-usd: the total spend cap replaces the portfolio's own
+            self.data = PortfolioData(self.data.portfolio.model_copy(update={"budget_usd": check_budget(budget_usd)}),
+                                      self.data.instances)
         start = time.perf_counter()
         self.model, self.form, self.reason = build_portfolio(self.data, tight_linking, symmetry_breaking)
         self.build_seconds = time.perf_counter() - start
         self.solver = _Highs()
 
-    def warm_start(self, floors: bool = True, starts: bool = True) -> float:
+    def warm_start(self, floors: bool = True, starts: bool = True, end: float | None = None) -> float:
         """Each job alone in the portfolio (so that its window, lead time and tiers are respected):
 
         - ``starts``: give HiGHS each job's best plan on its own as a partial start; HiGHS
@@ -307,12 +323,20 @@ class PortfolioModel:
         - ``floors``: bound each job's cost share from below (``add_job_cost_floors``) by the
           dual bound of its least ``job_cost_usd`` alone, reserved GPUs paid by the GPU-hour.
 
-        Both come from the same one-job model. Returns the seconds spent."""
+        Both come from the same one-job model. With ``end`` (a ``time.perf_counter`` instant) the
+        one-job solves share the time left before it: each gets at most its share of what is
+        left and ``WARM_START_SECONDS``, and jobs reached after ``end`` get neither floor nor start.
+        Returns the seconds spent."""
         start = time.perf_counter()
         m, form, d = self.model, self.form, self.data
         fixes: list[tuple[Any, float]] = []
         bounds: dict[int, float] = {}
         for j, inst in enumerate(d.instances):
+            limit = WARM_START_SECONDS
+            if end is not None:
+                limit = min(limit, (end - time.perf_counter()) / (len(d.instances) - j) / (floors + starts))
+                if limit < MIN_SOLVE_SECONDS:
+                    break
             one = Portfolio.model_validate({**d.portfolio.model_dump(), "jobs": [d.portfolio.jobs[j].model_dump()], "budget_usd": None})
             sub = PortfolioModel(PortfolioData(one, [inst]), symmetry_breaking=False)
             if sub.model is None:
@@ -321,7 +345,7 @@ class PortfolioModel:
                 sub.model.objective.deactivate()
                 sub.model.job_cost = pyo.Objective(expr=sub.model.job_cost_usd[0], sense=pyo.minimize)
                 res = sub.solver.solve(sub.model, load_solutions=False, raise_exception_on_nonoptimal_result=False,
-                                       time_limit=10, rel_gap=1e-6, abs_gap=0.0,
+                                       time_limit=limit, rel_gap=1e-6, abs_gap=0.0,
                                        solver_options={"mip_feasibility_tolerance": FEASIBILITY_TOLERANCE,
                                                        "primal_feasibility_tolerance": FEASIBILITY_TOLERANCE,
                                                        "random_seed": 0, "threads": 1})
@@ -332,7 +356,7 @@ class PortfolioModel:
                 sub.model.objective.activate()
             if not starts:
                 continue
-            res = sub.solve(time_limit=10, rel_gap=1e-3, warm_start=False, explain=False, cost_floors=False)
+            res = sub.solve(time_limit=limit, rel_gap=1e-3, warm_start=False, explain=False, cost_floors=False)
             if not res.jobs:
                 continue
             res.plan = res.jobs[0].plan
@@ -352,7 +376,11 @@ class PortfolioModel:
         return time.perf_counter() - start
 
     def solve(self, time_limit: float | None = None, rel_gap: float = RELATIVE_GAP, warm_start: bool = True,
-              threads: int = 1, explain: bool = True, tee: bool = False, cost_floors: bool = True) -> PortfolioResult:
+              threads: int = 1, explain: bool = True, tee: bool = False, cost_floors: bool = True,
+              started_at: float | None = None) -> PortfolioResult:
+        """Warm start, MIP, polish and (when infeasible) the explanation, all within ``time_limit``
+        seconds from ``started_at`` (a ``time.perf_counter`` instant; default: now)."""
+        time_limit = check_time_limit(time_limit)
         d = self.data
         result = PortfolioResult("infeasible", name=d.portfolio.name, buckets=len(d.buckets), bucket_hours=d.bucket_hours,
                                  build_seconds=self.build_seconds, gpu_types=list(d.gpus), providers=dict(d.provider),
@@ -361,9 +389,12 @@ class PortfolioModel:
             result.message = self.reason
             return result
         start = time.perf_counter()
+        end = None if time_limit is None else (started_at if started_at is not None else start) + time_limit
         if warm_start or cost_floors:
-            result.warm_start_seconds = self.warm_start(floors=cost_floors, starts=warm_start)
-        remaining = None if time_limit is None else max(1.0, time_limit - (time.perf_counter() - start))
+            # the warm start may take at most a share of the time limit: the portfolio MIP needs the rest
+            warm_end = None if end is None else start + WARM_START_SHARE * (end - start)
+            result.warm_start_seconds = self.warm_start(floors=cost_floors, starts=warm_start, end=warm_end)
+        remaining = None if end is None else max(MIN_SOLVE_SECONDS, end - time.perf_counter())
         res = self.solver.solve(self.model, load_solutions=False, raise_exception_on_nonoptimal_result=False,
                                 time_limit=remaining, rel_gap=rel_gap, abs_gap=0.0, tee=tee,
                                 solver_options={"mip_feasibility_tolerance": FEASIBILITY_TOLERANCE,
@@ -376,17 +407,17 @@ class PortfolioModel:
         if res.solution_status in (SolutionStatus.optimal, SolutionStatus.feasible) and status != "infeasible":
             res.solution_loader.load_vars()
             inc, bound = res.incumbent_objective, res.objective_bound
-            inc = self.polish(inc, threads)
+            inc = self.polish(inc, threads, None if end is None else max(MIN_SOLVE_SECONDS, end - time.perf_counter()))
             result.mip_cost_usd, result.bound_usd = pyo.value(self.model.cost_usd), bound
             if inc is not None and bound is not None:
                 result.gap = max(0.0, inc - bound) / max(1e-9, abs(inc))
             self.extract(result)
             result.solve_seconds = time.perf_counter() - start
         elif status == "infeasible":
-            result.message = self.explain_infeasible() if explain else "no schedule"
+            result.message = self.explain_infeasible(end) if explain else "no schedule"
         return result
 
-    def polish(self, incumbent: float | None, threads: int) -> float | None:
+    def polish(self, incumbent: float | None, threads: int, time_limit: float | None = None) -> float | None:
         """With every integer decision fixed at the incumbent's, the schedule is an LP: solve it to
         optimality, so that the schedule is the best for the chosen plans and reservations and
         cost ties go to the earliest buckets. Returns the (never worse) objective."""
@@ -399,7 +430,8 @@ class PortfolioModel:
             v.setub(round(v.value))
         try:
             res = self.solver.solve(self.model, load_solutions=False, raise_exception_on_nonoptimal_result=False,
-                                    time_limit=60, solver_options={"primal_feasibility_tolerance": FEASIBILITY_TOLERANCE,
+                                    time_limit=min(POLISH_SECONDS, time_limit or POLISH_SECONDS),
+                                    solver_options={"primal_feasibility_tolerance": FEASIBILITY_TOLERANCE,
                                                                    "mip_feasibility_tolerance": FEASIBILITY_TOLERANCE,
                                                                    "random_seed": 0, "threads": threads})
             if _status(res) == "optimal" and (incumbent is None or res.incumbent_objective <= incumbent + 1e-9 * abs(incumbent)):
@@ -411,20 +443,42 @@ class PortfolioModel:
                 v.setub(ub)
         return incumbent
 
-    def explain_infeasible(self) -> str:
-        """Which jobs cannot meet their deadline even alone (each solved as a one-job portfolio)."""
+    def explain_infeasible(self, end: float | None = None) -> str:
+        """Why there is no schedule: the budget (the least cost without it, re-solved), or the jobs
+        that cannot meet their deadline even alone (each solved as a one-job portfolio), or the
+        shared GPUs. Every re-solve stops at ``end`` (a ``time.perf_counter`` instant)."""
         d = self.data
+
+        def left() -> float | None:
+            return None if end is None else end - time.perf_counter()
+
+        out_of_time = "no schedule (the time limit left no time to find out why)"
+        budget = d.portfolio.budget_usd
+        if budget is not None:
+            if left() is not None and left() < MIN_SOLVE_SECONDS:
+                return out_of_time
+            free = PortfolioModel(PortfolioData(d.portfolio.model_copy(update={"budget_usd": None}), d.instances))
+            res = free.solve(time_limit=left(), warm_start=False, explain=False)
+            if res.cost_usd is not None and res.status == "optimal":
+                return (f"no schedule within budget_usd ${budget:,.0f}: the least-cost schedule costs ${res.cost_usd:,.0f}; "
+                        f"a budget of ${math.ceil(res.cost_usd):,.0f} would let every job meet its deadline")
+            if res.cost_usd is not None:
+                return (f"no schedule within budget_usd ${budget:,.0f}: the cheapest schedule found costs ${res.cost_usd:,.0f} "
+                        f"(not proven least within the time limit)")
         alone = []
         for j, job in enumerate(d.portfolio.jobs):
+            if left() is not None and left() < MIN_SOLVE_SECONDS:
+                return out_of_time
             one = Portfolio.model_validate({**d.portfolio.model_dump(), "jobs": [job.model_dump()], "budget_usd": None})
             sub = PortfolioModel(PortfolioData(one, [d.instances[j]]), symmetry_breaking=False)
-            if sub.model is None or sub.solve(time_limit=30, warm_start=False, explain=False, cost_floors=False).status == "infeasible":
+            limit = EXPLAIN_SECONDS if left() is None else min(EXPLAIN_SECONDS, left())
+            if sub.model is None or sub.solve(time_limit=limit, warm_start=False, explain=False, cost_floors=False).status == "infeasible":
                 alone.append(d.names[j])
         if alone:
             return (f"no schedule: {len(alone)} job(s) cannot finish by their deadline bucket even alone "
-                    f"(quality target, lead time or GPUs): {', '.join(alone[:5])}{' ...' if len(alone) > 5 else ''}")
-        return "no schedule: each job fits alone, but together they exceed the GPUs available" + (
-            " or the budget" if d.portfolio.budget_usd is not None else "")
+                    f"(quality target, lead time or GPUs): {', '.join(alone[:5])}{' ...' if len(alone) > 5 else ''}; "
+                    "a later deadline_bucket, an earlier release_bucket or more GPUs in their window would let them")
+        return "no schedule: each job fits alone, but together they exceed the GPUs available; more on-demand, spot or reservable GPUs, or later deadlines, would let them"
 
     def extract(self, result: PortfolioResult) -> None:
         m, form, d = self.model, self.form, self.data
@@ -453,7 +507,12 @@ class PortfolioModel:
 
 def solve_portfolio(source: str | Path | dict[str, Any] | PortfolioData, time_limit: float | None = None,
                     rel_gap: float = RELATIVE_GAP, warm_start: bool = True, tight_linking: bool = True,
-                    symmetry_breaking: bool = True) -> PortfolioResult:
-    """Solve a portfolio: reserved GPUs per type, each job's plan and schedule, least total cost."""
-    pm = PortfolioModel(source, tight_linking=tight_linking, symmetry_breaking=symmetry_breaking)
-    return pm.solve(time_limit=time_limit, rel_gap=rel_gap, warm_start=warm_start)
+                    symmetry_breaking: bool = True, budget_usd: float | None = None) -> PortfolioResult:
+    """Solve a portfolio: reserved GPUs per type, each job's plan and schedule, least total cost.
+
+    ``time_limit`` (seconds) bounds the whole call: loading, building, warm start, MIP, polish;
+    ``budget_usd`` caps the total spend (it replaces the portfolio's ``budget_usd``)."""
+    started = time.perf_counter()
+    check_time_limit(time_limit)
+    pm = PortfolioModel(source, tight_linking=tight_linking, symmetry_breaking=symmetry_breaking, budget_usd=budget_usd)
+    return pm.solve(time_limit=time_limit, rel_gap=rel_gap, warm_start=warm_start, started_at=started)

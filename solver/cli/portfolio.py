@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Optional
 
@@ -22,8 +23,10 @@ generate_app = typer.Typer(no_args_is_help=True, help="Write random instances fo
 def portfolio_report(result) -> str:
     from ..report import table, usd
     head = f"planopt · portfolio {result.name} · {result.status}"
-    if result.gap is not None:
+    if result.gap is not None and math.isfinite(result.gap):
         head += f" (gap {result.gap:.2%})"
+    elif result.status == "time_limit":
+        head += " (gap unknown: no lower bound was proven in time)"
     out = [head, ""]
     if not result.jobs:
         out.append(result.message or "no schedule")
@@ -57,13 +60,26 @@ def portfolio_report(result) -> str:
     return "\n".join(out)
 
 
-def solve_portfolio_command(file: Path, json_out: bool, time_limit: Optional[float], plot: Optional[Path]) -> int:
-    """Solve a portfolio instance, print it, return the exit code."""
-    from ..portfolio import solve_portfolio
+def solve_portfolio_command(file: Path, json_out: bool, time_limit: Optional[float], plot: Optional[Path],
+                            objective=None, budget_usd: Optional[float] = None, deadline_hours: Optional[float] = None,
+                            max_forgetting: Optional[float] = None, min_quality: Optional[float] = None) -> int:
+    """Solve a portfolio instance, print it, return the exit code. ``--budget-usd`` caps the total
+    spend and ``--objective cost`` is the portfolio's objective; every other limit is refused."""
+    from ..errors import InputError
+    from ..portfolio import check_budget, solve_portfolio
+    name = getattr(objective, "value", objective)
+    if name not in (None, "cost"):
+        raise InputError(f"--objective: a portfolio minimises its total cost (--objective cost); got {name!r}")
+    for flag, value in (("--deadline-hours", deadline_hours), ("--max-forgetting", max_forgetting), ("--min-quality", min_quality)):
+        if value is not None:
+            raise InputError(f"{flag}: a portfolio's jobs carry their own limits (deadline_bucket and each job's constraints); "
+                             "set them in the portfolio file")
+    if budget_usd is not None:
+        check_budget(budget_usd)
     if plot is not None:
         from ..plots import check_plot_path
         check_plot_path(plot)  # a bad path fails before the solve, not after it
-    result = solve_portfolio(file, time_limit=time_limit)
+    result = solve_portfolio(file, time_limit=time_limit, budget_usd=budget_usd)
     if json_out:
         emit_json(result.to_dict())
     else:

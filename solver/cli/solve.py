@@ -37,7 +37,9 @@ def solve(file: Path = typer.Argument(..., help="instance JSON"),
             if value is not None:
                 raise InputError(f"{flag}: plans one job under uncertainty; a portfolio does not take it yet")
         from .portfolio import solve_portfolio_command
-        raise typer.Exit(solve_portfolio_command(file, json_out=json_out, time_limit=time_limit, plot=plot))
+        raise typer.Exit(solve_portfolio_command(file, json_out=json_out, time_limit=time_limit, plot=plot, objective=objective,
+                                                 budget_usd=budget_usd, deadline_hours=deadline_hours,
+                                                 max_forgetting=max_forgetting, min_quality=min_quality))
     inst = with_overrides(file, objective, budget_usd, deadline_hours, max_forgetting, min_quality)
     if risk_options.uses_scenarios(inst, scenarios, confidence):
         inst, result = risk_options.solve_with_scenarios(inst, scenarios, confidence, seed, cvar, time_limit, sensitivity, plot)
