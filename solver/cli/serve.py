@@ -1,0 +1,42 @@
+"""``planopt serve``: the HTTP API and the page (``planopt.service``) on uvicorn."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from .guard import guarded
+
+commands = typer.Typer()
+
+
+@commands.command()
+@guarded
+def serve(host: str = typer.Option("127.0.0.1", "--host", help="address to listen on (loopback by default)"),
+          port: int = typer.Option(8000, "--port", help="TCP port"),
+          token_file: Optional[Path] = typer.Option(None, "--token-file", help="file holding the bearer token "
+                                                    "(else $PLANOPT_TOKEN, else a random token printed once on stderr)"),
+          db: Optional[str] = typer.Option(None, "--db", help="SQLAlchemy URL of the job store (default sqlite:///planopt-jobs.sqlite)"),
+          scheduler: Optional[str] = typer.Option(None, "--scheduler", help="address of a running Dask scheduler for jobs "
+                                                  "(default: a local cluster of this machine's cores)"),
+          allow_dir: Optional[Path] = typer.Option(None, "--allow-dir", help="folder under which requests may name files "
+                                                   "(portfolio jobs by path); none by default"),
+          max_jobs: int = typer.Option(8, "--max-jobs-per-client", help="jobs one client may have queued or running")):
+    """Serve the planning API and the page over HTTP (every endpoint but /api/health needs the bearer token)."""
+    from ..distributed import check_scheduler
+    from ..errors import InputError
+    from ..service.server import serve as run
+    from ..service.settings import DEFAULT_DB, Settings, check_allow_dir, read_token
+    if not 0 <= port <= 65535:
+        raise InputError(f"--port: expected a port from 0 to 65535, got {port}")
+    if max_jobs < 1:
+        raise InputError(f"--max-jobs-per-client: expected at least 1, got {max_jobs}")
+    token, generated = read_token(token_file)
+    settings = Settings(token=token, db_url=db or DEFAULT_DB, scheduler=check_scheduler(scheduler),
+                        allow_dir=check_allow_dir(allow_dir), max_jobs_per_client=max_jobs)
+    if generated:
+        typer.echo(f"planopt serve: bearer token (printed once): {token}", err=True)
+    typer.echo(f"planopt serve: http://{host}:{port}/ (API under /api/, contract at /openapi.json)", err=True)
+    run(settings, host, port)

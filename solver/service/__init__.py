@@ -1,0 +1,15 @@
+"""planopt as a service: an HTTP API and a page, on the same library as the CLI.
+
+``planopt serve`` runs :func:`create_app` on uvicorn. Modules, one concept each:
+``payloads`` (the CLI's JSON objects, computed by the library), ``requests``
+(request bodies), ``routes_api`` / ``routes_jobs`` / ``routes_page`` (endpoints),
+``jobs`` (Dask execution and cancellation), ``store`` (the SQL job store),
+``security`` (token, size limit, request log), ``paths`` (which files a request
+may name), ``errors`` (4xx with the CLI's one line), ``openapi`` (the contract),
+``server`` (uvicorn and the token).
+"""
+
+from .app import create_app
+from .settings import Settings
+
+__all__ = ["create_app", "Settings"]

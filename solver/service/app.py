@@ -1,0 +1,55 @@
+"""The FastAPI application: the API, the jobs, the page, behind the guard.
+
+``create_app(settings)`` is everything ``planopt serve`` runs; tests build it
+the same way. On start it marks jobs a previous process left unfinished as
+interrupted; on stop it cancels its own and closes the Dask cluster it started.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from . import errors, routes_api, routes_jobs, routes_page
+from .jobs import JobRunner
+from .openapi import published_openapi
+from .security import Guard
+from .settings import Settings
+from .store import JobStore
+
+log = logging.getLogger("planopt.service")
+
+
+def create_app(settings: Settings):
+    """The ASGI application (the FastAPI app wrapped in the guard); ``.fastapi`` is the inner app."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        store = JobStore(settings.db_url)
+        interrupted = store.mark_interrupted()
+        if interrupted:
+            log.warning("%d job(s) left unfinished by the previous run are marked interrupted", interrupted)
+        app.state.store = store
+        app.state.runner = JobRunner(store, settings.scheduler, settings.workers)
+        try:
+            yield
+        finally:
+            app.state.runner.close()
+            store.close()
+
+    from planopt import __version__
+    app = FastAPI(title="planopt", version=__version__, lifespan=lifespan,
+                  description="Exact plans for LLM post-training (SFT, RL, OPD), as a service. Every endpoint under "
+                              "/api/ but /api/health needs `Authorization: Bearer TOKEN`. Responses are the CLI's "
+                              "`--json` objects.")
+    app.state.settings = settings
+    errors.install(app)
+    app.include_router(routes_api.router)
+    app.include_router(routes_jobs.router)
+    app.include_router(routes_page.router)
+    app.openapi = lambda: published_openapi(app)
+    guarded = Guard(app, settings.token, settings.max_body_bytes)
+    guarded.fastapi = app
+    return guarded

@@ -1,0 +1,156 @@
+"""Long work as jobs, run on Dask and remembered in the job store.
+
+``submit`` stores the job and hands it to Dask at once (a LocalCluster of one
+single-threaded worker process per core, started on the first job, or the
+cluster at ``--scheduler``); the id comes back before any solving starts.
+The task itself (:func:`run_job`, on a worker) reports that it started, on
+which worker and process, and its progress, as Dask worker events on the
+job's own topic; the service reads them when asked (``refresh``) and when the
+task ends (a future's done-callback stores the result).
+
+Cancelling must really stop the solver: HiGHS runs in C and cannot be
+interrupted from Python, so a cancelled job that has started gets its worker
+process restarted (``Client.restart_workers``, through the worker's nanny).
+One worker has one thread, so that kills this job's solve and nothing else;
+Dask reschedules any task that was only waiting there.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from typing import Any, Optional
+
+from .store import JobStore
+
+log = logging.getLogger("planopt.service")
+
+TOPIC = "planopt-job-{}"
+# Seconds to wait for a worker's nanny to kill and restart it on cancel.
+RESTART_TIMEOUT_SECONDS = 60
+INTERNAL = "internal error while running the job (the service log has the details)"
+
+
+def run_job(job_id: str, kind: str, instance: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+    """On a Dask worker: one job's payload; ``{"ok": True, "result": ...}`` or ``{"ok": False, "error": line}``
+    for bad input (anything else raises, and the service reports an internal error without its text)."""
+    from distributed import get_worker
+    from ..errors import InputError
+    from .payloads import KINDS
+    worker = get_worker()
+    topic = TOPIC.format(job_id)
+    worker.log_event(topic, {"started": time.time(), "pid": os.getpid(), "worker": worker.address})
+    progress = lambda done, total: worker.log_event(topic, {"done": done, "total": total})  # noqa: E731
+    try:
+        return {"ok": True, "result": KINDS[kind](instance, options, progress)}
+    except InputError as exc:
+        return {"ok": False, "error": str(exc)}
+
+
+class JobRunner:
+    """Submits jobs to Dask, records their ends in the store, cancels them for real."""
+
+    def __init__(self, store: JobStore, scheduler: Optional[str] = None, workers: Optional[int] = None):
+        self.store, self.scheduler, self.workers = store, scheduler, workers
+        self._client = None
+        self._cluster = None
+        self._futures: dict[str, Any] = {}
+        self._where: dict[str, dict[str, Any]] = {}   # job id -> its start event (worker, pid)
+        self._lock = threading.Lock()
+
+    # --- the cluster ------------------------------------------------------
+    def client(self):
+        """The Dask client, connecting (or starting the LocalCluster) on first use."""
+        with self._lock:
+            if self._client is None:
+                from distributed import Client, LocalCluster
+                from ..distributed import CONNECT_TIMEOUT_SECONDS, check_scheduler, local_workers
+                if self.scheduler is not None:
+                    self._client = Client(check_scheduler(self.scheduler), timeout=CONNECT_TIMEOUT_SECONDS)
+                else:
+                    n = self.workers or local_workers(os.cpu_count() or 1)
+                    self._cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                                 dashboard_address=None, silence_logs=logging.CRITICAL)
+                    self._client = Client(self._cluster)
+            return self._client
+
+    def close(self) -> None:
+        """Cancel what is still running (the store marks it interrupted) and stop the LocalCluster."""
+        with self._lock:
+            futures, self._futures = list(self._futures.values()), {}
+            client, cluster, self._client, self._cluster = self._client, self._cluster, None, None
+        self.store.mark_interrupted()
+        if client is not None:
+            try:
+                client.cancel(futures, force=True)
+            finally:
+                client.close()
+        if cluster is not None:
+            cluster.close()
+
+    # --- jobs -------------------------------------------------------------
+    def submit(self, job_id: str, kind: str, instance: dict[str, Any], options: dict[str, Any]) -> None:
+        client = self.client()
+        future = client.submit(run_job, job_id, kind, instance, options, key=TOPIC.format(job_id), pure=False)
+        with self._lock:
+            self._futures[job_id] = future
+        future.add_done_callback(lambda f, job_id=job_id: self._finished(job_id, f))
+
+    def refresh(self, job_id: str) -> None:
+        """Fold the job's worker events (started, progress) into the store."""
+        client = self._client
+        if client is None or job_id not in self._futures:
+            return
+        try:
+            events = client.get_events(TOPIC.format(job_id))
+        except Exception:  # noqa: BLE001 - a cluster going away must not fail a status request
+            return
+        progress = None
+        for _, event in events:
+            if "started" in event and job_id not in self._where:
+                self._where[job_id] = event
+                self.store.set(job_id, status="running", started_at=event["started"])
+            if "done" in event:
+                progress = {"done": event["done"], "total": event["total"]}
+        if progress is not None:
+            self.store.set(job_id, progress=progress)
+
+    def _finished(self, job_id: str, future) -> None:
+        if future.cancelled():
+            return
+        self.refresh(job_id)
+        try:
+            outcome = future.result()
+        except Exception as exc:  # noqa: BLE001 - logged here, never sent to the client
+            log.error("job %s failed: %s: %s", job_id, type(exc).__name__, exc)
+            outcome = {"ok": False, "error": INTERNAL}
+        now = time.time()
+        if outcome["ok"]:
+            self.store.set(job_id, status="done", result=outcome["result"], finished_at=now)
+        else:
+            self.store.set(job_id, status="failed", error=outcome["error"], finished_at=now)
+        with self._lock:
+            self._futures.pop(job_id, None)
+            self._where.pop(job_id, None)
+
+    def cancel(self, job_id: str) -> bool:
+        """Stop the job: cancel its future and, if it has started, restart its worker process. False if it had ended."""
+        self.refresh(job_id)
+        if not self.store.set(job_id, status="cancelled", finished_at=time.time()):
+            return False
+        with self._lock:
+            future = self._futures.pop(job_id, None)
+            where = self._where.pop(job_id, None)
+        client = self._client
+        if future is not None and client is not None:
+            client.cancel(future, force=True)
+            if where is not None:  # it is running in C inside that process: only ending the process stops it
+                client.restart_workers([where["worker"]], timeout=RESTART_TIMEOUT_SECONDS, raise_for_error=False)
+        return True
+
+    def where(self, job_id: str) -> Optional[dict[str, Any]]:
+        """The worker and process id running the job, once it has started (for tests and logs)."""
+        self.refresh(job_id)
+        return self._where.get(job_id)

@@ -1,0 +1,94 @@
+"""Files a request may name: shipped instances by name, and paths only under the operator's folder.
+
+A service must never read a file because a request says so: a portfolio whose
+jobs are given by path (``"instance": "jobs/a.json"``) is read only when the
+path, with every ``..`` and symlink resolved, lies under ``--allow-dir``.
+Without ``--allow-dir`` no path is read at all.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Optional
+
+from ..errors import InputError, read_json
+
+# The repository's instances/ folder (an editable install, or a checkout on sys.path).
+SHIPPED_DIR = Path(__file__).resolve().parents[2] / "instances"
+# A shipped name is a file stem: letters, digits, dots, dashes, underscores; never a path.
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,100}$")
+
+
+class PathRefused(InputError):
+    """A path outside the allowed folder (the service answers 403)."""
+
+
+def shipped_names(folder: Path = SHIPPED_DIR) -> list[dict[str, str]]:
+    """The shipped instances: name and kind (job or portfolio), sorted by name."""
+    out = []
+    for f in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            kind = json.loads(f.read_text()).get("kind", "job")
+        except (json.JSONDecodeError, UnicodeDecodeError, AttributeError):
+            continue
+        out.append({"name": f.stem, "kind": kind})
+    return out
+
+
+def shipped(name: str, folder: Path = SHIPPED_DIR) -> dict[str, Any]:
+    """A shipped instance by name (``tiny`` or ``tiny.json``), its job paths inlined; 404 when unknown."""
+    stem = name.removesuffix(".json")
+    if not NAME.match(stem) or not (folder / f"{stem}.json").is_file():
+        known = ", ".join(s["name"] for s in shipped_names(folder))
+        raise LookupError(f"instance: no shipped instance named {name!r} (shipped: {known})")
+    data = read_json(folder / f"{stem}.json")
+    return inline_jobs(data, folder, folder) if data.get("kind") == "portfolio" else data
+
+
+def shipped_case(name: str, folder: Path = SHIPPED_DIR / "calibration") -> Path:
+    """A shipped calibration case's file by name; LookupError when unknown."""
+    stem = name.removesuffix(".json")
+    if not NAME.match(stem) or not (folder / f"{stem}.json").is_file():
+        known = ", ".join(sorted(f.stem for f in folder.glob("*.json")))
+        raise LookupError(f"case: no shipped calibration case named {name!r} (shipped: {known})")
+    return folder / f"{stem}.json"
+
+
+def allowed_path(raw: str, allow_dir: Optional[Path], field: str, base: Optional[Path] = None) -> Path:
+    """``raw`` resolved (relative to ``base``, else to ``allow_dir``); PathRefused unless it lies under ``allow_dir``."""
+    if allow_dir is None:
+        raise PathRefused(f"{field}: the service reads no files (start it with --allow-dir DIR to allow paths under DIR)")
+    root = allow_dir.resolve()
+    path = (Path(base or root) / raw).resolve()
+    if path != root and root not in path.parents:
+        raise PathRefused(f"{field}: {raw!r} lies outside the folder the service may read")
+    return path
+
+
+def inline_jobs(portfolio: dict[str, Any], allow_dir: Optional[Path], base: Optional[Path] = None) -> dict[str, Any]:
+    """The portfolio with every job given by path replaced by that file's instance (read under ``allow_dir``)."""
+    jobs = portfolio.get("jobs")
+    if not isinstance(jobs, list):
+        return portfolio
+    out = []
+    for i, job in enumerate(jobs):
+        if isinstance(job, dict) and isinstance(job.get("instance"), str):
+            path = allowed_path(job["instance"], allow_dir, f"portfolio: jobs.{i}.instance", base)
+            try:
+                job = {**job, "instance": read_json(path)}
+            except InputError as exc:  # name the field, not the server's folder layout
+                raise InputError(f"portfolio: jobs.{i}.instance: {str(exc).removeprefix(str(path) + ': ')}") from None
+        out.append(job)
+    return {**portfolio, "jobs": out}
+
+
+def portfolio_file(raw: str, allow_dir: Optional[Path]) -> dict[str, Any]:
+    """A portfolio file named by path (under ``allow_dir``), its jobs' paths resolved from its folder."""
+    path = allowed_path(raw, allow_dir, "path")
+    try:
+        data = read_json(path)
+    except InputError as exc:
+        raise InputError(f"path: {str(exc).removeprefix(str(path) + ': ')}") from None
+    return inline_jobs(data, allow_dir, path.parent)

@@ -1,0 +1,221 @@
+"""The work behind every endpoint and job: plain dicts in, the CLI's ``--json`` objects out.
+
+Each function takes only picklable arguments (an instance as a dict, options
+as numbers), so the same function runs in a request's thread for a quick
+answer and on a Dask worker for a job. Each composes the library functions the
+CLI composes, in the same way, so the service adds no second cost model and
+its JSON is the CLI's (``tests/test_service_api.py`` compares them byte for byte
+after parsing).
+
+Options are checked with the library's own checks, under the names of the
+request's fields, so a mistake gets the CLI's one-line message naming the field.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Optional
+
+Progress = Optional[Callable[[int, int], None]]
+
+LIMIT_FIELDS = ("budget_usd", "deadline_hours", "max_forgetting_points", "min_quality")
+OBJECTIVES = ("cost", "quality", "time", "forgetting")
+
+
+def strict(obj: Any) -> Any:
+    """``obj`` as plain JSON data with NaN and infinities as null (JSON has neither)."""
+    if hasattr(obj, "to_dict"):
+        obj = obj.to_dict()
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {str(k): strict(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple, set)):
+        return [strict(v) for v in obj]
+    return obj
+
+
+def _job_instance(instance: dict[str, Any], limits: dict[str, Any], objective: Optional[str] = None):
+    """The validated single-job instance with the request's limits and objective applied."""
+    from ..errors import InputError
+    from ..instance import check_limit, load_instance
+    if instance.get("kind") == "portfolio":
+        raise InputError("instance: kind: this endpoint plans single jobs (kind 'job'), got a portfolio; "
+                         "use /api/portfolio/solve")
+    for name in LIMIT_FIELDS:
+        if limits.get(name) is not None:
+            check_limit(name, limits[name], name)
+    if objective is not None and objective not in OBJECTIVES:
+        raise InputError(f"objective: expected one of {', '.join(OBJECTIVES)}, got {objective!r}")
+    return load_instance(instance).with_overrides(objective=objective, **{k: limits.get(k) for k in LIMIT_FIELDS})
+
+
+def solve_payload(instance: dict[str, Any], options: dict[str, Any], progress: Progress = None) -> dict[str, Any]:
+    """``planopt solve FILE --json`` with the CLI's overrides; a portfolio goes to :func:`portfolio_payload`."""
+    from ..api import solve_instance
+    from ..chance import check_confidence
+    from ..errors import InputError
+    from ..instance import check_time_limit
+    from ..risk import REPORT_SCENARIOS, check_scenarios
+    if instance.get("kind") == "portfolio":
+        for name in ("scenarios", "confidence", "cvar"):
+            if options.get(name) is not None:
+                raise InputError(f"{name}: plans one job under uncertainty; a portfolio does not take it yet")
+        return portfolio_payload(instance, options, progress)
+    time_limit = check_time_limit(options.get("time_limit"), "time_limit")
+    inst = _job_instance(instance, options, options.get("objective"))
+    confidence, scenarios, seed = options.get("confidence"), options.get("scenarios"), options.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise InputError(f"seed: expected a whole number from 0, got {seed!r}")
+    if confidence is not None:
+        inst = inst.with_overrides(confidence=check_confidence(confidence, "confidence"))
+    if scenarios is not None:
+        check_scenarios(scenarios, "scenarios")
+    sensitivity = options.get("sensitivity", True)
+    if confidence is None and scenarios is None and inst.constraints.confidence is None:
+        scenarios = REPORT_SCENARIOS  # the CLI reports every plan's risk over the default scenario count
+    result = solve_instance(inst, time_limit=time_limit, sensitivity=sensitivity, scenarios=scenarios, seed=seed,
+                            cvar=options.get("cvar"))
+    return strict(result.to_dict())
+
+
+def evaluate_payload(instance: dict[str, Any], plan: dict[str, Any], scenarios: Optional[int] = None,
+                     seed: int = 0) -> dict[str, Any]:
+    """``planopt evaluate FILE PLAN.json --json``: every metric of a given plan, and its risk."""
+    from planopt.models.costs import evaluate as evaluate_plan
+    from planopt.models.plan import Plan
+    from ..errors import InputError
+    from ..risk import REPORT_SCENARIOS, check_scenarios, plan_risk
+    inst = _job_instance(instance, {})
+    plan = plan.get("plan", plan) if isinstance(plan.get("plan"), dict) else plan
+    try:
+        parsed = Plan.from_dict(plan)
+        metrics = evaluate_plan(inst, parsed)
+    except (ValueError, TypeError, KeyError) as exc:
+        raise InputError(f"plan: {exc}") from None
+    risk = plan_risk(inst, parsed, check_scenarios(scenarios, "scenarios") if scenarios is not None else REPORT_SCENARIOS, seed)
+    fits = metrics.fits_memory
+    return strict({"plan": parsed.to_dict(), "fits_memory": fits, "metrics": metrics.summary() if fits else None,
+                   "feasible": metrics.feasible, "violations": metrics.violations,
+                   "cost_breakdown_usd": metrics.cost_breakdown_usd if fits else None,
+                   "hours_breakdown": metrics.hours_breakdown if fits else None, "flops": metrics.flops,
+                   "risk": risk.to_dict()})
+
+
+def _risks(inst, pairs):
+    """Each plan's risk over the report's scenarios (None where there is no plan), as the CLI's tables carry."""
+    from planopt.models.costs import Evaluator
+    from ..risk import REPORT_SCENARIOS, plan_risk
+    evaluator = Evaluator(inst)
+    return [plan_risk(i, plan, REPORT_SCENARIOS, evaluator=evaluator) if plan is not None else None for i, plan in pairs]
+
+
+def frontier_payload(instance: dict[str, Any], options: dict[str, Any], progress: Progress = None) -> dict[str, Any]:
+    """``planopt frontier FILE --x X --y Y --json`` (``y = probability``: the chance frontier)."""
+    from ..chance import DEFAULT_SCENARIOS
+    from ..errors import InputError
+    from ..frontier import PROBABILITY, chance_frontier, check_metric, grid_caps, pareto_frontier
+    from ..risk import check_scenarios
+    from ..run import PlanModel
+    x, y = options.get("x", "cost_usd"), options.get("y", "quality")
+    inst = _job_instance(instance, options)
+    if PROBABILITY in (x, y):
+        if x == y:
+            raise InputError(f"x and y must differ (both are {x})")
+        metric, name = (y, "y") if x == PROBABILITY else (x, "x")
+        check_metric(metric, name)
+        n = check_scenarios(options["scenarios"], "scenarios") if options.get("scenarios") is not None else DEFAULT_SCENARIOS
+        front = chance_frontier(inst, metric, n, options.get("seed") or 0)
+        return strict({"x": x, "y": y, **front.to_dict()})
+    for name in ("scenarios", "seed"):
+        if options.get(name) is not None:
+            raise InputError(f"{name}: applies to a frontier against the probability of meeting the limits (y = probability)")
+    check_metric(x, "x")
+    check_metric(y, "y")
+    if x == y:
+        raise InputError(f"x and y must differ (both are {x})")
+    front = pareto_frontier(PlanModel(inst), x, y)
+    capped = grid_caps(inst, front.points[0].plan) if front.points else []
+    risks = _risks(inst, [(inst, p.plan) for p in front.points])
+    return strict({"x": x, "y": y, "points": [{**p.to_dict(), "risk": r.to_dict()} for p, r in zip(front.points, risks)],
+                   "capped_by_options": capped})
+
+
+def sweep_payload(instance: dict[str, Any], options: dict[str, Any], progress: Progress = None) -> dict[str, Any]:
+    """``planopt sweep FILE --LIMIT LO:HI:N --json``: one persistent model re-solved over a limit's values
+    (``values`` a list, or ``range`` the CLI's ``LO:HI:N`` text)."""
+    from ..errors import InputError
+    from ..instance import check_time_limit
+    from ..run import PlanModel
+    from ..sweep import check_values, parse_range, run_sweep
+    limit = options.get("limit")
+    if limit not in LIMIT_FIELDS:
+        raise InputError(f"limit: expected one of {', '.join(LIMIT_FIELDS)}, got {limit!r}")
+    if options.get("values") is not None:
+        values = options["values"]
+        if not isinstance(values, list) or not values or not all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values):
+            raise InputError(f"values: expected a non-empty list of finite numbers, got {values!r}")
+        values = check_values(limit, [float(v) for v in values])
+    elif isinstance(options.get("range"), str):
+        values = parse_range(options["range"], "range")
+    else:
+        raise InputError("values: give the limit's values as a list (or range as 'LO:HI:N')")
+    if limit != "min_quality" and min(values) < 0:
+        raise InputError(f"values: expected non-negative values, got {values!r}")
+    time_limit = check_time_limit(options.get("time_limit"), "time_limit")
+    inst = _job_instance(instance, {}, options.get("objective"))
+    rows = run_sweep(PlanModel(inst), limit, values, time_limit=time_limit, reuse=options.get("reuse", True),
+                     progress=(lambda k: progress(k, len(values))) if progress else None)
+    risks = _risks(inst, [(inst.with_overrides(**{limit: r.value}), r.result.plan) for r in rows])
+    return strict({"limit": limit, "objective": inst.objective,
+                   "rows": [{**r.to_dict(), "risk": k.to_dict() if k else None} for r, k in zip(rows, risks)]})
+
+
+def portfolio_payload(portfolio: dict[str, Any], options: dict[str, Any], progress: Progress = None) -> dict[str, Any]:
+    """``planopt solve portfolio.json --json``; every job's instance must already be inline
+    (the service resolves paths under its allowed folder first, ``service.paths``)."""
+    from ..errors import InputError
+    from ..instance import check_time_limit
+    from ..portfolio import solve_portfolio
+    if portfolio.get("kind") != "portfolio":
+        raise InputError(f"portfolio: kind: expected 'portfolio', got {portfolio.get('kind')!r}")
+    refuse_paths(portfolio)
+    time_limit = check_time_limit(options.get("time_limit"), "time_limit")
+    result = solve_portfolio(portfolio, time_limit=time_limit)
+    return strict(result.to_dict())
+
+
+def refuse_paths(portfolio: dict[str, Any]) -> None:
+    """Never let the library read a file a request names: jobs given by path are inlined by
+    ``service.paths`` (under the operator's allowed folder) before they get here."""
+    from ..errors import InputError
+    for i, job in enumerate(portfolio.get("jobs") or []):
+        if isinstance(job, dict) and isinstance(job.get("instance"), str):
+            raise InputError(f"portfolio: jobs.{i}.instance: a path is read only under the service's allowed folder")
+
+
+def calibrate_payload(case_path: str) -> list[dict[str, Any]]:
+    """``planopt calibrate`` on one case file: its rows, each with its P10-P90 interval."""
+    from ..calibrate import calibrate_case
+    from ..calibration_intervals import with_intervals
+    return strict([r.to_dict() for r in with_intervals(calibrate_case(case_path))])
+
+
+def validate_payload(instance: dict[str, Any]) -> dict[str, Any]:
+    """``planopt validate``: the instance is checked and its model built; the plan space as the CLI words it."""
+    if instance.get("kind") == "portfolio":
+        from ..portfolio import PortfolioModel
+        refuse_paths(instance)
+        pm = PortfolioModel(instance)
+        d = pm.data
+        return {"valid": True, "kind": "portfolio", "jobs": len(d.instances), "gpu_types": len(d.gpus),
+                "buckets": len(d.buckets), "build_seconds": pm.build_seconds}
+    from ..cli.check import plan_space_line
+    from ..instance import load_instance
+    from ..run import PlanModel
+    pm = PlanModel(load_instance(instance))
+    return {"valid": True, "kind": "job", "plan_space": plan_space_line(pm), "build_seconds": pm.build_seconds}
+
+
+KINDS = {"solve": solve_payload, "frontier": frontier_payload, "sweep": sweep_payload, "portfolio": portfolio_payload}

@@ -1,0 +1,98 @@
+"""Request bodies of the API: the CLI's arguments and options, as pydantic models.
+
+An instance is given inline (the ``Instance`` JSON of ``planopt schema``, or a
+portfolio) or by the name of a shipped instance (``"tiny"``). The options carry
+the CLI's flag names in snake case; their ranges are checked by the library's
+own checks, so a wrong value gets the CLI's message naming the field.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+InstanceRef = Union[str, dict[str, Any]]
+INSTANCE_HELP = ("the instance: an Instance object (components/schemas/Instance, or `planopt schema`), "
+                 "a Portfolio object where a portfolio is allowed, or the name of a shipped instance such as \"tiny\"")
+Objective = Literal["cost", "quality", "time", "forgetting"]
+Metric = Literal["cost_usd", "wall_hours", "quality", "forgetting_points", "probability"]
+Limit = Literal["budget_usd", "deadline_hours", "max_forgetting_points", "min_quality"]
+
+
+class Strict(BaseModel):
+    # unknown fields are refused (a typo must not be silently ignored), and "5" is not a number
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class Limits(Strict):
+    budget_usd: Optional[float] = Field(None, description="total budget, USD")
+    deadline_hours: Optional[float] = Field(None, description="wall-clock deadline, hours")
+    max_forgetting_points: Optional[float] = Field(None, description="forgetting tolerance, points of the general score")
+    min_quality: Optional[float] = Field(None, description="minimum task score, points")
+
+
+class ValidateRequest(Strict):
+    instance: InstanceRef = Field(..., description=INSTANCE_HELP)
+
+
+class SolveRequest(Limits):
+    """``planopt solve FILE --json`` and its overrides."""
+    instance: InstanceRef = Field(..., description=INSTANCE_HELP)
+    objective: Optional[Objective] = None
+    time_limit: Optional[float] = Field(None, description="seconds; the incumbent and its gap are returned")
+    confidence: Optional[float] = Field(None, description="share of scenarios meeting every limit (0-1): a chance-constrained plan")
+    scenarios: Optional[int] = Field(None, description="scenarios of the uncertainty model (risk, or the sample of confidence)")
+    seed: int = Field(0, description="seed of the scenario draw")
+    cvar: Optional[float] = Field(None, description="with confidence: minimise CVaR of cost at this level")
+    sensitivity: bool = Field(True, description="re-solve to find the binding limits")
+
+
+class EvaluateRequest(Strict):
+    """``planopt evaluate FILE PLAN.json --json``."""
+    instance: InstanceRef = Field(..., description=INSTANCE_HELP)
+    plan: dict[str, Any] = Field(..., description="the `plan` object of a solve (or that whole result)")
+    scenarios: Optional[int] = Field(None, description="scenarios of the plan's risk (default 1,000)")
+    seed: int = 0
+
+
+class FrontierRequest(Limits):
+    """``planopt frontier FILE --x X --y Y --json``."""
+    instance: InstanceRef = Field(..., description=INSTANCE_HELP)
+    x: Metric = "cost_usd"
+    y: Metric = "quality"
+    scenarios: Optional[int] = Field(None, description="with probability: scenarios of the sample (default 200)")
+    seed: Optional[int] = None
+
+
+class SweepRequest(Strict):
+    """``planopt sweep FILE --LIMIT LO:HI:N --json``: give ``values`` or ``range``."""
+    instance: InstanceRef = Field(..., description=INSTANCE_HELP)
+    limit: Limit
+    values: Optional[list[float]] = Field(None, description="the limit's values")
+    range: Optional[str] = Field(None, description="the CLI's LO:HI:N")
+    objective: Optional[Objective] = None
+    time_limit: Optional[float] = Field(None, description="seconds per solve")
+    reuse: bool = Field(True, description="skip a solve when the previous optimum provably stays optimal")
+
+
+class PortfolioRequest(Strict):
+    """``planopt solve portfolio.json --json``: the portfolio inline (jobs inline or by path under --allow-dir),
+    by shipped name, or ``path`` to a file under --allow-dir."""
+    portfolio: Optional[InstanceRef] = Field(None, description="a Portfolio object (components/schemas/Portfolio) or a shipped name")
+    path: Optional[str] = Field(None, description="a portfolio file, relative to the service's --allow-dir")
+    time_limit: Optional[float] = None
+
+
+class CalibrateRequest(Strict):
+    """``planopt calibrate`` on one case: inline (instances/calibration/FORMAT.md) or a shipped case's name."""
+    case: InstanceRef
+
+
+class JobRequest(Strict):
+    """A job: ``kind`` and the body the matching endpoint takes."""
+    kind: Literal["solve", "frontier", "sweep", "portfolio"]
+    body: dict[str, Any]
+
+
+JOB_BODIES = {"solve": SolveRequest, "frontier": FrontierRequest, "sweep": SweepRequest, "portfolio": PortfolioRequest}
