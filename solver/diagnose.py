@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import pyomo.environ as pyo
+import pyomo.core as pyo  # not pyomo.environ: its plugins cost every CLI call ~0.3 s unused (BENCHMARKS.md §1)
 
 from planopt.models.formulation import LIMITS, activate_objective, recipe_within_limits
 

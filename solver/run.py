@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-import pyomo.environ as pyo
+import pyomo.core as pyo  # not pyomo.environ: its plugins cost every CLI call ~0.3 s unused (BENCHMARKS.md §1)
 from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 from pyomo.contrib.solver.solvers.highs import Highs
 
@@ -130,6 +130,8 @@ class PlanModel:
     """A built MIP for one instance, re-solvable under changed limits and objectives."""
 
     def __init__(self, inst: Instance, evaluator: Evaluator | None = None):
+        from .plan_space import check_model_size
+        check_model_size(inst)  # refuse a model over the memory cap before listing a single recipe
         self.inst = inst
         self.evaluator = evaluator or Evaluator(inst)
         start = time.perf_counter()

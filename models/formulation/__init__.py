@@ -10,7 +10,7 @@ order. Each step's module documents its constraints with their formulas.
 
 from __future__ import annotations
 
-import pyomo.environ as pyo
+import pyomo.core as pyo  # not pyomo.environ: its plugins cost every CLI call ~0.3 s unused (BENCHMARKS.md §1)
 
 from ..costs import Evaluator
 from .accounting import define_accounting

@@ -20,7 +20,7 @@ which ``memory_fit`` implies: :math:`w_k \le 1 - \sum_{h \not\ni k} z_h \le 1 - 
 from __future__ import annotations
 
 import numpy as np
-import pyomo.environ as pyo
+import pyomo.core as pyo  # not pyomo.environ: its plugins cost every CLI call ~0.3 s unused (BENCHMARKS.md §1)
 
 from .data import FormulationData
 from .linear import linear

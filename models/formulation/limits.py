@@ -30,7 +30,7 @@ deactivated, not dropped, so a sweep can switch it on without rebuilding.
 from __future__ import annotations
 
 import numpy as np
-import pyomo.environ as pyo
+import pyomo.core as pyo  # not pyomo.environ: its plugins cost every CLI call ~0.3 s unused (BENCHMARKS.md §1)
 
 from ..costs import LIMIT_METRIC, exceeds, limit_slack
 from ..schema import Constraints

@@ -7,7 +7,7 @@ asks for the most quality gets the cheapest plan of that quality.
 
 from __future__ import annotations
 
-import pyomo.environ as pyo
+import pyomo.core as pyo  # not pyomo.environ: its plugins cost every CLI call ~0.3 s unused (BENCHMARKS.md §1)
 
 OBJECTIVES = {"cost": ("cost_usd", pyo.minimize), "quality": ("quality", pyo.maximize),
               "time": ("wall_hours", pyo.minimize), "forgetting": ("forgetting_points", pyo.minimize)}

@@ -24,7 +24,7 @@ slack the start does not know) is discarded by HiGHS.
 from __future__ import annotations
 
 import numpy as np
-import pyomo.environ as pyo
+import pyomo.core as pyo  # not pyomo.environ: its plugins cost every CLI call ~0.3 s unused (BENCHMARKS.md §1)
 
 from ..costs import exceeds
 from .data import FormulationData

@@ -34,7 +34,7 @@ time the least over the recipes it may still choose.
 from __future__ import annotations
 
 import numpy as np
-import pyomo.environ as pyo
+import pyomo.core as pyo  # not pyomo.environ: its plugins cost every CLI call ~0.3 s unused (BENCHMARKS.md §1)
 
 from .data import FormulationData
 from .linear import linear
