@@ -25,10 +25,13 @@ def validate(file: Path = typer.Argument(..., help="instance JSON")):
                    f"{len(d.buckets)} buckets · model built in {pm.build_seconds:.2f} s")
         return
     from ..instance import load_instance
+    from ..plan_space import MAX_MODEL_MIB, check_model_size
     from ..run import PlanModel
     inst = load_instance(file)
+    space = check_model_size(inst)  # an instance solve would refuse is refused here, with the same line
     pm = PlanModel(inst)
-    typer.echo(f"{file}: valid · {plan_space_line(pm)} · model built in {pm.build_seconds:.2f} s")
+    typer.echo(f"{file}: valid · {plan_space_line(pm)} · model built in {pm.build_seconds:.2f} s, "
+               f"about {space.model_mib:,.0f} MiB of the {MAX_MODEL_MIB:,} MiB cap")
 
 
 def plan_space_line(pm) -> str:

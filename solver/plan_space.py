@@ -1,0 +1,170 @@
+r"""The size of an instance's plan space and of its MIP, counted from the options without building anything.
+
+A plan is a recipe, a hardware choice and a checkpoint interval, so
+
+.. math::
+   |\mathrm{plans}| = R \cdot H \cdot I, \qquad
+   R = \sum_{m} |\mathrm{steps}_m| \cdot
+       \begin{cases} |\mathrm{mixes}| \cdot |\mathrm{epochs}| & m = \mathrm{sft} \\
+                     S & m = \mathrm{rl} \\
+                     S \cdot |\mathrm{precisions}| & m = \mathrm{opd} \end{cases}, \qquad
+   S = \begin{cases} \binom{k + p - 1}{p} & \text{taper only (non-increasing schedules)} \\
+                     k^{p} & \text{otherwise} \end{cases}
+
+with :math:`k` samples-per-prompt options over :math:`p` phases, :math:`H` the
+(GPU type, count) pairs within availability and with a price, :math:`I` the
+checkpoint intervals. These are the counts of ``recipes.enumerate_recipes`` and
+``hardware.hardware_options`` (``tests/test_plan_space.py`` holds them equal),
+computed in microseconds even when the lists would not fit in memory.
+
+The MIP never lists plans: it has one binary per recipe and per hardware
+choice, and per-hardware work and interval variables. Its memory is estimated as
+
+.. math::
+   M \approx M_0 + R \cdot m_R + H \cdot m_H + R \cdot H \cdot m_{RH}
+
+(coefficients below, measured) and ``solve`` refuses, before building anything,
+an instance whose estimate is over :data:`MAX_MODEL_MIB`, naming the option
+whose reduction to one value would shrink the model most.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from planopt.models.hardware import price_usd_per_gpu_hour
+from planopt.models.schema import Instance
+
+from .errors import InputError
+
+# Memory of the built and solved model, measured with `/usr/bin/time -f %M planopt solve FILE --no-sensitivity`
+# on edits of qwen3-8b-math.json (2026-11-30, table in BENCHMARKS.md §1 "Model memory by plan-space size"):
+#   1,000 and 4,000 counts of one GPU type: 95 and 87 KiB of peak RSS per hardware choice above the baseline;
+#   5 and 6 phases of 4 samples-per-prompt options without taper_only (16,393 and 65,545 recipes): 4.1 and
+#   3.9 KiB per recipe; and the fit of the scale ladder of §1 (bench_scale.py, 1e6-1e8 plans) gives about
+#   14 bytes per recipe × hardware pair (the [recipe, hardware] coefficient arrays of formulation/data.py).
+BASELINE_MIB = 74                # `planopt solve qwen3-8b-math.json --no-sensitivity`: imports, instance, small model
+MODEL_KIB_PER_RECIPE = 4.5       # rounded up from 4.1 and 3.9
+MODEL_KIB_PER_HARDWARE = 95      # the larger of 95 and 87
+MODEL_BYTES_PER_PAIR = 14
+# The cap: 2.5× the largest model benchmarked (204 MiB at 10^8 plans, BENCHMARKS.md §1). Near it a solve
+# already takes about a minute on the benchmark machine (4,000 GPU counts: 33 s, 410 MiB, without the
+# sensitivity re-solves); beyond it the build alone runs for minutes, so the user hears why up front.
+MAX_MODEL_MIB = 512
+
+
+@dataclass(frozen=True)
+class PlanSpace:
+    """Counts of an instance's options, and what each option multiplies in."""
+
+    recipes: int
+    hardware: int
+    intervals: int
+    # option (a field path) -> the number of values it offers
+    options: dict[str, int] = field(default_factory=dict)
+    # option -> estimated model MiB if it offered a single value
+    model_mib_without: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def plans(self) -> int:
+        return self.recipes * self.hardware * self.intervals
+
+    @property
+    def model_mib(self) -> float:
+        return model_mib(self.recipes, self.hardware)
+
+    @property
+    def dominant(self) -> str | None:
+        """The option whose reduction to one value shrinks the estimated model most (None: no option has two)."""
+        candidates = {k: v for k, v in self.model_mib_without.items() if self.options.get(k, 1) > 1}
+        return min(candidates, key=candidates.get) if candidates else None
+
+    def describe(self) -> str:
+        """The arithmetic, for people: ``R recipes × H hardware options × I intervals = N plans``."""
+        return (f"{self.recipes:,} recipes × {self.hardware:,} hardware options × {self.intervals:,} "
+                f"checkpoint intervals = {self.plans:,} plans")
+
+
+def model_mib(recipes: int, hardware: int) -> float:
+    """Estimated peak memory of building and solving the MIP, MiB (module docstring)."""
+    return (BASELINE_MIB + recipes * MODEL_KIB_PER_RECIPE / 1024 + hardware * MODEL_KIB_PER_HARDWARE / 1024
+            + recipes * hardware * MODEL_BYTES_PER_PAIR / 2**20)
+
+
+def schedule_count(options: int, phases: int, taper_only: bool) -> int:
+    """Sampling schedules: non-increasing sequences of ``phases`` values from ``options`` (multisets), or all."""
+    return math.comb(options + phases - 1, phases) if taper_only else options ** phases
+
+
+def _option_counts(inst: Instance) -> dict[str, int]:
+    """Every option list that multiplies the space, with its number of distinct usable values."""
+    t = inst.training
+    counts: dict[str, int] = {f"training.methods.{m}.steps_options": len(set(o.steps_options)) for m, o in t.methods.items()}
+    if any(m != "sft" for m in t.methods):
+        counts["training.samples_per_prompt_options"] = len(set(t.samples_per_prompt_options))
+        counts["training.phases"] = t.phases
+    if "opd" in t.methods:
+        counts["teacher.precision_options"] = len(set(inst.teacher.precision_options))
+    if "sft" in t.methods:
+        counts["sft_data.external_data_share_options"] = len(set(inst.sft_data.external_data_share_options))
+        counts["sft_data.max_epochs_options"] = len(set(inst.sft_data.max_epochs_options))
+    for n, option in enumerate(inst.hardware.gpus):
+        usable = 0
+        if price_usd_per_gpu_hour(inst, option) is not None:  # a GPU with no price in the tier is left out
+            usable = sum(1 for c in set(option.counts) if option.available_gpus is None or c <= option.available_gpus)
+        counts[f"hardware.gpus.{n}.counts"] = usable
+    counts["checkpointing.interval_minutes_options"] = len(set(inst.checkpointing.interval_minutes_options))
+    return counts
+
+
+def _sizes(inst: Instance, counts: dict[str, int]) -> tuple[int, int, int]:
+    t = inst.training
+    schedules = (schedule_count(counts["training.samples_per_prompt_options"], counts["training.phases"], t.taper_only)
+                 if "training.phases" in counts else 0)
+    recipes = 0
+    for m in t.methods:
+        steps = counts[f"training.methods.{m}.steps_options"]
+        if m == "sft":
+            recipes += steps * counts["sft_data.external_data_share_options"] * counts["sft_data.max_epochs_options"]
+        elif m == "rl":
+            recipes += steps * schedules
+        else:
+            recipes += steps * schedules * counts["teacher.precision_options"]
+    hardware = sum(v for k, v in counts.items() if k.startswith("hardware.gpus."))
+    return recipes, hardware, counts["checkpointing.interval_minutes_options"]
+
+
+def plan_space(inst: Instance) -> PlanSpace:
+    """The instance's plan-space size, and the estimated model size with each option cut to one value."""
+    counts = _option_counts(inst)
+    recipes, hardware, intervals = _sizes(inst, counts)
+    without = {}
+    for key, n in counts.items():
+        if n > 1:
+            r, h, _ = _sizes(inst, {**counts, key: 1})
+            without[key] = model_mib(r, h)
+    return PlanSpace(recipes, hardware, intervals, counts, without)
+
+
+def check_model_size(inst: Instance, cap_mib: float = MAX_MODEL_MIB) -> PlanSpace:
+    """The plan space, if the model fits under ``cap_mib``; else an InputError naming the option that blows it up."""
+    space = plan_space(inst)
+    if space.model_mib <= cap_mib:
+        return space
+    key = space.dominant
+    why = ""
+    if key is not None:
+        n = space.options[key]
+        if key in ("training.phases", "training.samples_per_prompt_options"):
+            t = inst.training
+            k = space.options["training.samples_per_prompt_options"]
+            schedules = schedule_count(k, t.phases, t.taper_only)
+            what = (f"{k} samples_per_prompt_options over {t.phases} phases"
+                    + ("" if t.taper_only else " without taper_only") + f" give {schedules:,} sampling schedules")
+        else:
+            what = f"{n:,} values"
+        why = (f"; most of it comes from {key} ({what}): one value would bring it to about "
+               f"{space.model_mib_without[key]:,.0f} MiB")
+    raise InputError(f"{key or 'instance'}: {space.describe()}; the model would need about {space.model_mib:,.0f} MiB, "
+                     f"over the cap of {cap_mib:,.0f} MiB{why}")
