@@ -40,7 +40,8 @@ def describe_request_error(exc: RequestValidationError) -> str:
     """The first error of a request body as ``field: what was expected``, like the CLI's messages."""
     errors = exc.errors()
     err = errors[0]
-    loc = [str(p) for p in err.get("loc", ()) if p != "body"]
+    loc = [str(p) for p in err.get("loc", ())]
+    loc = loc[1:] if loc[:1] == ["body"] else loc  # FastAPI's marker of the request body, not a field
     # a union (an instance is an object or a name) reports each branch: name the field, not the branch
     loc = [p for p in loc if p not in ("str", "dict[str,any]", "function-after[...]")]
     field = ".".join(loc) or "(request body)"

@@ -50,18 +50,12 @@ def _job_instance(instance: dict[str, Any], limits: dict[str, Any], objective: O
     return load_instance(instance).with_overrides(objective=objective, **{k: limits.get(k) for k in LIMIT_FIELDS})
 
 
-def solve_payload(instance: dict[str, Any], options: dict[str, Any], progress: Progress = None) -> dict[str, Any]:
-    """``planopt solve FILE --json`` with the CLI's overrides; a portfolio goes to :func:`portfolio_payload`."""
-    from ..api import solve_instance
-    from ..chance import check_confidence
+def solve_inputs(instance: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+    """Every check of a solve request, as the CLI makes them; the arguments of ``solve_instance``."""
+    from ..chance import check_confidence, check_cvar
     from ..errors import InputError
     from ..instance import check_time_limit
     from ..risk import REPORT_SCENARIOS, check_scenarios
-    if instance.get("kind") == "portfolio":
-        for name in ("scenarios", "confidence", "cvar"):
-            if options.get(name) is not None:
-                raise InputError(f"{name}: plans one job under uncertainty; a portfolio does not take it yet")
-        return portfolio_payload(instance, options, progress)
     time_limit = check_time_limit(options.get("time_limit"), "time_limit")
     inst = _job_instance(instance, options, options.get("objective"))
     confidence, scenarios, seed = options.get("confidence"), options.get("scenarios"), options.get("seed", 0)
@@ -71,12 +65,31 @@ def solve_payload(instance: dict[str, Any], options: dict[str, Any], progress: P
         inst = inst.with_overrides(confidence=check_confidence(confidence, "confidence"))
     if scenarios is not None:
         check_scenarios(scenarios, "scenarios")
-    sensitivity = options.get("sensitivity", True)
+    cvar = options.get("cvar")
+    if cvar is not None:
+        if inst.constraints.confidence is None:
+            raise InputError("cvar: needs confidence (CVaR is the objective of a chance-constrained solve)")
+        cvar = check_cvar(cvar, inst.objective)
     if confidence is None and scenarios is None and inst.constraints.confidence is None:
         scenarios = REPORT_SCENARIOS  # the CLI reports every plan's risk over the default scenario count
-    result = solve_instance(inst, time_limit=time_limit, sensitivity=sensitivity, scenarios=scenarios, seed=seed,
-                            cvar=options.get("cvar"))
-    return strict(result.to_dict())
+    return {"source": inst, "time_limit": time_limit, "sensitivity": options.get("sensitivity", True),
+            "scenarios": scenarios, "seed": seed, "cvar": cvar}
+
+
+def solve_payload(instance: dict[str, Any], options: dict[str, Any], progress: Progress = None) -> dict[str, Any]:
+    """``planopt solve FILE --json`` with the CLI's overrides; a portfolio goes to :func:`portfolio_payload`."""
+    from ..api import solve_instance
+    if instance.get("kind") == "portfolio":
+        _portfolio_options(options)
+        return portfolio_payload(instance, options, progress)
+    return strict(solve_instance(**solve_inputs(instance, options)).to_dict())
+
+
+def _portfolio_options(options: dict[str, Any]) -> None:
+    from ..errors import InputError
+    for name in ("scenarios", "confidence", "cvar"):
+        if options.get(name) is not None:
+            raise InputError(f"{name}: plans one job under uncertainty; a portfolio does not take it yet")
 
 
 def evaluate_payload(instance: dict[str, Any], plan: dict[str, Any], scenarios: Optional[int] = None,
@@ -110,30 +123,38 @@ def _risks(inst, pairs):
     return [plan_risk(i, plan, REPORT_SCENARIOS, evaluator=evaluator) if plan is not None else None for i, plan in pairs]
 
 
-def frontier_payload(instance: dict[str, Any], options: dict[str, Any], progress: Progress = None) -> dict[str, Any]:
-    """``planopt frontier FILE --x X --y Y --json`` (``y = probability``: the chance frontier)."""
+def frontier_inputs(instance: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+    """Every check of a frontier request, as the CLI makes them."""
     from ..chance import DEFAULT_SCENARIOS
     from ..errors import InputError
-    from ..frontier import PROBABILITY, chance_frontier, check_metric, grid_caps, pareto_frontier
+    from ..frontier import PROBABILITY, check_metric
     from ..risk import check_scenarios
-    from ..run import PlanModel
     x, y = options.get("x", "cost_usd"), options.get("y", "quality")
     inst = _job_instance(instance, options)
+    if x == y:
+        raise InputError(f"x and y must differ (both are {x})")
     if PROBABILITY in (x, y):
-        if x == y:
-            raise InputError(f"x and y must differ (both are {x})")
         metric, name = (y, "y") if x == PROBABILITY else (x, "x")
         check_metric(metric, name)
         n = check_scenarios(options["scenarios"], "scenarios") if options.get("scenarios") is not None else DEFAULT_SCENARIOS
-        front = chance_frontier(inst, metric, n, options.get("seed") or 0)
-        return strict({"x": x, "y": y, **front.to_dict()})
+        return {"inst": inst, "x": x, "y": y, "metric": metric, "scenarios": n, "seed": options.get("seed") or 0}
     for name in ("scenarios", "seed"):
         if options.get(name) is not None:
             raise InputError(f"{name}: applies to a frontier against the probability of meeting the limits (y = probability)")
     check_metric(x, "x")
     check_metric(y, "y")
-    if x == y:
-        raise InputError(f"x and y must differ (both are {x})")
+    return {"inst": inst, "x": x, "y": y, "metric": None}
+
+
+def frontier_payload(instance: dict[str, Any], options: dict[str, Any], progress: Progress = None) -> dict[str, Any]:
+    """``planopt frontier FILE --x X --y Y --json`` (``y = probability``: the chance frontier)."""
+    from ..frontier import chance_frontier, grid_caps, pareto_frontier
+    from ..run import PlanModel
+    given = frontier_inputs(instance, options)
+    inst, x, y = given["inst"], given["x"], given["y"]
+    if given["metric"] is not None:
+        front = chance_frontier(inst, given["metric"], given["scenarios"], given["seed"])
+        return strict({"x": x, "y": y, **front.to_dict()})
     front = pareto_frontier(PlanModel(inst), x, y)
     capped = grid_caps(inst, front.points[0].plan) if front.points else []
     risks = _risks(inst, [(inst, p.plan) for p in front.points])
@@ -141,13 +162,11 @@ def frontier_payload(instance: dict[str, Any], options: dict[str, Any], progress
                    "capped_by_options": capped})
 
 
-def sweep_payload(instance: dict[str, Any], options: dict[str, Any], progress: Progress = None) -> dict[str, Any]:
-    """``planopt sweep FILE --LIMIT LO:HI:N --json``: one persistent model re-solved over a limit's values
-    (``values`` a list, or ``range`` the CLI's ``LO:HI:N`` text)."""
+def sweep_inputs(instance: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+    """Every check of a sweep request (``values`` a list, or ``range`` the CLI's ``LO:HI:N`` text)."""
     from ..errors import InputError
     from ..instance import check_time_limit
-    from ..run import PlanModel
-    from ..sweep import check_values, parse_range, run_sweep
+    from ..sweep import check_values, parse_range
     limit = options.get("limit")
     if limit not in LIMIT_FIELDS:
         raise InputError(f"limit: expected one of {', '.join(LIMIT_FIELDS)}, got {limit!r}")
@@ -164,25 +183,39 @@ def sweep_payload(instance: dict[str, Any], options: dict[str, Any], progress: P
     if limit != "min_quality" and min(values) < 0:
         raise InputError(f"values: expected non-negative values, got {values!r}")
     time_limit = check_time_limit(options.get("time_limit"), "time_limit")
-    inst = _job_instance(instance, {}, options.get("objective"))
-    rows = run_sweep(PlanModel(inst), limit, values, time_limit=time_limit, reuse=options.get("reuse", True),
+    return {"inst": _job_instance(instance, {}, options.get("objective")), "limit": limit, "values": values,
+            "time_limit": time_limit, "reuse": options.get("reuse", True)}
+
+
+def sweep_payload(instance: dict[str, Any], options: dict[str, Any], progress: Progress = None) -> dict[str, Any]:
+    """``planopt sweep FILE --LIMIT LO:HI:N --json``: one persistent model re-solved over a limit's values."""
+    from ..run import PlanModel
+    from ..sweep import run_sweep
+    given = sweep_inputs(instance, options)
+    inst, limit, values = given["inst"], given["limit"], given["values"]
+    rows = run_sweep(PlanModel(inst), limit, values, time_limit=given["time_limit"], reuse=given["reuse"],
                      progress=(lambda k: progress(k, len(values))) if progress else None)
     risks = _risks(inst, [(inst.with_overrides(**{limit: r.value}), r.result.plan) for r in rows])
     return strict({"limit": limit, "objective": inst.objective,
                    "rows": [{**r.to_dict(), "risk": k.to_dict() if k else None} for r, k in zip(rows, risks)]})
 
 
-def portfolio_payload(portfolio: dict[str, Any], options: dict[str, Any], progress: Progress = None) -> dict[str, Any]:
-    """``planopt solve portfolio.json --json``; every job's instance must already be inline
-    (the service resolves paths under its allowed folder first, ``service.paths``)."""
+def portfolio_inputs(portfolio: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+    """Every check of a portfolio request: its schema, every job's instance, the time limit."""
     from ..errors import InputError
     from ..instance import check_time_limit
-    from ..portfolio import solve_portfolio
+    from ..portfolio import load_portfolio
     if portfolio.get("kind") != "portfolio":
         raise InputError(f"portfolio: kind: expected 'portfolio', got {portfolio.get('kind')!r}")
     refuse_paths(portfolio)
-    time_limit = check_time_limit(options.get("time_limit"), "time_limit")
-    result = solve_portfolio(portfolio, time_limit=time_limit)
+    return {"source": load_portfolio(portfolio), "time_limit": check_time_limit(options.get("time_limit"), "time_limit")}
+
+
+def portfolio_payload(portfolio: dict[str, Any], options: dict[str, Any], progress: Progress = None) -> dict[str, Any]:
+    """``planopt solve portfolio.json --json``; every job's instance must already be inline
+    (the service resolves paths under its allowed folder first, ``service.paths``)."""
+    from ..portfolio import solve_portfolio
+    result = solve_portfolio(**portfolio_inputs(portfolio, options))
     return strict(result.to_dict())
 
 
@@ -219,3 +252,11 @@ def validate_payload(instance: dict[str, Any]) -> dict[str, Any]:
 
 
 KINDS = {"solve": solve_payload, "frontier": frontier_payload, "sweep": sweep_payload, "portfolio": portfolio_payload}
+
+
+def check_job(kind: str, instance: dict[str, Any], options: dict[str, Any]) -> None:
+    """Every check the job's payload will make, made now (at submission) so a mistake is a 4xx, not a failed job."""
+    if kind == "solve" and instance.get("kind") == "portfolio":
+        _portfolio_options(options)
+        kind = "portfolio"
+    {"solve": solve_inputs, "frontier": frontier_inputs, "sweep": sweep_inputs, "portfolio": portfolio_inputs}[kind](instance, options)

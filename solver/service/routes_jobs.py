@@ -31,15 +31,13 @@ def job_inputs(job: JobRequest, settings) -> tuple[dict[str, Any], dict[str, Any
     """The job's instance (resolved, paths read under --allow-dir) and its options, checked as the endpoint checks them."""
     try:
         body = JOB_BODIES[job.kind].model_validate(job.body)
-    except ValidationError as exc:  # report it as the endpoint would, under body.
-        raise RequestValidationError([{**e, "loc": ("body", *e["loc"])} for e in exc.errors()]) from None
-    if job.kind == "portfolio":
-        instance = resolve_portfolio(body, settings)
-    else:
-        from .payloads import _job_instance
-        instance = resolve_instance(body.instance, settings)
-        _job_instance(instance, {})  # refuses a bad instance (or a portfolio) now, not on a worker
-    return instance, options_of(body)
+    except ValidationError as exc:  # the job's field `body`, then the endpoint's field
+        raise RequestValidationError([{**e, "loc": ("body", "body", *e["loc"])} for e in exc.errors()]) from None
+    from .payloads import check_job
+    instance = resolve_portfolio(body, settings) if job.kind == "portfolio" else resolve_instance(body.instance, settings)
+    options = options_of(body)
+    check_job(job.kind, instance, options)
+    return instance, options
 
 
 @router.post("", status_code=202, summary="submit a solve, frontier, sweep or portfolio job; returns its id at once")
