@@ -63,6 +63,8 @@ class ChanceModel:
         self.inst, self.confidence = inst, check_confidence(confidence)
         self.n, self.seed = check_scenarios(scenarios), seed
         self.cvar = check_cvar(cvar, inst.objective)
+        from .plan_space import check_model_size
+        check_model_size(inst)  # the deterministic model's cap; a sample only adds to it
         self.evaluator = Evaluator(inst)
         self.scenarios = draw(inst, self.n, seed)
         self.limits = limits_of(inst)
