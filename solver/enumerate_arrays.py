@@ -80,7 +80,8 @@ def space_description(inst: Instance, n_r: int, n_h: int, n_i: int) -> str:
     if "opd" in t.methods:
         parts[0] += f", teacher.precision_options {len(set(inst.teacher.precision_options))}"
     if "sft" in t.methods:
-        parts[0] += f", sft_data.external_data_share_options {len(set(inst.sft_data.external_data_share_options))}"
+        parts[0] += (f", sft_data.external_data_share_options {len(set(inst.sft_data.external_data_share_options))}"
+                     f", sft_data.max_epochs_options {len(set(inst.sft_data.max_epochs_options))}")
     parts[0] += ")"
     parts.append(f"{n_h:,} hardware options (hardware.gpus[].counts)")
     parts.append(f"{n_i:,} checkpointing.interval_minutes_options")

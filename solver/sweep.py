@@ -145,9 +145,9 @@ def run_sweep(pm: PlanModel, limit: str, values: Iterable[float], time_limit: fl
 
 # --- tables -----------------------------------------------------------------
 
-INTEGER_PLAN_COLUMNS = ("gpu_count", "steps")
+INTEGER_PLAN_COLUMNS = ("gpu_count", "steps", "max_epochs")
 PLAN_COLUMNS = ("method", "gpu", "gpu_count", "steps", "samples_per_prompt", "teacher_precision",
-                "external_data_share", "checkpoint_interval_minutes")
+                "external_data_share", "max_epochs", "checkpoint_interval_minutes")
 METRIC_COLUMNS = ("cost_usd", "wall_hours", "quality", "forgetting_points", "gpu_hours")
 
 

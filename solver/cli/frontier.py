@@ -73,10 +73,10 @@ def _plan_cells(plan) -> tuple:
     return (plan.method, f"{plan.gpu_count}×{plan.gpu}", plan.steps,
             "-".join(map(str, plan.samples_per_prompt)) or "-", plan.teacher_precision or "-",
             plan.external_data_share if plan.external_data_share is not None else "-",
-            f"{plan.checkpoint_interval_minutes:g}")
+            plan.max_epochs if plan.max_epochs is not None else "-", f"{plan.checkpoint_interval_minutes:g}")
 
 
-PLAN_HEADER = ("method", "GPUs", "steps", "samples", "teacher", "mix", "ckpt min")
+PLAN_HEADER = ("method", "GPUs", "steps", "samples", "teacher", "mix", "epochs", "ckpt min")
 
 
 FRONTIER_SCHEDULER = typer.Option(None, "--scheduler", help="refused: frontier points are found one after another, "
