@@ -16,6 +16,8 @@ which some RL/OPD recipe reaches ``min_quality`` is found by bisection over
 
 from __future__ import annotations
 
+import math
+from dataclasses import replace
 from typing import Optional
 
 from . import learning as lc
@@ -25,22 +27,29 @@ from .schema import Instance
 
 
 def plan_note(inst: Instance, plan: Plan) -> Optional[str]:
-    """One line on the plan's data reuse, or None when the plan repeats nothing."""
-    extra = profile(inst, plan.recipe).extra
+    """One line on the plan's data reuse, or None when the plan repeats nothing: epochs, what the
+    repeats were worth, and the quality the same recipe would reach on distinct data only."""
+    rp = profile(inst, plan.recipe)
+    extra = rp.extra
     if plan.method == "sft":
         seen, distinct, worth = extra["external_examples"], extra["distinct_examples"], extra["effective_examples"]
         if seen <= distinct:
             return None
         bought = extra["labels_bought"]
         source = f"{distinct - bought:,.0f} owned" + (f" + {bought:,.0f} bought" if bought else "")
+        fresh = profile(inst, replace(plan.recipe, max_epochs=1)).quality
         return (f"{seen:,.0f} new-domain examples seen over {source} distinct ones ({seen / distinct:.1f} epochs, "
-                f"at most {plan.max_epochs}); they count as {worth:,.0f} fresh ones ({worth / seen:.0%})")
+                f"at most {plan.max_epochs}); they count as {worth:,.0f} fresh ones ({worth / seen:.0%}); "
+                f"buying the rest for one epoch would reach quality {fresh:.2f} instead of {rp.quality:.2f}")
     drawn, worth = extra["prompts_drawn"], extra["effective_prompts"]
     unique = inst.task.prompts_available
     if drawn <= unique:
         return None
+    task = inst.task.model_copy(update={"prompts_available": int(math.ceil(drawn))})
+    fresh = profile(inst.model_copy(update={"task": task}), plan.recipe).quality
     return (f"{drawn:,.0f} prompts drawn from task.prompts_available = {unique:,} ({drawn / unique:.1f} epochs); "
-            f"they count as {worth:,.0f} fresh ones ({worth / drawn:.0%}): more distinct prompts would raise quality")
+            f"they count as {worth:,.0f} fresh ones ({worth / drawn:.0%}); with {int(math.ceil(drawn)):,} distinct "
+            f"prompts the plan would reach quality {fresh:.2f} instead of {rp.quality:.2f}")
 
 
 def _on_policy(inst: Instance) -> list[Recipe]:

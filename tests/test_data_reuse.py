@@ -284,3 +284,26 @@ def test_too_few_prompts_is_explained_with_the_prompts_that_would_do():
     assert res.status == "infeasible" or res.metrics.quality >= floor
     if res.status == "infeasible":
         assert "too few prompts" in res.message
+
+
+def test_the_report_notes_sft_epochs_over_owned_examples():
+    inst = _sft_instance(max_epochs_options=[1, 16])
+    ev = Evaluator(inst)
+    plan = Plan.of(Recipe("sft", 1500, (), None, 1.0, 16), ev.space()[1][0], 60)
+    note = plan_note(inst, plan)
+    seen = 1500 * inst.training.methods["sft"].prompts_per_step
+    assert f"{seen:,}" in note and "5,000 owned" in note and "at most 16" in note
+    one_epoch = ev.recipe(Recipe("sft", 1500, (), None, 1.0, 1)).quality
+    assert f"{one_epoch:.2f}" in note
+    assert plan_note(inst, Plan.of(Recipe("sft", 1500, (), None, 1.0, 1), ev.space()[1][0], 60)) is None
+
+
+def test_the_solve_report_has_a_data_reuse_section():
+    from typer.testing import CliRunner
+    from planopt.cli import app
+    res = CliRunner().invoke(app, ["solve", str(AGENTIC)])
+    assert res.exit_code == 0, res.output
+    inst = load_instance(AGENTIC)
+    plan = solve(inst).plan
+    drawn = plan.steps * inst.training.methods[plan.method].prompts_per_step
+    assert ("Data reuse" in res.output) == (drawn > inst.task.prompts_available)
