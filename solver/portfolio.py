@@ -329,6 +329,9 @@ class PortfolioModel:
         Returns the seconds spent."""
         start = time.perf_counter()
         m, form, d = self.model, self.form, self.data
+        # Hand the portfolio model to HiGHS first: on large portfolios that takes seconds, and the
+        # one-job solves get only the time left after it.
+        self.solver.set_instance(m)
         fixes: list[tuple[Any, float]] = []
         bounds: dict[int, float] = {}
         for j, inst in enumerate(d.instances):
@@ -366,8 +369,7 @@ class PortfolioModel:
                                      (range(len(fd.intervals)), blk.interval_chosen, fd.intervals.index(res.plan.checkpoint_interval_minutes))):
                 fixes.extend((var[i], 1.0 if i == chosen else 0.0) for i in idx)
         if floors:
-            add_job_cost_floors(m, bounds)
-        self.solver.set_instance(m)
+            add_job_cost_floors(m, bounds)   # new constraints: the solver's next update adds them
         if starts:
             vmap = self.solver._pyomo_var_to_solver_var_map
             index = np.array([vmap[id(v)] for v, _ in fixes], dtype=np.int32)
@@ -390,10 +392,14 @@ class PortfolioModel:
             return result
         start = time.perf_counter()
         end = None if time_limit is None else (started_at if started_at is not None else start) + time_limit
+        if end is not None and start >= end:
+            return self.out_of_time(result, time_limit, start - (started_at if started_at is not None else start))
         if warm_start or cost_floors:
             # the warm start may take at most a share of the time limit: the portfolio MIP needs the rest
             warm_end = None if end is None else start + WARM_START_SHARE * (end - start)
             result.warm_start_seconds = self.warm_start(floors=cost_floors, starts=warm_start, end=warm_end)
+        if end is not None and time.perf_counter() >= end:
+            return self.out_of_time(result, time_limit, time.perf_counter() - (started_at if started_at is not None else start))
         remaining = None if end is None else max(MIN_SOLVE_SECONDS, end - time.perf_counter())
         res = self.solver.solve(self.model, load_solutions=False, raise_exception_on_nonoptimal_result=False,
                                 time_limit=remaining, rel_gap=rel_gap, abs_gap=0.0, tee=tee,
@@ -415,6 +421,14 @@ class PortfolioModel:
             result.solve_seconds = time.perf_counter() - start
         elif status == "infeasible":
             result.message = self.explain_infeasible(end) if explain else "no schedule"
+        return result
+
+    @staticmethod
+    def out_of_time(result: PortfolioResult, time_limit: float, spent: float) -> PortfolioResult:
+        """The time limit ran out before the portfolio MIP could start: no schedule, exit 4."""
+        result.status = "time_limit"
+        result.message = (f"the time limit of {time_limit:g} s ran out before the portfolio MIP started "
+                          f"(loading, building and warm-starting took {spent:.1f} s); no schedule yet, give it more time")
         return result
 
     def polish(self, incumbent: float | None, threads: int, time_limit: float | None = None) -> float | None:
