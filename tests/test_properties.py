@@ -90,3 +90,18 @@ def test_tightening_a_limit_never_yields_a_cheaper_plan(seed):
                 assert cost >= last - 1e-6 * max(1.0, abs(last)), (limit, v)
             last = cost
         pm.set_limits(**{limit: None})
+
+
+def test_more_distinct_prompts_never_lower_the_best_quality():
+    """Repeated prompts are worth less (learning.effective_draws): the most-quality optimum can
+    only rise with task.prompts_available, and it does rise where the longest run repeats prompts."""
+    data = _tiny(objective="quality")
+    data["training"]["methods"].pop("sft", None)
+    best = []
+    for n in (10, 1_000, 10_000, 100_000):
+        data["task"] = {**data["task"], "prompts_available": n}
+        res = solve(Instance.model_validate(data))
+        assert res.status == "optimal"
+        best.append(res.metrics.quality)
+    assert all(a <= b + 1e-9 for a, b in zip(best, best[1:])), best
+    assert best[0] < best[-1] - 1.0, best
