@@ -15,7 +15,7 @@ import sys
 
 import typer
 
-from . import calibrate, check, fit, frontier, portfolio, serve, solve, uncertainty
+from . import calibrate, catalog, check, fit, frontier, portfolio, serve, solve, uncertainty
 from .output import emit_json
 
 HELP = "Exact planner for LLM post-training: SFT, RL or on-policy distillation, on which GPUs, for least cost."
@@ -37,7 +37,7 @@ def _root(version: bool = typer.Option(False, "--version", callback=_print_versi
 
 
 # the order here is the order of `planopt --help`
-for group in (solve, check, frontier, calibrate, fit, uncertainty, serve):
+for group in (solve, check, frontier, calibrate, fit, uncertainty, serve, catalog):
     app.add_typer(group.commands)
 app.add_typer(portfolio.generate_app, name="generate")
 

@@ -1,0 +1,112 @@
+"""GPU prices by provider, region and tier (``prices.json``), with their sources.
+
+A row is one offer: ``provider`` (of a ``provider_kind``: hyperscaler, gpu_cloud,
+marketplace, capacity_block), ``region``, ``gpu`` (a ``gpus.json`` name), ``tier``
+and ``usd_per_gpu_hour``, the ``node_gpus`` a node holds and the ``interconnect``
+between nodes, the ``source`` of the price and the date it was seen (``as_of``).
+
+Tiers: ``on_demand``, ``spot`` and reservations ``reserved_1m``, ``reserved_1y``,
+``reserved_3y``. A reservation is paid for every hour of its term
+(``TERM_HOURS``), used or not. Within one (provider, region, GPU) the tiers are
+consistent: spot and every reservation cost less per hour than on demand, and a
+longer term no more than a shorter one (``inconsistencies``; the shipped catalog
+has none, which ``tests/test_prices.py`` checks).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from . import CatalogLookupError, find_gpu
+
+PRICES_FILE = Path(__file__).resolve().parent / "prices.json"
+
+HOURS_PER_MONTH = 730.0   # 365 days x 24 h / 12, the month cloud providers bill by
+HOURS_PER_YEAR = 8760.0   # 365 days x 24 h
+TERM_HOURS = {"reserved_1m": HOURS_PER_MONTH, "reserved_1y": HOURS_PER_YEAR, "reserved_3y": 3 * HOURS_PER_YEAR}
+RESERVED_TIERS = tuple(TERM_HOURS)
+TIERS = ("on_demand", "spot") + RESERVED_TIERS
+PROVIDER_KINDS = ("hyperscaler", "gpu_cloud", "marketplace", "capacity_block")
+COLUMNS = ("provider", "region", "gpu", "tier", "usd_per_gpu_hour", "source", "as_of")  # of `planopt catalog --json`
+
+
+@dataclass(frozen=True)
+class PriceRow:
+    provider: str
+    provider_kind: str
+    region: str
+    gpu: str
+    tier: str
+    usd_per_gpu_hour: float
+    node_gpus: int
+    interconnect: str
+    source: str
+    as_of: str
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def parse_rows(raw: list[dict]) -> list[PriceRow]:
+    """Rows of a price file, GPU names resolved to the catalog's; ValueError naming the row and field."""
+    rows = []
+    for n, item in enumerate(raw):
+        try:
+            row = PriceRow(**item)
+        except TypeError as exc:
+            raise ValueError(f"prices.{n}: {exc}") from None
+        if row.tier not in TIERS:
+            raise ValueError(f"prices.{n}.tier: expected one of {', '.join(TIERS)}, got {row.tier!r}")
+        if row.provider_kind not in PROVIDER_KINDS:
+            raise ValueError(f"prices.{n}.provider_kind: expected one of {', '.join(PROVIDER_KINDS)}, got {row.provider_kind!r}")
+        if not isinstance(row.usd_per_gpu_hour, (int, float)) or not row.usd_per_gpu_hour > 0:
+            raise ValueError(f"prices.{n}.usd_per_gpu_hour: expected a positive number, got {row.usd_per_gpu_hour!r}")
+        if not row.source or not row.as_of:
+            raise ValueError(f"prices.{n}: every price needs a source and an as_of date")
+        try:
+            gpu = find_gpu(row.gpu).name
+        except CatalogLookupError as exc:
+            raise ValueError(f"prices.{n}.gpu: {exc}") from None
+        rows.append(PriceRow(**{**item, "gpu": gpu}))
+    return rows
+
+
+def inconsistencies(rows: list[PriceRow]) -> list[str]:
+    """Tiers that break the order within a (provider, region, GPU): spot and reservations below
+    on demand, a longer reservation term not dearer than a shorter one."""
+    groups: dict[tuple, dict[str, float]] = {}
+    for row in rows:
+        groups.setdefault((row.provider, row.region, row.gpu), {})[row.tier] = row.usd_per_gpu_hour
+    out = []
+    for (provider, region, gpu), tiers in sorted(groups.items()):
+        od = tiers.get("on_demand")
+        for tier, price in tiers.items():
+            if tier != "on_demand" and od is not None and price >= od:
+                out.append(f"{provider} {region} {gpu}: {tier} ${price} is not below on-demand ${od}")
+        terms = [(TERM_HOURS[t], tiers[t], t) for t in RESERVED_TIERS if t in tiers]
+        for (_, short, ts), (_, long_, tl) in zip(terms, terms[1:]):
+            if long_ > short:
+                out.append(f"{provider} {region} {gpu}: {tl} ${long_} costs more than {ts} ${short}")
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def load_prices() -> tuple[PriceRow, ...]:
+    """The shipped price catalog."""
+    data = json.loads(PRICES_FILE.read_text())
+    return tuple(parse_rows(data["prices"]))
+
+
+def offers(provider: str, gpu: str, region: str | None = None) -> dict[str, PriceRow]:
+    """Tier -> row of one provider's offers for a GPU (in ``region``, or its first region listed)."""
+    rows = [r for r in load_prices() if r.provider == provider and r.gpu == gpu]
+    if region is None and rows:
+        region = rows[0].region
+    return {r.tier: r for r in rows if r.region == region}
+
+
+def providers() -> list[str]:
+    return sorted({r.provider for r in load_prices()})

@@ -1,0 +1,60 @@
+"""``planopt catalog``: the GPU price catalog by provider, region and tier, with sources."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from .guard import guarded
+from .options import JSON
+from .output import emit_json
+
+commands = typer.Typer()
+
+
+@commands.command()
+@guarded
+def catalog(json_out: bool = JSON,
+            provider: Optional[str] = typer.Option(None, "--provider", help="only this provider's offers"),
+            gpu: Optional[str] = typer.Option(None, "--gpu", help="only this GPU (any catalog name or alias)"),
+            out: Optional[Path] = typer.Option(None, "--out", help="also write the rows to a CSV file")):
+    """List the GPU prices by provider, region and tier, each with its source and date."""
+    from planopt.models.catalog import CatalogLookupError, find_gpu
+    from planopt.models.catalog.prices import COLUMNS, load_prices, providers
+
+    from ..errors import InputError
+    from ..report import table
+    rows = list(load_prices())
+    if provider is not None:
+        if provider not in providers():
+            raise InputError(f"--provider: expected one of {', '.join(providers())}, got {provider!r}")
+        rows = [r for r in rows if r.provider == provider]
+    if gpu is not None:
+        try:
+            name = find_gpu(gpu).name
+        except CatalogLookupError as exc:
+            raise InputError(f"--gpu: {exc}") from None
+        rows = [r for r in rows if r.gpu == name]
+    if out is not None:
+        if out.suffix.lower() != ".csv":
+            raise InputError(f"--out: expected a .csv file, got {str(out)!r}")
+        try:
+            with out.open("w", newline="") as f:
+                writer = csv.DictWriter(f, fieldnames=list(COLUMNS) + ["provider_kind", "node_gpus", "interconnect"])
+                writer.writeheader()
+                writer.writerows(r.to_dict() for r in rows)
+        except OSError as exc:
+            raise InputError(f"--out: cannot write {str(out)!r}: {exc.strerror}") from None
+    if json_out:
+        emit_json({"prices": [{c: getattr(r, c) for c in COLUMNS} | {"provider_kind": r.provider_kind, "node_gpus": r.node_gpus,
+                                                                    "interconnect": r.interconnect} for r in rows]})
+        return
+    typer.echo(table([(r.provider, r.provider_kind, r.region, r.gpu, r.tier.replace("_", "-"), f"${r.usd_per_gpu_hour:,.3f}",
+                       r.node_gpus, r.interconnect, r.as_of) for r in rows],
+                     header=("provider", "kind", "region", "GPU", "tier", "$/GPU-h", "node", "interconnect", "as of")))
+    typer.echo(f"\n{len(rows)} prices; sources: `planopt catalog --json` or --out FILE.csv")
+    if out is not None:
+        typer.echo(f"wrote {out}")
