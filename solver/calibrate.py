@@ -52,6 +52,7 @@ from typing import Any, Callable
 from pydantic import ValidationError
 
 from planopt.models import defaults as d
+from planopt.models.calibration_case import KIND_MODELS, KINDS, CaseHeader
 from planopt.models.catalog import CatalogLookupError, find_gpu
 from planopt.models.costs import Evaluator
 from planopt.models.plan import HardwareChoice, Recipe
@@ -59,7 +60,6 @@ from planopt.models.schema import Instance
 
 from .errors import InputError, describe_validation_error, read_json
 
-KINDS = ("flops", "step_seconds", "sft_hours", "interruptions", "checkpoint_interval_minutes", "forgetting_points", "gpu_hours_ratio")
 # Interval options of the synthetic checkpoint job: a geometric grid from 6
 # seconds to 10 days in 0.5 % steps, so the optimiser's choice is within 0.25 %
 # of the continuous optimum for any MTBF and write time a case may give.
@@ -118,59 +118,28 @@ class PredictionError(Exception):
     hardware as modelled, say): reported as a failed row, not as bad input."""
 
 
+def parse_case(path: Path, data: dict[str, Any]) -> CaseHeader:
+    """The case checked against its schema (``models/calibration_case.py``): the common fields first, then
+    its kind's, so an error names the case's own field. InputError naming the file and field otherwise."""
+    try:
+        header = CaseHeader.model_validate(data)
+        return KIND_MODELS[header.predict].model_validate(data)
+    except ValidationError as exc:
+        raise InputError(describe_validation_error(exc, str(path))) from None
+
+
 class Case:
-    """A calibration case with typed access that names the file and field on error."""
+    """A calibration case: its file, its raw data and its checked form ``spec``."""
 
     def __init__(self, path: Path, data: dict[str, Any], transform: Callable[[Instance], Instance] | None = None):
         self.path, self.data = path, data
+        self.spec: Any = parse_case(path, data)
         # Applied to every instance the case builds: a scenario of the uncertainty
         # model (``planopt calibrate`` intervals), identity otherwise.
         self.transform = transform
 
     def fail(self, field: str, problem: str) -> InputError:
         return InputError(f"{self.path}: {field}: {problem}")
-
-    def get(self, field: str, kind: str = "number", default: Any = ..., positive: bool = False) -> Any:
-        node: Any = self.data
-        for part in field.split("."):
-            if not isinstance(node, dict) or part not in node:
-                if default is not ...:
-                    return default
-                raise self.fail(field, "required field is missing")
-            node = node[part]
-        return self.check(field, node, kind, positive)
-
-    def check(self, field: str, value: Any, kind: str, positive: bool = False) -> Any:
-        if kind == "number":
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                raise self.fail(field, f"expected a number, got {value!r}")
-            if positive and value <= 0:
-                raise self.fail(field, f"expected a positive number, got {value!r}")
-            if value < 0:
-                raise self.fail(field, f"expected a non-negative number, got {value!r}")
-            return float(value)
-        types = {"string": str, "bool": bool, "object": dict, "list": list}
-        if not isinstance(value, types[kind]):
-            raise self.fail(field, f"expected a{'n' if kind == 'object' else ''} {kind}, got {value!r}")
-        return value
-
-    def count(self, field: str) -> int:
-        value = self.get(field, positive=True)
-        if value != int(value):
-            raise self.fail(field, f"expected a whole number, got {value!r}")
-        return int(value)
-
-    def architecture(self, field: str) -> dict[str, Any]:
-        self.get(field, "object")
-        arch = {f: self.get(f"{field}.{f}", positive=True) for f in ("params_b", "layers", "hidden", "kv_heads", "head_dim")}
-        arch["active_params_b"] = self.get(f"{field}.active_params_b", positive=True, default=arch["params_b"])
-        if arch["active_params_b"] > arch["params_b"]:
-            raise self.fail(f"{field}.active_params_b", "must not exceed params_b")
-        for f in ("layers", "hidden", "kv_heads", "head_dim"):
-            if arch[f] != int(arch[f]):
-                raise self.fail(f"{field}.{f}", f"expected a whole number, got {arch[f]!r}")
-            arch[f] = int(arch[f])
-        return arch
 
     def instance(self, raw: dict[str, Any]) -> Instance:
         try:
@@ -181,17 +150,7 @@ class Case:
 
 
 def load_case(path: Path) -> Case:
-    data = read_json(path)
-    case = Case(path, data)
-    case.get("id", "string")
-    kind = case.get("predict", "string")
-    if kind not in KINDS:
-        raise case.fail("predict", f"expected one of {', '.join(KINDS)}, got {kind!r}")
-    case.get("published", "object")
-    tol = case.get("tolerance", positive=True)
-    if tol < 1.0:
-        raise case.fail("tolerance", f"expected a ratio bound >= 1, got {tol!r}")
-    return case
+    return Case(Path(path), read_json(path))
 
 
 # --- building blocks -----------------------------------------------------------
@@ -200,61 +159,29 @@ def gpu_option(case: Case, count: int) -> dict[str, Any]:
     """The case's GPU as an instance option. Its spec fields are the case's; a
     name the catalog knows fills only what the case does not give (links, node
     size, price), an unknown name takes those from ``defaults.CUSTOM_GPU_*``."""
-    name = case.get("gpu.name", "string")
-    opt: dict[str, Any] = {"name": name, "counts": [count]}
-    for f in ("bf16_tflops", "hbm_gb", "hbm_tbps"):
-        opt[f] = case.get(f"gpu.{f}", positive=True)
-    fp8 = case.get("gpu.fp8_tflops", default=None)
-    if fp8 is not None:
-        opt["fp8_tflops"] = case.check("gpu.fp8_tflops", fp8, "number", positive=True)
+    gpu = case.spec.gpu
+    opt: dict[str, Any] = {"name": gpu.name, "counts": [count], "bf16_tflops": gpu.bf16_tflops, "hbm_gb": gpu.hbm_gb,
+                           "hbm_tbps": gpu.hbm_tbps}
+    if gpu.fp8_tflops is not None:
+        opt["fp8_tflops"] = gpu.fp8_tflops
     try:
-        find_gpu(name)
+        find_gpu(gpu.name)
     except CatalogLookupError:
         opt.update(intra_node_gb_per_s=d.CUSTOM_GPU_INTRA_NODE_GB_PER_S, inter_node_gb_per_s=d.CUSTOM_GPU_INTER_NODE_GB_PER_S,
                    gpus_per_node=d.CUSTOM_GPU_GPUS_PER_NODE, price_usd_per_gpu_hour=UNUSED_PRICE_USD_PER_GPU_HOUR)
     return opt
 
 
-def _teacher(case: Case, score: float, precision: str) -> dict[str, Any]:
-    return {"architecture": case.architecture("teacher"), "score": score, "exists": True, "precision_options": [precision]}
-
-
-def _method(case: Case) -> str:
-    default = "opd" if "teacher" in case.data else "rl"
-    method = case.get("method", "string", default=default)
-    if method not in ("sft", "rl", "opd"):
-        raise case.fail("method", f"expected sft, rl or opd, got {method!r}")
-    if method == "opd" and "teacher" not in case.data:
-        raise case.fail("teacher", "required for method 'opd'")
-    return method
-
-
-def _precision(case: Case) -> str:
-    p = case.get("teacher_precision", "string", default="bf16")
-    if p not in d.WEIGHT_BYTES_PER_PARAM:
-        raise case.fail("teacher_precision", f"expected one of {', '.join(d.WEIGHT_BYTES_PER_PARAM)}, got {p!r}")
-    return p
-
-
-def _offload(case: Case, field: str, gpu: dict[str, Any]) -> bool:
-    """The case's offload flag; offload on a GPU without a host-link figure is bad input."""
-    offload = case.get(field, "bool", default=False)
-    if offload:
-        try:
-            name = find_gpu(gpu["name"]).name
-        except CatalogLookupError:
-            name = gpu["name"]
-        if name not in d.HOST_LINK_GB_PER_S_PER_GPU:
-            raise case.fail(field, f"CPU offload needs the GPU's host-link bandwidth, and '{gpu['name']}' has no "
-                                   f"host-memory figure (known: {', '.join(d.HOST_LINK_GB_PER_S_PER_GPU)})")
-    return offload
+def _teacher(case: Case, score: float) -> dict[str, Any]:
+    return {"architecture": case.spec.teacher.as_instance(), "score": score, "exists": True,
+            "precision_options": [case.spec.teacher_precision]}
 
 
 def _on_policy_instance(case: Case, method: str, steps: int, prompts: int, k: int, prompt_tokens: float,
                         response_tokens: float, max_response_tokens: float, gpu: dict[str, Any],
                         recompute: bool = True, reference: bool = True, offload: bool = False) -> Instance:
     raw: dict[str, Any] = {
-        "name": case.data["id"], "student": case.architecture("student"),
+        "name": case.spec.id, "student": case.spec.student.as_instance(),
         "task": {"baseline_score": UNUSED_SCORE, "general_score_baseline": UNUSED_GENERAL_SCORE,
                  "prompt_tokens": prompt_tokens, "response_tokens": response_tokens,
                  "max_response_tokens": max(max_response_tokens, response_tokens), "prompts_available": prompts},
@@ -264,7 +191,7 @@ def _on_policy_instance(case: Case, method: str, steps: int, prompts: int, k: in
         "hardware": {"gpus": [gpu]},
     }
     if method == "opd":
-        raw["teacher"] = _teacher(case, UNUSED_SCORE, _precision(case))
+        raw["teacher"] = _teacher(case, UNUSED_SCORE)
     return case.instance(raw)
 
 
@@ -276,106 +203,76 @@ def _recipe(inst: Instance, method: str, steps: int) -> Recipe:
 
 
 def _row(case: Case, figure: str, predicted: float | None, published: float) -> CalibrationRow:
-    tol = case.get("tolerance")
+    tol = case.spec.tolerance
     ratio = predicted / published if predicted is not None and math.isfinite(predicted) and published > 0 else None
     passed = ratio is not None and 1.0 / tol <= ratio <= tol
-    return CalibrationRow(case.data["id"], figure, predicted if predicted is None or math.isfinite(predicted) else None,
+    return CalibrationRow(case.spec.id, figure, predicted if predicted is None or math.isfinite(predicted) else None,
                           published, ratio, passed, tol, str(case.path))
 
 
 # --- one predictor per kind ------------------------------------------------------
 
 def predict_flops(case: Case) -> list[CalibrationRow]:
-    method = _method(case)
-    if method == "sft":
-        raise case.fail("method", "flops cases are on-policy runs (rl or opd)")
-    w = "workload"
-    inst = _on_policy_instance(case, method, case.count(f"{w}.steps"), case.count(f"{w}.prompts_per_step"),
-                               case.count(f"{w}.samples_per_prompt"), case.get(f"{w}.prompt_tokens"),
-                               case.get(f"{w}.response_tokens", positive=True), case.get(f"{w}.response_tokens", positive=True),
-                               {"name": "H100-SXM", "counts": [1]})
-    flops = Evaluator(inst).recipe(_recipe(inst, method, case.count(f"{w}.steps"))).flops
+    spec, w = case.spec, case.spec.workload
+    method = spec.run_method
+    inst = _on_policy_instance(case, method, w.steps, w.prompts_per_step, w.samples_per_prompt, w.prompt_tokens,
+                               w.response_tokens, w.response_tokens, {"name": "H100-SXM", "counts": [1]})
+    flops = Evaluator(inst).recipe(_recipe(inst, method, w.steps)).flops
     predicted = {"student_flops": flops["student_generate"] + flops["student_train"], "teacher_flops": flops.get("teacher")}
-    rows = []
-    for key in ("student_flops", "teacher_flops"):
-        if key in case.data["published"]:
-            published = case.get(f"published.{key}", positive=True)
-            if predicted[key] is None:
-                raise case.fail(f"published.{key}", f"method {method!r} has no teacher")
-            rows.append(_row(case, key, predicted[key], published))
-    if not rows:
-        raise case.fail("published", "expected student_flops and/or teacher_flops")
-    return rows
+    return [_row(case, key, predicted[key], published)
+            for key, published in (("student_flops", spec.published.student_flops), ("teacher_flops", spec.published.teacher_flops))
+            if published is not None]
 
 
 def step_seconds(case: Case) -> tuple[float, dict[str, float]]:
     """Seconds of one step, and seconds by work component."""
-    method = _method(case)
-    if method == "sft":
-        raise case.fail("method", "step_seconds cases are on-policy runs (rl or opd)")
-    w = "workload"
-    count = case.count("gpu_count")
+    spec, w = case.spec, case.spec.workload
+    method = spec.run_method
+    count = spec.gpu_count
     gpu = gpu_option(case, count)
-    inst = _on_policy_instance(case, method, 1, case.count(f"{w}.prompts_per_step"), case.count(f"{w}.samples_per_prompt"),
-                               case.get(f"{w}.prompt_tokens"), case.get(f"{w}.response_tokens", positive=True),
-                               case.get(f"{w}.max_response_tokens", positive=True), gpu,
-                               case.get(f"{w}.activation_recompute", "bool", default=True),
-                               case.get(f"{w}.reference_logprobs", "bool", default=True),
-                               _offload(case, f"{w}.cpu_offload", gpu))
+    inst = _on_policy_instance(case, method, 1, w.prompts_per_step, w.samples_per_prompt, w.prompt_tokens,
+                               w.response_tokens, w.max_response_tokens, gpu, w.activation_recompute,
+                               w.reference_logprobs, w.cpu_offload)
     # The RL release the run used: the optional ``software_release``, else the NeMo RL
     # tag its ``source`` cites ("... at tag v0.5.0"), else the default (the newest).
-    release = case.get("software_release", "string", default=None)
-    cited = re.search(r"\bv(0\.\d+)(?:\.\d+)?\b", case.data.get("source", "")) if "NeMo" in case.data.get("source", "") else None
-    release = release or (f"nemo-rl-v{cited.group(1)}" if cited and f"nemo-rl-v{cited.group(1)}" in d.SOFTWARE_RELEASES else None)
+    cited = re.search(r"\bv(0\.\d+)(?:\.\d+)?\b", spec.source) if "NeMo" in spec.source else None
+    release = spec.software_release or (
+        f"nemo-rl-v{cited.group(1)}" if cited and f"nemo-rl-v{cited.group(1)}" in d.SOFTWARE_RELEASES else None)
     if release is not None:
-        if release not in d.SOFTWARE_RELEASES:
-            raise case.fail("software_release", f"expected one of {', '.join(d.SOFTWARE_RELEASES)}, got {release!r}")
         inst = inst.model_copy(update={"efficiency": inst.efficiency.model_copy(update={"software_release": release})})
     ev = Evaluator(inst)
     r, h = _recipe(inst, method, 1), HardwareChoice(inst.hardware.gpus[0].name, count)
     memory, why = ev.hardware(h).memory_bytes_per_gpu(r.memory_class)
     if why is not None:
-        raise PredictionError(f"the job does not fit on {count} x {case.data['gpu']['name']}: {why}")
+        raise PredictionError(f"the job does not fit on {count} x {spec.gpu.name}: {why}")
     by = {k: v * 3600.0 for k, v in ev.compute_hours_by_component(r, h).items()}
     return sum(by.values()), by
 
 
 def predict_step_seconds(case: Case) -> list[CalibrationRow]:
     total, _ = step_seconds(case)
-    return [_row(case, "step_seconds", total, case.get("published.step_seconds", positive=True))]
+    return [_row(case, "step_seconds", total, case.spec.published.step_seconds)]
 
 
 def sft_hours(case: Case) -> tuple[float, dict[str, float]]:
     """Wall hours of a whole SFT run, and hours by work component."""
-    w = "workload"
-    count = case.count("gpu_count")
+    spec, w = case.spec, case.spec.workload
+    count = spec.gpu_count
     gpu = gpu_option(case, count)
-    examples = case.get(f"{w}.examples", positive=True)
-    epochs = case.get(f"{w}.epochs", positive=True)
-    tokens = case.get(f"{w}.tokens_per_example", positive=True)
-    seq = case.get(f"{w}.sequence_length", positive=True)
-    truncation = case.get(f"{w}.truncation", "bool", default=False)
-    if tokens > seq and not truncation:
-        raise case.fail(f"{w}.tokens_per_example", f"{tokens:g} is above {w}.sequence_length {seq:g} and the case "
-                                                    f"does not state truncation ({w}.truncation: true)")
-    batch = case.get(f"{w}.global_batch_examples", positive=True, default=float(d.CALIBRATION_SFT_GLOBAL_BATCH_EXAMPLES))
-    offload = _offload(case, f"{w}.cpu_offload", gpu)
     # examples x epochs examples in optimiser steps of the global batch (the last step partial)
-    total = examples * epochs
-    steps = max(1, math.ceil(total / batch))
+    total = w.examples * w.epochs
+    steps = max(1, math.ceil(total / w.global_batch_examples))
     per_step = total / steps
     prompts = max(1, round(per_step))
     raw: dict[str, Any] = {
-        "name": case.data["id"], "student": case.architecture("student"),
+        "name": spec.id, "student": spec.student.as_instance(),
         "task": {"baseline_score": UNUSED_SCORE, "general_score_baseline": UNUSED_GENERAL_SCORE, "prompt_tokens": 0,
                  "response_tokens": 1, "max_response_tokens": 1, "prompts_available": 1},
         "training": {"methods": {"sft": {"steps_options": [steps], "prompts_per_step": prompts}},
-                     "activation_recompute": case.get(f"{w}.activation_recompute", "bool", default=True),
-                     "cpu_offload": offload},
+                     "activation_recompute": w.activation_recompute, "cpu_offload": w.cpu_offload},
         "sft_data": {"examples_available": steps * prompts, "usd_per_labeled_example": 0, "labeled_examples_per_day": 1,
-                     "example_tokens": tokens, "sequence_length_tokens": seq,
-                     "packing": case.get(f"{w}.packing", "bool", default=False), "truncation": truncation,
-                     "micro_batch_examples": int(case.get(f"{w}.micro_batch_examples", positive=True, default=1.0))},
+                     "example_tokens": w.tokens_per_example, "sequence_length_tokens": w.sequence_length,
+                     "packing": w.packing, "truncation": w.truncation, "micro_batch_examples": w.micro_batch_examples},
         "hardware": {"gpus": [gpu]},
     }
     inst = case.instance(raw)
@@ -383,7 +280,7 @@ def sft_hours(case: Case) -> tuple[float, dict[str, float]]:
     r, h = Recipe("sft", steps, (), None, 1.0), HardwareChoice(inst.hardware.gpus[0].name, count)
     memory, why = ev.hardware(h).memory_bytes_per_gpu(r.memory_class)
     if why is not None:
-        raise PredictionError(f"the job does not fit on {count} x {case.data['gpu']['name']}: {why}")
+        raise PredictionError(f"the job does not fit on {count} x {spec.gpu.name}: {why}")
     # rounding the examples per step to a whole number is undone exactly: hours are linear in examples
     scale = total / (steps * prompts)
     by = {k: v * scale for k, v in ev.compute_hours_by_component(r, h).items()}
@@ -392,14 +289,14 @@ def sft_hours(case: Case) -> tuple[float, dict[str, float]]:
 
 def predict_sft_hours(case: Case) -> list[CalibrationRow]:
     total, _ = sft_hours(case)
-    return [_row(case, "hours", total, case.get("published.hours", positive=True))]
+    return [_row(case, "hours", total, case.spec.published.hours)]
 
 
 def _reliability_instance(case: Case, count: int, reliability: dict[str, float] | None = None,
                           intervals: list[float] | None = None, objective: str = "cost") -> Instance:
     """A one-recipe SFT job on ``count`` catalog GPUs (the default calibration GPU)."""
     raw: dict[str, Any] = {
-        "name": case.data["id"], "student": {"preset": d.CALIBRATION_RELIABILITY_MODEL},
+        "name": case.spec.id, "student": {"preset": d.CALIBRATION_RELIABILITY_MODEL},
         "task": {"baseline_score": UNUSED_SCORE, "general_score_baseline": UNUSED_GENERAL_SCORE, "prompt_tokens": 0,
                  "response_tokens": 1, "max_response_tokens": 1, "prompts_available": 1},
         "training": {"methods": {"sft": {"steps_options": [d.CALIBRATION_RELIABILITY_STEPS], "prompts_per_step": d.CALIBRATION_PROMPTS_PER_STEP}}},
@@ -418,52 +315,39 @@ def _reliability_instance(case: Case, count: int, reliability: dict[str, float] 
 
 
 def predict_interruptions(case: Case) -> list[CalibrationRow]:
-    count = case.count("gpu_count")
+    count = case.spec.gpu_count
     inst = _reliability_instance(case, count)
     hp = Evaluator(inst).hardware(HardwareChoice(inst.hardware.gpus[0].name, count))
-    predicted = hp.failures_per_hour * case.get("hours", positive=True)
-    return [_row(case, "interruptions", predicted, case.get("published.interruptions", positive=True))]
+    predicted = hp.failures_per_hour * case.spec.hours
+    return [_row(case, "interruptions", predicted, case.spec.published.interruptions)]
 
 
 def predict_checkpoint_interval(case: Case) -> list[CalibrationRow]:
     from .run import solve
-    mtbf_h = case.get("job_mtbf_hours", positive=True)
-    write_s = case.get("checkpoint_write_seconds", positive=True)
-    restart_s = case.get("restart_seconds")
+    spec = case.spec
     count = d.CALIBRATION_RELIABILITY_GPUS
     probe = _reliability_instance(case, count)
     hp = Evaluator(probe).hardware(HardwareChoice(probe.hardware.gpus[0].name, count))
     # write hours scale as 1 / bandwidth: pick the bandwidth that makes them the case's
-    bandwidth = probe.reliability.checkpoint_write_gb_per_s_per_node * hp.checkpoint_write_hours * 3600.0 / write_s
-    reliability = {"failures_per_gpu_hour": 1.0 / (mtbf_h * count), "restart_minutes": restart_s / 60.0,
+    bandwidth = probe.reliability.checkpoint_write_gb_per_s_per_node * hp.checkpoint_write_hours * 3600.0 / spec.checkpoint_write_seconds
+    reliability = {"failures_per_gpu_hour": 1.0 / (spec.job_mtbf_hours * count), "restart_minutes": spec.restart_seconds / 60.0,
                    "checkpoint_write_gb_per_s_per_node": bandwidth}
     inst = _reliability_instance(case, count, reliability, INTERVAL_GRID_MINUTES, objective="time")
     result = solve(inst)
     if result.plan is None:
         raise PredictionError(f"the synthetic checkpoint job has no plan ({result.status})")
     return [_row(case, "checkpoint_interval_minutes", result.plan.checkpoint_interval_minutes,
-                 case.get("published.checkpoint_interval_minutes", positive=True))]
+                 spec.published.checkpoint_interval_minutes)]
 
 
 def predict_forgetting(case: Case) -> list[CalibrationRow]:
-    points = case.get("points", "list")
-    published = case.get("published.forgetting_points", "list")
-    if not points or len(points) != len(published):
-        raise case.fail("published.forgetting_points", f"expected {len(points)} values, one per point")
-    shares = []
-    for i, p in enumerate(points):
-        case.check(f"points[{i}]", p, "object")
-        if "external_data_share" not in p:
-            raise case.fail(f"points[{i}].external_data_share", "required field is missing")
-        s = case.check(f"points[{i}].external_data_share", p["external_data_share"], "number", positive=True)
-        if s > 1.0:
-            raise case.fail(f"points[{i}].external_data_share", f"expected a share in (0, 1], got {s!r}")
-        shares.append(s)
+    spec = case.spec
+    shares = [p.external_data_share for p in spec.points]
     prompts = d.CALIBRATION_PROMPTS_PER_STEP
     scale = Instance.model_fields["priors"].default.sft_forgetting_scale_samples
     steps = math.ceil(SATURATION_SCALES * scale / prompts)
-    raw = {"name": case.data["id"], "student": case.architecture("student"),
-           "task": {"baseline_score": UNUSED_SCORE, "general_score_baseline": case.get("baseline_score", positive=True),
+    raw = {"name": spec.id, "student": spec.student.as_instance(),
+           "task": {"baseline_score": UNUSED_SCORE, "general_score_baseline": spec.baseline_score,
                     "prompt_tokens": 0, "response_tokens": 1, "max_response_tokens": 1, "prompts_available": 1},
            "training": {"methods": {"sft": {"steps_options": [steps], "prompts_per_step": prompts}}},
            "sft_data": {"examples_available": steps * prompts, "usd_per_labeled_example": 0, "labeled_examples_per_day": 1,
@@ -471,36 +355,23 @@ def predict_forgetting(case: Case) -> list[CalibrationRow]:
                         "external_data_share_options": sorted(set(shares))},
            "hardware": {"gpus": [{"name": d.CALIBRATION_GPU, "counts": [d.CALIBRATION_GPUS]}]}}
     ev = Evaluator(case.instance(raw))
-    rows = []
-    for i, s in enumerate(shares):
-        value = case.check(f"published.forgetting_points[{i}]", published[i], "number", positive=True)
-        rows.append(_row(case, f"forgetting_points[{i}]", ev.recipe(Recipe("sft", steps, (), None, s)).forgetting_points, value))
-    return rows
+    return [_row(case, f"forgetting_points[{i}]", ev.recipe(Recipe("sft", steps, (), None, s)).forgetting_points, value)
+            for i, (s, value) in enumerate(zip(shares, spec.published.forgetting_points))]
 
 
 def arm_gpu_hours(case: Case, index: int) -> tuple[float | None, int | None]:
     """GPU-hours (and steps) of the shortest run of arm ``index`` that reaches its target, or (None, None)."""
     field = f"arms[{index}]"
-    arms = case.get("arms", "list")
-    arm = case.check(field, arms[index], "object")
-    sub = Case(case.path, arm, case.transform)
-    try:
-        method = sub.get("method", "string")
-        start, target = sub.get("start_score"), sub.get("target_score")
-    except InputError as exc:
-        raise InputError(str(exc).replace(f"{case.path}: ", f"{case.path}: {field}.", 1)) from None
-    if method not in ("sft", "rl", "opd"):
-        raise case.fail(f"{field}.method", f"expected sft, rl or opd, got {method!r}")
+    arm = case.spec.arms[index]
+    method, start = arm.method, arm.start_score
     ceiling = d.CALIBRATION_SCORE_CEILING
-    if not start < target <= ceiling:
-        raise case.fail(f"{field}.target_score", f"expected start_score < target_score <= {ceiling:g}")
     prompts = d.CALIBRATION_PROMPTS_PER_STEP
     k = d.CALIBRATION_SAMPLES_PER_PROMPT[method]
     seq = d.CALIBRATION_PROMPT_TOKENS + d.CALIBRATION_RESPONSE_TOKENS
 
     def instance(steps: int) -> Instance:
         raw: dict[str, Any] = {
-            "name": case.data["id"], "student": case.architecture("student"),
+            "name": case.spec.id, "student": case.spec.student.as_instance(),
             "task": {"baseline_score": start, "score_ceiling": ceiling, "general_score_baseline": UNUSED_GENERAL_SCORE,
                      "prompt_tokens": d.CALIBRATION_PROMPT_TOKENS, "response_tokens": d.CALIBRATION_RESPONSE_TOKENS,
                      # every prompt fresh: the anchors count samples as if none repeated (learning.effective_draws)
@@ -513,7 +384,7 @@ def arm_gpu_hours(case: Case, index: int) -> tuple[float | None, int | None]:
             raw["sft_data"] = {"examples_available": steps * prompts, "usd_per_labeled_example": 0,
                                "labeled_examples_per_day": 1, "example_tokens": seq}
         if method == "opd":
-            raw["teacher"] = _teacher(case, teacher_score(case, start), _precision(case))
+            raw["teacher"] = _teacher(case, teacher_score(case, start))
         return case.instance(raw)
 
     def recipe(steps: int) -> Recipe:
@@ -522,7 +393,7 @@ def arm_gpu_hours(case: Case, index: int) -> tuple[float | None, int | None]:
     def quality(steps: int) -> float:
         return Evaluator(instance(steps)).recipe(recipe(steps)).quality
 
-    steps = smallest_reaching(quality, target, MAX_SEARCH_STEPS)
+    steps = smallest_reaching(quality, arm.target_score, MAX_SEARCH_STEPS)
     if steps is None:
         return None, None
     inst = instance(steps)
@@ -538,9 +409,9 @@ def arm_gpu_hours(case: Case, index: int) -> tuple[float | None, int | None]:
 
 def teacher_score(case: Case, start: float) -> float:
     """The case's ``teacher.score`` if given, else the default share of the headroom above the start."""
-    given = case.get("teacher.score", default=None)
+    given = case.spec.teacher.score
     if given is not None:
-        return case.check("teacher.score", given, "number")
+        return given
     return start + d.CALIBRATION_TEACHER_SHARE_OF_HEADROOM * (d.CALIBRATION_SCORE_CEILING - start)
 
 
@@ -562,14 +433,10 @@ def smallest_reaching(quality: Callable[[int], float], target: float, cap: int) 
 
 
 def predict_gpu_hours_ratio(case: Case) -> list[CalibrationRow]:
-    arms = case.get("arms", "list")
-    if len(arms) != 2:
-        raise case.fail("arms", f"expected two arms, got {len(arms)}")
-    published = case.get("published.gpu_hours_ratio", positive=True)
     h0, _ = arm_gpu_hours(case, 0)
     h1, _ = arm_gpu_hours(case, 1)
     predicted = h0 / h1 if h0 is not None and h1 is not None else None
-    return [_row(case, "gpu_hours_ratio", predicted, published)]
+    return [_row(case, "gpu_hours_ratio", predicted, case.spec.published.gpu_hours_ratio)]
 
 
 PREDICTORS: dict[str, Callable[[Case], list[CalibrationRow]]] = {
@@ -583,11 +450,11 @@ def published_figures(case: Case) -> list[tuple[str, float]]:
     """The figures a case publishes, as (figure, value): one per key of ``published``,
     one per element of a published list (``forgetting_points[i]``)."""
     out = []
-    for key, value in case.data["published"].items():
+    for key, value in case.spec.published.model_dump(exclude_none=True).items():
         if isinstance(value, list):
-            out.extend((f"{key}[{i}]", case.check(f"published.{key}[{i}]", v, "number", positive=True)) for i, v in enumerate(value))
+            out.extend((f"{key}[{i}]", v) for i, v in enumerate(value))
         else:
-            out.append((key, case.check(f"published.{key}", value, "number", positive=True)))
+            out.append((key, value))
     return out
 
 
@@ -598,10 +465,9 @@ def calibrate_case(path: str | Path, transform: Callable[[Instance], Instance] |
     case = load_case(Path(path))
     case.transform = transform
     try:
-        return PREDICTORS[case.data["predict"]](case)
+        return PREDICTORS[case.spec.predict](case)
     except PredictionError as exc:
-        tol = case.get("tolerance")
-        return [CalibrationRow(case.data["id"], figure, None, value, None, False, tol, str(case.path), str(exc))
+        return [CalibrationRow(case.spec.id, figure, None, value, None, False, case.spec.tolerance, str(case.path), str(exc))
                 for figure, value in published_figures(case)]
 
 
