@@ -38,18 +38,18 @@ from planopt.models.schema import Instance
 
 from .errors import InputError
 
-# Memory of the built and solved model, measured with `/usr/bin/time -f %M planopt solve FILE --no-sensitivity`
-# on edits of qwen3-8b-math.json (2026-11-30, table in BENCHMARKS.md §1 "Model memory by plan-space size"):
-#   1,000 and 4,000 counts of one GPU type: 95 and 87 KiB of peak RSS per hardware choice above the baseline;
-#   5 and 6 phases of 4 samples-per-prompt options without taper_only (16,393 and 65,545 recipes): 4.1 and
-#   3.9 KiB per recipe; and the fit of the scale ladder of §1 (bench_scale.py, 1e6-1e8 plans) gives about
-#   14 bytes per recipe × hardware pair (the [recipe, hardware] coefficient arrays of formulation/data.py).
+# Memory of the built and solved model: peak RSS of `planopt solve FILE --no-sensitivity` on edits of
+# qwen3-8b-math.json, BENCHMARKS.md §1 "Model memory by plan-space size" (benchmarks/model_memory.py,
+# 2026-11-30, two runs): 1,000 and 4,000 counts of one GPU type cost 85-95 KiB per hardware choice above the
+# instance as shipped; 5 and 6 phases of 4 samples-per-prompt options without taper_only (16,393 and 65,545
+# recipes) 3.8-4.1 KiB per recipe; the fit of §1's scale ladder (bench_scale.py, 10^6-10^8 plans) leaves about
+# 14 bytes per recipe × hardware pair (the [recipe, hardware] coefficient arrays of formulation/data.py).
 BASELINE_MIB = 74                # `planopt solve qwen3-8b-math.json --no-sensitivity`: imports, instance, small model
-MODEL_KIB_PER_RECIPE = 4.5       # rounded up from 4.1 and 3.9
-MODEL_KIB_PER_HARDWARE = 95      # the larger of 95 and 87
+MODEL_KIB_PER_RECIPE = 4.5       # rounded up from 3.8-4.1
+MODEL_KIB_PER_HARDWARE = 95      # the largest of 85-95
 MODEL_BYTES_PER_PAIR = 14
 # The cap: 2.5× the largest model benchmarked (204 MiB at 10^8 plans, BENCHMARKS.md §1). Near it a solve
-# already takes about a minute on the benchmark machine (4,000 GPU counts: 33 s, 410 MiB, without the
+# already takes about a minute on the benchmark machine (4,000 GPU counts: 33-44 s, 411 MiB, without the
 # sensitivity re-solves); beyond it the build alone runs for minutes, so the user hears why up front.
 MAX_MODEL_MIB = 512
 
