@@ -237,7 +237,10 @@ def test_cli_probability_frontier(tmp_path):
     assert code == 0
     data = json.loads(out)
     assert data["y"] == "probability" and data["scenarios"] == 24 and data["seed"] == 25
-    assert [p["violations"] for p in data["points"]] == [24, 23, 22, 19, 14, 12]  # as enumeration finds (test above)
+    # the frontier the test above holds to enumeration (not a hard-coded answer: the model's numbers move)
+    expected = chance_frontier(Instance.model_validate({**random_instance_dict(25), "objective": "cost"}), "cost_usd", 24, 25,
+                               out_of_sample=200).points
+    assert len(expected) >= 3 and [p["violations"] for p in data["points"]] == [p.violations for p in expected]
     costs = [p["expected"]["cost_usd"] for p in data["points"]]
     assert costs == sorted(costs) and all(0 <= p["out_of_sample_share"] <= 1 for p in data["points"])
     assert png.read_bytes()[:4] == b"\x89PNG" and len(__import__("pandas").read_csv(csv)) == len(costs)
