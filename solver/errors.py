@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -41,6 +42,8 @@ def read_json(path: str | Path) -> dict:
         raise InputError(f"{p}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except UnicodeDecodeError:
         raise InputError(f"{p}: not valid JSON: not UTF-8 text") from None
+    except RecursionError:  # json's decoder recurses once per nested array or object
+        raise InputError(f"{p}: not valid JSON: nested deeper than {sys.getrecursionlimit():,} levels") from None
     if not isinstance(data, dict):
         raise InputError(f"{p}: expected a JSON object at the top level")
     return data

@@ -1,0 +1,59 @@
+"""The full fuzzer of issue 13: every mutated instance and portfolio of ``tests/fuzzing.py``.
+
+Run:  python benchmarks/fuzz.py [--per-base 260] [--seed 0]
+
+Runs ``planopt validate FILE`` and ``planopt solve FILE --json`` on each of ``6 × per-base`` mutated inputs
+(1,560 by default, 3,120 runs) and prints, as markdown, the runs by command and exit code, the cases by
+mutation, and every run that broke the contract (a traceback, an exit code outside {0, 2, 3, 4}, ``--json``
+stdout that is not one strict JSON object, or an input error that is not one ``error:`` line). Exits 1 when
+any run broke it. ``tests/test_fuzz.py`` runs a seeded sample of the same cases on every test run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+from fuzzing import cases, run  # noqa: E402
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--per-base", type=int, default=260)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    all_cases = cases(args.per_base, args.seed)
+    start = time.perf_counter()
+    outcomes = []
+    with tempfile.TemporaryDirectory() as folder:
+        for n, case in enumerate(all_cases, 1):
+            outcomes.extend((case, o) for o in run(case, Path(folder)))
+            if n % 100 == 0:
+                print(f"{n}/{len(all_cases)} cases, {time.perf_counter() - start:.0f} s", file=sys.stderr)
+    seconds = time.perf_counter() - start
+    print(f"{len(all_cases):,} mutated inputs, {len(outcomes):,} runs, {seconds:.0f} s\n")
+    codes = collections.Counter((o.command, o.exit_code) for _, o in outcomes)
+    print("| command | exit 0 | exit 2 | exit 3 | exit 4 | other |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for command in ("validate", "solve"):
+        other = sum(v for (c, code), v in codes.items() if c == command and code not in (0, 2, 3, 4))
+        print(f"| {command} | " + " | ".join(f"{codes[(command, k)]:,}" for k in (0, 2, 3, 4)) + f" | {other:,} |")
+    by_op = collections.Counter(case.operation for case in all_cases)
+    print("\n| mutation | cases |\n|---|---:|")
+    for op, n in sorted(by_op.items()):
+        print(f"| {op} | {n:,} |")
+    broken = [(case, o) for case, o in outcomes if o.problem]
+    print(f"\nruns that broke the contract: {len(broken)}")
+    for case, o in broken:
+        print(f"- {case.id} ({case.where}) {o.command}: {o.problem}")
+    return 1 if broken else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
