@@ -1,6 +1,7 @@
 r"""``planopt calibrate``: the cost model against published runs.
 
-Every case (``*.json``, format in ``instances/calibration/FORMAT.md``) is turned into an :class:`Instance`,
+Every case (``*.json``, format in ``instances/calibration/FORMAT.md``, checked by the pydantic models of
+``models/calibration_case.py``, whose JSON Schema ``planopt schema --kind calibration`` prints) is turned into an :class:`Instance`,
 :class:`Recipe` and :class:`HardwareChoice`, and its figure is read off the
 **same** evaluator ``planopt solve`` uses (``Evaluator.recipe`` /
 ``Evaluator.hardware`` / ``Evaluator.metrics``, ``planopt.run.solve``). There
@@ -52,7 +53,7 @@ from typing import Any, Callable
 from pydantic import ValidationError
 
 from planopt.models import defaults as d
-from planopt.models.calibration_case import KIND_MODELS, KINDS, CaseHeader
+from planopt.models.calibration_case import KIND_MODELS, CaseHeader
 from planopt.models.catalog import CatalogLookupError, find_gpu
 from planopt.models.costs import Evaluator
 from planopt.models.plan import HardwareChoice, Recipe
