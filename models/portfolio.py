@@ -28,11 +28,13 @@ none of the portfolio's types is refused.
 
 from __future__ import annotations
 
+import math
 from typing import Literal, Optional, Union
 
 from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, model_validator
 
 from .catalog import CatalogLookupError, find_gpu
+from .catalog.prices import TERM_HOURS
 from .schema import GpuOption, Instance, Strict
 
 PerBucketFloat = Union[NonNegativeFloat, list[NonNegativeFloat]]
@@ -45,21 +47,32 @@ class Horizon(Strict):
 
 
 class PortfolioGpu(Strict):
-    """A GPU type the portfolio may use, with its three pricing tiers."""
+    """A GPU type the portfolio may use, from one provider, with its three pricing tiers."""
 
     name: str = Field(description="catalog GPU name")
-    provider: Optional[str] = Field(None, description="who sells these GPUs (reported with every schedule row); none: 'unspecified'")
+    provider: Optional[str] = Field(None, description="a provider of the price catalog (`planopt catalog`): its prices, node size "
+                                    "and interconnect become the defaults; none: prices from the GPU catalog, provider 'unspecified'")
+    region: Optional[str] = Field(None, description="the provider's region (default: the first one the price catalog lists)")
+    reserved_term: Optional[Literal["1m", "1y", "3y"]] = Field(
+        None, description="with a provider: the reservation term (1 month, 1 year, 3 years); default: the shortest the provider offers")
     reserved_usd_per_gpu_hour: Optional[PositiveFloat] = Field(
-        None, description="reserved price per GPU-hour, paid for every hour of the horizon; default: catalog price_reserved_usd_per_gpu_hour")
+        None, description="reserved price per GPU-hour, paid for every hour of the commitment; default: the provider's price "
+                          "for the term, else the GPU catalog's price_reserved_usd_per_gpu_hour")
     max_reserved_gpus: Optional[NonNegativeInt] = Field(None, description="most GPUs that can be reserved (none: no cap)")
     on_demand_usd_per_gpu_hour: Optional[PerBucketFloat] = Field(
-        None, description="on-demand price per GPU-hour, scalar or one per bucket; default: catalog on-demand price")
+        None, description="on-demand price per GPU-hour, scalar or one per bucket; default: the provider's (or the GPU catalog's) price")
     on_demand_available_gpus: PerBucketInt = Field(description="on-demand GPUs available, scalar or one per bucket")
     spot_usd_per_gpu_hour: Optional[PerBucketFloat] = Field(
-        None, description="spot price per GPU-hour, scalar or one per bucket; default: catalog spot price (none there: no spot tier)")
+        None, description="spot price per GPU-hour, scalar or one per bucket; default: the provider's (or the GPU catalog's) spot price "
+                          "(none there: no spot tier)")
     spot_available_gpus: PerBucketInt = Field(0, description="spot GPUs available, scalar or one per bucket (0: no spot tier)")
     spot_preemptions_per_gpu_hour: NonNegativeFloat = Field(
         0.0, description="spot preemptions per GPU-hour; added to the job's failure rate while it runs on spot")
+
+    node_gpus: Optional[PositiveInt] = Field(None, description="GPUs per node: reservations come in whole nodes "
+                                             "(default: the provider's node size; none: single GPUs)")
+    interconnect: Optional[str] = Field(None, description="between nodes (default: the provider's); 'ethernet' holds a job "
+                                        "on one node at most: multi-node training needs InfiniBand-class links")
 
     @model_validator(mode="after")
     def _catalog(self) -> "PortfolioGpu":
@@ -68,17 +81,57 @@ class PortfolioGpu(Strict):
         except CatalogLookupError as exc:
             raise ValueError(str(exc)) from None
         object.__setattr__(self, "name", spec.name)
-        if self.reserved_usd_per_gpu_hour is None:
+        if self.provider is not None:
+            self._from_price_catalog()
+        elif self.region is not None or self.reserved_term is not None:
+            raise ValueError(f"{'region' if self.region is not None else 'reserved_term'}: needs a provider "
+                             "(one of the price catalog's, see `planopt catalog`)")
+        if self.reserved_usd_per_gpu_hour is None and self.provider is None:
             if spec.price_reserved_usd_per_gpu_hour is None:
                 raise ValueError(f"reserved_usd_per_gpu_hour: required, the catalog has no reserved price for {spec.name}")
             object.__setattr__(self, "reserved_usd_per_gpu_hour", spec.price_reserved_usd_per_gpu_hour)
-        if self.on_demand_usd_per_gpu_hour is None:
+        if self.on_demand_usd_per_gpu_hour is None and self.provider is None:
             object.__setattr__(self, "on_demand_usd_per_gpu_hour", spec.price_on_demand_usd_per_gpu_hour)
-        if self.spot_usd_per_gpu_hour is None:
+        if self.spot_usd_per_gpu_hour is None and self.provider is None:
             object.__setattr__(self, "spot_usd_per_gpu_hour", spec.price_spot_usd_per_gpu_hour)
-        if self.spot_usd_per_gpu_hour is None and self.spot_available_gpus not in (0, []) and any(self._as_list(self.spot_available_gpus, 1)):
-            raise ValueError(f"spot_usd_per_gpu_hour: required when spot_available_gpus > 0 (the catalog has no spot price for {spec.name})")
+        for tier in ("on_demand", "spot"):
+            if getattr(self, f"{tier}_usd_per_gpu_hour") is None and any(self._as_list(getattr(self, f"{tier}_available_gpus"), 1)):
+                seller = f"provider {self.provider}" if self.provider else "the catalog"
+                raise ValueError(f"{tier}_available_gpus: {seller} has no {tier.replace('_', '-')} price for {spec.name}; "
+                                 f"set {tier}_usd_per_gpu_hour, or 0 available")
         return self
+
+    def _from_price_catalog(self) -> None:
+        """Prices, node size and interconnect of the provider's offer (``models/catalog/prices.json``)."""
+        from .catalog.prices import offers, providers
+        if self.provider not in providers():
+            raise ValueError(f"provider: expected one of {', '.join(providers())}, got {self.provider!r}")
+        offered = offers(self.provider, self.name, self.region)
+        if not offered:
+            regions = sorted({r.region for r in offers(self.provider, self.name).values()})
+            raise ValueError(f"provider: {self.provider} offers no {self.name}" + (f" in region {self.region!r}" if self.region else "")
+                             + (f" (regions: {', '.join(regions)})" if regions else ""))
+        terms = [t.removeprefix("reserved_") for t in ("reserved_1m", "reserved_1y", "reserved_3y") if t in offered]
+        if self.reserved_term is not None and self.reserved_term not in terms:
+            raise ValueError(f"reserved_term: {self.provider} offers {self.name} reserved for "
+                             f"{', '.join(terms) if terms else 'no term'}, got {self.reserved_term!r}")
+        term = self.reserved_term or (terms[0] if terms else None)
+        row = next(iter(offered.values()))
+        object.__setattr__(self, "region", row.region)
+        object.__setattr__(self, "reserved_term", term)
+        if self.node_gpus is None:
+            object.__setattr__(self, "node_gpus", row.node_gpus)
+        if self.interconnect is None:
+            object.__setattr__(self, "interconnect", row.interconnect)
+        if self.reserved_usd_per_gpu_hour is None and term is not None:
+            object.__setattr__(self, "reserved_usd_per_gpu_hour", offered[f"reserved_{term}"].usd_per_gpu_hour)
+        if self.reserved_usd_per_gpu_hour is None and self.max_reserved_gpus not in (None, 0):
+            raise ValueError(f"max_reserved_gpus: {self.provider} offers no reservation of {self.name}")
+        if self.reserved_usd_per_gpu_hour is None:
+            object.__setattr__(self, "max_reserved_gpus", 0)  # nothing to reserve
+        for tier in ("on_demand", "spot"):
+            if getattr(self, f"{tier}_usd_per_gpu_hour") is None and tier in offered:
+                object.__setattr__(self, f"{tier}_usd_per_gpu_hour", offered[tier].usd_per_gpu_hour)
 
     @staticmethod
     def _as_list(value, n: int) -> list:
@@ -150,7 +203,15 @@ class PortfolioData:
         self.bucket_hours = portfolio.horizon.bucket_hours
         self.gpus = [g.name for g in portfolio.gpus]
         self.gpu = {g.name: g for g in portfolio.gpus}
-        self.reserved_price = {g.name: g.reserved_usd_per_gpu_hour for g in portfolio.gpus}
+        self.reserved_price = {g.name: g.reserved_usd_per_gpu_hour or 0.0 for g in portfolio.gpus}  # none: max_reserved_gpus is 0
+        self.reserved_term = {g.name: g.reserved_term for g in portfolio.gpus}
+        self.node_gpus = {g.name: g.node_gpus or 1 for g in portfolio.gpus}
+        # A reservation is paid for every hour of its term, used or not: back-to-back terms cover
+        # the horizon (none: the horizon itself is the term).
+        horizon_hours = B * self.bucket_hours
+        self.committed_hours = {g.name: (TERM_HOURS[f"reserved_{g.reserved_term}"]
+                                         * math.ceil(horizon_hours / TERM_HOURS[f"reserved_{g.reserved_term}"] - 1e-9)
+                                         if g.reserved_term else horizon_hours) for g in portfolio.gpus}
         self.od_price = {g.name: g.per_bucket("on_demand_usd_per_gpu_hour", B) for g in portfolio.gpus}
         self.od_avail = {g.name: g.per_bucket("on_demand_available_gpus", B) for g in portfolio.gpus}
         self.spot_price = {g.name: g.per_bucket("spot_usd_per_gpu_hour", B) for g in portfolio.gpus}
@@ -165,9 +226,11 @@ class PortfolioData:
 
 
 def shared_gpu_types(inst: Instance, portfolio: Portfolio) -> list[str]:
-    """The portfolio's GPU types that the job lists (the only ones it may run on)."""
-    own = {o.name for o in inst.hardware.gpus}
-    return [g.name for g in portfolio.gpus if g.name in own]
+    """The portfolio's GPU types that the job lists and may run on (on an ethernet-only offer, at
+    most one node)."""
+    own = {o.name: o for o in inst.hardware.gpus}
+    return [g.name for g in portfolio.gpus if g.name in own
+            and not (g.interconnect == "ethernet" and g.node_gpus and min(own[g.name].counts) > g.node_gpus)]
 
 
 def restrict_to_portfolio(inst: Instance, portfolio: Portfolio) -> Instance:
@@ -180,6 +243,10 @@ def restrict_to_portfolio(inst: Instance, portfolio: Portfolio) -> Instance:
         if mine is None:
             continue  # the job's own hardware list restricts it
         counts = list(mine.counts)
+        if g.interconnect == "ethernet" and g.node_gpus:
+            counts = [n for n in counts if n <= g.node_gpus]  # no multi-node training without InfiniBand-class links
+            if not counts:
+                continue
         avail = mine.available_gpus
         price = g.per_bucket("on_demand_usd_per_gpu_hour", portfolio.horizon.buckets)[0]
         spec = {f: getattr(mine, f) for f in GpuOption.SPEC_FIELDS if mine is not None and getattr(mine, f) is not None}

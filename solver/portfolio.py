@@ -155,6 +155,8 @@ class PortfolioResult:
     providers: dict[str, str] = field(default_factory=dict)         # GPU type -> provider
     reserved_price: dict[str, float] = field(default_factory=dict)  # GPU type -> reserved $/GPU-hour
     bucket_price: dict[str, dict[str, list[float]]] = field(default_factory=dict)  # tier -> GPU type -> $/GPU-hour per bucket
+    reserved_term: dict[str, Optional[str]] = field(default_factory=dict)   # GPU type -> 1m | 1y | 3y (none: the horizon)
+    committed_hours: dict[str, float] = field(default_factory=dict)         # GPU type -> hours a reserved GPU is paid for
 
     @property
     def has_plan(self) -> bool:
@@ -164,8 +166,10 @@ class PortfolioResult:
         """What to buy: one row per reservation (the whole horizon), one per bucket and on-demand or
         spot pool used, ``gpus`` the most the jobs hold there at once."""
         B, H = self.buckets, self.bucket_hours
-        rows = [{"provider": self.providers.get(g, "unspecified"), "gpu": g, "tier": "reserved", "term": "horizon",
-                 "start_bucket": 0, "end_bucket": B - 1, "gpus": n, "usd_per_gpu_hour": self.reserved_price.get(g),
+        rows = [{"provider": self.providers.get(g, "unspecified"), "gpu": g, "tier": "reserved",
+                 "term": self.reserved_term.get(g) or "horizon", "start_bucket": 0, "end_bucket": B - 1, "gpus": n,
+                 "usd_per_gpu_hour": self.reserved_price.get(g), "committed_hours": self.committed_hours.get(g),
+                 "commitment_usd": n * self.reserved_price.get(g, 0.0) * self.committed_hours.get(g, 0.0),
                  "utilisation": self.utilisation.get(g)}
                 for g in self.gpu_types if (n := self.reserved.get(g, 0))]
         held: dict[tuple, int] = {}
@@ -175,7 +179,7 @@ class PortfolioResult:
                     held[b, js.plan.gpu, k] = held.get((b, js.plan.gpu, k), 0) + js.plan.gpu_count
         rows += [{"provider": self.providers.get(g, "unspecified"), "gpu": g, "tier": k, "term": None,
                   "start_bucket": b, "end_bucket": b, "gpus": n, "usd_per_gpu_hour": self.bucket_price.get(k, {}).get(g, [None] * B)[b],
-                  "utilisation": None}
+                  "committed_hours": None, "commitment_usd": None, "utilisation": None}
                  for (b, g, k), n in sorted(held.items(), key=lambda item: (item[0][0], item[0][1], TIER_ORDER.index(item[0][2])))]
         return rows
 
@@ -230,7 +234,7 @@ def evaluate_schedule(pdata: PortfolioData, plans: list[Plan], spot_shares: list
     evs = evaluators or [Evaluator(inst) for inst in pdata.instances]
     out, violations = [], []
     used: dict[tuple[int, str, str], float] = {}
-    breakdown = {"reserved": sum(pdata.reserved_price[g] * H * B * n for g, n in reserved.items()),
+    breakdown = {"reserved": sum(pdata.reserved_price[g] * pdata.committed_hours[g] * n for g, n in reserved.items()),
                  "on_demand": 0.0, "spot": 0.0, "noncompute": 0.0}
     for j, (plan, sigma, hours) in enumerate(zip(plans, spot_shares, gpu_hours)):
         ev, name, job = evs[j], pdata.names[j], pdata.portfolio.jobs[j]
@@ -386,7 +390,8 @@ class PortfolioModel:
         d = self.data
         result = PortfolioResult("infeasible", name=d.portfolio.name, buckets=len(d.buckets), bucket_hours=d.bucket_hours,
                                  build_seconds=self.build_seconds, gpu_types=list(d.gpus), providers=dict(d.provider),
-                                 reserved_price=dict(d.reserved_price), bucket_price={"on_demand": d.od_price, "spot": d.spot_price})
+                                 reserved_price=dict(d.reserved_price), bucket_price={"on_demand": d.od_price, "spot": d.spot_price},
+                                 reserved_term=dict(d.reserved_term), committed_hours=dict(d.committed_hours))
         if self.model is None:
             result.message = self.reason
             return result

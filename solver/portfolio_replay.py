@@ -20,6 +20,7 @@ instant), it checks
 - **each job's GPUs held together**: every row holds exactly the plan's GPU
   count of the plan's GPU type, and a job's rows in a bucket fit in the bucket
   (:math:`\sum \mathrm{hours} \le H`);
+- **whole nodes**: every reservation is a multiple of the offer's node size;
 - **work done by the deadline**: rows only in the job's window and after its
   lead time, and the GPU-hours run (``gpus × hours``) cover what the plan
   needs on each kind of tier: :math:`n(1+o)T(1-\sigma)` off spot and
@@ -105,6 +106,10 @@ def replay_schedule(pdata, result: dict[str, Any], evaluators: list[Evaluator] |
             if done[kind] < need * (1 - RELATIVE_TOLERANCE) - RELATIVE_TOLERANCE:
                 problems.append(f"{name}: {done[kind]:.6g} {'spot' if kind == 'spot' else 'reserved and on-demand'} "
                                 f"GPU-hours run by its deadline, its plan needs {need:.6g}")
+    for row in procurement:  # a reservation is whole nodes of the offer
+        node = pdata.node_gpus.get(row["gpu"], 1)
+        if row.get("tier") == "reserved" and row["gpus"] % node:
+            problems.append(f"procurement: {row['gpus']} reserved {row['gpu']} is not whole nodes of {node}")
     held: dict[tuple, int] = {}
     for time_, sign, gpus, pool, b, name in sorted(events, key=lambda e: (e[0], e[1])):
         held[pool] = held.get(pool, 0) + sign * gpus

@@ -55,7 +55,8 @@ def job_slots(pdata, j, ev, plan):
     for b in range(job.release_bucket, job.deadline_bucket + 1):
         if lead > (b - job.release_bucket) * H * (1 + 1e-12):
             continue
-        if cap is None or cap >= n:
+        node = pdata.node_gpus[g]
+        if cap is None or cap // node * node >= n:
             slots.append((b, "reserved", n * (1 + o) * T, 0.0))  # the commitment is paid apart
         if pdata.od_avail[g][b] >= n:
             slots.append((b, "on_demand", n * (1 + o) * T, n * (1 + o) * T * pdata.od_price[g][b]))
@@ -123,9 +124,10 @@ def best_portfolio_cost(pdata) -> float | None:
             elif count > (pdata.od_avail[g][b] if k == "on_demand" else pdata.spot_avail[g][b]):
                 ok = False
         for g, count in reserve.items():
+            count = -(-count // pdata.node_gpus[g]) * pdata.node_gpus[g]   # whole nodes
             cap = pdata.gpu[g].max_reserved_gpus
             ok = ok and (cap is None or count <= cap)
-            total += pdata.reserved_price[g] * H * B * count
+            total += pdata.reserved_price[g] * pdata.committed_hours[g] * count
         if not ok or (budget is not None and total > budget * (1 + 1e-9)):
             continue
         if best is None or total < best:
@@ -208,6 +210,9 @@ def tiny_portfolio(seed: int) -> dict:
                       "spot_preemptions_per_gpu_hour": rng.choice([0.0, 0.01, 0.05])})
         entries.append(e)
     windows = rng.choice([((0, 1), (0, 1)), ((0, 0), (0, 1)), ((0, 1), (1, 1))])
+    nodes = random.Random(seed + 1000)  # a stream of its own: the draws above stay as they were
+    for e in entries:  # reservations in whole nodes of 1, 2 or 4 GPUs
+        e["node_gpus"] = nodes.choice([1, 2, 4])
     return {"kind": "portfolio", "name": f"tiny-{seed}", "horizon": {"buckets": 2, "bucket_hours": bucket_hours},
             "gpus": entries, "jobs": [{"instance": j, "release_bucket": w[0], "deadline_bucket": w[1]} for j, w in zip(jobs, windows)]}
 

@@ -53,7 +53,11 @@ teacher) has passed; a job may pause between buckets (it checkpoints).
 :math:`n^{max}_j H` is the data-derived big-M of ``after_lead_time`` (a job
 never holds more than its largest count).
 
-Objective: :math:`\sum_g R_g\, p^{res}_g\, H B + \sum u\,p^{od} + \sum u\,p^{s}
+Reservations come in whole nodes of the offer (:math:`R_g = \nu_g N_g`, ``whole_nodes``) and are
+paid for every hour of their term :math:`C_g` (back-to-back terms over the horizon, at least
+:math:`H B`; ``PortfolioData.committed_hours``), used or not.
+
+Objective: :math:`\sum_g R_g\, p^{res}_g\, C_g + \sum u\,p^{od} + \sum u\,p^{s}
 + \sum_j (\mathrm{noncompute}_j + (\pi^{hot}_j + \pi^{ops}_j) \sum (o^s - o)\, s)`,
 plus :math:`10^{-6}` USD per GPU-hour and bucket index so that ties go to the
 earliest bucket (reported costs leave it out).
@@ -125,7 +129,9 @@ def build_portfolio(pd_: PortfolioData, tight_linking: bool = True, symmetry_bre
     for g in pd_.gpus:
         need = sum(max((hw.count for hw in fd.hardware if hw.gpu == g), default=0) for fd in jobs)
         cap = pd_.gpu[g].max_reserved_gpus
-        reserved_max[g] = need if cap is None else min(cap, need)
+        node = pd_.node_gpus[g]
+        need = -(-need // node) * node  # whole nodes
+        reserved_max[g] = need if cap is None else min(cap // node * node, need)
     form = PortfolioFormulation(pd_, jobs, evs, reserved_max)
 
     m = pyo.ConcreteModel(name=pd_.portfolio.name)
@@ -179,6 +185,9 @@ def build_portfolio(pd_: PortfolioData, tight_linking: bool = True, symmetry_bre
     m.gpu_hours = pyo.Var(m.U, domain=pyo.NonNegativeReals)
     m.G = pyo.Set(initialize=pd_.gpus)
     m.reserved = pyo.Var(m.G, domain=pyo.NonNegativeIntegers, bounds=lambda m, g: (0, reserved_max[g]))
+    # Reservations come in whole nodes: R_g = node_g x (nodes reserved).
+    m.reserved_nodes = pyo.Var(m.G, domain=pyo.NonNegativeIntegers, bounds=lambda m, g: (0, reserved_max[g] // pd_.node_gpus[g]))
+    m.whole_nodes = pyo.Constraint(m.G, rule=lambda m, g: m.reserved[g] == pd_.node_gpus[g] * m.reserved_nodes[g])
 
     by_jg: dict = {}
     by_jb: dict = {}
@@ -272,7 +281,7 @@ def build_portfolio(pd_: PortfolioData, tight_linking: bool = True, symmetry_bre
     m.job_cost_usd = pyo.Expression(m.J, rule=lambda m, jj: m.job[jj].portfolio_noncompute_usd + sum(
         (pd_.reserved_price[g] if k == "reserved" else price[k][g][b]) * m.gpu_hours[j, b, g, k]
         for (j, b, g, k) in by_j.get(jj, [])))
-    m.reserved_usd = pyo.Expression(expr=sum(pd_.reserved_price[g] * H * B * m.reserved[g] for g in m.G))
+    m.reserved_usd = pyo.Expression(expr=sum(pd_.reserved_price[g] * pd_.committed_hours[g] * m.reserved[g] for g in m.G))
     m.on_demand_usd = pyo.Expression(expr=sum(price["on_demand"][g][b] * m.gpu_hours[j, b, g, k] for (j, b, g, k) in keys if k == "on_demand"))
     m.spot_usd = pyo.Expression(expr=sum(price["spot"][g][b] * m.gpu_hours[j, b, g, k] for (j, b, g, k) in keys if k == "spot"))
     m.noncompute_usd = pyo.Expression(expr=sum(m.job[j].portfolio_noncompute_usd for j in m.J))
