@@ -50,17 +50,21 @@ def plan_space_line(pm) -> str:
 
 @commands.command()
 @guarded
-def schema(kind: str = typer.Option("job", "--kind", help="job (default), portfolio or calibration (a calibration case)")):
+def schema(kind: str = typer.Option("job", "--kind", help="job (default), portfolio, portfolio-result (the output of solving one) or calibration (a calibration case)")):
     """Print the JSON Schema of an instance (a job, or a portfolio of jobs) or of a calibration case."""
     from ..errors import InputError
     if kind == "calibration":
         from planopt.models.calibration_case import calibration_json_schema
         emit_json(calibration_json_schema())
         return
+    if kind == "portfolio-result":
+        from ..portfolio_result_schema import portfolio_result_json_schema
+        emit_json(portfolio_result_json_schema())
+        return
     if kind == "job":
         from planopt.models.schema import Instance as model
     elif kind == "portfolio":
         from planopt.models.portfolio import Portfolio as model
     else:
-        raise InputError(f"--kind: expected 'job', 'portfolio' or 'calibration', got {kind!r}")
+        raise InputError(f"--kind: expected 'job', 'portfolio', 'portfolio-result' or 'calibration', got {kind!r}")
     emit_json(model.model_json_schema())

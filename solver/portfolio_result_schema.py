@@ -1,0 +1,104 @@
+"""The published shape of a portfolio result (``planopt solve portfolio.json --json``).
+
+``planopt schema --kind portfolio-result`` prints this JSON Schema, so that a
+procurement system can rely on the keys: ``version`` says which shape it is
+(``RESULT_VERSION`` in ``portfolio.py``; bumped when a key changes meaning or
+goes away). Every number is finite or null (a null says why where it can be
+surprising, as ``bound_missing_reason``). ``tests/test_portfolio_result_schema.py``
+validates real outputs against these models, so the schema cannot drift from them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .portfolio import RESULT_VERSION
+
+Tier = Literal["reserved", "on_demand", "spot"]
+
+
+class _Closed(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ProcurementRow(_Closed):
+    """One contract: a reservation for its term, or the on-demand or spot GPUs of one bucket."""
+
+    provider: str = Field(description="the seller ('unspecified' when the portfolio gives prices without a provider)")
+    gpu: str
+    tier: Tier
+    term: Optional[str] = Field(description="reservations: 1m, 1y, 3y, or 'horizon' (no term given); null for on demand and spot")
+    start_bucket: int
+    end_bucket: int = Field(description="last bucket of the horizon covered (a term may run past the horizon: committed_hours)")
+    gpus: int = Field(description="GPUs reserved (whole nodes), or the most the jobs hold at once in the bucket")
+    usd_per_gpu_hour: Optional[float]
+    committed_hours: Optional[float] = Field(description="reservations: hours each GPU is paid for (whole terms)")
+    commitment_usd: Optional[float] = Field(description="reservations: the full cost of the commitment, used or not")
+    utilisation: Optional[float] = Field(description="reservations: GPU-hours run / GPU-hours of the horizon")
+
+
+class ScheduleRow(_Closed):
+    """A job holds ``gpus`` GPUs of one pool in ``bucket`` and runs ``hours`` there."""
+
+    bucket: int
+    provider: str
+    gpu: str
+    tier: Tier
+    gpus: int = Field(description="the job's whole GPU count (gang scheduling)")
+    hours: float = Field(description="hours the job runs in the bucket on this pool, at most bucket_hours")
+    gpu_hours: float = Field(description="gpus x hours")
+
+
+class JobMetrics(BaseModel):
+    model_config = ConfigDict(extra="allow")   # the single-job evaluator's summary may carry more
+
+    cost_usd: float
+    wall_hours: float
+    quality: float
+    gpu_hours: float
+    compute_usd: float
+    noncompute_usd: float
+    spot_share: float
+
+
+class JobResult(_Closed):
+    name: str
+    plan: dict[str, Any] = Field(description="the job's plan, as `planopt solve JOB --json` prints it")
+    metrics: JobMetrics
+    release_bucket: int
+    deadline_bucket: int
+    start_bucket: Optional[int]
+    finish_bucket: Optional[int]
+    schedule: list[ScheduleRow]
+
+
+class PortfolioResultSchema(_Closed):
+    """The JSON output of a portfolio solve."""
+
+    version: Literal[RESULT_VERSION] = Field(description="the version of this shape")
+    status: Literal["optimal", "infeasible", "time_limit", "error"]
+    gap: Optional[float] = Field(description="relative gap to the proven bound; null when no bound or no schedule")
+    name: str
+    bucket_hours: float
+    buckets: int
+    procurement: list[ProcurementRow]
+    reserved_gpus: dict[str, int]
+    jobs: list[JobResult]
+    cost_usd: Optional[float]
+    cost_breakdown_usd: dict[str, float]
+    mip_cost_usd: Optional[float]
+    bound_usd: Optional[float]
+    bound_missing_reason: Optional[str]
+    build_seconds: float
+    solve_seconds: float
+    warm_start_seconds: float
+    violations: list[str]
+    message: str
+
+
+def portfolio_result_json_schema() -> dict[str, Any]:
+    schema = PortfolioResultSchema.model_json_schema()
+    schema["$id"] = f"planopt/portfolio-result/{RESULT_VERSION}"
+    return schema
