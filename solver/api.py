@@ -12,7 +12,7 @@ from planopt.models.schema import Instance
 from .diagnose import explain_infeasible, sensitivity as limit_sensitivity
 from .errors import InputError
 from .instance import LIMIT_RANGES, check_limit, check_time_limit, load_instance
-from .run import PlanModel, SolveResult
+from .run import DEFAULT_SOLVER, PlanModel, SolveResult
 
 if TYPE_CHECKING:  # pandas is imported only when a DataFrame is asked for
     import pandas as pd
@@ -23,7 +23,7 @@ OVERRIDES = ("objective", "budget_usd", "deadline_hours", "max_forgetting_points
 
 def solve_instance(source: str | Path | dict[str, Any] | Instance, time_limit: float | None = None,
                    sensitivity: bool = True, scenarios: int | None = None, seed: int = 0,
-                   cvar: float | None = None, **overrides: Any) -> SolveResult:
+                   cvar: float | None = None, solver: str = DEFAULT_SOLVER, **overrides: Any) -> SolveResult:
     """Solve one job. ``overrides`` take ``objective``, ``budget_usd``, ``deadline_hours``,
     ``max_forgetting_points``, ``min_quality`` and ``confidence``. An optimal result names its
     binding limits; an infeasible one lists the least relaxations that would make a plan exist.
@@ -31,7 +31,10 @@ def solve_instance(source: str | Path | dict[str, Any] | Instance, time_limit: f
     With a ``confidence`` (here or in the instance's constraints) the plan is chance-constrained
     over ``scenarios`` sampled scenarios (default 200; ``cvar`` minimises CVaR of cost at that
     level); without one, ``scenarios`` measures the optimal plan's risk. Either way
-    ``result.risk`` holds the JSON contract's ``risk`` object."""
+    ``result.risk`` holds the JSON contract's ``risk`` object.
+
+    ``solver`` names the MIP solver: ``"highs"`` (the default), or any solver Pyomo's solver
+    interfaces drive and this machine has (``"scip"`` with PySCIPOpt installed, ``"gurobi"``, ...)."""
     unknown = sorted(set(overrides) - set(OVERRIDES))
     if unknown:
         raise InputError(f"{unknown[0]}: unknown override; expected one of {', '.join(OVERRIDES)}")
@@ -41,11 +44,13 @@ def solve_instance(source: str | Path | dict[str, Any] | Instance, time_limit: f
     check_time_limit(time_limit, "time_limit")
     inst = load_instance(source).with_overrides(**overrides)
     if inst.constraints.confidence is not None:
+        if solver != DEFAULT_SOLVER:
+            raise InputError(f"solver: chance-constrained solves (a confidence) run on {DEFAULT_SOLVER} only, got {solver!r}")
         from .chance import DEFAULT_SCENARIOS, solve_chance
         return solve_chance(inst, inst.constraints.confidence, scenarios or DEFAULT_SCENARIOS, seed, cvar, time_limit)
     if cvar is not None:
         raise InputError("--cvar: needs --confidence (CVaR is the objective of a chance-constrained solve)")
-    pm = PlanModel(inst)
+    pm = PlanModel(inst, solver=solver)
     result = pm.solve(time_limit)
     if result.status == "optimal" and sensitivity:
         result.binding = limit_sensitivity(pm, result)

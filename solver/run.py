@@ -25,6 +25,10 @@ from planopt.models.formulation.start import mip_start
 from planopt.models.plan import Plan
 from planopt.models.schema import Instance
 
+from .messages import shorten
+from .errors import InputError
+from .verbosity import note, solver_log_streams
+
 # HiGHS settings: the gap is closed to 1e-9 so "optimal" means optimal to the
 # tests' 1e-6; feasibility tolerances match the evaluator's limit tolerance.
 # Presolve is off: HiGHS 1.16's presolve was seen to return a plan 5e-4 worse
@@ -36,9 +40,12 @@ FEASIBILITY_TOLERANCE = 1e-9
 # Plans whose first objective lies within this relative distance of the best
 # count as tied and are told apart by cost (the oracle uses the same rule).
 TIE_BREAK_RELATIVE = 1e-7
-# HiGHS never writes to stdout (it would corrupt `--json`): its log, including
-# warnings about huge bounds, is switched off; Pyomo still returns the status.
-SOLVER_OUTPUT = {"output_flag": False, "log_to_console": False}
+# A solver never writes to stdout (it would corrupt `--json`): its log, including
+# HiGHS's warnings about huge bounds, is off, or under `-v` sent to stderr
+# (Pyomo captures the solver's stdout and tees it to the streams given).
+DEFAULT_SOLVER = "highs"
+# Short names for the persistent interfaces Pyomo registers (pyomo.contrib.solver).
+SOLVER_ALIASES = {"scip": "scip_persistent", "gurobi": "gurobi_persistent"}
 # `solve` searches with limit rows wider than the evaluator's rule (formulation/
 # limits.py, SEARCH_WIDTH_SLACKS), so a returned plan may break a limit by the
 # rule (costs.exceeds): it is then cut off and the model re-solved. Only plans
@@ -81,12 +88,54 @@ class HighsWithStart(Highs):
 
 def run_highs(solver: Highs, model: pyo.ConcreteModel, time_limit: float | None):
     """One HiGHS solve with the project's settings (above); solutions are loaded by the caller."""
+    log = solver_log_streams()
     return solver.solve(
         model, load_solutions=False, raise_exception_on_nonoptimal_result=False,
-        time_limit=time_limit, rel_gap=RELATIVE_GAP, abs_gap=0.0,
+        time_limit=time_limit, rel_gap=RELATIVE_GAP, abs_gap=0.0, tee=log,
         solver_options={"mip_feasibility_tolerance": FEASIBILITY_TOLERANCE,
                         "primal_feasibility_tolerance": FEASIBILITY_TOLERANCE,
-                        "random_seed": 0, "threads": 1, "presolve": "off", **SOLVER_OUTPUT})
+                        "random_seed": 0, "threads": 1, "presolve": "off",
+                        "output_flag": bool(log), "log_to_console": bool(log)})
+
+
+def make_solver(name: str = DEFAULT_SOLVER):
+    """The solver interface named ``name``: HiGHS (persistent, with the MIP start), or any MIP solver
+    Pyomo's solver interfaces drive (``scip``, ``gurobi``, ...); InputError when unknown or not installed."""
+    if name == DEFAULT_SOLVER:
+        return HighsWithStart()
+    import pyomo.environ  # noqa: F401  (registers Pyomo's solver interfaces; the HiGHS path does without them)
+    from pyomo.contrib.solver.common.factory import SolverFactory
+    key = SOLVER_ALIASES.get(name, name) if isinstance(name, str) else None
+    if key not in SolverFactory:
+        known = sorted({DEFAULT_SOLVER, *SOLVER_ALIASES, *SolverFactory})
+        raise InputError(f"solver: unknown solver {shorten(repr(name))}; expected one of {', '.join(known)}")
+    solver = SolverFactory(key)
+    available = solver.available()
+    if not available:
+        raise InputError(f"solver: {name} is not available here ({available}); install it "
+                         f"(scip: `pip install pyscipopt`), or use the default, {DEFAULT_SOLVER}")
+    return solver
+
+
+def run_solver(solver, model: pyo.ConcreteModel, time_limit: float | None):
+    """One solve: HiGHS with the project's settings, another solver with the same gap and time limit."""
+    if isinstance(solver, Highs):
+        return run_highs(solver, model, time_limit)
+    return solver.solve(model, load_solutions=False, raise_exception_on_nonoptimal_result=False,
+                        time_limit=time_limit, rel_gap=RELATIVE_GAP, abs_gap=0.0, tee=solver_log_streams())
+
+
+def drop_constant_rows(model: pyo.ConcreteModel) -> None:
+    """Deactivate rows without variables (``0 == 0`` where an option has no work of a kind): HiGHS skips
+    them, Pyomo's SCIP interface cannot pass them on. A constant row that does not hold makes the model
+    infeasible; it is kept, so the solver says so."""
+    from pyomo.core.expr.visitor import identify_variables
+    for con in model.component_data_objects(pyo.Constraint, active=True):
+        if next(identify_variables(con.body), None) is None:
+            value = pyo.value(con.body)
+            lower, upper = pyo.value(con.lower), pyo.value(con.upper)
+            if (lower is None or value >= lower) and (upper is None or value <= upper):
+                con.deactivate()
 
 
 @dataclass
@@ -129,17 +178,20 @@ class SolveResult:
 class PlanModel:
     """A built MIP for one instance, re-solvable under changed limits and objectives."""
 
-    def __init__(self, inst: Instance, evaluator: Evaluator | None = None):
+    def __init__(self, inst: Instance, evaluator: Evaluator | None = None, solver: str = DEFAULT_SOLVER):
         from .plan_space import check_model_size
         check_model_size(inst)  # refuse a model over the memory cap before listing a single recipe
         self.inst = inst
         self.evaluator = evaluator or Evaluator(inst)
+        self.solver = make_solver(solver)  # before the build: an unknown solver is an input error, found at once
         start = time.perf_counter()
         self.model, self.data = build(self.evaluator)
         self.build_seconds = time.perf_counter() - start
-        self.solver = HighsWithStart()
-        if self.model is not None:  # a start from the per-recipe floors (formulation/start.py)
-            self.solver.start = lambda: mip_start(self.model, self.data)
+        note(f"model built in {self.build_seconds:.3f} s")
+        if self.model is not None and isinstance(self.solver, HighsWithStart):
+            self.solver.start = lambda: mip_start(self.model, self.data)  # from the per-recipe floors (formulation/start.py)
+        elif self.model is not None:
+            drop_constant_rows(self.model)
         # the limits the MIP bounds (constraints.confidence is a chance-constrained solve's, see chance.py)
         self.limits = {k: v for k, v in inst.constraints.model_dump().items() if k in LIMITS}
         self.objective = inst.objective
@@ -159,7 +211,11 @@ class PlanModel:
             activate_objective(self.model, name)
 
     def _run(self, time_limit: float | None):
-        return run_highs(self.solver, self.model, time_limit)
+        start = time.perf_counter()
+        try:
+            return run_solver(self.solver, self.model, time_limit)
+        finally:
+            note(f"solver run: {time.perf_counter() - start:.3f} s")
 
     def solve(self, time_limit: float | None = None) -> SolveResult:
         """Solve; every plan returned meets the limits by the evaluator's rule (see MAX_TOLERANCE_CUTS)."""
@@ -259,6 +315,6 @@ def _status(res) -> str:
     return "error"
 
 
-def solve(inst: Instance, time_limit: float | None = None) -> SolveResult:
-    """Build and solve one job; the plan's metrics come from the evaluator."""
-    return PlanModel(inst).solve(time_limit)
+def solve(inst: Instance, time_limit: float | None = None, solver: str = DEFAULT_SOLVER) -> SolveResult:
+    """Build and solve one job with ``solver`` (HiGHS by default); the plan's metrics come from the evaluator."""
+    return PlanModel(inst, solver=solver).solve(time_limit)

@@ -18,6 +18,8 @@ from typing import Optional
 
 import typer
 
+from ..verbosity import quiet
+from .files import PLOT_SUFFIXES, TABLE_SUFFIXES, OutputFiles, table_writer
 from .guard import guarded
 from .options import BUDGET, DEADLINE, EXIT, FORGETTING, JSON, QUALITY, ObjectiveName
 from .output import emit_json
@@ -28,21 +30,12 @@ OUT = typer.Option(None, "--out", help="also write the table to a .csv or .parqu
 PLOT = typer.Option(None, "--plot", help="also draw a chart to a .png file")
 
 
-def _check_out(path: Optional[Path]) -> None:
-    from ..errors import InputError
-    if path is None:
-        return
-    if path.suffix.lower() not in (".csv", ".parquet"):
-        raise InputError(f"--out: expected a .csv or .parquet file name, got {path}")
-    if not path.parent.exists():
-        raise InputError(f"--out: folder {path.parent} does not exist")
-
-
-def _check_plot(path: Optional[Path]) -> None:
-    """Refuse a bad --plot path before solving, with the same rule the plotter applies."""
-    if path is not None:
-        from ..plots import check_plot_path
-        check_plot_path(path)
+def _outputs(out: Optional[Path], plot: Optional[Path]) -> OutputFiles:
+    """The --out table and --plot chart, both checked before any solve, written together or not at all."""
+    files = OutputFiles()
+    files.check("--out", out, TABLE_SUFFIXES)
+    files.check("--plot", plot, PLOT_SUFFIXES)
+    return files
 
 
 def _load_job(file: Path, command: str):
@@ -51,13 +44,6 @@ def _load_job(file: Path, command: str):
     if read_json(file).get("kind") == "portfolio":
         raise InputError(f"{file}: `planopt {command}` takes a single-job instance, not a portfolio")
     return load_instance(file)
-
-
-def _write_table(df, path: Path) -> None:
-    if path.suffix.lower() == ".csv":
-        df.to_csv(path, index=False)
-    else:
-        df.to_parquet(path, index=False)
 
 
 def _fmt(metric: str, value: float) -> str:
@@ -128,15 +114,15 @@ def _metric_frontier(file: Path, x: str, y: str, json_out: bool, out, plot, limi
     from ..frontier import METRICS, grid_caps, pareto_frontier, points_frame
     from ..report import table
     from ..run import PlanModel
-    _check_out(out)
-    _check_plot(plot)
+    files = _outputs(out, plot)
     inst = _job_with_limits(file, limits)
-    front = pareto_frontier(PlanModel(inst), x, y)
-    if out is not None:
-        _write_table(points_frame(front), out)
-    if plot is not None:
-        from ..plots import plot_frontier
-        plot_frontier(front, plot, name=inst.name)
+    with files:
+        front = pareto_frontier(PlanModel(inst), x, y)
+        if out is not None:
+            files.write(out, table_writer(points_frame(front)))
+        if plot is not None:
+            from ..plots import plot_frontier
+            files.write(plot, lambda path: plot_frontier(front, path, name=inst.name))
     # the point best in y comes first: does the option grid stop the frontier there?
     capped = grid_caps(inst, front.points[0].plan) if front.points else []
     risks = _risks(inst, [(inst, p.plan) for p in front.points])
@@ -173,15 +159,16 @@ def _probability_frontier(file: Path, x: str, y: str, scenarios, seed, json_out:
     metric, flag = (y, "--y") if x == PROBABILITY else (x, "--x")
     check_metric(metric, flag)
     n = check_scenarios(scenarios, "--scenarios") if scenarios is not None else DEFAULT_SCENARIOS
-    _check_out(out)
-    _check_plot(plot)
+    files = _outputs(out, plot)
     inst = _job_with_limits(file, limits)
-    front = chance_frontier(inst, metric, n, seed or 0)
-    if out is not None:
-        _write_table(chance_points_frame(front), out)
-    if plot is not None:
-        plot_chance_frontier(front, plot, title=f"{inst.name}: expected {metric} vs probability of meeting every limit "
-                                                f"({n} scenarios, {len(front.points)} points)")
+    with files:
+        front = chance_frontier(inst, metric, n, seed or 0)
+        if out is not None:
+            files.write(out, table_writer(chance_points_frame(front)))
+        if plot is not None:
+            title = (f"{inst.name}: expected {metric} vs probability of meeting every limit "
+                     f"({n} scenarios, {len(front.points)} points)")
+            files.write(plot, lambda path: plot_chance_frontier(front, path, title=title))
     if json_out:
         from ..sweep import json_safe
         emit_json(json_safe({"x": x, "y": y, **front.to_dict()}))
@@ -265,25 +252,25 @@ def _limit_sweep(file: Path, given, objective, time_limit, reuse: bool, json_out
     limit, flag, text = given[0]
     values = parse_range(text, flag)
     _check_limit_values(limit, flag, text, values)
-    _check_out(out)
-    _check_plot(plot)
+    files = _outputs(out, plot)
     inst = _load_job(file, "sweep").with_overrides(objective=objective.value if objective else None)
-    pm = PlanModel(inst)
-    if json_out:
-        rows = run_sweep(pm, limit, values, time_limit=time_limit, reuse=reuse)
-    else:
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-        with Progress(TextColumn("sweep {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=Console(stderr=True), transient=True) as bar:
-            task = bar.add_task(limit, total=len(values))
-            rows = run_sweep(pm, limit, values, time_limit=time_limit, reuse=reuse,
-                             progress=lambda k: bar.update(task, completed=k))
-    if out is not None:
-        _write_table(rows_frame(rows), out)
-    if plot is not None:
-        from ..plots import plot_sweep
-        plot_sweep(rows, plot, name=inst.name)
+    with files:
+        pm = PlanModel(inst)
+        if json_out or quiet():
+            rows = run_sweep(pm, limit, values, time_limit=time_limit, reuse=reuse)
+        else:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+            with Progress(TextColumn("sweep {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                          console=Console(stderr=True), transient=True) as bar:
+                task = bar.add_task(limit, total=len(values))
+                rows = run_sweep(pm, limit, values, time_limit=time_limit, reuse=reuse,
+                                 progress=lambda k: bar.update(task, completed=k))
+        if out is not None:
+            files.write(out, table_writer(rows_frame(rows)))
+        if plot is not None:
+            from ..plots import plot_sweep
+            files.write(plot, lambda path: plot_sweep(rows, path, name=inst.name))
     risks = _risks(inst, [(inst.with_overrides(**{limit: r.value}), r.result.plan) for r in rows])
     if json_out:
         emit_json({"limit": limit, "objective": inst.objective,
@@ -357,23 +344,29 @@ def _chance_grid(file: Path, given, confidence: str, objective, time_limit, reus
         check_scenarios(scenarios, "--scenarios")
     check_scheduler(scheduler)
     check_grid(confidences, limit, values)
-    _check_out(out)
-    _check_plot(plot)
+    files = _outputs(out, plot)
     inst = _load_job(file, "sweep").with_overrides(objective=objective.value if objective else None)
-    points = run_grid(inst, confidences, limit, values, scenarios, seed or 0, time_limit, scheduler, serial)
-    _report_grid(inst, points, limit, scenarios, seed or 0, json_out, out, plot)
+    with files:
+        points = run_grid(inst, confidences, limit, values, scenarios, seed or 0, time_limit, scheduler, serial)
+        _write_grid(files, inst, points, scenarios, out, plot)
+    _report_grid(inst, points, limit, scenarios, seed or 0, json_out)
 
 
-def _report_grid(inst, points, limit, scenarios, seed: int, json_out: bool, out, plot) -> None:
+def _write_grid(files: OutputFiles, inst, points, scenarios, out, plot) -> None:
     from ..chance import DEFAULT_SCENARIOS
-    from ..report import table
     from ..sweep import grid_frame, plot_grid
     n = scenarios or DEFAULT_SCENARIOS
     if out is not None:
-        _write_table(grid_frame(points), out)
+        files.write(out, table_writer(grid_frame(points)))
     if plot is not None:
-        plot_grid(points, plot, title=f"{inst.name}: expected cost of a plan meeting every limit "
-                                      f"with each confidence ({n} scenarios)")
+        title = f"{inst.name}: expected cost of a plan meeting every limit with each confidence ({n} scenarios)"
+        files.write(plot, lambda path: plot_grid(points, path, title=title))
+
+
+def _report_grid(inst, points, limit, scenarios, seed: int, json_out: bool) -> None:
+    from ..chance import DEFAULT_SCENARIOS
+    from ..report import table
+    n = scenarios or DEFAULT_SCENARIOS
     if json_out:
         emit_json({"limit": limit, "objective": inst.objective, "scenarios": n, "seed": seed,
                    "rows": [p.to_dict() for p in points]})
