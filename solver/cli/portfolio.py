@@ -31,9 +31,9 @@ def portfolio_report(result) -> str:
     if not result.jobs:
         out.append(result.message or "no schedule")
         return "\n".join(out)
-    out += ["Procurement (reserved for the whole horizon)",
-            table([(g, result.reserved.get(g, 0), "-" if result.utilisation.get(g) is None else f"{result.utilisation[g]:.0%}")
-                   for g in result.gpu_types], header=("GPU type", "reserved", "utilisation")), ""]
+    out += ["Procurement (what to sign: reservations for their whole term; on-demand and spot GPUs held at once)",
+            table(procurement_lines(result), header=("provider", "GPU", "tier", "term", "buckets", "GPUs", "$/GPU-h",
+                                                     "commitment", "utilisation")), ""]
     rows = []
     for j in result.jobs:
         p = j.plan
@@ -58,6 +58,25 @@ def portfolio_report(result) -> str:
         out += ["", "WARNING: the evaluator disagrees with the MIP: " + "; ".join(result.violations[:5])]
     out += ["", f"model built in {result.build_seconds:.2f} s, solved in {result.solve_seconds:.2f} s"]
     return "\n".join(out)
+
+
+def procurement_lines(result) -> list[tuple]:
+    """The procurement rows, consecutive buckets of the same pool and count merged into one line."""
+    from ..report import usd
+    merged: list[dict] = []
+    for row in result.procurement_rows():
+        last = merged[-1] if merged else None
+        if (last is not None and row["tier"] != "reserved" and last["tier"] == row["tier"] and last["gpu"] == row["gpu"]
+                and last["provider"] == row["provider"] and last["gpus"] == row["gpus"] and last["end_bucket"] + 1 == row["start_bucket"]
+                and last["usd_per_gpu_hour"] == row["usd_per_gpu_hour"]):
+            last["end_bucket"] = row["start_bucket"]
+            continue
+        merged.append(dict(row))
+    return [(r["provider"], r["gpu"], r["tier"].replace("_", "-"), r["term"] or "-",
+             f"{r['start_bucket']}" if r["start_bucket"] == r["end_bucket"] else f"{r['start_bucket']}-{r['end_bucket']}",
+             r["gpus"], "-" if r["usd_per_gpu_hour"] is None else f"${r['usd_per_gpu_hour']:,.3f}",
+             "-" if r["commitment_usd"] is None else f"{usd(r['commitment_usd'])} ({r['committed_hours']:,.0f} h)",
+             "-" if r["utilisation"] is None else f"{r['utilisation']:.0%}") for r in merged]
 
 
 def solve_portfolio_command(file: Path, json_out: bool, time_limit: Optional[float], plot: Optional[Path],
