@@ -9,16 +9,18 @@ job's own topic; the service reads them when asked (``refresh``) and when the
 task ends (a future's done-callback stores the result).
 
 Cancelling must really stop the solver: HiGHS runs in C and cannot be
-interrupted from Python, so a cancelled job that has started gets its worker
-process restarted (``Client.restart_workers``, through the worker's nanny).
-One worker has one thread, so that kills this job's solve and nothing else;
-Dask reschedules any task that was only waiting there.
+interrupted from Python, so a cancelled job that a worker has taken gets that
+worker process ended (SIGKILL on our LocalCluster, whose nanny starts a fresh
+one; ``Client.restart_workers`` on a cluster at ``--scheduler``). One worker has
+one thread and takes one task at a time (worker saturation 1.0), so that ends
+this job's solve and nothing else.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import signal
 import threading
 import time
 from typing import Any, Optional
@@ -49,6 +51,14 @@ def run_job(job_id: str, kind: str, instance: dict[str, Any], options: dict[str,
         return {"ok": False, "error": str(exc)}
 
 
+def _placed_on(dask_scheduler, key: str) -> Optional[tuple[str, int]]:
+    """On the scheduler: the address and process id of the worker a task was sent to (None while it is queued)."""
+    task = dask_scheduler.tasks.get(key)
+    if task is None or task.processing_on is None:
+        return None
+    return task.processing_on.address, task.processing_on.pid
+
+
 class JobRunner:
     """Submits jobs to Dask, records their ends in the store, cancels them for real."""
 
@@ -70,9 +80,13 @@ class JobRunner:
                 if self.scheduler is not None:
                     self._client = Client(check_scheduler(self.scheduler), timeout=CONNECT_TIMEOUT_SECONDS)
                 else:
+                    import dask
                     n = self.workers or local_workers(os.cpu_count() or 1)
-                    self._cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                                 dashboard_address=None, silence_logs=logging.CRITICAL)
+                    # one task per single-threaded worker at a time: a task the scheduler has placed on a
+                    # worker is the one that worker runs, so cancelling it may restart that worker (below)
+                    with dask.config.set({"distributed.scheduler.worker-saturation": 1.0}):
+                            self._cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                                     dashboard_address=None, silence_logs=logging.CRITICAL)
                     self._client = Client(self._cluster)
             return self._client
 
@@ -145,10 +159,27 @@ class JobRunner:
             where = self._where.pop(job_id, None)
         client = self._client
         if future is not None and client is not None:
+            # ask before cancelling: once cancelled, the scheduler forgets where the task was placed, while
+            # the worker goes on running it (its start event may not have arrived yet)
+            placed = client.run_on_scheduler(_placed_on, key=future.key)
+            if placed is None and where is not None:
+                placed = (where["worker"], where["pid"])
             client.cancel(future, force=True)
-            if where is not None:  # it is running in C inside that process: only ending the process stops it
-                client.restart_workers([where["worker"]], timeout=RESTART_TIMEOUT_SECONDS, raise_for_error=False)
+            if placed is not None:  # it is running in C inside that process: only ending the process stops it
+                self._end_worker(*placed)
         return True
+
+    def _end_worker(self, address: str, pid: int) -> None:
+        """End a worker process mid-task. On our own LocalCluster: SIGKILL it (a worker busy in C may not
+        answer a polite close), and its nanny starts a fresh one. On a cluster at --scheduler: restart it
+        through its nanny (the process is on another machine)."""
+        if self._cluster is not None:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        else:
+            self._client.restart_workers([address], timeout=RESTART_TIMEOUT_SECONDS, raise_for_error=False)
 
     def where(self, job_id: str) -> Optional[dict[str, Any]]:
         """The worker and process id running the job, once it has started (for tests and logs)."""

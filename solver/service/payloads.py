@@ -223,7 +223,8 @@ def refuse_paths(portfolio: dict[str, Any]) -> None:
     """Never let the library read a file a request names: jobs given by path are inlined by
     ``service.paths`` (under the operator's allowed folder) before they get here."""
     from ..errors import InputError
-    for i, job in enumerate(portfolio.get("jobs") or []):
+    jobs = portfolio.get("jobs")
+    for i, job in enumerate(jobs if isinstance(jobs, list) else []):  # not a list: the schema says so, next
         if isinstance(job, dict) and isinstance(job.get("instance"), str):
             raise InputError(f"portfolio: jobs.{i}.instance: a path is read only under the service's allowed folder")
 
