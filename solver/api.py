@@ -90,3 +90,23 @@ def breakdown_frame(result: SolveResult) -> "pd.DataFrame":
     rows = [("cost_usd", k, v) for k, v in result.metrics.cost_breakdown_usd.items()]
     rows += [("hours", k, v) for k, v in result.metrics.hours_breakdown.items()]
     return pd.DataFrame(rows, columns=["kind", "component", "value"])
+
+
+def solve_frame(result: SolveResult) -> "pd.DataFrame":
+    """A solve as one row: status, the plan's fields (a sampling schedule as ``8-4-4``), its metrics, and its
+    cost and time breakdowns as ``cost_usd.<part>`` and ``hours.<part>`` columns (empty past the status
+    when there is no plan). ``planopt solve --out FILE.csv|.parquet`` writes it."""
+    import pandas as pd
+    row: dict[str, Any] = {"status": result.status, "objective": result.objective, "gap": result.gap}
+    if result.plan is not None:
+        for key, value in result.plan.to_dict().items():
+            row[key] = "-".join(map(str, value)) if isinstance(value, (list, tuple)) else value
+    if result.metrics is not None:
+        row.update(result.metrics.summary())
+        row.update({f"cost_usd.{k}": v for k, v in result.metrics.cost_breakdown_usd.items()})
+        row.update({f"hours.{k}": v for k, v in result.metrics.hours_breakdown.items()})
+    frame = pd.DataFrame([row])
+    for column in ("gpu_count", "steps", "max_epochs"):  # integers, missing ones included (not floats)
+        if column in frame:
+            frame[column] = frame[column].astype("Int64")
+    return frame

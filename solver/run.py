@@ -98,9 +98,10 @@ def run_highs(solver: Highs, model: pyo.ConcreteModel, time_limit: float | None)
                         "output_flag": bool(log), "log_to_console": bool(log)})
 
 
-def make_solver(name: str = DEFAULT_SOLVER):
+def make_solver(name: str = DEFAULT_SOLVER, label: str = "solver"):
     """The solver interface named ``name``: HiGHS (persistent, with the MIP start), or any MIP solver
-    Pyomo's solver interfaces drive (``scip``, ``gurobi``, ...); InputError when unknown or not installed."""
+    Pyomo's solver interfaces drive (``scip``, ``gurobi``, ...); InputError naming ``label`` (the
+    argument or flag) when unknown or not installed."""
     if name == DEFAULT_SOLVER:
         return HighsWithStart()
     import pyomo.environ  # noqa: F401  (registers Pyomo's solver interfaces; the HiGHS path does without them)
@@ -108,11 +109,11 @@ def make_solver(name: str = DEFAULT_SOLVER):
     key = SOLVER_ALIASES.get(name, name) if isinstance(name, str) else None
     if key not in SolverFactory:
         known = sorted({DEFAULT_SOLVER, *SOLVER_ALIASES, *SolverFactory})
-        raise InputError(f"solver: unknown solver {shorten(repr(name))}; expected one of {', '.join(known)}")
+        raise InputError(f"{label}: unknown solver {shorten(repr(name))}; expected one of {', '.join(known)}")
     solver = SolverFactory(key)
     available = solver.available()
     if not available:
-        raise InputError(f"solver: {name} is not available here ({available}); install it "
+        raise InputError(f"{label}: {name} is not available here ({available}); install it "
                          f"(scip: `pip install pyscipopt`), or use the default, {DEFAULT_SOLVER}")
     return solver
 

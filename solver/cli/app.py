@@ -32,8 +32,14 @@ def _print_version(value: bool) -> None:
 
 @app.callback()
 def _root(version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
-                                       help="print planopt's version and exit")) -> None:
+                                       help="print planopt's version and exit"),
+          verbose: bool = typer.Option(False, "--verbose", "-v", help="the solver's log and each stage's time on stderr"),
+          quiet: bool = typer.Option(False, "--quiet", "-q", help="nothing on stderr but errors (no progress bars)")) -> None:
     """Exact planner for LLM post-training: SFT, RL or on-policy distillation, on which GPUs, for least cost."""
+    from .. import verbosity
+    if verbose and quiet:
+        raise typer.BadParameter("choose one of -v/--verbose and -q/--quiet")
+    verbosity.set_level(verbosity.VERBOSE if verbose else verbosity.QUIET if quiet else verbosity.NORMAL)
 
 
 # the order here is the order of `planopt --help`
@@ -42,31 +48,49 @@ for group in (solve, check, frontier, calibrate, fit, uncertainty, serve, catalo
 app.add_typer(portfolio.generate_app, name="generate")
 
 
+ROOT_FLAGS = ("-v", "--verbose", "-q", "--quiet")
+
+
 def main() -> None:
-    """The console script ``planopt``."""
+    """The console script ``planopt``.
+
+    Every failure before a command runs (a bad flag, a bad value, a missing argument) is one line
+    ``error: ...`` and exit 2, under ``--json`` also one JSON error object on stdout; Ctrl-C is one
+    line ``interrupted`` and exit 130 (``interrupt.py``)."""
     # A name from the user may hold a lone surrogate (JSON's "\ud800"); print it escaped, not crash.
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
-    if "--json" in sys.argv[1:]:
-        _main_json()
-    app()
-
-
-def _main_json() -> None:
-    """Run under --json: a bad flag or argument (a usage error, raised before any command runs)
-    also prints one JSON error object, so stdout always holds exactly one."""
+    argv = hoist_root_flags(sys.argv[1:])
+    json_out = "--json" in argv
+    from . import interrupt
+    interrupt.install(json_out)
     try:
-        code = app(standalone_mode=False)
-    except typer.Abort:
-        _usage_failure("aborted", 1)
+        code = app(args=argv, prog_name="planopt", standalone_mode=False)
+    except (typer.Abort, KeyboardInterrupt):
+        interrupt.stop(json_out)
     except typer.TyperException as exc:  # click's usage errors, as typer vendors them
-        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
-        _usage_failure(message, getattr(exc, "exit_code", 2))
+        _usage_failure(exc, json_out)
+    finally:
+        interrupt.uninstall()
     sys.exit(code if isinstance(code, int) else 0)
 
 
-def _usage_failure(message: str, code: int) -> None:
+def hoist_root_flags(argv: list[str]) -> list[str]:
+    """``planopt solve x.json -v`` as ``planopt -v solve x.json``: -v/-q are root options, typed anywhere."""
+    end = argv.index("--") if "--" in argv else len(argv)
+    flags = [a for a in argv[:end] if a in ROOT_FLAGS]
+    return flags + [a for a in argv[:end] if a not in ROOT_FLAGS] + argv[end:]
+
+
+def _usage_failure(exc, json_out: bool) -> None:
+    """One line for a usage error (no usage box), the user's long strings shortened."""
+    from ..messages import shorten_words
+    if exc.__class__.__name__ == "NoArgsIsHelpError":  # `planopt` alone: typer has printed the help, as asked
+        sys.exit(0)
+    message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+    message = shorten_words(" ".join(message.replace("Value error, ", "").split()))
     typer.echo(f"error: {message}", err=True)
-    emit_json({"status": "error", "error": message})
-    sys.exit(code)
+    if json_out:
+        emit_json({"status": "error", "error": message})
+    sys.exit(getattr(exc, "exit_code", 2) or 2)

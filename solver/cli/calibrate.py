@@ -8,9 +8,11 @@ tolerance, 1 when any is not or cannot be predicted (its row carries ``error``),
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Optional
 
 import typer
 
+from .files import TABLE_SUFFIXES, OutputFiles, table_writer
 from .guard import guarded
 from .output import emit_json
 
@@ -22,14 +24,20 @@ commands = typer.Typer()
 def calibrate(directory: Path = typer.Argument(..., help="folder of calibration cases (*.json)"),
               json_out: bool = typer.Option(False, "--json", help="print one JSON array instead of a table"),
               intervals: bool = typer.Option(True, "--intervals/--no-intervals",
-                                             help="P10-P90 of each prediction under the uncertainty model (rows gain interval)")):
+                                             help="P10-P90 of each prediction under the uncertainty model (rows gain interval)"),
+              out: Optional[Path] = typer.Option(None, "--out", help="also write the rows to a .csv or .parquet file")):
     """Predict published runs with the evaluator and compare (exit 0 all pass, 1 any fails, 2 unreadable case)."""
     from ..calibrate import calibrate_dir
     from ..report import table
-    rows = calibrate_dir(directory)
-    if intervals:
-        from ..calibration_intervals import with_intervals
-        rows = with_intervals(rows)
+    files = OutputFiles()
+    files.check("--out", out, TABLE_SUFFIXES)
+    with files:
+        rows = calibrate_dir(directory)
+        if intervals:
+            from ..calibration_intervals import with_intervals
+            rows = with_intervals(rows)
+        if out is not None:
+            files.write(out, table_writer(rows_frame(rows)))
     if json_out:
         emit_json([r.to_dict() for r in rows])
     else:
@@ -53,3 +61,17 @@ def _num(x: float | None, digits: int = 4) -> str:
     if x is None:
         return "-"
     return f"{x:.{digits}g}" if abs(x) < 1e6 else f"{x:.{digits}e}"
+
+
+def rows_frame(rows):
+    """The calibration rows as a table: one row per figure, an interval as its two ends."""
+    import pandas as pd
+    records = []
+    for r in rows:
+        record = r.to_dict()
+        interval = record.pop("interval", None)
+        if interval is not None or "interval" in r.to_dict():
+            record["interval_p10"], record["interval_p90"] = interval if interval is not None else (None, None)
+        record["tolerance"] = r.tolerance
+        records.append(record)
+    return pd.DataFrame(records)

@@ -31,6 +31,18 @@ TABLE_SUFFIXES = (".csv", ".parquet")
 PLOT_SUFFIXES = (".png", ".svg", ".pdf")
 JSON_SUFFIXES = (".json",)
 
+# Every staging file not yet renamed or removed, so that Ctrl-C (interrupt.py) can remove them.
+_STAGED: set[Path] = set()
+
+
+def discard_all_staged() -> None:
+    """Remove every staging file of this process, and the temporary files its writers left beside them."""
+    for staging in list(_STAGED):
+        for leftover in staging.parent.glob(f".{staging.name}.*"):  # plots.save_figure's own temporary file
+            leftover.unlink(missing_ok=True)
+        staging.unlink(missing_ok=True)
+        _STAGED.discard(staging)
+
 
 def check_output_path(flag: str, path: Path, suffixes: Iterable[str]) -> Path:
     """``path`` if a file with one of ``suffixes`` can be written there; else InputError naming ``flag``."""
@@ -85,6 +97,7 @@ class OutputFiles:
         fd, staging = tempfile.mkstemp(prefix=f".{path.name}.", suffix=f".part{path.suffix}", dir=path.parent)
         os.close(fd)
         self._staged.append((Path(staging), path))
+        _STAGED.add(Path(staging))
         try:
             writer(Path(staging))
         except OSError as exc:
@@ -95,14 +108,13 @@ class OutputFiles:
         staged, self._staged = self._staged, []
         for staging, path in staged:
             os.replace(staging, path)
+            _STAGED.discard(staging)
 
     def discard(self) -> None:
         staged, self._staged = self._staged, []
         for staging, _ in staged:
-            try:
-                os.unlink(staging)
-            except FileNotFoundError:
-                pass
+            staging.unlink(missing_ok=True)
+            _STAGED.discard(staging)
 
     def __enter__(self) -> "OutputFiles":
         return self

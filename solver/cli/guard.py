@@ -38,7 +38,10 @@ def guarded(fn):
 
 
 def fail(line: str, error: str, json_out: bool, code: int):
-    """Print ``line`` on stderr (and the JSON error object on stdout under --json); exit with ``code``."""
+    """Print ``line`` on stderr (and the JSON error object on stdout under --json); exit with ``code``.
+    Long words (a 200 kB bad value) are shortened."""
+    from ..messages import shorten_words
+    line, error = shorten_words(line), shorten_words(error)
     typer.echo(line, err=True)
     if json_out:
         emit_json({"status": "error", "error": error})

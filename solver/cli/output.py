@@ -13,9 +13,20 @@ from typing import Any
 import typer
 
 
+_emitted = False
+
+
 def emit_json(obj: Any) -> None:
     """One strict JSON object: non-finite numbers become null (JSON has no Infinity or NaN)."""
-    typer.echo(json.dumps(_finite(obj), indent=2, default=_json_default, allow_nan=False))
+    global _emitted
+    text = json.dumps(_finite(obj), indent=2, default=_json_default, allow_nan=False)
+    _emitted = True
+    typer.echo(text)
+
+
+def emitted() -> bool:
+    """Whether this process printed its JSON object already (an interrupt then adds none)."""
+    return _emitted
 
 
 def _finite(o: Any) -> Any:

@@ -36,12 +36,13 @@ def uses_scenarios(inst, scenarios: Optional[int], confidence: Optional[float]) 
 
 
 def solve_with_scenarios(inst, scenarios: Optional[int], confidence: Optional[float], seed: int, cvar: Optional[float],
-                         time_limit: Optional[float], sensitivity: bool, plot: Optional[Path]):
-    """A chance-constrained solve, or a point solve whose plan's risk is measured."""
+                         time_limit: Optional[float], sensitivity: bool, plot: Optional[Path], files=None):
+    """A chance-constrained solve, or a point solve whose plan's risk is measured; the --plot goes through
+    ``files`` (a checked ``OutputFiles``) when given."""
     from ..api import solve_instance
     from ..chance import DEFAULT_SCENARIOS, check_confidence
     from ..risk import check_scenarios, plan_risk
-    if plot is not None:
+    if plot is not None and files is None:
         check_plot_path(plot)
     if confidence is not None:
         inst = inst.with_overrides(confidence=check_confidence(confidence))
@@ -50,22 +51,30 @@ def solve_with_scenarios(inst, scenarios: Optional[int], confidence: Optional[fl
     result = solve_instance(inst, time_limit=time_limit, sensitivity=sensitivity, scenarios=scenarios, seed=seed, cvar=cvar)
     if plot is not None and result.plan is not None:
         from ..risk_report import plot_risk
-        plot_risk(plan_risk(inst, result.plan, scenarios or DEFAULT_SCENARIOS, seed), plot, inst.name)
+        risk = plan_risk(inst, result.plan, scenarios or DEFAULT_SCENARIOS, seed)
+        if files is None:
+            plot_risk(risk, plot, inst.name)
+        else:
+            files.write(plot, lambda path: plot_risk(risk, path, inst.name))
     return inst, result
 
 
-def evaluate_risk(inst, plan, scenarios: Optional[int], seed: int, plot: Optional[Path]):
-    """The plan's risk over ``scenarios`` (None: REPORT_SCENARIOS, and --plot then needs --scenarios)."""
+def evaluate_risk(inst, plan, scenarios: Optional[int], seed: int, plot: Optional[Path], files=None):
+    """The plan's risk over ``scenarios`` (None: REPORT_SCENARIOS, and --plot then needs --scenarios);
+    the --plot goes through ``files`` (a checked ``OutputFiles``) when given."""
     if scenarios is None:
         if plot is not None:
             raise InputError("--plot: needs --scenarios (the picture is the risk distributions)")
         from ..risk import REPORT_SCENARIOS
         scenarios = REPORT_SCENARIOS
     from ..risk import plan_risk
-    if plot is not None:
+    if plot is not None and files is None:
         check_plot_path(plot)
     risk = plan_risk(inst, plan, scenarios, seed)
     if plot is not None:
         from ..risk_report import plot_risk
-        plot_risk(risk, plot, inst.name)
+        if files is None:
+            plot_risk(risk, plot, inst.name)
+        else:
+            files.write(plot, lambda path: plot_risk(risk, path, inst.name))
     return risk

@@ -4,14 +4,18 @@ a given plan evaluated, and the brute-force oracle."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
 from . import risk_options
+from .files import PLOT_SUFFIXES, TABLE_SUFFIXES, OutputFiles, table_writer
 from .guard import guarded
 from .options import BUDGET, DEADLINE, FORGETTING, JSON, OBJECTIVE, QUALITY, ObjectiveName, print_result, with_overrides
 from .output import emit_json
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 commands = typer.Typer()
 
@@ -26,31 +30,50 @@ def solve(file: Path = typer.Argument(..., help="instance JSON"),
           sensitivity: bool = typer.Option(True, "--sensitivity/--no-sensitivity", help="re-solve to find binding limits"),
           scenarios: Optional[int] = risk_options.SCENARIOS, confidence: Optional[float] = risk_options.CONFIDENCE,
           seed: int = risk_options.SEED, cvar: Optional[float] = risk_options.CVAR,
-          plot: Optional[Path] = typer.Option(None, "--plot", help="portfolio: a Gantt chart of the schedule; one job with --scenarios or --confidence: the risk distributions")):
+          plot: Optional[Path] = typer.Option(None, "--plot", help="portfolio: a Gantt chart of the schedule; one job with --scenarios or --confidence: the risk distributions"),
+          out: Optional[Path] = typer.Option(None, "--out", help="also write the plan, its metrics and its cost and time breakdowns as one row to a .csv or .parquet file"),
+          solver: str = typer.Option("highs", "--solver", help="MIP solver: highs (default), or any Pyomo drives and this machine has, e.g. scip (pip install pyscipopt)")):
     """Find the optimal plan of a job (or a portfolio of jobs) and explain it."""
-    from ..api import solve_instance
+    from ..api import solve_frame, solve_instance
     from ..errors import InputError, read_json
     from ..instance import check_time_limit
+    from ..run import DEFAULT_SOLVER, make_solver
     check_time_limit(time_limit)
     if read_json(file).get("kind") == "portfolio":
-        for flag, value in (("--scenarios", scenarios), ("--confidence", confidence), ("--cvar", cvar), ("--seed", seed or None)):
+        for flag, value in (("--scenarios", scenarios), ("--confidence", confidence), ("--cvar", cvar), ("--seed", seed or None),
+                            ("--out", out), ("--solver", None if solver == DEFAULT_SOLVER else solver)):
             if value is not None:
-                raise InputError(f"{flag}: plans one job under uncertainty; a portfolio does not take it yet")
+                raise InputError(f"{flag}: applies to one job; a portfolio does not take it yet")
         from .portfolio import solve_portfolio_command
         raise typer.Exit(solve_portfolio_command(file, json_out=json_out, time_limit=time_limit, plot=plot, objective=objective,
                                                  budget_usd=budget_usd, deadline_hours=deadline_hours,
                                                  max_forgetting=max_forgetting, min_quality=min_quality))
     inst = with_overrides(file, objective, budget_usd, deadline_hours, max_forgetting, min_quality)
+    if solver != DEFAULT_SOLVER:
+        make_solver(solver, "--solver")  # unknown or not installed: one line, before any work
+    files = OutputFiles()
+    files.check("--out", out, TABLE_SUFFIXES)
     if risk_options.uses_scenarios(inst, scenarios, confidence):
-        inst, result = risk_options.solve_with_scenarios(inst, scenarios, confidence, seed, cvar, time_limit, sensitivity, plot)
+        if solver != DEFAULT_SOLVER:
+            raise InputError(f"--solver: plans under uncertainty (--scenarios, --confidence) run on {DEFAULT_SOLVER} only")
+        files.check("--plot", plot, PLOT_SUFFIXES)
+        with files:
+            inst, result = risk_options.solve_with_scenarios(inst, scenarios, confidence, seed, cvar, time_limit,
+                                                             sensitivity, plot, files)
+            if out is not None:  # pandas only when asked for
+                files.write(out, table_writer(solve_frame(result)))
         print_result(inst, result, json_out)
     for flag, value in (("--plot", plot), ("--cvar", cvar)):
         if value is not None:
             raise InputError(f"{flag}: needs --scenarios or --confidence on one job (a portfolio's --plot draws its schedule)")
     # every plan's estimate comes with its uncertainty: risk over the default scenario count
     from ..risk import REPORT_SCENARIOS
-    print_result(inst, solve_instance(inst, time_limit=time_limit, sensitivity=sensitivity,
-                                       scenarios=REPORT_SCENARIOS, seed=seed), json_out)
+    with files:
+        result = solve_instance(inst, time_limit=time_limit, sensitivity=sensitivity, scenarios=REPORT_SCENARIOS,
+                                seed=seed, solver=solver)
+        if out is not None:  # pandas only when asked for
+            files.write(out, table_writer(solve_frame(result)))
+    print_result(inst, result, json_out)
 
 
 @commands.command()
@@ -73,7 +96,10 @@ def evaluate(file: Path = typer.Argument(..., help="instance JSON"),
         metrics = evaluate_plan(inst, plan)
     except ValueError as exc:
         raise InputError(f"{plan_file}: {exc}") from None
-    risk = risk_options.evaluate_risk(inst, plan, scenarios, seed, plot)
+    files = OutputFiles()
+    files.check("--plot", plot, PLOT_SUFFIXES)
+    with files:
+        risk = risk_options.evaluate_risk(inst, plan, scenarios, seed, plot, files)
     fits = metrics.fits_memory  # a plan that does not fit does no work: no costs or hours to report
     if json_out:
         emit_json({"plan": plan.to_dict(), "fits_memory": fits, "metrics": metrics.summary() if fits else None,
@@ -100,16 +126,24 @@ def enumerate(file: Path = typer.Argument(..., help="instance JSON"), json_out: 
               all_plans: bool = typer.Option(False, "--all", help="list every plan with its metrics"),
               objective: Optional[ObjectiveName] = OBJECTIVE, budget_usd: Optional[float] = BUDGET,
               deadline_hours: Optional[float] = DEADLINE, max_forgetting: Optional[float] = FORGETTING,
-              min_quality: Optional[float] = QUALITY):
+              min_quality: Optional[float] = QUALITY,
+              out: Optional[Path] = typer.Option(None, "--out", help="with --all: also write every plan and its metrics to a .csv or .parquet file")):
     """Brute-force oracle: the best plan by exhaustive enumeration over the evaluator."""
     from .. import oracle
     from ..errors import InputError, read_json
     if read_json(file).get("kind") == "portfolio":
         raise InputError(f"{file}: kind: enumerate plans single jobs (kind 'job'), got a portfolio; "
                          f"`planopt solve {file}` plans a portfolio")
+    if out is not None and not all_plans:
+        raise InputError("--out: needs --all (the table of every plan)")
+    files = OutputFiles()
+    files.check("--out", out, TABLE_SUFFIXES)
     inst = with_overrides(file, objective, budget_usd, deadline_hours, max_forgetting, min_quality)
     if all_plans:
-        plans = oracle.all_plans(inst)
+        with files:
+            plans = oracle.all_plans(inst)
+            if out is not None:
+                files.write(out, table_writer(plans_frame(plans)))
         if json_out:
             emit_json({"plans": [{"plan": p.plan.to_dict(), "fits_memory": p.metrics.fits_memory,
                                   "metrics": p.metrics.summary() if p.metrics.fits_memory else None,
@@ -128,3 +162,21 @@ def enumerate(file: Path = typer.Argument(..., help="instance JSON"), json_out: 
             typer.echo(table(rows, header=("method", "GPUs", "steps", "samples", "teacher", "mix", "ckpt min", "cost $", "hours", "quality", "forget", "feasible")))
         return
     print_result(inst, oracle.best_plan(inst), json_out)
+
+
+def plans_frame(plans) -> "pd.DataFrame":
+    """``enumerate --all`` as a table: one row per plan, its fields, whether it fits and is feasible, its metrics
+    (empty for a plan that does not fit in memory: it does no work)."""
+    import pandas as pd
+    rows = []
+    for p in plans:
+        row = {k: "-".join(map(str, v)) if isinstance(v, (list, tuple)) else v for k, v in p.plan.to_dict().items()}
+        row.update({"fits_memory": p.metrics.fits_memory, "feasible": p.feasible,
+                    "violations": "; ".join(p.metrics.violations)})
+        row.update(p.metrics.summary() if p.metrics.fits_memory else {})
+        rows.append(row)
+    frame = pd.DataFrame(rows)
+    for column in ("gpu_count", "steps", "max_epochs"):  # integers, missing ones included (not floats)
+        if column in frame:
+            frame[column] = frame[column].astype("Int64")
+    return frame

@@ -1,0 +1,73 @@
+"""Ctrl-C stops the whole command at once: one line ``interrupted``, exit 130, no output file half-written.
+
+Python turns SIGINT into KeyboardInterrupt only between bytecodes of the main
+thread, which a long HiGHS solve (C++, run from the main thread) delays, and
+highspy catches it to cancel just that solve, so a sweep went on to the next one.
+Here the signal is blocked in the main thread (and so in every thread it starts,
+HiGHS's included) and received by one waiting thread (``signal.sigwait``), which
+runs while the main thread is inside the solver: it removes the staging files of
+``files.OutputFiles`` (destinations are only ever replaced whole, by a rename),
+stops child processes (a local Dask cluster's workers), prints ``interrupted``
+(and, under ``--json`` when nothing was printed yet, the JSON error object) and
+ends the process with ``os._exit(130)`` (128 + SIGINT, the shell's convention).
+It writes to copies of the original stdout and stderr descriptors, taken at install:
+while a solver runs, Pyomo has descriptor 1 redirected to capture the solver's log.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+
+EXIT_INTERRUPTED = 128 + signal.SIGINT
+
+_waiter: threading.Thread | None = None
+_streams: tuple[int, int] | None = None   # duplicates of the original stdout and stderr descriptors
+
+
+def install(json_out: bool) -> bool:
+    """Route SIGINT to the waiting thread; False (nothing done) off the main thread or without POSIX signals."""
+    global _waiter, _streams
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+        return False
+    if _streams is None:
+        try:
+            _streams = (os.dup(sys.stdout.fileno()), os.dup(sys.stderr.fileno()))
+        except (AttributeError, OSError, ValueError):  # streams without descriptors (a test's capture)
+            return False
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    if _waiter is None:
+        _waiter = threading.Thread(target=_wait, args=(json_out,), name="planopt-interrupt", daemon=True)
+        _waiter.start()
+    return True
+
+
+def uninstall() -> None:
+    """Let SIGINT reach the main thread again (the command is over; a caller such as a test goes on)."""
+    if threading.current_thread() is threading.main_thread() and hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def _wait(json_out: bool) -> None:
+    signal.sigwait({signal.SIGINT})
+    stop(json_out)
+
+
+def stop(json_out: bool) -> None:
+    """Clean up and end the process now (see the module's doc)."""
+    import json
+
+    from . import files, output
+    out, err = _streams if _streams is not None else (1, 2)
+    try:
+        files.discard_all_staged()
+        import multiprocessing
+        for child in multiprocessing.active_children():
+            child.terminate()
+        os.write(err, b"interrupted\n")
+        if json_out and not output.emitted():
+            os.write(out, (json.dumps({"status": "error", "error": "interrupted"}, indent=2) + "\n").encode())
+    finally:
+        os._exit(EXIT_INTERRUPTED)
