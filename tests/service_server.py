@@ -81,6 +81,7 @@ class Server:
                 conn.request(method, path, body=data, headers=sent)
             response = conn.getresponse()
             text = response.read().decode()
+            self.last_headers = dict(response.getheaders())
         finally:
             conn.close()
         try:

@@ -68,6 +68,8 @@ def test_solve_is_the_cli_solve_json(server):
     cli = cli_json("solve", str(INSTANCES / "tiny.json"), "--budget-usd", "900")
     assert api["status"] == "optimal" and api["binding"]
     assert without_timings(api) == without_timings(cli)
+    work = float(server.last_headers["server-timing"].removeprefix("work;dur="))  # the library's ms, for clients
+    assert 0 < work
 
 
 def test_an_inline_instance_solves_like_its_shipped_name(server):

@@ -8,6 +8,7 @@ server's event loop; work that takes longer than a request should goes through
 from __future__ import annotations
 
 import tempfile
+import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,16 @@ def resolve_portfolio(body: PortfolioRequest, settings) -> dict[str, Any]:
     return resolve_instance(body.portfolio, settings)
 
 
+def timed(request: Request, work, *args):
+    """Run the library's work, noting its seconds for the ``Server-Timing`` header (``security.Guard``):
+    a client can tell the planning time from what HTTP and the service add to it."""
+    start = time.perf_counter()
+    try:
+        return work(*args)
+    finally:
+        request.state.work_seconds = time.perf_counter() - start
+
+
 def options_of(body, *skip: str) -> dict[str, Any]:
     return body.model_dump(exclude={"instance", "portfolio", "path", *skip})
 
@@ -53,33 +64,33 @@ def health() -> dict[str, str]:
 
 @router.post("/validate", summary="planopt validate: check an instance and build its model")
 def validate(body: ValidateRequest, request: Request) -> dict[str, Any]:
-    return payloads.validate_payload(resolve_instance(body.instance, request.app.state.settings))
+    return timed(request, payloads.validate_payload, resolve_instance(body.instance, request.app.state.settings))
 
 
 @router.post("/solve", summary="planopt solve --json: the optimal plan, its breakdowns, binding limits and risk")
 def solve(body: SolveRequest, request: Request) -> dict[str, Any]:
-    return payloads.solve_payload(resolve_instance(body.instance, request.app.state.settings), options_of(body))
+    return timed(request, payloads.solve_payload, resolve_instance(body.instance, request.app.state.settings), options_of(body))
 
 
 @router.post("/evaluate", summary="planopt evaluate --json: every metric of a given plan")
 def evaluate(body: EvaluateRequest, request: Request) -> dict[str, Any]:
-    return payloads.evaluate_payload(resolve_instance(body.instance, request.app.state.settings), body.plan,
-                                     body.scenarios, body.seed)
+    return timed(request, payloads.evaluate_payload, resolve_instance(body.instance, request.app.state.settings), body.plan,
+                 body.scenarios, body.seed)
 
 
 @router.post("/frontier", summary="planopt frontier --json: the exact Pareto frontier")
 def frontier(body: FrontierRequest, request: Request) -> dict[str, Any]:
-    return payloads.frontier_payload(resolve_instance(body.instance, request.app.state.settings), options_of(body))
+    return timed(request, payloads.frontier_payload, resolve_instance(body.instance, request.app.state.settings), options_of(body))
 
 
 @router.post("/sweep", summary="planopt sweep --json: one limit over many values")
 def sweep(body: SweepRequest, request: Request) -> dict[str, Any]:
-    return payloads.sweep_payload(resolve_instance(body.instance, request.app.state.settings), options_of(body))
+    return timed(request, payloads.sweep_payload, resolve_instance(body.instance, request.app.state.settings), options_of(body))
 
 
 @router.post("/portfolio/solve", summary="planopt solve portfolio.json --json: procurement and schedule")
 def portfolio_solve(body: PortfolioRequest, request: Request) -> dict[str, Any]:
-    return payloads.portfolio_payload(resolve_portfolio(body, request.app.state.settings), options_of(body))
+    return timed(request, payloads.portfolio_payload, resolve_portfolio(body, request.app.state.settings), options_of(body))
 
 
 @router.get("/catalog", summary="the GPUs (with prices) and model presets of the default catalog")

@@ -52,6 +52,10 @@ class Guard:
         async def send_logged(message):
             if message["type"] == "http.response.start":
                 status[0] = message["status"]
+                work = (scope.get("state") or {}).get("work_seconds")
+                if work is not None:  # the library's share of the request (routes_api.timed), for clients and benchmarks
+                    message = {**message, "headers": [*message.get("headers", []),
+                                                      (b"server-timing", f"work;dur={work * 1000:.3f}".encode())]}
             await send(message)
 
         try:
