@@ -168,3 +168,20 @@ def test_no_staging_file_survives_a_successful_run(tmp_path):
     res = run("frontier", TINY, "--x", "cost_usd", "--y", "quality", "--out", tmp_path / "f.csv", "--plot", tmp_path / "f.png")
     assert res.exit_code == 0, res.output
     assert sorted(os.listdir(tmp_path)) == ["f.csv", "f.png"]
+
+
+def test_portfolio_solve_out_has_one_row_per_job_and_checks_paths_first(tmp_path, monkeypatch):
+    portfolio = str(INSTANCES / "portfolio-small.json")
+    path = tmp_path / "jobs.parquet"
+    res = run("solve", portfolio, "--json", "--out", path)
+    assert res.exit_code == 0, res.output
+    jobs = json.loads(res.stdout)["jobs"]
+    frame = pd.read_parquet(path)
+    assert frame["job"].tolist() == [j["name"] for j in jobs]
+    import planopt.portfolio
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("solved before checking the output paths")
+    monkeypatch.setattr(planopt.portfolio, "solve_portfolio", refuse)
+    res = run("solve", portfolio, "--out", tmp_path / "missing" / "jobs.csv")
+    assert res.exit_code == 2 and res.stderr.startswith("error: --out: folder")

@@ -13,6 +13,7 @@ from typing import Optional
 
 import typer
 
+from .files import PLOT_SUFFIXES, TABLE_SUFFIXES, OutputFiles, table_writer
 from .guard import guarded
 from .options import EXIT
 from .output import emit_json
@@ -81,9 +82,12 @@ def procurement_lines(result) -> list[tuple]:
 
 def solve_portfolio_command(file: Path, json_out: bool, time_limit: Optional[float], plot: Optional[Path],
                             objective=None, budget_usd: Optional[float] = None, deadline_hours: Optional[float] = None,
-                            max_forgetting: Optional[float] = None, min_quality: Optional[float] = None) -> int:
+                            max_forgetting: Optional[float] = None, min_quality: Optional[float] = None,
+                            out: Optional[Path] = None) -> int:
     """Solve a portfolio instance, print it, return the exit code. ``--budget-usd`` caps the total
-    spend and ``--objective cost`` is the portfolio's objective; every other limit is refused."""
+    spend and ``--objective cost`` is the portfolio's objective; every other limit is refused.
+    ``--out`` (CSV or Parquet) gets one row per job; it and ``--plot`` are checked before the solve
+    and written together or not at all (``files.OutputFiles``)."""
     from ..errors import InputError
     from ..portfolio import check_budget, solve_portfolio
     name = getattr(objective, "value", objective)
@@ -95,18 +99,21 @@ def solve_portfolio_command(file: Path, json_out: bool, time_limit: Optional[flo
                              "set them in the portfolio file")
     if budget_usd is not None:
         check_budget(budget_usd)
-    if plot is not None:
-        from ..plots import check_plot_path
-        check_plot_path(plot)  # a bad path fails before the solve, not after it
-    result = solve_portfolio(file, time_limit=time_limit, budget_usd=budget_usd)
+    files = OutputFiles()
+    files.check("--out", out, TABLE_SUFFIXES)  # a bad path fails before the solve, not after it
+    files.check("--plot", plot, PLOT_SUFFIXES)
+    with files:
+        result = solve_portfolio(file, time_limit=time_limit, budget_usd=budget_usd)
+        if out is not None:
+            files.write(out, table_writer(result.jobs_frame()))
+        if plot is not None and result.jobs:
+            from ..portfolio_plot import plot_schedule
+            files.write(plot, lambda path: plot_schedule(result, path))
     if json_out:
         emit_json(result.to_dict())
     else:
         typer.echo(portfolio_report(result))
-    if plot is not None and result.jobs:
-        from ..portfolio_plot import plot_schedule
-        plot_schedule(result, plot)
-        if not json_out:
+        if plot is not None and result.jobs:
             typer.echo(f"schedule chart written to {plot}")
     return EXIT[result.status]
 

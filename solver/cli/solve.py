@@ -31,7 +31,7 @@ def solve(file: Path = typer.Argument(..., help="instance JSON"),
           scenarios: Optional[int] = risk_options.SCENARIOS, confidence: Optional[float] = risk_options.CONFIDENCE,
           seed: int = risk_options.SEED, cvar: Optional[float] = risk_options.CVAR,
           plot: Optional[Path] = typer.Option(None, "--plot", help="portfolio: a Gantt chart of the schedule; one job with --scenarios or --confidence: the risk distributions"),
-          out: Optional[Path] = typer.Option(None, "--out", help="also write the plan, its metrics and its cost and time breakdowns as one row to a .csv or .parquet file"),
+          out: Optional[Path] = typer.Option(None, "--out", help="also write the plan, its metrics and its cost and time breakdowns as one row (a portfolio: one row per job) to a .csv or .parquet file"),
           solver: str = typer.Option("highs", "--solver", help="MIP solver: highs (default), or any Pyomo drives and this machine has, e.g. scip (pip install pyscipopt)")):
     """Find the optimal plan of a job (or a portfolio of jobs) and explain it."""
     from ..api import solve_frame, solve_instance
@@ -41,13 +41,13 @@ def solve(file: Path = typer.Argument(..., help="instance JSON"),
     check_time_limit(time_limit)
     if read_json(file).get("kind") == "portfolio":
         for flag, value in (("--scenarios", scenarios), ("--confidence", confidence), ("--cvar", cvar), ("--seed", seed or None),
-                            ("--out", out), ("--solver", None if solver == DEFAULT_SOLVER else solver)):
+                            ("--solver", None if solver == DEFAULT_SOLVER else solver)):
             if value is not None:
                 raise InputError(f"{flag}: applies to one job; a portfolio does not take it yet")
         from .portfolio import solve_portfolio_command
         raise typer.Exit(solve_portfolio_command(file, json_out=json_out, time_limit=time_limit, plot=plot, objective=objective,
                                                  budget_usd=budget_usd, deadline_hours=deadline_hours,
-                                                 max_forgetting=max_forgetting, min_quality=min_quality))
+                                                 max_forgetting=max_forgetting, min_quality=min_quality, out=out))
     inst = with_overrides(file, objective, budget_usd, deadline_hours, max_forgetting, min_quality)
     if solver != DEFAULT_SOLVER:
         make_solver(solver, "--solver")  # unknown or not installed: one line, before any work
