@@ -185,3 +185,11 @@ def test_portfolio_solve_out_has_one_row_per_job_and_checks_paths_first(tmp_path
     monkeypatch.setattr(planopt.portfolio, "solve_portfolio", refuse)
     res = run("solve", portfolio, "--out", tmp_path / "missing" / "jobs.csv")
     assert res.exit_code == 2 and res.stderr.startswith("error: --out: folder")
+
+
+def test_generate_checks_its_out_path_first(tmp_path):
+    res = run("generate", "portfolio", "--jobs", 2, "--out", tmp_path / "missing" / "p.json")
+    assert res.exit_code == 2 and res.stderr.startswith("error: --out: folder")
+    res = run("generate", "portfolio", "--jobs", 2, "--out", tmp_path / "p.json")
+    assert res.exit_code == 0 and json.loads((tmp_path / "p.json").read_text())["kind"] == "portfolio"
+    assert [p.name for p in tmp_path.iterdir()] == ["p.json"]

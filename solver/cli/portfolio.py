@@ -13,7 +13,7 @@ from typing import Optional
 
 import typer
 
-from .files import PLOT_SUFFIXES, TABLE_SUFFIXES, OutputFiles, table_writer
+from .files import JSON_SUFFIXES, PLOT_SUFFIXES, TABLE_SUFFIXES, OutputFiles, table_writer, write_text
 from .guard import guarded
 from .options import EXIT
 from .output import emit_json
@@ -131,13 +131,16 @@ def generate_portfolio(jobs: int = typer.Option(5, "--jobs", min=1, help="number
     from ..generate import random_portfolio
     if buckets < 2:
         raise InputError("--buckets: expected at least 2")
-    try:
-        data = random_portfolio(jobs, gpu_types, buckets, seed=seed, bucket_hours=bucket_hours)
-    except ValueError as exc:
-        raise InputError(str(exc)) from None
-    text = json.dumps(data, indent=1)
+    files = OutputFiles()
+    files.check("--out", out, JSON_SUFFIXES)  # before generating: a bad path is one line, at once
+    with files:
+        try:
+            data = random_portfolio(jobs, gpu_types, buckets, seed=seed, bucket_hours=bucket_hours)
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
+        text = json.dumps(data, indent=1)
+        files.write(out, lambda path: write_text(path, text + "\n"))
     if out is None:
         typer.echo(text)
     else:
-        out.write_text(text + "\n")
         typer.echo(f"wrote {out}: {jobs} jobs, {gpu_types} GPU types, {buckets} buckets")
