@@ -47,7 +47,7 @@ def tiny():
 
 
 EXPECTED_PATHS = {"/api/health", "/api/validate", "/api/solve", "/api/evaluate", "/api/frontier", "/api/sweep",
-                  "/api/portfolio/solve", "/api/catalog", "/api/calibrate", "/api/instances", "/api/instances/{name}",
+                  "/api/portfolio/solve", "/api/catalog", "/api/catalog/specs", "/api/calibrate", "/api/instances", "/api/instances/{name}",
                   "/api/jobs", "/api/jobs/{job_id}", "/api/jobs/{job_id}/request"}
 
 
@@ -121,9 +121,18 @@ def test_validate_catalog_and_shipped_instances(server):
     assert names["tiny"] == "job" and names["portfolio-small"] == "portfolio"
     assert server.call("GET", "/api/instances/tiny") == tiny()
     from planopt.models.catalog import load_gpus
-    gpus = {g["name"]: g for g in server.call("GET", "/api/catalog")["gpus"]}
+    gpus = {g["name"]: g for g in server.call("GET", "/api/catalog/specs")["gpus"]}
     assert set(gpus) == set(load_gpus())
     assert gpus["H100-SXM"]["price_on_demand_usd_per_gpu_hour"] == load_gpus()["H100-SXM"].price_on_demand_usd_per_gpu_hour
+
+
+def test_catalog_is_the_cli_catalog_json_with_its_filters(server):
+    assert server.call("GET", "/api/catalog") == cli_json("catalog")
+    prices = server.call("GET", "/api/catalog?gpu=H100-SXM")["prices"]
+    assert prices and {p["gpu"] for p in prices} == {"H100-SXM"}
+    assert prices == cli_json("catalog", "--gpu", "H100-SXM")["prices"]
+    status, out = server.request("GET", "/api/catalog?provider=nosuch")
+    assert status == 400 and out["error"].startswith("provider: expected one of"), out
 
 
 def test_calibrate_a_shipped_case_and_an_inline_one(server):

@@ -229,6 +229,33 @@ def refuse_paths(portfolio: dict[str, Any]) -> None:
             raise InputError(f"portfolio: jobs.{i}.instance: a path is read only under the service's allowed folder")
 
 
+def catalog_payload(provider: Optional[str] = None, gpu: Optional[str] = None) -> dict[str, Any]:
+    """``planopt catalog --json [--provider P] [--gpu G]``: the GPU prices by provider, region and tier, with sources."""
+    from planopt.models.catalog import CatalogLookupError, find_gpu
+    from planopt.models.catalog.prices import COLUMNS, load_prices, providers
+    from ..errors import InputError
+    rows = list(load_prices())
+    if provider is not None:
+        if provider not in providers():
+            raise InputError(f"provider: expected one of {', '.join(providers())}, got {provider!r}")
+        rows = [r for r in rows if r.provider == provider]
+    if gpu is not None:
+        try:
+            name = find_gpu(gpu).name
+        except CatalogLookupError as exc:
+            raise InputError(f"gpu: {exc}") from None
+        rows = [r for r in rows if r.gpu == name]
+    return strict({"prices": [{c: getattr(r, c) for c in COLUMNS} | {"provider_kind": r.provider_kind, "node_gpus": r.node_gpus,
+                                                                    "interconnect": r.interconnect} for r in rows]})
+
+
+def specs_payload() -> dict[str, Any]:
+    """The catalog's accelerators (specs, list prices) and model presets, as ``models/catalog/*.json`` hold them."""
+    from dataclasses import asdict
+    from planopt.models.catalog import load_gpus, load_models
+    return strict({"gpus": [asdict(g) for g in load_gpus().values()], "models": [asdict(m) for m in load_models().values()]})
+
+
 def calibrate_payload(case_path: str) -> list[dict[str, Any]]:
     """``planopt calibrate`` on one case file: its rows, each with its P10-P90 interval."""
     from ..calibrate import calibrate_case

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import tempfile
 import time
-from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from fastapi import APIRouter, Request
 
@@ -93,11 +92,14 @@ def portfolio_solve(body: PortfolioRequest, request: Request) -> dict[str, Any]:
     return timed(request, payloads.portfolio_payload, resolve_portfolio(body, request.app.state.settings), options_of(body))
 
 
-@router.get("/catalog", summary="the GPUs (with prices) and model presets of the default catalog")
-def catalog() -> dict[str, Any]:
-    from planopt.models.catalog import load_gpus, load_models
-    return payloads.strict({"gpus": [asdict(g) for g in load_gpus().values()],
-                            "models": [asdict(m) for m in load_models().values()]})
+@router.get("/catalog", summary="planopt catalog --json: GPU prices by provider, region and tier, with sources")
+def catalog(provider: Optional[str] = None, gpu: Optional[str] = None) -> dict[str, Any]:
+    return payloads.catalog_payload(provider, gpu)
+
+
+@router.get("/catalog/specs", summary="the catalog's accelerators (specs and list prices) and model presets")
+def catalog_specs() -> dict[str, Any]:
+    return payloads.specs_payload()
 
 
 @router.post("/calibrate", summary="planopt calibrate on one case: predicted against published figures")
