@@ -213,3 +213,34 @@ def test_mip_start_is_a_feasible_plan_and_optimal_when_only_recipe_limits_bind(s
         assert best.status == "optimal"
         if objective == "cost" and constraints is recipe_only:
             assert close(metrics.cost_usd, best.metrics.cost_usd, 1e-9), (metrics.cost_usd, best.metrics.cost_usd)
+
+
+def reuse_large_instance_dict(seed: int) -> dict:
+    """A LARGE-grid job (2e4-4e5 plans) with few distinct prompts and SFT epochs over owned
+    examples as a choice, limits drawn from its own plans."""
+    rng = random.Random(50_000 + seed)
+    while True:
+        inst = random_job_dict(rng, f"reuse-large-{seed}", LARGE_GRID)
+        inst["task"]["prompts_available"] = rng.choice([100, 2_000, 30_000])
+        if "sft" in inst["training"]["methods"]:
+            inst["sft_data"]["examples_available"] = rng.choice([2_000, 50_000])
+            inst["sft_data"]["max_epochs_options"] = sorted(rng.sample([1, 2, 4, 8, 16], rng.randint(2, 4)))
+        recipes, hardware, intervals = Evaluator(Instance.model_validate(inst)).space()
+        if 20_000 <= len(recipes) * len(hardware) * len(intervals) <= 400_000:
+            break
+    _, mt = plan_arrays(Instance.model_validate(inst))
+    fits = mt["feasible"]
+    values = {key: np.asarray(mt[key])[fits] for key in ("cost_usd", "wall_hours", "forgetting_points", "quality")}
+    inst["constraints"] = random_limits(rng, values)
+    return inst
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_mip_equals_vectorised_oracle_where_data_repeats(seed):
+    inst = Instance.model_validate(reuse_large_instance_dict(seed))
+    mip, oracle = PlanModel(inst).solve(), best_plan_arrays(inst)
+    assert mip.status == oracle.status, (mip.status, oracle.status, mip.message)
+    if oracle.status == "optimal":
+        assert close(mip.metrics.objective(inst.objective), oracle.metrics.objective(inst.objective)), (mip.plan, oracle.plan)
+        assert close(mip.metrics.cost_usd, oracle.metrics.cost_usd), (mip.plan, oracle.plan)
+        assert mip.metrics.feasible and mip.big_m_breaches == []
