@@ -11,12 +11,32 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import ClassVar, Literal, Optional, Union
+from typing import Annotated, ClassVar, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from . import defaults as d
 from .catalog import CatalogLookupError, GpuSpec, find_gpu, find_model
+
+# Sane ranges (issue 13 item 18). Every number of an instance is finite (``Strict``), at most
+# MAX_MAGNITUDE, and a strictly positive one at least MIN_POSITIVE; counts that multiply into a step's work
+# (steps, prompts per step, samples, GPUs, layers) are at most MAX_COUNT; scores at most MAX_SCORE points.
+# All lie far beyond any real job (a trillion dollars, examples or prompts; a billionth of a dollar, hour or
+# token; ten million steps or GPUs; 100 trillion parameters), so only typos and absurd values are refused:
+# 1e308 overflows the cost model to inf, which HiGHS reads as "no bound", and 5e-324 divides to inf.
+MAX_MAGNITUDE = 1e12
+MIN_POSITIVE = 1e-9
+MAX_COUNT = 10**7
+MAX_SCORE = 1e6            # points, as the limits' range (solver/instance.py LIMIT_RANGES)
+MAX_PARAMS_B = 1e5         # billions of parameters
+PositiveFloat = Annotated[float, Field(ge=MIN_POSITIVE, le=MAX_MAGNITUDE)]
+NonNegativeFloat = Annotated[float, Field(ge=0, le=MAX_MAGNITUDE)]
+PositiveInt = Annotated[int, Field(ge=1, le=MAX_COUNT)]
+NonNegativeInt = Annotated[int, Field(ge=0, le=MAX_COUNT)]
+LargeCount = Annotated[int, Field(ge=0, le=int(MAX_MAGNITUDE))]   # examples and prompts owned
+Score = Annotated[float, Field(ge=0, le=MAX_SCORE)]
+ParamsB = Annotated[float, Field(ge=MIN_POSITIVE, le=MAX_PARAMS_B)]
+Share = Annotated[float, Field(ge=MIN_POSITIVE, le=1)]         # an efficiency or HBM share in (0, 1]
 
 Method = Literal["sft", "rl", "opd"]
 Precision = Literal["bf16", "fp8", "int8", "int4"]
@@ -40,8 +60,8 @@ class Architecture(Strict):
     """A transformer: a catalog ``preset`` name, explicit fields, or both (fields override)."""
 
     preset: Optional[str] = Field(None, description="model name from the catalog, e.g. 'Qwen3-8B'")
-    params_b: Optional[PositiveFloat] = Field(None, description="total parameters, billions")
-    active_params_b: Optional[PositiveFloat] = Field(None, description="parameters active per token, billions (MoE)")
+    params_b: Optional[ParamsB] = Field(None, description="total parameters, billions")
+    active_params_b: Optional[ParamsB] = Field(None, description="parameters active per token, billions (MoE)")
     layers: Optional[PositiveInt] = None
     hidden: Optional[PositiveInt] = None
     kv_heads: Optional[PositiveInt] = None
@@ -77,13 +97,13 @@ class Architecture(Strict):
 class Task(Strict):
     """What is trained for and what must not be lost."""
 
-    baseline_score: float = Field(ge=0, description="target-task score before post-training")
-    score_ceiling: PositiveFloat = Field(100.0, description="best score the benchmark allows")
-    general_score_baseline: PositiveFloat = Field(description="general-capability score (e.g. IF-eval) before training; forgetting is measured against it")
+    baseline_score: Score = Field(description="target-task score before post-training")
+    score_ceiling: Annotated[float, Field(ge=MIN_POSITIVE, le=MAX_SCORE)] = Field(100.0, description="best score the benchmark allows")
+    general_score_baseline: Annotated[float, Field(ge=MIN_POSITIVE, le=MAX_SCORE)] = Field(description="general-capability score (e.g. IF-eval) before training; forgetting is measured against it")
     prompt_tokens: NonNegativeFloat = Field(description="mean prompt tokens per sample")
     response_tokens: PositiveFloat = Field(description="mean response tokens per sample")
     max_response_tokens: PositiveFloat = Field(description="longest response allowed; the rollout waits for it")
-    prompts_available: PositiveInt = Field(description="distinct task prompts for RL/OPD; drawing more than this repeats prompts, each repeat worth less (learning.effective_draws)")
+    prompts_available: Annotated[int, Field(ge=1, le=int(MAX_MAGNITUDE))] = Field(description="distinct task prompts for RL/OPD; drawing more than this repeats prompts, each repeat worth less (learning.effective_draws)")
 
     @model_validator(mode="after")
     def _check(self) -> "Task":
@@ -110,11 +130,11 @@ class Training(Strict):
 
 
 class SftData(Strict):
-    examples_available: NonNegativeInt = Field(description="labeled external examples already owned")
+    examples_available: LargeCount = Field(description="labeled external examples already owned")
     usd_per_labeled_example: NonNegativeFloat
     labeled_examples_per_day: PositiveFloat = Field(description="labeling throughput for examples still to buy")
     example_tokens: PositiveFloat = Field(description="tokens per SFT example (prompt + answer)")
-    external_data_share_options: list[float] = Field([1.0], min_length=1, description="share of new-domain data in the SFT mix; the rest is general data")
+    external_data_share_options: list[Share] = Field([1.0], min_length=1, description="share of new-domain data in the SFT mix; the rest is general data")
     sequence_length_tokens: Optional[PositiveFloat] = Field(None, description="training sequence (truncation or packing) length; default example_tokens (no padding)")
     packing: bool = Field(False, description="examples packed into full sequences of sequence_length_tokens; otherwise each runs at its own length, padded to sequence_length_tokens when a micro-batch holds several")
     truncation: bool = Field(False, description="examples longer than sequence_length_tokens are cut to it")
@@ -140,7 +160,7 @@ class Reward(Strict):
 
 class Teacher(Strict):
     architecture: Architecture
-    score: float = Field(ge=0, description="teacher's score on the target task")
+    score: Score = Field(description="teacher's score on the target task")
     exists: bool = True
     training_usd: NonNegativeFloat = Field(0.0, description="cost to obtain the teacher when it does not exist")
     training_hours: NonNegativeFloat = Field(0.0, description="lead time to obtain the teacher when it does not exist")
@@ -239,17 +259,17 @@ class Operations(Strict):
 
 
 class Efficiency(Strict):
-    mfu_train: Optional[float] = Field(None, gt=0, le=1, description="overrides the size-based MFU default")
-    decode_mbu: float = Field(d.DECODE_MBU, gt=0, le=1)
-    rollout_hbm_share: float = Field(d.ROLLOUT_HBM_SHARE, gt=0, le=1)
-    train_hbm_share: float = Field(d.TRAIN_HBM_SHARE, gt=0, le=1)
-    scaling_efficiency_per_doubling: float = Field(d.SCALING_EFFICIENCY_PER_DOUBLING, gt=0, le=1)
+    mfu_train: Optional[float] = Field(None, ge=MIN_POSITIVE, le=1, description="overrides the size-based MFU default")
+    decode_mbu: float = Field(d.DECODE_MBU, ge=MIN_POSITIVE, le=1)
+    rollout_hbm_share: float = Field(d.ROLLOUT_HBM_SHARE, ge=MIN_POSITIVE, le=1)
+    train_hbm_share: float = Field(d.TRAIN_HBM_SHARE, ge=MIN_POSITIVE, le=1)
+    scaling_efficiency_per_doubling: float = Field(d.SCALING_EFFICIENCY_PER_DOUBLING, ge=MIN_POSITIVE, le=1)
     # Multipliers on the modelled rates: 1.0 is the model as calibrated. A pilot run
     # (``planopt fit``) or a scenario of the uncertainty model (``models/uncertainty.py``)
     # sets them; every compute pass's time scales exactly as 1/mfu_factor and every
     # decode iteration's as 1/decode_factor.
-    mfu_factor: float = Field(1.0, gt=0, le=10, description="multiplies the achieved MFU of every training and scoring pass")
-    decode_factor: float = Field(1.0, gt=0, le=10, description="multiplies the speed of every decode iteration of the rollout engine")
+    mfu_factor: float = Field(1.0, ge=MIN_POSITIVE, le=10, description="multiplies the achieved MFU of every training and scoring pass")
+    decode_factor: float = Field(1.0, ge=MIN_POSITIVE, le=10, description="multiplies the speed of every decode iteration of the rollout engine")
     software_release: Literal[tuple(d.SOFTWARE_RELEASES)] = Field(  # type: ignore[valid-type]
         d.SOFTWARE_RELEASE_DEFAULT, description="RL software release whose measured speed and log-prob passes apply "
         "(defaults.SOFTWARE_RELEASES, dated); default the newest")
@@ -337,8 +357,10 @@ class Instance(Strict):
                     err = exc.errors()[0]
                     where = ".".join(str(p) for p in (name, *err["loc"]))
                     raise ValueError(f"{where}: {err['msg'].removeprefix('Value error, ')}") from None
-            elif isinstance(entry, bool) or not isinstance(entry, (int, float)) or not math.isfinite(entry) or entry < 0:
-                raise ValueError(f"{name}: expected a non-negative number or {{low, high, confidence}}, got {entry!r}")
+            elif (isinstance(entry, bool) or not isinstance(entry, (int, float)) or not math.isfinite(entry)
+                  or not 0 <= entry <= MAX_MAGNITUDE):
+                raise ValueError(f"{name}: expected a number from 0 to {MAX_MAGNITUDE:g} or {{low, high, confidence}}, "
+                                 f"got {entry!r}")
             else:
                 out[name] = float(entry)
         return out

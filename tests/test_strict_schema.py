@@ -104,3 +104,34 @@ def test_portfolio_schema_is_strict(tmp_path, path, value, field):
     with pytest.raises(InputError) as exc:
         load_portfolio(bad)
     assert field in str(exc.value) and "\n" not in str(exc.value)
+
+
+# Issue 13 item 18: every number has a sane range, stated in the error (these values once reached the
+# solver: 1e308 overflowed costs to inf, 5e-324 and 1e-300 divided to inf, 2**63 steps ended in StopIteration).
+RANGE_CASES = [
+    ("operations.fixed_usd", 1e308, "less than or equal to 1000000000000"),
+    ("storage.log_retention_months", 1e40, "less than or equal to 1000000000000"),
+    ("training.methods.opd.steps_options", [2**63], "less than or equal to 10000000"),
+    ("hardware.gpus.0.counts", [10**8], "less than or equal to 10000000"),
+    ("teacher.score", 1e308, "less than or equal to 1000000"),
+    ("efficiency.mfu_train", 1e-300, "greater than or equal to 0.000000001"),
+    ("checkpointing.interval_minutes_options", [5e-324], "greater than or equal to 0.000000001"),
+    ("task.response_tokens", 1e-300, "greater than or equal to 0.000000001"),
+    ("student", {"params_b": 1e9, "layers": 2, "hidden": 8, "kv_heads": 1, "head_dim": 8}, "less than or equal to 100000"),
+    ("uncertainty", {"efficiency.mfu_factor": 1e308}, "from 0 to 1e+12"),
+]
+
+
+@pytest.mark.parametrize("path,value,expected", RANGE_CASES, ids=[c[0] for c in RANGE_CASES])
+def test_numbers_outside_their_sane_range_are_refused_with_the_range(path, value, expected):
+    data = _set(copy.deepcopy(TINY), path, value)
+    with pytest.raises(InputError) as exc:
+        load_instance(data)
+    assert expected in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_the_edges_of_the_ranges_are_accepted():
+    data = _set(copy.deepcopy(TINY), "operations.fixed_usd", 1e12)
+    data = _set(data, "efficiency.mfu_train", 1e-9)
+    inst = load_instance(data)
+    assert inst.operations.fixed_usd == 1e12 and inst.efficiency.mfu_train == 1e-9
