@@ -8,6 +8,7 @@ from typing import Optional
 
 import typer
 
+from .files import OutputFiles
 from .guard import guarded
 from .options import JSON
 from .output import emit_json
@@ -38,16 +39,13 @@ def catalog(json_out: bool = JSON,
         except CatalogLookupError as exc:
             raise InputError(f"--gpu: {exc}") from None
         rows = [r for r in rows if r.gpu == name]
-    if out is not None:
-        if out.suffix.lower() != ".csv":
-            raise InputError(f"--out: expected a .csv file, got {str(out)!r}")
-        try:
-            with out.open("w", newline="") as f:
-                writer = csv.DictWriter(f, fieldnames=list(COLUMNS) + ["provider_kind", "node_gpus", "interconnect"])
-                writer.writeheader()
-                writer.writerows(r.to_dict() for r in rows)
-        except OSError as exc:
-            raise InputError(f"--out: cannot write {str(out)!r}: {exc.strerror}") from None
+    def write_rows(path: Path) -> None:
+        with path.open("w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=list(COLUMNS) + ["provider_kind", "node_gpus", "interconnect"])
+            writer.writeheader()
+            writer.writerows(r.to_dict() for r in rows)
+    with OutputFiles() as files:  # checked, then written whole under a temporary name and renamed
+        files.write(files.check("--out", out, (".csv",)), write_rows)
     if json_out:
         emit_json({"prices": [{c: getattr(r, c) for c in COLUMNS} | {"provider_kind": r.provider_kind, "node_gpus": r.node_gpus,
                                                                     "interconnect": r.interconnect} for r in rows]})
