@@ -1,7 +1,7 @@
 """The page, driven in headless Chromium against a real `planopt serve`: a shipped instance loaded,
-solved, and the plan, the limits and the frontier shown with the numbers the API returns; a
-frontier point opened by a click; a portfolio's procurement and Gantt chart. Screenshots land in
-the test's temporary folder.
+solved (as jobs of the service), and the plan, the limits and the frontier shown with the numbers the
+API returns; a frontier point opened by a click; the run found again among the recent jobs; a
+portfolio's procurement and Gantt chart. Screenshots land in the test's temporary folder.
 
 Debian's ``chromium`` and ``chromium-driver`` (``.ci/run`` installs them). The test skips only when
 they are missing on a developer's machine; under CI (``CI`` set) a missing browser fails it.
@@ -112,6 +112,14 @@ def test_the_page_solves_a_shipped_instance_and_shows_the_apis_plan_and_frontier
     assert cell_values(browser, "metrics-table")["cost_usd"] == pytest.approx(front["points"][0]["cost_usd"], rel=1e-12)
     browser.save_screenshot(str(tmp_path / "frontier-point.png"))
     assert (tmp_path / "solve.png").stat().st_size > 10_000
+    # the run was two jobs of the service (kept in its store); clicking the solve shows its plan again
+    wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#jobs-history tbody tr")) >= 2)
+    history = browser.find_elements(By.CSS_SELECTOR, "#jobs-history tbody tr")
+    kinds = [row.find_elements(By.TAG_NAME, "td")[1].text for row in history[:2]]
+    assert kinds == ["frontier", "solve"] and all(r.find_elements(By.TAG_NAME, "td")[2].text == "done" for r in history[:2])
+    history[1].click()
+    wait(browser, lambda d: d.find_element(By.ID, "status").text.startswith("job "))
+    assert cell_values(browser, "metrics-table")["cost_usd"] == pytest.approx(api["metrics"]["cost_usd"], rel=1e-12)
 
 
 def test_the_page_shows_a_portfolios_procurement_and_gantt_chart(server, browser, tmp_path):

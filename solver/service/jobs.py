@@ -180,8 +180,3 @@ class JobRunner:
                 pass
         else:
             self._client.restart_workers([address], timeout=RESTART_TIMEOUT_SECONDS, raise_for_error=False)
-
-    def where(self, job_id: str) -> Optional[dict[str, Any]]:
-        """The worker and process id running the job, once it has started (for tests and logs)."""
-        self.refresh(job_id)
-        return self._where.get(job_id)

@@ -108,7 +108,10 @@ function showLimits(result) {
   });
   fillTable("binding-table", "binding", ["limit", "limit value", "plan's value", "binds?", "relaxed one step → objective"],
     rows, (i) => (result.binding[i].binding ? "binding" : ""));
-  const risk = result.risk;
+  showRisk(result.risk);
+}
+
+function showRisk(risk) {
   $("risk-line").textContent = risk && risk.share_meeting_all_limits != null
     ? `Over ${risk.scenarios.toLocaleString("en-US")} scenarios of the uncertainty model, this plan meets every limit in ` +
       `${(100 * risk.share_meeting_all_limits).toFixed(1)} % of them.` : "";
@@ -137,6 +140,10 @@ async function openFrontierPoint(i) {
   try {
     const evaluated = await api("POST", "/api/evaluate", { instance: state.instance, plan: point.plan });
     showPlan(evaluated, `Showing frontier point #${i + 1} (click another point to compare; run again for the optimum).`);
+    // binding limits and relaxations are the optimum's (found by re-solving); for this point, whether it meets them
+    fillTable("binding-table", "binding", ["frontier point", "meets the limits?", "why not"],
+      [[`#${i + 1}`, evaluated.feasible ? "yes" : "no", (evaluated.violations || []).join("; ") || "-"]]);
+    showRisk(evaluated.risk);
     state.result = evaluated;
     document.querySelectorAll("#frontier-table tbody tr").forEach((tr, k) => tr.classList.toggle("selected", k === i));
   } catch (err) { setStatus(err.message, "error"); }
@@ -169,13 +176,51 @@ function showPortfolio(result) {
       { text: usd(j.metrics.cost_usd), value: j.metrics.cost_usd }, points(j.metrics.quality)]));
 }
 
-// --- running ---
+// --- running: every run is a job of the service (kept in its store, cancellable, re-shown from "Recent jobs") ---
 function options() {
   const out = {};
   for (const id of LIMITS) if ($(id).value !== "") out[id] = Number($(id).value);
   if ($("confidence").value !== "") out.confidence = Number($("confidence").value) / 100;
   if ($("objective").value) out.objective = $("objective").value;
   return out;
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function runJob(kind, body, label) {
+  const submitted = await api("POST", "/api/jobs", { kind, body });
+  state.job = submitted.id;
+  $("cancel").hidden = false;
+  try {
+    for (;;) {
+      const job = await api("GET", "/api/jobs/" + submitted.id);
+      if (job.status === "done") return job.result;
+      if (job.status !== "queued" && job.status !== "running") throw new Error(job.error || `${label}: ${job.status}`);
+      const progress = job.progress ? ` (${job.progress.done} of ${job.progress.total})` : "";
+      setStatus(`${label}: ${job.status}${progress}…`, "busy");
+      await sleep(300);
+    }
+  } finally {
+    $("cancel").hidden = true;
+    state.job = null;
+    loadJobs();
+  }
+}
+
+function showSolve(result) {
+  state.result = result;
+  $("job-results").hidden = false;
+  if (!result.plan) return `${result.status}: ${result.message || "no plan"}`;
+  showPlan(result, "");
+  showLimits(result);
+  return `${result.status}: ${planText(result.plan)} · ${usd(result.metrics.cost_usd)}`;
+}
+
+function showPortfolioResult(result) {
+  state.portfolio = result; state.result = result;
+  $("portfolio-results").hidden = false;
+  showPortfolio(result);
+  return `${result.status}: ${usd(result.cost_usd)} for ${result.jobs.length} jobs`;
 }
 
 async function run() {
@@ -185,31 +230,61 @@ async function run() {
   }
   state.instance = instance;
   $("job-results").hidden = true; $("portfolio-results").hidden = true;
-  setStatus("solving…", "busy");
+  setStatus("submitting…", "busy");
   try {
     if (instance.kind === "portfolio") {
-      const result = await api("POST", "/api/portfolio/solve", { portfolio: instance });
-      state.portfolio = result; state.result = result;
-      $("portfolio-results").hidden = false;
-      showPortfolio(result);
+      const line = showPortfolioResult(await runJob("portfolio", { portfolio: instance }, "portfolio"));
       const ignored = Object.keys(options()).length ? " (the limits above are a single job's; a portfolio keeps its own)" : "";
-      setStatus(`${result.status}: ${usd(result.cost_usd)} for ${result.jobs.length} jobs${ignored}`, "done");
+      setStatus(line + ignored, "done");
       return;
     }
     const opts = options();
-    const result = await api("POST", "/api/solve", { instance, ...opts });
-    state.result = result;
-    $("job-results").hidden = false;
-    if (!result.plan) {
-      setStatus(`${result.status}: ${result.message || "no plan"}`, "done");
-      return;
-    }
-    showPlan(result, "");
-    showLimits(result);
-    setStatus(`${result.status}: ${planText(result.plan)} · ${usd(result.metrics.cost_usd)} · computing the frontier…`, "busy");
+    const result = await runJob("solve", { instance, ...opts }, "solve");
+    const line = showSolve(result);
+    if (!result.plan) { setStatus(line, "done"); return; }
     const limits = Object.fromEntries(LIMITS.filter((k) => k in opts).map((k) => [k, opts[k]]));
-    drawFrontier(await api("POST", "/api/frontier", { instance, x: "cost_usd", y: "quality", ...limits }));
-    setStatus(`${result.status}: ${planText(result.plan)} · ${usd(result.metrics.cost_usd)}`, "done");
+    drawFrontier(await runJob("frontier", { instance, x: "cost_usd", y: "quality", ...limits }, "frontier"));
+    setStatus(line, "done");
+  } catch (err) { setStatus(err.message, "error"); }
+}
+
+async function cancel() {
+  if (!state.job) return;
+  try { await api("DELETE", "/api/jobs/" + state.job); } catch (err) { setStatus(err.message, "error"); }
+}
+
+// --- recent jobs: the service's store, so a plan can be found and shown again later ---
+async function loadJobs() {
+  try {
+    const jobs = await api("GET", "/api/jobs");
+    fillTable("jobs-history", "jobs-history", ["submitted", "kind", "status", "run time", "id"],
+      jobs.map((j) => [new Date(j.submitted_at * 1000).toLocaleString(), j.kind, j.status,
+        j.run_seconds == null ? "-" : j.run_seconds.toFixed(2) + " s", { text: j.id.slice(0, 8), key: j.id }]));
+    document.querySelectorAll("#jobs-history tbody tr").forEach((tr, i) => { tr.onclick = () => showJob(jobs[i].id); });
+  } catch (err) { /* no token yet: the status line already says so */ }
+}
+
+async function showJob(id) {
+  try {
+    const [job, request] = await Promise.all([api("GET", "/api/jobs/" + id), api("GET", `/api/jobs/${id}/request`)]);
+    if (job.status !== "done") { setStatus(`job ${id.slice(0, 8)}: ${job.status}${job.error ? ": " + job.error : ""}`, "error"); return; }
+    state.instance = request.instance;
+    $("instance-text").value = JSON.stringify(request.instance, null, 2);
+    let line = `job ${id.slice(0, 8)} (${job.kind})`;
+    if (job.kind === "portfolio" || request.instance.kind === "portfolio") {
+      $("job-results").hidden = true;
+      line += ": " + showPortfolioResult(job.result);
+    } else if (job.kind === "frontier") {
+      $("portfolio-results").hidden = true; $("job-results").hidden = false;
+      drawFrontier(job.result);
+    } else if (job.kind === "solve") {
+      $("portfolio-results").hidden = true;
+      line += ": " + showSolve(job.result);
+    } else {
+      state.result = job.result;
+      line += ": done (download its JSON)";
+    }
+    setStatus(line, "done");
   } catch (err) { setStatus(err.message, "error"); }
 }
 
@@ -264,9 +339,12 @@ function upload() {
 document.addEventListener("DOMContentLoaded", () => {
   readToken();
   addDownloads();
-  $("token").addEventListener("change", () => { sessionStorage.setItem("planopt-token", $("token").value.trim()); loadShipped(); });
+  $("token").addEventListener("change", () => { sessionStorage.setItem("planopt-token", $("token").value.trim()); loadShipped(); loadJobs(); });
   $("shipped").addEventListener("change", pickShipped);
   $("upload").addEventListener("change", upload);
   $("run").addEventListener("click", run);
+  $("cancel").addEventListener("click", cancel);
+  $("refresh-jobs").addEventListener("click", loadJobs);
   loadShipped();
+  loadJobs();
 });
