@@ -325,7 +325,8 @@ class PortfolioModel:
         - ``starts``: give HiGHS each job's best plan on its own as a partial start; HiGHS
           completes it (reservations and schedule) by a sub-MIP;
         - ``floors``: bound each job's cost share from below (``add_job_cost_floors``) by the
-          dual bound of its least ``job_cost_usd`` alone, reserved GPUs paid by the GPU-hour.
+          dual bound of its least ``job_cost_usd`` alone, reserved GPUs paid by the GPU-hour,
+          with its gang binaries relaxed (a relaxation: the bound stays valid).
 
         Both come from the same one-job model. With ``end`` (a ``time.perf_counter`` instant) the
         one-job solves share the time left before it: each gets at most its share of what is
@@ -348,6 +349,11 @@ class PortfolioModel:
             sub = PortfolioModel(PortfolioData(one, [inst]), symmetry_breaking=False)
             if sub.model is None:
                 continue
+            # Alone, a job competes for no GPUs: its gang binaries only matter where its count
+            # exceeds a tier, and relaxing them keeps the one-job solves fast. The floor stays
+            # valid (a relaxation bounds from below); the start is only a heuristic.
+            for var in sub.model.holds.values():
+                var.domain = pyo.UnitInterval
             if floors:
                 sub.model.objective.deactivate()
                 sub.model.job_cost = pyo.Objective(expr=sub.model.job_cost_usd[0], sense=pyo.minimize)
@@ -406,6 +412,10 @@ class PortfolioModel:
         if end is not None and time.perf_counter() >= end:
             return self.out_of_time(result, time_limit, time.perf_counter() - (started_at if started_at is not None else start))
         remaining = None if end is None else max(MIN_SOLVE_SECONDS, end - time.perf_counter())
+        if remaining is not None and self.solver.pending is not None and len(self.solver.pending[0]):
+            # HiGHS completes a partial start by a sub-MIP that has the whole time limit to itself
+            # before the MIP proper gets it again (seen in its log): give each half.
+            remaining /= 2
         res = self.solver.solve(self.model, load_solutions=False, raise_exception_on_nonoptimal_result=False,
                                 time_limit=remaining, rel_gap=rel_gap, abs_gap=0.0, tee=tee,
                                 solver_options={"mip_feasibility_tolerance": FEASIBILITY_TOLERANCE,
