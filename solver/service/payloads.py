@@ -4,8 +4,8 @@ Each function takes only picklable arguments (an instance as a dict, options
 as numbers), so the same function runs in a request's thread for a quick
 answer and on a Dask worker for a job. Each composes the library functions the
 CLI composes, in the same way, so the service adds no second cost model and
-its JSON is the CLI's (``tests/test_service_api.py`` compares them byte for byte
-after parsing).
+its JSON is the CLI's (``tests/test_service_api.py`` holds each endpoint's
+parsed JSON equal to the CLI's for the same request).
 
 Options are checked with the library's own checks, under the names of the
 request's fields, so a mistake gets the CLI's one-line message naming the field.
