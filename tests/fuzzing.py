@@ -20,8 +20,12 @@ object, or an input error that is not one line starting ``error:``.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import random
+import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -199,6 +203,29 @@ def commands(case: FuzzCase, path: Path) -> list[list[str]]:
     return [["validate", str(path)], solve]
 
 
+@dataclass
+class _Captured:
+    text: str = ""
+
+
+@contextlib.contextmanager
+def _raw_stdout():
+    """What is written to file descriptor 1 meanwhile: typer's runner captures ``sys.stdout``, not C code
+    (HiGHS) writing to the descriptor, which in a real process would land in the middle of --json output."""
+    captured = _Captured()
+    sys.stdout.flush()
+    saved = os.dup(1)
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), 1)
+        try:
+            yield captured
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+            sink.seek(0)
+            captured.text = sink.read().decode("utf-8", "replace")
+
+
 def run(case: FuzzCase, folder: Path) -> list[Outcome]:
     """Run the case's commands on its file, written into ``folder``; one Outcome per command."""
     from typer.testing import CliRunner
@@ -207,9 +234,12 @@ def run(case: FuzzCase, folder: Path) -> list[Outcome]:
     path.write_bytes(case.content)
     out = []
     for args in commands(case, path):
-        res = CliRunner().invoke(app, args)
+        with _raw_stdout() as raw:
+            res = CliRunner().invoke(app, args)
         problem = None
-        if res.exception is not None and not isinstance(res.exception, SystemExit):
+        if raw.text:  # a library printing past the CLI (a solver log) would break --json's one object
+            problem = f"wrote to the process's stdout past the CLI: {raw.text[:200]!r}"
+        elif res.exception is not None and not isinstance(res.exception, SystemExit):
             problem = f"{type(res.exception).__name__} escaped the CLI: {str(res.exception)[:200]}"
         elif "Traceback" in res.output:
             problem = "a traceback was printed"
