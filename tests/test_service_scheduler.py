@@ -33,3 +33,17 @@ def test_jobs_run_on_the_given_cluster_and_cancel_restarts_its_worker(cluster, t
         assert again["status"] == "done"
     finally:
         server.stop()
+
+
+def test_an_unreachable_cluster_is_a_503_and_the_job_is_recorded_failed(tmp_path):
+    from service_server import free_port
+    server = Server(tmp_path, "--scheduler", f"tcp://127.0.0.1:{free_port()}").start()
+    try:
+        status, out = server.request("POST", "/api/jobs", {"kind": "solve", "body": {"instance": "tiny"}})
+        assert status == 503 and out["error"].startswith("the Dask cluster that runs jobs cannot be reached"), out
+        (job,) = server.call("GET", "/api/jobs")
+        assert job["status"] == "failed" and job["error"] == out["error"]
+        # the synchronous endpoints do not need the cluster
+        assert server.call("POST", "/api/solve", {"instance": "tiny", "sensitivity": False})["status"] == "optimal"
+    finally:
+        server.stop()

@@ -85,7 +85,7 @@ class JobRunner:
                     # one task per single-threaded worker at a time: a task the scheduler has placed on a
                     # worker is the one that worker runs, so cancelling it may restart that worker (below)
                     with dask.config.set({"distributed.scheduler.worker-saturation": 1.0}):
-                            self._cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                        self._cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
                                                      dashboard_address=None, silence_logs=logging.CRITICAL)
                     self._client = Client(self._cluster)
             return self._client

@@ -7,7 +7,9 @@ address) may have at most ``max_jobs_per_client`` jobs queued or running.
 
 from __future__ import annotations
 
+import logging
 import threading
+import time
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -20,6 +22,8 @@ from .routes_api import options_of, resolve_instance, resolve_portfolio
 from .store import public
 
 router = APIRouter(prefix="/api/jobs", default_response_class=StrictJSONResponse)
+log = logging.getLogger("planopt.service")
+UNAVAILABLE = "the Dask cluster that runs jobs cannot be reached; try again later"
 _admission = threading.Lock()  # the per-client count and the insert happen together
 
 
@@ -50,7 +54,12 @@ def submit(job: JobRequest, request: Request):
             return error(429, f"at most {state.settings.max_jobs_per_client} jobs queued or running per client; "
                               "wait for one to finish or cancel one")
         job_id = state.store.add(job.kind, client, {"instance": instance, "options": options})
-    state.runner.submit(job_id, job.kind, instance, options)
+    try:
+        state.runner.submit(job_id, job.kind, instance, options)
+    except Exception as exc:  # noqa: BLE001 - the cluster, not the request, failed: say so, keep the store true
+        log.error("job %s not submitted: %s: %s", job_id, type(exc).__name__, exc)
+        state.store.set(job_id, status="failed", error=UNAVAILABLE, finished_at=time.time())
+        return error(503, UNAVAILABLE)
     return StrictJSONResponse({"id": job_id, "status": "queued"}, status_code=202)
 
 
