@@ -6,12 +6,16 @@ A portfolio (``"kind": "portfolio"``) holds
 - ``jobs``: each a single-job :class:`~planopt.models.schema.Instance` (an inline
   object, or a file path relative to the portfolio file) with a
   ``release_bucket`` and a ``deadline_bucket`` (both inclusive, 0-based);
-- ``gpus``: the GPU types the jobs may share, each with three pricing tiers:
-  *reserved* (a commitment of whole GPUs over the whole horizon, paid for every
-  hour whether used or not), *on demand* (a price and an availability per
-  bucket) and *spot* (a price, an availability and a preemption rate per
-  GPU-hour; preemptions act as extra failures in the checkpoint model of
-  ``physics.checkpoint_overhead_share``);
+- ``gpus``: the GPU types the jobs may share, each from one ``provider`` of the
+  price catalog (``catalog/prices.json``: its prices, node size and interconnect
+  are the defaults) or with prices of its own, and three pricing tiers:
+  *reserved* (a commitment of whole nodes over the horizon, paid for every hour
+  of its term -- 1 month, 1 year, 3 years, back to back over the horizon; no
+  term: the horizon -- whether used or not), *on demand* (a price and an
+  availability per bucket) and *spot* (a price, an availability and a
+  preemption rate per GPU-hour; preemptions act as extra failures in the
+  checkpoint model of ``physics.checkpoint_overhead_share``). An offer linked
+  by ethernet only holds a job on one node at most;
 - an optional total ``budget_usd``.
 
 Per-bucket fields accept a scalar (the same in every bucket) or a list of one

@@ -43,7 +43,8 @@ WARM_START_SECONDS = 10.0  # per one-job solve: a one-job portfolio solves in we
 WARM_START_SHARE = 0.5     # of a time limit, at most, for the warm start; the portfolio MIP gets the rest
 MIN_SOLVE_SECONDS = 0.01   # the shortest time limit handed to HiGHS (the CLI's lower bound on --time-limit)
 POLISH_SECONDS = 60.0
-EXPLAIN_SECONDS = 30.0     # per one-job solve when explaining an infeasible portfolio      # the schedule LP after the MIP; it takes well under a second on the benchmarks
+EXPLAIN_SECONDS = 30.0     # per one-job solve when explaining an infeasible portfolio
+EXPLAIN_JOBS = 5           # jobs for which an infeasible portfolio's explanation searches a deadline that would do      # the schedule LP after the MIP; it takes well under a second on the benchmarks
 RESULT_VERSION = "1.0"  # of the JSON output; bumped when a key changes meaning or goes away
 HEURISTIC_EFFORT = 0.05  # HiGHS's default; 0.3 found no better incumbents on the 50-job benchmark
 
@@ -494,19 +495,34 @@ class PortfolioModel:
             if res.cost_usd is not None:
                 return (f"no schedule within budget_usd ${budget:,.0f}: the cheapest schedule found costs ${res.cost_usd:,.0f} "
                         f"(not proven least within the time limit)")
-        alone = []
-        for j, job in enumerate(d.portfolio.jobs):
+        def fits_alone(j: int, deadline: int) -> bool | None:
+            """Job j alone with this deadline bucket has a schedule (None: out of time)."""
             if left() is not None and left() < MIN_SOLVE_SECONDS:
-                return out_of_time
+                return None
+            job = d.portfolio.jobs[j].model_copy(update={"deadline_bucket": deadline})
             one = Portfolio.model_validate({**d.portfolio.model_dump(), "jobs": [job.model_dump()], "budget_usd": None})
             sub = PortfolioModel(PortfolioData(one, [d.instances[j]]), symmetry_breaking=False)
             limit = EXPLAIN_SECONDS if left() is None else min(EXPLAIN_SECONDS, left())
-            if sub.model is None or sub.solve(time_limit=limit, warm_start=False, explain=False, cost_floors=False).status == "infeasible":
-                alone.append(d.names[j])
+            return sub.model is not None and sub.solve(time_limit=limit, warm_start=False, explain=False,
+                                                       cost_floors=False).status != "infeasible"
+
+        alone = []
+        for j, job in enumerate(d.portfolio.jobs):
+            ok = fits_alone(j, job.deadline_bucket)
+            if ok is None:
+                return out_of_time
+            if not ok:
+                alone.append(j)
         if alone:
-            return (f"no schedule: {len(alone)} job(s) cannot finish by their deadline bucket even alone "
-                    f"(quality target, lead time or GPUs): {', '.join(alone[:5])}{' ...' if len(alone) > 5 else ''}; "
-                    "a later deadline_bucket, an earlier release_bucket or more GPUs in their window would let them")
+            # for the first few, the earliest deadline bucket within the horizon that would do
+            notes = []
+            for j in alone[:EXPLAIN_JOBS]:
+                later = next((b for b in range(d.portfolio.jobs[j].deadline_bucket + 1, len(d.buckets)) if fits_alone(j, b)), None)
+                notes.append(f"{d.names[j]} (deadline_bucket {d.portfolio.jobs[j].deadline_bucket}: "
+                             + (f"{later} would do)" if later is not None else
+                                "no later bucket of the horizon would do: its quality target or GPU types)"))
+            return (f"no schedule: {len(alone)} job(s) cannot finish by their deadline bucket even alone: "
+                    f"{'; '.join(notes)}{' ...' if len(alone) > EXPLAIN_JOBS else ''}")
         return "no schedule: each job fits alone, but together they exceed the GPUs available; more on-demand, spot or reservable GPUs, or later deadlines, would let them"
 
     def extract(self, result: PortfolioResult) -> None:

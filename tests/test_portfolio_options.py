@@ -115,3 +115,18 @@ def test_a_job_listing_no_portfolio_gpu_type_is_refused(tmp_path):
     f = tmp_path / "p.json"
     f.write_text(json.dumps(p))
     one_line_error(run("solve", f), "jobs.0.instance.hardware.gpus")
+
+
+def test_an_infeasible_deadline_is_explained_with_one_that_would_do(tmp_path):
+    import re
+    p = json.loads(SMALL.read_text())
+    p["jobs"][0]["deadline_bucket"] = 3   # its labels arrive after 6.4 days (24-hour buckets)
+    res = solve_portfolio(p)
+    assert res.status == "infeasible"
+    found = re.search(r"qwen3-0.6b-sft-new-labels \(deadline_bucket 3: (\d+) would do\)", res.message)
+    assert found, res.message
+    later = int(found.group(1))
+    p["jobs"][0]["deadline_bucket"] = later
+    assert solve_portfolio(p).status == "optimal"          # the stated deadline does let it run
+    p["jobs"][0]["deadline_bucket"] = later - 1
+    assert solve_portfolio(p).status == "infeasible"       # and it is the earliest
