@@ -64,9 +64,12 @@ def main() -> None:
     argv = hoist_root_flags(sys.argv[1:])
     json_out = "--json" in argv
     from . import interrupt
+    from ..verbosity import timed
     interrupt.install(json_out)
     try:
-        code = app(args=argv, prog_name="planopt", standalone_mode=False)
+        command = next((a for a in argv if not a.startswith("-")), "")
+        with timed(f"planopt {command} in all"):  # the whole command's time, under -v
+            code = app(args=argv, prog_name="planopt", standalone_mode=False)
     except (typer.Abort, KeyboardInterrupt):
         interrupt.stop(json_out)
     except typer.TyperException as exc:  # click's usage errors, as typer vendors them

@@ -25,11 +25,12 @@ EXIT_INTERRUPTED = 128 + signal.SIGINT
 
 _waiter: threading.Thread | None = None
 _streams: tuple[int, int] | None = None   # duplicates of the original stdout and stderr descriptors
+_json_out = False                         # whether the command running now prints JSON
 
 
 def install(json_out: bool) -> bool:
     """Route SIGINT to the waiting thread; False (nothing done) off the main thread or without POSIX signals."""
-    global _waiter, _streams
+    global _waiter, _streams, _json_out
     if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
         return False
     if _streams is None:
@@ -37,9 +38,10 @@ def install(json_out: bool) -> bool:
             _streams = (os.dup(sys.stdout.fileno()), os.dup(sys.stderr.fileno()))
         except (AttributeError, OSError, ValueError):  # streams without descriptors (a test's capture)
             return False
+    _json_out = json_out
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    if _waiter is None:
-        _waiter = threading.Thread(target=_wait, args=(json_out,), name="planopt-interrupt", daemon=True)
+    if _waiter is None:  # one waiting thread per process, whatever runs in it next
+        _waiter = threading.Thread(target=_wait, name="planopt-interrupt", daemon=True)
         _waiter.start()
     return True
 
@@ -50,9 +52,9 @@ def uninstall() -> None:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
-def _wait(json_out: bool) -> None:
+def _wait() -> None:
     signal.sigwait({signal.SIGINT})
-    stop(json_out)
+    stop(_json_out)
 
 
 def stop(json_out: bool) -> None:
