@@ -14,12 +14,22 @@ For recipe :math:`r`, hardware :math:`h = (g, n)` and checkpoint interval
    H_{train} &= T\,(1 + o_h(\tau)), \qquad
         o_h(\tau) = w_h/\tau + \lambda_h (\tau/2 + \rho) \\
    \mathrm{wall} &= \mathrm{lead}(r) + H_{train} \\
-   \mathrm{cost} &= n\,p_g\,H_{train}                              &&\text{compute} \\
+   \mathrm{cost} &= n\,p_g\,(H_{train} - H_{eval})                  &&\text{compute} \\
+        &+ n\,p_g\,H_{eval}                                          &&\text{evaluation} \\
         &+ \mathrm{labels}(r) + \mathrm{reward}(r) + \mathrm{teacher}(r) &&\text{data} \\
-        &+ k_{keep}\,C_{GB}\,p_{hot}\,H_{train}/730 + m\,C_{GB}\,p_{cold}\,M + \mathrm{logs}(r) &&\text{storage} \\
+        &+ k_{keep}\,C_{GB}(r)\,p_{hot}\,H_{train}/730 + m\,C_{GB}(r)\,p_{cold}\,M + \mathrm{logs}(r) &&\text{storage} \\
         &+ \mathrm{sandboxes}(r)                                     &&\text{environments} \\
+        &+ \mathrm{egress}(r)                                        &&\text{network} \\
+        &+ G_{log}(r)\,p_{ingest}                                     &&\text{log ingest} \\
         &+ \mathrm{fixed} + p_{ops}\,\mathrm{wall}                    &&\text{operations} \\
         &+ p_{repair}\,F(r)                                          &&\text{forgetting repair}
+
+:math:`H_{eval} = T_{eval}(1 + o_h(\tau))` is the validation decodes' share of the
+training hours (their GPU time, failures and checkpoints included); the compute
+line is the rest, so the two add up to :math:`n p_g H_{train}` as before.
+:math:`C_{GB}(r)` is the recipe's checkpoint (the adapter's for LoRA). Egress is
+billed only for what ``network.crosses_region`` lists (traffic inside a cluster,
+weight hand-over included, is free).
 """
 
 from __future__ import annotations
@@ -35,13 +45,15 @@ from .plan import HardwareChoice, Plan, Recipe
 from .recipes import HOURS_CATEGORY, RecipeProfile, check_recipe, enumerate_recipes, family_of, profile
 from .schema import Instance
 
-COST_KEYS = ("compute", "data", "storage", "environments", "operations", "forgetting_repair")
+COST_KEYS = ("compute", "evaluation", "data", "storage", "environments", "network", "log_ingest", "operations",
+             "forgetting_repair")
 # Each limit: the metric it bounds and its sense; each objective: the metric it optimises.
 # The one table the evaluator, the oracles, the scenario evaluator and the MIPs share.
 LIMIT_METRIC = {"budget_usd": ("cost_usd", "<="), "deadline_hours": ("wall_hours", "<="),
                 "max_forgetting_points": ("forgetting_points", "<="), "min_quality": ("quality", ">=")}
 OBJECTIVE_METRIC = {"cost": "cost_usd", "time": "wall_hours", "quality": "quality", "forgetting": "forgetting_points"}
-HOURS_KEYS = ("data_lead_time", "generation", "scoring", "training", "environment_wait", "checkpoint_writes", "failure_rework")
+HOURS_KEYS = ("data_lead_time", "generation", "scoring", "training", "evaluation", "environment_wait", "checkpoint_writes",
+              "failure_rework")
 # THE tolerance rule for limits (``limit_slack`` and ``exceeds``), shared by the
 # evaluator, the oracle, the recipe fixing and the MIP's check of every plan it
 # returns: a plan meets a limit L when its value is at most L + limit_slack(L)
@@ -99,19 +111,24 @@ def exceeds(value: float, limit: float, sense: str) -> bool:
 
 
 def cost_breakdown_usd(inst: Instance, rp: RecipeProfile, usd_per_hour_of_gpus, train_hours, wall_hours,
-                       forgetting_points) -> dict[str, float]:
+                       forgetting_points, eval_train_hours=0.0) -> dict[str, float]:
     """The cost lines of a plan. Works element-wise on numpy arrays of the
     scenario-dependent inputs (GPUs' price per hour, hours, forgetting), so the
-    scenario evaluator (``scenarios.py``) prices scenarios with this same sum."""
-    ckpt_gb = ph.checkpoint_bytes(inst.student) / ph.GB
+    scenario evaluator (``scenarios.py``) prices scenarios with this same sum.
+    ``eval_train_hours`` (:math:`H_{eval}`) only splits the GPU money between the
+    compute and evaluation lines; the sum does not depend on it."""
+    ckpt_gb = rp.checkpoint_gb
     st, ck, ops = inst.storage, inst.checkpointing, inst.operations
     return {
-        "compute": usd_per_hour_of_gpus * train_hours,
+        "compute": usd_per_hour_of_gpus * (train_hours - eval_train_hours),
+        "evaluation": usd_per_hour_of_gpus * eval_train_hours,
         "data": rp.data_usd,
         "storage": (ck.keep_last * ckpt_gb * st.hot_usd_per_gb_month * train_hours / ph.d.HOURS_PER_MONTH
                     + ck.milestones_kept * ckpt_gb * st.cold_usd_per_gb_month * ck.milestone_retention_months
                     + rp.log_storage_usd),
         "environments": rp.environments_usd,
+        "network": rp.network_usd,
+        "log_ingest": rp.log_ingest_usd,
         "operations": ops.fixed_usd + ops.usd_per_wall_hour * wall_hours,
         "forgetting_repair": inst.forgetting_repair_usd_per_point * forgetting_points,
     }
@@ -132,6 +149,9 @@ class RecipeArrays:
     data_usd: np.ndarray           # [recipe]
     environments_usd: np.ndarray   # [recipe]
     log_storage_usd: np.ndarray    # [recipe]
+    checkpoint_gb: np.ndarray      # [recipe] one checkpoint (the adapter's for LoRA)
+    network_usd: np.ndarray        # [recipe]
+    log_ingest_usd: np.ndarray     # [recipe]
 
 
 @dataclass
@@ -150,7 +170,10 @@ class HardwareArrays:
 def _component_class(key: str) -> str | None:
     """The memory class a component key carries (decode, tail and sync do), or None."""
     parts = key.split("|")
-    return parts[1] if len(parts) > 1 and (parts[1] in ("rl", "sft") or parts[1].startswith("opd:")) else None
+    if len(parts) < 2:
+        return None
+    base = parts[1].partition("+lora")[0]
+    return parts[1] if base in ("rl", "sft") or base.startswith("opd:") else None
 
 
 class Evaluator:
@@ -192,7 +215,8 @@ class Evaluator:
         hours["failure_rework"] = compute_hours * (overhead - hp.checkpoint_write_hours / tau)
         train_hours = compute_hours * (1.0 + overhead)
         wall = rp.lead_hours + train_hours
-        costs = cost_breakdown_usd(inst, rp, h.count * hp.price_usd_per_gpu_hour, train_hours, wall, rp.forgetting_points)
+        costs = cost_breakdown_usd(inst, rp, h.count * hp.price_usd_per_gpu_hour, train_hours, wall, rp.forgetting_points,
+                                   hours["evaluation"] * (1.0 + overhead))
         m = Metrics(cost_usd=sum(costs.values()), wall_hours=wall, quality=rp.quality,
                     forgetting_points=rp.forgetting_points, gpu_hours=h.count * train_hours,
                     memory_per_gpu_gb=memory / ph.GB, cost_breakdown_usd=costs, hours_breakdown=hours,
@@ -260,7 +284,8 @@ class Evaluator:
         return RecipeArrays(recipes, components, classes, amounts,
                             np.fromiter((cls[r.memory_class] for r in recipes), dtype=int, count=len(recipes)),
                             column("quality"), column("forgetting_points"), column("lead_hours"), column("data_usd"),
-                            column("environments_usd"), column("log_storage_usd"))
+                            column("environments_usd"), column("log_storage_usd"), column("checkpoint_gb"),
+                            column("network_usd"), column("log_ingest_usd"))
 
     def hardware_arrays(self, hardware: list[HardwareChoice], components: list[str], classes: list[str],
                         intervals: list[float]) -> HardwareArrays:

@@ -332,3 +332,74 @@ REPEAT_SCALE_EPOCHS = 15.387756
 # SFT epochs over distinct examples when the instance lists none: one pass, every
 # example beyond those owned is bought (the behaviour before epochs were a choice).
 SFT_MAX_EPOCHS_OPTIONS_DEFAULT = (1,)
+
+# --- LoRA or full fine-tuning (issue 12, item 2) -----------------------------------
+# A plan trains all weights ("full") or low-rank adapters on every linear layer
+# ("lora", rank r). The instance lists the options; by default only full weights,
+# so a plan without `adapter` means what it meant before adapters were a choice.
+ADAPTER_OPTIONS_DEFAULT = ("full",)
+LORA_RANK_OPTIONS_DEFAULT = (16,)
+# LoRA on "all-linear" modules: the q, k, v, o projections and the three MLP
+# matrices of each layer (Biderman et al. 2024, "LoRA Learns Less and Forgets Less",
+# TMLR, §4.6: target all modules; Thinking Machines, "LoRA Without Regret", 2025:
+# apply LoRA to all layers, MLP included). A d_in x d_out matrix gets r(d_in + d_out)
+# adapter parameters (Hu et al. 2021, arXiv 2106.09685: B in R^{d x r}, A in R^{r x k}).
+LORA_ATTENTION_MATRICES = 4
+LORA_MLP_MATRICES = 3   # gated MLP: gate, up, down (Llama / Qwen)
+# Frozen layers skip the weight-gradient GEMMs: forward 2N + input-gradient 2N = 4N
+# FLOPs per token instead of 6N ("LoRA Without Regret": a LoRA pass costs about 2/3
+# of a full fine-tuning pass; TRL docs "LoRA Without Regret": "using only ~67% of the
+# compute"). With activation recomputation one more forward: 6N (Megatron-LM Eq. 3).
+FROZEN_TRAIN_FLOPS_PER_PARAM_TOKEN = 4.0
+FROZEN_TRAIN_RECOMPUTE_FLOPS_PER_PARAM_TOKEN = 6.0
+# Frozen base weights are held in bf16 (2 bytes/param) and sharded over the job; the
+# adapter carries the mixed-precision Adam state of ZeRO (16 bytes/param) — the
+# reference's LoRA memory model ("≈ base weights 2 B/param bf16 + 16 B x trainable
+# adapter params + activations", reference/hardware.md, INFERRED from LoRA
+# arXiv 2106.09685 and QLoRA arXiv 2305.14314). Activations stay: the backward still
+# flows through every frozen layer.
+FROZEN_WEIGHT_BYTES_PER_PARAM = 2.0
+# FSDP with frozen weights: all-gather in the forward and again in the backward, no
+# gradient reduce-scatter for them (ZeRO §7.2.2 less its gradient collective).
+FROZEN_FSDP_COLLECTIVES_PER_MICROSTEP = 2.0
+# CPU offload with frozen weights: bf16 parameters in for the forward and the
+# backward, no gradients out (4 bytes/param per micro-step instead of 6).
+FROZEN_OFFLOAD_STREAM_BYTES_PER_PARAM_PER_MICROSTEP = 4.0
+# Quality: the share of full fine-tuning's gain over the baseline a LoRA plan keeps.
+# SFT 0.87, OPD 0.94: rank-32 LoRA trails full fine-tuning by 13 % after large SFT and
+# by 6 % after on-policy distillation (Thinking Machines, "On-Policy Distillation",
+# 2025; reference/post-training.md). RL 1.0: LoRA, even rank 1, matches full
+# fine-tuning in policy-gradient RL ("LoRA Without Regret", 2025: RL conveys about one
+# bit per episode, far below any adapter's capacity). Rank does not enter within the
+# ranks offered (16-256 learn alike early, "LoRA Without Regret"; Biderman et al.:
+# rank 16 and 256 bracket each other's IFT scores). Spreads in spreads.py.
+LORA_GAIN_SHARE = {"sft": 0.87, "rl": 1.0, "opd": 0.94}
+# Forgetting: the share of full fine-tuning's forgetting a LoRA plan keeps. SFT 0.2:
+# Biderman et al. 2024 §4.2, math IFT at epoch 4: forgetting metric (mean of
+# HellaSwag, ARC-Challenge, WinoGrande) LoRA 0.63 vs full 0.57, against a base near
+# 0.645 (their LoRA code-CPT curve, "roughly constant", at 0.64): drops 0.015 vs
+# 0.075 = 0.2 (INFERRED from their figures; code IFT gives 0.015/0.195 = 0.08).
+# RL and OPD 1.0: no published LoRA-vs-full forgetting comparison; on-policy
+# forgetting follows the KL moved on the task (RL's Razor, arXiv 2509.04259), which a
+# LoRA plan reaching the same reward moves alike (INFERRED).
+LORA_FORGETTING_SHARE = {"sft": 0.2, "rl": 1.0, "opd": 1.0}
+
+# --- Evaluation runs (issue 12, item 8) -------------------------------------------
+# A validation pass every 10 steps over 256 held-out prompts, one greedy sample each
+# (NeMo RL examples/configs/grpo_math_1B.yaml: val_period 10, max_val_samples 256).
+# Its decode runs on the plan's own GPUs (the rollout engine's speed); the responses
+# are as long as the task's.
+EVAL_EVERY_STEPS = 10
+EVAL_PROMPTS = 256
+
+# --- Network (issue 12, item 8) -----------------------------------------------------
+# Traffic inside one cluster (weight hand-over, collectives) is not billed. Egress
+# out of a region: AWS $0.09/GB, first tier (reference/hardware.md §D "Egress to
+# internet"; range $0.05-0.12/GB across providers).
+EGRESS_USD_PER_GB = 0.09
+
+# --- Log ingest and indexing (issue 12, item 8) -------------------------------------
+# Trajectory logs are ingested and indexed by a log service: Amazon CloudWatch Logs,
+# Standard class, $0.50 per GB ingested (us-east-1, June 2026; c3x.dev "CloudWatch
+# Logs cost optimization"; ingestion is 80-90 % of such a bill).
+LOG_INGEST_USD_PER_GB = 0.50

@@ -11,7 +11,10 @@ recipe's compute time on :math:`h` is linear in its amounts:
   :math:`u = t_{step}(b) / (b \cdot \mathrm{replicas})`;
 - per step, the tail (the step waits for the longest response):
   :math:`(R_{max} - \bar R)\, t_{step}(1)`, and the weight hand-over
-  :math:`W / (tp \cdot \min(\mathrm{link}, \beta_{refit}))`;
+  :math:`W / (tp \cdot \min(\mathrm{link}, \beta_{refit}))` (:math:`W` the adapter's
+  bytes for a LoRA class);
+- validation decode tokens: as decode, at the replica batch
+  :math:`\min(b_{max}, P_{eval}/\mathrm{replicas})`;
 - FLOPs: :math:`1 / (n \cdot \mathrm{peak}_p \cdot \mathrm{MFU})`;
 - expert-parallel all-to-all bytes (MoE students): :math:`1 / (n \cdot \beta_{a2a})`,
   :math:`\beta_{a2a}` the scale-out link across nodes, one direction of the
@@ -31,9 +34,9 @@ from functools import cached_property
 
 from . import physics as ph
 from .catalog import GpuSpec
-from .plan import HardwareChoice
-from .recipes import (ATTN, DECODE, ENV_WAIT, FSDP, LOGPROB_A2A, OFFLOAD_STATE, OFFLOAD_STREAM, PREFILL, REWARD_MODEL,
-                      STUDENT_FWD, SYNC, TAIL, TEACHER, TRAIN, TRAIN_A2A, family_of, sft_sequence_tokens)
+from .plan import HardwareChoice, split_class
+from .recipes import (ATTN, DECODE, ENV_WAIT, EVAL, FSDP, LOGPROB_A2A, OFFLOAD_STATE, OFFLOAD_STREAM, PREFILL, REWARD_MODEL,
+                      STUDENT_FWD, SYNC, TAIL, TEACHER, TRAIN, TRAIN_A2A, adapter_ranks, family_of, sft_sequence_tokens)
 from .schema import GpuOption, Instance
 
 
@@ -50,24 +53,28 @@ def price_usd_per_gpu_hour(inst: Instance, option: GpuOption) -> float | None:
 
 
 def hardware_options(inst: Instance) -> list[HardwareChoice]:
-    """(GPU, count) pairs within availability and with a price, in a stable order."""
+    """(GPU, count, adapter) within availability and with a price, in a stable order: one
+    choice per adapter the instance offers (``plan.py``: the adapter sets the checkpoint)."""
     out = []
-    for o in inst.hardware.gpus:
-        if price_usd_per_gpu_hour(inst, o) is None:
-            continue
-        for n in sorted(set(o.counts)):
-            if o.available_gpus is None or n <= o.available_gpus:
-                out.append(HardwareChoice(o.name, n))
+    for lora in adapter_ranks(inst):
+        for o in inst.hardware.gpus:
+            if price_usd_per_gpu_hour(inst, o) is None:
+                continue
+            for n in sorted(set(o.counts)):
+                if o.available_gpus is None or n <= o.available_gpus:
+                    out.append(HardwareChoice(o.name, n, lora))
     return out
 
 
 def memory_classes(inst: Instance) -> list[str]:
     classes = []
-    for m in inst.training.methods:
-        if m == "opd":
-            classes.extend(f"opd:{p}" for p in sorted(set(inst.teacher.precision_options)))
-        else:
-            classes.append(m)
+    for lora in adapter_ranks(inst):
+        suffix = "" if lora is None else f"+lora{lora}"
+        for m in inst.training.methods:
+            if m == "opd":
+                classes.extend(f"opd:{p}{suffix}" for p in sorted(set(inst.teacher.precision_options)))
+            else:
+                classes.append(m + suffix)
     return classes
 
 
@@ -90,9 +97,14 @@ class HardwareProfile:
 
     @cached_property
     def checkpoint_write_hours(self) -> float:
-        r""":math:`w = 14 N / (\mathrm{bw}_{node} \cdot \mathrm{nodes})`."""
+        r""":math:`w = 14 N / (\mathrm{bw}_{node} \cdot \mathrm{nodes})` (:math:`14 N_{LoRA}` for an adapter)."""
         bw = self.inst.reliability.checkpoint_write_gb_per_s_per_node * ph.GB * ph.nodes(self.gpu, self.count)
-        return ph.checkpoint_bytes(self.inst.student) / bw / 3600.0
+        return ph.checkpoint_bytes(self.inst.student, self.choice.lora_rank) / bw / 3600.0
+
+    @cached_property
+    def checkpoint_gb(self) -> float:
+        """One resumable checkpoint of this choice's adapter (full state or the adapter's), GB."""
+        return ph.checkpoint_bytes(self.inst.student, self.choice.lora_rank) / ph.GB
 
     @cached_property
     def failures_per_hour(self) -> float:
@@ -121,10 +133,13 @@ class HardwareProfile:
     def memory_bytes_per_gpu(self, memory_class: str) -> tuple[float, str | None]:
         """Peak bytes per GPU over the phases of a step, and why it does not fit (None if it does)."""
         inst, gpu, n = self.inst, self.gpu, self.count
-        method = memory_class.split(":")[0]
+        method, precision, lora = split_class(memory_class)
+        if lora != self.choice.lora_rank:
+            return 0.0, (f"the class trains {'LoRA rank ' + str(lora) if lora else 'full weights'}, this choice "
+                         f"checkpoints {'LoRA rank ' + str(self.choice.lora_rank) if self.choice.lora_rank else 'full weights'}")
         seq = self._train_seq_tokens(method)
         limit = inst.efficiency.train_hbm_share * gpu.hbm_gb * ph.GB
-        peak = ph.train_memory_bytes_per_gpu(inst.student, n, seq, inst.training.cpu_offload)
+        peak = ph.train_memory_bytes_per_gpu(inst.student, n, seq, inst.training.cpu_offload, lora)
         if peak > limit:
             return peak, f"training state {peak / ph.GB:.0f} GB/GPU > {limit / ph.GB:.0f} GB usable"
         if method == "sft":
@@ -134,7 +149,7 @@ class HardwareProfile:
         peak = max(peak, inst.efficiency.rollout_hbm_share * gpu.hbm_gb * ph.GB)
         frozen = []
         if method == "opd":
-            frozen.append((inst.teacher.architecture, memory_class.split(":")[1], "teacher"))
+            frozen.append((inst.teacher.architecture, precision, "teacher"))
         if method == "rl" and inst.reward.reward_model is not None:
             frozen.append((inst.reward.reward_model, "bf16", "reward model"))
         for arch, precision, what in frozen:
@@ -172,11 +187,16 @@ class HardwareProfile:
         if fam in (TRAIN_A2A, LOGPROB_A2A):
             return ph.alltoall_seconds(1.0, gpu, n)
         task, tp = inst.task, self.rollout_tp
-        replicas = n / tp
         # A sequence still decoding has, on average, half its response behind it.
         live_context = task.prompt_tokens + task.response_tokens / 2.0
+        if fam == EVAL:
+            tp = tp or n  # a choice that holds no rollout engine (SFT only): the whole job decodes as one group
+            replicas = n / tp
+            batch = min(ph.max_decode_batch(inst.student, gpu, tp, live_context, eff), max(1.0, inst.evaluation.prompts / replicas))
+            return ph.decode_step_seconds(inst.student, gpu, tp, batch, live_context, eff) / (batch * replicas)
+        replicas = n / tp
         if fam == DECODE:
-            method, k = parts[1].split(":")[0], int(parts[2])
+            method, k = split_class(parts[1])[0], int(parts[2])
             per_replica = inst.training.methods[method].prompts_per_step * k / replicas
             batch = min(ph.max_decode_batch(inst.student, gpu, tp, live_context, eff), max(1.0, per_replica))
             return ph.decode_step_seconds(inst.student, gpu, tp, batch, live_context, eff) / (batch * replicas)
@@ -184,5 +204,5 @@ class HardwareProfile:
             tail_tokens = task.max_response_tokens - task.response_tokens
             return tail_tokens * ph.decode_step_seconds(inst.student, gpu, tp, 1.0, live_context, eff)
         if fam == SYNC:
-            return ph.weight_sync_seconds(inst.student, gpu, n, tp)
+            return ph.weight_sync_seconds(inst.student, gpu, n, tp, split_class(parts[1])[2])
         raise KeyError(key)

@@ -72,6 +72,13 @@ def sft_effective_examples(external_examples: float, owned: float, max_epochs: i
     return effective_draws(sft_distinct_examples(external_examples, owned, max_epochs), external_examples, repeat_scale)
 
 
+def lora_outcomes(baseline, quality_full, forgetting_full, gain_share, forgetting_share):
+    r"""A LoRA plan's quality and forgetting from full fine-tuning's at the same recipe:
+    :math:`q = q_0 + g\,(q^{full} - q_0)`, :math:`F = \phi\, F^{full}` (shares per method,
+    ``priors.lora_gain_share`` and ``priors.lora_forgetting_share``; sources in ``defaults.py``)."""
+    return baseline + gain_share * (quality_full - baseline), forgetting_share * forgetting_full
+
+
 def sft_ceiling(task: Task, ceiling_share):
     return task.baseline_score + ceiling_share * (task.score_ceiling - task.baseline_score)
 

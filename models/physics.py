@@ -45,10 +45,39 @@ def weight_bytes(params_b: float, precision: str = "bf16") -> float:
     return params_b * 1e9 * d.WEIGHT_BYTES_PER_PARAM[precision]
 
 
-def train_flops_per_token(arch: Architecture, recompute: bool) -> float:
-    r"""Hardware FLOPs per trained token: :math:`6N` (or :math:`8N` with activation recomputation)."""
-    per = d.TRAIN_RECOMPUTE_FLOPS_PER_PARAM_TOKEN if recompute else d.TRAIN_FLOPS_PER_PARAM_TOKEN
-    return per * arch.active_params_b * 1e9
+def lora_params(arch: Architecture, rank: int) -> float:
+    r"""Adapter parameters of rank-:math:`r` LoRA on every linear layer (``defaults.LORA_*``).
+
+    A :math:`d_{in} \times d_{out}` matrix gets :math:`r (d_{in} + d_{out})`. Per layer: q and o
+    (:math:`h \to h`), k and v (:math:`h \to n_{kv} d_{head}`), and a gated MLP of three
+    :math:`h \leftrightarrow I` matrices, with :math:`I` from the parameter count
+    (:math:`N/L = 2h^2 + 2 h\, n_{kv} d_{head} + 3 h I`):
+
+    .. math:: N_{LoRA} = r L \big(6h + 2 n_{kv} d_{head} + 3 (h + I)\big)
+
+    Embeddings count into :math:`N/L`, so :math:`I` is an upper estimate (Qwen3-8B at
+    r = 16: 48M against PEFT's 44M); for a MoE, :math:`I` sums the experts.
+    """
+    h, kv = float(arch.hidden), float(arch.kv_heads * arch.head_dim)
+    per_layer = arch.params_b * 1e9 / arch.layers
+    inter = max(h, (per_layer - 2.0 * h * h - 2.0 * h * kv) / (3.0 * h))
+    attention = 2.0 * (h + h) + 2.0 * (h + kv)
+    return float(rank) * arch.layers * (attention + d.LORA_MLP_MATRICES * (h + inter))
+
+
+def train_flops_per_token(arch: Architecture, recompute: bool, lora_rank: int | None = None) -> float:
+    r"""Hardware FLOPs per trained token: :math:`6N` (or :math:`8N` with activation recomputation).
+
+    LoRA (``lora_rank``): the frozen weights skip their weight-gradient GEMMs,
+    :math:`4N` (:math:`6N` with recomputation), plus the adapter's own :math:`6 N_{LoRA}`
+    (its active share, for a MoE)."""
+    n = arch.active_params_b * 1e9
+    if lora_rank is None:
+        per = d.TRAIN_RECOMPUTE_FLOPS_PER_PARAM_TOKEN if recompute else d.TRAIN_FLOPS_PER_PARAM_TOKEN
+        return per * n
+    per = d.FROZEN_TRAIN_RECOMPUTE_FLOPS_PER_PARAM_TOKEN if recompute else d.FROZEN_TRAIN_FLOPS_PER_PARAM_TOKEN
+    active = arch.active_params_b / arch.params_b
+    return per * n + d.TRAIN_FLOPS_PER_PARAM_TOKEN * lora_params(arch, lora_rank) * active
 
 
 def forward_flops_per_token(arch: Architecture) -> float:
@@ -124,15 +153,23 @@ def compute_seconds(flops: float, arch: Architecture, gpu: GpuSpec, count: int, 
     return flops / (count * peak_tflops(gpu, precision) * TERA * mfu(arch, gpu, count, eff))
 
 
-def train_memory_bytes_per_gpu(arch: Architecture, count: int, seq_tokens: float, cpu_offload: bool = False) -> float:
+def train_memory_bytes_per_gpu(arch: Architecture, count: int, seq_tokens: float, cpu_offload: bool = False,
+                               lora_rank: int | None = None) -> float:
     r"""Training memory per GPU, ZeRO-3 sharded Adam plus recomputation checkpoints.
 
     .. math:: M = \frac{16 N}{n} + 2 \cdot L \cdot h \cdot s
 
+    LoRA: frozen bf16 weights and the adapter's Adam state, both sharded,
+    :math:`M = (2 N + 16 N_{LoRA})/n + 2 L h s` (no full optimiser state).
     With CPU offload the sharded state lives in host memory (streamed in per
     layer): only the activation term stays.
     """
-    state = 0.0 if cpu_offload else d.TRAIN_STATE_BYTES_PER_PARAM * arch.params_b * 1e9 / count
+    if lora_rank is None:
+        state = d.TRAIN_STATE_BYTES_PER_PARAM * arch.params_b * 1e9 / count
+    else:
+        state = (d.FROZEN_WEIGHT_BYTES_PER_PARAM * arch.params_b * 1e9
+                 + d.TRAIN_STATE_BYTES_PER_PARAM * lora_params(arch, lora_rank)) / count
+    state = 0.0 if cpu_offload else state
     acts = d.ACTIVATION_BYTES_PER_ELEMENT * arch.layers * arch.hidden * seq_tokens
     return state + acts
 
@@ -206,9 +243,17 @@ def max_decode_batch(arch: Architecture, gpu: GpuSpec, tp: int, context_tokens: 
     return max(1.0, math.floor(free / (kv_bytes_per_token_per_gpu(arch, tp) * context_tokens)))
 
 
-def checkpoint_bytes(arch: Architecture) -> float:
-    """Resumable checkpoint: bf16 weights + fp32 master + Adam moments (14 B/param)."""
-    return d.CHECKPOINT_BYTES_PER_PARAM * arch.params_b * 1e9
+def checkpoint_bytes(arch: Architecture, lora_rank: int | None = None) -> float:
+    """Resumable checkpoint: bf16 weights + fp32 master + Adam moments (14 B/param);
+    with LoRA, of the adapter's parameters only (the frozen base is not written)."""
+    params = arch.params_b * 1e9 if lora_rank is None else lora_params(arch, lora_rank)
+    return d.CHECKPOINT_BYTES_PER_PARAM * params
+
+
+def handover_bytes(arch: Architecture, lora_rank: int | None = None) -> float:
+    """What the trainer hands the rollout engine each step (and ships as the result):
+    the bf16 weights, or with LoRA the bf16 adapter alone."""
+    return weight_bytes(arch.params_b) if lora_rank is None else lora_params(arch, lora_rank) * d.WEIGHT_BYTES_PER_PARAM["bf16"]
 
 
 def checkpoint_overhead_share(write_hours, failures_per_hour, interval_hours, restart_hours):
@@ -282,7 +327,7 @@ def optimal_checkpoint_interval_hours(write_hours, failures_per_hour):
     return float(out) if out.ndim == 0 else out
 
 
-def weight_sync_seconds(arch: Architecture, gpu: GpuSpec, count: int, tp: int) -> float:
+def weight_sync_seconds(arch: Architecture, gpu: GpuSpec, count: int, tp: int, lora_rank: int | None = None) -> float:
     r"""Hand-over of the bf16 weights from the trainer to the rollout engine, per step.
 
     Each rollout GPU receives its :math:`1/tp` shard, at the lesser of the link
@@ -290,9 +335,11 @@ def weight_sync_seconds(arch: Architecture, gpu: GpuSpec, count: int, tp: int) -
     refit bandwidth per GPU :math:`\beta_{refit}`:
 
     .. math:: t = \frac{W}{tp \cdot \min(\mathrm{link}, \beta_{refit})}
+
+    With LoRA, :math:`W` is the adapter's bf16 bytes (:func:`handover_bytes`).
     """
     link = gpu.intra_node_gb_per_s if count <= gpu.scale_up_domain_gpus else gpu.inter_node_gb_per_s
-    return weight_bytes(arch.params_b) / (tp * min(link, d.REFIT_GB_PER_S_PER_GPU) * GB)
+    return handover_bytes(arch, lora_rank) / (tp * min(link, d.REFIT_GB_PER_S_PER_GPU) * GB)
 
 
 def moe_alltoall_bytes_per_token(arch: Architecture) -> float:
@@ -340,10 +387,14 @@ def attention_flops_per_token(arch: Architecture, context_tokens: float, recompu
     return passes * d.ATTENTION_FLOPS_PER_LAYER_HIDDEN_CONTEXT * arch.layers * arch.hidden * context_tokens * d.CAUSAL_ATTENTION_SHARE
 
 
-def fsdp_bytes_per_sequence(arch: Architecture) -> float:
+def fsdp_bytes_per_sequence(arch: Architecture, lora_rank: int | None = None) -> float:
     r"""FSDP / ZeRO-3 collective bytes per micro-step of one sequence per GPU:
-    :math:`3 \cdot 2N` (all-gather forward, all-gather backward, reduce-scatter; ZeRO §7.2.2)."""
-    return d.FSDP_COLLECTIVES_PER_MICROSTEP * weight_bytes(arch.params_b)
+    :math:`3 \cdot 2N` (all-gather forward, all-gather backward, reduce-scatter; ZeRO §7.2.2).
+    LoRA: frozen weights are gathered twice and have no gradient, :math:`2 \cdot 2N + 3 \cdot 2 N_{LoRA}`."""
+    if lora_rank is None:
+        return d.FSDP_COLLECTIVES_PER_MICROSTEP * weight_bytes(arch.params_b)
+    return (d.FROZEN_FSDP_COLLECTIVES_PER_MICROSTEP * weight_bytes(arch.params_b)
+            + d.FSDP_COLLECTIVES_PER_MICROSTEP * handover_bytes(arch, lora_rank))
 
 
 def fsdp_link_gb_per_s(gpu: GpuSpec, count: int) -> float:
@@ -371,16 +422,21 @@ def host_link_gb_per_s(gpu: GpuSpec) -> float | None:
     return d.HOST_LINK_GB_PER_S_PER_GPU.get(gpu.name)
 
 
-def offload_stream_bytes_per_sequence(arch: Architecture) -> float:
+def offload_stream_bytes_per_sequence(arch: Architecture, lora_rank: int | None = None) -> float:
     r"""Host-link bytes of one micro-step under CPU offload, summed over the GPUs:
-    bf16 parameters in for the forward and the backward, bf16 gradients out, :math:`6N`."""
-    return d.OFFLOAD_STREAM_BYTES_PER_PARAM_PER_MICROSTEP * arch.params_b * 1e9
+    bf16 parameters in for the forward and the backward, bf16 gradients out, :math:`6N`.
+    LoRA: no gradients for the frozen weights, :math:`4N + 6 N_{LoRA}`."""
+    if lora_rank is None:
+        return d.OFFLOAD_STREAM_BYTES_PER_PARAM_PER_MICROSTEP * arch.params_b * 1e9
+    return (d.FROZEN_OFFLOAD_STREAM_BYTES_PER_PARAM_PER_MICROSTEP * arch.params_b * 1e9
+            + d.OFFLOAD_STREAM_BYTES_PER_PARAM_PER_MICROSTEP * lora_params(arch, lora_rank))
 
 
-def offload_state_bytes_per_step(arch: Architecture) -> float:
+def offload_state_bytes_per_step(arch: Architecture, lora_rank: int | None = None) -> float:
     r"""Host-link bytes of one optimiser step under CPU offload, summed over the GPUs:
-    fp32 master weights and Adam moments in and out, :math:`24N`."""
-    return d.OFFLOAD_STATE_BYTES_PER_PARAM_PER_STEP * arch.params_b * 1e9
+    fp32 master weights and Adam moments in and out, :math:`24N` (LoRA: :math:`24 N_{LoRA}`)."""
+    params = arch.params_b * 1e9 if lora_rank is None else lora_params(arch, lora_rank)
+    return d.OFFLOAD_STATE_BYTES_PER_PARAM_PER_STEP * params
 
 
 def offload_stream_seconds_per_byte(gpu: GpuSpec, count: int) -> float:

@@ -1,10 +1,17 @@
-"""A plan: one value for every decision of a job.
+r"""A plan: one value for every decision of a job.
 
 A plan splits into a *recipe* (what is trained and how: method, length,
-sampling schedule, teacher precision, data mix, and for SFT the most epochs
-over each distinct example), a *hardware* choice (GPU type and count) and a
-*checkpoint interval*. Quality and forgetting depend on the
-recipe alone; time and money on all three.
+sampling schedule, teacher precision, data mix, for SFT the most epochs
+over each distinct example, and the adapter: full weights or LoRA of a rank),
+a *hardware* choice (GPU type and count) and a *checkpoint interval*. Quality
+and forgetting depend on the recipe alone; time and money on all three.
+
+The adapter is part of the recipe (its quality, forgetting, FLOPs and memory)
+and also of the hardware choice the formulation indexes (``HardwareChoice.lora_rank``):
+what a checkpoint holds sets its write time and its storage per hour, which the
+checkpoint overhead :math:`o_h(\tau)` and the hourly price :math:`\pi_h` carry per
+hardware choice. A recipe's memory class fits only hardware choices of its own
+adapter, so the two always agree in a plan.
 """
 
 from __future__ import annotations
@@ -25,21 +32,40 @@ class Recipe:
     # built without it has 1: one pass, every example beyond those owned bought, as
     # before epochs were a choice, so older plans and callers mean what they meant.
     max_epochs: Optional[int] = None
+    # LoRA rank, or None for full fine-tuning (the default: what a recipe meant before
+    # adapters were a choice).
+    lora_rank: Optional[int] = None
 
     def __post_init__(self) -> None:
         if self.method == "sft" and self.max_epochs is None:
             object.__setattr__(self, "max_epochs", 1)
 
     @property
+    def adapter(self) -> str:
+        return "full" if self.lora_rank is None else "lora"
+
+    @property
     def memory_class(self) -> str:
-        """Recipes that load the GPUs alike: the method, and OPD's teacher precision."""
-        return f"opd:{self.teacher_precision}" if self.method == "opd" else self.method
+        """Recipes that load the GPUs alike: the method, OPD's teacher precision, and the adapter
+        (``rl``, ``opd:fp8``, ``sft+lora16``)."""
+        base = f"opd:{self.teacher_precision}" if self.method == "opd" else self.method
+        return base if self.lora_rank is None else f"{base}+lora{self.lora_rank}"
+
+
+def split_class(memory_class: str) -> tuple[str, str | None, int | None]:
+    """(method, teacher precision or None, LoRA rank or None) of a memory class."""
+    base, _, lora = memory_class.partition("+lora")
+    method, _, precision = base.partition(":")
+    return method, precision or None, int(lora) if lora else None
 
 
 @dataclass(frozen=True, order=True)
 class HardwareChoice:
     gpu: str
     count: int
+    # The adapter the job checkpoints (None: full weights), which sets the checkpoint's
+    # size: see the module docstring.
+    lora_rank: Optional[int] = None
 
 
 @dataclass(frozen=True)
@@ -53,6 +79,8 @@ class Plan:
     checkpoint_interval_minutes: float
     external_data_share: Optional[float]
     max_epochs: Optional[int] = None  # SFT epochs over distinct examples (``Recipe.max_epochs``); 1 when absent
+    adapter: str = "full"             # "full" or "lora" (issue 12's stage field); "full" when absent
+    lora_rank: Optional[int] = None   # the LoRA rank; null for full fine-tuning
 
     def __post_init__(self) -> None:
         if self.method == "sft" and self.max_epochs is None:
@@ -61,16 +89,17 @@ class Plan:
     @property
     def recipe(self) -> Recipe:
         return Recipe(self.method, self.steps, tuple(self.samples_per_prompt), self.teacher_precision,
-                      self.external_data_share, self.max_epochs)
+                      self.external_data_share, self.max_epochs, self.lora_rank if self.adapter == "lora" else None)
 
     @property
     def hardware(self) -> HardwareChoice:
-        return HardwareChoice(self.gpu, self.gpu_count)
+        return HardwareChoice(self.gpu, self.gpu_count, self.lora_rank if self.adapter == "lora" else None)
 
     @classmethod
     def of(cls, recipe: Recipe, hardware: HardwareChoice, interval_minutes: float) -> "Plan":
         return cls(recipe.method, hardware.gpu, hardware.count, recipe.steps, recipe.samples_per_prompt,
-                   recipe.teacher_precision, interval_minutes, recipe.external_data_share, recipe.max_epochs)
+                   recipe.teacher_precision, interval_minutes, recipe.external_data_share, recipe.max_epochs,
+                   recipe.adapter, recipe.lora_rank)
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -100,6 +129,16 @@ class Plan:
         epochs = data.get("max_epochs")
         if epochs is not None and (not isinstance(epochs, int) or isinstance(epochs, bool) or epochs < 1):
             raise ValueError(f"plan.max_epochs: expected a positive integer or null, got {epochs!r}")
+        adapter = data.get("adapter", "full")
+        if adapter not in ("full", "lora"):
+            raise ValueError(f"plan.adapter: expected 'full' or 'lora', got {adapter!r}")
+        rank = data.get("lora_rank")
+        if rank is not None and (not isinstance(rank, int) or isinstance(rank, bool) or rank < 1):
+            raise ValueError(f"plan.lora_rank: expected a positive integer or null, got {rank!r}")
+        if adapter == "lora" and rank is None:
+            raise ValueError("plan.lora_rank: expected a positive integer for a 'lora' plan, got null")
+        if adapter == "full" and rank is not None:
+            raise ValueError(f"plan.lora_rank: must be null for a 'full' plan, got {rank!r}")
         return cls(data["method"], data["gpu"], data["gpu_count"], data["steps"], tuple(spp),
                    data.get("teacher_precision"), float(data["checkpoint_interval_minutes"]),
-                   None if share is None else float(share), epochs)
+                   None if share is None else float(share), epochs, adapter, rank)

@@ -2,14 +2,25 @@ r"""Recipes: the training choices that quality and forgetting depend on.
 
 A recipe fixes the method, the training length, the samples per prompt in
 each phase (RL, OPD), the teacher precision (OPD), the data mix and the most
-epochs over each distinct new-domain example (SFT). Its
+epochs over each distinct new-domain example (SFT), and the adapter (full
+weights, or LoRA of rank :math:`r`). Its
 *profile* is everything that does not depend on the hardware:
 
 - work amounts per component (tokens to decode, FLOPs to compute, steps), each
-  later multiplied by a per-hardware time per unit (``hardware.py``);
-- money that does not scale with GPU time (labels, verifiers, sandboxes, logs);
+  later multiplied by a per-hardware time per unit (``hardware.py``), the
+  validation decodes included (``evaluation.every_steps``);
+- money that does not scale with GPU time (labels, verifiers, sandboxes, logs,
+  log ingest, egress of what crosses a region);
 - lead time before training can start (labels, teacher);
-- quality reached and forgetting.
+- quality reached and forgetting;
+- the size of a checkpoint (full state, or the adapter's).
+
+LoRA (``lora_rank``): training FLOPs :math:`4N` per token instead of :math:`6N`
+(frozen weights have no weight gradients), FSDP and offload traffic without
+gradients for the frozen weights, the weight hand-over of the adapter alone, and
+quality and forgetting as shares of full fine-tuning's (``learning.lora_outcomes``):
+
+.. math:: q = q_0 + g_m (q^{full} - q_0), \qquad F = \phi_m F^{full}
 
 Quality and forgetting come from ``learning.py`` (learning curves, forgetting).
 """
@@ -33,17 +44,21 @@ TRAIN_A2A, LOGPROB_A2A = "train_alltoall_bytes", "logprob_alltoall_bytes"
 # SFT attention FLOPs (they grow with the sequence), FSDP / ZeRO-3 collective bytes,
 # and host-link bytes under CPU offload (per micro-step stream, per optimiser step state).
 ATTN, FSDP, OFFLOAD_STREAM, OFFLOAD_STATE = "train_attention_flops", "train_fsdp_bytes", "offload_stream_bytes", "offload_state_bytes"
+# Validation decodes: eval-set tokens generated on the plan's GPUs (issue 12, item 8).
+EVAL = "eval_decode_tokens"
 HOURS_CATEGORY = {DECODE: "generation", TAIL: "generation", PREFILL: "generation", STUDENT_FWD: "scoring",
                   TEACHER: "scoring", REWARD_MODEL: "scoring", TRAIN: "training", SYNC: "training",
                   ENV_WAIT: "environment_wait", TRAIN_A2A: "training", LOGPROB_A2A: "scoring",
-                  ATTN: "training", FSDP: "training", OFFLOAD_STREAM: "training", OFFLOAD_STATE: "training"}
+                  ATTN: "training", FSDP: "training", OFFLOAD_STREAM: "training", OFFLOAD_STATE: "training",
+                  EVAL: "evaluation"}
 # The rate multiplier of ``schema.Efficiency`` each family's time scales with, exactly
 # as 1/factor (None: neither). The scenario evaluator (``scenarios.py``) rescales
 # component hours by it; ``tests/test_scenarios.py`` checks the proportionality on
 # every family, so a new family must be listed here.
 RATE_FACTOR = {DECODE: "decode_factor", TAIL: "decode_factor", PREFILL: "mfu_factor", STUDENT_FWD: "mfu_factor",
                TEACHER: "mfu_factor", REWARD_MODEL: "mfu_factor", TRAIN: "mfu_factor", SYNC: None, ENV_WAIT: None,
-               TRAIN_A2A: None, LOGPROB_A2A: None, ATTN: "mfu_factor", FSDP: None, OFFLOAD_STREAM: None, OFFLOAD_STATE: None}
+               TRAIN_A2A: None, LOGPROB_A2A: None, ATTN: "mfu_factor", FSDP: None, OFFLOAD_STREAM: None, OFFLOAD_STATE: None,
+               EVAL: "decode_factor"}
 
 
 def component(family: str, *qualifiers: object) -> str:
@@ -68,6 +83,9 @@ class RecipeProfile:
     quality: float
     forgetting_points: float
     extra: dict[str, float] = field(default_factory=dict)
+    checkpoint_gb: float = 0.0      # one resumable checkpoint (full state, or the adapter's)
+    network_usd: float = 0.0        # egress of what crosses a region (``network.crosses_region``)
+    log_ingest_usd: float = 0.0     # trajectory-log ingest and indexing
 
 
 def schedules(inst: Instance) -> list[tuple[int, ...]]:
@@ -81,20 +99,28 @@ def schedules(inst: Instance) -> list[tuple[int, ...]]:
     return out
 
 
+def adapter_ranks(inst: Instance) -> list:
+    """The adapters a plan may choose: None (full weights) and/or each LoRA rank, in a stable order."""
+    t = inst.training
+    return ([None] if "full" in t.adapter_options else []) + \
+        (sorted(set(t.lora_rank_options)) if "lora" in t.adapter_options else [])
+
+
 def enumerate_recipes(inst: Instance) -> list[Recipe]:
     """Every recipe the instance allows, in a stable order."""
     recipes: list[Recipe] = []
-    for method, opts in inst.training.methods.items():
-        for steps in sorted(set(opts.steps_options)):
-            if method == "sft":
-                for share in sorted(set(inst.sft_data.external_data_share_options)):
-                    recipes.extend(Recipe("sft", steps, (), None, share, e)
-                                   for e in sorted(set(inst.sft_data.max_epochs_options)))
-            elif method == "rl":
-                recipes.extend(Recipe("rl", steps, s) for s in schedules(inst))
-            else:
-                for p in sorted(set(inst.teacher.precision_options)):
-                    recipes.extend(Recipe("opd", steps, s, p) for s in schedules(inst))
+    for lora in adapter_ranks(inst):
+        for method, opts in inst.training.methods.items():
+            for steps in sorted(set(opts.steps_options)):
+                if method == "sft":
+                    for share in sorted(set(inst.sft_data.external_data_share_options)):
+                        recipes.extend(Recipe("sft", steps, (), None, share, e, lora)
+                                       for e in sorted(set(inst.sft_data.max_epochs_options)))
+                elif method == "rl":
+                    recipes.extend(Recipe("rl", steps, s, lora_rank=lora) for s in schedules(inst))
+                else:
+                    for p in sorted(set(inst.teacher.precision_options)):
+                        recipes.extend(Recipe("opd", steps, s, p, lora_rank=lora) for s in schedules(inst))
     return recipes
 
 
@@ -105,6 +131,10 @@ def check_recipe(inst: Instance, r: Recipe) -> None:
         raise ValueError(f"plan.method: '{r.method}' is not in training.methods ({', '.join(inst.training.methods)})")
     if r.steps not in opts.steps_options:
         raise ValueError(f"plan.steps: {r.steps} is not in training.methods.{r.method}.steps_options {opts.steps_options}")
+    if r.adapter not in inst.training.adapter_options:
+        raise ValueError(f"plan.adapter: '{r.adapter}' is not in training.adapter_options {inst.training.adapter_options}")
+    if r.lora_rank is not None and r.lora_rank not in inst.training.lora_rank_options:
+        raise ValueError(f"plan.lora_rank: {r.lora_rank} is not in training.lora_rank_options {inst.training.lora_rank_options}")
     if r.method == "sft":
         if r.samples_per_prompt or r.teacher_precision is not None:
             raise ValueError("plan.samples_per_prompt / plan.teacher_precision: must be empty/null for sft")
@@ -191,26 +221,30 @@ def _sft_profile(inst: Instance, r: Recipe) -> RecipeProfile:
     shape = sft_shape(inst)
     tokens = examples * shape.real_tokens
     padded = examples * shape.computed_tokens
-    train = padded * ph.train_flops_per_token(stu, recompute)
-    model_train = tokens * ph.train_flops_per_token(stu, False)
+    train = padded * ph.train_flops_per_token(stu, recompute, r.lora_rank)
+    model_train = tokens * ph.train_flops_per_token(stu, False, r.lora_rank)
     sequences = examples / shape.examples_per_microstep  # micro-steps summed over the GPUs
     quality = float(lc.sft_quality(task, effective, pri.sft.signal_scale_samples, pri.sft.ceiling_share_of_headroom))
     forgetting = float(lc.sft_forgetting(task, r.external_data_share, examples, pri.sft.forgetting_share_of_baseline,
                                          pri.sft_forgetting_mix_exponent, pri.sft_forgetting_scale_samples))
+    quality, forgetting = _adapter_outcomes(inst, r, quality, forgetting)
     attention = padded * ph.attention_flops_per_token(stu, shape.context_tokens, recompute)
-    amounts = {component(TRAIN): train, component(ATTN): attention, component(FSDP): sequences * ph.fsdp_bytes_per_sequence(stu)}
+    amounts = {component(TRAIN): train, component(ATTN): attention,
+               component(FSDP): sequences * ph.fsdp_bytes_per_sequence(stu, r.lora_rank)}
     a2a = ph.moe_alltoall_bytes_per_token(stu)
     if a2a > 0:
         amounts[component(TRAIN_A2A)] = padded * a2a * _train_alltoall_passes(inst)
     if inst.training.cpu_offload:
-        amounts[component(OFFLOAD_STREAM)] = sequences * ph.offload_stream_bytes_per_sequence(stu)
-        amounts[component(OFFLOAD_STATE)] = r.steps * ph.offload_state_bytes_per_step(stu)
+        amounts[component(OFFLOAD_STREAM)] = sequences * ph.offload_stream_bytes_per_sequence(stu, r.lora_rank)
+        amounts[component(OFFLOAD_STATE)] = r.steps * ph.offload_state_bytes_per_step(stu, r.lora_rank)
+    _add_evaluation(inst, r, amounts)
     return RecipeProfile(
         recipe=r, amounts=amounts, flops={"student_train": model_train, "student_train_hardware": train, "student_attention": attention},
         samples=examples, data_usd=to_buy * data.usd_per_labeled_example, environments_usd=0.0, log_storage_usd=0.0,
         lead_hours=24.0 * to_buy / data.labeled_examples_per_day, quality=quality, forgetting_points=forgetting,
         extra={"examples": examples, "labels_bought": to_buy, "trained_tokens": tokens, "computed_tokens": padded, "sequences": sequences,
-               "distinct_examples": distinct, "effective_examples": effective, "external_examples": external})
+               "distinct_examples": distinct, "effective_examples": effective, "external_examples": external},
+        **_side_money(inst, r, log_gb=0.0))
 
 
 def _on_policy_profile(inst: Instance, r: Recipe) -> RecipeProfile:
@@ -253,7 +287,7 @@ def _on_policy_profile(inst: Instance, r: Recipe) -> RecipeProfile:
         rm = samples * seq * ph.forward_flops_per_token(inst.reward.reward_model)
         add(component(REWARD_MODEL), rm)
         flops["reward_model"] = rm
-    train = samples * seq * ph.train_flops_per_token(stu, inst.training.activation_recompute)
+    train = samples * seq * ph.train_flops_per_token(stu, inst.training.activation_recompute, r.lora_rank)
     add(component(TRAIN), train)
     a2a = ph.moe_alltoall_bytes_per_token(stu)
     if a2a > 0:
@@ -261,15 +295,17 @@ def _on_policy_profile(inst: Instance, r: Recipe) -> RecipeProfile:
         add(component(TRAIN_A2A), samples * seq * a2a * _train_alltoall_passes(inst))
     if inst.training.cpu_offload:
         # one sequence per GPU and micro-step; the optimiser state moves once per step
-        add(component(OFFLOAD_STREAM), samples * ph.offload_stream_bytes_per_sequence(stu))
-        add(component(OFFLOAD_STATE), r.steps * ph.offload_state_bytes_per_step(stu))
-    flops["student_train"] = samples * seq * ph.train_flops_per_token(stu, False)
+        add(component(OFFLOAD_STREAM), samples * ph.offload_stream_bytes_per_sequence(stu, r.lora_rank))
+        add(component(OFFLOAD_STATE), r.steps * ph.offload_state_bytes_per_step(stu, r.lora_rank))
+    flops["student_train"] = samples * seq * ph.train_flops_per_token(stu, False, r.lora_rank)
     flops["student_train_hardware"] = train
     if inst.environments.latency_seconds_per_step > 0:
         add(component(ENV_WAIT), r.steps * inst.environments.latency_seconds_per_step)
 
     progress = float(lc.on_policy_progress(task, q, ceiling))
     forgetting = float(lc.on_policy_forgetting(task, q, ceiling, pri.forgetting_share_of_baseline))
+    q, forgetting = _adapter_outcomes(inst, r, q, forgetting)
+    _add_evaluation(inst, r, amounts)
     data = samples * inst.reward.verifier_usd_per_sample + inst.reward.design_usd if r.method == "rl" else 0.0
     lead = 0.0
     if r.method == "opd" and not inst.teacher.exists:
@@ -281,7 +317,50 @@ def _on_policy_profile(inst: Instance, r: Recipe) -> RecipeProfile:
     return RecipeProfile(recipe=r, amounts=amounts, flops=flops, samples=samples, data_usd=data,
                          environments_usd=env, log_storage_usd=logs, lead_hours=lead, quality=q,
                          forgetting_points=forgetting, extra={"progress": progress, "log_gb": log_gb,
-                                                              "prompts_drawn": drawn, "effective_prompts": effective})
+                                                              "prompts_drawn": drawn, "effective_prompts": effective},
+                         **_side_money(inst, r, log_gb))
+
+
+def _adapter_outcomes(inst: Instance, r: Recipe, quality: float, forgetting: float) -> tuple[float, float]:
+    """Full fine-tuning's quality and forgetting, or LoRA's shares of them (``learning.lora_outcomes``)."""
+    if r.lora_rank is None:
+        return quality, forgetting
+    pri = inst.priors
+    q, f = lc.lora_outcomes(inst.task.baseline_score, quality, forgetting, getattr(pri.lora_gain_share, r.method),
+                            getattr(pri.lora_forgetting_share, r.method))
+    return float(q), float(f)
+
+
+def evaluation_runs(inst: Instance, r: Recipe) -> int:
+    r"""Validation runs of a recipe: :math:`\lfloor \text{steps} / \text{every} \rfloor` (none when ``every_steps`` is null)."""
+    every = inst.evaluation.every_steps
+    return 0 if every is None else r.steps // every
+
+
+def _add_evaluation(inst: Instance, r: Recipe, amounts: dict) -> None:
+    r"""Eval-set tokens decoded: runs :math:`\times` prompts :math:`\times` mean response tokens, one sample per prompt."""
+    runs = evaluation_runs(inst, r)
+    if runs > 0:
+        amounts[component(EVAL)] = runs * inst.evaluation.prompts * inst.task.response_tokens
+
+
+def _side_money(inst: Instance, r: Recipe, log_gb: float) -> dict:
+    r"""Checkpoint size and the money beside GPU time that the recipe sets:
+
+    .. math::
+       \mathrm{ingest} = G_{log}\, p_{ingest}, \qquad
+       \mathrm{egress} = p_{egress} \big([\text{weights}]\, W + [\text{logs}]\, G_{log}
+                          + [\text{milestones}]\, m\, C\big)
+
+    with :math:`W` the trained weights (or adapter) in bf16, :math:`C` one checkpoint,
+    :math:`m` the milestones kept; each bracket is 1 when ``network.crosses_region`` lists it."""
+    ckpt_gb = ph.checkpoint_bytes(inst.student, r.lora_rank) / ph.GB
+    net = inst.network
+    crossing = (("final_weights" in net.crosses_region) * ph.handover_bytes(inst.student, r.lora_rank) / ph.GB
+                + ("trajectory_logs" in net.crosses_region) * log_gb
+                + ("milestones" in net.crosses_region) * inst.checkpointing.milestones_kept * ckpt_gb)
+    return {"checkpoint_gb": ckpt_gb, "network_usd": crossing * net.egress_usd_per_gb,
+            "log_ingest_usd": log_gb * inst.storage.log_ingest_usd_per_gb}
 
 
 def profile(inst: Instance, r: Recipe) -> RecipeProfile:

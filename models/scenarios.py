@@ -10,7 +10,7 @@ parameters in ``uncertainty.py``), every metric is the evaluator's
         \qquad (\phi(c) = \text{the rate factor of } c\text{'s family, } \texttt{recipes.RATE\_FACTOR}) \\
    H^s &= T^s \big(1 + o(w \beta / \beta^s,\ n \lambda^s,\ \tau,\ \rho^s)\big), \qquad
    \mathrm{wall}^s = \mathrm{lead}(r) + H^s \\
-   q^s, F^s &= \text{the learning curve and forgetting of } r \text{ under scenario } s\text{'s priors, repeat scales included (}\texttt{learning.py}\text{)} \\
+   q^s, F^s &= \text{the learning curve and forgetting of } r \text{ under scenario } s\text{'s priors, repeat scales and LoRA shares included (}\texttt{learning.py}\text{)} \\
    \mathrm{cost}^s &= \texttt{costs.cost\_breakdown\_usd}(n\, p^s_g, H^s, \mathrm{wall}^s, F^s)
 
 Component times are exactly proportional to the inverse of their rate
@@ -32,7 +32,7 @@ from . import learning as lc
 from . import physics as ph
 from .costs import LIMIT_METRIC, Evaluator, cost_breakdown_usd, limit_slack
 from .plan import HardwareChoice, Plan, Recipe
-from .recipes import RATE_FACTOR, family_of
+from .recipes import EVAL, RATE_FACTOR, family_of
 from .uncertainty import Scenarios
 
 METRICS = ("cost_usd", "wall_hours", "quality", "forgetting_points", "gpu_hours")
@@ -92,6 +92,10 @@ class ScenarioEvaluator:
             repeat = self.value("priors.prompt_repeat_scale_epochs", inst.priors.prompt_repeat_scale_epochs)
             q = lc.on_policy_quality(inst, r, scale, ceiling_share, repeat)
             f = lc.on_policy_forgetting(task, q, lc.on_policy_ceiling(inst, r, ceiling_share), share)
+        if r.lora_rank is not None:
+            gain = self.value(f"priors.lora_gain_share.{m}", getattr(inst.priors.lora_gain_share, m))
+            keep = self.value(f"priors.lora_forgetting_share.{m}", getattr(inst.priors.lora_forgetting_share, m))
+            q, f = lc.lora_outcomes(task.baseline_score, q, f, gain, keep)
         return np.broadcast_to(q, (self.sc.n,)).astype(float), np.broadcast_to(f, (self.sc.n,)).astype(float)
 
     # --- hardware part -----------------------------------------------------------
@@ -128,9 +132,12 @@ class ScenarioEvaluator:
         rp = self.ev.recipe(r)
         quality, forgetting = self.outcomes(r)
         compute = sum(hours * self.rate_scale(fam) for fam, hours in self.hours_by_rate(r, h).items())
-        train = compute * (1.0 + self.overhead(h, interval_minutes))
+        stretch = 1.0 + self.overhead(h, interval_minutes)
+        train = compute * stretch
         wall = rp.lead_hours + train
-        costs = cost_breakdown_usd(self.inst, rp, self.gpus_usd_per_hour(h), train, wall, forgetting)
+        evaluation = sum(v for k, v in self.ev.compute_hours_by_component(r, h).items() if family_of(k) == EVAL)
+        eval_train = evaluation * self.rate_scale(RATE_FACTOR[EVAL]) * stretch
+        costs = cost_breakdown_usd(self.inst, rp, self.gpus_usd_per_hour(h), train, wall, forgetting, eval_train)
         return ScenarioMetrics(cost_usd=np.asarray(sum(costs.values()), dtype=float) + np.zeros(self.sc.n),
                                wall_hours=wall, quality=quality, forgetting_points=forgetting, gpu_hours=h.count * train)
 

@@ -127,6 +127,8 @@ class Training(Strict):
     samples_per_prompt_options: list[PositiveInt] = Field([2, 4, 8, 16], min_length=1)
     taper_only: bool = Field(True, description="samples per prompt never rise from one phase to the next")
     cpu_offload: bool = Field(False, description="ZeRO-3 / FSDP offload of parameters, gradients and optimiser state to host memory, priced over the host link")
+    adapter_options: list[Literal["full", "lora"]] = Field(list(d.ADAPTER_OPTIONS_DEFAULT), min_length=1, description="a plan's choice of training all weights ('full') or low-rank adapters on every linear layer ('lora'): memory, FLOPs, weight hand-over, checkpoint size, quality and forgetting")
+    lora_rank_options: list[PositiveInt] = Field(list(d.LORA_RANK_OPTIONS_DEFAULT), min_length=1, description="LoRA ranks a 'lora' plan may choose (positive integers)")
 
 
 class SftData(Strict):
@@ -251,6 +253,7 @@ class Storage(Strict):
     cold_usd_per_gb_month: NonNegativeFloat = d.COLD_STORAGE_USD_PER_GB_MONTH
     trajectory_log_share: float = Field(0.0, ge=0, le=1, description="share of generated trajectories logged in full")
     log_retention_months: NonNegativeFloat = 1.0
+    log_ingest_usd_per_gb: NonNegativeFloat = Field(d.LOG_INGEST_USD_PER_GB, description="ingest and indexing of trajectory logs by a log service, USD per GB")
 
 
 class Operations(Strict):
@@ -281,6 +284,29 @@ class MethodPrior(Strict):
     forgetting_share_of_baseline: float = Field(ge=0, le=1)
 
 
+class LoraShares(Strict):
+    """A share per method (``priors.lora_gain_share``, ``priors.lora_forgetting_share``)."""
+
+    sft: Annotated[float, Field(ge=0, le=10)]
+    rl: Annotated[float, Field(ge=0, le=10)]
+    opd: Annotated[float, Field(ge=0, le=10)]
+
+
+class Evaluation(Strict):
+    """Validation runs during training: a decode of the eval set on the plan's GPUs every so many steps."""
+
+    every_steps: Optional[PositiveInt] = Field(d.EVAL_EVERY_STEPS, description="steps between validation runs; null: none")
+    prompts: PositiveInt = Field(d.EVAL_PROMPTS, description="held-out prompts per validation run, one sample each")
+
+
+class Network(Strict):
+    """Billed traffic: inside one cluster nothing is; egress only for what crosses a region."""
+
+    egress_usd_per_gb: NonNegativeFloat = Field(d.EGRESS_USD_PER_GB, description="USD per GB leaving the region")
+    crosses_region: list[Literal["final_weights", "trajectory_logs", "milestones"]] = Field(
+        [], description="what the job sends to another region: the trained weights (or adapter) once, the trajectory logs, the archived milestone checkpoints")
+
+
 class Priors(Strict):
     sft: MethodPrior = MethodPrior(signal_scale_samples=d.SFT_SIGNAL_SCALE_SAMPLES, ceiling_share_of_headroom=d.SFT_CEILING_SHARE_OF_HEADROOM, forgetting_share_of_baseline=d.SFT_FORGETTING_SHARE_OF_BASELINE)
     rl: MethodPrior = MethodPrior(signal_scale_samples=d.RL_SIGNAL_SCALE_SAMPLES, ceiling_share_of_headroom=d.RL_CEILING_SHARE_OF_HEADROOM, forgetting_share_of_baseline=d.RL_FORGETTING_SHARE_OF_BASELINE)
@@ -289,6 +315,8 @@ class Priors(Strict):
     sft_forgetting_scale_samples: PositiveFloat = d.SFT_FORGETTING_SCALE_SAMPLES
     sft_repeat_scale_epochs: PositiveFloat = Field(d.REPEAT_SCALE_EPOCHS, description="R*: repetitions of an SFT example after which a repeat is worth 1/e of a fresh one")
     prompt_repeat_scale_epochs: PositiveFloat = Field(d.REPEAT_SCALE_EPOCHS, description="R*: repetitions of an RL/OPD prompt after which a repeat is worth 1/e of a fresh one")
+    lora_gain_share: LoraShares = Field(default_factory=lambda: LoraShares(**d.LORA_GAIN_SHARE), description="per method, the share of full fine-tuning's quality gain a LoRA plan keeps")
+    lora_forgetting_share: LoraShares = Field(default_factory=lambda: LoraShares(**d.LORA_FORGETTING_SHARE), description="per method, the share of full fine-tuning's forgetting a LoRA plan keeps")
 
     def of(self, method: str) -> MethodPrior:
         return getattr(self, method)
@@ -333,6 +361,8 @@ class Instance(Strict):
     reliability: Reliability = Reliability()
     storage: Storage = Storage()
     operations: Operations = Operations()
+    evaluation: Evaluation = Evaluation()
+    network: Network = Network()
     efficiency: Efficiency = Efficiency()
     priors: Priors = Priors()
     forgetting_repair_usd_per_point: NonNegativeFloat = Field(0.0, description="hidden cost of forgetting: repair per point lost")

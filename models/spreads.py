@@ -123,3 +123,20 @@ FACTOR_SFT_MIX_EXPONENT = (math.log(8.0 / 40.0) / math.log(0.7) / d.SFT_FORGETTI
 # matched a 1.2k-prompt set on MATH500, 73.6 % both). INFERRED, weak: no fit of
 # repetition in post-training.
 FACTOR_REPEAT_SCALE = (2.9157 / d.REPEAT_SCALE_EPOCHS, d.REPEAT_SCALE_EPOCHS / 2.9157)
+
+# --- LoRA shares of full fine-tuning's gain and forgetting (factor on the point value) --
+# Gain share (defaults.LORA_GAIN_SHARE). SFT: from 0.6 (Biderman et al. 2024, code IFT:
+# "LoRA substantially underperforms full finetuning" at rank 16-256, the low end
+# INFERRED from their Fig. 2 gap) to 1.0 (high-rank LoRA tracks full fine-tuning on
+# SFT, "LoRA Without Regret", 2025). OPD: 0.87 (the SFT gap) to 1.0. RL: 0.85 (Hugging
+# Face's rank-1 GRPO replication: "full fine-tuning pulls ahead and stays there", the
+# size INFERRED) to 1.0 (rank-1 LoRA matches, "LoRA Without Regret").
+FACTOR_LORA_GAIN_SFT = (0.6 / d.LORA_GAIN_SHARE["sft"], 1.0 / d.LORA_GAIN_SHARE["sft"])
+FACTOR_LORA_GAIN_OPD = (d.LORA_GAIN_SHARE["sft"] / d.LORA_GAIN_SHARE["opd"], 1.0 / d.LORA_GAIN_SHARE["opd"])
+FACTOR_LORA_GAIN_RL = (0.85 / d.LORA_GAIN_SHARE["rl"], 1.0 / d.LORA_GAIN_SHARE["rl"])
+# Forgetting share (defaults.LORA_FORGETTING_SHARE). SFT: 0.08 (Biderman et al., code
+# IFT: 0.015/0.195) to 1.0 (Thinking Machines' personalisation experiment: LoRA of rank
+# 32-256 "learns less and forgets ... still", reference/post-training.md). RL, OPD: 0.5
+# to 1.0 (INFERRED: LoRA may move less KL than full weights for the same reward).
+FACTOR_LORA_FORGETTING_SFT = (0.08 / d.LORA_FORGETTING_SHARE["sft"], 1.0 / d.LORA_FORGETTING_SHARE["sft"])
+FACTOR_LORA_FORGETTING_ON_POLICY = (0.5, 1.0)   # on the point share 1.0 of RL and OPD

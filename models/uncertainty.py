@@ -152,6 +152,14 @@ def default_parameters(inst: "Instance") -> list[Parameter]:
     if "rl" in methods or "opd" in methods:
         out.append(_factor("priors.prompt_repeat_scale_epochs", pri.prompt_repeat_scale_epochs, sp.FACTOR_REPEAT_SCALE,
                            "repeat_prompts", "spreads.FACTOR_REPEAT_SCALE: two fits of Muennighoff et al. 2023"))
+    if "lora" in inst.training.adapter_options:
+        for m in methods:
+            gain = f"FACTOR_LORA_GAIN_{m.upper()}"
+            keep = "FACTOR_LORA_FORGETTING_" + ("SFT" if m == "sft" else "ON_POLICY")
+            out.append(_factor(f"priors.lora_gain_share.{m}", getattr(pri.lora_gain_share, m), getattr(sp, gain),
+                               f"lora_gain_{m}", f"spreads.{gain}: Biderman et al. 2024 to LoRA Without Regret"))
+            out.append(_factor(f"priors.lora_forgetting_share.{m}", getattr(pri.lora_forgetting_share, m),
+                               getattr(sp, keep), f"lora_forgetting_{m}", f"spreads.{keep}: Biderman et al. 2024 code IFT to no reduction"))
     from .hardware import price_usd_per_gpu_hour
     for option in inst.hardware.gpus:
         price = price_usd_per_gpu_hour(inst, option)

@@ -115,7 +115,8 @@ def _block(inst: Instance, p: Profiles, rows: slice) -> dict[str, np.ndarray]:
     wall = lead + train
     forgetting = ra.forgetting_points[rows, None, None]
     rp = SimpleNamespace(data_usd=ra.data_usd[rows, None, None], environments_usd=ra.environments_usd[rows, None, None],
-                         log_storage_usd=ra.log_storage_usd[rows, None, None])
+                         log_storage_usd=ra.log_storage_usd[rows, None, None], checkpoint_gb=ra.checkpoint_gb[rows, None, None],
+                         network_usd=ra.network_usd[rows, None, None], log_ingest_usd=ra.log_ingest_usd[rows, None, None])
     lines = cost_breakdown_usd(inst, rp, (ha.count * ha.price_usd_per_gpu_hour)[None, :, None], train, wall, forgetting)
     cost = sum(lines.values())
     shape = train.shape

@@ -275,7 +275,7 @@ def evaluate_schedule(pdata: PortfolioData, plans: list[Plan], spot_shares: list
             if in_b > n * H * (1 + tolerance) + tolerance:
                 violations.append(f"{name}: {in_b:.6g} GPU-hours in bucket {b} > {n} GPUs × {H:g} h")
         train_hours = (1 + o) * T * (1 - sigma) + (1 + o_s) * T * sigma
-        noncompute = metrics.cost_usd - metrics.cost_breakdown_usd["compute"] + hourly_noncompute_usd(ev.inst) * (o_s - o) * T * sigma
+        noncompute = metrics.cost_usd - metrics.cost_breakdown_usd["compute"] - metrics.cost_breakdown_usd["evaluation"] + hourly_noncompute_usd(ev.inst) * (o_s - o) * T * sigma
         breakdown["noncompute"] += noncompute
         active = sorted(b for (b, k), v in hours.items() if v > tolerance)
         out.append(JobSchedule(name, pdata.provider[g], plan, metrics, sigma, {key: v for key, v in hours.items() if v > tolerance},

@@ -103,7 +103,7 @@ def best_portfolio_cost(pdata) -> float | None:
     for j, ev in enumerate(evs):
         choices = []
         for plan in job_plans(ev):
-            noncompute = plan[1].cost_usd - plan[1].cost_breakdown_usd["compute"]
+            noncompute = plan[1].cost_usd - plan[1].cost_breakdown_usd["compute"] - plan[1].cost_breakdown_usd["evaluation"]
             choices.extend((plan[0][1], noncompute + cost, held) for held, cost in job_options(pdata, j, ev, plan))
         per_job.append(choices)
     best = None

@@ -139,14 +139,16 @@ def collect_chance(ev: Evaluator, scenarios: Scenarios) -> ChanceData:
     ops = inst.operations
     profiles = [ev.recipe(r) for r in base.recipes]
     lead = np.array([p.lead_hours for p in profiles])
-    fixed = np.array([p.data_usd + p.environments_usd + p.log_storage_usd + ops.usd_per_wall_hour * p.lead_hours for p in profiles])
+    st, ck = inst.storage, inst.checkpointing
+    cold = ck.milestones_kept * st.cold_usd_per_gb_month * ck.milestone_retention_months
+    fixed = np.array([p.data_usd + p.environments_usd + p.log_storage_usd + p.network_usd + p.log_ingest_usd
+                      + cold * p.checkpoint_gb + ops.usd_per_wall_hour * p.lead_hours for p in profiles])
     recipe_usd = fixed[:, None] + inst.forgetting_repair_usd_per_point * forgetting
     rate_scale = np.array([se.rate_scale(f) for f in RATE_FAMILIES])
     overhead = np.array([[se.overhead(hw, tau) for tau in base.intervals] for hw in base.hardware])
-    st, ck = inst.storage, inst.checkpointing
-    ckpt_gb = ph.checkpoint_bytes(inst.student) / ph.GB
-    hot_per_hour = ck.keep_last * ckpt_gb * st.hot_usd_per_gb_month / ph.d.HOURS_PER_MONTH
-    hourly = np.array([se.gpus_usd_per_hour(hw) + hot_per_hour + ops.usd_per_wall_hour for hw in base.hardware])
+    hot_per_gb_hour = ck.keep_last * st.hot_usd_per_gb_month / ph.d.HOURS_PER_MONTH
+    hourly = np.array([se.gpus_usd_per_hour(hw) + hot_per_gb_hour * ev.hardware(hw).checkpoint_gb + ops.usd_per_wall_hour
+                       for hw in base.hardware])
     return ChanceData(base, scenarios, family_of_component, tmax, recipe_usd, lead, quality, forgetting,
                       rate_scale, overhead, hourly, base.constant_usd, family_hours)
 

@@ -17,9 +17,10 @@ memory), and every data-derived bound is a reduction of :math:`T`.
 
 Money is the evaluator's cost (``costs.cost_breakdown_usd``) written as
 :math:`K + c_r + \pi_h H_{train}`: :math:`\pi_h = n_h p_h` + hot checkpoint
-storage + operations per training hour, :math:`c_r` = data + sandboxes + logs +
-forgetting repair + operations during lead time, :math:`K` = fixed operations +
-cold milestone storage.
+storage (of the choice's adapter) + operations per training hour (validation
+decodes are compute hours like any other), :math:`c_r` = data + sandboxes + logs +
+log ingest + egress + cold milestone storage (of the recipe's adapter) +
+forgetting repair + operations during lead time, :math:`K` = fixed operations.
 """
 
 from __future__ import annotations
@@ -85,8 +86,8 @@ class FormulationData:
 
 def component_class(key: str) -> str | None:
     """The memory class a component belongs to (decode/tail/sync carry one), or None."""
-    parts = key.split("|")
-    return parts[1] if len(parts) > 1 and (parts[1] in ("rl", "sft") or parts[1].startswith("opd:")) else None
+    from ..costs import _component_class
+    return _component_class(key)
 
 
 def undominated_intervals(overhead: np.ndarray, relative_tie: float = 1e-12) -> np.ndarray:
@@ -129,13 +130,15 @@ def collect(ev: Evaluator, keep_dominated_intervals: bool = False) -> Formulatio
         if len(recipes) else np.zeros(len(hardware))
 
     st, ck, ops = inst.storage, inst.checkpointing, inst.operations
-    ckpt_gb = ph.checkpoint_bytes(inst.student) / ph.GB
+    # hot checkpoints per training hour: of the choice's adapter (a recipe runs only on choices of its own)
+    ckpt_gb = np.array([ev.hardware(hw).checkpoint_gb for hw in hardware], dtype=float)
     hot_per_hour = ck.keep_last * ckpt_gb * st.hot_usd_per_gb_month / ph.d.HOURS_PER_MONTH
     kept = np.ones(overhead.shape, dtype=bool) if keep_dominated_intervals else undominated_intervals(overhead)
     hourly = count * price + hot_per_hour + ops.usd_per_wall_hour
-    recipe_usd = (ra.data_usd + ra.environments_usd + ra.log_storage_usd
+    recipe_usd = (ra.data_usd + ra.environments_usd + ra.log_storage_usd + ra.network_usd + ra.log_ingest_usd
+                  + ck.milestones_kept * ra.checkpoint_gb * st.cold_usd_per_gb_month * ck.milestone_retention_months
                   + inst.forgetting_repair_usd_per_point * ra.forgetting_points + ops.usd_per_wall_hour * ra.lead_hours)
-    constant = ops.fixed_usd + ck.milestones_kept * ckpt_gb * st.cold_usd_per_gb_month * ck.milestone_retention_months
+    constant = ops.fixed_usd
     hours_floor, usd_floor = plan_floors(hours, recipe_fits, overhead, kept, hourly)
     return FormulationData(ev, recipes, hardware, intervals, ra.components, ra.classes, ra.recipe_class, fits,
                            amount_max, share, unit, usable, hours, tmax, tmin, overhead, kept, count, price, hourly,
