@@ -106,6 +106,14 @@ def test_the_page_solves_a_shipped_instance_and_shows_the_apis_plan_and_frontier
     assert ys == pytest.approx([p["quality"] for p in front["points"]])
     rows = browser.find_elements(By.CSS_SELECTOR, "#frontier-table tbody tr")
     assert len(rows) == len(front["points"])
+    # its downloads: the CSV holds the API's numbers, the chart renders to PNG and SVG
+    csv = browser.execute_script("return csv('frontier')").splitlines()
+    assert len(csv) == len(front["points"]) + 1 and float(csv[1].split(",")[1]) == front["points"][0]["cost_usd"]
+    for fmt, head in (("png", "data:image/png;base64,"), ("svg", "data:image/svg+xml,")):
+        image = browser.execute_async_script(
+            "const done = arguments[arguments.length - 1];"
+            f"Plotly.toImage('frontier-chart', {{format: '{fmt}', width: 800, height: 400}}).then(done, (e) => done('error: ' + e));")
+        assert image.startswith(head) and len(image) > 1000, image[:80]
     # clicking a frontier point opens its plan, evaluated by the API
     rows[0].click()
     wait(browser, lambda d: "#1" in d.find_element(By.ID, "shown-plan-note").text)
