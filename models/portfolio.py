@@ -63,6 +63,8 @@ class PortfolioGpu(Strict):
         None, description="reserved price per GPU-hour, paid for every hour of the commitment; default: the provider's price "
                           "for the term, else the GPU catalog's price_reserved_usd_per_gpu_hour")
     max_reserved_gpus: Optional[NonNegativeInt] = Field(None, description="most GPUs that can be reserved (none: no cap)")
+    reserved_lead_buckets: NonNegativeInt = Field(0, description="buckets from signing a reservation to its GPUs arriving: "
+                                                  "reserved GPUs run jobs from this bucket on, and are paid from bucket 0")
     on_demand_usd_per_gpu_hour: Optional[PerBucketFloat] = Field(
         None, description="on-demand price per GPU-hour, scalar or one per bucket; default: the provider's (or the GPU catalog's) price")
     on_demand_available_gpus: PerBucketInt = Field(description="on-demand GPUs available, scalar or one per bucket")
@@ -182,6 +184,10 @@ class Portfolio(Strict):
                 v = getattr(g, f)
                 if isinstance(v, list) and len(v) != n:
                     raise ValueError(f"gpus.{i}.{f}: expected a scalar or {n} values (one per bucket), got {len(v)}")
+        for i, g in enumerate(self.gpus):
+            if g.reserved_lead_buckets >= n:
+                raise ValueError(f"gpus.{i}.reserved_lead_buckets: expected fewer than the horizon's {n} buckets, "
+                                 f"got {g.reserved_lead_buckets}")
         for i, j in enumerate(self.jobs):
             if j.deadline_bucket >= n:
                 raise ValueError(f"jobs.{i}.deadline_bucket: {j.deadline_bucket} is beyond the horizon's last bucket {n - 1}")
@@ -209,6 +215,7 @@ class PortfolioData:
         self.gpu = {g.name: g for g in portfolio.gpus}
         self.reserved_price = {g.name: g.reserved_usd_per_gpu_hour or 0.0 for g in portfolio.gpus}  # none: max_reserved_gpus is 0
         self.reserved_term = {g.name: g.reserved_term for g in portfolio.gpus}
+        self.reserved_from = {g.name: g.reserved_lead_buckets for g in portfolio.gpus}  # first bucket reserved GPUs run in
         self.node_gpus = {g.name: g.node_gpus or 1 for g in portfolio.gpus}
         # A reservation is paid for every hour of its term, used or not: back-to-back terms cover
         # the horizon (none: the horizon itself is the term).

@@ -158,6 +158,7 @@ class PortfolioResult:
     bucket_price: dict[str, dict[str, list[float]]] = field(default_factory=dict)  # tier -> GPU type -> $/GPU-hour per bucket
     reserved_term: dict[str, Optional[str]] = field(default_factory=dict)   # GPU type -> 1m | 1y | 3y (none: the horizon)
     committed_hours: dict[str, float] = field(default_factory=dict)         # GPU type -> hours a reserved GPU is paid for
+    reserved_from: dict[str, int] = field(default_factory=dict)             # GPU type -> first bucket reserved GPUs run in
 
     @property
     def has_plan(self) -> bool:
@@ -168,7 +169,8 @@ class PortfolioResult:
         spot pool used, ``gpus`` the most the jobs hold there at once."""
         B, H = self.buckets, self.bucket_hours
         rows = [{"provider": self.providers.get(g, "unspecified"), "gpu": g, "tier": "reserved",
-                 "term": self.reserved_term.get(g) or "horizon", "start_bucket": 0, "end_bucket": B - 1, "gpus": n,
+                 "term": self.reserved_term.get(g) or "horizon", "start_bucket": self.reserved_from.get(g, 0), "end_bucket": B - 1,
+                 "gpus": n,
                  "usd_per_gpu_hour": self.reserved_price.get(g), "committed_hours": self.committed_hours.get(g),
                  "commitment_usd": n * self.reserved_price.get(g, 0.0) * self.committed_hours.get(g, 0.0),
                  "utilisation": self.utilisation.get(g)}
@@ -261,6 +263,8 @@ def evaluate_schedule(pdata: PortfolioData, plans: list[Plan], spot_shares: list
                 violations.append(f"{name}: runs in bucket {b} outside its window {job.release_bucket}..{job.deadline_bucket}")
             if lead > (b - job.release_bucket) * H * (1 + 1e-12):
                 violations.append(f"{name}: runs in bucket {b} before its lead time of {lead:.1f} h has passed")
+            if k == "reserved" and b < pdata.reserved_from[g]:
+                violations.append(f"{name}: runs on reserved {g} in bucket {b}, before they arrive in bucket {pdata.reserved_from[g]}")
             used[b, g, k] = used.get((b, g, k), 0) + n   # a running job holds its whole count (gang)
             if k == "on_demand":
                 breakdown["on_demand"] += v * pdata.od_price[g][b]
@@ -398,7 +402,8 @@ class PortfolioModel:
         result = PortfolioResult("infeasible", name=d.portfolio.name, buckets=len(d.buckets), bucket_hours=d.bucket_hours,
                                  build_seconds=self.build_seconds, gpu_types=list(d.gpus), providers=dict(d.provider),
                                  reserved_price=dict(d.reserved_price), bucket_price={"on_demand": d.od_price, "spot": d.spot_price},
-                                 reserved_term=dict(d.reserved_term), committed_hours=dict(d.committed_hours))
+                                 reserved_term=dict(d.reserved_term), committed_hours=dict(d.committed_hours),
+                                 reserved_from=dict(d.reserved_from))
         if self.model is None:
             result.message = self.reason
             return result

@@ -56,7 +56,7 @@ def job_slots(pdata, j, ev, plan):
         if lead > (b - job.release_bucket) * H * (1 + 1e-12):
             continue
         node = pdata.node_gpus[g]
-        if cap is None or cap // node * node >= n:
+        if (cap is None or cap // node * node >= n) and b >= pdata.reserved_from[g]:
             slots.append((b, "reserved", n * (1 + o) * T, 0.0))  # the commitment is paid apart
         if pdata.od_avail[g][b] >= n:
             slots.append((b, "on_demand", n * (1 + o) * T, n * (1 + o) * T * pdata.od_price[g][b]))
@@ -211,8 +211,9 @@ def tiny_portfolio(seed: int) -> dict:
         entries.append(e)
     windows = rng.choice([((0, 1), (0, 1)), ((0, 0), (0, 1)), ((0, 1), (1, 1))])
     nodes = random.Random(seed + 1000)  # a stream of its own: the draws above stay as they were
-    for e in entries:  # reservations in whole nodes of 1, 2 or 4 GPUs
+    for e in entries:  # reservations in whole nodes of 1, 2 or 4 GPUs, arriving in bucket 0 or 1
         e["node_gpus"] = nodes.choice([1, 2, 4])
+        e["reserved_lead_buckets"] = nodes.choice([0, 0, 1])
     return {"kind": "portfolio", "name": f"tiny-{seed}", "horizon": {"buckets": 2, "bucket_hours": bucket_hours},
             "gpus": entries, "jobs": [{"instance": j, "release_bucket": w[0], "deadline_bucket": w[1]} for j, w in zip(jobs, windows)]}
 

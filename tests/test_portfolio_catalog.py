@@ -108,3 +108,28 @@ def test_whole_node_reservations_match_the_oracle(seed):
 ])
 def test_bad_catalog_input_exits_2_naming_the_field(tmp_path, entry, counts, field):
     refused(tmp_path, one_job_portfolio(copy.deepcopy(entry), counts=counts), field)
+
+
+def test_reserved_gpus_arrive_after_their_lead_time():
+    """Nothing on demand, a reservation arriving in bucket 1 (paid from bucket 0): the job runs in bucket 1 only,
+    and moving its work onto bucket 0 does not replay."""
+    p = one_job_portfolio({"name": "H100-SXM", "reserved_usd_per_gpu_hour": 1.0, "on_demand_available_gpus": 0,
+                           "reserved_lead_buckets": 1}, counts=(4,), buckets=2, bucket_hours=48.0)
+    res = solve_portfolio(p, rel_gap=1e-9)
+    assert res.status == "optimal" and res.violations == []
+    out = json.loads(json.dumps(res.to_dict()))
+    assert {row["bucket"] for row in out["jobs"][0]["schedule"]} == {1}
+    assert next(r for r in out["procurement"] if r["tier"] == "reserved")["start_bucket"] == 1
+    assert math.isclose(res.cost_breakdown_usd["reserved"], res.reserved["H100-SXM"] * 1.0 * 96.0)   # paid from signing
+    data = load_portfolio(p)
+    assert replay_schedule(data, out) == []
+    for row in out["jobs"][0]["schedule"]:
+        row["bucket"] = 0
+    assert any(msg.startswith("capacity:") for msg in replay_schedule(data, out))
+    p["jobs"][0]["deadline_bucket"] = 0   # due before the reservation arrives
+    assert solve_portfolio(p).status == "infeasible"
+
+
+def test_a_lead_time_beyond_the_horizon_is_refused(tmp_path):
+    refused(tmp_path, one_job_portfolio({"name": "H100-SXM", "reserved_usd_per_gpu_hour": 1.0, "on_demand_available_gpus": 8,
+                                         "reserved_lead_buckets": 2}), "gpus.0.reserved_lead_buckets")

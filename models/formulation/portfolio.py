@@ -174,7 +174,7 @@ def build_portfolio(pd_: PortfolioData, tight_linking: bool = True, symmetry_bre
         types = sorted({hw.gpu for hw in fd.hardware})
         for b in pd_.window(j):
             for g in types:
-                allowed = ["reserved"]
+                allowed = ["reserved"] if b >= pd_.reserved_from[g] else []  # reserved GPUs arrive after their lead time
                 if pd_.od_avail[g][b] > 0:
                     allowed.append("on_demand")
                 if pd_.spot_avail[g][b] > 0 and g in {fd.hardware[h].gpu for (h, _) in m.job[j].HS}:
@@ -251,7 +251,7 @@ def build_portfolio(pd_: PortfolioData, tight_linking: bool = True, symmetry_bre
         rel = pd_.portfolio.jobs[j].release_bucket
         for b in pd_.window(j):
             rs = [r for r, rc in enumerate(fd.recipes) if evs[j].recipe(rc).lead_hours > (b - rel) * H * (1 + 1e-12)]
-            if rs:
+            if rs and (j, b) in by_jb:  # a bucket with no tier (reserved GPUs not yet there) holds no work anyway
                 late[j, b] = rs
                 lead_rows.append((j, b))
     nmax = {j: max(hw.count for hw in fd.hardware) for j, fd in enumerate(jobs)}
