@@ -4,16 +4,17 @@ A plan is a recipe, a hardware choice and a checkpoint interval, so
 
 .. math::
    |\mathrm{plans}| = R \cdot H \cdot I, \qquad
-   R = \sum_{m} |\mathrm{steps}_m| \cdot
+   R = A \sum_{m} |\mathrm{steps}_m| \cdot
        \begin{cases} |\mathrm{mixes}| \cdot |\mathrm{epochs}| & m = \mathrm{sft} \\
                      S & m = \mathrm{rl} \\
                      S \cdot |\mathrm{precisions}| & m = \mathrm{opd} \end{cases}, \qquad
    S = \begin{cases} \binom{k + p - 1}{p} & \text{taper only (non-increasing schedules)} \\
                      k^{p} & \text{otherwise} \end{cases}
 
-with :math:`k` samples-per-prompt options over :math:`p` phases, :math:`H` the
-(GPU type, count) pairs within availability and with a price, :math:`I` the
-checkpoint intervals. These are the counts of ``recipes.enumerate_recipes`` and
+with :math:`k` samples-per-prompt options over :math:`p` phases, :math:`A` the
+adapters (full weights and/or each LoRA rank), :math:`H` the (GPU type, count,
+adapter) triples within availability and with a price (:math:`A` per pair),
+:math:`I` the checkpoint intervals. These are the counts of ``recipes.enumerate_recipes`` and
 ``hardware.hardware_options`` (``tests/test_plan_space.py`` holds them equal),
 computed in microseconds even when the lists would not fit in memory.
 
@@ -106,6 +107,9 @@ def _option_counts(inst: Instance) -> dict[str, int]:
         counts["training.phases"] = t.phases
     if "opd" in t.methods:
         counts["teacher.precision_options"] = len(set(inst.teacher.precision_options))
+    counts["training.adapter_options"] = len(set(t.adapter_options))
+    if "lora" in t.adapter_options:
+        counts["training.lora_rank_options"] = len(set(t.lora_rank_options))
     if "sft" in t.methods:
         counts["sft_data.external_data_share_options"] = len(set(inst.sft_data.external_data_share_options))
         counts["sft_data.max_epochs_options"] = len(set(inst.sft_data.max_epochs_options))
@@ -131,8 +135,16 @@ def _sizes(inst: Instance, counts: dict[str, int]) -> tuple[int, int, int]:
             recipes += steps * schedules
         else:
             recipes += steps * schedules * counts["teacher.precision_options"]
+    adapters = _adapters(inst, counts)
     hardware = sum(v for k, v in counts.items() if k.startswith("hardware.gpus."))
-    return recipes, hardware, counts["checkpointing.interval_minutes_options"]
+    return recipes * adapters, hardware * adapters, counts["checkpointing.interval_minutes_options"]
+
+
+def _adapters(inst: Instance, counts: dict[str, int]) -> int:
+    """Adapters a plan may choose (``recipes.adapter_ranks``): full weights and/or each LoRA rank; both the
+    recipes and the hardware choices are per adapter. One adapter option left: the first one the instance lists."""
+    kinds = list(dict.fromkeys(inst.training.adapter_options))[:counts["training.adapter_options"]]
+    return ("full" in kinds) + (counts.get("training.lora_rank_options", 0) if "lora" in kinds else 0)
 
 
 def plan_space(inst: Instance) -> PlanSpace:

@@ -38,7 +38,9 @@ def test_counts_equal_the_enumeration_on_shipped_instances(path):
 def test_counts_equal_the_enumeration_on_random_instances(seed):
     raw = random_instance_dict(seed)
     rng = seed % 4  # vary the sampling grid too: taper or not, 1 to 4 phases
-    raw["training"] = {**raw["training"], "phases": 1 + rng, "taper_only": bool(seed % 2)}
+    raw["training"] = {**raw["training"], "phases": 1 + rng, "taper_only": bool(seed % 2),
+                       "adapter_options": [["full"], ["lora"], ["full", "lora"]][seed % 3],
+                       "lora_rank_options": [[16], [8, 64]][seed % 2]}
     inst = load_instance(raw)
     space = plan_space(inst)
     assert (space.recipes, space.hardware, space.intervals) == _enumerated(inst)
