@@ -4,7 +4,7 @@ A frontier or a sweep is a list of plans. Labelling every point with its whole
 plan repeats the same words on every point; the reader wants what *changes*
 along the curve. For plans :math:`p_1 \\dots p_n` and the plan's parts
 :math:`f` (method, GPUs, length, sampling schedule, teacher precision, data mix,
-epochs, checkpoint interval),
+epochs, adapter, checkpoint interval),
 
 .. math::
    \\mathrm{varying} = \\{ f : |\\{ f(p_k) \\}_k| > 1 \\}, \\qquad
@@ -69,6 +69,7 @@ PLAN_PARTS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Optional[str]]
     "teacher precision": (lambda p: p.teacher_precision, lambda v: f"{v} teacher" if v else None),
     "data mix": (lambda p: p.external_data_share, _share),
     "epochs": (lambda p: getattr(p, "max_epochs", None), lambda v: f"≤{v} epochs" if v else None),
+    "adapter": (lambda p: getattr(p, "lora_rank", None), lambda v: f"LoRA rank {v}" if v else "full weights"),
     "checkpoint interval": (lambda p: p.checkpoint_interval_minutes, lambda v: f"ckpt {v:g} min"),
 }
 

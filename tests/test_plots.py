@@ -111,7 +111,7 @@ def test_frontier_labels_say_what_changes(tmp_path, figures):
     assert texts == ["100 steps · 8→4→4 samples", "200 steps", "400 steps", "16→8→8 samples"]
     title = ax.get_title()
     assert title.startswith("job: exact Pareto frontier of cost and quality (4 points)")
-    assert "every point: OPD · 8×H100-SXM · fp8 teacher · ckpt 240 min" in title
+    assert "every point: OPD · 8×H100-SXM · fp8 teacher · full weights · ckpt 240 min" in title
     assert "cost_usd" not in title and "_" not in title
     assert ax.get_xlabel() == "cost (USD)" and ax.get_ylabel() == "quality (task score, pts)"
 
@@ -136,9 +136,16 @@ def test_frontier_labels_never_overlap_and_stay_inside_the_axes(tmp_path, figure
         assert not any(box.overlaps(other) for other in boxes[n + 1:])
 
 
+def test_change_labels_name_the_adapter_when_it_changes():
+    from dataclasses import replace
+    plans = [_opd(100), replace(_opd(100), lora_rank=16)]
+    labels, common = change_labels(plans)
+    assert labels == ["full weights", "LoRA rank 16"] and "steps" not in labels[1] and "100 steps" in common
+
+
 def test_change_labels_of_one_plan_name_the_whole_plan():
     labels, common = change_labels([_opd(1000)])
-    assert labels == ["OPD · 8×H100-SXM · 1,000 steps · 8→4→4 samples · fp8 teacher · ckpt 240 min"] and common == ""
+    assert labels == ["OPD · 8×H100-SXM · 1,000 steps · 8→4→4 samples · fp8 teacher · full weights · ckpt 240 min"] and common == ""
 
 
 # --- item 24: names that are not plain text ----------------------------------------------------------------
