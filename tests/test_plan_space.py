@@ -112,3 +112,17 @@ def test_validate_prints_the_size_and_the_estimate():
     res = CliRunner().invoke(app, ["validate", str(INSTANCES / "tiny.json")])
     assert res.exit_code == 0
     assert "= 1,440 plans" in res.stdout and f"of the {MAX_MODEL_MIB:,} MiB cap" in res.stdout
+
+
+def test_validate_a_portfolio_counts_its_jobs_plans_and_refuses_a_huge_job(tmp_path):
+    runner = CliRunner()
+    ok = runner.invoke(app, ["validate", str(INSTANCES / "portfolio-small.json")])
+    assert ok.exit_code == 0 and "plans over the jobs" in ok.stdout
+    raw = json.loads((INSTANCES / "portfolio-small.json").read_text())
+    raw["jobs"][1]["instance"]["training"].update(phases=6, taper_only=False, samples_per_prompt_options=[1, 2, 4, 8, 16, 32])
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(raw))
+    res = runner.invoke(app, ["validate", str(path)])
+    assert res.exit_code == 2
+    line = res.stderr.strip()
+    assert "\n" not in line and f"job '{raw['jobs'][1]['name']}': training.samples_per_prompt_options: " in line

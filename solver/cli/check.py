@@ -16,13 +16,21 @@ commands = typer.Typer()
 @guarded
 def validate(file: Path = typer.Argument(..., help="instance JSON")):
     """Check an instance (job or portfolio) against the schema and build its model without solving."""
-    from ..errors import read_json
+    from ..errors import InputError, read_json
     if read_json(file).get("kind") == "portfolio":
-        from ..portfolio import PortfolioModel
-        pm = PortfolioModel(file)
+        from ..plan_space import check_model_size
+        from ..portfolio import PortfolioModel, load_portfolio
+        data = load_portfolio(file)
+        plans = 0
+        for name, inst in zip(data.names, data.instances):  # each job's own model, before the portfolio's
+            try:
+                plans += check_model_size(inst).plans
+            except InputError as exc:
+                raise InputError(f"{file}: job {name!r}: {exc}") from None
+        pm = PortfolioModel(data)
         d = pm.data
         typer.echo(f"{file}: valid portfolio · {len(d.instances)} jobs × {len(d.gpus)} GPU types × "
-                   f"{len(d.buckets)} buckets · model built in {pm.build_seconds:.2f} s")
+                   f"{len(d.buckets)} buckets · {plans:,} plans over the jobs · model built in {pm.build_seconds:.2f} s")
         return
     from ..instance import load_instance
     from ..plan_space import MAX_MODEL_MIB, check_model_size
