@@ -149,7 +149,8 @@ def test_reuse_trades_quality_for_labels_and_the_plan_says_which():
     assert quality[0] > quality[1] > quality[2]               # and less quality: no free lunch
     assert len({p.lead_hours for p in profiles}) == 3
     # the evaluator does not pick: each choice is a distinct plan, all enumerated
-    recipes = [r for r in ev.space()[0] if r.method == "sft" and r.steps == 1500 and r.external_data_share == 1.0]
+    recipes = [r for r in ev.space()[0] if r.method == "sft" and r.steps == 1500 and r.external_data_share == 1.0
+               and r.lora_rank is None]
     assert sorted(r.max_epochs for r in recipes) == [1, 4, 16]
 
 
