@@ -52,6 +52,8 @@ def plan_rows(plan: Plan) -> list[tuple[str, str]]:
         rows.append(("SFT data mix", f"{plan.external_data_share:.0%} new-domain, {1 - plan.external_data_share:.0%} general"))
     if plan.method == "sft" and plan.max_epochs is not None:
         rows.append(("SFT epochs", f"at most {plan.max_epochs} per distinct example (owned ones reused before any is bought)"))
+    if plan.adapter == "lora":
+        rows.append(("adapter", f"LoRA rank {plan.lora_rank} on every linear layer (frozen base weights)"))
     rows.append(("checkpoint interval", f"{plan.checkpoint_interval_minutes:g} min"))
     return rows
 
