@@ -282,3 +282,19 @@ def test_scenario_evaluator_equals_the_evaluator_with_lora(seed):
             m = Evaluator(U.apply(inst, scenarios.at(s))).evaluate(plan)
             for key in ("cost_usd", "wall_hours", "quality", "forgetting_points", "gpu_hours"):
                 assert sm.metric(key)[s] == pytest.approx(getattr(m, key), rel=1e-12, abs=1e-12), (key, s, plan)
+
+
+def test_when_nothing_fits_in_memory_solve_says_an_adapter_would():
+    data = json.loads(MATH.read_text())
+    data["hardware"] = {"gpus": [{"name": "L40S", "counts": [1, 2]}]}
+    data["constraints"] = {}
+    res = solve(Instance.model_validate(data))
+    assert res.status == "infeasible"
+    assert 'training.adapter_options ["full", "lora"]' in res.message and "1 × L40S" in res.message
+    data["training"].update(adapter_options=["full", "lora"])
+    assert solve(Instance.model_validate(data)).plan.adapter == "lora"
+    data["hardware"] = {"gpus": [{"name": "L4", "counts": [1]}]}
+    data["student"] = {"preset": "Llama-3.1-70B"}
+    data["training"].update(adapter_options=["full"])
+    res = solve(Instance.model_validate(data))
+    assert res.status == "infeasible" and "adapter" not in res.message     # no adapter fits either: no false hope
