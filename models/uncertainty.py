@@ -159,7 +159,9 @@ def default_parameters(inst: "Instance") -> list[Parameter]:
             out.append(_factor(f"priors.lora_gain_share.{m}", getattr(pri.lora_gain_share, m), getattr(sp, gain),
                                f"lora_gain_{m}", f"spreads.{gain}: Biderman et al. 2024 to LoRA Without Regret"))
             out.append(_factor(f"priors.lora_forgetting_share.{m}", getattr(pri.lora_forgetting_share, m),
-                               getattr(sp, keep), f"lora_forgetting_{m}", f"spreads.{keep}: Biderman et al. 2024 code IFT to no reduction"))
+                               getattr(sp, keep), f"lora_forgetting_{m}",
+                               f"spreads.{keep}: " + ("Biderman et al. 2024 code IFT to no reduction" if m == "sft"
+                                                      else "INFERRED: an adapter may move less KL, to no reduction")))
     from .hardware import price_usd_per_gpu_hour
     for option in inst.hardware.gpus:
         price = price_usd_per_gpu_hour(inst, option)
