@@ -474,8 +474,9 @@ def calibrate_case(path: str | Path, transform: Callable[[Instance], Instance] |
                 for figure, value in published_figures(case)]
 
 
-def calibrate_dir(directory: str | Path) -> list[CalibrationRow]:
-    """Rows of every ``*.json`` case in ``directory`` (sorted by file name)."""
+def calibrate_dir(directory: str | Path, progress: Callable[[int], None] | None = None) -> list[CalibrationRow]:
+    """Rows of every ``*.json`` case in ``directory`` (sorted by file name); ``progress(k)`` after each
+    case, with the number of rows so far."""
     p = Path(directory)
     if not p.is_dir():
         raise InputError(f"{p}: not a directory of calibration cases")
@@ -485,4 +486,6 @@ def calibrate_dir(directory: str | Path) -> list[CalibrationRow]:
     rows: list[CalibrationRow] = []
     for f in files:
         rows.extend(calibrate_case(f))
+        if progress:
+            progress(len(rows))
     return rows

@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from planopt.models.costs import OBJECTIVE_METRIC, Metrics
 from planopt.models.formulation import activate_objective
@@ -102,12 +102,14 @@ def step(value: float) -> float:
     return EPSILON_STEP_RELATIVE * max(1.0, abs(value))
 
 
-def pareto_frontier(pm: PlanModel, x: str, y: str, time_limit: float | None = None) -> Frontier:
+def pareto_frontier(pm: PlanModel, x: str, y: str, time_limit: float | None = None,
+                    progress: Optional[Callable[[int], None]] = None) -> Frontier:
     """Every non-dominated (x, y) point of the instance, ordered from best y to best x.
 
     The model's limits and objective are restored afterwards. ``time_limit``
     bounds each single solve; a solve that stops at it raises RuntimeError,
-    since the frontier would no longer be exact."""
+    since the frontier would no longer be exact. ``progress(k)`` is called with
+    the number of points found so far after each one."""
     check_metric(x, "--x")
     check_metric(y, "--y")
     if x == y:
@@ -137,6 +139,8 @@ def pareto_frontier(pm: PlanModel, x: str, y: str, time_limit: float | None = No
             if front.points and _same_point(front.points[-1], point, x, y):
                 break  # ε did not move the solver off the previous point: nothing further exists
             front.points.append(point)
+            if progress:
+                progress(len(front.points))
             # strictly past the x just found (the MIP's own value, which the ε-row constrains)
             x_found = result.mip_values[x]
             epsilon = x_found - METRIC_SENSE[x] * step(x_found)
@@ -214,14 +218,25 @@ def points_frame(front: Frontier) -> "pd.DataFrame":
     return pd.DataFrame.from_records(records, columns=columns)
 
 
-def frontier_frame(instance, x: str = "cost_usd", y: str = "quality") -> "pd.DataFrame":
+LIMIT_OVERRIDES = ("budget_usd", "deadline_hours", "max_forgetting_points", "min_quality")
+
+
+def frontier_frame(instance, x: str = "cost_usd", y: str = "quality", **limits: float) -> "pd.DataFrame":
     """The exact Pareto frontier of ``instance`` (path, dict or Instance) in metrics ``x`` and ``y``.
 
     One row per non-dominated point, from the best ``y`` to the best ``x``:
     the four metrics, GPU-hours and the plan's fields. The instance's own
-    limits stay in force."""
-    from .instance import load_instance
-    return points_frame(pareto_frontier(PlanModel(load_instance(instance)), x, y))
+    limits stay in force, but for those given in ``limits`` (``budget_usd``,
+    ``deadline_hours``, ``max_forgetting_points``, ``min_quality``, as
+    ``planopt frontier``'s flags): a quality floor that only the longest
+    options reach pins the frontier to one point; a lower one shows the curve."""
+    from .instance import check_limit, load_instance
+    for name, value in limits.items():
+        if name not in LIMIT_OVERRIDES:
+            raise InputError(f"{name}: unknown limit; expected one of {', '.join(LIMIT_OVERRIDES)}")
+        if value is not None:
+            check_limit(name, value, name)
+    return points_frame(pareto_frontier(PlanModel(load_instance(instance).with_overrides(**limits)), x, y))
 
 
 # --- an expected metric against the probability of meeting every limit ---------
@@ -341,9 +356,11 @@ class _ChanceWalk:
 
 
 def chance_frontier(inst, metric: str = "cost_usd", scenarios: int = 200, seed: int = 0,
-                    out_of_sample: int = 10_000, time_limit: float | None = None) -> ChanceFrontier:
+                    out_of_sample: int = 10_000, time_limit: float | None = None,
+                    progress: Optional[Callable[[int], None]] = None) -> ChanceFrontier:
     """Every non-dominated (expected ``metric``, in-sample probability of meeting every limit) point,
-    from the best expected metric to the highest probability (see the comment above)."""
+    from the best expected metric to the highest probability (see the comment above).
+    ``progress(k)`` is called with the number of points found so far after each one."""
     from .chance import OUT_OF_SAMPLE_SEED_OFFSET
     from .risk import check_scenarios
     check_metric(metric, "--x")
@@ -360,6 +377,8 @@ def chance_frontier(inst, metric: str = "cost_usd", scenarios: int = 200, seed: 
         plan, violations = found
         front.points.append(_chance_point(inst, walk.evaluator, plan, violations, n, seed,
                                           out_of_sample, seed + OUT_OF_SAMPLE_SEED_OFFSET))
+        if progress:
+            progress(len(front.points))
         allowed = violations - 1
     front.solves, front.seconds = walk.solves, time.perf_counter() - start
     return front

@@ -1,4 +1,4 @@
-"""Readable text for people: plans, limits and breakdowns as aligned tables."""
+"""Readable text for people: plans, limits and breakdowns as tables (drawn by rich, ``tables.py``)."""
 
 from __future__ import annotations
 
@@ -16,21 +16,9 @@ OBJECTIVE_NAMES = {"cost": "least cost", "quality": "most quality", "time": "lea
 
 
 def table(rows: Sequence[Sequence[Any]], header: Sequence[str] | None = None, indent: str = "  ") -> str:
-    cells = [[str(c) for c in row] for row in ([header] if header else []) + list(rows)]
-    if not cells:
-        return ""
-    widths = [max(len(r[i]) for r in cells if i < len(r)) for i in range(max(map(len, cells)))]
-    lines = []
-    for n, row in enumerate(cells):
-        parts = [c.rjust(widths[i]) if header and i and _numeric(c) else c.ljust(widths[i]) for i, c in enumerate(row)]
-        lines.append(indent + "  ".join(parts).rstrip())
-        if header and n == 0:
-            lines.append(indent + "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
-
-
-def _numeric(text: str) -> bool:
-    return bool(text) and (text[0].isdigit() or text[0] in "$-+") and any(ch.isdigit() for ch in text)
+    """``rows`` under ``header`` as a rich table: plain ASCII-ruled text off a terminal (``tables.render_table``)."""
+    from .tables import render_table
+    return render_table(rows, header, indent)
 
 
 def usd(x: float) -> str:

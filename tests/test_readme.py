@@ -68,3 +68,20 @@ def test_readme_example_error_is_the_real_message(tmp_path, monkeypatch):
     res = CliRunner().invoke(app, ["validate", stated["path"]])
     assert res.exit_code == 2
     assert res.stderr.strip() == line
+
+
+def test_readme_python_frontier_shows_the_plans_it_says():
+    """Issue 13 item 6: the README's Python frontier example is a curve, not one point, and its comment is true."""
+    import planopt
+    line = next(l for l in README.splitlines() if l.startswith("frontier = planopt.frontier("))
+    kwargs = dict(re.findall(r"(\w+)=(\d+)\)", line))
+    stated = re.search(r"# (?P<n>\d+) plans: \$(?P<lo>[\d,]+) at (?P<qlo>[\d.]+) up to \$(?P<hi>[\d,]+) at (?P<qhi>[\d.]+)",
+                       README[README.index(line):])
+    assert stated and kwargs == {"min_quality": "60"}, line
+    frontier = planopt.frontier("instances/qwen3-8b-math.json", x="cost_usd", y="quality", min_quality=60)
+    assert len(frontier) == int(stated["n"]) > 1
+    cheapest, best = frontier.iloc[-1], frontier.iloc[0]
+    assert f"{cheapest.cost_usd:,.0f}" == stated["lo"] and f"{cheapest.quality:.2f}" == stated["qlo"]
+    assert f"{best.cost_usd:,.0f}" == stated["hi"] and f"{best.quality:.2f}" == stated["qhi"]
+    with pytest.raises(planopt.InputError, match="min_qualty: unknown limit"):
+        planopt.frontier("instances/tiny.json", min_qualty=60)

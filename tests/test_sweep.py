@@ -107,7 +107,7 @@ def test_cli_sweep_json_out_and_plot(tmp_path):
     assert png.read_bytes()[:4] == b"\x89PNG"
     res = CliRunner().invoke(app, ["sweep", str(path), "--min-quality", "30:40:5", "--out", str(pq)])
     assert res.exit_code == 0, res.output
-    assert "min_quality" in res.stdout and len(pd.read_parquet(pq)) == 5
+    assert "over 5 values of the minimum quality" in res.stdout and len(pd.read_parquet(pq)) == 5
 
 
 @pytest.mark.parametrize("args", [["--budget-usd", "1:2"], ["--budget-usd", "x:2:3"], [],

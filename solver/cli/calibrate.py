@@ -15,6 +15,7 @@ import typer
 from .files import TABLE_SUFFIXES, OutputFiles, table_writer
 from .guard import guarded
 from .output import emit_json
+from .progress import progress_bar
 
 commands = typer.Typer()
 
@@ -32,10 +33,12 @@ def calibrate(directory: Path = typer.Argument(..., help="folder of calibration 
     files = OutputFiles()
     files.check("--out", out, TABLE_SUFFIXES)
     with files:
-        rows = calibrate_dir(directory)
+        with progress_bar("calibration cases", unit="figures predicted") as bar:
+            rows = calibrate_dir(directory, progress=bar.update)
         if intervals:
             from ..calibration_intervals import with_intervals
-            rows = with_intervals(rows)
+            with progress_bar("P10-P90 of each prediction"):
+                rows = with_intervals(rows)
         if out is not None:
             files.write(out, table_writer(rows_frame(rows)))
     if json_out:

@@ -18,11 +18,13 @@ from typing import Optional
 
 import typer
 
+from ..labels import human
 from ..verbosity import quiet
 from .files import PLOT_SUFFIXES, TABLE_SUFFIXES, OutputFiles, table_writer
 from .guard import guarded
 from .options import BUDGET, DEADLINE, EXIT, FORGETTING, JSON, QUALITY, ObjectiveName
 from .output import emit_json
+from .progress import progress_bar
 
 commands = typer.Typer()
 
@@ -117,7 +119,8 @@ def _metric_frontier(file: Path, x: str, y: str, json_out: bool, out, plot, limi
     files = _outputs(out, plot)
     inst = _job_with_limits(file, limits)
     with files:
-        front = pareto_frontier(PlanModel(inst), x, y)
+        with progress_bar(f"frontier of {human(x)} and {human(y)}", unit="points") as bar:
+            front = pareto_frontier(PlanModel(inst), x, y, progress=bar.update)
         if out is not None:
             files.write(out, table_writer(points_frame(front)))
         if plot is not None:
@@ -134,11 +137,11 @@ def _metric_frontier(file: Path, x: str, y: str, json_out: bool, out, plot, limi
         rows = [(n, _fmt(x, getattr(p.metrics, x)), _fmt(y, getattr(p.metrics, y)),
                  *(_fmt(m, getattr(p.metrics, m)) for m in others), *_risk_cells(r, y), *_plan_cells(p.plan))
                 for n, (p, r) in enumerate(zip(front.points, risks), 1)]
-        typer.echo(f"{inst.name}: exact Pareto frontier of {x} ({'max' if x == 'quality' else 'min'}) vs "
-                   f"{y} ({'max' if y == 'quality' else 'min'}): {len(front.points)} points, "
+        typer.echo(f"{inst.name}: exact Pareto frontier of {human(x)} ({'max' if x == 'quality' else 'min'}) vs "
+                   f"{human(y)} ({'max' if y == 'quality' else 'min'}): {len(front.points)} points, "
                    f"{front.solves} MIP solves, {front.seconds:.2f} s")
         if rows:
-            typer.echo(table(rows, header=("#", x, y, *others, *risk_header(y), *PLAN_HEADER)))
+            typer.echo(table(rows, header=("#", *map(human, (x, y, *others)), *risk_header(y), *PLAN_HEADER)))
             typer.echo(RISK_NOTE)
         else:
             typer.echo("  no plan satisfies the instance's limits")
@@ -162,7 +165,8 @@ def _probability_frontier(file: Path, x: str, y: str, scenarios, seed, json_out:
     files = _outputs(out, plot)
     inst = _job_with_limits(file, limits)
     with files:
-        front = chance_frontier(inst, metric, n, seed or 0)
+        with progress_bar(f"frontier of expected {human(metric)} and probability", unit="points") as bar:
+            front = chance_frontier(inst, metric, n, seed or 0, progress=bar.update)
         if out is not None:
             files.write(out, table_writer(chance_points_frame(front)))
         if plot is not None:
@@ -181,7 +185,7 @@ def _print_probability_frontier(inst, front) -> None:
     from ..frontier import METRICS
     from ..report import table
     others = [m for m in METRICS if m != front.metric]
-    typer.echo(f"{inst.name}: exact frontier of expected {front.metric} vs the probability of meeting every limit "
+    typer.echo(f"{inst.name}: exact frontier of expected {human(front.metric)} vs the probability of meeting every limit "
                f"over {front.scenarios} scenarios (seed {front.seed}): {len(front.points)} points, "
                f"{front.solves} MIP solves, {front.seconds:.2f} s; out of sample: {front.out_of_sample:,} fresh scenarios")
     if not front.points:
@@ -189,8 +193,8 @@ def _print_probability_frontier(inst, front) -> None:
         return
     rows = [(n, f"{p.in_sample_share:.1%}", f"{p.out_of_sample_share:.1%}", _fmt(front.metric, p.expected[front.metric]),
              *(_fmt(m, p.expected[m]) for m in others), *_plan_cells(p.plan)) for n, p in enumerate(front.points, 1)]
-    typer.echo(table(rows, header=("#", "probability", "out-of-sample", f"expected {front.metric}",
-                                   *(f"expected {m}" for m in others), *PLAN_HEADER)))
+    typer.echo(table(rows, header=("#", "probability", "out-of-sample", f"expected {human(front.metric)}",
+                                   *(f"expected {human(m)}" for m in others), *PLAN_HEADER)))
 
 
 LIMIT_FLAGS = (("budget_usd", "--budget-usd"), ("deadline_hours", "--deadline-hours"),
@@ -256,16 +260,8 @@ def _limit_sweep(file: Path, given, objective, time_limit, reuse: bool, json_out
     inst = _load_job(file, "sweep").with_overrides(objective=objective.value if objective else None)
     with files:
         pm = PlanModel(inst)
-        if json_out or quiet():
-            rows = run_sweep(pm, limit, values, time_limit=time_limit, reuse=reuse)
-        else:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-            with Progress(TextColumn("sweep {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                          console=Console(stderr=True), transient=True) as bar:
-                task = bar.add_task(limit, total=len(values))
-                rows = run_sweep(pm, limit, values, time_limit=time_limit, reuse=reuse,
-                                 progress=lambda k: bar.update(task, completed=k))
+        with progress_bar(f"sweep of the {human(limit)}", total=len(values)) as bar:
+            rows = run_sweep(pm, limit, values, time_limit=time_limit, reuse=reuse, progress=bar.update)
         if out is not None:
             files.write(out, table_writer(rows_frame(rows)))
         if plot is not None:
@@ -277,7 +273,7 @@ def _limit_sweep(file: Path, given, objective, time_limit, reuse: bool, json_out
                    "rows": [{**r.to_dict(), "risk": k.to_dict() if k else None} for r, k in zip(rows, risks)]})
         return
     solved = sum(not r.reused for r in rows)
-    typer.echo(f"{inst.name}: {inst.objective} objective over {len(rows)} values of {limit} "
+    typer.echo(f"{inst.name}: {inst.objective} objective over {len(rows)} values of the {human(limit)} "
                f"({solved} solves of one model, {len(rows) - solved} rows reused exactly)")
     table_rows = []
     for r, k in zip(rows, risks):
@@ -288,13 +284,13 @@ def _limit_sweep(file: Path, given, objective, time_limit, reuse: bool, json_out
         else:
             table_rows.append((value, r.result.status, _fmt("cost_usd", m.cost_usd), _fmt("wall_hours", m.wall_hours),
                                f"{m.quality:.3f}", f"{m.forgetting_points:.3f}", *_risk_cells(k, "cost_usd"), *_plan_cells(p)))
-    typer.echo(table(table_rows, header=(limit, "status", "cost", "hours", "quality", "forgetting",
+    typer.echo(table(table_rows, header=(human(limit), "status", "cost", "wall time", "quality", "forgetting",
                                          *risk_header("cost_usd"), *PLAN_HEADER)))
     typer.echo(RISK_NOTE)
 
 
 def risk_header(metric: str) -> tuple[str, str]:
-    return ("limits met", f"{metric} P10-P90")
+    return ("limits met", f"{human(metric)} P10-P90")
 
 
 RISK_NOTE = ("  (figures are point estimates; 'limits met' and P10-P90 are over 1,000 scenarios of the "
@@ -347,7 +343,8 @@ def _chance_grid(file: Path, given, confidence: str, objective, time_limit, reus
     files = _outputs(out, plot)
     inst = _load_job(file, "sweep").with_overrides(objective=objective.value if objective else None)
     with files:
-        points = run_grid(inst, confidences, limit, values, scenarios, seed or 0, time_limit, scheduler, serial)
+        points = run_grid(inst, confidences, limit, values, scenarios, seed or 0, time_limit, scheduler, serial,
+                          progress=not quiet())
         _write_grid(files, inst, points, scenarios, out, plot)
     _report_grid(inst, points, limit, scenarios, seed or 0, json_out)
 
@@ -372,9 +369,9 @@ def _report_grid(inst, points, limit, scenarios, seed: int, json_out: bool) -> N
                    "rows": [p.to_dict() for p in points]})
         return
     typer.echo(f"{inst.name}: {len(points)} chance-constrained solves ({inst.objective} objective, {n} scenarios, "
-               f"seed {seed})" + (f" over confidence x {limit}" if limit else " over confidence"))
+               f"seed {seed})" + (f" over confidence x {human(limit)}" if limit else " over confidence"))
     typer.echo(table([_grid_row(p) for p in points],
-                     header=("confidence", *((limit,) if limit else ()), "status", "expected cost",
+                     header=("confidence", *((human(limit),) if limit else ()), "status", "expected cost",
                              "in-sample", "out-of-sample", *PLAN_HEADER)))
 
 

@@ -17,6 +17,7 @@ from .files import JSON_SUFFIXES, PLOT_SUFFIXES, TABLE_SUFFIXES, OutputFiles, ta
 from .guard import guarded
 from .options import EXIT
 from .output import emit_json
+from .progress import progress_bar
 
 generate_app = typer.Typer(no_args_is_help=True, help="Write random instances for benchmarks and demos.")
 
@@ -103,7 +104,8 @@ def solve_portfolio_command(file: Path, json_out: bool, time_limit: Optional[flo
     files.check("--out", out, TABLE_SUFFIXES)  # a bad path fails before the solve, not after it
     files.check("--plot", plot, PLOT_SUFFIXES)
     with files:
-        result = solve_portfolio(file, time_limit=time_limit, budget_usd=budget_usd)
+        with progress_bar("solving the portfolio"):  # one MIP: the bar shows its time, not steps
+            result = solve_portfolio(file, time_limit=time_limit, budget_usd=budget_usd)
         if out is not None:
             files.write(out, table_writer(result.jobs_frame()))
         if plot is not None and result.jobs:
