@@ -414,27 +414,7 @@ def chance_points_frame(front: ChanceFrontier) -> "pd.DataFrame":
     return pd.DataFrame.from_records(records, columns=columns)
 
 
-def plot_chance_frontier(front: ChanceFrontier, path, title: str = ""):
-    """Expected metric against the probability of meeting every limit: in sample (the staircase the
-    MIP walks) and out of sample (hollow markers)."""
-    from .plots import LABELS, _pyplot, check_plot_path, plan_label, save_figure
-    path = check_plot_path(path)
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(9, 6), dpi=110)
-    pts = front.points
-    if pts:
-        xs, ys = [p.in_sample_share for p in pts], [p.expected[front.metric] for p in pts]
-        ax.step(xs, ys, where="pre", color="0.6", lw=1, zorder=1)
-        ax.scatter(xs, ys, s=28, color="tab:blue", zorder=2, label=f"in sample ({front.scenarios} scenarios)")
-        ax.scatter([p.out_of_sample_share for p in pts], ys, s=28, facecolors="none", edgecolors="tab:orange",
-                   zorder=2, label=f"out of sample ({front.out_of_sample:,} scenarios)")
-        for p, x, y in zip(pts, xs, ys):
-            ax.annotate(plan_label(p.plan), (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
-        ax.legend(loc="best", fontsize=8)
-    else:
-        ax.text(0.5, 0.5, "no plan meets the limits in any scenario", ha="center", va="center", transform=ax.transAxes)
-    ax.set_xlabel("probability of meeting every limit")
-    ax.set_ylabel(f"expected {LABELS[front.metric]}")
-    ax.set_title(title or f"expected {front.metric} vs probability of meeting every limit ({len(pts)} points)")
-    ax.grid(True, alpha=0.3)
-    return save_figure(fig, path)  # printable text, tight layout, atomic write
+def plot_chance_frontier(front: ChanceFrontier, path, title: str = "", name: str = ""):
+    """The chart of a probability frontier (drawn by ``plots.plot_chance_frontier``)."""
+    from .plots import plot_chance_frontier as draw
+    return draw(front, path, title=title, name=name)

@@ -17,8 +17,8 @@ from pathlib import Path
 from .errors import InputError
 from .labels import LABELS, change_labels, drop_overlapping, figure_text, human, printable
 
-__all__ = ["LABELS", "METHOD_COLORS", "PLOT_SUFFIXES", "check_plot_path", "plan_label", "plot_frontier",
-           "plot_sweep", "pyplot", "save_figure"]
+__all__ = ["LABELS", "METHOD_COLORS", "PLOT_SUFFIXES", "check_plot_path", "plan_label", "plot_chance_frontier",
+           "plot_frontier", "plot_sweep", "pyplot", "save_figure"]
 
 METHOD_COLORS = {"sft": "tab:blue", "rl": "tab:red", "opd": "tab:green"}
 PLOT_SUFFIXES = (".png", ".svg", ".pdf")  # matplotlib writes each by the file name's extension
@@ -138,6 +138,41 @@ def plot_frontier(front, path: Path, title: str = "", name: str = "") -> Path:
     if front.points:
         _drop_overlapping_labels(fig, texts, ax)
     return save_figure(fig, path, layout=not front.points)  # laid out above when there were labels
+
+
+def plot_chance_frontier(front, path: Path, title: str = "", name: str = "") -> Path:
+    """Expected metric against the probability of meeting every limit: in sample (the staircase the MIP
+    walks, filled markers) and out of sample (hollow markers). Like :func:`plot_frontier`, each point is
+    labelled with what its plan changes from the point before (the first with every part that varies),
+    the parts every point shares are said once under the title, and labels that collide are dropped."""
+    path = check_plot_path(path)
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(9, 6), dpi=110)
+    pts = sorted(front.points, key=lambda p: (p.in_sample_share, p.expected[front.metric]))
+    common, texts = "", []
+    if pts:
+        xs, ys = [p.in_sample_share for p in pts], [p.expected[front.metric] for p in pts]
+        ax.step(xs, ys, where="pre", color="0.6", lw=1, zorder=1)
+        ax.scatter(xs, ys, s=28, color="tab:blue", zorder=2, label=f"in sample ({front.scenarios:,} scenarios)")
+        ax.scatter([p.out_of_sample_share for p in pts], ys, s=28, facecolors="none", edgecolors="tab:orange",
+                   zorder=2, label=f"out of sample ({front.out_of_sample:,} fresh scenarios)")
+        labels, common = change_labels([p.plan for p in pts])
+        texts = [_annotate(ax, label, x, y, right_half=rank >= len(pts) / 2)
+                 for rank, (label, x, y) in enumerate(zip(labels, xs, ys)) if label]
+        ax.legend(loc="best", fontsize=8)
+    else:
+        ax.text(0.5, 0.5, "no plan meets the limits in any scenario", ha="center", va="center", transform=ax.transAxes)
+    from matplotlib.ticker import PercentFormatter
+    ax.xaxis.set_major_formatter(PercentFormatter(1.0))
+    ax.set_xlabel("probability of meeting every limit (% of scenarios)")
+    ax.set_ylabel(f"expected {LABELS[front.metric]}")
+    heading = title or (f"{name + ': ' if name else ''}expected {human(front.metric)} against the probability of "
+                        f"meeting every limit ({len(pts)} point{'s' if len(pts) != 1 else ''})")
+    ax.set_title(heading + (f"\nevery point: {common}" if common else ""), fontsize=10)
+    ax.grid(True, alpha=0.3)
+    if texts:
+        _drop_overlapping_labels(fig, texts, ax)
+    return save_figure(fig, path, layout=not texts)  # laid out above when there were labels
 
 
 def _no_plan_y(ys: list[float]) -> tuple[float, tuple[float, float]]:

@@ -2,7 +2,8 @@
 
 - sweep plots draw "no plan" crosses in each panel's own data coordinates, inside its axes;
 - frontier plots label axes with units, title with human names, and each point with what changes
-  along the frontier (what every point shares is said once), with no two labels overlapping;
+  along the frontier (what every point shares is said once), with no two labels overlapping; so do
+  probability-frontier plots (expected cost against the probability of meeting every limit);
 - names with ``$``, ``^``, mathtext or a lone surrogate never crash a figure or the text report.
 """
 
@@ -134,6 +135,63 @@ def test_frontier_labels_never_overlap_and_stay_inside_the_axes(tmp_path, figure
     for n, box in enumerate(boxes):
         assert frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
         assert not any(box.overlaps(other) for other in boxes[n + 1:])
+
+
+def _chance_frontier(plans, shares, costs):
+    points = [SimpleNamespace(plan=p, in_sample_share=s, out_of_sample_share=s - 0.01,
+                              expected={"cost_usd": c, "quality": 40.0, "wall_hours": 5.0, "forgetting_points": 0.5})
+              for p, s, c in zip(plans, shares, costs)]
+    return SimpleNamespace(metric="cost_usd", points=points, scenarios=200, out_of_sample=10_000)
+
+
+def test_probability_frontier_labels_say_what_changes(tmp_path, figures):
+    plans = [_opd(100), _opd(200), _opd(400), _opd(400, (16, 8, 8))]
+    plots.plot_chance_frontier(_chance_frontier(plans, [0.6, 0.7, 0.8, 0.9], [700, 800, 900, 1000]),
+                               tmp_path / "p.png", name="job")
+    ax = figures[0].axes[0]
+    assert [t.get_text() for t in _annotations(ax)] == ["100 steps · 8→4→4 samples", "200 steps", "400 steps",
+                                                         "16→8→8 samples"]
+    title = ax.get_title()
+    assert title.startswith("job: expected cost against the probability of meeting every limit (4 points)")
+    assert "every point: OPD · 8×H100-SXM · fp8 teacher · full weights · ckpt 240 min" in title
+    assert "cost_usd" not in title and "_" not in title
+    assert ax.get_xlabel() == "probability of meeting every limit (% of scenarios)"
+    assert ax.get_ylabel() == "expected cost (USD)"
+
+
+def test_probability_frontier_labels_never_overlap_and_stay_inside_the_axes(tmp_path, figures):
+    plans = [_opd(100 * (n + 1), (8, 4, 4) if n % 2 else (16, 8, 8)) for n in range(60)]
+    plots.plot_chance_frontier(_chance_frontier(plans, [0.3 + 0.01 * n for n in range(60)],
+                                                [700 + 2 * n for n in range(60)]), tmp_path / "p.svg")
+    fig = figures[0]
+    ax = fig.axes[0]
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    kept = _annotations(ax)
+    assert 0 < len(kept) < 60
+    boxes = [t.get_window_extent(renderer) for t in kept]
+    frame = ax.get_window_extent(renderer)
+    for n, box in enumerate(boxes):
+        assert frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
+        assert not any(box.overlaps(other) for other in boxes[n + 1:])
+
+
+def test_probability_frontier_plot_from_the_command_line(tmp_path, figures):
+    from typer.testing import CliRunner
+    from planopt.cli import app
+    res = CliRunner().invoke(app, ["frontier", str(INSTANCES / "tiny.json"), "--x", "cost_usd", "--y", "probability",
+                                   "--scenarios", "100", "--plot", str(tmp_path / "p.png")])
+    assert res.exit_code == 0, res.stderr
+    ax = figures[0].axes[0]
+    texts = [t.get_text() for t in _annotations(ax)]
+    title = ax.get_title()
+    assert title.startswith("tiny-math-qwen3-1.7b: expected cost against the probability")
+    # what every point shares is said once, in the title, and in no point's label
+    shared = title.split("every point: ", 1)[1].split(" · ")
+    assert texts and "OPD" in shared and "fp8 teacher" in shared
+    assert not any(part in text for text in texts for part in shared)
 
 
 def test_change_labels_name_the_adapter_when_it_changes():

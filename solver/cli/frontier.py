@@ -155,7 +155,8 @@ def _probability_frontier(file: Path, x: str, y: str, scenarios, seed, json_out:
     """Expected ``x`` (or ``y``) against the in-sample probability of meeting every limit."""
     from ..chance import DEFAULT_SCENARIOS
     from ..errors import InputError
-    from ..frontier import PROBABILITY, chance_frontier, chance_points_frame, check_metric, plot_chance_frontier
+    from ..frontier import PROBABILITY, chance_frontier, chance_points_frame, check_metric
+    from ..plots import plot_chance_frontier
     from ..risk import check_scenarios
     if x == y:
         raise InputError(f"--x and --y must differ (both are {x})")
@@ -170,9 +171,7 @@ def _probability_frontier(file: Path, x: str, y: str, scenarios, seed, json_out:
         if out is not None:
             files.write(out, table_writer(chance_points_frame(front)))
         if plot is not None:
-            title = (f"{inst.name}: expected {metric} vs probability of meeting every limit "
-                     f"({n} scenarios, {len(front.points)} points)")
-            files.write(plot, lambda path: plot_chance_frontier(front, path, title=title))
+            files.write(plot, lambda path: plot_chance_frontier(front, path, name=inst.name))
     if json_out:
         from ..sweep import json_safe
         emit_json(json_safe({"x": x, "y": y, **front.to_dict()}))
