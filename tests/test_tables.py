@@ -67,3 +67,16 @@ def test_solve_report_off_a_terminal_is_plain(tmp_path):
     limits = res.stdout[res.stdout.index("Limits"):res.stdout.index("Cost breakdown")].splitlines()
     assert limits[1].split() == ["limit", "value", "plan", "binding", "relaxing", "one", "step"]
     assert set(limits[2].strip()) == {"-", " "}
+
+
+def test_a_reader_that_stops_reading_is_no_error():
+    """`planopt frontier x.json | head -1`: the pipe closes before the table is written; no 'internal error'."""
+    import subprocess
+    import sys
+
+    from conftest import INSTANCES
+    proc = subprocess.Popen([sys.executable, "-m", "planopt.cli", "frontier", str(INSTANCES / "tiny.json")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # the reader is gone before anything is written
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 0 and err == "", err

@@ -1,4 +1,5 @@
-"""The CLI's error boundary: input errors are one line and exit 2, anything else exit 1.
+"""The CLI's error boundary: input errors are one line and exit 2, anything else exit 1
+(but a closed pipe on stdout, which ends the command quietly).
 
 Every command is wrapped in ``guarded``; under ``--json`` stdout then still holds
 exactly one JSON object, ``{"status": "error", "error": ...}``.
@@ -27,6 +28,8 @@ def guarded(fn):
             return fn(*args, **kwargs)
         except (typer.Exit, typer.Abort, SystemExit):
             raise
+        except BrokenPipeError:
+            reader_left()
         except InputError as exc:
             fail(f"error: {exc}", str(exc), json_out, 2)
         except Exception as exc:  # noqa: BLE001 - the CLI's last line of defence
@@ -46,3 +49,15 @@ def fail(line: str, error: str, json_out: bool, code: int):
     if json_out:
         emit_json({"status": "error", "error": error})
     raise typer.Exit(code)
+
+
+def reader_left():
+    """stdout's reader stopped reading (``planopt frontier x.json | head``): no error, nothing more to say.
+    stdout is pointed at /dev/null so that the interpreter's last flush does not fail again."""
+    import sys
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # not a real file (typer's CliRunner): nothing to redirect
+        pass
+    raise typer.Exit(0)
