@@ -44,6 +44,8 @@ TIE_BREAK_RELATIVE = 1e-7
 # HiGHS's warnings about huge bounds, is off, or under `-v` sent to stderr
 # (Pyomo captures the solver's stdout and tees it to the streams given).
 DEFAULT_SOLVER = "highs"
+# of the JSON output of solve and evaluate (schema: result_schema.py); bumped when a key changes meaning or goes away
+RESULT_VERSION = "1.0"
 # Short names for the persistent interfaces Pyomo registers (pyomo.contrib.solver).
 SOLVER_ALIASES = {"scip": "scip_persistent", "gurobi": "gurobi_persistent"}
 # `solve` searches with limit rows wider than the evaluator's rule (formulation/
@@ -160,7 +162,7 @@ class SolveResult:
         return self.plan is not None
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"status": self.status, "objective": self.objective, "gap": self.gap,
+        out: dict[str, Any] = {"version": RESULT_VERSION, "status": self.status, "objective": self.objective, "gap": self.gap,
                                "plan": self.plan.to_dict() if self.plan else None,
                                "metrics": self.metrics.summary() if self.metrics else None,
                                "cost_breakdown_usd": self.metrics.cost_breakdown_usd if self.metrics else None,

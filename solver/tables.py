@@ -15,10 +15,12 @@ rich is imported here only, and only when a table is drawn, so that ``planopt so
 
 from __future__ import annotations
 
+import re
 import shutil
 import sys
 from typing import Any, Optional, Sequence
 
+DATE = re.compile(r"^\d{4}-\d{2}(-\d{2})?$")
 # Columns are this many characters apart (a blank divider and one space of padding).
 GAP = 2
 # On a terminal, a cell up to this long is never wrapped; longer ones (free text) may be.
@@ -36,8 +38,10 @@ def stdout_is_terminal() -> bool:
 
 
 def numeric(text: str) -> bool:
-    """A cell that reads as a number (``$1,200``, ``-3.5``, ``12.0 h``, ``80%``): right-aligned."""
-    return bool(text) and (text[0].isdigit() or text[0] in "$-+") and any(ch.isdigit() for ch in text)
+    """A cell that reads as a number (``$1,200``, ``-3.5``, ``12.0 h``, ``80%``): right-aligned.
+    A date (``2026-03``, ``2026-11-30``) is not."""
+    return (bool(text) and (text[0].isdigit() or text[0] in "$-+") and any(ch.isdigit() for ch in text)
+            and not DATE.match(text))
 
 
 def _right_aligned(cells: list[list[str]], column: int) -> bool:

@@ -80,3 +80,11 @@ def test_a_reader_that_stops_reading_is_no_error():
     proc.stdout.close()  # the reader is gone before anything is written
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 0 and err == "", err
+
+
+def test_dates_stay_left_aligned_and_numbers_go_right():
+    text = render_table([("a", "2025-10", "$6.880"), ("b", "2026-11-30", "$12.500")], ("gpu", "as of", "$/GPU-h"),
+                        terminal=False)
+    lines = text.splitlines()
+    assert lines[2].index("2025-10") == lines[3].index("2026-11-30")
+    assert lines[2].index("$6.880") + 6 == lines[3].index("$12.500") + 7

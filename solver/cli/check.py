@@ -58,12 +58,16 @@ def plan_space_line(pm) -> str:
 
 @commands.command()
 @guarded
-def schema(kind: str = typer.Option("job", "--kind", help="job (default), portfolio, portfolio-result (the output of solving one) or calibration (a calibration case)")):
+def schema(kind: str = typer.Option("job", "--kind", help="job (default), portfolio, result (the output of solve/evaluate on a job), portfolio-result (the output of solving a portfolio) or calibration (a calibration case)")):
     """Print the JSON Schema of an instance (a job, or a portfolio of jobs) or of a calibration case."""
     from ..errors import InputError
     if kind == "calibration":
         from planopt.models.calibration_case import calibration_json_schema
         emit_json(calibration_json_schema())
+        return
+    if kind == "result":
+        from ..result_schema import result_json_schema
+        emit_json(result_json_schema())
         return
     if kind == "portfolio-result":
         from ..portfolio_result_schema import portfolio_result_json_schema
@@ -74,5 +78,5 @@ def schema(kind: str = typer.Option("job", "--kind", help="job (default), portfo
     elif kind == "portfolio":
         from planopt.models.portfolio import Portfolio as model
     else:
-        raise InputError(f"--kind: expected 'job', 'portfolio', 'portfolio-result' or 'calibration', got {kind!r}")
+        raise InputError(f"--kind: expected 'job', 'portfolio', 'result', 'portfolio-result' or 'calibration', got {kind!r}")
     emit_json(model.model_json_schema())

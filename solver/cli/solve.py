@@ -102,7 +102,8 @@ def evaluate(file: Path = typer.Argument(..., help="instance JSON"),
         risk = risk_options.evaluate_risk(inst, plan, scenarios, seed, plot, files)
     fits = metrics.fits_memory  # a plan that does not fit does no work: no costs or hours to report
     if json_out:
-        emit_json({"plan": plan.to_dict(), "fits_memory": fits, "metrics": metrics.summary() if fits else None,
+        from ..run import RESULT_VERSION
+        emit_json({"version": RESULT_VERSION, "plan": plan.to_dict(), "fits_memory": fits, "metrics": metrics.summary() if fits else None,
                    "feasible": metrics.feasible, "violations": metrics.violations,
                    "cost_breakdown_usd": metrics.cost_breakdown_usd if fits else None,
                    "hours_breakdown": metrics.hours_breakdown if fits else None, "flops": metrics.flops,

@@ -1,0 +1,116 @@
+"""The published shape of a single-job result (``planopt solve JOB --json``, ``planopt evaluate JOB PLAN --json``).
+
+``planopt schema --kind result`` prints this JSON Schema, so that a system that embeds planopt can
+rely on the keys: ``version`` says which shape it is (``RESULT_VERSION`` in ``run.py``; bumped when
+a key changes meaning or goes away; new keys may appear within a version). A solve prints a
+:class:`SolveResultSchema`, an evaluation an :class:`EvaluateResultSchema`; the published schema
+is either (``anyOf``). ``tests/test_result_schema.py`` validates real outputs of every shipped
+instance against these models, so the schema cannot drift from them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field, RootModel
+
+from .run import RESULT_VERSION
+
+
+class _Closed(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class PlanOut(_Closed):
+    """A plan, as ``planopt evaluate`` reads it back."""
+
+    method: str
+    gpu: str
+    gpu_count: int
+    steps: int
+    samples_per_prompt: list[int]
+    teacher_precision: Optional[str]
+    checkpoint_interval_minutes: float
+    external_data_share: Optional[float]
+    max_epochs: Optional[int]
+    adapter: Literal["full", "lora"]
+    lora_rank: Optional[int]
+
+
+class MetricsOut(_Closed):
+    cost_usd: float
+    wall_hours: float
+    quality: float
+    forgetting_points: float
+    gpu_hours: float
+    memory_per_gpu_gb: float
+
+
+class BindingRow(_Open):
+    constraint: str
+    limit: float
+    plan_value: float
+    binding: bool
+
+
+class Relaxation(_Open):
+    constraint: str = Field(description="the limit to relax")
+    required: Optional[float] = Field(description="the value it would need for a plan to exist")
+
+
+class Risk(_Open):
+    """The plan's estimate under uncertainty (its keys depend on --scenarios, --confidence and --cvar)."""
+
+    scenarios: int
+    seed: int
+    percentiles: dict[str, dict[str, float]] = Field(description="metric -> {p10, p50, p90}")
+    expected: dict[str, float]
+
+
+class SolveResultSchema(_Closed):
+    """The JSON output of ``planopt solve JOB --json``."""
+
+    version: Literal[RESULT_VERSION] = Field(description="the version of this shape")
+    status: Literal["optimal", "infeasible", "time_limit", "error"]
+    objective: str = Field(description="what the solve minimised (cost, time, forgetting) or maximised (quality)")
+    gap: Optional[float] = Field(description="relative gap to the proven bound; null without a plan")
+    plan: Optional[PlanOut]
+    metrics: Optional[MetricsOut]
+    cost_breakdown_usd: Optional[dict[str, float]]
+    hours_breakdown: Optional[dict[str, float]]
+    build_seconds: float
+    solve_seconds: float
+    binding: Optional[list[BindingRow]] = Field(None, description="each limit: the plan's value, whether it binds, what relaxing it buys")
+    relaxations: Optional[list[Relaxation]] = Field(None, description="infeasible: relaxations that would each make a plan exist")
+    message: Optional[str] = None
+    risk: Optional[Risk] = None
+
+
+class EvaluateResultSchema(_Closed):
+    """The JSON output of ``planopt evaluate JOB PLAN --json``."""
+
+    version: Literal[RESULT_VERSION] = Field(description="the version of this shape")
+    plan: PlanOut
+    fits_memory: bool
+    metrics: Optional[MetricsOut] = Field(description="null when the plan does not fit in memory (it does no work)")
+    feasible: bool
+    violations: list[str]
+    cost_breakdown_usd: Optional[dict[str, float]]
+    hours_breakdown: Optional[dict[str, float]]
+    flops: dict[str, float] = Field(description="FLOPs by phase")
+    risk: Optional[Risk] = None
+
+
+class ResultSchema(RootModel[Union[SolveResultSchema, EvaluateResultSchema]]):
+    """A single-job result: a solve's or an evaluation's."""
+
+
+def result_json_schema() -> dict[str, Any]:
+    schema = ResultSchema.model_json_schema()
+    schema["$id"] = f"planopt/result/{RESULT_VERSION}"
+    schema["title"] = "planopt single-job result"
+    return schema
