@@ -34,6 +34,29 @@ def test_help_and_schema_need_no_solver():
     assert heavy_modules_after(code) == set()
 
 
+def test_schema_and_validate_load_no_rich(tmp_path):
+    """Issue 13 item 17: rich draws tables and bars, imported only where one is drawn: the commands that
+    print none (schema, validate) never load it; `solve --json` neither (tests/test_lean_cli.py)."""
+    from conftest import INSTANCES
+    for args in (["schema"], ["validate", str(INSTANCES / "qwen3-8b-math.json")]):
+        probe = ("import sys\nfrom planopt.cli import main\n"
+                 f"sys.argv = ['planopt', *{args!r}]\n"
+                 "try:\n    main()\nexcept SystemExit as exc:\n    assert exc.code == 0, exc.code\n"
+                 "print(' '.join(sorted(m for m in sys.modules if m == 'rich' or m.startswith('rich.'))), file=sys.stderr)")
+        out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+        assert out.stderr.split() == [], (args, out.stderr)
+
+
+def test_a_text_solve_loads_rich_for_its_tables_but_not_its_progress_bars():
+    from conftest import INSTANCES
+    probe = ("import sys\nfrom planopt.cli import main\n"
+             f"sys.argv = ['planopt', 'solve', {str(INSTANCES / 'tiny.json')!r}, '--no-sensitivity']\n"
+             "try:\n    main()\nexcept SystemExit:\n    pass\n"
+             "print(' '.join(m for m in ('rich.table', 'rich.progress', 'rich.live') if m in sys.modules), file=sys.stderr)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stderr.split() == ["rich.table"], out.stderr
+
+
 def test_api_names_resolve_to_functions_even_after_their_modules_load():
     import planopt.frontier  # noqa: F401  (binds the submodule on the package)
     import planopt.sweep  # noqa: F401
