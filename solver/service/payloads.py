@@ -108,7 +108,8 @@ def evaluate_payload(instance: dict[str, Any], plan: dict[str, Any], scenarios: 
         raise InputError(f"plan: {exc}") from None
     risk = plan_risk(inst, parsed, check_scenarios(scenarios, "scenarios") if scenarios is not None else REPORT_SCENARIOS, seed)
     fits = metrics.fits_memory
-    return strict({"plan": parsed.to_dict(), "fits_memory": fits, "metrics": metrics.summary() if fits else None,
+    from ..run import RESULT_VERSION
+    return strict({"version": RESULT_VERSION, "plan": parsed.to_dict(), "fits_memory": fits, "metrics": metrics.summary() if fits else None,
                    "feasible": metrics.feasible, "violations": metrics.violations,
                    "cost_breakdown_usd": metrics.cost_breakdown_usd if fits else None,
                    "hours_breakdown": metrics.hours_breakdown if fits else None, "flops": metrics.flops,
