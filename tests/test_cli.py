@@ -93,14 +93,19 @@ def test_validate_and_schema():
     assert run("schema", "--kind", "fleet").exit_code == 2
 
 
-def test_enumerate_refuses_large_instances(tmp_path):
+def test_the_plan_by_plan_oracle_refuses_large_instances_and_the_array_oracle_solves_them(tmp_path):
     data = json.loads((INSTANCES / "qwen3-8b-math.json").read_text())
     data["checkpointing"]["interval_minutes_options"] = list(range(1, 601))
     big = tmp_path / "big.json"
     big.write_text(json.dumps(data))
-    res = run("enumerate", big)
+    res = run("enumerate", big, "--by-plan")
     assert res.exit_code == 2
     assert "over the oracle's limit" in res.output
+    # 11 million plans: the default (array) oracle enumerates them and agrees with the MIP
+    fast = run("enumerate", big, "--json")
+    assert fast.exit_code == 0, fast.output
+    mip = run("solve", big, "--json", "--no-sensitivity")
+    assert json.loads(fast.stdout)["plan"] == json.loads(mip.stdout)["plan"]
 
 
 def _bad(tmp_path, mutate):
