@@ -327,8 +327,11 @@ class PortfolioModel:
     def warm_start(self, floors: bool = True, starts: bool = True, end: float | None = None) -> float:
         """Each job alone in the portfolio (so that its window, lead time and tiers are respected):
 
-        - ``starts``: give HiGHS each job's best plan on its own as a partial start; HiGHS
-          completes it (reservations and schedule) by a sub-MIP;
+        - ``starts``: each job's cheapest plan on its own (from the floor's solve when there is
+          one, else a one-job solve), placed by ``gang_schedule`` into a whole gang schedule with
+          reservations: every integer decision, which HiGHS completes by an LP. When some job
+          has no plan in time or finds no room, the plans alone go to HiGHS, which completes
+          them (reservations and schedule) by a sub-MIP;
         - ``floors``: bound each job's cost share from below (``add_job_cost_floors``) by the
           dual bound of its least ``job_cost_usd`` alone, reserved GPUs paid by the GPU-hour,
           with its gang binaries relaxed (a relaxation: the bound stays valid).
@@ -344,10 +347,12 @@ class PortfolioModel:
         self.solver.set_instance(m)
         fixes: list[tuple[Any, float]] = []
         bounds: dict[int, float] = {}
+        solo: dict[int, tuple[int, int, int, float]] = {}   # job -> its plan alone (recipe, hardware, interval) and GPU-hours
+        self.complete_start = False
         for j, inst in enumerate(d.instances):
             limit = WARM_START_SECONDS
             if end is not None:
-                limit = min(limit, (end - time.perf_counter()) / (len(d.instances) - j) / (floors + starts))
+                limit = min(limit, (end - time.perf_counter()) / (len(d.instances) - j))
                 if limit < MIN_SOLVE_SECONDS:
                     break
             one = Portfolio.model_validate({**d.portfolio.model_dump(), "jobs": [d.portfolio.jobs[j].model_dump()], "budget_usd": None})
@@ -372,25 +377,113 @@ class PortfolioModel:
                     bounds[j] = bound * (1.0 - FLOOR_SLACK) - FLOOR_SLACK
                 sub.model.del_component(sub.model.job_cost)
                 sub.model.objective.activate()
+                if starts and res.solution_status in (SolutionStatus.optimal, SolutionStatus.feasible):
+                    # the job's cheapest plan alone is the start: no second one-job solve
+                    res.solution_loader.load_vars()
+                    sb = sub.model.job[0]
+                    pick = tuple(max(var, key=lambda i, var=var: var[i].value or 0.0)
+                                 for var in (sb.recipe_chosen, sb.hardware_chosen, sb.interval_chosen))
+                    solo[j] = (*pick, sum(v.value or 0.0 for v in sub.model.gpu_hours.values()))
             if not starts:
                 continue
-            res = sub.solve(time_limit=limit, rel_gap=1e-3, warm_start=False, explain=False, cost_floors=False)
-            if not res.jobs:
-                continue
-            res.plan = res.jobs[0].plan
+            if j not in solo:
+                res = sub.solve(time_limit=limit, rel_gap=1e-3, warm_start=False, explain=False, cost_floors=False)
+                if not res.jobs:
+                    continue
+                plan = res.jobs[0].plan
+                fd = form.jobs[j]
+                solo[j] = (fd.recipes.index(plan.recipe), fd.hardware.index(plan.hardware),
+                           fd.intervals.index(plan.checkpoint_interval_minutes), sum(res.jobs[0].gpu_hours.values()))
             fd, blk = form.jobs[j], m.job[j]
-            for idx, var, chosen in ((range(len(fd.recipes)), blk.recipe_chosen, fd.recipes.index(res.plan.recipe)),
-                                     (range(len(fd.hardware)), blk.hardware_chosen, fd.hardware.index(res.plan.hardware)),
-                                     (range(len(fd.intervals)), blk.interval_chosen, fd.intervals.index(res.plan.checkpoint_interval_minutes))):
+            chosen_idx = solo[j][:3]
+            for idx, var, chosen in ((range(len(fd.recipes)), blk.recipe_chosen, chosen_idx[0]),
+                                     (range(len(fd.hardware)), blk.hardware_chosen, chosen_idx[1]),
+                                     (range(len(fd.intervals)), blk.interval_chosen, chosen_idx[2])):
                 fixes.extend((var[i], 1.0 if i == chosen else 0.0) for i in idx)
         if floors:
             add_job_cost_floors(m, bounds)   # new constraints: the solver's next update adds them
+        if starts and len(solo) == len(d.instances):
+            gang = self.gang_schedule(solo)
+            if gang is not None:   # every integer decision: HiGHS completes the start by an LP
+                fixes.extend(gang)
+                self.complete_start = True
+        self.start_values = fixes   # what goes to HiGHS as a start (tests fix it to check it)
         if starts:
             vmap = self.solver._pyomo_var_to_solver_var_map
             index = np.array([vmap[id(v)] for v, _ in fixes], dtype=np.int32)
             values = np.array([x for _, x in fixes], dtype=np.float64)
             self.solver.pending = (index, values)
         return time.perf_counter() - start
+
+    def gang_schedule(self, solo: dict[int, tuple[int, int, int, float]]) -> list[tuple[Any, float]] | None:
+        """A primal heuristic: a whole gang schedule from each job's plan alone (``solo``: job ->
+        recipe, hardware and interval index, and the GPU-hours it needs), as values of every
+        ``holds`` binary and of the reservations. Jobs are placed in deadline order; each holds
+        its whole count in the cheapest buckets of its window (after its lead time) that still
+        have room, enough of them for its GPU-hours: reserved GPUs already committed first (they
+        cost nothing more), then on-demand or spot, whichever is cheaper in the bucket, and only
+        then new reserved GPUs (whole nodes, within the offer's cap). Returns None when some job
+        finds no room (the MIP then completes the plans alone, as before). With the plans and
+        these values fixed the schedule is an LP, so HiGHS turns them into an incumbent at once;
+        whether that LP is feasible (work per tier, budget) HiGHS decides, and a start it cannot
+        complete is dropped, never returned as a schedule."""
+        m, form, d = self.model, self.form, self.data
+        H = d.bucket_hours
+        price = {"on_demand": d.od_price, "spot": d.spot_price}
+        used: dict[tuple[int, str, str], int] = {}
+        reserved = {g: 0 for g in d.gpus}
+        held: set[tuple[int, int, str, str]] = set()
+        order = sorted(solo, key=lambda j: (d.portfolio.jobs[j].deadline_bucket, d.portfolio.jobs[j].release_bucket, j))
+        for j in order:
+            r, h, _, work = solo[j]
+            fd = form.jobs[j]
+            g, n = fd.hardware[h].gpu, fd.hardware[h].count
+            need = math.ceil(work / (n * H) * (1 + 1e-6) - 1e-9)
+            if need <= 0:
+                continue
+            rel = d.portfolio.jobs[j].release_bucket
+            lead = form.evaluators[j].recipe(fd.recipes[r]).lead_hours
+            buckets = [b for b in d.window(j) if lead <= (b - rel) * H * (1 + 1e-12)]
+            for new_reservations in (False, True):
+                options = []
+                for b in buckets:
+                    best = None
+                    for k in form.tiers.get((j, b, g), []):
+                        if k == "reserved":
+                            free = reserved[g] - used.get((b, g, k), 0)
+                            if free >= n:
+                                cost = 0.0
+                            elif new_reservations:
+                                node = d.node_gpus[g]
+                                extra = -(-(used.get((b, g, k), 0) + n - reserved[g]) // node) * node
+                                if reserved[g] + extra > form.reserved_max[g]:
+                                    continue
+                                cost = d.reserved_price[g] * d.committed_hours[g] * extra / (n * H)
+                            else:
+                                continue
+                        else:
+                            avail = (d.od_avail if k == "on_demand" else d.spot_avail)[g][b]
+                            if avail - used.get((b, g, k), 0) < n:
+                                continue
+                            cost = price[k][g][b]
+                        if best is None or cost < best[0]:
+                            best = (cost, k)
+                    if best is not None:
+                        options.append((best[0], b, best[1]))
+                if len(options) >= need:
+                    break
+            else:
+                return None
+            for _, b, k in sorted(options)[:need]:
+                used[b, g, k] = used.get((b, g, k), 0) + n
+                if k == "reserved" and used[b, g, k] > reserved[g]:
+                    node = d.node_gpus[g]
+                    reserved[g] = -(-used[b, g, k] // node) * node
+                held.add((j, b, g, k))
+        values = [(m.holds[key], 1.0 if key in held else 0.0) for key in m.U]
+        values += [(m.reserved[g], float(reserved[g])) for g in d.gpus]
+        values += [(m.reserved_nodes[g], float(reserved[g] // d.node_gpus[g])) for g in d.gpus]
+        return values
 
     def solve(self, time_limit: float | None = None, rel_gap: float = RELATIVE_GAP, warm_start: bool = True,
               threads: int = 1, explain: bool = True, tee: bool = False, cost_floors: bool = True,
@@ -418,9 +511,11 @@ class PortfolioModel:
         if end is not None and time.perf_counter() >= end:
             return self.out_of_time(result, time_limit, time.perf_counter() - (started_at if started_at is not None else start))
         remaining = None if end is None else max(MIN_SOLVE_SECONDS, end - time.perf_counter())
-        if remaining is not None and self.solver.pending is not None and len(self.solver.pending[0]):
+        if (remaining is not None and self.solver.pending is not None and len(self.solver.pending[0])
+                and not getattr(self, "complete_start", False)):
             # HiGHS completes a partial start by a sub-MIP that has the whole time limit to itself
-            # before the MIP proper gets it again (seen in its log): give each half.
+            # before the MIP proper gets it again (seen in its log): give each half. A complete
+            # gang start (gang_schedule) leaves it an LP, which takes a fraction of a second.
             remaining /= 2
         res = self.solver.solve(self.model, load_solutions=False, raise_exception_on_nonoptimal_result=False,
                                 time_limit=remaining, rel_gap=rel_gap, abs_gap=0.0, tee=tee,
