@@ -66,3 +66,12 @@ def test_quiet_draws_no_bar(monkeypatch):
     drawn = _count_bars(monkeypatch)
     res = CliRunner().invoke(app, ["-q", "frontier", str(INSTANCES / "tiny.json")])
     assert res.exit_code == 0 and drawn == [] and res.stderr == ""
+
+
+def test_the_elapsed_time_counts_from_the_start_of_the_run():
+    with progress_bar("slow", total=2, enabled=True, after=0.4) as bar:
+        deadline = time.monotonic() + 10
+        while not bar.shown and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert bar.shown
+        assert bar._bar.tasks[0].elapsed >= 0.4  # just drawn, yet it says 0.4 s: the run's time, not the bar's

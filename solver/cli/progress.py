@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 from contextlib import contextmanager
 from typing import Iterator, Optional
 
@@ -43,9 +44,11 @@ class ProgressBar:
         self.done = 0
         self.shown = False  # whether the bar has been drawn (tests read it)
         self._bar = self._task = self._timer = None
+        self._began = time.monotonic()
         self._lock = threading.Lock()
 
     def start(self) -> "ProgressBar":
+        self._began = time.monotonic()
         if self.enabled and self.after <= 0:
             self._show()
         elif self.enabled:
@@ -73,6 +76,9 @@ class ProgressBar:
                                  console=Console(stderr=True), transient=True)
             self._bar.start()
             self._task = self._bar.add_task(self.label, total=self.total, completed=self.done)
+            # the elapsed time counts from the run's start, not from when the bar appeared (rich's clock is monotonic)
+            task = next(t for t in self._bar.tasks if t.id == self._task)
+            task.start_time = self._began
             self.shown = True
 
     def stop(self) -> None:
