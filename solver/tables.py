@@ -6,8 +6,10 @@ Two renderings, chosen by where stdout goes:
   can read: no colour, no escape codes, ASCII only in the rules (a line of dashes under
   the header, columns apart by spaces, no frame), never wrapped: one row is one line.
 - **a terminal**: a bold header over a light rule, fitted to the terminal's width: headers and
-  long free-text cells wrap inside their column, short values never do, and columns empty in
-  every row are left out, so an 80-100-column window stays readable; colour unless ``NO_COLOR``.
+  long free-text cells wrap inside their column, short values never do, columns empty in every
+  row are left out and, in a table wider than the window, the columns that hold one value in
+  every row are said once beneath it, so an 80-100-column window stays readable; colour unless
+  ``NO_COLOR``.
 
 rich is imported here only, and only when a table is drawn, so that ``planopt solve --json``,
 ``schema`` and ``validate`` never load it (``tests/test_lean_cli.py``).
@@ -63,6 +65,8 @@ def render_table(rows: Sequence[Sequence[Any]], header: Optional[Sequence[str]] 
     head = list(header or ()) + [""] * (columns - len(header or ()))
     cells = [row + [""] * (columns - len(row)) for row in cells]
     keep = [i for i in range(columns) if not (terminal and header and i and _empty(cells, i))]
+    shared = _shared_columns(cells, head, keep, _window(indent)) if terminal and header else []
+    keep = [i for i in keep if i not in shared]
     from rich.table import Table
     from rich.text import Text
     table = Table(box=_box(terminal), show_header=bool(header), show_edge=False, pad_edge=False, padding=(0, 1),
@@ -73,7 +77,23 @@ def render_table(rows: Sequence[Sequence[Any]], header: Optional[Sequence[str]] 
         table.add_column(Text(head[i]), justify=justify, no_wrap=not terminal, overflow="fold", width=width)
     for row in cells:
         table.add_row(*(Text(row[i]) for i in keep))
-    return _draw(table, terminal, indent)
+    text = _draw(table, terminal, indent)
+    if shared:
+        import textwrap
+        said = "every row: " + " · ".join(f"{head[i]} {cells[0][i]}" for i in shared)
+        text += "\n" + textwrap.fill(said, width=_window(indent) + len(indent), initial_indent=indent,
+                                     subsequent_indent=indent + "  ", break_on_hyphens=False, break_long_words=False)
+    return text
+
+
+def _shared_columns(cells: list[list[str]], head: list[str], keep: list[int], window: int) -> list[int]:
+    """On a terminal, when a table is wider than the window: its columns (after the first) that hold
+    the same value in every one of two or more rows, said once under the table instead
+    (the plan parts no point of a frontier changes, say)."""
+    natural = sum(max([len(head[i])] + [len(row[i]) for row in cells]) for i in keep) + GAP * (len(keep) - 1)
+    if natural <= window or len(cells) < 2:
+        return []
+    return [i for i in keep[1:] if len({row[i] for row in cells}) == 1]
 
 
 def _empty(cells: list[list[str]], column: int) -> bool:

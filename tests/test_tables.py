@@ -88,3 +88,20 @@ def test_dates_stay_left_aligned_and_numbers_go_right():
     lines = text.splitlines()
     assert lines[2].index("2025-10") == lines[3].index("2026-11-30")
     assert lines[2].index("$6.880") + 6 == lines[3].index("$12.500") + 7
+
+
+def test_a_wide_terminal_table_says_its_shared_columns_once(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    header = ("#", "cost", "quality", "forgetting", "P10-P90 of quality", "method", "GPUs", "steps", "samples", "teacher")
+    rows = [(str(n), f"${700 + n}", f"4{n}.000", "0.500", "39.592–51.627", "opd", "8×H100-SXM", "1000", s, "fp8")
+            for n, s in enumerate(("8-8-8", "8-8-4", "8-4-4"), 1)]
+    lines = [ANSI.sub("", line) for line in render_table(rows, header, terminal=True).splitlines()]
+    assert max(len(line) for line in lines) <= 80
+    said = " ".join(lines[lines.index(next(l for l in lines if "every row:" in l)):]).split()
+    assert " ".join(said) == ("every row: forgetting 0.500 · P10-P90 of quality 39.592–51.627 · method opd · "
+                              "GPUs 8×H100-SXM · steps 1000 · teacher fp8")
+    assert all(s in "\n".join(lines) for s in ("8-8-8", "8-8-4", "8-4-4"))  # the column that changes stays
+    plain = render_table(rows, header, terminal=False)
+    assert "every row" not in plain and plain.count("8×H100-SXM") == 3  # scripts get every cell in place
+    narrow = render_table(rows[:1] + rows[:1], header[:3], terminal=True)
+    assert "every row" not in narrow  # a table that fits keeps its columns
