@@ -17,25 +17,22 @@ import math
 import numpy as np
 import pytest
 
-from planopt.enumerate_arrays import best_plan_arrays
 from planopt.instance import load_instance
 from planopt.models import learning as lc
 from planopt.models.costs import Evaluator
 from planopt.models.data_reuse import best_on_policy_quality, plan_note, shortage_note
 from planopt.models.plan import Plan, Recipe
 from planopt.models.schema import Instance
-from planopt.oracle import all_plans, best_plan
 from planopt.run import solve
 
 from conftest import INSTANCES
+from oracle_checks import assert_mip_equals_both_oracles
 from reuse_instances import reuse_instance_dict, reuse_job_dict
 
 AGENTIC = INSTANCES / "qwen3-32b-agentic-rl.json"
 R_STAR = 15.387756
 
 
-def close(a: float, b: float, rel: float = 1e-6) -> bool:
-    return math.isclose(a, b, rel_tol=rel, abs_tol=1e-6)
 
 
 def with_prompts(inst: Instance, n: int) -> Instance:
@@ -223,18 +220,7 @@ SEEDS = range(40)
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_mip_equals_both_oracles_where_reuse_matters(seed):
-    inst = Instance.model_validate(reuse_instance_dict(seed))
-    mip, oracle, fast = solve(inst), best_plan(inst), best_plan_arrays(inst)
-    assert mip.status == oracle.status == fast.status, (mip.status, oracle.status, fast.status)
-    if oracle.status != "optimal":
-        return
-    objective = inst.objective
-    for other in (oracle, fast):
-        assert close(mip.metrics.objective(objective), other.metrics.objective(objective)), (mip.plan, other.plan)
-        assert close(mip.metrics.cost_usd, other.metrics.cost_usd), (mip.plan, other.plan)
-    assert mip.metrics.feasible
-    for key, value in mip.mip_values.items():
-        assert close(value, getattr(mip.metrics, key)), (key, value, getattr(mip.metrics, key))
+    assert_mip_equals_both_oracles(Instance.model_validate(reuse_instance_dict(seed)))
 
 
 def test_the_random_reuse_instances_do_repeat_data():

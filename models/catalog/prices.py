@@ -110,3 +110,24 @@ def offers(provider: str, gpu: str, region: str | None = None) -> dict[str, Pric
 
 def providers() -> list[str]:
     return sorted({r.provider for r in load_prices()})
+
+
+def select_prices(provider: str | None = None, gpu: str | None = None) -> list[PriceRow]:
+    """The catalog's rows of one provider and/or one GPU (a catalog name or alias).
+
+    Raises ``KeyError`` with ``"provider"`` or ``"gpu"`` and a message when the
+    provider is unknown or the GPU is not in the catalog, so that the CLI and the
+    service name their own field (``--provider`` / ``provider``)."""
+    from . import CatalogLookupError, find_gpu
+    rows = list(load_prices())
+    if provider is not None:
+        if provider not in providers():
+            raise KeyError("provider", f"expected one of {', '.join(providers())}, got {provider!r}")
+        rows = [r for r in rows if r.provider == provider]
+    if gpu is not None:
+        try:
+            name = find_gpu(gpu).name
+        except CatalogLookupError as exc:
+            raise KeyError("gpu", str(exc)) from None
+        rows = [r for r in rows if r.gpu == name]
+    return rows

@@ -23,22 +23,15 @@ def catalog(json_out: bool = JSON,
             gpu: Optional[str] = typer.Option(None, "--gpu", help="only this GPU (any catalog name or alias)"),
             out: Optional[Path] = typer.Option(None, "--out", help="also write the rows to a CSV file")):
     """List the GPU prices by provider, region and tier, each with its source and date."""
-    from planopt.models.catalog import CatalogLookupError, find_gpu
-    from planopt.models.catalog.prices import COLUMNS, load_prices, providers
+    from planopt.models.catalog.prices import COLUMNS, select_prices
 
     from ..errors import InputError
     from ..report import table
-    rows = list(load_prices())
-    if provider is not None:
-        if provider not in providers():
-            raise InputError(f"--provider: expected one of {', '.join(providers())}, got {provider!r}")
-        rows = [r for r in rows if r.provider == provider]
-    if gpu is not None:
-        try:
-            name = find_gpu(gpu).name
-        except CatalogLookupError as exc:
-            raise InputError(f"--gpu: {exc}") from None
-        rows = [r for r in rows if r.gpu == name]
+    try:
+        rows = select_prices(provider, gpu)
+    except KeyError as exc:
+        raise InputError(f"--{exc.args[0]}: {exc.args[1]}") from None
+
     def write_rows(path: Path) -> None:
         with path.open("w", newline="") as f:
             writer = csv.DictWriter(f, fieldnames=list(COLUMNS) + ["provider_kind", "node_gpus", "interconnect"])

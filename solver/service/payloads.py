@@ -232,20 +232,12 @@ def refuse_paths(portfolio: dict[str, Any]) -> None:
 
 def catalog_payload(provider: Optional[str] = None, gpu: Optional[str] = None) -> dict[str, Any]:
     """``planopt catalog --json [--provider P] [--gpu G]``: the GPU prices by provider, region and tier, with sources."""
-    from planopt.models.catalog import CatalogLookupError, find_gpu
-    from planopt.models.catalog.prices import COLUMNS, load_prices, providers
+    from planopt.models.catalog.prices import COLUMNS, select_prices
     from ..errors import InputError
-    rows = list(load_prices())
-    if provider is not None:
-        if provider not in providers():
-            raise InputError(f"provider: expected one of {', '.join(providers())}, got {provider!r}")
-        rows = [r for r in rows if r.provider == provider]
-    if gpu is not None:
-        try:
-            name = find_gpu(gpu).name
-        except CatalogLookupError as exc:
-            raise InputError(f"gpu: {exc}") from None
-        rows = [r for r in rows if r.gpu == name]
+    try:
+        rows = select_prices(provider, gpu)
+    except KeyError as exc:
+        raise InputError(f"{exc.args[0]}: {exc.args[1]}") from None
     return strict({"prices": [{c: getattr(r, c) for c in COLUMNS} | {"provider_kind": r.provider_kind, "node_gpus": r.node_gpus,
                                                                     "interconnect": r.interconnect} for r in rows]})
 

@@ -1,0 +1,32 @@
+"""The oracle contract, checked in one place: on an instance, the MIP's optimum equals
+both oracles' (plan by plan and vectorised), and the MIP's own values of every metric
+equal the evaluator's on the plan it returns."""
+
+from __future__ import annotations
+
+import math
+
+from planopt.enumerate_arrays import best_plan_arrays
+from planopt.models.schema import Instance
+from planopt.oracle import best_plan
+from planopt.run import SolveResult, solve
+
+
+def close(a: float, b: float, rel: float = 1e-6) -> bool:
+    return math.isclose(a, b, rel_tol=rel, abs_tol=1e-6)
+
+
+def assert_mip_equals_both_oracles(inst: Instance) -> SolveResult:
+    """Assert the contract on ``inst``; return the MIP's result for further checks."""
+    mip, oracle, fast = solve(inst), best_plan(inst), best_plan_arrays(inst)
+    assert mip.status == oracle.status == fast.status, (mip.status, oracle.status, fast.status)
+    if oracle.status != "optimal":
+        return mip
+    objective = inst.objective
+    for other in (oracle, fast):
+        assert close(mip.metrics.objective(objective), other.metrics.objective(objective)), (mip.plan, other.plan)
+        assert close(mip.metrics.cost_usd, other.metrics.cost_usd), (mip.plan, other.plan)
+    assert mip.metrics.feasible
+    for key, value in mip.mip_values.items():
+        assert close(value, getattr(mip.metrics, key)), (key, value, getattr(mip.metrics, key))
+    return mip
