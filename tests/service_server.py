@@ -151,6 +151,15 @@ class Server:
         return out
 
 
+def without_timings(obj):
+    """A JSON answer without its ``*_seconds`` fields: what two runs of the same request share."""
+    if isinstance(obj, dict):
+        return {k: without_timings(v) for k, v in obj.items() if not k.endswith("_seconds")}
+    if isinstance(obj, list):
+        return [without_timings(v) for v in obj]
+    return obj
+
+
 def alive(pid: int) -> bool:
     """Whether ``pid`` runs (a zombie waiting for its parent counts as gone)."""
     try:

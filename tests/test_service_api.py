@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from planopt.cli import app
 from conftest import INSTANCES, ROOT
-from service_server import Server
+from service_server import Server, without_timings
 
 
 
@@ -25,14 +25,6 @@ def cli_error(*args: str) -> str:
     result = CliRunner().invoke(app, list(args))
     assert result.exit_code == 2, (args, result.exit_code, result.stdout)
     return result.stderr.strip().removeprefix("error: ")
-
-
-def without_timings(obj):
-    if isinstance(obj, dict):
-        return {k: without_timings(v) for k, v in obj.items() if not k.endswith("_seconds")}
-    if isinstance(obj, list):
-        return [without_timings(v) for v in obj]
-    return obj
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ import time
 import pytest
 
 from planopt.service.store import JobStore
-from service_server import Server, alive
+from service_server import Server, alive, without_timings
 
 # A portfolio whose MIP runs for minutes on this machine: long enough to be caught running and cancelled.
 LONG_PORTFOLIO = {"jobs": 40, "gpu_types": 4, "buckets": 12, "seed": 3}
@@ -18,14 +18,6 @@ def long_job_body():
     from planopt.generate import random_portfolio
     p = LONG_PORTFOLIO
     return {"kind": "portfolio", "body": {"portfolio": random_portfolio(p["jobs"], p["gpu_types"], p["buckets"], seed=p["seed"])}}
-
-
-def without_timings(obj):
-    if isinstance(obj, dict):
-        return {k: without_timings(v) for k, v in obj.items() if not k.endswith("_seconds")}
-    if isinstance(obj, list):
-        return [without_timings(v) for v in obj]
-    return obj
 
 
 @pytest.fixture(scope="module")
