@@ -43,6 +43,8 @@ WARM_START_SECONDS = 10.0  # per one-job solve: a one-job portfolio solves in we
 WARM_START_SHARE = 0.5     # of a time limit, at most, for the warm start; the portfolio MIP gets the rest
 MIN_SOLVE_SECONDS = 0.01   # the shortest time limit handed to HiGHS (the CLI's lower bound on --time-limit)
 POLISH_SECONDS = 60.0
+FALLBACK_SECONDS = 20.0    # at most, kept from a time limit for the gang heuristic's schedule LP (gang_fallback)
+FALLBACK_SHARE = 0.25      # of the MIP's time, at most, kept for it
 EXPLAIN_SECONDS = 30.0     # per one-job solve when explaining an infeasible portfolio
 EXPLAIN_JOBS = 5           # jobs for which an infeasible portfolio's explanation searches a deadline that would do      # the schedule LP after the MIP; it takes well under a second on the benchmarks
 RESULT_VERSION = "1.0"  # of the JSON output; bumped when a key changes meaning or goes away
@@ -323,15 +325,19 @@ class PortfolioModel:
         self.model, self.form, self.reason = build_portfolio(self.data, tight_linking, symmetry_breaking)
         self.build_seconds = time.perf_counter() - start
         self.solver = _Highs()
+        self.complete_start = False
+        self.gang_values: list[tuple[Any, float]] | None = None   # the gang heuristic's (warm_start)
 
     def warm_start(self, floors: bool = True, starts: bool = True, end: float | None = None) -> float:
         """Each job alone in the portfolio (so that its window, lead time and tiers are respected):
 
         - ``starts``: each job's cheapest plan on its own (from the floor's solve when there is
-          one, else a one-job solve), placed by ``gang_schedule`` into a whole gang schedule with
-          reservations: every integer decision, which HiGHS completes by an LP. When some job
-          has no plan in time or finds no room, the plans alone go to HiGHS, which completes
-          them (reservations and schedule) by a sub-MIP;
+          one, else a one-job solve) goes to HiGHS as a partial start, which HiGHS completes
+          (reservations and schedule) by a sub-MIP; and ``gang_schedule`` places the plans into a
+          whole gang schedule with reservations (``gang_values``), the fallback when the MIP
+          finds no schedule in its time (``gang_fallback``). Measured (BENCHMARKS.md §3): given
+          to HiGHS as the start instead, it was a worse incumbent than the sub-MIP's when the
+          sub-MIP had time, and the only one when it did not;
         - ``floors``: bound each job's cost share from below (``add_job_cost_floors``) by the
           dual bound of its least ``job_cost_usd`` alone, reserved GPUs paid by the GPU-hour,
           with its gang binaries relaxed (a relaxation: the bound stays valid).
@@ -349,6 +355,7 @@ class PortfolioModel:
         bounds: dict[int, float] = {}
         solo: dict[int, tuple[int, int, int, float]] = {}   # job -> its plan alone (recipe, hardware, interval) and GPU-hours
         self.complete_start = False
+        self.gang_values = None
         for j, inst in enumerate(d.instances):
             limit = WARM_START_SECONDS
             if end is not None:
@@ -404,10 +411,9 @@ class PortfolioModel:
             add_job_cost_floors(m, bounds)   # new constraints: the solver's next update adds them
         if starts and len(solo) == len(d.instances):
             gang = self.gang_schedule(solo)
-            if gang is not None:   # every integer decision: HiGHS completes the start by an LP
-                fixes.extend(gang)
+            if gang is not None:   # every integer decision: with them fixed the schedule is an LP
+                self.gang_values = fixes + gang
                 self.complete_start = True
-        self.start_values = fixes   # what goes to HiGHS as a start (tests fix it to check it)
         if starts:
             vmap = self.solver._pyomo_var_to_solver_var_map
             index = np.array([vmap[id(v)] for v, _ in fixes], dtype=np.int32)
@@ -423,10 +429,9 @@ class PortfolioModel:
         have room, enough of them for its GPU-hours: reserved GPUs already committed first (they
         cost nothing more), then on-demand or spot, whichever is cheaper in the bucket, and only
         then new reserved GPUs (whole nodes, within the offer's cap). Returns None when some job
-        finds no room (the MIP then completes the plans alone, as before). With the plans and
-        these values fixed the schedule is an LP, so HiGHS turns them into an incumbent at once;
-        whether that LP is feasible (work per tier, budget) HiGHS decides, and a start it cannot
-        complete is dropped, never returned as a schedule."""
+        finds no room. With the plans and these values fixed the schedule is an LP
+        (``gang_fallback``); whether it is feasible (work per tier, budget) the LP decides, and
+        values it cannot complete are never returned as a schedule."""
         m, form, d = self.model, self.form, self.data
         H = d.bucket_hours
         price = {"on_demand": d.od_price, "spot": d.spot_price}
@@ -511,11 +516,15 @@ class PortfolioModel:
         if end is not None and time.perf_counter() >= end:
             return self.out_of_time(result, time_limit, time.perf_counter() - (started_at if started_at is not None else start))
         remaining = None if end is None else max(MIN_SOLVE_SECONDS, end - time.perf_counter())
-        if (remaining is not None and self.solver.pending is not None and len(self.solver.pending[0])
-                and not getattr(self, "complete_start", False)):
+        fallback_end = None
+        if remaining is not None and self.gang_values is not None:
+            # keep time for the gang schedule's LP, in case the MIP finds no schedule of its own
+            reserve = min(FALLBACK_SECONDS, FALLBACK_SHARE * remaining)
+            remaining = max(MIN_SOLVE_SECONDS, remaining - reserve)
+            fallback_end = end
+        if remaining is not None and self.solver.pending is not None and len(self.solver.pending[0]):
             # HiGHS completes a partial start by a sub-MIP that has the whole time limit to itself
-            # before the MIP proper gets it again (seen in its log): give each half. A complete
-            # gang start (gang_schedule) leaves it an LP, which takes a fraction of a second.
+            # before the MIP proper gets it again (seen in its log): give each half.
             remaining /= 2
         res = self.solver.solve(self.model, load_solutions=False, raise_exception_on_nonoptimal_result=False,
                                 time_limit=remaining, rel_gap=rel_gap, abs_gap=0.0, tee=tee,
@@ -526,9 +535,18 @@ class PortfolioModel:
         result.solve_seconds = time.perf_counter() - start
         status = _status(res)
         result.status = status
-        if res.solution_status in (SolutionStatus.optimal, SolutionStatus.feasible) and status != "infeasible":
-            res.solution_loader.load_vars()
-            inc, bound = res.incumbent_objective, res.objective_bound
+        found = res.solution_status in (SolutionStatus.optimal, SolutionStatus.feasible) and status != "infeasible"
+        if not found and status != "infeasible" and self.gang_values is not None:
+            found = self.gang_fallback(threads, None if fallback_end is None else max(MIN_SOLVE_SECONDS, fallback_end - time.perf_counter()))
+            if found:
+                result.message = "the MIP found no schedule in time: this is the gang heuristic's (gang_schedule), its best for its plans and reservations"
+        if found:
+            if res.solution_status in (SolutionStatus.optimal, SolutionStatus.feasible):
+                res.solution_loader.load_vars()
+                inc = res.incumbent_objective
+            else:
+                inc = pyo.value(self.model.objective)
+            bound = res.objective_bound
             inc = self.polish(inc, threads, None if end is None else max(MIN_SOLVE_SECONDS, end - time.perf_counter()))
             result.mip_cost_usd, result.bound_usd = pyo.value(self.model.cost_usd), bound
             if inc is not None and bound is not None:
@@ -538,6 +556,29 @@ class PortfolioModel:
         elif status == "infeasible":
             result.message = self.explain_infeasible(end) if explain else "no schedule"
         return result
+
+    def gang_fallback(self, threads: int, time_limit: float | None) -> bool:
+        """The gang heuristic's schedule (``gang_values``: plans, held buckets, reservations) with
+        the schedule LP solved for it, loaded into the model; False when the LP has no solution in
+        time (then nothing is loaded)."""
+        saved = [(v, v.lb, v.ub) for v, _ in self.gang_values]
+        for v, x in self.gang_values:
+            v.setlb(x)
+            v.setub(x)
+        try:
+            res = self.solver.solve(self.model, load_solutions=False, raise_exception_on_nonoptimal_result=False,
+                                    time_limit=time_limit,
+                                    solver_options={"primal_feasibility_tolerance": FEASIBILITY_TOLERANCE,
+                                                    "mip_feasibility_tolerance": FEASIBILITY_TOLERANCE,
+                                                    "random_seed": 0, "threads": threads})
+            ok = _status(res) == "optimal"
+            if ok:
+                res.solution_loader.load_vars()
+        finally:
+            for v, lb, ub in saved:
+                v.setlb(lb)
+                v.setub(ub)
+        return ok
 
     @staticmethod
     def out_of_time(result: PortfolioResult, time_limit: float, spent: float) -> PortfolioResult:
