@@ -106,3 +106,23 @@ def test_quiet_sweep_has_no_progress_bar_even_on_a_terminal(monkeypatch, capsys)
         main()
     assert exit_.value.code == 0
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("delay_s", [0.0, 0.03, 0.08, 0.15])
+def test_ctrl_c_at_any_moment_of_a_sweep_is_exit_130_and_one_json_object(tmp_path, delay_s):
+    """Whatever the main thread is doing when the signal lands (a solve, an extraction, a
+    staged write), it never answers for itself: no 'internal error', exit 130, stdout one
+    JSON object (a race once let a clean-up error end the run with exit 1)."""
+    proc = subprocess.Popen([*PLANOPT, "-v", "sweep", QWEN, "--budget-usd", "3000:60000:400", "--resolve-all",
+                             "--json", "--out", str(tmp_path / "s.csv")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for line in proc.stderr:
+        if "solver run" in line:
+            break
+    time.sleep(delay_s)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 130, stderr[-500:]
+    assert "internal error" not in stderr + stdout
+    assert json.loads(stdout) == {"status": "error", "error": "interrupted"}
+    assert list(tmp_path.iterdir()) == []

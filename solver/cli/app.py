@@ -75,6 +75,7 @@ def main() -> None:
     except typer.TyperException as exc:  # click's usage errors, as typer vendors them
         _usage_failure(exc, json_out)
     finally:
+        interrupt.hold_if_stopping()
         interrupt.uninstall()
     sys.exit(code if isinstance(code, int) else 0)
 

@@ -12,6 +12,7 @@ import os
 
 import typer
 
+from .interrupt import hold_if_stopping
 from .output import emit_json
 
 
@@ -31,8 +32,10 @@ def guarded(fn):
         except BrokenPipeError:
             reader_left()
         except InputError as exc:
+            hold_if_stopping()
             fail(f"error: {exc}", str(exc), json_out, 2)
         except Exception as exc:  # noqa: BLE001 - the CLI's last line of defence
+            hold_if_stopping()  # an error caused by Ctrl-C's clean-up is not the command's answer
             if os.environ.get("PLANOPT_DEBUG"):
                 raise
             why = f"{type(exc).__name__}: {exc}"

@@ -26,6 +26,15 @@ EXIT_INTERRUPTED = 128 + signal.SIGINT
 _waiter: threading.Thread | None = None
 _streams: tuple[int, int] | None = None   # duplicates of the original stdout and stderr descriptors
 _json_out = False                         # whether the command running now prints JSON
+# Set as soon as a stop begins. The main thread goes on running while the waiting thread
+# cleans up; left alone it could fail on a staging file just removed, print its own error
+# and exit 1 (or 0) before the waiting thread's exit 130. Every way out of the main
+# thread (an error, a JSON answer, the end of the command) waits here instead.
+_stopping = threading.Event()
+# The command's one JSON answer and a stop's JSON error object exclude each other: whoever
+# takes this lock first prints, and a stop waits for an answer being printed to end.
+_stdout_lock = threading.Lock()
+_stdout_claimed = False
 
 
 def install(json_out: bool) -> bool:
@@ -52,6 +61,24 @@ def uninstall() -> None:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
+def hold_if_stopping() -> None:
+    """In the main thread while a stop is under way: wait for the process to end with 130
+    (``stop`` ends it with ``os._exit``), rather than print or exit on our own."""
+    if _stopping.is_set() and threading.current_thread() is threading.main_thread():
+        threading.Event().wait()
+
+
+def print_answer(write) -> None:
+    """Run ``write`` (print the command's JSON answer) unless a stop has begun; then wait for the stop."""
+    global _stdout_claimed
+    with _stdout_lock:
+        if not _stopping.is_set():
+            _stdout_claimed = True
+            write()
+            return
+    hold_if_stopping()
+
+
 def _wait() -> None:
     signal.sigwait({signal.SIGINT})
     stop(_json_out)
@@ -62,6 +89,9 @@ def stop(json_out: bool) -> None:
     import json
 
     from . import files, output
+    with _stdout_lock:  # an answer being printed is printed whole, and then no error object follows
+        _stopping.set()
+        answered = _stdout_claimed
     out, err = _streams if _streams is not None else (1, 2)
     try:
         files.discard_all_staged()
@@ -69,7 +99,7 @@ def stop(json_out: bool) -> None:
         for child in multiprocessing.active_children():
             child.terminate()
         os.write(err, b"interrupted\n")
-        if json_out and not output.emitted():
+        if json_out and not answered and not output.emitted():
             os.write(out, (json.dumps({"status": "error", "error": "interrupted"}, indent=2) + "\n").encode())
     finally:
         os._exit(EXIT_INTERRUPTED)

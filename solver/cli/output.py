@@ -18,10 +18,14 @@ _emitted = False
 
 def emit_json(obj: Any) -> None:
     """One strict JSON object: non-finite numbers become null (JSON has no Infinity or NaN)."""
-    global _emitted
+    from .interrupt import print_answer
     text = json.dumps(_finite(obj), indent=2, default=_json_default, allow_nan=False)
-    _emitted = True
-    typer.echo(text)
+
+    def write() -> None:
+        global _emitted
+        _emitted = True
+        typer.echo(text)
+    print_answer(write)
 
 
 def emitted() -> bool:
