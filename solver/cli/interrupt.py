@@ -93,6 +93,13 @@ def stop(json_out: bool) -> None:
         _stopping.set()
         answered = _stdout_claimed
     out, err = _streams if _streams is not None else (1, 2)
+    if _streams is not None:  # what the main thread prints from now on (a -v timing, a table) goes nowhere
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        for fd in (1, 2):
+            try:
+                os.dup2(devnull, fd)
+            except OSError:
+                pass
     try:
         files.discard_all_staged()
         import multiprocessing
