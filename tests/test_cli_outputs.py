@@ -193,3 +193,13 @@ def test_generate_checks_its_out_path_first(tmp_path):
     res = run("generate", "portfolio", "--jobs", 2, "--out", tmp_path / "p.json")
     assert res.exit_code == 0 and json.loads((tmp_path / "p.json").read_text())["kind"] == "portfolio"
     assert [p.name for p in tmp_path.iterdir()] == ["p.json"]
+
+
+@pytest.mark.parametrize("flag, value", [("--jobs", "100000"), ("--buckets", "100000")])
+def test_generate_refuses_a_portfolio_too_big_to_plan_at_once(tmp_path, flag, value):
+    """issue 13 item 26: `generate portfolio --jobs 100000` ran for minutes with no word."""
+    out = tmp_path / "p.json"
+    res = CliRunner().invoke(app, ["generate", "portfolio", flag, value, "--out", str(out)])
+    assert res.exit_code == 2
+    assert res.output.strip().startswith(f"error: {flag}: at most") and res.output.strip().count("\n") == 0
+    assert not out.exists()
