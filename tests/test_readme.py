@@ -85,3 +85,17 @@ def test_readme_python_frontier_shows_the_plans_it_says():
     assert f"{best.cost_usd:,.0f}" == stated["hi"] and f"{best.quality:.2f}" == stated["qhi"]
     with pytest.raises(planopt.InputError, match="min_qualty: unknown limit"):
         planopt.frontier("instances/tiny.json", min_qualty=60)
+
+
+def test_readme_python_sweep_shows_the_plans_it_says():
+    """Issue 13 item 6: the README's sweep example moves along the trade-off, and its comment is true."""
+    import planopt
+    line = next(l for l in README.splitlines() if l.startswith("sweep = planopt.sweep("))
+    comment = README[:README.index(line)].splitlines()[-1]
+    stated = re.findall(r"\$([\d,]+) at (\d+)", comment)
+    floors = [int(q) for _, q in stated]
+    assert len(stated) == 3 and f"[{', '.join(map(str, floors))}]" in line, (comment, line)
+    sweep = planopt.sweep("instances/qwen3-8b-math.json", "min_quality", floors)
+    assert [f"{c:,.0f}" for c in sweep["cost_usd"]] == [cost for cost, _ in stated]
+    plans = {(r.steps, r.samples_per_prompt) for r in sweep.itertuples()}
+    assert len(plans) == 3 and "three different plans" in comment
