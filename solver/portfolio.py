@@ -169,7 +169,7 @@ class PortfolioResult:
     def procurement_rows(self) -> list[dict[str, Any]]:
         """What to buy: one row per reservation (the whole horizon), one per bucket and on-demand or
         spot pool used, ``gpus`` the most the jobs hold there at once."""
-        B, H = self.buckets, self.bucket_hours
+        B = self.buckets
         rows = [{"provider": self.providers.get(g, "unspecified"), "gpu": g, "tier": "reserved",
                  "term": self.reserved_term.get(g) or "horizon", "start_bucket": self.reserved_from.get(g, 0), "end_bucket": B - 1,
                  "gpus": n,
@@ -235,7 +235,7 @@ def evaluate_schedule(pdata: PortfolioData, plans: list[Plan], spot_shares: list
     (bucket, tier) to the GPU-hours job ``j`` runs on its plan's GPU type; a job running on a tier
     in a bucket holds its whole GPU count there (gang scheduling), so a tier's capacity is checked
     against the GPUs held at once, not against GPU-hours."""
-    H, B = pdata.bucket_hours, len(pdata.buckets)
+    H = pdata.bucket_hours
     evs = evaluators or [Evaluator(inst) for inst in pdata.instances]
     out, violations = [], []
     used: dict[tuple[int, str, str], float] = {}
@@ -691,6 +691,28 @@ class PortfolioModel:
             result.utilisation[g] = usedh / (n * H * B) if n else None
 
 
+# The most jobs one portfolio MIP is asked to plan. It has about 590 variables per job at
+# 10 GPU types and 26 buckets (BENCHMARKS.md §3: 58,842 for 100 jobs) and 50 jobs already
+# end above a 1 % gap after 120 s; 1,000 jobs (~590,000 variables) is past anything it can
+# plan. `generate portfolio --jobs` has the same cap.
+MAX_PORTFOLIO_JOBS = 1_000
+
+
+def check_portfolio_size(data: PortfolioData) -> None:
+    """Refuse, before any model is built, a portfolio with more than ``MAX_PORTFOLIO_JOBS``
+    jobs or a job whose own model is over the single-job cap (``plan_space.check_model_size``),
+    naming the job and the option that blows it up (issue 13 item 26)."""
+    from .plan_space import check_model_size
+    if len(data.instances) > MAX_PORTFOLIO_JOBS:
+        raise InputError(f"jobs: at most {MAX_PORTFOLIO_JOBS:,} in one portfolio (got {len(data.instances):,}); "
+                         f"split it into portfolios that share no GPUs")
+    for name, inst in zip(data.names, data.instances):
+        try:
+            check_model_size(inst)
+        except InputError as exc:
+            raise InputError(f"job {name!r}: {exc}") from None
+
+
 def solve_portfolio(source: str | Path | dict[str, Any] | PortfolioData, time_limit: float | None = None,
                     rel_gap: float = RELATIVE_GAP, warm_start: bool = True, tight_linking: bool = True,
                     symmetry_breaking: bool = True, budget_usd: float | None = None) -> PortfolioResult:
@@ -700,5 +722,7 @@ def solve_portfolio(source: str | Path | dict[str, Any] | PortfolioData, time_li
     ``budget_usd`` caps the total spend (it replaces the portfolio's ``budget_usd``)."""
     started = time.perf_counter()
     check_time_limit(time_limit)
-    pm = PortfolioModel(source, tight_linking=tight_linking, symmetry_breaking=symmetry_breaking, budget_usd=budget_usd)
+    data = load_portfolio(source)
+    check_portfolio_size(data)
+    pm = PortfolioModel(data, tight_linking=tight_linking, symmetry_breaking=symmetry_breaking, budget_usd=budget_usd)
     return pm.solve(time_limit=time_limit, rel_gap=rel_gap, warm_start=warm_start, started_at=started)

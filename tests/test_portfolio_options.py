@@ -130,3 +130,16 @@ def test_an_infeasible_deadline_is_explained_with_one_that_would_do(tmp_path):
     assert solve_portfolio(p).status == "optimal"          # the stated deadline does let it run
     p["jobs"][0]["deadline_bucket"] = later - 1
     assert solve_portfolio(p).status == "infeasible"       # and it is the earliest
+
+
+def test_a_job_over_the_model_cap_is_refused_by_name_before_the_portfolio_is_built(tmp_path):
+    """issue 13 item 26 for portfolios: `solve` refuses in one line, naming the job and the option."""
+    data = json.loads((INSTANCES / "portfolio-small.json").read_text())
+    job = data["jobs"][0]
+    job["instance"]["hardware"]["gpus"][0]["counts"] = list(range(1, 20_001))
+    path = tmp_path / "huge.json"
+    path.write_text(json.dumps(data))
+    res = CliRunner().invoke(app, ["solve", str(path)])
+    assert res.exit_code == 2, res.output
+    line = res.output.strip()
+    assert line.count("\n") == 0 and f"job {job['name']!r}" in line and "counts" in line

@@ -120,7 +120,6 @@ def solve_portfolio_command(file: Path, json_out: bool, time_limit: Optional[flo
     return EXIT[result.status]
 
 
-MAX_GENERATED_JOBS = 1_000
 MAX_GENERATED_BUCKETS = 520
 
 
@@ -138,11 +137,10 @@ def generate_portfolio(jobs: int = typer.Option(5, "--jobs", min=1, help="number
     if buckets < 2:
         raise InputError("--buckets: expected at least 2")
     # Refused before any job is drawn (a generator asked for 100,000 jobs ran for minutes in
-    # silence). The portfolio MIP has about 590 variables per job at 10 GPU types and 26
-    # buckets (BENCHMARKS.md §3: 58,842 for 100 jobs), and 50 jobs already end above a 1 %
-    # gap after 120 s: 1,000 jobs (~590,000 variables) is past anything it can plan.
-    if jobs > MAX_GENERATED_JOBS:
-        raise InputError(f"--jobs: at most {MAX_GENERATED_JOBS:,} (got {jobs:,}): a portfolio MIP of that many jobs "
+    # silence): no more jobs than one portfolio MIP is asked to plan (portfolio.MAX_PORTFOLIO_JOBS).
+    from ..portfolio import MAX_PORTFOLIO_JOBS
+    if jobs > MAX_PORTFOLIO_JOBS:
+        raise InputError(f"--jobs: at most {MAX_PORTFOLIO_JOBS:,} (got {jobs:,}): a portfolio MIP of that many jobs "
                          f"cannot be planned; split it into portfolios that share no GPUs")
     if buckets > MAX_GENERATED_BUCKETS:
         raise InputError(f"--buckets: at most {MAX_GENERATED_BUCKETS} (ten years of weekly buckets), got {buckets:,}")
