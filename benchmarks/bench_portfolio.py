@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 from planopt.generate import random_portfolio
-from planopt.portfolio import PortfolioModel, load_portfolio, solve_portfolio
+from planopt.portfolio import PortfolioModel, solve_portfolio
 from planopt.portfolio_replay import replay_schedule
 
 TIME_LIMIT = 120.0

@@ -35,7 +35,6 @@ weight hand-over included, is free).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import numpy as np
 

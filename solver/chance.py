@@ -21,7 +21,7 @@ from pyomo.contrib.solver.solvers.highs import Highs
 from planopt.models.costs import Evaluator
 from planopt.models.formulation.chance import OBJECTIVE_METRIC, allowed_violations, build_chance
 from planopt.models.plan import Plan
-from planopt.models.scenarios import LIMIT_METRIC, limits_of
+from planopt.models.scenarios import limits_of
 from planopt.models.schema import Instance
 from planopt.models.uncertainty import DEFAULT_SEED, draw
 

@@ -98,7 +98,6 @@ def job_options(pdata, j, ev, plan):
 def best_portfolio_cost(pdata) -> float | None:
     """The least total cost over every plan and every set of held slots of every job (None: infeasible)."""
     evs = [Evaluator(inst) for inst in pdata.instances]
-    H, B = pdata.bucket_hours, len(pdata.buckets)
     per_job = []
     for j, ev in enumerate(evs):
         choices = []

@@ -5,7 +5,6 @@ import json
 
 import pytest
 
-from planopt.models.costs import Evaluator
 from planopt.models.schema import Instance
 from planopt.oracle import all_plans
 

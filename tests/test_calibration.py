@@ -8,7 +8,6 @@ Expected values here are the published figures or hand arithmetic on them.
 import json
 import math
 import shutil
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner

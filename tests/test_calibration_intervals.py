@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from planopt import calibration_intervals as ci
-from planopt.calibrate import calibrate_case, calibrate_dir, load_case
+from planopt.calibrate import calibrate_case, calibrate_dir
 from planopt.cli import app
 from planopt.models import spreads
 from planopt.models import uncertainty as unc

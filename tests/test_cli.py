@@ -1,7 +1,6 @@
 """The CLI as a user meets it: exit codes, JSON shapes, one-line errors."""
 
 import json
-import shutil
 
 import pytest
 from typer.testing import CliRunner

@@ -7,13 +7,12 @@ from __future__ import annotations
 import json
 
 import pyomo.environ as pyo
-import pytest
 
 from planopt.generate import random_portfolio
 from planopt.portfolio import PortfolioModel, load_portfolio, solve_portfolio
 from planopt.portfolio_replay import replay_schedule
 
-from portfolio_oracle import best_portfolio_cost, close, tiny_portfolio
+from portfolio_oracle import best_portfolio_cost, tiny_portfolio
 
 SEEDS = range(30)
 

@@ -124,7 +124,7 @@ def build_portfolio(pd_: PortfolioData, tight_linking: bool = True, symmetry_bre
         if not fd.recipes or not fd.hardware:
             why = "no training recipe" if not fd.recipes else "no (GPU, count) of the portfolio's GPU types that holds any recipe in memory"
             return None, PortfolioFormulation(pd_, jobs, evs, {}), f"job {name}: {why}"
-    H, B = pd_.bucket_hours, len(pd_.buckets)
+    H = pd_.bucket_hours
     reserved_max = {}
     for g in pd_.gpus:
         need = sum(max((hw.count for hw in fd.hardware if hw.gpu == g), default=0) for fd in jobs)
