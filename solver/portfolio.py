@@ -11,6 +11,7 @@ schedule, and the result carries the MIP's own totals next to it
 from __future__ import annotations
 
 import math
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,7 @@ from .errors import InputError, describe_validation_error, read_json
 from .instance import check_time_limit
 from .portfolio_replay import TIER_ORDER, gpu_hours_needed
 from .run import FEASIBILITY_TOLERANCE, _status  # the same tolerance as single-job solves
+from .verbosity import solver_log_streams
 
 # A portfolio is a large MIP: "optimal" means within this relative gap (HiGHS's
 # default is 1e-4; tests of small portfolios use 1e-9 through `rel_gap`).
@@ -526,9 +528,12 @@ class PortfolioModel:
             # HiGHS completes a partial start by a sub-MIP that has the whole time limit to itself
             # before the MIP proper gets it again (seen in its log): give each half.
             remaining /= 2
+        # the solver's log: on stderr under -v (or tee=True), never on stdout, which --json owns
+        log = [sys.stderr] if tee else solver_log_streams()
         res = self.solver.solve(self.model, load_solutions=False, raise_exception_on_nonoptimal_result=False,
-                                time_limit=remaining, rel_gap=rel_gap, abs_gap=0.0, tee=tee,
-                                solver_options={"mip_feasibility_tolerance": FEASIBILITY_TOLERANCE,
+                                time_limit=remaining, rel_gap=rel_gap, abs_gap=0.0, tee=log,
+                                solver_options={"output_flag": bool(log), "log_to_console": bool(log),
+                                                "mip_feasibility_tolerance": FEASIBILITY_TOLERANCE,
                                                 "primal_feasibility_tolerance": FEASIBILITY_TOLERANCE,
                                                 "mip_heuristic_effort": HEURISTIC_EFFORT,
                                                 "random_seed": 0, "threads": threads})

@@ -125,3 +125,15 @@ def test_ctrl_c_at_any_moment_of_a_sweep_is_exit_130_and_one_json_object(tmp_pat
     assert "internal error" not in stderr + stdout
     assert json.loads(stdout) == {"status": "error", "error": "interrupted"}
     assert list(tmp_path.iterdir()) == []
+
+
+def test_verbose_portfolio_solve_shows_the_solver_log_on_stderr_only():
+    """item 15 for portfolios: -v puts HiGHS's log on stderr; stdout stays one JSON object."""
+    portfolio = INSTANCES / "portfolio-small.json"
+    loud = planopt("-v", "solve", portfolio, "--json")
+    assert loud.returncode == 0, loud.stderr
+    json.loads(loud.stdout)
+    assert "MIP has" in loud.stderr and "integer variables" in loud.stderr
+    quiet = planopt("solve", portfolio, "--json")
+    assert quiet.returncode == 0 and "MIP has" not in quiet.stderr
+    assert json.loads(quiet.stdout)["jobs"] == json.loads(loud.stdout)["jobs"]
