@@ -30,3 +30,20 @@ def assert_mip_equals_both_oracles(inst: Instance) -> SolveResult:
     for key, value in mip.mip_values.items():
         assert close(value, getattr(mip.metrics, key)), (key, value, getattr(mip.metrics, key))
     return mip
+
+
+def assert_scenarios_equal_the_evaluator(inst: Instance, scenarios, plans) -> None:
+    """The vectorised scenario evaluator equals the point evaluator on each scenario's instance,
+    for every plan given and every metric a limit or an objective reads."""
+    import pytest
+
+    from planopt.models import uncertainty as U
+    from planopt.models.costs import Evaluator
+    from planopt.models.scenarios import ScenarioEvaluator
+    se = ScenarioEvaluator(Evaluator(inst), scenarios)
+    for plan in plans:
+        sm = se.plan_metrics(plan)
+        for s in range(scenarios.n):
+            m = Evaluator(U.apply(inst, scenarios.at(s))).evaluate(plan)
+            for key in ("cost_usd", "wall_hours", "quality", "forgetting_points", "gpu_hours"):
+                assert sm.metric(key)[s] == pytest.approx(getattr(m, key), rel=1e-12, abs=1e-12), (key, s, plan)

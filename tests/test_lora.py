@@ -23,13 +23,12 @@ from planopt.models import uncertainty as U
 from planopt.models.costs import Evaluator
 from planopt.models.hardware import HardwareProfile
 from planopt.models.plan import HardwareChoice, Plan, Recipe
-from planopt.models.scenarios import ScenarioEvaluator
 from planopt.models.schema import Instance
 from planopt.oracle import all_plans, best_plan
 from planopt.run import solve
 
 from adapter_instances import adapter_instance_dict, adapter_job_dict
-from oracle_checks import assert_mip_equals_both_oracles
+from oracle_checks import assert_mip_equals_both_oracles, assert_scenarios_equal_the_evaluator
 from conftest import INSTANCES
 
 MATH = INSTANCES / "qwen3-8b-math.json"
@@ -262,15 +261,9 @@ def test_scenario_evaluator_equals_the_evaluator_with_lora(seed):
     inst = Instance.model_validate(adapter_job_dict(seed))
     scenarios = U.draw(inst, 4, seed)
     assert any(name.startswith("priors.lora_gain_share.") for name in scenarios.values)
-    se = ScenarioEvaluator(Evaluator(inst), scenarios)
     plans = [p.plan for p in all_plans(inst) if p.metrics.fits_memory and p.plan.adapter == "lora"][::17][:4]
     assert plans
-    for plan in plans:
-        sm = se.plan_metrics(plan)
-        for s in range(scenarios.n):
-            m = Evaluator(U.apply(inst, scenarios.at(s))).evaluate(plan)
-            for key in ("cost_usd", "wall_hours", "quality", "forgetting_points", "gpu_hours"):
-                assert sm.metric(key)[s] == pytest.approx(getattr(m, key), rel=1e-12, abs=1e-12), (key, s, plan)
+    assert_scenarios_equal_the_evaluator(inst, scenarios, plans)
 
 
 def test_when_nothing_fits_in_memory_solve_says_an_adapter_would():

@@ -19,7 +19,6 @@ from planopt.models import spreads
 from planopt.models import uncertainty as U
 from planopt.models.costs import Evaluator
 from planopt.models.recipes import RATE_FACTOR, family_of
-from planopt.models.scenarios import ScenarioEvaluator
 from planopt.models.schema import Instance
 from planopt.oracle import all_plans
 from planopt.risk import plan_risk
@@ -27,6 +26,7 @@ from planopt.run import solve
 
 from conftest import INSTANCES
 from random_instances import random_instance_dict
+from oracle_checks import assert_scenarios_equal_the_evaluator
 
 SHIPPED = ["tiny", "qwen3-8b-math", "qwen3-32b-agentic-rl", "llama-70b-domain-injection"]
 
@@ -70,14 +70,8 @@ def test_every_family_has_a_rate_factor():
 def test_scenario_evaluator_equals_the_evaluator_on_each_scenarios_instance(seed):
     inst = Instance.model_validate(random_instance_dict(seed))
     scenarios = U.draw(inst, 6, seed)
-    se = ScenarioEvaluator(Evaluator(inst), scenarios)
     plans = [p.plan for p in all_plans(inst) if p.metrics.fits_memory][::37][:4]
-    for plan in plans:
-        sm = se.plan_metrics(plan)
-        for s in range(scenarios.n):
-            m = Evaluator(U.apply(inst, scenarios.at(s))).evaluate(plan)
-            for key in ("cost_usd", "wall_hours", "quality", "forgetting_points", "gpu_hours"):
-                assert sm.metric(key)[s] == pytest.approx(getattr(m, key), rel=1e-12, abs=1e-12), (key, s, plan)
+    assert_scenarios_equal_the_evaluator(inst, scenarios, plans)
 
 
 @pytest.mark.parametrize("name", SHIPPED)
@@ -237,14 +231,8 @@ def test_scenario_evaluator_equals_the_evaluator_where_data_repeats(seed):
     names = set(scenarios.values)
     assert ("priors.prompt_repeat_scale_epochs" in names) == any(m != "sft" for m in inst.training.methods)
     assert ("priors.sft_repeat_scale_epochs" in names) == ("sft" in inst.training.methods)
-    se = ScenarioEvaluator(Evaluator(inst), scenarios)
     plans = [p.plan for p in all_plans(inst) if p.metrics.fits_memory][::29][:5]
-    for plan in plans:
-        sm = se.plan_metrics(plan)
-        for s in range(scenarios.n):
-            m = Evaluator(U.apply(inst, scenarios.at(s))).evaluate(plan)
-            for key in ("cost_usd", "wall_hours", "quality", "forgetting_points", "gpu_hours"):
-                assert sm.metric(key)[s] == pytest.approx(getattr(m, key), rel=1e-12, abs=1e-12), (key, s, plan)
+    assert_scenarios_equal_the_evaluator(inst, scenarios, plans)
 
 
 def test_repeat_scale_spread_is_centred_on_the_published_fit():
