@@ -14,6 +14,9 @@ from planopt.portfolio import PortfolioModel, PortfolioResult, load_portfolio, s
 
 from conftest import INSTANCES
 
+# integration tests (real servers, clusters or long MIPs): run by .ci/run with `pytest -m slow`
+pytestmark = pytest.mark.slow
+
 runner = CliRunner()
 SMALL = INSTANCES / "portfolio-small.json"
 

@@ -8,6 +8,9 @@ import pytest
 from planopt.service.store import JobStore
 from service_server import Server, alive, without_timings
 
+# integration tests (real servers, clusters or long MIPs): run by .ci/run with `pytest -m slow`
+pytestmark = pytest.mark.slow
+
 # A portfolio whose MIP runs for minutes on this machine: long enough to be caught running and cancelled.
 LONG_PORTFOLIO = {"jobs": 40, "gpu_types": 4, "buckets": 12, "seed": 3}
 # How long to let a job's worker burn CPU before telling which process is the solver.

@@ -21,8 +21,10 @@ HAVE_BROWSER = CHROMIUM.exists() and CHROMEDRIVER.exists()
 # Waits for the page (solves run on a shared 2-core machine); a hang fails instead of stalling CI.
 WAIT_SECONDS = 180
 
-pytestmark = pytest.mark.skipif(not HAVE_BROWSER and not os.environ.get("CI"),
-                                reason="Debian's chromium and chromium-driver are not installed (CI installs them)")
+# a browser and a real server: run by .ci/run with `pytest -m slow`
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not HAVE_BROWSER and not os.environ.get("CI"),
+                                 reason="Debian's chromium and chromium-driver are not installed (CI installs them)")]
 
 
 @pytest.fixture(scope="module")

@@ -8,6 +8,9 @@ import pytest
 from service_server import Server, alive
 from test_service_jobs import long_job_body
 
+# integration tests (real servers, clusters or long MIPs): run by .ci/run with `pytest -m slow`
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def cluster():

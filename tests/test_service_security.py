@@ -9,6 +9,9 @@ import pytest
 
 from service_server import TOKEN, Server
 
+# integration tests (real servers, clusters or long MIPs): run by .ci/run with `pytest -m slow`
+pytestmark = pytest.mark.slow
+
 SECRET_NAME = "confidential-job-name-4f1c"  # must never reach the log
 LOG_WAIT_SECONDS = 10
 
