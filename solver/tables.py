@@ -22,6 +22,8 @@ import shutil
 import sys
 from typing import Any, Optional, Sequence
 
+from .verbosity import is_terminal
+
 DATE = re.compile(r"^\d{4}-\d{2}(-\d{2})?$")
 # Columns are this many characters apart (a blank divider and one space of padding).
 GAP = 2
@@ -32,11 +34,7 @@ UNWRAPPED_WIDTH = 100_000
 
 
 def stdout_is_terminal() -> bool:
-    isatty = getattr(sys.stdout, "isatty", None)
-    try:
-        return bool(isatty and isatty())
-    except ValueError:  # a closed stream
-        return False
+    return is_terminal(sys.stdout)
 
 
 def numeric(text: str) -> bool:

@@ -32,6 +32,15 @@ def verbose() -> bool:
     return _level >= VERBOSE
 
 
+def is_terminal(stream) -> bool:
+    """Whether ``stream`` is a terminal (False for pipes, files, test captures and closed streams)."""
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except ValueError:  # a closed stream
+        return False
+
+
 def solver_log_streams() -> list:
     """Where a solver's log goes: stderr when verbose, nowhere otherwise (never stdout)."""
     return [sys.stderr] if verbose() else []

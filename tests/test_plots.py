@@ -117,24 +117,28 @@ def test_frontier_labels_say_what_changes(tmp_path, figures):
     assert ax.get_xlabel() == "cost (USD)" and ax.get_ylabel() == "quality (task score, pts)"
 
 
-def test_frontier_labels_never_overlap_and_stay_inside_the_axes(tmp_path, figures):
-    # 60 points crowded on a short curve: the labels cannot all fit, and the ones kept must not collide
-    plans = [_opd(100 * (n + 1), (8, 4, 4) if n % 2 else (16, 8, 8), count=8 if n % 3 else 16) for n in range(60)]
-    costs = [1000 + 5 * n for n in range(60)]
-    plots.plot_frontier(_frontier(plans, costs, [40 + 0.1 * n for n in range(60)]), tmp_path / "f.png")
-    fig = figures[0]
-    ax = fig.axes[0]
+
+def _assert_labels_apart_and_inside(fig, of: int) -> None:
+    """Some but not all of ``of`` point labels are kept, each inside the axes and none overlapping another."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
+    ax = fig.axes[0]
     canvas = FigureCanvasAgg(fig)  # closing the figure detached its canvas; draw it again as it was saved
     canvas.draw()
     renderer = canvas.get_renderer()
     kept = _annotations(ax)
-    assert 0 < len(kept) < 60
+    assert 0 < len(kept) < of
     boxes = [t.get_window_extent(renderer) for t in kept]
     frame = ax.get_window_extent(renderer)
     for n, box in enumerate(boxes):
         assert frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
         assert not any(box.overlaps(other) for other in boxes[n + 1:])
+
+def test_frontier_labels_never_overlap_and_stay_inside_the_axes(tmp_path, figures):
+    # 60 points crowded on a short curve: the labels cannot all fit, and the ones kept must not collide
+    plans = [_opd(100 * (n + 1), (8, 4, 4) if n % 2 else (16, 8, 8), count=8 if n % 3 else 16) for n in range(60)]
+    costs = [1000 + 5 * n for n in range(60)]
+    plots.plot_frontier(_frontier(plans, costs, [40 + 0.1 * n for n in range(60)]), tmp_path / "f.png")
+    _assert_labels_apart_and_inside(figures[0], of=60)
 
 
 def _chance_frontier(plans, shares, costs):
@@ -163,19 +167,7 @@ def test_probability_frontier_labels_never_overlap_and_stay_inside_the_axes(tmp_
     plans = [_opd(100 * (n + 1), (8, 4, 4) if n % 2 else (16, 8, 8)) for n in range(60)]
     plots.plot_chance_frontier(_chance_frontier(plans, [0.3 + 0.01 * n for n in range(60)],
                                                 [700 + 2 * n for n in range(60)]), tmp_path / "p.svg")
-    fig = figures[0]
-    ax = fig.axes[0]
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    canvas = FigureCanvasAgg(fig)
-    canvas.draw()
-    renderer = canvas.get_renderer()
-    kept = _annotations(ax)
-    assert 0 < len(kept) < 60
-    boxes = [t.get_window_extent(renderer) for t in kept]
-    frame = ax.get_window_extent(renderer)
-    for n, box in enumerate(boxes):
-        assert frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
-        assert not any(box.overlaps(other) for other in boxes[n + 1:])
+    _assert_labels_apart_and_inside(figures[0], of=60)
 
 
 def test_probability_frontier_plot_from_the_command_line(tmp_path, figures):

@@ -7,10 +7,11 @@ JSON has no Infinity or NaN, so non-finite floats become ``null``
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
 import typer
+
+from ..json_safe import finite_json
 
 
 _emitted = False
@@ -19,7 +20,7 @@ _emitted = False
 def emit_json(obj: Any) -> None:
     """One strict JSON object: non-finite numbers become null (JSON has no Infinity or NaN)."""
     from .interrupt import print_answer
-    text = json.dumps(_finite(obj), indent=2, default=_json_default, allow_nan=False)
+    text = json.dumps(finite_json(obj), indent=2, default=_json_default, allow_nan=False)
 
     def write() -> None:
         global _emitted
@@ -33,16 +34,6 @@ def emitted() -> bool:
     return _emitted
 
 
-def _finite(o: Any) -> Any:
-    if hasattr(o, "to_dict"):
-        o = o.to_dict()
-    if isinstance(o, float):
-        return o if math.isfinite(o) else None
-    if isinstance(o, dict):
-        return {k: _finite(v) for k, v in o.items()}
-    if isinstance(o, (list, tuple, set)):
-        return [_finite(v) for v in o]
-    return o
 
 
 def _json_default(o: Any):

@@ -19,16 +19,14 @@ import time
 from contextlib import contextmanager
 from typing import Iterator, Optional
 
+from ..verbosity import is_terminal
+
 # A run shows its bar once it has lasted this long.
 SHOW_AFTER_SECONDS = 2.0
 
 
 def stderr_is_terminal() -> bool:
-    isatty = getattr(sys.stderr, "isatty", None)
-    try:
-        return bool(isatty and isatty())
-    except ValueError:  # a closed stream
-        return False
+    return is_terminal(sys.stderr)
 
 
 class ProgressBar:

@@ -16,23 +16,13 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Optional
 
+from ..json_safe import finite_json as strict  # the CLI's --json data, exactly
+
 Progress = Optional[Callable[[int, int], None]]
 
 LIMIT_FIELDS = ("budget_usd", "deadline_hours", "max_forgetting_points", "min_quality")
 OBJECTIVES = ("cost", "quality", "time", "forgetting")
 
-
-def strict(obj: Any) -> Any:
-    """``obj`` as plain JSON data with NaN and infinities as null (JSON has neither)."""
-    if hasattr(obj, "to_dict"):
-        obj = obj.to_dict()
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    if isinstance(obj, dict):
-        return {str(k): strict(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple, set)):
-        return [strict(v) for v in obj]
-    return obj
 
 
 def _job_instance(instance: dict[str, Any], limits: dict[str, Any], objective: Optional[str] = None):
