@@ -108,12 +108,13 @@ def phase_effective_prompts(inst: Instance, r: Recipe, repeat_scale) -> list:
     return [after - before for before, after in zip(worth, worth[1:])]
 
 
-def on_policy_quality(inst: Instance, r: Recipe, signal_scale, ceiling_share, repeat_scale):
+def on_policy_quality(inst: Instance, r: Recipe, signal_scale, ceiling_share, repeat_scale, start=None):
     """Score after the recipe's phases; each phase trains ``steps / phases`` steps at its samples per prompt,
-    on prompts worth :func:`phase_effective_prompts` fresh ones."""
+    on prompts worth :func:`phase_effective_prompts` fresh ones. ``start``: the score the run starts from
+    (a later stage of a staged plan, ``stage_outcomes.py``); the task's baseline when None."""
     task = inst.task
     ceiling = on_policy_ceiling(inst, r, ceiling_share)
-    q = task.baseline_score + 0.0 * ceiling  # broadcast to the shape of the priors
+    q = (task.baseline_score if start is None else start) + 0.0 * ceiling  # broadcast to the shape of the priors
     for k, prompts in zip(r.samples_per_prompt, phase_effective_prompts(inst, r, repeat_scale)):
         if r.method == "rl":
             signal = prompts * (k - 1) * mixed_group_probability(q / task.score_ceiling, k)

@@ -33,6 +33,9 @@ from . import physics as ph
 from .costs import LIMIT_METRIC, Evaluator, cost_breakdown_usd, limit_slack
 from .plan import HardwareChoice, Plan, Recipe
 from .recipes import EVAL, RATE_FACTOR, family_of
+from .stage_outcomes import StagePriors, stage_outcome
+from .staged_costs import STAGE_COST_KEYS, check_staged_plan
+from .staged_plan import StagedPlan
 from .uncertainty import Scenarios
 
 METRICS = ("cost_usd", "wall_hours", "quality", "forgetting_points", "gpu_hours")
@@ -128,20 +131,54 @@ class ScenarioEvaluator:
         return h.count * price
 
     # --- whole plans -------------------------------------------------------------
-    def metrics(self, r: Recipe, h: HardwareChoice, interval_minutes: float) -> ScenarioMetrics:
+    def _run(self, r: Recipe, h: HardwareChoice, interval_minutes: float, forgetting) -> tuple[dict, np.ndarray, np.ndarray]:
+        """(cost lines, training hours, wall hours) of ``r`` on ``h`` run alone, in each scenario."""
         rp = self.ev.recipe(r)
-        quality, forgetting = self.outcomes(r)
         compute = sum(hours * self.rate_scale(fam) for fam, hours in self.hours_by_rate(r, h).items())
         stretch = 1.0 + self.overhead(h, interval_minutes)
         train = compute * stretch
         wall = rp.lead_hours + train
         evaluation = sum(v for k, v in self.ev.compute_hours_by_component(r, h).items() if family_of(k) == EVAL)
         eval_train = evaluation * self.rate_scale(RATE_FACTOR[EVAL]) * stretch
-        costs = cost_breakdown_usd(self.inst, rp, self.gpus_usd_per_hour(h), train, wall, forgetting, eval_train)
+        return cost_breakdown_usd(self.inst, rp, self.gpus_usd_per_hour(h), train, wall, forgetting, eval_train), train, wall
+
+    def metrics(self, r: Recipe, h: HardwareChoice, interval_minutes: float) -> ScenarioMetrics:
+        quality, forgetting = self.outcomes(r)
+        costs, train, wall = self._run(r, h, interval_minutes, forgetting)
         return ScenarioMetrics(cost_usd=np.asarray(sum(costs.values()), dtype=float) + np.zeros(self.sc.n),
                                wall_hours=wall, quality=quality, forgetting_points=forgetting, gpu_hours=h.count * train)
 
-    def plan_metrics(self, plan: Plan) -> ScenarioMetrics:
+    def stage_priors(self, method: str) -> StagePriors:
+        """The priors of a stage of ``method`` in each scenario (``stage_outcomes.StagePriors``)."""
+        inst, point = self.inst, StagePriors.point(self.inst, method)
+        repeat = "sft_repeat_scale_epochs" if method == "sft" else "prompt_repeat_scale_epochs"
+        return StagePriors(self._prior(method, "signal_scale_samples"), self._prior(method, "ceiling_share_of_headroom"),
+                           self._prior(method, "forgetting_share_of_baseline"), self.value(f"priors.{repeat}", point.repeat_scale),
+                           self.value("priors.sft_forgetting_mix_exponent", inst.priors.sft_forgetting_mix_exponent),
+                           self.value(f"priors.lora_gain_share.{method}", point.lora_gain),
+                           self.value(f"priors.lora_forgetting_share.{method}", point.lora_forgetting))
+
+    def staged_metrics(self, plan: StagedPlan) -> ScenarioMetrics:
+        """A staged plan in each scenario: the stages' hours and money summed, scores chained from stage to
+        stage under the scenario's priors (``staged_costs.py``, ``stage_outcomes.py``)."""
+        inst, n = self.inst, self.sc.n
+        quality = np.full(n, inst.task.baseline_score)
+        forgetting, wall, gpu_hours, money = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
+        for stage in plan.stages:
+            quality, f = stage_outcome(inst, stage.recipe, quality, self.stage_priors(stage.method))
+            forgetting = forgetting + f
+            costs, train, stage_wall = self._run(stage.recipe, stage.hardware, plan.checkpoint_interval_minutes, 0.0)
+            money = money + sum(costs[k] for k in STAGE_COST_KEYS)
+            wall, gpu_hours = wall + stage_wall, gpu_hours + stage.hardware.count * train
+        ops = inst.operations
+        cost = money + ops.fixed_usd + ops.usd_per_wall_hour * wall + inst.forgetting_repair_usd_per_point * forgetting
+        return ScenarioMetrics(cost_usd=np.asarray(cost, dtype=float), wall_hours=wall, quality=np.asarray(quality, dtype=float),
+                               forgetting_points=np.asarray(forgetting, dtype=float), gpu_hours=gpu_hours)
+
+    def plan_metrics(self, plan: Plan | StagedPlan) -> ScenarioMetrics:
+        if isinstance(plan, StagedPlan):
+            check_staged_plan(self.ev, plan)
+            return self.staged_metrics(plan)
         self.ev.check_plan(plan)
         return self.metrics(plan.recipe, plan.hardware, plan.checkpoint_interval_minutes)
 

@@ -41,7 +41,8 @@ Share = Annotated[float, Field(ge=MIN_POSITIVE, le=1)]         # an efficiency o
 Method = Literal["sft", "rl", "opd"]
 Precision = Literal["bf16", "fp8", "int8", "int4"]
 Objective = Literal["cost", "quality", "time", "forgetting"]
-METHODS: tuple[str, ...] = ("sft", "rl", "opd")
+METHODS: tuple[str, ...] = ("sft", "rl", "opd")   # also the order stages run in (``Training.stage_sequences``)
+MAX_STAGES = 3
 
 
 class Strict(BaseModel):
@@ -129,6 +130,35 @@ class Training(Strict):
     cpu_offload: bool = Field(False, description="ZeRO-3 / FSDP offload of parameters, gradients and optimiser state to host memory, priced over the host link")
     adapter_options: list[Literal["full", "lora"]] = Field(list(d.ADAPTER_OPTIONS_DEFAULT), min_length=1, description="a plan's choice of training all weights ('full') or low-rank adapters on every linear layer ('lora'): memory, FLOPs, weight hand-over, checkpoint size, quality and forgetting")
     lora_rank_options: list[PositiveInt] = Field(list(d.LORA_RANK_OPTIONS_DEFAULT), min_length=1, description="LoRA ranks a 'lora' plan may choose (positive integers)")
+    stage_sequences: Optional[list[list[Method]]] = Field(
+        None, description="staged recipes: the method sequences a plan may run, one stage after another, each stage with "
+        "its own recipe and hardware (e.g. [[\"sft\", \"rl\"], [\"rl\"]]); stages run in the order sft, rl, opd, each at "
+        "most once, up to three; null: one stage of any method in `methods`")
+
+    @field_validator("stage_sequences")
+    @classmethod
+    def _allowed_sequences(cls, sequences):
+        if sequences is None:
+            return None
+        if not sequences:
+            raise ValueError("expected at least one stage sequence, or null for one-stage plans")
+        for n, seq in enumerate(sequences):
+            if not 1 <= len(seq) <= MAX_STAGES or any(METHODS.index(a) >= METHODS.index(b) for a, b in zip(seq, seq[1:])):
+                raise ValueError(f"[{n}]: {list(seq)} is not an allowed stage sequence; stages run in the order "
+                                 f"sft, rl, opd, each at most once, one to {MAX_STAGES} of them")
+        unique = list(dict.fromkeys(tuple(seq) for seq in sequences))
+        return [list(seq) for seq in unique]
+
+    def sequences(self) -> list[tuple[str, ...]]:
+        """The stage sequences a plan may run (``stage_sequences``, or each method of ``methods`` alone)."""
+        if self.stage_sequences is None:
+            return [(m,) for m in self.methods]
+        return [tuple(seq) for seq in self.stage_sequences]
+
+    @property
+    def staged(self) -> bool:
+        """Whether some plan runs more than one stage."""
+        return any(len(seq) > 1 for seq in self.sequences())
 
 
 class SftData(Strict):
@@ -401,6 +431,11 @@ class Instance(Strict):
             raise ValueError("training.methods has 'sft' but sft_data is missing")
         if "opd" in self.training.methods and self.teacher is None:
             raise ValueError("training.methods has 'opd' but teacher is missing")
+        for n, seq in enumerate(self.training.stage_sequences or []):
+            for method in seq:
+                if method not in self.training.methods:
+                    raise ValueError(f"training.stage_sequences.{n}: '{method}' is not in training.methods "
+                                     f"({', '.join(self.training.methods)})")
         if self.uncertainty:
             from .uncertainty import check_overrides  # the parameter names depend on the instance
             check_overrides(self)

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 from planopt.models.costs import Evaluator, Metrics
 from planopt.models.plan import Plan
 from planopt.models.schema import Instance
+from planopt.models.staged_costs import evaluate_staged
+from planopt.models.staged_plan import StagedPlan, read_plan
 
 from .diagnose import explain_infeasible, sensitivity as limit_sensitivity
 from .errors import InputError
@@ -71,13 +73,18 @@ def solve_instance(source: str | Path | dict[str, Any] | Instance, time_limit: f
     return result
 
 
-def evaluate_plan(source: str | Path | dict[str, Any] | Instance, plan: Plan | dict[str, Any]) -> Metrics:
+def evaluate_any(ev: Evaluator, plan: Plan | StagedPlan) -> Metrics:
+    """The evaluator's metrics of a one-stage or a staged plan (ValueError naming the field when it is not an option)."""
+    return evaluate_staged(ev, plan) if isinstance(plan, StagedPlan) else ev.evaluate(plan)
+
+
+def evaluate_plan(source: str | Path | dict[str, Any] | Instance, plan: Plan | StagedPlan | dict[str, Any]) -> Metrics:
     """Every metric of ``plan`` on the instance; InputError naming the field when the plan is
     not one of the instance's options (e.g. a plan solved on another instance)."""
     inst = load_instance(source)
     name = str(source) if isinstance(source, (str, Path)) else "instance"
     try:
-        return Evaluator(inst).evaluate(plan if isinstance(plan, Plan) else Plan.from_dict(plan))
+        return evaluate_any(Evaluator(inst), plan if isinstance(plan, (Plan, StagedPlan)) else read_plan(plan))
     except ValueError as exc:
         raise InputError(f"{name}: {exc}") from None
 
@@ -92,6 +99,22 @@ def breakdown_frame(result: SolveResult) -> "pd.DataFrame":
     return pd.DataFrame(rows, columns=["kind", "component", "value"])
 
 
+def plan_record(plan: Plan | StagedPlan) -> dict[str, Any]:
+    """A plan's fields as one flat record (a sampling schedule as ``8-4-4``); a staged plan's stage fields
+    as ``stage1.method``, ``stage2.gpu``, ... after its ``stages`` (``sft-rl``) and ``student``."""
+    def flat(d: dict, prefix: str = "") -> dict:
+        return {prefix + k: "-".join(map(str, v)) if isinstance(v, (list, tuple)) else v for k, v in d.items()
+                if not isinstance(v, dict)}
+    if not isinstance(plan, StagedPlan):
+        return flat(plan.to_dict())
+    d = plan.to_dict()
+    row = {"stages": "-".join(plan.methods), "student": d["student"],
+           "checkpoint_interval_minutes": d["checkpoint_interval_minutes"]}
+    for n, stage in enumerate(d["stages"], 1):
+        row.update(flat(stage, f"stage{n}."))
+    return row
+
+
 def solve_frame(result: SolveResult) -> "pd.DataFrame":
     """A solve as one row: status, the plan's fields (a sampling schedule as ``8-4-4``), its metrics, and its
     cost and time breakdowns as ``cost_usd.<part>`` and ``hours.<part>`` columns (empty past the status
@@ -99,14 +122,17 @@ def solve_frame(result: SolveResult) -> "pd.DataFrame":
     import pandas as pd
     row: dict[str, Any] = {"status": result.status, "objective": result.objective, "gap": result.gap}
     if result.plan is not None:
-        for key, value in result.plan.to_dict().items():
-            row[key] = "-".join(map(str, value)) if isinstance(value, (list, tuple)) else value
+        row.update(plan_record(result.plan))
     if result.metrics is not None:
         row.update(result.metrics.summary())
         row.update({f"cost_usd.{k}": v for k, v in result.metrics.cost_breakdown_usd.items()})
         row.update({f"hours.{k}": v for k, v in result.metrics.hours_breakdown.items()})
-    frame = pd.DataFrame([row])
-    for column in ("gpu_count", "steps", "max_epochs"):  # integers, missing ones included (not floats)
-        if column in frame:
+    return integer_columns(pd.DataFrame([row]))
+
+
+def integer_columns(frame: "pd.DataFrame") -> "pd.DataFrame":
+    """Counts as integers, missing ones included (not floats); a stage's (``stage1.steps``) too."""
+    for column in frame.columns:
+        if column.rpartition(".")[2] in ("gpu_count", "steps", "max_epochs"):
             frame[column] = frame[column].astype("Int64")
     return frame

@@ -229,4 +229,8 @@ def cvar(values, level: float) -> float:
 def solve_chance(inst: Instance, confidence: float, scenarios: int = DEFAULT_SCENARIOS, seed: int = DEFAULT_SEED,
                  cvar_level: float | None = None, time_limit: float | None = None,
                  out_of_sample: int = OUT_OF_SAMPLE_SCENARIOS, guard: bool = True) -> SolveResult:
+    if inst.training.staged:
+        from .errors import InputError
+        raise InputError("constraints.confidence: chance-constrained plans are one-stage plans for now; an instance "
+                         "with training.stage_sequences takes no confidence (its plan's risk is still reported)")
     return ChanceModel(inst, confidence, scenarios, seed, cvar_level).solve(time_limit, out_of_sample, guard)

@@ -7,6 +7,7 @@ from typing import Any, Sequence
 from planopt.models.costs import Metrics
 from planopt.models.plan import Plan
 from planopt.models.schema import Instance
+from planopt.models.staged_plan import StagedPlan
 
 from .labels import printable
 
@@ -29,7 +30,9 @@ def hours(x: float) -> str:
     return f"{x:,.1f} h" if x >= 1 else f"{x * 60:,.1f} min"
 
 
-def plan_rows(plan: Plan) -> list[tuple[str, str]]:
+def plan_rows(plan: Plan | StagedPlan) -> list[tuple[str, str]]:
+    if isinstance(plan, StagedPlan):
+        return staged_plan_rows(plan)
     rows = [("method", METHOD_NAMES[plan.method]), ("GPUs", f"{plan.gpu_count} × {plan.gpu}"),
             ("training length", f"{plan.steps:,} steps")]
     if plan.samples_per_prompt:
@@ -42,6 +45,19 @@ def plan_rows(plan: Plan) -> list[tuple[str, str]]:
         rows.append(("SFT epochs", f"at most {plan.max_epochs} per distinct example (owned ones reused before any is bought)"))
     if plan.adapter == "lora":
         rows.append(("adapter", f"LoRA rank {plan.lora_rank} on every linear layer (frozen base weights)"))
+    rows.append(("checkpoint interval", f"{plan.checkpoint_interval_minutes:g} min"))
+    return rows
+
+
+def staged_plan_rows(plan: StagedPlan) -> list[tuple[str, str]]:
+    """A staged plan: its sequence, then each stage's rows (as a one-stage plan's) under "stage N"."""
+    if len(plan.stages) == 1:
+        stage = plan.stages[0]
+        return plan_rows(Plan.of(stage.recipe, stage.hardware, plan.checkpoint_interval_minutes))
+    rows = [("stages", " → ".join(m.upper() for m in plan.methods))]
+    for n, stage in enumerate(plan.stages, 1):
+        one = plan_rows(Plan.of(stage.recipe, stage.hardware, plan.checkpoint_interval_minutes))[:-1]
+        rows += [(f"stage {n}: {label}" if k == 0 else f"         {label}", value) for k, (label, value) in enumerate(one)]
     rows.append(("checkpoint interval", f"{plan.checkpoint_interval_minutes:g} min"))
     return rows
 
@@ -80,17 +96,34 @@ def limit_rows(binding: list[dict[str, Any]], objective: str = "cost") -> str:
     return table(rows, header=("limit", "value", "plan", "binding", "relaxing one step"))
 
 
-def price_row(inst: Instance, plan: Plan) -> tuple[str, str]:
-    """Which price the plan's GPUs are billed at, and where it comes from."""
+def price_row(inst: Instance, plan: Plan | StagedPlan) -> tuple[str, str]:
+    """Which price the plan's GPUs are billed at (each GPU type of a staged plan's), and where it comes from."""
     from planopt.models.hardware import option_of, price_usd_per_gpu_hour
-    option = option_of(inst, plan.gpu)
-    price = price_usd_per_gpu_hour(inst, option)
-    if option.price_usd_per_gpu_hour is not None:
-        source = "the instance's price"
-    else:
-        spec = option.spec()
-        source = f"catalog, {inst.hardware.pricing.replace('_', '-')}, as of {spec.as_of}"
-    return ("GPU price", f"${price:,.2f} per GPU-hour ({source})")
+    gpus = list(dict.fromkeys(s.hardware.gpu for s in plan.stages)) if isinstance(plan, StagedPlan) else [plan.gpu]
+    parts = []
+    for gpu in gpus:
+        option = option_of(inst, gpu)
+        price = price_usd_per_gpu_hour(inst, option)
+        if option.price_usd_per_gpu_hour is not None:
+            source = "the instance's price"
+        else:
+            spec = option.spec()
+            source = f"catalog, {inst.hardware.pricing.replace('_', '-')}, as of {spec.as_of}"
+        parts.append(f"${price:,.2f} per GPU-hour ({source})" + (f" for {gpu}" if len(gpus) > 1 else ""))
+    return ("GPU price", "; ".join(parts))
+
+
+def reuse_notes(inst: Instance, plan: Plan | StagedPlan) -> list[str]:
+    """``data_reuse.plan_note`` of the plan, or of each stage of a staged plan (as if that stage ran alone)."""
+    from planopt.models.data_reuse import plan_note
+    if not isinstance(plan, StagedPlan):
+        return [n for n in [plan_note(inst, plan)] if n]
+    out = []
+    for k, stage in enumerate(plan.stages, 1):
+        note = plan_note(inst, Plan.of(stage.recipe, stage.hardware, plan.checkpoint_interval_minutes))
+        if note:
+            out.append((f"stage {k}, as if run alone: " if len(plan.stages) > 1 else "") + note)
+    return out
 
 
 def solve_report(inst: Instance, result) -> str:
@@ -116,10 +149,9 @@ def _solve_report(inst: Instance, result) -> str:
         return "\n".join(out)
     out += ["Plan", table(plan_rows(result.plan) + [price_row(inst, result.plan)]), "",
             "Results", table(metric_rows(inst, result.metrics))]
-    from planopt.models.data_reuse import plan_note
-    note = plan_note(inst, result.plan)
-    if note:
-        out += ["", "Data reuse", "  " + note]
+    notes = reuse_notes(inst, result.plan)
+    if notes:
+        out += ["", "Data reuse"] + ["  " + note for note in notes]
     if result.binding:
         out += ["", "Limits", limit_rows(result.binding, result.objective)]
     out += ["", "Cost breakdown", breakdown(result.metrics.cost_breakdown_usd, usd, "total"),

@@ -16,6 +16,7 @@ import numpy as np
 
 from planopt.models.costs import Evaluator
 from planopt.models.plan import Plan
+from planopt.models.staged_plan import StagedPlan, read_plan
 from planopt.models.scenarios import ScenarioEvaluator, ScenarioMetrics, limits_of, meets
 from planopt.models.schema import Instance
 from planopt.models.uncertainty import DEFAULT_SEED, draw
@@ -81,14 +82,14 @@ class Risk:
                 "expected": {m: float(self.samples.metric(m).mean()) for m in RISK_METRICS}}
 
 
-def plan_risk(inst: Instance, plan: Plan, n: int = 10_000, seed: int = DEFAULT_SEED, evaluator: Evaluator | None = None) -> Risk:
+def plan_risk(inst: Instance, plan: Plan | StagedPlan, n: int = 10_000, seed: int = DEFAULT_SEED, evaluator: Evaluator | None = None) -> Risk:
     """The plan's metrics over ``n`` seeded scenarios. A plan that does not fit in
     memory meets no limit in any scenario (memory is not uncertain)."""
     check_scenarios(n)
     ev = evaluator or Evaluator(inst)
-    ev.check_plan(plan)
-    fits = ev.hardware(plan.hardware).fits(plan.recipe.memory_class)
-    samples = ScenarioEvaluator(ev, draw(inst, n, seed)).plan_metrics(plan)
+    samples = ScenarioEvaluator(ev, draw(inst, n, seed)).plan_metrics(plan)  # checks the plan first
+    stages = plan.stages if isinstance(plan, StagedPlan) else [plan]
+    fits = all(ev.hardware(s.hardware).fits(s.recipe.memory_class) for s in stages)
     limits = limits_of(inst)
     return Risk(n, seed, limits, samples, meets(samples, limits), fits)
 
@@ -98,4 +99,4 @@ def risk_of(source, plan, scenarios: int = 10_000, seed: int = DEFAULT_SEED) -> 
     (an instance path, dict or Instance; a Plan or its dict). ``Risk.to_dict()``, ``Risk.frame()``."""
     from .instance import load_instance
     inst = load_instance(source)
-    return plan_risk(inst, plan if isinstance(plan, Plan) else Plan.from_dict(plan), scenarios, seed)
+    return plan_risk(inst, plan if isinstance(plan, (Plan, StagedPlan)) else read_plan(plan), scenarios, seed)

@@ -179,7 +179,17 @@ class SolveResult:
 
 
 class PlanModel:
-    """A built MIP for one instance, re-solvable under changed limits and objectives."""
+    """A built MIP for one instance, re-solvable under changed limits and objectives.
+
+    ``PlanModel(inst)`` of an instance whose plans may run several stages
+    (``training.stage_sequences``) is a ``staged_run.StagedPlanModel``: every caller (solve,
+    frontiers, sweeps, the service) gets the staged model without asking for it."""
+
+    def __new__(cls, inst: Instance, *args, **kwargs):
+        if cls is PlanModel and inst.training.staged:
+            from .staged_run import StagedPlanModel
+            return super().__new__(StagedPlanModel)
+        return super().__new__(cls)
 
     def __init__(self, inst: Instance, evaluator: Evaluator | None = None, solver: str = DEFAULT_SOLVER):
         from .plan_space import check_model_size

@@ -105,11 +105,13 @@ def undominated_intervals(overhead: np.ndarray, relative_tie: float = 1e-12) -> 
     return overhead <= best + relative_tie * np.maximum(1.0, np.abs(best))
 
 
-def collect(ev: Evaluator, keep_dominated_intervals: bool = False) -> FormulationData:
+def collect(ev: Evaluator, keep_dominated_intervals: bool = False, recipes: list[Recipe] | None = None) -> FormulationData:
     """Coefficients for ``ev``'s instance. ``keep_dominated_intervals`` keeps every
-    (hardware, interval) pair, for models (e.g. spot work) where overhead is not all that an interval moves."""
+    (hardware, interval) pair, for models (e.g. spot work, or stages sharing one interval) where overhead
+    is not all that an interval moves. ``recipes``: these instead of the instance's (a stage's options)."""
     inst = ev.inst
-    recipes, hardware, intervals = ev.space()
+    all_recipes, hardware, intervals = ev.space()
+    recipes = all_recipes if recipes is None else recipes
     ra = ev.recipe_arrays(recipes)
     ha = ev.hardware_arrays(hardware, ra.components, ra.classes, intervals)
     keep_h = ha.fits.any(axis=0) if len(ra.classes) else np.zeros(len(hardware), dtype=bool)
@@ -175,7 +177,8 @@ def plan_floors(hours: np.ndarray, recipe_fits: np.ndarray, overhead: np.ndarray
     return hours_floor, usd_floor
 
 
-def dominated_recipes(data: FormulationData, block: int = 256) -> np.ndarray:
+def dominated_recipes(data: FormulationData, block: int = 256, quality: np.ndarray | None = None,
+                      forgetting: np.ndarray | None = None, same: np.ndarray | None = None) -> np.ndarray:
     r"""[recipe] mask of the recipes another recipe dominates on every metric and hardware.
 
     Recipe :math:`a` dominates :math:`b` when
@@ -210,12 +213,22 @@ def dominated_recipes(data: FormulationData, block: int = 256) -> np.ndarray:
     Only the single-job model may drop recipes: a portfolio schedules lead time
     and GPU-hours per type, and a chance model prices scenarios, neither of
     which this comparison covers.
+
+    A stage of a staged plan (``staged.py``) compares with ``quality`` and
+    ``forgetting`` matrices [recipe, k] instead of the recipe's own values: its
+    plan's score and forgetting for each choice k of the other stages, which
+    :math:`a` must match or beat for every k; ``same`` [recipe] (e.g. the method)
+    must be equal for :math:`a` to dominate :math:`b`.
     """
     n_r = len(data.recipes)
     if n_r < 2:
         return np.zeros(n_r, dtype=bool)
     t = np.where(data.recipe_fits, data.compute_hours, np.inf)             # +inf: b may have it, a may not need it
-    v = np.column_stack([-data.quality, data.forgetting, data.recipe_usd, data.lead_hours, t])
+    q = -data.quality[:, None] if quality is None else -quality
+    f = data.forgetting[:, None] if forgetting is None else forgetting
+    g = np.zeros((n_r, 0)) if same is None else np.column_stack([same, -same]).astype(float)
+    v = np.column_stack([q, f, g, data.recipe_usd, data.lead_hours, t])
+    n_scalar = v.shape[1] - t.shape[1]
     # Compare ranks, not values: per column, a <= b exactly when rank(a) <= rank(b), and
     # small integers move through memory faster than floats. A dominator is <= in every
     # column, so it is <= in the sum of ranks, with equality only for equal vectors:
@@ -234,12 +247,12 @@ def dominated_recipes(data: FormulationData, block: int = 256) -> np.ndarray:
         pool_idx = np.array(kept + list(range(start, stop)), dtype=int)
         pool = vs[pool_idx]
         alive = np.ones((len(cand), len(pool)), dtype=bool)
-        for j in (0, 1, 2, 3):                                           # cheap scalar columns first
+        for j in range(n_scalar):                                        # cheap scalar columns first
             alive &= pool[None, :, j] <= cand[:, None, j]
         alive &= pool_idx[None, :] < np.arange(start, stop)[:, None]     # only earlier ones
         bi, pj = np.nonzero(alive)
         pj = pool_idx[pj]
-        for j0 in range(4, vs.shape[1], 16):                              # hardware columns, 16 at a time
+        for j0 in range(n_scalar, vs.shape[1], 16):                       # hardware columns, 16 at a time
             if not len(bi):
                 break
             ok = (vs[pj, j0:j0 + 16] <= cand[bi, j0:j0 + 16]).all(axis=1)
@@ -279,7 +292,7 @@ def subset_recipes(data: FormulationData, idx: np.ndarray) -> FormulationData:
                    compute_usd_floor=data.compute_usd_floor[idx])
 
 
-def dominated_hardware(data: FormulationData) -> np.ndarray:
+def dominated_hardware(data: FormulationData, per_interval: bool = False) -> np.ndarray:
     r"""[hardware] mask of the hardware choices another one dominates for every recipe.
 
     With :math:`s_h = 1 + \min_{\tau \in P_h} o_h(\tau)` the stretch of its best
@@ -300,13 +313,22 @@ def dominated_hardware(data: FormulationData) -> np.ndarray:
     ``dominated_recipes`` carries over (a kept dominator exists by
     transitivity). Like recipe pruning, single-job models only: a portfolio
     counts GPUs by type.
+
+    ``per_interval``: :math:`g` must be no worse at *every* interval, :math:`(1 + o_g(\tau)) U_{c,g} \le
+    (1 + o_h(\tau)) U_{c,h}` and the same for money, for models whose interval is shared by several
+    hardware choices (the stages of a staged plan): a plan on :math:`h` at :math:`\tau` is then dominated
+    by the same plan on :math:`g` at the same :math:`\tau`.
     """
     n_h = len(data.hardware)
     if n_h < 2:
         return np.zeros(n_h, dtype=bool)
     used = data.amount_share.max(axis=0) > 0 if len(data.recipes) else np.zeros(len(data.components), dtype=bool)
-    stretch = 1.0 + np.where(data.interval_kept, data.overhead, np.inf).min(axis=1)
-    time_ = np.where(data.usable, data.unit_hours, np.inf)[used] * stretch[None, :]      # [c, h]; inf: cannot run
+    if per_interval:  # the interval is not this choice's to pick (stages share one): compare at each
+        stretch = (1.0 + data.overhead).T                                              # [tau, h]
+    else:
+        stretch = (1.0 + np.where(data.interval_kept, data.overhead, np.inf).min(axis=1))[None, :]
+    unit = np.where(data.usable, data.unit_hours, np.inf)[used]                          # [c, h]; inf: cannot run
+    time_ = (unit[None, :, :] * stretch[:, None, :]).reshape(-1, n_h)                   # [(tau, c), h]
     money = time_ * data.hourly_usd[None, :]
     # columns: classes that do NOT fit (0 better), then time and money per component
     v = np.vstack([~data.fits, time_, money]).T.astype(float)                          # [h, dims]

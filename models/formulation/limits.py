@@ -89,7 +89,9 @@ def recipe_within_limits(m: pyo.ConcreteModel) -> None:
             continue
         out |= exceeds(floors[name], m.limit_values[name], sense)  # the rule, element-wise
     ub = np.where(out, 0, 1).tolist()
-    for r, var in enumerate(m.recipe_chosen.values()):
+    # the staged model fixes pairs of first and second stages (formulation/staged.py), a job its recipes
+    fixed = getattr(m, "limit_fixed_vars", None) or m.recipe_chosen.values()
+    for r, var in enumerate(fixed):
         if var.ub != ub[r]:
             var.setub(ub[r])
 

@@ -83,8 +83,9 @@ def evaluate(file: Path = typer.Argument(..., help="instance JSON"),
              json_out: bool = JSON, scenarios: Optional[int] = risk_options.SCENARIOS, seed: int = risk_options.SEED,
              plot: Optional[Path] = typer.Option(None, "--plot", help="with --scenarios: the risk distributions (PNG, SVG or PDF)")):
     """Compute every metric of a given plan with the evaluator."""
-    from planopt.models.costs import evaluate as evaluate_plan
-    from planopt.models.plan import Plan
+    from planopt.models.costs import Evaluator
+    from planopt.models.staged_plan import read_plan
+    from ..api import evaluate_any
     from ..errors import InputError, read_json
     from ..instance import load_instance
     from ..report import breakdown, hours, metric_rows, plan_rows, table, usd
@@ -92,8 +93,8 @@ def evaluate(file: Path = typer.Argument(..., help="instance JSON"),
     raw = read_json(plan_file)
     raw = raw.get("plan", raw) if isinstance(raw.get("plan"), dict) else raw
     try:
-        plan = Plan.from_dict(raw)
-        metrics = evaluate_plan(inst, plan)
+        plan = read_plan(raw)
+        metrics = evaluate_any(Evaluator(inst), plan)
     except ValueError as exc:
         raise InputError(f"{plan_file}: {exc}") from None
     files = OutputFiles()
@@ -149,9 +150,12 @@ def enumerate(file: Path = typer.Argument(..., help="instance JSON"), json_out: 
     files = OutputFiles()
     files.check("--out", out, TABLE_SUFFIXES)
     inst = with_overrides(file, objective, budget_usd, deadline_hours, max_forgetting, min_quality)
+    staged = inst.training.staged
+    if staged:
+        from .. import staged_oracle
     if all_plans:
         with files:
-            plans = oracle.all_plans(inst)
+            plans = staged_oracle.all_staged_plans(inst) if staged else oracle.all_plans(inst)
             if out is not None:
                 files.write(out, table_writer(plans_frame(plans)))
         if json_out:
@@ -166,10 +170,18 @@ def enumerate(file: Path = typer.Argument(..., help="instance JSON"), json_out: 
                     return ("-", "-", f"{m.quality:.2f}", f"{m.forgetting_points:.2f}", "no: does not fit in memory")
                 return (f"{m.cost_usd:,.2f}", f"{m.wall_hours:,.2f}", f"{m.quality:.2f}", f"{m.forgetting_points:.2f}",
                         "yes" if m.feasible else "no")
+            if staged:
+                rows = [(" → ".join(stage_summary(st) for st in p.plan.stages), f"{p.plan.checkpoint_interval_minutes:g}",
+                         *numbers(p.metrics)) for p in plans]
+                typer.echo(table(rows, header=("stages", "ckpt min", "cost $", "hours", "quality", "forget", "feasible")))
+                return
             rows = [(p.plan.method, f"{p.plan.gpu_count}×{p.plan.gpu}", p.plan.steps, "-".join(map(str, p.plan.samples_per_prompt)) or "-",
                      p.plan.teacher_precision or "-", p.plan.external_data_share if p.plan.external_data_share is not None else "-",
                      f"{p.plan.checkpoint_interval_minutes:g}", *numbers(p.metrics)) for p in plans]
             typer.echo(table(rows, header=("method", "GPUs", "steps", "samples", "teacher", "mix", "ckpt min", "cost $", "hours", "quality", "forget", "feasible")))
+        return
+    if staged:  # the array oracle lists one-stage plans; staged ones are listed plan by plan
+        print_result(inst, staged_oracle.best_staged_plan(inst), json_out)
         return
     if by_plan:
         print_result(inst, oracle.best_plan(inst), json_out)
@@ -182,15 +194,18 @@ def plans_frame(plans) -> "pd.DataFrame":
     """``enumerate --all`` as a table: one row per plan, its fields, whether it fits and is feasible, its metrics
     (empty for a plan that does not fit in memory: it does no work)."""
     import pandas as pd
+    from ..api import integer_columns, plan_record
     rows = []
     for p in plans:
-        row = {k: "-".join(map(str, v)) if isinstance(v, (list, tuple)) else v for k, v in p.plan.to_dict().items()}
+        row = plan_record(p.plan)
         row.update({"fits_memory": p.metrics.fits_memory, "feasible": p.feasible,
                     "violations": "; ".join(p.metrics.violations)})
         row.update(p.metrics.summary() if p.metrics.fits_memory else {})
         rows.append(row)
-    frame = pd.DataFrame(rows)
-    for column in ("gpu_count", "steps", "max_epochs"):  # integers, missing ones included (not floats)
-        if column in frame:
-            frame[column] = frame[column].astype("Int64")
-    return frame
+    return integer_columns(pd.DataFrame(rows))
+
+
+def stage_summary(stage) -> str:
+    """One stage in a few words: ``RL 400 steps 8×H100``."""
+    lora = f" LoRA-{stage.recipe.lora_rank}" if stage.recipe.lora_rank else ""
+    return f"{stage.method.upper()} {stage.recipe.steps} steps{lora} {stage.hardware.count}×{stage.hardware.gpu}"

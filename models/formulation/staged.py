@@ -1,0 +1,282 @@
+r"""The staged MIP: one block per stage slot, a sequence choice, and the chained scores.
+
+A staged plan runs one of the instance's stage sequences (``training.stage_sequences``),
+each stage with its own recipe and hardware, all under one checkpoint interval.
+Slot :math:`s` (0, 1, 2) is a Pyomo block built by the single-job steps
+(``define_choices``, ``define_work``, ``define_checkpointing``,
+``define_accounting``) over the recipes of every method that some sequence runs
+at position :math:`s`, so a stage's work, hours and money are those of a
+one-stage plan (``staged_costs.py``). On top:
+
+.. math::
+   \sum_q \sigma_q = 1, \qquad
+   \sum_{r \in R_s,\ \mathrm{method}(r) = m} x_{s,r} = \sum_{q:\ q_s = m} \sigma_q \quad\text{(stage_method)}, \qquad
+   \sum_h z_{s,h} = \sum_r x_{s,r} \quad\text{(hardware_of_used_stage)}
+
+with :math:`\sigma` the sequence one-hot, so slot :math:`s` holds one recipe and one
+hardware choice exactly when the sequence has an :math:`s`-th stage. Every block's
+interval one-hot equals the plan's (``same_interval``); intervals are not pruned per
+hardware (``data.undominated_intervals`` assumes one hardware choice). Totals:
+
+.. math::
+   \mathrm{wall} = \sum_s \mathrm{wall}_s, \qquad
+   \mathrm{cost} = K + \sum_s \mathrm{cost}_s + p_{repair} \sum_s F_s
+
+(each block's money without :math:`K` and without forgetting repair, which depend on the whole plan).
+
+Scores chain (``stage_outcomes.py``): :math:`Q_0 = \sum_r e_r x_{0,r}`, and a later
+slot starts from :math:`Q_{s-1} \in [L_{s-1}, U_{s-1}]` (bounds from the data):
+
+- an SFT or OPD recipe is affine, end :math:`A_r + B_r Q_{s-1}`: with
+  :math:`v_r = Q_{s-1} x_r` (``start_times_recipe_*``, McCormick rows, exact since
+  :math:`x_r` is binary) it adds :math:`A_r x_r + B_r v_r`; its forgetting is
+  :math:`k_r |a_r x_r + b_r v_r|`, written :math:`k_r u_r` with :math:`u_r` the absolute
+  value (``move_*``): two rows when the sign is known from the bounds, else a sign
+  binary :math:`\delta_r` with big-M :math:`M_r = \max |a_r + b_r Q|` over the bounds;
+- an RL recipe (only ever right after an SFT stage in slot 0, by the order of
+  stages) is not affine: its end and forgetting for each slot-0 SFT recipe are
+  tabulated, :math:`\sum_{r'} p_{r',r} = x_{1,r}`, :math:`\sum_r p_{r',r} \le x_{0,r'}`
+  (``pair_*``; exact with binary :math:`x`: only the chosen pair is non-zero);
+- no stage (a shorter sequence) passes the score on: :math:`w_s = Q_{s-1} n_s`
+  with :math:`n_s = 1 - \sum_r x_{s,r}`.
+
+:math:`Q_s` is the sum of these; the plan's quality is that of the last slot.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyomo.core as pyo  # not pyomo.environ: its plugins cost every CLI call ~0.3 s unused (BENCHMARKS.md §1)
+
+from ..costs import Evaluator
+from ..stage_outcomes import AFFINE_METHODS, affine_stage
+from .accounting import define_accounting
+from .checkpointing import define_checkpointing
+from .choices import define_choices
+from .data import FormulationData
+from .limits import define_limits, recipe_within_limits
+from .linear import linear
+from .objectives import activate_objective, define_objectives
+from .staged_data import StagedData, collect_staged
+from .work import define_work
+
+
+def build_staged(ev: Evaluator) -> tuple[pyo.ConcreteModel | None, StagedData]:
+    data = collect_staged(ev)
+    if any(not d.recipes or not d.hardware for d in data.slots[:1]) or not data.slots[0].hardware:
+        return None, data
+    inst = ev.inst
+    m = pyo.ConcreteModel(name=inst.name)
+    n_i = len(data.intervals)
+    m.I = pyo.Set(initialize=range(n_i))
+    m.interval_chosen = pyo.Var(m.I, domain=pyo.Binary)
+    m.one_interval = pyo.Constraint(expr=linear([1.0] * n_i, list(m.interval_chosen.values())) == 1)
+    m.Q = pyo.Set(initialize=range(len(data.sequences)))
+    m.sequence_chosen = pyo.Var(m.Q, domain=pyo.Binary)
+    sigma = list(m.sequence_chosen.values())
+    m.one_sequence = pyo.Constraint(expr=linear([1.0] * len(sigma), sigma) == 1)
+    m.S = pyo.Set(initialize=range(len(data.slots)))
+    m.stage = pyo.Block(m.S)
+    for s, d in enumerate(data.slots):
+        b = m.stage[s]
+        if not d.recipes or not d.hardware:
+            # no recipe of this slot fits anywhere: sequences that need it are ruled out
+            for q, seq in enumerate(data.sequences):
+                if len(seq) > s:
+                    sigma[q].fix(0)
+            b.used = pyo.Expression(expr=0.0)
+            b.cost_usd = pyo.Expression(expr=0.0)
+            b.wall_hours = pyo.Expression(expr=0.0)
+            continue
+        define_choices(b, d)
+        define_work(b, d)
+        define_checkpointing(b, d)
+        define_accounting(b, d)
+        x = list(b.recipe_chosen.values())
+        z = list(b.hardware_chosen.values())
+        b.one_recipe.deactivate()
+        b.one_interval.deactivate()
+        b.used = pyo.Expression(expr=linear([1.0] * len(x), x))
+        rows = []
+        for method in sorted({r.method for r in d.recipes}):
+            members = [x[r] for r, rec in enumerate(d.recipes) if rec.method == method]
+            runs = [sigma[q] for q, seq in enumerate(data.sequences) if len(seq) > s and seq[s] == method]
+            rows.append(linear([1.0] * len(members) + [-1.0] * len(runs), members + runs) == 0)
+        b.stage_method = pyo.ConstraintList()
+        for row in rows:
+            b.stage_method.add(row)
+        b.one_hardware.deactivate()
+        b.hardware_of_used_stage = pyo.Constraint(expr=linear([1.0] * len(z) + [-1.0] * len(x), z + x) == 0)
+        yb, y = list(b.interval_chosen.values()), list(m.interval_chosen.values())
+        b.same_interval = pyo.Constraint(b.I, rule=lambda b, i: linear([1.0, -1.0], [yb[i], y[i]]) == 0)
+    define_scores(m, data)
+    m.wall_hours = pyo.Expression(expr=sum(m.stage[s].wall_hours for s in m.S))
+    m.cost_usd = pyo.Expression(expr=inst.operations.fixed_usd + sum(m.stage[s].cost_usd for s in m.S)
+                                + inst.forgetting_repair_usd_per_point * m.forgetting_points)
+    define_limits(m, inst.constraints)
+    if hasattr(m, "pair"):
+        m.recipe_floor = _pair_floors(data)
+        m.limit_fixed_vars = list(m.pair.values())
+        recipe_within_limits(m)
+    define_objectives(m)
+    activate_objective(m, inst.objective)
+    return m, data
+
+
+def define_scores(m: pyo.ConcreteModel, data: StagedData) -> None:
+    """The chained scores and forgetting of the module docstring (``quality``, ``forgetting_points``)."""
+    baseline = data.evaluator.inst.task.baseline_score
+    d0 = data.slots[0]
+    x0 = list(m.stage[0].recipe_chosen.values()) if d0.recipes and d0.hardware else []
+    score = linear(data.ends0, x0) if x0 else 0.0
+    forgetting = [linear(data.forget0, x0) if x0 else 0.0]
+    bounds = [(float(data.ends0.min()), float(data.ends0.max()))] if x0 else [(baseline, baseline)]
+    if len(data.slots) > 1 and x0:
+        score, f, bound = _pair_with_first_stage(m, data, x0)
+        forgetting.append(f)
+        bounds.append(bound)
+    for s in range(2, len(data.slots)):
+        d, b = data.slots[s], m.stage[s]
+        if not d.recipes or not d.hardware:
+            bounds.append(bounds[-1])
+            forgetting.append(0.0)
+            continue
+        score, f, bound = _chain_affine_slot(b, d, data, s, score, bounds[-1])
+        forgetting.append(f)
+        bounds.append(bound)
+    data.start_bounds = bounds
+    m.quality = pyo.Expression(expr=score)
+    m.forgetting_points = pyo.Expression(expr=sum(forgetting))
+
+
+def _pair_with_first_stage(m: pyo.ConcreteModel, data: StagedData, x0: list):
+    r"""Slot 1 paired with slot 0: :math:`p_{r_0,o} \ge 0` for each slot-0 recipe :math:`r_0` and each slot-1
+    option :math:`o` (a recipe, or none) that some sequence lets follow it (``staged_data``'s tables), with
+
+    .. math::
+       \sum_{r_0} p_{r_0,o} = x_{1,o}\ (\text{none: } 1 - \sum_o x_{1,o}) \quad\text{(pair_of_second_stage)}, \qquad
+       \sum_o p_{r_0,o} = x_{0,r_0} \quad\text{(pair_of_first_stage)}
+
+    Exact with binary :math:`x` (only the chosen pair is non-zero), and the LP relaxation of a
+    transportation polytope: the score :math:`\sum p\, Q(r_0, o)` and forgetting are tabulated, so the
+    first two stages need no McCormick rows."""
+    d1, b = data.slots[1], m.stage[1]
+    x1 = list(b.recipe_chosen.values()) if d1.recipes and d1.hardware else []
+    n1 = len(d1.recipes)
+    allowed = data.pair_allowed.copy()
+    if not x1:
+        allowed[:, :n1] = False
+    r0s, os_ = np.nonzero(allowed)
+    m.P = pyo.Set(initialize=range(len(r0s)))
+    m.pair = pyo.Var(m.P, bounds=(0.0, 1.0))
+    p = list(m.pair.values())
+    by_second = [np.flatnonzero(os_ == o).tolist() for o in range(n1 + 1)]
+    by_first = [np.flatnonzero(r0s == r0).tolist() for r0 in range(len(x0))]
+    m.pair_of_second_stage = pyo.ConstraintList()
+    for o in range(n1 if x1 else 0):
+        m.pair_of_second_stage.add(linear([1.0] * len(by_second[o]) + [-1.0], [p[n] for n in by_second[o]] + [x1[o]]) == 0)
+    none = by_second[n1]
+    m.pair_of_second_stage.add(linear([1.0] * (len(none) + len(x1)), [p[n] for n in none] + x1) == 1)
+    m.pair_of_first_stage = pyo.Constraint(range(len(x0)), rule=lambda m, r0: linear(
+        [1.0] * len(by_first[r0]) + [-1.0], [p[n] for n in by_first[r0]] + [x0[r0]]) == 0)
+    values, forgets = data.pair_end[r0s, os_], data.pair_forget[r0s, os_]
+    return linear(values, p), linear(forgets, p), (float(values.min()), float(values.max()))
+
+
+def _pair_floors(data: StagedData) -> dict[str, np.ndarray]:
+    r"""Per pair of the first two stages (in the order of ``m.pair``), what any plan through it reaches at best:
+    cost and wall time at least its stages' floors (``data.plan_floors``: least money and hours over every
+    hardware and interval) plus the least of a third stage (0 when a sequence may stop); forgetting at least
+    the pair's; score at most :math:`\max(Q, \max_{r_2} A_{r_2} + B_{r_2} Q)` over third-stage recipes.
+    ``limits.recipe_within_limits`` fixes to 0 each pair a limit rules out on its own (exact)."""
+    inst = data.evaluator.inst
+    r0s, os_ = np.nonzero(data.pair_allowed)
+    d0, d1 = data.slots[0], data.slots[1]
+
+    def floors(d):
+        usd = d.recipe_usd + np.where(np.isfinite(d.compute_usd_floor), d.compute_usd_floor, np.inf)
+        wall = d.lead_hours + np.where(np.isfinite(d.train_hours_floor), d.train_hours_floor, np.inf)
+        return usd, wall
+    usd0, wall0 = floors(d0)
+    usd1, wall1 = floors(d1) if d1.recipes else (np.zeros(0), np.zeros(0))
+    usd1, wall1 = np.append(usd1, 0.0), np.append(wall1, 0.0)     # the last column: no second stage
+    score = data.pair_end[r0s, os_]
+    forgetting = data.forget0[r0s] + data.pair_forget[r0s, os_]
+    usd, wall = usd0[r0s] + usd1[os_], wall0[r0s] + wall1[os_]
+    if len(data.slots) > 2 and data.slots[2].recipes:
+        d2 = data.slots[2]
+        usd2, wall2 = floors(d2)
+        may_stop = any(len(q) < 3 for q in data.sequences)
+        usd = usd + (0.0 if may_stop else usd2.min())
+        wall = wall + (0.0 if may_stop else wall2.min())
+        best = score.copy()
+        for r in d2.recipes:
+            a = affine_stage(inst, r)
+            best = np.maximum(best, a.end_constant + a.end_slope * score)
+        score = best
+    cost = inst.operations.fixed_usd + usd + inst.forgetting_repair_usd_per_point * forgetting
+    return {"budget_usd": cost, "deadline_hours": wall, "max_forgetting_points": forgetting, "min_quality": score}
+
+
+def _times_binary(rows: pyo.ConstraintList, v, start, lo: float, hi: float, binary) -> None:
+    r"""McCormick rows making :math:`v = \text{start} \cdot \text{binary}` for start in [lo, hi] and a 0/1
+    ``binary`` (exact at 0 and 1): :math:`lo\,b \le v \le hi\,b`, :math:`\text{start} - hi(1-b) \le v \le \text{start} - lo(1-b)`."""
+    rows.add(v - hi * binary <= 0)
+    rows.add(v - lo * binary >= 0)
+    rows.add(v - start + lo * (1 - binary) <= 0)
+    rows.add(v - start + hi * (1 - binary) >= 0)
+
+
+def _chain_affine_slot(b, d: FormulationData, data: StagedData, s: int, start, start_bound):
+    """Score and forgetting at the end of slot ``s`` (2 and later: only affine methods, by the order of
+    stages) from the score ``start`` the previous slot ended at."""
+    inst = data.evaluator.inst
+    lo, hi = start_bound
+    x = list(b.recipe_chosen.values())
+    if any(rec.method not in AFFINE_METHODS for rec in d.recipes):
+        raise ValueError("only SFT and OPD stages can run third")  # the order sft, rl, opd
+    terms, forget_terms, ends_lo, ends_hi = [], [], [], []
+    b.start_times_recipe = pyo.Var(b.R, bounds=(min(0.0, lo), max(0.0, hi)))
+    b.start_times_recipe_rows = pyo.ConstraintList()
+    b.move = pyo.Var(b.R, domain=pyo.NonNegativeReals)
+    b.move_rows = pyo.ConstraintList()
+    b.move_sign = pyo.Var(b.R, domain=pyo.Binary)
+    for r in b.R:
+        a = affine_stage(inst, d.recipes[r])
+        v = b.start_times_recipe[r]
+        _times_binary(b.start_times_recipe_rows, v, start, lo, hi, x[r])
+        terms.append(a.end_constant * x[r] + a.end_slope * v)
+        ends_lo.append(min(a.end(lo), a.end(hi)))
+        ends_hi.append(max(a.end(lo), a.end(hi)))
+        forget = a.forgetting_constant * x[r]
+        b.move_sign[r].fix(0)
+        if a.forgetting_per_point > 0:
+            move = a.move_constant * x[r] + a.move_slope * v
+            lo_move = min(a.move_constant + a.move_slope * lo, a.move_constant + a.move_slope * hi)
+            hi_move = max(a.move_constant + a.move_slope * lo, a.move_constant + a.move_slope * hi)
+            u = b.move[r]
+            if lo_move >= 0:
+                b.move_rows.add(u - move == 0)
+            elif hi_move <= 0:
+                b.move_rows.add(u + move == 0)
+            else:  # the sign depends on the start: |move| with a sign binary, big-M from the bounds
+                big = max(abs(lo_move), abs(hi_move))
+                delta = b.move_sign[r]
+                delta.unfix()
+                b.move_rows.add(u - move >= 0)
+                b.move_rows.add(u + move >= 0)
+                b.move_rows.add(u - move - 2.0 * big * (1 - delta) <= 0)
+                b.move_rows.add(u + move - 2.0 * big * delta <= 0)
+                b.move_rows.add(u - big * x[r] <= 0)
+            forget = forget + a.forgetting_per_point * u
+        else:
+            b.move[r].fix(0)
+        forget_terms.append(forget)
+    if any(len(seq) <= s for seq in data.sequences):  # no stage here: the score passes on
+        b.passes_on = pyo.Var(bounds=(min(0.0, lo), max(0.0, hi)))
+        b.passes_on_rows = pyo.ConstraintList()
+        _times_binary(b.passes_on_rows, b.passes_on, start, lo, hi, 1 - b.used)
+        terms.append(b.passes_on)
+        ends_lo.append(lo)
+        ends_hi.append(hi)
+    return sum(terms), sum(forget_terms), (min(ends_lo), max(ends_hi))

@@ -1,0 +1,167 @@
+r"""Coefficients of the staged MIP (``staged.py``): one block of single-job data per stage slot, the
+score tables of the first two stages, and exact dominance pruning.
+
+Slot :math:`s` holds the recipes of every method some sequence runs at position
+:math:`s` (``data.collect`` over them, every interval kept: the stages share one).
+The first two slots are paired (``staged._pair_with_first_stage``): for each
+slot-0 recipe :math:`r_0` and each slot-1 option :math:`o` (a recipe, or no second
+stage) that a sequence allows after it,
+
+.. math::
+   Q(r_0, o) = \mathrm{end}_o(e_{r_0}), \qquad F(r_0, o) = \mathrm{forgetting}_o(e_{r_0})
+
+with :math:`e_{r_0}` the score slot 0 ends at (``stage_outcomes.stage_outcome``;
+no second stage: :math:`Q = e_{r_0}`, :math:`F = 0`).
+
+Pruning, all exact (``data.dominated_hardware`` and ``data.dominated_recipes`` prove it):
+
+- per slot, a hardware choice no better than another at every interval (``per_interval``);
+- with two slots, a slot-1 recipe that another of its method matches or beats
+  after *every* slot-0 recipe (score, forgetting) and on money, lead time and
+  hours on every hardware; then a slot-0 recipe that another of its method
+  matches or beats for *every* continuation (score :math:`Q(r_0, o)`, forgetting
+  :math:`f_{r_0} + F(r_0, o)`) and on its own money, lead time and hours. Swapping the
+  dominated recipe for its dominator in any plan leaves every metric no worse.
+  With a third slot the score of slot 1 feeds slot 2's forgetting, which is not
+  monotone in it, so no recipe is pruned there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from ..costs import Evaluator
+from ..schema import METHODS
+from ..stage_outcomes import stage_outcome
+from .data import FormulationData, collect, dominated_hardware, dominated_recipes, subset_hardware, subset_recipes
+
+
+@dataclass
+class StagedData:
+    evaluator: Evaluator
+    sequences: list[tuple[str, ...]]
+    slots: list[FormulationData]                 # per slot, the block's coefficients (recipes of its methods)
+    intervals: list[float]
+    ends0: np.ndarray = field(default_factory=lambda: np.zeros(0))        # [r0] score slot 0 ends at
+    forget0: np.ndarray = field(default_factory=lambda: np.zeros(0))      # [r0] slot 0's forgetting
+    pair_end: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))     # [r0, o] Q; o = slot-1 recipe, last: none
+    pair_forget: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))  # [r0, o] F
+    pair_allowed: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=bool))
+    start_bounds: list[tuple[float, float]] = field(default_factory=list)   # per slot, [L, U] of the score it ends at
+    dropped: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def recipes(self) -> list:
+        """The first stage's options (what a caller asking "is there any recipe?" means)."""
+        return self.slots[0].recipes
+
+    @property
+    def hardware(self) -> list:
+        return self.slots[0].hardware
+
+    @property
+    def plans(self) -> int:
+        """Staged plans in the space: per sequence, the product over its stages of recipes × hardware, × intervals."""
+        total = 0
+        for seq in self.sequences:
+            n = len(self.intervals)
+            for s, method in enumerate(seq):
+                d = self.slots[s]
+                n *= sum(r.method == method for r in d.recipes) * len(d.hardware)
+            total += n
+        return total
+
+
+def collect_staged(ev: Evaluator, prune_dominated: bool = True) -> StagedData:
+    inst = ev.inst
+    sequences = inst.training.sequences()
+    recipes, _, intervals = ev.space()
+    slots = []
+    dropped: dict[str, int] = {}
+    for s in range(max(len(q) for q in sequences)):
+        methods = {q[s] for q in sequences if len(q) > s}
+        data = collect(ev, keep_dominated_intervals=True, recipes=[r for r in recipes if r.method in methods])
+        if prune_dominated:
+            drop = dominated_hardware(data, per_interval=True)
+            if drop.any():
+                data = subset_hardware(data, np.flatnonzero(~drop))
+            dropped[f"stage {s + 1}: hardware another dominates"] = int(drop.sum())
+        # the block's money is the stage's own: the fixed operations cost and forgetting repair are the plan's
+        repair = inst.forgetting_repair_usd_per_point * data.forgetting
+        slots.append(replace(data, recipe_usd=data.recipe_usd - repair, constant_usd=0.0))
+    out = StagedData(ev, sequences, slots, intervals, dropped=dropped)
+    _score_tables(out)
+    if prune_dominated and len(slots) == 2:
+        _prune_recipes(out)
+    return out
+
+
+def _score_tables(data: StagedData) -> None:
+    """``ends0``, ``forget0`` and, with a second slot, the pair tables (module docstring)."""
+    inst = data.evaluator.inst
+    d0 = data.slots[0]
+    outcomes = [stage_outcome(inst, r, inst.task.baseline_score) for r in d0.recipes]
+    data.ends0 = np.array([e for e, _ in outcomes], dtype=float)
+    data.forget0 = np.array([f for _, f in outcomes], dtype=float)
+    if len(data.slots) < 2:
+        return
+    d1 = data.slots[1]
+    follows = {(q[0], q[1] if len(q) > 1 else None) for q in data.sequences}
+    n0, n1 = len(d0.recipes), len(d1.recipes)
+    end, forget = np.zeros((n0, n1 + 1)), np.zeros((n0, n1 + 1))
+    allowed = np.zeros((n0, n1 + 1), dtype=bool)
+    first = np.array([r.method for r in d0.recipes], dtype=object)
+    for o, rec in enumerate(d1.recipes):
+        ok = np.array([(m, rec.method) in follows for m in first], dtype=bool)
+        if ok.any():
+            e, f = stage_outcome(inst, rec, data.ends0[ok], _point_priors(inst, rec.method))
+            end[ok, o], forget[ok, o], allowed[ok, o] = e, f, True
+    ok = np.array([(m, None) in follows for m in first], dtype=bool)
+    end[ok, n1], allowed[ok, n1] = data.ends0[ok], True
+    data.pair_end, data.pair_forget, data.pair_allowed = end, forget, allowed
+
+
+def _point_priors(inst, method: str):
+    from ..stage_outcomes import StagePriors
+    return StagePriors.point(inst, method)
+
+
+def _prune_recipes(data: StagedData) -> None:
+    """Drop dominated slot-1, then slot-0 recipes, until neither changes (module docstring)."""
+    total = {0: 0, 1: 0}
+    while True:
+        d0, d1 = data.slots
+        n1 = len(d1.recipes)
+        method1 = np.array([METHODS.index(r.method) for r in d1.recipes], dtype=float)
+        q1 = np.where(data.pair_allowed[:, :n1], data.pair_end[:, :n1], 0.0).T
+        f1 = np.where(data.pair_allowed[:, :n1], data.pair_forget[:, :n1], 0.0).T
+        keep1 = ~dominated_recipes(d1, quality=q1, forgetting=f1, same=method1)
+        if not keep1.all():
+            _keep_second(data, np.flatnonzero(keep1))
+        method0 = np.array([METHODS.index(r.method) for r in d0.recipes], dtype=float)
+        q0 = np.where(data.pair_allowed, data.pair_end, 0.0)
+        f0 = np.where(data.pair_allowed, data.forget0[:, None] + data.pair_forget, 0.0)
+        keep0 = ~dominated_recipes(d0, quality=q0, forgetting=f0, same=method0)
+        if not keep0.all():
+            _keep_first(data, np.flatnonzero(keep0))
+        total[1] += int((~keep1).sum())
+        total[0] += int((~keep0).sum())
+        if keep0.all() and keep1.all():
+            break
+    data.dropped["stage 1: recipes another dominates"] = total[0]
+    data.dropped["stage 2: recipes another dominates"] = total[1]
+
+
+def _keep_first(data: StagedData, idx: np.ndarray) -> None:
+    data.slots[0] = subset_recipes(data.slots[0], idx)
+    data.ends0, data.forget0 = data.ends0[idx], data.forget0[idx]
+    data.pair_end, data.pair_forget, data.pair_allowed = data.pair_end[idx], data.pair_forget[idx], data.pair_allowed[idx]
+
+
+def _keep_second(data: StagedData, idx: np.ndarray) -> None:
+    data.slots[1] = subset_recipes(data.slots[1], idx)
+    cols = np.append(idx, data.pair_end.shape[1] - 1)  # the last column (no second stage) stays
+    data.pair_end, data.pair_forget, data.pair_allowed = (data.pair_end[:, cols], data.pair_forget[:, cols],
+                                                          data.pair_allowed[:, cols])

@@ -1,0 +1,119 @@
+r"""A staged plan: one to three stages run one after another, and one checkpoint interval.
+
+Each stage is a recipe (method, length, sampling, teacher precision, data mix,
+epochs, adapter) on its own hardware (GPU type and count). The stages' methods
+follow one of the instance's ``training.stage_sequences``. A one-stage plan is
+the plan of ``plan.py``; ``StagedPlan.of_plan`` and ``StagedPlan.single`` convert.
+
+The JSON shape (what ``solve --json`` prints for a staged instance and what
+``evaluate`` reads)::
+
+    {"student": "Qwen3-32B",
+     "stages": [{"method": "sft", "steps": 400, "samples_per_prompt": [], "teacher_precision": null,
+                 "external_data_share": 1.0, "max_epochs": 2, "adapter": "full", "lora_rank": null,
+                 "gpu": "H100", "gpu_count": 16, "rollout": null, "staleness_steps": 0}, ...],
+     "checkpoint_interval_minutes": 60, "retention": null}
+
+``rollout`` (separate rollout hardware) is always null and ``staleness_steps``
+always 0 (synchronous): generation runs on the stage's own GPUs. ``retention`` is
+null: checkpoints are kept as ``checkpointing`` says. The fields are there so that
+the shape does not change when those choices land (issue 12 items 3, 4, 7).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from .plan import HardwareChoice, Plan, Recipe
+
+STAGE_FIELDS = ("method", "steps", "samples_per_prompt", "teacher_precision", "external_data_share", "max_epochs",
+                "adapter", "lora_rank", "gpu", "gpu_count", "rollout", "staleness_steps")
+
+
+@dataclass(frozen=True, order=True)
+class Stage:
+    recipe: Recipe
+    hardware: HardwareChoice
+
+    @property
+    def method(self) -> str:
+        return self.recipe.method
+
+    def to_dict(self) -> dict[str, Any]:
+        flat = Plan.of(self.recipe, self.hardware, 0.0).to_dict()
+        out = {k: flat[k] for k in STAGE_FIELDS if k in flat}
+        out.update(rollout=None, staleness_steps=0)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str) -> "Stage":
+        if not isinstance(data, dict):
+            raise ValueError(f"{where}: expected a JSON object")
+        unknown = set(data) - set(STAGE_FIELDS)
+        if unknown:
+            raise ValueError(f"{where}.{sorted(unknown)[0]}: unknown field")
+        if data.get("rollout") is not None:
+            raise ValueError(f"{where}.rollout: separate rollout hardware is not modelled yet; expected null")
+        if data.get("staleness_steps", 0) != 0:
+            raise ValueError(f"{where}.staleness_steps: asynchronous RL is not modelled yet; expected 0")
+        flat = {k: v for k, v in data.items() if k not in ("rollout", "staleness_steps")}
+        flat["checkpoint_interval_minutes"] = 0.0
+        try:
+            plan = Plan.from_dict(flat)
+        except ValueError as exc:
+            raise ValueError(str(exc).replace("plan.", f"{where}.", 1)) from None
+        return cls(plan.recipe, plan.hardware)
+
+
+@dataclass(frozen=True)
+class StagedPlan:
+    stages: tuple[Stage, ...]
+    checkpoint_interval_minutes: float
+    student: Optional[str] = None
+
+    @property
+    def methods(self) -> tuple[str, ...]:
+        return tuple(s.method for s in self.stages)
+
+    @classmethod
+    def single(cls, recipe: Recipe, hardware: HardwareChoice, interval_minutes: float, student: str | None = None) -> "StagedPlan":
+        return cls((Stage(recipe, hardware),), interval_minutes, student)
+
+    @classmethod
+    def of_plan(cls, plan: Plan, student: str | None = None) -> "StagedPlan":
+        return cls.single(plan.recipe, plan.hardware, plan.checkpoint_interval_minutes, student)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"student": self.student, "stages": [s.to_dict() for s in self.stages],
+                "checkpoint_interval_minutes": self.checkpoint_interval_minutes, "retention": None}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "StagedPlan":
+        """Read the staged shape, or the one-stage shape of ``Plan.from_dict``; ValueError naming the field."""
+        if not isinstance(data, dict):
+            raise ValueError("plan: expected a JSON object")
+        if "stages" not in data:
+            return cls.of_plan(Plan.from_dict(data))
+        unknown = set(data) - {"student", "stages", "checkpoint_interval_minutes", "retention"}
+        if unknown:
+            raise ValueError(f"plan.{sorted(unknown)[0]}: unknown field")
+        stages = data["stages"]
+        if not isinstance(stages, list) or not 1 <= len(stages) <= 3:
+            raise ValueError("plan.stages: expected a list of one to three stages")
+        interval = data.get("checkpoint_interval_minutes")
+        if isinstance(interval, bool) or not isinstance(interval, (int, float)):
+            raise ValueError(f"plan.checkpoint_interval_minutes: expected a number, got {interval!r}")
+        if data.get("retention") is not None:
+            raise ValueError("plan.retention: retention choices are not modelled yet; expected null")
+        student = data.get("student")
+        if student is not None and not isinstance(student, str):
+            raise ValueError(f"plan.student: expected a string or null, got {student!r}")
+        return cls(tuple(Stage.from_dict(s, f"plan.stages.{n}") for n, s in enumerate(stages)), float(interval), student)
+
+
+def read_plan(data: Any) -> Plan | StagedPlan:
+    """A plan's JSON in either shape: the one-stage fields (``Plan``) or ``stages`` (``StagedPlan``)."""
+    if isinstance(data, dict) and "stages" in data:
+        return StagedPlan.from_dict(data)
+    return Plan.from_dict(data)

@@ -1,0 +1,85 @@
+"""build -> solve -> extract for an instance whose plans may run several stages (``training.stage_sequences``).
+
+``StagedPlanModel`` is a ``PlanModel`` whose model is the staged MIP
+(``models/formulation/staged.py``); solving, limits, objectives, the tie-break by
+cost and the tolerance cuts are the one-job model's. Its result's ``plan`` is a
+``StagedPlan``, and the metrics come from the staged evaluator
+(``models/staged_costs.py``), which the MIP must agree with.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pyomo.core as pyo  # not pyomo.environ: its plugins cost every CLI call ~0.3 s unused (BENCHMARKS.md §1)
+
+from planopt.models.costs import Evaluator
+from planopt.models.formulation.staged import build_staged
+from planopt.models.schema import Instance
+from planopt.models.staged_costs import staged_metrics
+from planopt.models.staged_plan import Stage, StagedPlan
+
+from .run import DEFAULT_SOLVER, PlanModel, SolveResult, drop_constant_rows, make_solver
+from .verbosity import note
+
+
+class StagedPlanModel(PlanModel):
+    """A built staged MIP for one instance, re-solvable under changed limits and objectives."""
+
+    def __init__(self, inst: Instance, evaluator: Evaluator | None = None, solver: str = DEFAULT_SOLVER):
+        self.inst = inst
+        self.evaluator = evaluator or Evaluator(inst)
+        self.solver = make_solver(solver)
+        start = time.perf_counter()
+        self.model, self.data = build_staged(self.evaluator)
+        self.build_seconds = time.perf_counter() - start
+        note(f"staged model built in {self.build_seconds:.3f} s")
+        if self.model is not None:
+            drop_constant_rows(self.model)
+        from planopt.models.formulation import LIMITS
+        self.limits = {k: v for k, v in inst.constraints.model_dump().items() if k in LIMITS}
+        self.objective = inst.objective
+
+    def _solve_once(self, time_limit):
+        if self.model is None:
+            return SolveResult("infeasible", self.objective, build_seconds=self.build_seconds,
+                               message="the instance has no first-stage recipe that fits on any (GPU, count) option")
+        return super()._solve_once(time_limit)
+
+    def chosen(self) -> tuple[int, list[tuple[int, int, int]], int]:
+        """(sequence index, (slot, recipe, hardware) per stage of it, interval index) of the loaded solution."""
+        m, data = self.model, self.data
+        q = next(i for i in m.Q if pyo.value(m.sequence_chosen[i]) > 0.5)
+        t = next(i for i in m.I if pyo.value(m.interval_chosen[i]) > 0.5)
+        stages = []
+        for s in range(len(data.sequences[q])):
+            b = m.stage[s]
+            r = next(i for i in b.R if pyo.value(b.recipe_chosen[i]) > 0.5)
+            h = next(i for i in b.H if pyo.value(b.hardware_chosen[i]) > 0.5)
+            stages.append((s, r, h))
+        return q, stages, t
+
+    def extract(self, result: SolveResult) -> None:
+        q, stages, t = self.chosen()
+        self._chosen = (q, stages, t)
+        slots = self.data.slots
+        plan = StagedPlan(tuple(Stage(slots[s].recipes[r], slots[s].hardware[h]) for s, r, h in stages),
+                          self.data.intervals[t], self.inst.student.preset)
+        result.plan = plan
+        result.metrics = staged_metrics(self.evaluator, plan)
+        m = self.model
+        result.mip_values = {k: pyo.value(getattr(m, k)) for k in ("cost_usd", "wall_hours", "quality", "forgetting_points")}
+
+    def _cut_off_last_plan(self) -> None:
+        """Forbid the plan just extracted: a no-good cut on its sequence, stage recipes, hardware and interval."""
+        m = self.model
+        if not hasattr(m, "tolerance_cuts"):
+            m.tolerance_cuts = pyo.ConstraintList()
+        q, stages, t = self._chosen
+        chosen = [m.sequence_chosen[q], m.interval_chosen[t]] + [v for s, r, h in stages
+                                           for v in (m.stage[s].recipe_chosen[r], m.stage[s].hardware_chosen[h])]
+        m.tolerance_cuts.add(sum(chosen) <= len(chosen) - 1)
+
+
+def solve_staged(inst: Instance, time_limit: float | None = None, solver: str = DEFAULT_SOLVER) -> SolveResult:
+    return StagedPlanModel(inst, solver=solver).solve(time_limit)
