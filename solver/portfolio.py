@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-import numpy as np
 import pandas as pd
 import pyomo.environ as pyo
 from pydantic import ValidationError
@@ -26,14 +25,16 @@ from pyomo.contrib.solver.solvers.highs import Highs
 
 from planopt.models.costs import Evaluator, Metrics
 from planopt.models.formulation.big_m import big_m_breaches
-from planopt.models.formulation.portfolio import add_job_cost_floors, build_portfolio, hourly_noncompute_usd, spot_overhead_share
+from planopt.models.formulation.portfolio import add_share_floors, build_portfolio, hourly_noncompute_usd, spot_overhead_share
 from planopt.models.plan import Plan
 from planopt.models.portfolio import Portfolio, PortfolioData, restrict_to_portfolio, shared_gpu_types
 from planopt.models.schema import Instance
 
 from .errors import InputError, describe_validation_error, read_json
 from .instance import check_time_limit
+from .portfolio_lagrange import job_plans, lagrangian_bound, reservation_floors
 from .portfolio_replay import TIER_ORDER, gpu_hours_needed
+from .portfolio_search import complete_plans, current_values, greedy_candidates, integer_vars, schedule_values, set_start, solve_fixed
 from .run import FEASIBILITY_TOLERANCE, _status  # the same tolerance as single-job solves
 from .verbosity import solver_log_streams
 
@@ -41,7 +42,15 @@ from .verbosity import solver_log_streams
 # default is 1e-4; tests of small portfolios use 1e-9 through `rel_gap`).
 RELATIVE_GAP = 1e-4
 FLOOR_SLACK = 1e-6  # relative (and USD) slack on each job's cost floor, against solver tolerances
-WARM_START_SECONDS = 10.0  # per one-job solve: a one-job portfolio solves in well under a second (BENCHMARKS.md §3)
+LAGRANGE_SECONDS = 10.0   # the subgradient ascent: on 50 jobs ~0.1 s an iteration, within 0.1 % of its plateau after ~90 (BENCHMARKS.md §3)
+LAGRANGE_SHARE = 0.15     # of the time left, at most, for it
+COMPLETE_SECONDS = 10.0   # at most, for the sub-MIP completing the warm start's plans (~1 s on 50 jobs)
+COMPLETE_SHARE = 0.15     # of the time left, at most, for it
+SEARCH_SECONDS = 10.0     # without a time limit: the completion's share is taken of this
+SEARCH_SHARE = 0.5        # of the time left after the warm start: what the search's sub-MIPs take a share of
+LAGRANGE_MORE_SHARE = 0.5  # of the time left after the search, for the ascent's second part
+LAGRANGE_MAX_ITERATIONS = 100_000   # the second part stops on its time (or when its step vanishes)
+RESTORE_SECONDS = 3.0     # at least, kept for the fallback schedule's LP (all integers fixed: ~0.5-1.5 s on 50 jobs)
 WARM_START_SHARE = 0.5     # of a time limit, at most, for the warm start; the portfolio MIP gets the rest
 MIN_SOLVE_SECONDS = 0.01   # the shortest time limit handed to HiGHS (the CLI's lower bound on --time-limit)
 POLISH_SECONDS = 60.0
@@ -155,6 +164,7 @@ class PortfolioResult:
     build_seconds: float = 0.0
     solve_seconds: float = 0.0          # includes the warm start
     warm_start_seconds: float = 0.0
+    search_seconds: float = 0.0         # the primal search (portfolio_search), part of solve_seconds
     message: str = ""
     gpu_types: list[str] = field(default_factory=list)
     providers: dict[str, str] = field(default_factory=dict)         # GPU type -> provider
@@ -329,98 +339,69 @@ class PortfolioModel:
         self.solver = _Highs()
         self.complete_start = False
         self.gang_values: list[tuple[Any, float]] | None = None   # the gang heuristic's (warm_start)
+        self.lagrange = None   # the Lagrangian bound of the warm start (portfolio_lagrange.LagrangeResult)
+        self.plan_fixes: list[tuple[Any, float]] = []   # the warm start's plans, as values of the plan binaries
+        self.job_plans: list = []                        # portfolio_lagrange.JobPlans per job
+        self.reserved_floor: dict[str, int] = {}         # valid lower bounds on reserved GPUs (reservation_floors)
+        self.search_objective: float | None = None   # the search's best schedule's objective
 
     def warm_start(self, floors: bool = True, starts: bool = True, end: float | None = None) -> float:
-        """Each job alone in the portfolio (so that its window, lead time and tiers are respected):
+        """The Lagrangian relaxation of the shared capacity (``portfolio_lagrange.lagrangian_bound``),
+        for at most ``LAGRANGE_SECONDS`` and a share ``LAGRANGE_SHARE`` of the time left before
+        ``end`` (a ``time.perf_counter`` instant):
 
-        - ``starts``: each job's cheapest plan on its own (from the floor's solve when there is
-          one, else a one-job solve) goes to HiGHS as a partial start, which HiGHS completes
-          (reservations and schedule) by a sub-MIP; and ``gang_schedule`` places the plans into a
-          whole gang schedule with reservations (``gang_values``), the fallback when the MIP
-          finds no schedule in its time (``gang_fallback``). Measured (BENCHMARKS.md §3): given
-          to HiGHS as the start instead, it was a worse incumbent than the sub-MIP's when the
-          sub-MIP had time, and the only one when it did not;
-        - ``floors``: bound each job's cost share from below (``add_job_cost_floors``) by the
-          dual bound of its least ``job_cost_usd`` alone, reserved GPUs paid by the GPU-hour,
-          with its gang binaries relaxed (a relaxation: the bound stays valid).
+        - ``floors``: each job's share at the best multipliers is bounded below by its least
+          alone (``add_share_floors``): valid rows that lift the LP relaxation to at least the
+          Lagrangian bound (before: per-job one-job MIPs, reserved GPU-hours at the reservation
+          rate; BENCHMARKS.md §3);
+        - ``starts``: each job's plan minimising its share goes to HiGHS as a partial start, which
+          HiGHS completes (reservations and schedule) by a sub-MIP; and ``gang_schedule`` places
+          the plans into a whole gang schedule with reservations (``gang_values``), the fallback
+          when the MIP finds no schedule in its time (``gang_fallback``).
 
-        Both come from the same one-job model. With ``end`` (a ``time.perf_counter`` instant) the
-        one-job solves share the time left before it: each gets at most its share of what is
-        left and ``WARM_START_SECONDS``, and jobs reached after ``end`` get neither floor nor start.
-        Returns the seconds spent."""
+        Past ``end`` neither is added. Returns the seconds spent."""
         start = time.perf_counter()
         m, form, d = self.model, self.form, self.data
-        # Hand the portfolio model to HiGHS first: on large portfolios that takes seconds, and the
-        # one-job solves get only the time left after it.
+        # Hand the portfolio model to HiGHS first: on large portfolios that takes seconds.
         self.solver.set_instance(m)
-        fixes: list[tuple[Any, float]] = []
-        bounds: dict[int, float] = {}
-        solo: dict[int, tuple[int, int, int, float]] = {}   # job -> its plan alone (recipe, hardware, interval) and GPU-hours
         self.complete_start = False
         self.gang_values = None
-        for j, inst in enumerate(d.instances):
-            limit = WARM_START_SECONDS
-            if end is not None:
-                limit = min(limit, (end - time.perf_counter()) / (len(d.instances) - j))
-                if limit < MIN_SOLVE_SECONDS:
-                    break
-            one = Portfolio.model_validate({**d.portfolio.model_dump(), "jobs": [d.portfolio.jobs[j].model_dump()], "budget_usd": None})
-            sub = PortfolioModel(PortfolioData(one, [inst]), symmetry_breaking=False)
-            if sub.model is None:
-                continue
-            # Alone, a job competes for no GPUs: its gang binaries only matter where its count
-            # exceeds a tier, and relaxing them keeps the one-job solves fast. The floor stays
-            # valid (a relaxation bounds from below); the start is only a heuristic.
-            for var in sub.model.holds.values():
-                var.domain = pyo.UnitInterval
-            if floors:
-                sub.model.objective.deactivate()
-                sub.model.job_cost = pyo.Objective(expr=sub.model.job_cost_usd[0], sense=pyo.minimize)
-                res = sub.solver.solve(sub.model, load_solutions=False, raise_exception_on_nonoptimal_result=False,
-                                       time_limit=limit, rel_gap=1e-6, abs_gap=0.0,
-                                       solver_options={"mip_feasibility_tolerance": FEASIBILITY_TOLERANCE,
-                                                       "primal_feasibility_tolerance": FEASIBILITY_TOLERANCE,
-                                                       "random_seed": 0, "threads": 1})
-                bound = res.objective_bound
-                if bound is not None and math.isfinite(bound) and bound > 0:
-                    bounds[j] = bound * (1.0 - FLOOR_SLACK) - FLOOR_SLACK
-                sub.model.del_component(sub.model.job_cost)
-                sub.model.objective.activate()
-                if starts and res.solution_status in (SolutionStatus.optimal, SolutionStatus.feasible):
-                    # the job's cheapest plan alone is the start: no second one-job solve
-                    res.solution_loader.load_vars()
-                    sb = sub.model.job[0]
-                    pick = tuple(max(var, key=lambda i, var=var: var[i].value or 0.0)
-                                 for var in (sb.recipe_chosen, sb.hardware_chosen, sb.interval_chosen))
-                    solo[j] = (*pick, sum(v.value or 0.0 for v in sub.model.gpu_hours.values()))
-            if not starts:
-                continue
-            if j not in solo:
-                res = sub.solve(time_limit=limit, rel_gap=1e-3, warm_start=False, explain=False, cost_floors=False)
-                if not res.jobs:
-                    continue
-                plan = res.jobs[0].plan
-                fd = form.jobs[j]
-                solo[j] = (fd.recipes.index(plan.recipe), fd.hardware.index(plan.hardware),
-                           fd.intervals.index(plan.checkpoint_interval_minutes), sum(res.jobs[0].gpu_hours.values()))
-            fd, blk = form.jobs[j], m.job[j]
-            chosen_idx = solo[j][:3]
-            for idx, var, chosen in ((range(len(fd.recipes)), blk.recipe_chosen, chosen_idx[0]),
-                                     (range(len(fd.hardware)), blk.hardware_chosen, chosen_idx[1]),
-                                     (range(len(fd.intervals)), blk.interval_chosen, chosen_idx[2])):
-                fixes.extend((var[i], 1.0 if i == chosen else 0.0) for i in idx)
+        self.lagrange = None
+        self.plan_fixes = []
+        if not (floors or starts) or (end is not None and time.perf_counter() >= end):
+            return time.perf_counter() - start
+        seconds = LAGRANGE_SECONDS if end is None else min(LAGRANGE_SECONDS, LAGRANGE_SHARE * (end - time.perf_counter()))
+        self.job_plans = [job_plans(self, j) for j in range(len(d.instances))]
+        self.reserved_floor = reservation_floors(self, self.job_plans)
+        for g, n in self.reserved_floor.items():   # valid: every schedule reserves at least n of g
+            m.reserved[g].setlb(max(m.reserved[g].lb or 0, n))
+            m.reserved_nodes[g].setlb(max(m.reserved_nodes[g].lb or 0, math.ceil(n / d.node_gpus[g] - 1e-9)))
+        lag = self.lagrange = lagrangian_bound(self, seconds=max(0.0, seconds), plans=self.job_plans,
+                                               reserved_floor=self.reserved_floor)
         if floors:
-            add_job_cost_floors(m, bounds)   # new constraints: the solver's next update adds them
-        if starts and len(solo) == len(d.instances):
+            bounds = {j: v * (1.0 - FLOOR_SLACK) - FLOOR_SLACK for j, v in enumerate(lag.job_min_usd) if math.isfinite(v)}
+            add_share_floors(m, form, lag.multipliers, bounds)   # new constraints: the solver's next update adds them
+        if not starts:
+            return time.perf_counter() - start
+        fixes: list[tuple[Any, float]] = []
+        solo: dict[int, tuple[int, int, int, float]] = {}
+        for j, choice in enumerate(lag.choice):
+            if choice is None:
+                continue
+            r, h, i = choice
+            fd, blk = form.jobs[j], m.job[j]
+            solo[j] = (r, h, i, float(fd.count[h] * (1 + fd.overhead[h, i]) * fd.compute_hours[r, h]))
+            for idx, var, chosen in ((range(len(fd.recipes)), blk.recipe_chosen, r),
+                                     (range(len(fd.hardware)), blk.hardware_chosen, h),
+                                     (range(len(fd.intervals)), blk.interval_chosen, i)):
+                fixes.extend((var[x], 1.0 if x == chosen else 0.0) for x in idx)
+        if len(solo) == len(d.instances):
             gang = self.gang_schedule(solo)
             if gang is not None:   # every integer decision: with them fixed the schedule is an LP
                 self.gang_values = fixes + gang
                 self.complete_start = True
-        if starts:
-            vmap = self.solver._pyomo_var_to_solver_var_map
-            index = np.array([vmap[id(v)] for v, _ in fixes], dtype=np.int32)
-            values = np.array([x for _, x in fixes], dtype=np.float64)
-            self.solver.pending = (index, values)
+        self.plan_fixes = fixes
+        set_start(self, fixes)
         return time.perf_counter() - start
 
     def gang_schedule(self, solo: dict[int, tuple[int, int, int, float]]) -> list[tuple[Any, float]] | None:
@@ -513,15 +494,29 @@ class PortfolioModel:
             return self.out_of_time(result, time_limit, start - (started_at if started_at is not None else start))
         if warm_start or cost_floors:
             # the warm start may take at most a share of the time limit: the portfolio MIP needs the rest
-            warm_end = None if end is None else start + WARM_START_SHARE * (end - start)
-            result.warm_start_seconds = self.warm_start(floors=cost_floors, starts=warm_start, end=warm_end)
+            result.warm_start_seconds = self.warm_start(floors=cost_floors, starts=warm_start, end=end)
         if end is not None and time.perf_counter() >= end:
             return self.out_of_time(result, time_limit, time.perf_counter() - (started_at if started_at is not None else start))
+        searched = None   # the search's best objective
+        if warm_start and self.plan_fixes:
+            self.search(result, threads, end)
+            searched = self.search_objective
+            if searched is not None and end is not None and self.lagrange is not None:
+                # the ascent goes on, its steps now aimed at the search's schedule (Polyak)
+                seconds = LAGRANGE_MORE_SHARE * (end - time.perf_counter())
+                if seconds > MIN_SOLVE_SECONDS:
+                    self.lagrange = lagrangian_bound(self, seconds=seconds, iterations=LAGRANGE_MAX_ITERATIONS, plans=self.job_plans,
+                                                     reserved_floor=self.reserved_floor, start=self.lagrange, target_usd=searched)
+        lag_bound = None
+        if self.lagrange is not None and math.isfinite(self.lagrange.bound_usd):
+            # the Lagrangian bound is valid on its own (portfolio_lagrange)
+            lag_bound = self.lagrange.bound_usd * (1.0 - FLOOR_SLACK) - FLOOR_SLACK
+        proved = searched is not None and lag_bound is not None and searched - lag_bound <= rel_gap * abs(searched)
         remaining = None if end is None else max(MIN_SOLVE_SECONDS, end - time.perf_counter())
         fallback_end = None
         if remaining is not None and self.gang_values is not None:
-            # keep time for the gang schedule's LP, in case the MIP finds no schedule of its own
-            reserve = min(FALLBACK_SECONDS, FALLBACK_SHARE * remaining)
+            # keep time for the fallback schedule's LP, in case the MIP finds no better schedule
+            reserve = max(RESTORE_SECONDS, min(FALLBACK_SECONDS, FALLBACK_SHARE * remaining))
             remaining = max(MIN_SOLVE_SECONDS, remaining - reserve)
             fallback_end = end
         if remaining is not None and self.solver.pending is not None and len(self.solver.pending[0]):
@@ -530,37 +525,93 @@ class PortfolioModel:
             remaining /= 2
         # the solver's log: on stderr under -v (or tee=True), never on stdout, which --json owns
         log = [sys.stderr] if tee else solver_log_streams()
-        res = self.solver.solve(self.model, load_solutions=False, raise_exception_on_nonoptimal_result=False,
-                                time_limit=remaining, rel_gap=rel_gap, abs_gap=0.0, tee=log,
-                                solver_options={"output_flag": bool(log), "log_to_console": bool(log),
-                                                "mip_feasibility_tolerance": FEASIBILITY_TOLERANCE,
-                                                "primal_feasibility_tolerance": FEASIBILITY_TOLERANCE,
-                                                "mip_heuristic_effort": HEURISTIC_EFFORT,
-                                                "random_seed": 0, "threads": threads})
+        res = None
+        if not proved:
+            if searched is not None:
+                self.solver.pending = None   # the search's schedule is kept apart: the fallback
+            res = self.solver.solve(self.model, load_solutions=False, raise_exception_on_nonoptimal_result=False,
+                                    time_limit=remaining, rel_gap=rel_gap, abs_gap=0.0, tee=log,
+                                    solver_options={"output_flag": bool(log), "log_to_console": bool(log),
+                                                    "mip_feasibility_tolerance": FEASIBILITY_TOLERANCE,
+                                                    "primal_feasibility_tolerance": FEASIBILITY_TOLERANCE,
+                                                    "mip_heuristic_effort": HEURISTIC_EFFORT,
+                                                    "random_seed": 0, "threads": threads})
         result.solve_seconds = time.perf_counter() - start
-        status = _status(res)
+        status = "optimal" if res is None else _status(res)
         result.status = status
-        found = res.solution_status in (SolutionStatus.optimal, SolutionStatus.feasible) and status != "infeasible"
-        if not found and status != "infeasible" and self.gang_values is not None:
-            found = self.gang_fallback(threads, None if fallback_end is None else max(MIN_SOLVE_SECONDS, fallback_end - time.perf_counter()))
-            if found:
+        use_mip = res is not None and res.solution_status in (SolutionStatus.optimal, SolutionStatus.feasible) and status != "infeasible"
+        if use_mip and searched is not None and res.incumbent_objective > searched + 1e-9 * abs(searched):
+            use_mip = False   # the search's schedule is better
+        found = use_mip
+        if not use_mip and status != "infeasible" and self.gang_values is not None:
+            # the fallback LP is short (all integers fixed): it may overrun the limit a little rather than lose the schedule
+            found = self.gang_fallback(threads, None if fallback_end is None else max(RESTORE_SECONDS, fallback_end - time.perf_counter()))
+            if found and searched is None:
                 result.message = "the MIP found no schedule in time: this is the gang heuristic's (gang_schedule), its best for its plans and reservations"
         if found:
-            if res.solution_status in (SolutionStatus.optimal, SolutionStatus.feasible):
+            if use_mip:
                 res.solution_loader.load_vars()
                 inc = res.incumbent_objective
             else:
                 inc = pyo.value(self.model.objective)
-            bound = res.objective_bound
+            bound = None if res is None else res.objective_bound
+            if lag_bound is not None:
+                bound = lag_bound if bound is None or not math.isfinite(bound) else max(bound, lag_bound)
             inc = self.polish(inc, threads, None if end is None else max(MIN_SOLVE_SECONDS, end - time.perf_counter()))
             result.mip_cost_usd, result.bound_usd = pyo.value(self.model.cost_usd), bound
             if inc is not None and bound is not None:
                 result.gap = max(0.0, inc - bound) / max(1e-9, abs(inc))
+                if status == "time_limit" and result.gap <= rel_gap:
+                    result.status = "optimal"   # proved by the Lagrangian bound
             self.extract(result)
             result.solve_seconds = time.perf_counter() - start
         elif status == "infeasible":
             result.message = self.explain_infeasible(end) if explain else "no schedule"
         return result
+
+    def search(self, result: PortfolioResult, threads: int, end: float | None) -> None:
+        """The primal side before the MIP proper (``portfolio_search``), each schedule a solution of
+        the full model (only bounds are changed), the best one kept:
+
+        - the greedy (``greedy_schedule``) over several job orders, the best estimate's schedule
+          solved exactly (the schedule LP with its integer values fixed), and the reservations and
+          schedule for its plans (a sub-MIP);
+        - the reservations and schedule for the Lagrangian minimisers' plans (a sub-MIP);
+
+        The best becomes the fallback (``gang_values``) of the MIP proper."""
+        t0 = time.perf_counter()
+        left = SEARCH_SECONDS / SEARCH_SHARE if end is None else end - t0
+        if left <= MIN_SOLVE_SECONDS:
+            return
+        best: tuple[float, list] | None = None
+        per_job, shared = integer_vars(self)
+        every = [v for vs in per_job for v in vs] + shared
+
+        def keep(obj: float | None) -> None:
+            nonlocal best
+            if obj is not None and (best is None or obj < best[0]):
+                best = (obj, current_values(every))
+
+        def time_for(share: float) -> float:
+            return max(MIN_SOLVE_SECONDS, min(COMPLETE_SECONDS, share * (left if end is None else end - time.perf_counter())))
+
+        plan_vars = {id(v) for vs in per_job for v in vs if v.parent_component() is not self.model.holds}
+        candidates = greedy_candidates(self, self.job_plans, self.reserved_floor)
+        if candidates:
+            _, out, reserved = candidates[0]
+            values = schedule_values(self, out, reserved)
+            keep(solve_fixed(self, values, None, time_for(COMPLETE_SHARE), threads))
+            keep(complete_plans(self, [vx for vx in values if id(vx[0]) in plan_vars], None, time_for(COMPLETE_SHARE), threads))
+        keep(complete_plans(self, self.plan_fixes, None, time_for(COMPLETE_SHARE), threads))
+        if best is None and self.gang_values is not None:
+            keep(solve_fixed(self, self.gang_values, None, time_for(COMPLETE_SHARE), threads))
+        if best is None:
+            return
+        if pyo.value(self.model.objective) > best[0] + 1e-7 * abs(best[0]):
+            solve_fixed(self, best[1], None, time_for(COMPLETE_SHARE), threads)   # load the best back
+        self.gang_values = current_values(every)
+        self.search_objective = pyo.value(self.model.objective)
+        result.search_seconds = time.perf_counter() - t0
 
     def gang_fallback(self, threads: int, time_limit: float | None) -> bool:
         """The gang heuristic's schedule (``gang_values``: plans, held buckets, reservations) with

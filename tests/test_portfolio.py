@@ -61,25 +61,62 @@ def test_loose_linking_keeps_the_optimum(seed):
 
 
 @pytest.mark.parametrize("seed", range(30))
-def test_job_cost_floors_hold_at_the_optimum(seed):
-    """Each job's cost floor (its least cost alone, reserved GPU-hours at the reservation rate) is
-    below its cost share in the optimal schedule found without the floors, and the floors do not
-    change the optimum (the oracle test above solves with them)."""
+def test_lagrangian_floors_hold_at_the_optimum(seed):
+    """The warm start's Lagrangian (solver/portfolio_lagrange.py) against the optimum found without
+    it: each job's share at the multipliers, recomputed here from the optimal schedule (its
+    non-compute money, its on-demand and spot GPU-hours at their prices, and the multiplier of
+    every (bucket, tier) it holds times its GPU count), is at least the job's floor; the
+    Lagrangian bound is at most the optimum (and at most the oracle's); the reserved GPUs are at
+    least the reservation floors; and with the floors the optimum is the same."""
     p = tiny_portfolio(seed)
-    free = PortfolioModel(p).solve(rel_gap=1e-9, cost_floors=False)
+    free = PortfolioModel(p).solve(rel_gap=1e-9, cost_floors=False, warm_start=False)
     if free.status == "infeasible":
         return
     pm = PortfolioModel(p)
     pm.warm_start(floors=True, starts=False)
-    floors = {j: pyo.value(pm.model.job_cost_floor[j].lower) for j in pm.model.JFLOOR}
+    floors = {j: pyo.value(pm.model.job_share_floor[j].lower) for j in pm.model.JSHARE}
     assert floors, "no floor was derived"
+    lam = pm.lagrange.multipliers
+    d = pm.data
     for j, job in enumerate(free.jobs):
+        g, n = job.plan.gpu, job.plan.gpu_count
+        share = job.noncompute_usd + sum(v * (d.od_price if k == "on_demand" else d.spot_price)[g][b]
+                                         for (b, k), v in job.gpu_hours.items() if k != "reserved")
+        share += sum(lam.get((b, g, k), 0.0) * n for (b, k) in job.gpu_hours)
         if j in floors:
-            assert job.cost_usd >= floors[j] - 1e-6 * max(1.0, abs(floors[j])), (job.name, job.cost_usd, floors[j])
-    assert sum(floors.values()) <= free.cost_usd * (1 + 1e-9)
+            assert share >= floors[j] - 1e-6 * max(1.0, abs(floors[j])), (job.name, share, floors[j])
+    assert pm.lagrange.bound_usd <= free.cost_usd * (1 + 1e-9) + 1e-6, (pm.lagrange.bound_usd, free.cost_usd)
+    for g, least in pm.reserved_floor.items():
+        assert free.reserved[g] >= least, (g, free.reserved[g], least)
     floored = pm.solve(rel_gap=1e-9)
     assert floored.status == "optimal"
     assert close(floored.cost_usd, free.cost_usd), (floored.cost_usd, free.cost_usd)
+
+
+def test_a_reservation_floor_is_derived_and_holds():
+    """A job whose count no on-demand or spot pool holds must reserve: the floor sees it."""
+    for seed in range(30):
+        p = tiny_portfolio(seed)
+        for g in p["gpus"]:
+            g["on_demand_available_gpus"] = 0
+            g["spot_available_gpus"] = 0
+        p["gpus"] = p["gpus"][:1]
+        try:
+            pm = PortfolioModel(p)
+        except Exception:
+            continue
+        if pm.model is None:
+            continue
+        pm.warm_start(floors=True, starts=False)
+        if not pm.reserved_floor:
+            continue
+        res = PortfolioModel(p).solve(rel_gap=1e-9, cost_floors=False, warm_start=False)
+        if res.status != "optimal":
+            continue
+        for g, least in pm.reserved_floor.items():
+            assert least > 0 and res.reserved[g] >= least, (seed, g, res.reserved[g], least)
+        return
+    raise AssertionError("no tiny portfolio with only reserved GPUs gave a reservation floor")
 
 
 def test_tiny_portfolios_exercise_reserved_spot_and_infeasible():

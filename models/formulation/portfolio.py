@@ -330,3 +330,35 @@ def add_job_cost_floors(m: pyo.ConcreteModel, floors: dict[int, float]) -> None:
             m.del_component(name)
     m.JFLOOR = pyo.Set(initialize=sorted(floors))
     m.job_cost_floor = pyo.Constraint(m.JFLOOR, rule=lambda m, j: m.job_cost_usd[j] >= floors[j])
+
+
+def add_share_floors(m: pyo.ConcreteModel, form: PortfolioFormulation, multipliers: dict, floors: dict[int, float]) -> None:
+    r"""Valid inequalities ``job_share_usd[j] >= floors[j]`` (job share floors), with
+
+    .. math::
+       s_j = \mathrm{noncompute}_j + \sum_{b,g,k \ne \mathrm{res}} p_{bgk} G_{jbgk} + \sum_{b,g,k} \lambda_{bgk}\, \mathrm{held}_{jbgk}
+
+    (``job_share_usd``), ``multipliers`` the :math:`\lambda_{bgk} \ge 0` in USD per GPU held
+    in a bucket, with :math:`\sum_b \lambda_{bg,\mathrm{res}} \le p^{res}_g C_g` per GPU type,
+    and ``floors[j]`` a proven lower bound on :math:`s_j` over job ``j``'s own choices alone
+    (``solver/portfolio_lagrange.py`` derives both and proves that the rows cut off no
+    schedule; with them the LP relaxation is at least the Lagrangian bound
+    :math:`\sum_j \mathrm{floors}_j - \sum_{k \ne \mathrm{res}} \lambda a`)."""
+    for name in ("job_share_floor", "job_share_usd", "JSHARE"):
+        if hasattr(m, name):
+            m.del_component(name)
+    d = form.data
+    price = {"on_demand": d.od_price, "spot": d.spot_price}
+    by_j: dict = {}
+    for key in m.U:
+        by_j.setdefault(key[0], []).append(key)
+    m.JSHARE = pyo.Set(initialize=sorted(floors))
+
+    def share(m, jj):
+        keys = by_j.get(jj, [])
+        return (m.job[jj].portfolio_noncompute_usd
+                + sum(price[k][g][b] * m.gpu_hours[j, b, g, k] for (j, b, g, k) in keys if k != "reserved")
+                + sum(multipliers[b, g, k] * m.held[j, b, g, k] for (j, b, g, k) in keys if multipliers.get((b, g, k), 0.0) > 0))
+
+    m.job_share_usd = pyo.Expression(m.JSHARE, rule=share)
+    m.job_share_floor = pyo.Constraint(m.JSHARE, rule=lambda m, j: m.job_share_usd[j] >= floors[j])
