@@ -63,8 +63,9 @@ def staged_job_dict(seed: int) -> dict:
     return inst
 
 
-def staged_instance_dict(seed: int) -> dict:
-    """A staged job with limits drawn from its own plans' metrics (fewer options when its space is too large)."""
+def shrunk_staged_job_dict(seed: int) -> dict:
+    """``staged_job_dict(seed)`` with fewer options when its space is over ``MAX_STAGED_PLANS``; no limits
+    (cheap: it sizes the space without listing a plan)."""
     inst = staged_job_dict(seed)
     while staged_space_size(Instance.model_validate(inst)) > MAX_STAGED_PLANS:
         gpus = inst["hardware"]["gpus"]
@@ -79,6 +80,12 @@ def staged_instance_dict(seed: int) -> dict:
             inst["training"]["adapter_options"] = ["full"]
             inst["checkpointing"]["interval_minutes_options"] = inst["checkpointing"]["interval_minutes_options"][:1]
             break
+    return inst
+
+
+def staged_instance_dict(seed: int) -> dict:
+    """A staged job with limits drawn from its own plans' metrics (fewer options when its space is too large)."""
+    inst = shrunk_staged_job_dict(seed)
     rng = random.Random(130_000 + seed)
     plans = [p.metrics for p in all_staged_plans(Instance.model_validate(inst)) if p.metrics.fits_memory]
     values = {key: [getattr(m, key) for m in plans] for key in ("cost_usd", "wall_hours", "forgetting_points", "quality")}
