@@ -352,6 +352,16 @@ class Priors(Strict):
         return getattr(self, method)
 
 
+class CandidateStudent(Strict):
+    """Another base model the plan may post-train instead of ``student``, with its own scores on the task."""
+
+    name: str = Field(min_length=1, description="how plans name this student (plan.student)")
+    architecture: Architecture
+    baseline_score: Score = Field(description="its target-task score before post-training")
+    general_score_baseline: Annotated[float, Field(ge=MIN_POSITIVE, le=MAX_SCORE)] = Field(
+        description="its general-capability score before training; its forgetting is measured against it")
+
+
 class Constraints(Strict):
     budget_usd: Optional[NonNegativeFloat] = None
     deadline_hours: Optional[NonNegativeFloat] = None
@@ -396,6 +406,10 @@ class Instance(Strict):
     efficiency: Efficiency = Efficiency()
     priors: Priors = Priors()
     forgetting_repair_usd_per_point: NonNegativeFloat = Field(0.0, description="hidden cost of forgetting: repair per point lost")
+    candidate_students: Optional[list[CandidateStudent]] = Field(
+        None, min_length=1, description="other base models a plan may choose instead of `student` (which is a "
+        "candidate too, named by its preset or 'student'): a bigger one with lighter post-training against a smaller "
+        "one trained harder; the MIP chooses the student jointly with everything else")
     constraints: Constraints = Constraints()
     objective: Objective = "cost"
     uncertainty: dict[str, Union[NonNegativeFloat, Range]] = Field(
@@ -447,6 +461,21 @@ class Instance(Strict):
         return self
 
     @model_validator(mode="after")
+    def _candidates_distinct(self) -> "Instance":
+        names = self.student_names()
+        for n, c in enumerate(self.candidate_students or []):
+            if names.count(c.name) > 1:
+                raise ValueError(f"candidate_students.{n}.name: {c.name!r} names two students (the instance's "
+                                 f"student is {self.student_name!r}); give each a distinct name")
+            if c.baseline_score > self.task.score_ceiling:
+                raise ValueError(f"candidate_students.{n}.baseline_score: {c.baseline_score:g} is above "
+                                 f"task.score_ceiling {self.task.score_ceiling:g}")
+        if self.candidate_students and self.training.staged:
+            raise ValueError("candidate_students: a choice of student is not yet combined with staged recipes "
+                             "(training.stage_sequences); give one or the other")
+        return self
+
+    @model_validator(mode="after")
     def _offload_needs_host_link(self) -> "Instance":
         if self.training.cpu_offload:
             for n, option in enumerate(self.hardware.gpus):
@@ -454,6 +483,27 @@ class Instance(Strict):
                     raise ValueError(f"hardware.gpus.{n}.name: training.cpu_offload needs a host-link bandwidth, "
                                      f"and '{option.name}' has none (known: {', '.join(d.HOST_LINK_GB_PER_S_PER_GPU)})")
         return self
+
+    @property
+    def student_name(self) -> str:
+        """How plans name ``student``: its catalog preset, or 'student'."""
+        return self.student.preset or "student"
+
+    def student_names(self) -> list[str]:
+        """Every student a plan may train: ``student`` first, then ``candidate_students``."""
+        return [self.student_name] + [c.name for c in self.candidate_students or []]
+
+    def for_student(self, name: str) -> "Instance":
+        """This job with ``name`` as its only student (its architecture and its scores on the task);
+        ValueError naming ``plan.student`` when the instance lists no such student."""
+        if name == self.student_name:
+            return self.model_copy(update={"candidate_students": None}) if self.candidate_students else self
+        for c in self.candidate_students or []:
+            if c.name == name:
+                task = self.task.model_copy(update={"baseline_score": c.baseline_score,
+                                                    "general_score_baseline": c.general_score_baseline})
+                return self.model_copy(update={"student": c.architecture, "task": task, "candidate_students": None})
+        raise ValueError(f"plan.student: {name!r} is not a student of the instance ({', '.join(self.student_names())})")
 
     def with_overrides(self, **changes) -> "Instance":
         """A copy with constraint/objective fields replaced (None leaves a field as is)."""

@@ -113,7 +113,22 @@ class StagedPlan:
 
 
 def read_plan(data: Any) -> Plan | StagedPlan:
-    """A plan's JSON in either shape: the one-stage fields (``Plan``) or ``stages`` (``StagedPlan``)."""
+    """A plan's JSON in either shape: ``stages`` (a ``StagedPlan``; a ``Plan`` when it has one stage, so that a
+    one-stage plan is evaluated exactly as before) or the one-stage fields of result version 1 (``Plan``)."""
     if isinstance(data, dict) and "stages" in data:
-        return StagedPlan.from_dict(data)
+        staged = StagedPlan.from_dict(data)
+        if len(staged.stages) > 1:
+            return staged
+        stage = staged.stages[0]
+        return Plan.of(stage.recipe, stage.hardware, staged.checkpoint_interval_minutes)
     return Plan.from_dict(data)
+
+
+def plan_json(plan: Plan | StagedPlan, student: str | None = None) -> dict[str, Any]:
+    """The one JSON shape of a plan that ``solve --json``, ``evaluate --json``, frontiers and sweeps print
+    (the module docstring's), for a staged plan or a one-stage one (a single stage). Portfolios keep the
+    one-stage fields of their published schema (``planopt schema --kind portfolio-result``)."""
+    if isinstance(plan, StagedPlan):
+        return plan.to_dict() if plan.student is not None or student is None else \
+            StagedPlan(plan.stages, plan.checkpoint_interval_minutes, student).to_dict()
+    return StagedPlan.of_plan(plan, student).to_dict()

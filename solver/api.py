@@ -69,8 +69,19 @@ def solve_instance(source: str | Path | dict[str, Any] | Instance, time_limit: f
             result.message += f"; {note}"
     if scenarios is not None and result.plan is not None:
         from .risk import plan_risk
-        result.risk = plan_risk(inst, result.plan, scenarios, seed).to_dict()
+        result.risk = plan_risk(inst.for_student(result.student) if inst.candidate_students else inst, result.plan,
+                                scenarios, seed).to_dict()
     return result
+
+
+def instance_for_plan(inst: Instance, plan: Any) -> Instance:
+    """The instance a plan's JSON is evaluated on: with ``candidate_students``, the one of the student it names
+    (``plan.student``); ValueError naming the field when it names none or another."""
+    name = plan.get("student") if isinstance(plan, dict) else getattr(plan, "student", None)
+    if inst.candidate_students and name is None:
+        raise ValueError(f"plan.student: the instance lists candidate_students; name the student the plan trains "
+                         f"(one of {', '.join(inst.student_names())})")
+    return inst if name is None else inst.for_student(name)
 
 
 def evaluate_any(ev: Evaluator, plan: Plan | StagedPlan) -> Metrics:
@@ -84,6 +95,7 @@ def evaluate_plan(source: str | Path | dict[str, Any] | Instance, plan: Plan | S
     inst = load_instance(source)
     name = str(source) if isinstance(source, (str, Path)) else "instance"
     try:
+        inst = instance_for_plan(inst, plan)
         return evaluate_any(Evaluator(inst), plan if isinstance(plan, (Plan, StagedPlan)) else read_plan(plan))
     except ValueError as exc:
         raise InputError(f"{name}: {exc}") from None

@@ -195,4 +195,4 @@ def best_plan_arrays(inst: Instance, max_plans: int = MAX_PLANS, max_bytes: int 
     recipe, hw, interval = recipes[r], hardware[h], intervals[i]
     seconds = time.perf_counter() - start
     return SolveResult("optimal", objective, plan=Plan.of(recipe, hw, interval), metrics=ev.metrics(recipe, hw, interval),
-                       gap=0.0, solve_seconds=seconds)
+                       gap=0.0, solve_seconds=seconds, student=ev.inst.student.preset)

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 from planopt.models.costs import OBJECTIVE_METRIC, Metrics
 from planopt.models.formulation import activate_objective
 from planopt.models.plan import Plan
+from planopt.models.staged_plan import plan_json
 
 from .errors import InputError
 from .sweep import plan_columns
@@ -63,10 +64,11 @@ MAX_POINTS = 100_000
 class FrontierPoint:
     plan: Plan
     metrics: Metrics
+    student: Optional[str] = None    # which student the point trains (``candidate_students``: which base wins where)
 
     def to_dict(self) -> dict[str, Any]:
         out = {k: getattr(self.metrics, k) for k in METRICS}
-        out["plan"] = self.plan.to_dict()
+        out["plan"] = plan_json(self.plan, self.student)
         return out
 
 
@@ -135,7 +137,7 @@ def pareto_frontier(pm: PlanModel, x: str, y: str, time_limit: float | None = No
                 raise RuntimeError("frontier: holding y at its optimum made the model infeasible (numerical trouble)")
             result = SolveResult("optimal", METRIC_OBJECTIVE[x])
             pm.extract(result)
-            point = FrontierPoint(result.plan, result.metrics)
+            point = FrontierPoint(result.plan, result.metrics, result.student)
             if front.points and _same_point(front.points[-1], point, x, y):
                 break  # ε did not move the solver off the previous point: nothing further exists
             front.points.append(point)
@@ -161,7 +163,11 @@ def _optimise(pm: PlanModel, front: Frontier, objective: str, time_limit: float 
 
 def grid_caps(inst, plan) -> list[str]:
     """The option lists whose largest value this plan uses: at a frontier's end, a sign that the
-    option grid, not economics, stops the frontier there (issue 13 item 6)."""
+    option grid, not economics, stops the frontier there (issue 13 item 6). A staged plan: any stage's."""
+    from planopt.models.staged_plan import StagedPlan
+    if isinstance(plan, StagedPlan):
+        caps = [c for s in plan.stages for c in grid_caps(inst, Plan.of(s.recipe, s.hardware, plan.checkpoint_interval_minutes))]
+        return list(dict.fromkeys(caps))
     caps = []
     opts = inst.training.methods[plan.method]
     if plan.steps == max(opts.steps_options):
@@ -212,9 +218,12 @@ def points_frame(front: Frontier) -> "pd.DataFrame":
     for p in front.points:
         rec = {k: getattr(p.metrics, k) for k in METRICS}
         rec["gpu_hours"] = p.metrics.gpu_hours
+        if p.student is not None:
+            rec["student"] = p.student
         rec.update(plan_columns(p.plan))
         records.append(rec)
     columns = [*METRICS, "gpu_hours", *plan_columns(None)]
+    columns += [k for k in dict.fromkeys(k for rec in records for k in rec) if k not in columns]  # a staged plan's
     return pd.DataFrame.from_records(records, columns=columns)
 
 
@@ -280,7 +289,7 @@ class ChancePoint:
     def to_dict(self) -> dict[str, Any]:
         return {"in_sample_share": self.in_sample_share, "out_of_sample_share": self.out_of_sample_share,
                 "violations": self.violations, "expected": dict(self.expected),
-                "metrics": {k: getattr(self.metrics, k) for k in METRICS}, "plan": self.plan.to_dict()}
+                "metrics": {k: getattr(self.metrics, k) for k in METRICS}, "plan": plan_json(self.plan)}
 
 
 @dataclass

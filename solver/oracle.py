@@ -64,4 +64,5 @@ def best_plan(inst: Instance, limit: int = MAX_PLANS) -> SolveResult:
     if not plans:
         return SolveResult("infeasible", inst.objective, solve_seconds=seconds, message="no enumerated plan satisfies every limit")
     best = lexicographic_best(plans, inst.objective)
-    return SolveResult("optimal", inst.objective, plan=best.plan, metrics=best.metrics, gap=0.0, solve_seconds=seconds)
+    return SolveResult("optimal", inst.objective, plan=best.plan, metrics=best.metrics, gap=0.0, solve_seconds=seconds,
+                       student=inst.student.preset)

@@ -147,7 +147,12 @@ def _solve_report(inst: Instance, result) -> str:
                     for r in result.relaxations]
             out.append(table(rows, header=("relax", "to", "")))
         return "\n".join(out)
-    out += ["Plan", table(plan_rows(result.plan) + [price_row(inst, result.plan)]), "",
+    student_rows = []
+    if inst.candidate_students and result.student:  # the chosen student's scores are the ones that apply
+        others = [n for n in inst.student_names() if n != result.student]
+        student_rows = [("student", f"{result.student}  (chosen over {', '.join(others)})")]
+        inst = inst.for_student(result.student)
+    out += ["Plan", table(student_rows + plan_rows(result.plan) + [price_row(inst, result.plan)]), "",
             "Results", table(metric_rows(inst, result.metrics))]
     notes = reuse_notes(inst, result.plan)
     if notes:

@@ -25,20 +25,30 @@ class _Open(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
-class PlanOut(_Closed):
-    """A plan, as ``planopt evaluate`` reads it back."""
+class StageOut(_Closed):
+    """One stage of a plan: its recipe and the hardware it runs on."""
 
-    method: str
-    gpu: str
-    gpu_count: int
+    method: Literal["sft", "rl", "opd"]
     steps: int
-    samples_per_prompt: list[int]
+    samples_per_prompt: list[int] = Field(description="samples per prompt in each phase (RL, OPD); empty for SFT")
     teacher_precision: Optional[str]
-    checkpoint_interval_minutes: float
     external_data_share: Optional[float]
     max_epochs: Optional[int]
     adapter: Literal["full", "lora"]
     lora_rank: Optional[int]
+    gpu: str
+    gpu_count: int
+    rollout: None = Field(description="separate rollout hardware: always null (generation runs on the stage's GPUs)")
+    staleness_steps: Literal[0] = Field(description="asynchronous RL's staleness: always 0 (synchronous)")
+
+
+class PlanOut(_Closed):
+    """A plan, as ``planopt evaluate`` reads it back: one to three stages run one after another."""
+
+    student: Optional[str] = Field(description="the student model trained (its catalog name), or null")
+    stages: list[StageOut] = Field(min_length=1, max_length=3)
+    checkpoint_interval_minutes: float
+    retention: None = Field(description="checkpoint retention choices: always null (``checkpointing`` applies)")
 
 
 class MetricsOut(_Closed):

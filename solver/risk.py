@@ -100,3 +100,20 @@ def risk_of(source, plan, scenarios: int = 10_000, seed: int = DEFAULT_SEED) -> 
     from .instance import load_instance
     inst = load_instance(source)
     return plan_risk(inst, plan if isinstance(plan, (Plan, StagedPlan)) else read_plan(plan), scenarios, seed)
+
+
+def report_risks(items) -> list:
+    """Each plan's risk over the report's scenarios (None where there is no plan), as the frontier and sweep
+    tables carry. ``items``: (instance with that row's limits, plan or None, student or None). One evaluator
+    per student: the limits differ per row, the profiles they share do not; with ``candidate_students``
+    each plan is priced on its own student's instance."""
+    evaluators: dict = {}
+    out = []
+    for inst, plan, student in items:
+        if plan is None:
+            out.append(None)
+            continue
+        own = inst.for_student(student) if inst.candidate_students and student else inst
+        ev = evaluators.setdefault(student if inst.candidate_students else None, Evaluator(own))
+        out.append(plan_risk(own, plan, REPORT_SCENARIOS, evaluator=ev))
+    return out

@@ -24,6 +24,7 @@ from planopt.models.formulation.limits import SEARCH_WIDTH_SLACKS, set_row_width
 from planopt.models.formulation.start import mip_start
 from planopt.models.plan import Plan
 from planopt.models.schema import Instance
+from planopt.models.staged_plan import plan_json
 
 from .messages import shorten
 from .errors import InputError
@@ -45,7 +46,7 @@ TIE_BREAK_RELATIVE = 1e-7
 # (Pyomo captures the solver's stdout and tees it to the streams given).
 DEFAULT_SOLVER = "highs"
 # of the JSON output of solve and evaluate (schema: result_schema.py); bumped when a key changes meaning or goes away
-RESULT_VERSION = "1.0"
+RESULT_VERSION = "2.0"  # 2.0: the plan is {student, stages: [...], checkpoint_interval_minutes, retention} (issue 12)
 # Short names for the persistent interfaces Pyomo registers (pyomo.contrib.solver).
 SOLVER_ALIASES = {"scip": "scip_persistent", "gurobi": "gurobi_persistent"}
 # `solve` searches with limit rows wider than the evaluator's rule (formulation/
@@ -156,6 +157,7 @@ class SolveResult:
     binding: list[dict[str, Any]] = field(default_factory=list)
     relaxations: list[dict[str, Any]] = field(default_factory=list)
     risk: Optional[dict[str, Any]] = None  # scenarios of the uncertainty model (``planopt.risk``, ``planopt.chance``)
+    student: Optional[str] = None    # the student the plan trains (``plan.student`` of the JSON)
 
     @property
     def has_plan(self) -> bool:
@@ -163,7 +165,7 @@ class SolveResult:
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"version": RESULT_VERSION, "status": self.status, "objective": self.objective, "gap": self.gap,
-                               "plan": self.plan.to_dict() if self.plan else None,
+                               "plan": plan_json(self.plan, self.student) if self.plan else None,
                                "metrics": self.metrics.summary() if self.metrics else None,
                                "cost_breakdown_usd": self.metrics.cost_breakdown_usd if self.metrics else None,
                                "hours_breakdown": self.metrics.hours_breakdown if self.metrics else None,
@@ -182,13 +184,17 @@ class PlanModel:
     """A built MIP for one instance, re-solvable under changed limits and objectives.
 
     ``PlanModel(inst)`` of an instance whose plans may run several stages
-    (``training.stage_sequences``) is a ``staged_run.StagedPlanModel``: every caller (solve,
-    frontiers, sweeps, the service) gets the staged model without asking for it."""
+    (``training.stage_sequences``) is a ``staged_run.StagedPlanModel``, and of one that lists
+    ``candidate_students`` a ``candidate_run.CandidatePlanModel``: every caller (solve,
+    frontiers, sweeps, the service) gets the right model without asking for it."""
 
     def __new__(cls, inst: Instance, *args, **kwargs):
         if cls is PlanModel and inst.training.staged:
             from .staged_run import StagedPlanModel
             return super().__new__(StagedPlanModel)
+        if cls is PlanModel and inst.candidate_students:
+            from .candidate_run import CandidatePlanModel
+            return super().__new__(CandidatePlanModel)
         return super().__new__(cls)
 
     def __init__(self, inst: Instance, evaluator: Evaluator | None = None, solver: str = DEFAULT_SOLVER):
@@ -313,6 +319,7 @@ class PlanModel:
         self._chosen = (r, h, t)
         recipe, hardware, interval = data.recipes[r], data.hardware[h], data.intervals[t]
         result.plan = Plan.of(recipe, hardware, interval)
+        result.student = self.inst.student.preset
         result.metrics = self.evaluator.metrics(recipe, hardware, interval)
         result.mip_values = {k: pyo.value(getattr(m, k)) for k in ("cost_usd", "wall_hours", "quality", "forgetting_points")}
         result.big_m_breaches = big_m_breaches(data, recipe, hardware)

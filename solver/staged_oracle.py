@@ -68,4 +68,5 @@ def best_staged_plan(inst: Instance, limit: int = MAX_PLANS) -> SolveResult:
         return SolveResult("infeasible", inst.objective, solve_seconds=seconds,
                            message="no enumerated plan satisfies every limit")
     best = lexicographic_best(plans, inst.objective)
-    return SolveResult("optimal", inst.objective, plan=best.plan, metrics=best.metrics, gap=0.0, solve_seconds=seconds)
+    return SolveResult("optimal", inst.objective, plan=best.plan, metrics=best.metrics, gap=0.0, solve_seconds=seconds,
+                       student=inst.student.preset)

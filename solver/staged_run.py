@@ -15,11 +15,12 @@ import pyomo.core as pyo  # not pyomo.environ: its plugins cost every CLI call ~
 
 from planopt.models.costs import Evaluator
 from planopt.models.formulation.staged import build_staged
+from planopt.models.formulation.staged_start import staged_start
 from planopt.models.schema import Instance
 from planopt.models.staged_costs import staged_metrics
 from planopt.models.staged_plan import Stage, StagedPlan
 
-from .run import DEFAULT_SOLVER, PlanModel, SolveResult, drop_constant_rows, make_solver
+from .run import DEFAULT_SOLVER, HighsWithStart, PlanModel, SolveResult, drop_constant_rows, make_solver
 from .verbosity import note
 
 
@@ -34,7 +35,9 @@ class StagedPlanModel(PlanModel):
         self.model, self.data = build_staged(self.evaluator)
         self.build_seconds = time.perf_counter() - start
         note(f"staged model built in {self.build_seconds:.3f} s")
-        if self.model is not None:
+        if self.model is not None and isinstance(self.solver, HighsWithStart):
+            self.solver.start = lambda: staged_start(self.model, self.data)  # formulation/staged_start.py
+        elif self.model is not None:
             drop_constant_rows(self.model)
         from planopt.models.formulation import LIMITS
         self.limits = {k: v for k, v in inst.constraints.model_dump().items() if k in LIMITS}
@@ -66,6 +69,7 @@ class StagedPlanModel(PlanModel):
         plan = StagedPlan(tuple(Stage(slots[s].recipes[r], slots[s].hardware[h]) for s, r, h in stages),
                           self.data.intervals[t], self.inst.student.preset)
         result.plan = plan
+        result.student = plan.student
         result.metrics = staged_metrics(self.evaluator, plan)
         m = self.model
         result.mip_values = {k: pyo.value(getattr(m, k)) for k in ("cost_usd", "wall_hours", "quality", "forgetting_points")}

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 
 from planopt.models.formulation import LIMITS
+from planopt.models.staged_plan import StagedPlan, plan_json, read_plan
 
 from .errors import InputError
 from .instance import check_limit
@@ -47,7 +48,7 @@ class SweepRow:
     def to_dict(self) -> dict[str, Any]:
         r = self.result
         return {self.limit: self.value, "status": r.status,
-                "plan": r.plan.to_dict() if r.plan else None,
+                "plan": plan_json(r.plan, r.student) if r.plan else None,
                 "metrics": r.metrics.summary() if r.metrics else None,
                 "reused": self.reused}
 
@@ -152,8 +153,12 @@ METRIC_COLUMNS = ("cost_usd", "wall_hours", "quality", "forgetting_points", "gpu
 
 
 def plan_columns(plan) -> dict[str, Any]:
+    """A one-stage plan's columns (``PLAN_COLUMNS``); a staged plan's as ``stage1.method``, ... (``api.plan_record``)."""
     if plan is None:
         return dict.fromkeys(PLAN_COLUMNS)
+    if isinstance(plan, StagedPlan):
+        from .api import plan_record
+        return plan_record(plan)
     d = plan.to_dict()
     d["samples_per_prompt"] = "-".join(map(str, plan.samples_per_prompt))
     return {k: d[k] for k in PLAN_COLUMNS}
@@ -238,8 +243,7 @@ class GridPoint:
 
     @property
     def plan(self):
-        from planopt.models.plan import Plan
-        return Plan.from_dict(self.result["plan"]) if self.result.get("plan") else None
+        return read_plan(self.result["plan"]) if self.result.get("plan") else None
 
     def _risk(self, key: str) -> Any:
         return (self.result.get("risk") or {}).get(key) if self.result.get("plan") else None

@@ -119,8 +119,9 @@ def test_solve_out_writes_the_plan_its_metrics_and_breakdowns(tmp_path, suffix):
     frame = pd.read_csv(path) if suffix == ".csv" else pd.read_parquet(path)
     assert len(frame) == 1
     row = frame.iloc[0]
-    assert row["status"] == "optimal" and row["gpu"] == out["plan"]["gpu"] and row["gpu_count"] == out["plan"]["gpu_count"]
-    assert row["samples_per_prompt"] == "-".join(map(str, out["plan"]["samples_per_prompt"]))
+    stage = out["plan"]["stages"][0]
+    assert row["status"] == "optimal" and row["gpu"] == stage["gpu"] and row["gpu_count"] == stage["gpu_count"]
+    assert row["samples_per_prompt"] == "-".join(map(str, stage["samples_per_prompt"]))
     assert row["cost_usd"] == pytest.approx(out["metrics"]["cost_usd"], rel=1e-12)
     for part, value in out["cost_breakdown_usd"].items():
         assert row[f"cost_usd.{part}"] == pytest.approx(value, rel=1e-12, abs=1e-12)

@@ -175,12 +175,12 @@ def test_solve_json_prints_max_epochs_and_evaluate_reads_it(tmp_path):
     res = runner.invoke(app, ["solve", str(path), "--json"])
     assert res.exit_code == 0, res.output
     plan = json.loads(res.stdout)["plan"]
-    assert plan["max_epochs"] == 4
+    assert plan["stages"][0]["max_epochs"] == 4
     plan_path = tmp_path / "plan.json"
     plan_path.write_text(json.dumps(plan))
     res = runner.invoke(app, ["evaluate", str(path), str(plan_path), "--json"])
     assert res.exit_code == 0, res.output
-    plan_path.write_text(json.dumps({**plan, "max_epochs": 3}))
+    plan_path.write_text(json.dumps({**plan, "stages": [{**plan["stages"][0], "max_epochs": 3}]}))
     res = runner.invoke(app, ["evaluate", str(path), str(plan_path)])
     assert res.exit_code == 2
     assert "plan.max_epochs" in res.output and "Traceback" not in res.output

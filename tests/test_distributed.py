@@ -152,7 +152,7 @@ def test_confidence_grid_table_json_csv_and_plot(tmp_path):
     for r in data["rows"]:
         if r["status"] == "optimal":
             assert r["in_sample_share"] >= r["confidence"] and 0 <= r["out_of_sample_share"] <= 1
-            assert r["expected"]["cost_usd"] > 0 and r["plan"]["method"]
+            assert r["expected"]["cost_usd"] > 0 and r["plan"]["stages"][0]["method"]
     import pandas as pd
     df = pd.read_csv(csv)
     assert list(df["confidence"]) == [0.5, 0.7, 0.9]
@@ -170,10 +170,11 @@ def test_one_confidence_with_a_budget_range_solves_each_budget_chance_constraine
     rows = json.loads(out)["rows"]
     assert [(r["budget_usd"], r["confidence"]) for r in rows] == [(600.0, 0.8), (1400.0, 0.8)]
     from planopt.chance import solve_chance
+    from planopt.models.staged_plan import plan_json
     from planopt.instance import load_instance
     for r in rows:
         alone = solve_chance(load_instance(TINY).with_overrides(budget_usd=r["budget_usd"]), 0.8, N, 0)
-        assert r["status"] == alone.status and r["plan"] == (alone.plan.to_dict() if alone.plan else None)
+        assert r["status"] == alone.status and r["plan"] == (plan_json(alone.plan, alone.student) if alone.plan else None)
     assert rows[0]["status"] == "infeasible" and rows[0]["reachable_confidence"] is not None
     assert rows[1]["status"] == "optimal"
     import pandas as pd

@@ -135,7 +135,7 @@ def test_cli_frontier_json_csv_parquet_and_plot(tmp_path, tiny_free_file):
     assert len(data["points"]) == len(ref) > 1
     for p in data["points"]:
         assert set(p) >= {"cost_usd", "wall_hours", "quality", "forgetting_points", "plan"}
-        assert {"method", "gpu", "gpu_count"} <= set(p["plan"])
+        assert {"method", "gpu", "gpu_count"} <= set(p["plan"]["stages"][0])
     import pandas as pd
     df = pd.read_csv(out_csv)
     assert len(df) == len(ref) and {"cost_usd", "quality", "method", "gpu", "gpu_count"} <= set(df.columns)

@@ -99,13 +99,14 @@ def test_evaluate_reads_a_lora_plan_and_refuses_a_bad_rank(tmp_path):
     res = runner.invoke(app, ["solve", str(path), "--json", "--no-sensitivity"])
     assert res.exit_code == 0, res.output
     plan = json.loads(res.stdout)["plan"]
-    assert plan["adapter"] == "lora" and plan["lora_rank"] in (16, 64)
+    stage = plan["stages"][0]
+    assert stage["adapter"] == "lora" and stage["lora_rank"] in (16, 64)
     plan_path = tmp_path / "plan.json"
     plan_path.write_text(json.dumps(plan))
     assert runner.invoke(app, ["evaluate", str(path), str(plan_path), "--json"]).exit_code == 0
-    plan_path.write_text(json.dumps({**plan, "lora_rank": 0}))
+    plan_path.write_text(json.dumps({**plan, "stages": [{**stage, "lora_rank": 0}]}))
     res = runner.invoke(app, ["evaluate", str(path), str(plan_path)])
-    assert res.exit_code == 2 and "plan.lora_rank" in res.output and "Traceback" not in res.output
+    assert res.exit_code == 2 and "plan.stages.0.lora_rank" in res.output and "Traceback" not in res.output
 
 
 # --- each term against its formula -----------------------------------------------------

@@ -109,11 +109,11 @@ def test_frontier_points_and_sweep_rows_say_how_uncertain_they_are():
     """Estimates come with their uncertainty: every frontier point and sweep row carries its risk."""
     from planopt.instance import load_instance
     from planopt.risk import REPORT_SCENARIOS, plan_risk
-    from planopt.models.plan import Plan
+    from planopt.models.staged_plan import read_plan
     front = json.loads(CliRunner().invoke(app, ["frontier", str(INSTANCES / "tiny.json"), "--json"]).stdout)
     inst = load_instance(INSTANCES / "tiny.json")
     for point in front["points"]:
-        expected = plan_risk(inst, Plan.from_dict(point["plan"]), REPORT_SCENARIOS).share()
+        expected = plan_risk(inst, read_plan(point["plan"]), REPORT_SCENARIOS).share()
         assert point["risk"]["scenarios"] == REPORT_SCENARIOS
         assert point["risk"]["share_meeting_all_limits"] == expected
     sweep = json.loads(CliRunner().invoke(app, ["sweep", str(INSTANCES / "tiny.json"), "--budget-usd", "600,800,2000",

@@ -76,6 +76,7 @@ def test_the_schema_refuses_an_output_missing_a_key_or_with_another_version():
     out = _json(["solve", str(INSTANCES / "tiny.json"), "--json"])
     for broken in ({k: v for k, v in out.items() if k != "plan"},
                    {**out, "version": "0.9"},
-                   {**out, "plan": {k: v for k, v in out["plan"].items() if k != "gpu_count"}}):
+                   {**out, "plan": {k: v for k, v in out["plan"].items() if k != "checkpoint_interval_minutes"}},
+                   {**out, "plan": {**out["plan"], "stages": [{k: v for k, v in out["plan"]["stages"][0].items() if k != "gpu_count"}]}}):
         with pytest.raises(ValidationError):
             SolveResultSchema.model_validate(broken)

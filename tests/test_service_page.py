@@ -89,8 +89,9 @@ def test_the_page_solves_a_shipped_instance_and_shows_the_apis_plan_and_frontier
     browser.save_screenshot(str(tmp_path / "solve.png"))
     # the plan and its numbers are the API's
     plan = {td.get_attribute("data-key"): td.text for td in browser.find_elements(By.CSS_SELECTOR, "#plan-table td[data-key]")}
-    assert plan["method"] == api["plan"]["method"] and plan["gpu"] == api["plan"]["gpu"]
-    assert int(plan["gpu_count"]) == api["plan"]["gpu_count"] and int(plan["steps"]) == api["plan"]["steps"]
+    stage = api["plan"]["stages"][0]
+    assert plan["method"] == stage["method"] and plan["gpu"] == stage["gpu"]
+    assert int(plan["gpu_count"]) == stage["gpu_count"] and int(plan["steps"]) == stage["steps"]
     shown = cell_values(browser, "metrics-table")
     for key in ("cost_usd", "wall_hours", "quality", "forgetting_points"):
         assert shown[key] == pytest.approx(api["metrics"][key], rel=1e-12), key

@@ -64,13 +64,13 @@ def define_limits(m: pyo.ConcreteModel, constraints: Constraints, data=None) -> 
         body = getattr(m, expr)
         con = pyo.Constraint(expr=body <= param + slack if sense == "<=" else body >= param - slack)
         setattr(m, f"{name}_bound", con)
-    m.recipe_floor = _recipe_floors(data) if data is not None else None
+    m.recipe_floor = recipe_floors(data) if data is not None else None
     m.limit_values = {}  # the user's limits (the params hold the rows' widened bounds)
     m.row_width_slacks = RESTING_WIDTH_SLACKS
     set_limits(m, constraints.model_dump())
 
 
-def _recipe_floors(data) -> dict[str, np.ndarray]:
+def recipe_floors(data) -> dict[str, np.ndarray]:
     """Per limit, the value each recipe reaches whatever the hardware (a floor for <=, the value for >=)."""
     return {"budget_usd": data.constant_usd + data.recipe_usd + data.compute_usd_floor,
             "deadline_hours": data.lead_hours + data.train_hours_floor,

@@ -55,7 +55,7 @@ from .checkpointing import define_checkpointing
 from .choices import define_choices
 from .data import FormulationData
 from .limits import define_limits, recipe_within_limits
-from .linear import linear
+from .linear import flattened, linear
 from .objectives import activate_objective, define_objectives
 from .staged_data import StagedData, collect_staged
 from .work import define_work
@@ -110,9 +110,9 @@ def build_staged(ev: Evaluator) -> tuple[pyo.ConcreteModel | None, StagedData]:
         yb, y = list(b.interval_chosen.values()), list(m.interval_chosen.values())
         b.same_interval = pyo.Constraint(b.I, rule=lambda b, i: linear([1.0, -1.0], [yb[i], y[i]]) == 0)
     define_scores(m, data)
-    m.wall_hours = pyo.Expression(expr=sum(m.stage[s].wall_hours for s in m.S))
-    m.cost_usd = pyo.Expression(expr=inst.operations.fixed_usd + sum(m.stage[s].cost_usd for s in m.S)
-                                + inst.forgetting_repair_usd_per_point * m.forgetting_points)
+    m.wall_hours = pyo.Expression(expr=flattened(sum(m.stage[s].wall_hours for s in m.S)))
+    m.cost_usd = pyo.Expression(expr=flattened(inst.operations.fixed_usd + sum(m.stage[s].cost_usd for s in m.S)
+                                               + inst.forgetting_repair_usd_per_point * m.forgetting_points))
     define_limits(m, inst.constraints)
     if hasattr(m, "pair"):
         m.recipe_floor = _pair_floors(data)
@@ -145,8 +145,8 @@ def define_scores(m: pyo.ConcreteModel, data: StagedData) -> None:
         forgetting.append(f)
         bounds.append(bound)
     data.start_bounds = bounds
-    m.quality = pyo.Expression(expr=score)
-    m.forgetting_points = pyo.Expression(expr=sum(forgetting))
+    m.quality = pyo.Expression(expr=flattened(score))
+    m.forgetting_points = pyo.Expression(expr=flattened(sum(forgetting)))
 
 
 def _pair_with_first_stage(m: pyo.ConcreteModel, data: StagedData, x0: list):
@@ -167,6 +167,7 @@ def _pair_with_first_stage(m: pyo.ConcreteModel, data: StagedData, x0: list):
     if not x1:
         allowed[:, :n1] = False
     r0s, os_ = np.nonzero(allowed)
+    m.pair_index = (r0s, os_)  # pair n is (slot-0 recipe r0s[n], slot-1 option os_[n]; the last option: none)
     m.P = pyo.Set(initialize=range(len(r0s)))
     m.pair = pyo.Var(m.P, bounds=(0.0, 1.0))
     p = list(m.pair.values())

@@ -57,8 +57,19 @@ def _fmt(metric: str, value: float) -> str:
     return f"{value:.3f}"
 
 
-def _plan_cells(plan) -> tuple:
-    return (plan.method, f"{plan.gpu_count}×{plan.gpu}", plan.steps,
+def _plan_cells(plan, student: str | None = None) -> tuple:
+    """A plan's table cells (``PLAN_HEADER``); a staged plan's stages joined by arrows; with ``student``
+    (a choice among ``candidate_students``) the method cell names it."""
+    from planopt.models.staged_plan import StagedPlan
+    who = f"{student}: " if student else ""
+    if isinstance(plan, StagedPlan):
+        def each(cell) -> str:
+            return " → ".join(cell(s.recipe, s.hardware) for s in plan.stages)
+        return (who + each(lambda r, h: r.method), each(lambda r, h: f"{h.count}×{h.gpu}"), each(lambda r, h: str(r.steps)),
+                each(lambda r, h: "-".join(map(str, r.samples_per_prompt)) or "-"), each(lambda r, h: r.teacher_precision or "-"),
+                each(lambda r, h: "-" if r.external_data_share is None else f"{r.external_data_share:g}"),
+                each(lambda r, h: "-" if r.max_epochs is None else str(r.max_epochs)), f"{plan.checkpoint_interval_minutes:g}")
+    return (who + plan.method, f"{plan.gpu_count}×{plan.gpu}", plan.steps,
             "-".join(map(str, plan.samples_per_prompt)) or "-", plan.teacher_precision or "-",
             plan.external_data_share if plan.external_data_share is not None else "-",
             plan.max_epochs if plan.max_epochs is not None else "-", f"{plan.checkpoint_interval_minutes:g}")
@@ -128,14 +139,15 @@ def _metric_frontier(file: Path, x: str, y: str, json_out: bool, out, plot, limi
             files.write(plot, lambda path: plot_frontier(front, path, name=inst.name))
     # the point best in y comes first: does the option grid stop the frontier there?
     capped = grid_caps(inst, front.points[0].plan) if front.points else []
-    risks = _risks(inst, [(inst, p.plan) for p in front.points])
+    risks = _risks([(inst, p.plan, p.student) for p in front.points])
     if json_out:
         emit_json({"x": x, "y": y, "points": [{**p.to_dict(), "risk": r.to_dict()} for p, r in zip(front.points, risks)],
                    "capped_by_options": capped})
     else:
         others = [m for m in METRICS if m not in (x, y)]
         rows = [(n, _fmt(x, getattr(p.metrics, x)), _fmt(y, getattr(p.metrics, y)),
-                 *(_fmt(m, getattr(p.metrics, m)) for m in others), *_risk_cells(r, y), *_plan_cells(p.plan))
+                 *(_fmt(m, getattr(p.metrics, m)) for m in others), *_risk_cells(r, y),
+                 *_plan_cells(p.plan, p.student if inst.candidate_students else None))
                 for n, (p, r) in enumerate(zip(front.points, risks), 1)]
         typer.echo(f"{inst.name}: exact Pareto frontier of {human(x)} ({'max' if x == 'quality' else 'min'}) vs "
                    f"{human(y)} ({'max' if y == 'quality' else 'min'}): {len(front.points)} points, "
@@ -266,7 +278,7 @@ def _limit_sweep(file: Path, given, objective, time_limit, reuse: bool, json_out
         if plot is not None:
             from ..plots import plot_sweep
             files.write(plot, lambda path: plot_sweep(rows, path, name=inst.name))
-    risks = _risks(inst, [(inst.with_overrides(**{limit: r.value}), r.result.plan) for r in rows])
+    risks = _risks([(inst.with_overrides(**{limit: r.value}), r.result.plan, r.result.student) for r in rows])
     if json_out:
         emit_json({"limit": limit, "objective": inst.objective,
                    "rows": [{**r.to_dict(), "risk": k.to_dict() if k else None} for r, k in zip(rows, risks)]})
@@ -282,7 +294,8 @@ def _limit_sweep(file: Path, given, objective, time_limit, reuse: bool, json_out
             table_rows.append((value, r.result.status, *["-"] * 6, *["-"] * len(PLAN_HEADER)))
         else:
             table_rows.append((value, r.result.status, _fmt("cost_usd", m.cost_usd), _fmt("wall_hours", m.wall_hours),
-                               f"{m.quality:.3f}", f"{m.forgetting_points:.3f}", *_risk_cells(k, "cost_usd"), *_plan_cells(p)))
+                               f"{m.quality:.3f}", f"{m.forgetting_points:.3f}", *_risk_cells(k, "cost_usd"),
+                                *_plan_cells(p, r.result.student if inst.candidate_students else None)))
     typer.echo(table(table_rows, header=(human(limit), "status", "cost", "wall time", "quality", "forgetting",
                                          *risk_header("cost_usd"), *PLAN_HEADER)))
     typer.echo(RISK_NOTE)
@@ -296,12 +309,9 @@ RISK_NOTE = ("  (figures are point estimates; 'limits met' and P10-P90 are over 
              "uncertainty model, see `planopt solve --scenarios`)")
 
 
-def _risks(inst, pairs):
-    """Each plan's risk over the report's scenarios (None where there is no plan), one evaluator for all."""
-    from planopt.models.costs import Evaluator
-    from ..risk import REPORT_SCENARIOS, plan_risk
-    evaluator = Evaluator(inst)  # limits differ per pair; the profiles they share do not
-    return [plan_risk(i, plan, REPORT_SCENARIOS, evaluator=evaluator) if plan is not None else None for i, plan in pairs]
+def _risks(items):
+    from ..risk import report_risks
+    return report_risks(items)
 
 
 def _risk_cells(risk, metric: str) -> tuple[str, str]:

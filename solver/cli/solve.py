@@ -84,8 +84,8 @@ def evaluate(file: Path = typer.Argument(..., help="instance JSON"),
              plot: Optional[Path] = typer.Option(None, "--plot", help="with --scenarios: the risk distributions (PNG, SVG or PDF)")):
     """Compute every metric of a given plan with the evaluator."""
     from planopt.models.costs import Evaluator
-    from planopt.models.staged_plan import read_plan
-    from ..api import evaluate_any
+    from planopt.models.staged_plan import plan_json, read_plan
+    from ..api import evaluate_any, instance_for_plan
     from ..errors import InputError, read_json
     from ..instance import load_instance
     from ..report import breakdown, hours, metric_rows, plan_rows, table, usd
@@ -93,6 +93,7 @@ def evaluate(file: Path = typer.Argument(..., help="instance JSON"),
     raw = read_json(plan_file)
     raw = raw.get("plan", raw) if isinstance(raw.get("plan"), dict) else raw
     try:
+        inst = instance_for_plan(inst, raw)
         plan = read_plan(raw)
         metrics = evaluate_any(Evaluator(inst), plan)
     except ValueError as exc:
@@ -104,7 +105,7 @@ def evaluate(file: Path = typer.Argument(..., help="instance JSON"),
     fits = metrics.fits_memory  # a plan that does not fit does no work: no costs or hours to report
     if json_out:
         from ..run import RESULT_VERSION
-        emit_json({"version": RESULT_VERSION, "plan": plan.to_dict(), "fits_memory": fits, "metrics": metrics.summary() if fits else None,
+        emit_json({"version": RESULT_VERSION, "plan": plan_json(plan, inst.student.preset), "fits_memory": fits, "metrics": metrics.summary() if fits else None,
                    "feasible": metrics.feasible, "violations": metrics.violations,
                    "cost_breakdown_usd": metrics.cost_breakdown_usd if fits else None,
                    "hours_breakdown": metrics.hours_breakdown if fits else None, "flops": metrics.flops,
@@ -150,16 +151,20 @@ def enumerate(file: Path = typer.Argument(..., help="instance JSON"), json_out: 
     files = OutputFiles()
     files.check("--out", out, TABLE_SUFFIXES)
     inst = with_overrides(file, objective, budget_usd, deadline_hours, max_forgetting, min_quality)
-    staged = inst.training.staged
+    staged, candidates = inst.training.staged, bool(inst.candidate_students)
     if staged:
         from .. import staged_oracle
+    if candidates:  # every student's plans, plan by plan
+        from .. import candidate_oracle
     if all_plans:
         with files:
-            plans = staged_oracle.all_staged_plans(inst) if staged else oracle.all_plans(inst)
+            plans = (staged_oracle.all_staged_plans(inst) if staged else candidate_oracle.all_candidate_plans(inst)
+                     if candidates else oracle.all_plans(inst))
             if out is not None:
                 files.write(out, table_writer(plans_frame(plans)))
         if json_out:
-            emit_json({"plans": [{"plan": p.plan.to_dict(), "fits_memory": p.metrics.fits_memory,
+            from planopt.models.staged_plan import plan_json
+            emit_json({"plans": [{"plan": plan_json(p.plan, getattr(p, "student", None) or inst.student.preset), "fits_memory": p.metrics.fits_memory,
                                   "metrics": p.metrics.summary() if p.metrics.fits_memory else None,
                                   "feasible": p.feasible, "violations": p.metrics.violations} for p in plans]})
         else:
@@ -178,7 +183,13 @@ def enumerate(file: Path = typer.Argument(..., help="instance JSON"), json_out: 
             rows = [(p.plan.method, f"{p.plan.gpu_count}×{p.plan.gpu}", p.plan.steps, "-".join(map(str, p.plan.samples_per_prompt)) or "-",
                      p.plan.teacher_precision or "-", p.plan.external_data_share if p.plan.external_data_share is not None else "-",
                      f"{p.plan.checkpoint_interval_minutes:g}", *numbers(p.metrics)) for p in plans]
-            typer.echo(table(rows, header=("method", "GPUs", "steps", "samples", "teacher", "mix", "ckpt min", "cost $", "hours", "quality", "forget", "feasible")))
+            header = ("method", "GPUs", "steps", "samples", "teacher", "mix", "ckpt min", "cost $", "hours", "quality", "forget", "feasible")
+            if candidates:
+                rows, header = [(p.student, *row) for p, row in zip(plans, rows)], ("student", *header)
+            typer.echo(table(rows, header=header))
+        return
+    if candidates:
+        print_result(inst, candidate_oracle.best_candidate_plan(inst), json_out)
         return
     if staged:  # the array oracle lists one-stage plans; staged ones are listed plan by plan
         print_result(inst, staged_oracle.best_staged_plan(inst), json_out)
@@ -197,7 +208,8 @@ def plans_frame(plans) -> "pd.DataFrame":
     from ..api import integer_columns, plan_record
     rows = []
     for p in plans:
-        row = plan_record(p.plan)
+        row = {"student": p.student} if getattr(p, "student", None) else {}
+        row.update(plan_record(p.plan))
         row.update({"fits_memory": p.metrics.fits_memory, "feasible": p.feasible,
                     "violations": "; ".join(p.metrics.violations)})
         row.update(p.metrics.summary() if p.metrics.fits_memory else {})

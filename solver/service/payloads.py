@@ -85,33 +85,32 @@ def _portfolio_options(options: dict[str, Any]) -> None:
 def evaluate_payload(instance: dict[str, Any], plan: dict[str, Any], scenarios: Optional[int] = None,
                      seed: int = 0) -> dict[str, Any]:
     """``planopt evaluate FILE PLAN.json --json``: every metric of a given plan, and its risk."""
-    from planopt.models.costs import evaluate as evaluate_plan
-    from planopt.models.plan import Plan
+    from planopt.models.costs import Evaluator
+    from planopt.models.staged_plan import plan_json, read_plan
+    from ..api import evaluate_any, instance_for_plan
     from ..errors import InputError
     from ..risk import REPORT_SCENARIOS, check_scenarios, plan_risk
     inst = _job_instance(instance, {})
     plan = plan.get("plan", plan) if isinstance(plan.get("plan"), dict) else plan
     try:
-        parsed = Plan.from_dict(plan)
-        metrics = evaluate_plan(inst, parsed)
+        inst = instance_for_plan(inst, plan)
+        parsed = read_plan(plan)
+        metrics = evaluate_any(Evaluator(inst), parsed)
     except (ValueError, TypeError, KeyError) as exc:
         raise InputError(f"plan: {exc}") from None
     risk = plan_risk(inst, parsed, check_scenarios(scenarios, "scenarios") if scenarios is not None else REPORT_SCENARIOS, seed)
     fits = metrics.fits_memory
     from ..run import RESULT_VERSION
-    return strict({"version": RESULT_VERSION, "plan": parsed.to_dict(), "fits_memory": fits, "metrics": metrics.summary() if fits else None,
+    return strict({"version": RESULT_VERSION, "plan": plan_json(parsed, inst.student.preset), "fits_memory": fits, "metrics": metrics.summary() if fits else None,
                    "feasible": metrics.feasible, "violations": metrics.violations,
                    "cost_breakdown_usd": metrics.cost_breakdown_usd if fits else None,
                    "hours_breakdown": metrics.hours_breakdown if fits else None, "flops": metrics.flops,
                    "risk": risk.to_dict()})
 
 
-def _risks(inst, pairs):
-    """Each plan's risk over the report's scenarios (None where there is no plan), as the CLI's tables carry."""
-    from planopt.models.costs import Evaluator
-    from ..risk import REPORT_SCENARIOS, plan_risk
-    evaluator = Evaluator(inst)
-    return [plan_risk(i, plan, REPORT_SCENARIOS, evaluator=evaluator) if plan is not None else None for i, plan in pairs]
+def _risks(items):
+    from ..risk import report_risks
+    return report_risks(items)
 
 
 def frontier_inputs(instance: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
@@ -148,7 +147,7 @@ def frontier_payload(instance: dict[str, Any], options: dict[str, Any], progress
         return strict({"x": x, "y": y, **front.to_dict()})
     front = pareto_frontier(PlanModel(inst), x, y)
     capped = grid_caps(inst, front.points[0].plan) if front.points else []
-    risks = _risks(inst, [(inst, p.plan) for p in front.points])
+    risks = _risks([(inst, p.plan, p.student) for p in front.points])
     return strict({"x": x, "y": y, "points": [{**p.to_dict(), "risk": r.to_dict()} for p, r in zip(front.points, risks)],
                    "capped_by_options": capped})
 
@@ -186,7 +185,7 @@ def sweep_payload(instance: dict[str, Any], options: dict[str, Any], progress: P
     inst, limit, values = given["inst"], given["limit"], given["values"]
     rows = run_sweep(PlanModel(inst), limit, values, time_limit=given["time_limit"], reuse=given["reuse"],
                      progress=(lambda k: progress(k, len(values))) if progress else None)
-    risks = _risks(inst, [(inst.with_overrides(**{limit: r.value}), r.result.plan) for r in rows])
+    risks = _risks([(inst.with_overrides(**{limit: r.value}), r.result.plan, r.result.student) for r in rows])
     return strict({"limit": limit, "objective": inst.objective,
                    "rows": [{**r.to_dict(), "risk": k.to_dict() if k else None} for r, k in zip(rows, risks)]})
 

@@ -45,13 +45,31 @@ const METRICS = [
 ];
 const LIMIT_FORMAT = { budget_usd: usd, deadline_hours: hours, max_forgetting_points: points, min_quality: points };
 
-function planText(plan) {
-  const parts = [`${plan.method.toUpperCase()} on ${plan.gpu_count} × ${plan.gpu}`, `${plan.steps.toLocaleString("en-US")} steps`];
-  if (plan.samples_per_prompt && plan.samples_per_prompt.length) parts.push("samples " + plan.samples_per_prompt.join(" → "));
-  if (plan.teacher_precision) parts.push(plan.teacher_precision + " teacher");
-  if (plan.external_data_share != null) parts.push("mix " + plan.external_data_share);
-  parts.push(`${plan.checkpoint_interval_minutes}-minute checkpoints`);
+// A plan is {student, stages: [...], checkpoint_interval_minutes} (a single job's) or one stage's
+// fields with its interval (a portfolio job's).
+function stageText(stage) {
+  const parts = [`${stage.method.toUpperCase()} on ${stage.gpu_count} × ${stage.gpu}`, `${stage.steps.toLocaleString("en-US")} steps`];
+  if (stage.samples_per_prompt && stage.samples_per_prompt.length) parts.push("samples " + stage.samples_per_prompt.join(" → "));
+  if (stage.teacher_precision) parts.push(stage.teacher_precision + " teacher");
+  if (stage.external_data_share != null) parts.push("mix " + stage.external_data_share);
+  if (stage.adapter === "lora") parts.push(`LoRA rank ${stage.lora_rank}`);
   return parts.join(", ");
+}
+
+function planText(plan) {
+  const stages = plan.stages ? plan.stages.map(stageText).join(", then ") : stageText(plan);
+  return `${stages}, ${plan.checkpoint_interval_minutes}-minute checkpoints`;
+}
+
+// The plan table's rows: a one-stage plan's fields by their names (method, gpu, ...); a staged plan's as
+// stage1.method, stage2.gpu, ...
+function planEntries(plan) {
+  if (!plan.stages) return Object.entries(plan);
+  const out = [["student", plan.student]];
+  const single = plan.stages.length === 1;
+  plan.stages.forEach((stage, n) => Object.entries(stage).forEach(([k, v]) => out.push([single ? k : `stage${n + 1}.${k}`, v])));
+  out.push(["checkpoint_interval_minutes", plan.checkpoint_interval_minutes]);
+  return out;
 }
 
 // --- tables: drawn from rows, kept for the CSV downloads ---
@@ -79,7 +97,7 @@ function fillTable(id, name, header, rows, rowClass) {
 
 function showPlan(result, note) {
   const plan = result.plan;
-  const planRows = Object.entries(plan).filter(([, v]) => v !== null && !(Array.isArray(v) && !v.length))
+  const planRows = planEntries(plan).filter(([, v]) => v !== null && !(Array.isArray(v) && !v.length))
     .map(([k, v]) => [k, { text: Array.isArray(v) ? v.join(" → ") : String(v), key: k }]);
   fillTable("plan-table", "plan", ["choice", "value"], planRows);
   const m = result.metrics || {};

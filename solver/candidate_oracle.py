@@ -1,0 +1,44 @@
+"""The brute-force oracle of a job with a choice of student (``candidate_students``): every student's
+plans, each scored by that student's evaluator, the best chosen by the lexicographic rule of
+``oracle.lexicographic_best`` over all of them. The candidate MIP (``candidate_run.py``) is tested against it."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from planopt.models.schema import Instance
+
+from .oracle import MAX_PLANS, ScoredPlan, all_plans, lexicographic_best, space_size
+from .run import SolveResult
+
+
+@dataclass
+class StudentPlan(ScoredPlan):
+    student: str = ""
+
+
+def candidate_space_size(inst: Instance) -> int:
+    return sum(space_size(inst.for_student(n)) for n in inst.student_names())
+
+
+def all_candidate_plans(inst: Instance, limit: int = MAX_PLANS) -> list[StudentPlan]:
+    """Every plan of every student with its metrics (feasible or not)."""
+    from .errors import InputError
+    size = candidate_space_size(inst)
+    if size > limit:
+        raise InputError(f"enumerate: the instance has {size:,} plans over its students, over the oracle's limit of "
+                         f"{limit:,}; use `planopt solve`")
+    return [StudentPlan(sp.plan, sp.metrics, name) for name in inst.student_names()
+            for sp in all_plans(inst.for_student(name), limit)]
+
+
+def best_candidate_plan(inst: Instance, limit: int = MAX_PLANS) -> SolveResult:
+    start = time.perf_counter()
+    plans = [sp for sp in all_candidate_plans(inst, limit) if sp.feasible]
+    seconds = time.perf_counter() - start
+    if not plans:
+        return SolveResult("infeasible", inst.objective, solve_seconds=seconds, message="no enumerated plan satisfies every limit")
+    best = lexicographic_best(plans, inst.objective)
+    return SolveResult("optimal", inst.objective, plan=best.plan, metrics=best.metrics, gap=0.0, solve_seconds=seconds,
+                       student=best.student)
