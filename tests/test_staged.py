@@ -218,15 +218,20 @@ def test_one_model_resolved_under_changed_limits_equals_the_oracle(seed):
         pytest.skip("no plan of this seed fits in memory")
     quality = [m.quality for m in fitting]
     cost = [m.cost_usd for m in fitting]
+    wall = [m.wall_hours for m in fitting]
+    forgetting = [m.forgetting_points for m in fitting]
     pm = PlanModel(inst)
     assert isinstance(pm, StagedPlanModel) and hasattr(pm.model, "pair")
     pairs = pm.model.limit_fixed_vars
-    # tighten, loosen, remove; then the budget; then both; each from the plans' own values
+    # tighten, loosen, remove; then the budget; then both; then forgetting and deadline; each from the plans' values
     steps = [{"min_quality": _quantile(quality, 0.9)}, {"min_quality": _quantile(quality, 0.3)},
              {"min_quality": max(quality)}, {"min_quality": None},
              {"budget_usd": _quantile(cost, 0.1)}, {"budget_usd": _quantile(cost, 0.6)},
              {"min_quality": _quantile(quality, 0.7)}, {"budget_usd": None}, {"min_quality": min(quality) - 1.0},
-             {"min_quality": max(quality) + 1.0}, {"min_quality": None}]
+             {"min_quality": max(quality) + 1.0}, {"min_quality": None},
+             {"max_forgetting_points": _quantile(forgetting, 0.2), "deadline_hours": _quantile(wall, 0.5)},
+             {"min_quality": _quantile(quality, 0.5)}, {"max_forgetting_points": None},
+             {"deadline_hours": None, "min_quality": None}]
     limits: dict = {}
     fixed_somewhere = False
     for change in steps:
@@ -268,6 +273,33 @@ def test_one_model_resolved_under_each_objective_equals_the_oracle(seed):
         assert close(mip.metrics.cost_usd, best.metrics.cost_usd), (objective, mip.plan, best.plan)
         for key, value in mip.mip_values.items():
             assert close(value, getattr(mip.metrics, key)), (objective, key)
+
+
+@pytest.mark.parametrize("seed", [s for s in FAST_SEEDS if SIZES[s] <= 400][:8])
+def test_the_least_relaxations_of_an_infeasible_staged_instance_equal_the_oracles(seed):
+    """``explain_infeasible`` (what an infeasible `planopt solve` prints) on a staged model: with a deadline
+    of half the fastest plan's, each limit relaxed alone needs exactly what the oracle says (the best
+    value of its metric among the plans that meet the other limits), and no more."""
+    from planopt.diagnose import explain_infeasible
+    inst = staged_instance(seed)
+    fitting = [p.metrics for p in all_staged_plans(inst) if p.metrics.fits_memory]
+    if not fitting:
+        pytest.skip("no plan of this seed fits in memory")
+    inst = with_limits(inst, {"deadline_hours": 0.5 * min(m.wall_hours for m in fitting)})
+    active = {k: v for k, v in inst.constraints.model_dump().items() if k in LIMITS and v is not None}
+    rows = explain_infeasible(PlanModel(inst))
+    alone = {r["constraint"]: r["required"] for r in rows if not r["together"]}
+    assert set(alone) <= set(active)
+    for name, (expr, sense) in LIMITS.items():
+        if name not in active:
+            continue
+        others = [getattr(m, expr) for m in fitting if not any(
+            exceeds(getattr(m, LIMITS[o][0]), active[o], LIMITS[o][1]) for o in active if o != name)]
+        if not others:
+            assert name not in alone, (name, alone)
+            continue
+        need = min(others) if sense == "<=" else max(others)
+        assert name in alone and close(alone[name], need), (name, alone, need)
 
 
 def test_some_seeds_pair_their_first_two_stages():
