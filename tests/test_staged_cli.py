@@ -225,11 +225,6 @@ def _methods(plan: dict) -> tuple[str, ...]:
     return tuple(s["method"] for s in plan["stages"]) if "stages" in plan else (plan["method"],)
 
 
-FRONTIER_CAPS_BUG = ("planopt frontier on a staged instance exits 1: frontier.grid_caps reads plan.method of a "
-                     "StagedPlan (AttributeError: 'StagedPlan' object has no attribute 'method')")
-
-
-@pytest.mark.xfail(strict=True, reason=FRONTIER_CAPS_BUG)
 def test_frontier_of_a_staged_instance_lists_staged_plans(small):
     path, data = small
     code, out, err = run("frontier", path, "--x", "cost_usd", "--y", "quality", "--json")
