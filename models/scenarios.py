@@ -134,11 +134,15 @@ class ScenarioEvaluator:
     def _run(self, r: Recipe, h: HardwareChoice, interval_minutes: float, forgetting) -> tuple[dict, np.ndarray, np.ndarray]:
         """(cost lines, training hours, wall hours) of ``r`` on ``h`` run alone, in each scenario."""
         rp = self.ev.recipe(r)
-        compute = sum(hours * self.rate_scale(fam) for fam, hours in self.hours_by_rate(r, h).items())
+        # a recipe that does not fit does no work (as in ``Evaluator.metrics``): no hours to price
+        fits = self.ev.hardware(h).fits(r.memory_class)
+        by_rate = self.hours_by_rate(r, h) if fits else dict.fromkeys(RATE_FAMILIES, 0.0)
+        compute = sum(hours * self.rate_scale(fam) for fam, hours in by_rate.items())
         stretch = 1.0 + self.overhead(h, interval_minutes)
         train = compute * stretch
         wall = rp.lead_hours + train
-        evaluation = sum(v for k, v in self.ev.compute_hours_by_component(r, h).items() if family_of(k) == EVAL)
+        by_component = self.ev.compute_hours_by_component(r, h) if fits else {}
+        evaluation = sum(v for k, v in by_component.items() if family_of(k) == EVAL)
         eval_train = evaluation * self.rate_scale(RATE_FACTOR[EVAL]) * stretch
         return cost_breakdown_usd(self.inst, rp, self.gpus_usd_per_hour(h), train, wall, forgetting, eval_train), train, wall
 

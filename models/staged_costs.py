@@ -44,6 +44,9 @@ def check_staged_plan(ev: Evaluator, plan: StagedPlan) -> None:
     if plan.methods not in allowed:
         raise ValueError(f"plan.stages: the methods {list(plan.methods)} are not an allowed stage sequence "
                          f"(training.stage_sequences: {[list(s) for s in allowed]})")
+    intervals = ev.inst.checkpointing.interval_minutes_options
+    if plan.checkpoint_interval_minutes not in intervals:
+        raise ValueError(f"plan.checkpoint_interval_minutes: expected one of {intervals}")
     for n, stage in enumerate(plan.stages):
         try:
             ev.check_plan(Plan.of(stage.recipe, stage.hardware, plan.checkpoint_interval_minutes))

@@ -86,7 +86,13 @@ def instance_for_plan(inst: Instance, plan: Any) -> Instance:
 
 def evaluate_any(ev: Evaluator, plan: Plan | StagedPlan) -> Metrics:
     """The evaluator's metrics of a one-stage or a staged plan (ValueError naming the field when it is not an option)."""
-    return evaluate_staged(ev, plan) if isinstance(plan, StagedPlan) else ev.evaluate(plan)
+    if isinstance(plan, StagedPlan):
+        return evaluate_staged(ev, plan)
+    allowed = ev.inst.training.sequences()
+    if (plan.method,) not in allowed:
+        raise ValueError(f"plan.stages: the methods {[plan.method]} are not an allowed stage sequence "
+                         f"(training.stage_sequences: {[list(s) for s in allowed]})")
+    return ev.evaluate(plan)
 
 
 def evaluate_plan(source: str | Path | dict[str, Any] | Instance, plan: Plan | StagedPlan | dict[str, Any]) -> Metrics:

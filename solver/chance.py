@@ -226,11 +226,19 @@ def cvar(values, level: float) -> float:
     return float((whole + part) / tail)
 
 
+def refuse_chance(inst: Instance, what: str = "constraints.confidence") -> None:
+    """Chance-constrained plans are one-stage plans of the instance's own student: refuse the rest (one line)."""
+    from .errors import InputError
+    if inst.training.staged:
+        raise InputError(f"{what}: chance-constrained plans are one-stage plans for now; an instance with "
+                         "training.stage_sequences takes no confidence (its plan's risk is still reported)")
+    if inst.candidate_students:
+        raise InputError(f"{what}: chance-constrained plans train the instance's own student for now; an instance "
+                         "with candidate_students takes no confidence (its plan's risk is still reported)")
+
+
 def solve_chance(inst: Instance, confidence: float, scenarios: int = DEFAULT_SCENARIOS, seed: int = DEFAULT_SEED,
                  cvar_level: float | None = None, time_limit: float | None = None,
                  out_of_sample: int = OUT_OF_SAMPLE_SCENARIOS, guard: bool = True) -> SolveResult:
-    if inst.training.staged:
-        from .errors import InputError
-        raise InputError("constraints.confidence: chance-constrained plans are one-stage plans for now; an instance "
-                         "with training.stage_sequences takes no confidence (its plan's risk is still reported)")
+    refuse_chance(inst)
     return ChanceModel(inst, confidence, scenarios, seed, cvar_level).solve(time_limit, out_of_sample, guard)

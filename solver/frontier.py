@@ -370,8 +370,9 @@ def chance_frontier(inst, metric: str = "cost_usd", scenarios: int = 200, seed: 
     """Every non-dominated (expected ``metric``, in-sample probability of meeting every limit) point,
     from the best expected metric to the highest probability (see the comment above).
     ``progress(k)`` is called with the number of points found so far after each one."""
-    from .chance import OUT_OF_SAMPLE_SEED_OFFSET
+    from .chance import OUT_OF_SAMPLE_SEED_OFFSET, refuse_chance
     from .risk import check_scenarios
+    refuse_chance(inst, "--y probability")
     check_metric(metric, "--x")
     n = check_scenarios(scenarios, "--scenarios")
     check_scenarios(out_of_sample, "--out-of-sample")

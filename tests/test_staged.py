@@ -11,7 +11,7 @@
 6. the staged plan's JSON: round trips, the old one-stage shape, bad plans naming the field;
 and the exact cost-quality frontier of staged instances. The CLI is in ``test_staged_cli.py``.
 
-Known product bugs are ``xfail(strict=True)`` with the reason (search for ``_BUG``).
+A product bug found by these tests is marked ``xfail(strict=True)`` with its reason until it is fixed.
 """
 
 from __future__ import annotations
@@ -124,14 +124,9 @@ def test_the_fast_seeds_are_most_of_them_and_cover_staged_spaces():
     assert kinds == {1, 2, 3}
 
 
-# Product bug: when no sequence may stop after its first stage and no second-stage recipe fits on any
-# hardware option (seed 35: the only sequence is sft→opd, and no OPD recipe fits on 1 or 2 L4s with its
-# teacher), formulation/staged._pair_with_first_stage takes the min of an empty pair table: ValueError
-# "zero-size array to reduction operation minimum which has no identity"; `planopt solve` exits 1
-# (internal error) where the oracle says infeasible (exit 3).
-EMPTY_PAIR_BUG = ("build_staged crashes (numpy min of an empty pair table) when no second-stage recipe fits and no "
-                  "sequence may stop after one stage; the oracle says infeasible")
-KNOWN_BAD_SEEDS = {35: EMPTY_PAIR_BUG}
+# Seed 35: the only sequence is sft→opd and no OPD recipe fits on its hardware: infeasible, not a crash
+# (an empty pair table once made the staged build fail).
+KNOWN_BAD_SEEDS: dict[int, str] = {}
 
 
 def _seed_params(seeds):
@@ -153,7 +148,6 @@ def test_staged_mip_equals_the_oracle_slow(seed):
     assert_staged_contract(staged_instance(seed))
 
 
-@pytest.mark.xfail(strict=True, reason=EMPTY_PAIR_BUG)
 def test_a_staged_instance_whose_second_stage_fits_nowhere_is_infeasible():
     job = shrunk_staged_job_dict(35)
     assert job["training"]["stage_sequences"] == [["sft", "opd"]]
@@ -594,12 +588,7 @@ def _steps_not_offered(data, inst):
     data["stages"][2]["steps"] = 12345
 
 
-# Product bug: check_staged_plan checks each stage as a one-stage plan with the plan's interval and
-# prefixes the error with the stage, so an interval the instance does not offer is reported as
-# "plan.stages.0.checkpoint_interval_minutes", a field the staged shape does not have (a stage with it
-# is refused as an unknown field); the field is the top-level "plan.checkpoint_interval_minutes".
-INTERVAL_FIELD_BUG = ("an interval not offered is named plan.stages.0.checkpoint_interval_minutes, a field the staged "
-                      "shape does not have (it is plan.checkpoint_interval_minutes)")
+# An interval the instance does not offer is named by the plan's own field, plan.checkpoint_interval_minutes.
 
 BAD_PLANS = [
     ("unknown top-level field", lambda d, i: d.update(colour="red"), "plan.colour"),
@@ -618,7 +607,7 @@ BAD_PLANS = [
     ("steps not offered", _steps_not_offered, "plan.stages.2.steps"),
     ("interval not offered", _interval_not_offered, "plan.checkpoint_interval_minutes"),
 ]
-XFAIL = {"interval not offered": pytest.mark.xfail(strict=True, reason=INTERVAL_FIELD_BUG)}
+XFAIL: dict = {}
 
 
 @pytest.mark.parametrize("edit, field", [pytest.param(edit, field, id=name, marks=XFAIL.get(name, ()))
@@ -660,14 +649,6 @@ def _rl_alone(inst: Instance):
     return ev, r, h, intervals[0]
 
 
-# Product bug (since 1cb8eaf): read_plan reads a one-stage plan in the staged shape as a Plan, which
-# evaluate_any evaluates with Evaluator.evaluate, unchecked against training.stage_sequences (SEQUENCE_BUG
-# below): RL alone in the staged shape is accepted too where only sft→rl is allowed.
-STAGED_SHAPE_SEQUENCE_BUG = ("since 1cb8eaf a one-stage plan in the staged shape is read as a Plan and evaluated "
-                             "unchecked against training.stage_sequences (RL alone accepted where only sft→rl is allowed)")
-
-
-@pytest.mark.xfail(strict=True, reason=STAGED_SHAPE_SEQUENCE_BUG)
 def test_a_staged_one_stage_plan_of_a_sequence_not_allowed_is_refused():
     inst = _sft_then_rl_only()
     ev, r, h, interval = _rl_alone(inst)
@@ -679,14 +660,9 @@ def test_a_staged_one_stage_plan_of_a_sequence_not_allowed_is_refused():
         evaluate_plan(inst, StagedPlan.single(r, h, interval).to_dict())
 
 
-# Product bug: an old-shape (one-stage) plan is evaluated by Evaluator.evaluate, which checks the recipe,
-# hardware and interval but not training.stage_sequences: on an instance that allows only sft→rl, an RL
-# plan alone is accepted and reported feasible (api.evaluate_plan, `planopt evaluate`).
-SEQUENCE_BUG = ("a one-stage plan in the old shape is not checked against training.stage_sequences: RL alone is "
-                "evaluated as feasible on an instance that allows only sft→rl")
+# An old-shape (one-stage) plan is checked against training.stage_sequences too.
 
 
-@pytest.mark.xfail(strict=True, reason=SEQUENCE_BUG)
 def test_an_old_shape_plan_of_a_sequence_not_allowed_is_refused():
     from planopt.api import evaluate_plan
     from planopt.errors import InputError

@@ -188,8 +188,6 @@ def test_evaluate_names_the_field_of_a_bad_staged_plan(small, tmp_path):
     assert len(lines) == 1 and "plan.stages.0.gpu" in lines[0], err
 
 
-@pytest.mark.xfail(strict=True, reason="build_staged crashes (numpy min of an empty pair table) when no second-stage "
-                                       "recipe fits and no sequence may stop after one stage: exit 1, not 3")
 def test_a_staged_instance_whose_second_stage_fits_nowhere_exits_3(tmp_path):
     from staged_instances import shrunk_staged_job_dict
     data = shrunk_staged_job_dict(35)   # sft→opd only, on 1 or 2 L4s: no OPD recipe fits with its teacher
@@ -201,8 +199,6 @@ def test_a_staged_instance_whose_second_stage_fits_nowhere_exits_3(tmp_path):
     assert json.loads(out)["status"] == "infeasible"
 
 
-@pytest.mark.xfail(strict=True, reason="an old-shape one-stage plan is not checked against training.stage_sequences: "
-                                       "RL alone is evaluated as feasible where only sft→rl is allowed (exit 0, not 2)")
 def test_evaluate_refuses_a_one_stage_plan_of_a_sequence_not_allowed(tmp_path):
     data = agentic_rl([["sft", "rl"]])
     data["constraints"] = {}
@@ -225,6 +221,8 @@ def _methods(plan: dict) -> tuple[str, ...]:
     return tuple(s["method"] for s in plan["stages"]) if "stages" in plan else (plan["method"],)
 
 
+
+
 def test_frontier_of_a_staged_instance_lists_staged_plans(small):
     path, data = small
     code, out, err = run("frontier", path, "--x", "cost_usd", "--y", "quality", "--json")
@@ -237,12 +235,8 @@ def test_frontier_of_a_staged_instance_lists_staged_plans(small):
     assert close(min(p["cost_usd"] for p in points), solved["metrics"]["cost_usd"])
 
 
-PROBABILITY_FRONTIER_BUG = ("frontier --y probability on a staged instance plans one-stage plans of any method in "
-                            "training.methods, ignoring training.stage_sequences (SFT alone, OPD alone), exit 0; "
-                            "solve --confidence and sweep --confidence refuse staged instances (exit 2)")
 
 
-@pytest.mark.xfail(strict=True, reason=PROBABILITY_FRONTIER_BUG)
 def test_the_probability_frontier_of_a_staged_instance_is_refused_or_follows_its_sequences(small):
     path, data = small
     code, out, err = run("frontier", path, "--x", "cost_usd", "--y", "probability", "--scenarios", "50", "--json")
@@ -255,12 +249,8 @@ def test_the_probability_frontier_of_a_staged_instance_is_refused_or_follows_its
     assert methods and all(m in allowed for m in methods), (methods, allowed)
 
 
-NOT_FITTING_RISK_BUG = ("planopt evaluate of a plan with an OPD stage that does not fit in memory (no tensor-parallel "
-                        "degree holds it: 1 × TPU-v5p) exits 1: the risk section's ScenarioEvaluator computes its hours "
-                        "(hardware.seconds_per_unit: int / None); evaluate_plan itself reports 'does not fit'")
 
 
-@pytest.mark.xfail(strict=True, reason=NOT_FITTING_RISK_BUG)
 def test_evaluate_reports_a_staged_plan_that_does_not_fit_in_memory(tmp_path):
     from planopt.api import evaluate_plan
     from staged_instances import shrunk_staged_job_dict

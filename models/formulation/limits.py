@@ -90,7 +90,7 @@ def recipe_within_limits(m: pyo.ConcreteModel) -> None:
         out |= exceeds(floors[name], m.limit_values[name], sense)  # the rule, element-wise
     ub = np.where(out, 0, 1).tolist()
     # the staged model fixes pairs of first and second stages (formulation/staged.py), a job its recipes
-    fixed = getattr(m, "limit_fixed_vars", None) or m.recipe_chosen.values()
+    fixed = m.limit_fixed_vars if hasattr(m, "limit_fixed_vars") else m.recipe_chosen.values()
     for r, var in enumerate(fixed):
         if var.ub != ub[r]:
             var.setub(ub[r])

@@ -181,6 +181,8 @@ def _pair_with_first_stage(m: pyo.ConcreteModel, data: StagedData, x0: list):
     m.pair_of_first_stage = pyo.Constraint(range(len(x0)), rule=lambda m, r0: linear(
         [1.0] * len(by_first[r0]) + [-1.0], [p[n] for n in by_first[r0]] + [x0[r0]]) == 0)
     values, forgets = data.pair_end[r0s, os_], data.pair_forget[r0s, os_]
+    if not len(values):  # no second stage can follow any first one: pair_of_first_stage rules every plan out
+        return 0.0, 0.0, (float(data.ends0.min()), float(data.ends0.max()))
     return linear(values, p), linear(forgets, p), (float(values.min()), float(values.max()))
 
 

@@ -60,8 +60,12 @@ def staged_start(m: pyo.ConcreteModel, data: StagedData) -> list[tuple[object, f
     stops = os_ == n1
     if len(data.slots) > 2:                 # only pairs that may end the plan: no third stage is tried
         free &= stops
+    o1 = _stage_options(d1) if n1 and len(d1.hardware) else None
+    if o1 is None:
+        free &= stops
+    if not free.any() or not len(d0.hardware):
+        return None
     o0 = _stage_options(d0)
-    o1 = _stage_options(d1) if n1 else None
     best = None
     for variant in ("cheap", "fast"):
         usd = o0[variant + "_usd"][r0s]                                           # [pair, i]
