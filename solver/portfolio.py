@@ -32,7 +32,7 @@ from planopt.models.schema import Instance
 
 from .errors import InputError, describe_validation_error, read_json
 from .instance import check_time_limit
-from .portfolio_lagrange import job_plans, lagrangian_bound, reservation_floors
+from .portfolio_lagrange import add_columns, column_generation, integer_master, job_plans, lagrangian_bound, reservation_floors
 from .portfolio_replay import TIER_ORDER, gpu_hours_needed
 from .portfolio_search import complete_plans, current_values, greedy_candidates, integer_vars, schedule_values, set_start, solve_fixed
 from .run import FEASIBILITY_TOLERANCE, _status  # the same tolerance as single-job solves
@@ -43,13 +43,14 @@ from .verbosity import solver_log_streams
 RELATIVE_GAP = 1e-4
 FLOOR_SLACK = 1e-6  # relative (and USD) slack on each job's cost floor, against solver tolerances
 LAGRANGE_SECONDS = 10.0   # the subgradient ascent: on 50 jobs ~0.1 s an iteration, within 0.1 % of its plateau after ~90 (BENCHMARKS.md §3)
-LAGRANGE_SHARE = 0.15     # of the time left, at most, for it
+LAGRANGE_SHARE = 0.1      # of the time left, at most, for it
 COMPLETE_SECONDS = 10.0   # at most, for the sub-MIP completing the warm start's plans (~1 s on 50 jobs)
 COMPLETE_SHARE = 0.15     # of the time left, at most, for it
 SEARCH_SECONDS = 10.0     # without a time limit: the completion's share is taken of this
+GREEDY_SHARE = 0.2        # of the time left after the warm start, at most, for the greedy and its best responses
 SEARCH_SHARE = 0.5        # of the time left after the warm start: what the search's sub-MIPs take a share of
-LAGRANGE_MORE_SHARE = 0.5  # of the time left after the search, for the ascent's second part
-LAGRANGE_MAX_ITERATIONS = 100_000   # the second part stops on its time (or when its step vanishes)
+LAGRANGE_MORE_SHARE = 0.5  # of the time left after the search, at most, for column generation (converged in ~11 s on 50 jobs)
+MASTER_SHARE = 0.3        # of the time left after column generation, at most, for the integer master (~3-5 s on 50 jobs)
 RESTORE_SECONDS = 3.0     # at least, kept for the fallback schedule's LP (all integers fixed: ~0.5-1.5 s on 50 jobs)
 WARM_START_SHARE = 0.5     # of a time limit, at most, for the warm start; the portfolio MIP gets the rest
 MIN_SOLVE_SECONDS = 0.01   # the shortest time limit handed to HiGHS (the CLI's lower bound on --time-limit)
@@ -344,6 +345,8 @@ class PortfolioModel:
         self.job_plans: list = []                        # portfolio_lagrange.JobPlans per job
         self.reserved_floor: dict[str, int] = {}         # valid lower bounds on reserved GPUs (reservation_floors)
         self.search_objective: float | None = None   # the search's best schedule's objective
+        self.best: tuple[float, list] | None = None      # the search's best: (objective, integer values)
+        self.candidates: list = []                       # the greedy's schedules (greedy_candidates)
 
     def warm_start(self, floors: bool = True, starts: bool = True, end: float | None = None) -> float:
         """The Lagrangian relaxation of the shared capacity (``portfolio_lagrange.lagrangian_bound``),
@@ -502,11 +505,12 @@ class PortfolioModel:
             self.search(result, threads, end)
             searched = self.search_objective
             if searched is not None and end is not None and self.lagrange is not None:
-                # the ascent goes on, its steps now aimed at the search's schedule (Polyak)
+                # the dual goes on by column generation from the ascent's multipliers
                 seconds = LAGRANGE_MORE_SHARE * (end - time.perf_counter())
                 if seconds > MIN_SOLVE_SECONDS:
-                    self.lagrange = lagrangian_bound(self, seconds=seconds, iterations=LAGRANGE_MAX_ITERATIONS, plans=self.job_plans,
-                                                     reserved_floor=self.reserved_floor, start=self.lagrange, target_usd=searched)
+                    self.lagrange = column_generation(self, self.job_plans, self.reserved_floor, seconds, start=self.lagrange)
+                    self.master_search(result, threads, end)
+                    searched = self.search_objective
         lag_bound = None
         if self.lagrange is not None and math.isfinite(self.lagrange.bound_usd):
             # the Lagrangian bound is valid on its own (portfolio_lagrange)
@@ -571,47 +575,74 @@ class PortfolioModel:
 
     def search(self, result: PortfolioResult, threads: int, end: float | None) -> None:
         """The primal side before the MIP proper (``portfolio_search``), each schedule a solution of
-        the full model (only bounds are changed), the best one kept:
+        the full model (only bounds are changed), the best one kept (``keep_schedule``):
 
-        - the greedy (``greedy_schedule``) over several job orders, the best estimate's schedule
-          solved exactly (the schedule LP with its integer values fixed), and the reservations and
-          schedule for its plans (a sub-MIP);
-        - the reservations and schedule for the Lagrangian minimisers' plans (a sub-MIP);
+        - the greedy (``greedy_schedule``) over several job orders, improved by best responses,
+          the best estimate's schedule solved exactly (the schedule LP with its integer values
+          fixed), and the reservations and schedule for its plans (a sub-MIP);
+        - the reservations and schedule for the Lagrangian minimisers' plans (a sub-MIP).
 
-        The best becomes the fallback (``gang_values``) of the MIP proper."""
+        The best becomes the fallback (``gang_values``) of the MIP proper; ``master_search``
+        follows once column generation has run."""
         t0 = time.perf_counter()
         left = SEARCH_SECONDS / SEARCH_SHARE if end is None else end - t0
         if left <= MIN_SOLVE_SECONDS:
             return
-        best: tuple[float, list] | None = None
-        per_job, shared = integer_vars(self)
-        every = [v for vs in per_job for v in vs] + shared
+        self.candidates = greedy_candidates(self, self.job_plans, self.reserved_floor,
+                                            end=None if end is None else t0 + GREEDY_SHARE * (end - t0))
+        if self.candidates:
+            _, out, reserved, _ = self.candidates[0]
+            self.try_schedule(out, reserved, threads, left, end)
+        self.keep_schedule(complete_plans(self, self.plan_fixes, None, self.time_for(COMPLETE_SHARE, left, end), threads))
+        if self.best is None and self.gang_values is not None:
+            self.keep_schedule(solve_fixed(self, self.gang_values, None, self.time_for(COMPLETE_SHARE, left, end), threads))
+        self.load_best(threads, left, end)
+        result.search_seconds += time.perf_counter() - t0
 
-        def keep(obj: float | None) -> None:
-            nonlocal best
-            if obj is not None and (best is None or obj < best[0]):
-                best = (obj, current_values(every))
-
-        def time_for(share: float) -> float:
-            return max(MIN_SOLVE_SECONDS, min(COMPLETE_SECONDS, share * (left if end is None else end - time.perf_counter())))
-
-        plan_vars = {id(v) for vs in per_job for v in vs if v.parent_component() is not self.model.holds}
-        candidates = greedy_candidates(self, self.job_plans, self.reserved_floor)
-        if candidates:
-            _, out, reserved = candidates[0]
-            values = schedule_values(self, out, reserved)
-            keep(solve_fixed(self, values, None, time_for(COMPLETE_SHARE), threads))
-            keep(complete_plans(self, [vx for vx in values if id(vx[0]) in plan_vars], None, time_for(COMPLETE_SHARE), threads))
-        keep(complete_plans(self, self.plan_fixes, None, time_for(COMPLETE_SHARE), threads))
-        if best is None and self.gang_values is not None:
-            keep(solve_fixed(self, self.gang_values, None, time_for(COMPLETE_SHARE), threads))
-        if best is None:
+    def master_search(self, result: PortfolioResult, threads: int, end: float | None) -> None:
+        """Price-and-branch's primal: the column generation master (``column_generation``) with the
+        greedy's schedules added as columns, solved with binary columns (``integer_master``): it
+        recombines the jobs' schedules of every greedy run and every pricing round; its plans are
+        then scheduled exactly (``try_schedule``)."""
+        t0 = time.perf_counter()
+        if self.lagrange is None or self.lagrange.master is None or end is None:
             return
-        if pyo.value(self.model.objective) > best[0] + 1e-7 * abs(best[0]):
-            solve_fixed(self, best[1], None, time_for(COMPLETE_SHARE), threads)   # load the best back
-        self.gang_values = current_values(every)
-        self.search_objective = pyo.value(self.model.objective)
-        result.search_seconds = time.perf_counter() - t0
+        left = end - t0
+        add_columns(self, self.lagrange, [(out, values) for _, out, _, values in self.candidates or []])
+        found = integer_master(self, self.lagrange, MASTER_SHARE * left)
+        if found is not None:
+            self.try_schedule(*found, threads, left, end)
+            self.load_best(threads, left, end)
+        result.search_seconds += time.perf_counter() - t0
+
+    @staticmethod
+    def time_for(share: float, left: float, end: float | None) -> float:
+        return max(MIN_SOLVE_SECONDS, min(COMPLETE_SECONDS, share * (left if end is None else end - time.perf_counter())))
+
+    def keep_schedule(self, obj: float | None) -> None:
+        """Keep the loaded schedule (objective ``obj``; None: nothing loaded) if it is the best."""
+        if obj is not None and (self.best is None or obj < self.best[0]):
+            per_job, shared = integer_vars(self)
+            self.best = (obj, current_values([v for vs in per_job for v in vs] + shared))
+
+    def try_schedule(self, out: list, reserved: dict[str, int], threads: int, left: float, end: float | None) -> None:
+        """A schedule given per job as (recipe, h, i, [(bucket, tier)]) with its reservations: its
+        schedule LP with every integer value fixed, and the sub-MIP for its plans alone."""
+        values = schedule_values(self, out, reserved)
+        per_job, _ = integer_vars(self)
+        plan_vars = {id(v) for vs in per_job for v in vs if v.parent_component() is not self.model.holds}
+        self.keep_schedule(solve_fixed(self, values, None, self.time_for(COMPLETE_SHARE, left, end), threads))
+        self.keep_schedule(complete_plans(self, [vx for vx in values if id(vx[0]) in plan_vars], None,
+                                          self.time_for(COMPLETE_SHARE, left, end), threads))
+
+    def load_best(self, threads: int, left: float, end: float | None) -> None:
+        """Load the best schedule into the model; it becomes the fallback (``gang_values``)."""
+        if self.best is None:
+            return
+        if pyo.value(self.model.objective) > self.best[0] + 1e-7 * abs(self.best[0]):
+            solve_fixed(self, self.best[1], None, max(RESTORE_SECONDS, self.time_for(COMPLETE_SHARE, left, end)), threads)
+        self.gang_values = list(self.best[1])
+        self.search_objective = self.best[0]
 
     def gang_fallback(self, threads: int, time_limit: float | None) -> bool:
         """The gang heuristic's schedule (``gang_values``: plans, held buckets, reservations) with

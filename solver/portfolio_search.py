@@ -22,6 +22,7 @@ its whole 4-10 s limit, and HiGHS spent the limit on completing the start).
 from __future__ import annotations
 
 import random
+import time
 from typing import Any
 
 import numpy as np
@@ -122,14 +123,17 @@ def plan_values(pm, j: int, r: int, h: int, i: int) -> list[tuple[Any, float]]:
     return vals
 
 
-GREEDY_RANDOM_ORDERS = 6   # random job orders tried by the greedy, besides the two sorted ones
+GREEDY_RANDOM_ORDERS = 16  # random job orders tried by the greedy (time allowing), besides the two sorted ones
+BEST_RESPONSE_CANDIDATES = 3   # the best greedy schedules improved by best responses
 
 
-def greedy_candidates(pm, plans: list, reserved_floor: dict[str, int], seed: int = 0) -> list[tuple[float, list, dict]]:
+def greedy_candidates(pm, plans: list, reserved_floor: dict[str, int], seed: int = 0,
+                      end: float | None = None) -> list[tuple[float, list, dict, list]]:
     """``portfolio_lagrange.greedy_schedule`` over several job orders (largest work first, largest
     Lagrangian share first, random), starting from the reservations every schedule has
-    (``reserved_floor``); best estimate first."""
-    from .portfolio_lagrange import greedy_schedule
+    (``reserved_floor``); the best few improved by ``best_responses`` (until ``end``); best
+    estimate first."""
+    from .portfolio_lagrange import best_responses, greedy_schedule
     n = len(plans)
     work = [float(np.nanmin(np.where(np.isfinite(jp.compute_hours), jp.compute_hours * jp.count[None, :], np.inf)))
             if jp.compute_hours.size else 0.0 for jp in plans]
@@ -141,5 +145,13 @@ def greedy_candidates(pm, plans: list, reserved_floor: dict[str, int], seed: int
         o = list(range(n))
         rng.shuffle(o)
         orders.append(o)
-    out = [g for o in orders if (g := greedy_schedule(pm, plans, o, reserved_floor)) is not None]
+    out = []
+    for o in orders:
+        if out and end is not None and time.perf_counter() >= end:
+            break
+        g = greedy_schedule(pm, plans, o, reserved_floor)
+        if g is not None:
+            out.append(g)
+    out = sorted(out, key=lambda x: x[0])[:BEST_RESPONSE_CANDIDATES]
+    out = [best_responses(pm, plans, o, values, reserved, floor=reserved_floor, end=end) for _, o, reserved, values in out]
     return sorted(out, key=lambda x: x[0])
