@@ -47,6 +47,8 @@ def plan_note(inst: Instance, plan: Plan) -> Optional[str]:
         return None
     task = inst.task.model_copy(update={"prompts_available": int(math.ceil(drawn))})
     fresh = profile(inst.model_copy(update={"task": task}), plan.recipe).quality
+    if round(fresh, 2) == round(rp.quality, 2):  # the repeats cost nothing the report shows: no note
+        return None
     return (f"{drawn:,.0f} prompts drawn from task.prompts_available = {unique:,} ({drawn / unique:.1f} epochs); "
             f"they count as {worth:,.0f} fresh ones ({worth / drawn:.0%}); with {int(math.ceil(drawn)):,} distinct "
             f"prompts the plan would reach quality {fresh:.2f} instead of {rp.quality:.2f}")

@@ -107,10 +107,16 @@ def adapter_ranks(inst: Instance) -> list:
 
 
 def enumerate_recipes(inst: Instance) -> list[Recipe]:
-    """Every recipe the instance allows, in a stable order."""
+    """Every recipe the instance allows, in a stable order: of every method in ``training.methods``, or, when
+    ``training.stage_sequences`` lists only one-stage sequences, of those methods alone (a staged instance's
+    stages pick their own methods from these, ``formulation/staged_data.py``)."""
+    t = inst.training
+    allowed = set(t.methods) if t.staged else {seq[0] for seq in t.sequences()}
     recipes: list[Recipe] = []
     for lora in adapter_ranks(inst):
         for method, opts in inst.training.methods.items():
+            if method not in allowed:
+                continue
             for steps in sorted(set(opts.steps_options)):
                 if method == "sft":
                     for share in sorted(set(inst.sft_data.external_data_share_options)):

@@ -99,3 +99,41 @@ def test_readme_python_sweep_shows_the_plans_it_says():
     assert [f"{c:,.0f}" for c in sweep["cost_usd"]] == [cost for cost, _ in stated]
     plans = {(r.steps, r.samples_per_prompt) for r in sweep.itertuples()}
     assert len(plans) == 3 and "three different plans" in comment
+
+
+def _sentence(start: str) -> str:
+    return next(l for l in README.splitlines() if l.startswith(start))
+
+
+def test_readme_states_the_staged_optimum_and_what_each_stage_reaches_alone():
+    import json
+    import planopt
+    line = _sentence("On `qwen3-32b-sft-then-rl.json`")
+    stated = re.search(r"SFT plan alone reaches (?P<sft>[\d.]+) and the best RL plan alone (?P<rl>\d+\.\d+).*?"
+                       r"\$(?P<cost>[\d,]+) in (?P<hours>[\d.]+) h, quality (?P<q>[\d.]+), (?P<f>[\d.]+) points", line)
+    assert stated, line
+    res = planopt.solve(INSTANCES / "qwen3-32b-sft-then-rl.json", sensitivity=False)
+    assert [s.method for s in res.plan.stages] == ["sft", "rl"]
+    assert f"{res.metrics.cost_usd:,.0f}" == stated["cost"] and f"{res.metrics.wall_hours:.1f}" == stated["hours"]
+    assert f"{res.metrics.quality:.2f}" == stated["q"] and f"{res.metrics.forgetting_points:.2f}" == stated["f"]
+    data = json.loads((INSTANCES / "qwen3-32b-sft-then-rl.json").read_text())
+    data["constraints"].pop("min_quality")
+    for method in ("sft", "rl"):
+        alone = {**data, "objective": "quality", "training": {**data["training"], "stage_sequences": [[method]]}}
+        best = planopt.solve(alone, sensitivity=False)
+        assert f"{best.metrics.quality:.2f}" == stated[method], method
+
+
+def test_readme_states_which_base_wins_where():
+    import planopt
+    line = _sentence("**Which base model.**")
+    stated = re.search(r"\$(?P<cost>[\d,]+) in (?P<hours>[\d.]+) h, quality (?P<q>[\d.]+)\..*?the 8B's "
+                       r"\$(?P<cost8>[\d,]+) plan at (?P<q8>[\d.]+)", line)
+    assert stated, line
+    res = planopt.solve(INSTANCES / "math-8b-or-32b.json", sensitivity=False)
+    assert res.student == "Qwen3-32B" and f"{res.metrics.cost_usd:,.0f}" == stated["cost"]
+    assert f"{res.metrics.quality:.2f}" == stated["q"]
+    front = planopt.frontier(INSTANCES / "math-8b-or-32b.json", x="cost_usd", y="quality", min_quality=60)
+    small = front[front["student"] == "Qwen3-8B"]
+    assert len(small) == 1 and (front["student"] == "Qwen3-32B").sum() == len(front) - 1
+    assert f"{small['cost_usd'].iloc[0]:,.0f}" == stated["cost8"] and f"{small['quality'].iloc[0]:.2f}" == stated["q8"]
