@@ -49,6 +49,11 @@ BASELINE_MIB = 74                # `planopt solve qwen3-8b-math.json --no-sensit
 MODEL_KIB_PER_RECIPE = 4.5       # rounded up from 3.8-4.1
 MODEL_KIB_PER_HARDWARE = 95      # the largest of 85-95
 MODEL_BYTES_PER_PAIR = 14
+# A staged model (formulation/staged.py) holds one pair variable per allowed (first-stage recipe, second-stage
+# option): peak RSS of building the model of qwen3-32b-sft-then-rl.json with 2, 5 and 8 SFT step options
+# (1,572, 9,558 and 25,893 pairs) grew by 33.1 MiB over 24,321 pairs, 1.39 KiB each (2026-12-01, by hand,
+# `resource.getrusage` after `PlanModel(inst)`); rounded up. Each stage slot also holds its recipes again.
+MODEL_KIB_PER_STAGE_PAIR = 1.5
 # The cap: 2.5× the largest model benchmarked (204 MiB at 10^8 plans, BENCHMARKS.md §1). Near it a solve
 # already takes about a minute on the benchmark machine (4,000 GPU counts: 33-44 s, 411 MiB, without the
 # sensitivity re-solves); beyond it the build alone runs for minutes, so the user hears why up front.
@@ -66,6 +71,7 @@ class PlanSpace:
     options: dict[str, int] = field(default_factory=dict)
     # option -> estimated model MiB if it offered a single value
     model_mib_without: dict[str, float] = field(default_factory=dict)
+    stage_pairs: int = 0        # a staged model's (first-stage recipe, second-stage option) pairs
 
     @property
     def plans(self) -> int:
@@ -73,7 +79,7 @@ class PlanSpace:
 
     @property
     def model_mib(self) -> float:
-        return model_mib(self.recipes, self.hardware)
+        return model_mib(self.recipes, self.hardware, self.stage_pairs)
 
     @property
     def dominant(self) -> str | None:
@@ -83,14 +89,17 @@ class PlanSpace:
 
     def describe(self) -> str:
         """The arithmetic, for people: ``R recipes × H hardware options × I intervals = N plans``."""
+        if self.stage_pairs:
+            return (f"{self.recipes:,} stage recipes over the stage slots, {self.hardware:,} hardware options per stage, "
+                    f"{self.stage_pairs:,} pairs of first and second stages")
         return (f"{self.recipes:,} recipes × {self.hardware:,} hardware options × {self.intervals:,} "
                 f"checkpoint intervals = {self.plans:,} plans")
 
 
-def model_mib(recipes: int, hardware: int) -> float:
-    """Estimated peak memory of building and solving the MIP, MiB (module docstring)."""
+def model_mib(recipes: int, hardware: int, stage_pairs: int = 0) -> float:
+    """Estimated peak memory of building and solving the MIP, MiB (module docstring; a staged model's pairs too)."""
     return (BASELINE_MIB + recipes * MODEL_KIB_PER_RECIPE / 1024 + hardware * MODEL_KIB_PER_HARDWARE / 1024
-            + recipes * hardware * MODEL_BYTES_PER_PAIR / 2**20)
+            + recipes * hardware * MODEL_BYTES_PER_PAIR / 2**20 + stage_pairs * MODEL_KIB_PER_STAGE_PAIR / 1024)
 
 
 def schedule_count(options: int, phases: int, taper_only: bool) -> int:
@@ -122,22 +131,30 @@ def _option_counts(inst: Instance) -> dict[str, int]:
     return counts
 
 
-def _sizes(inst: Instance, counts: dict[str, int]) -> tuple[int, int, int]:
+def _sizes(inst: Instance, counts: dict[str, int]) -> tuple[int, int, int, int]:
+    """(recipes the model holds, hardware choices, intervals, stage pairs): the methods of one-stage sequences
+    (``recipes.enumerate_recipes``); a staged model holds each slot's recipes and its pairs (``staged_data``)."""
     t = inst.training
     schedules = (schedule_count(counts["training.samples_per_prompt_options"], counts["training.phases"], t.taper_only)
                  if "training.phases" in counts else 0)
-    recipes = 0
+    adapters = _adapters(inst, counts)
+    per_method = {}
     for m in t.methods:
         steps = counts[f"training.methods.{m}.steps_options"]
         if m == "sft":
-            recipes += steps * counts["sft_data.external_data_share_options"] * counts["sft_data.max_epochs_options"]
+            per_method[m] = steps * counts["sft_data.external_data_share_options"] * counts["sft_data.max_epochs_options"]
         elif m == "rl":
-            recipes += steps * schedules
+            per_method[m] = steps * schedules
         else:
-            recipes += steps * schedules * counts["teacher.precision_options"]
-    adapters = _adapters(inst, counts)
+            per_method[m] = steps * schedules * counts["teacher.precision_options"]
+        per_method[m] *= adapters
+    sequences = t.sequences()
+    slots = [{q[s] for q in sequences if len(q) > s} for s in range(max(len(q) for q in sequences))]
+    recipes = sum(per_method[m] for methods in slots for m in methods)
+    follows = {(q[0], q[1] if len(q) > 1 else None) for q in sequences} if len(slots) > 1 else set()
+    pairs = sum(per_method[a] * (1 if b is None else per_method[b]) for a, b in follows)
     hardware = sum(v for k, v in counts.items() if k.startswith("hardware.gpus."))
-    return recipes * adapters, hardware * adapters, counts["checkpointing.interval_minutes_options"]
+    return recipes, hardware * adapters, counts["checkpointing.interval_minutes_options"], pairs
 
 
 def _adapters(inst: Instance, counts: dict[str, int]) -> int:
@@ -150,13 +167,13 @@ def _adapters(inst: Instance, counts: dict[str, int]) -> int:
 def plan_space(inst: Instance) -> PlanSpace:
     """The instance's plan-space size, and the estimated model size with each option cut to one value."""
     counts = _option_counts(inst)
-    recipes, hardware, intervals = _sizes(inst, counts)
+    recipes, hardware, intervals, pairs = _sizes(inst, counts)
     without = {}
     for key, n in counts.items():
         if n > 1:
-            r, h, _ = _sizes(inst, {**counts, key: 1})
-            without[key] = model_mib(r, h)
-    return PlanSpace(recipes, hardware, intervals, counts, without)
+            r, h, _, p = _sizes(inst, {**counts, key: 1})
+            without[key] = model_mib(r, h, p)
+    return PlanSpace(recipes, hardware, intervals, counts, without, pairs)
 
 
 def check_model_size(inst: Instance, cap_mib: float = MAX_MODEL_MIB) -> PlanSpace:

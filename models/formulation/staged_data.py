@@ -63,13 +63,14 @@ class StagedData:
 
     @property
     def plans(self) -> int:
-        """Staged plans in the space: per sequence, the product over its stages of recipes × hardware, × intervals."""
+        """Staged plans the model holds: per sequence, the product over its stages of the (recipe, hardware)
+        pairs of the stage's method (a recipe runs on hardware of its own adapter), × intervals."""
         total = 0
         for seq in self.sequences:
             n = len(self.intervals)
             for s, method in enumerate(seq):
                 d = self.slots[s]
-                n *= sum(r.method == method for r in d.recipes) * len(d.hardware)
+                n *= sum(1 for r in d.recipes if r.method == method for h in d.hardware if h.lora_rank == r.lora_rank)
             total += n
         return total
 

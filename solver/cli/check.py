@@ -44,8 +44,30 @@ def validate(file: Path = typer.Argument(..., help="instance JSON")):
 
 def plan_space_line(pm) -> str:
     """The plan space as arithmetic that adds up: the instance's options, then what the model keeps of them."""
-    recipes, hardware, intervals = (len(options) for options in pm.evaluator.space())
-    d = pm.data
+    from ..candidate_run import CandidatePlanModel
+    from ..staged_run import StagedPlanModel
+    if isinstance(pm, StagedPlanModel):
+        from ..staged_oracle import staged_space_size
+        d = pm.data
+        sequences = ", ".join(" → ".join(q) for q in d.sequences)
+        why = [f"{reason}: {n:,}" for reason, n in d.dropped.items() if n]
+        return (f"{staged_space_size(pm.inst):,} staged plans over the sequences {sequences} (per sequence, each stage's "
+                f"recipes × hardware options, × {len(d.intervals)} checkpoint intervals); the model keeps {d.plans:,}"
+                + (f" ({'; '.join(why)})" if why else ""))
+    if isinstance(pm, CandidatePlanModel):
+        inst = pm.inst
+        parts = [f"{name}: {plan_space_line_of(inst.for_student(name))}" for name in inst.student_names()]
+        return f"{len(parts)} students · " + " · ".join(parts)
+    return plan_space_line_of(pm.evaluator.inst, pm.data)
+
+
+def plan_space_line_of(inst, data=None) -> str:
+    """One student's plan space (and, with ``data``, what the model keeps of it)."""
+    from planopt.models.costs import Evaluator
+    recipes, hardware, intervals = (len(options) for options in Evaluator(inst).space())
+    if data is None:
+        return f"{recipes:,} recipes × {hardware:,} hardware options × {intervals:,} intervals = {recipes * hardware * intervals:,} plans"
+    d = data
     kept = (len(d.recipes), len(d.hardware), len(d.intervals))
     line = (f"{recipes:,} recipes × {hardware:,} hardware options × {intervals:,} checkpoint intervals"
             f" = {recipes * hardware * intervals:,} plans")
