@@ -32,7 +32,7 @@ from planopt.models.schema import Instance
 
 from .errors import InputError, describe_validation_error, read_json
 from .instance import check_time_limit
-from .portfolio_lagrange import add_columns, column_generation, integer_master, job_plans, lagrangian_bound, reservation_floors
+from .portfolio_lagrange import add_columns, best_responses, column_generation, integer_master, job_plans, lagrangian_bound, reservation_floors
 from .portfolio_replay import TIER_ORDER, gpu_hours_needed
 from .portfolio_search import complete_plans, current_values, greedy_candidates, integer_vars, schedule_values, set_start, solve_fixed
 from .run import FEASIBILITY_TOLERANCE, _status  # the same tolerance as single-job solves
@@ -51,6 +51,7 @@ GREEDY_SHARE = 0.2        # of the time left after the warm start, at most, for 
 SEARCH_SHARE = 0.5        # of the time left after the warm start: what the search's sub-MIPs take a share of
 LAGRANGE_MORE_SHARE = 0.5  # of the time left after the search, at most, for column generation (converged in ~11 s on 50 jobs)
 MASTER_SHARE = 0.3        # of the time left after column generation, at most, for the integer master (~3-5 s on 50 jobs)
+MASTER_ROUNDS = 3         # integer master, then best responses from its schedule as new columns, at most this often
 RESTORE_SECONDS = 3.0     # at least, kept for the fallback schedule's LP (all integers fixed: ~0.5-1.5 s on 50 jobs)
 WARM_START_SHARE = 0.5     # of a time limit, at most, for the warm start; the portfolio MIP gets the rest
 MIN_SOLVE_SECONDS = 0.01   # the shortest time limit handed to HiGHS (the CLI's lower bound on --time-limit)
@@ -609,10 +610,22 @@ class PortfolioModel:
             return
         left = end - t0
         add_columns(self, self.lagrange, [(out, values) for _, out, _, values in self.candidates or []])
-        found = integer_master(self, self.lagrange, MASTER_SHARE * left)
-        if found is not None:
-            self.try_schedule(*found, threads, left, end)
-            self.load_best(threads, left, end)
+        stop = t0 + MASTER_SHARE * left
+        for _ in range(MASTER_ROUNDS):
+            found = integer_master(self, self.lagrange, max(MIN_SOLVE_SECONDS, 0.5 * (stop - time.perf_counter())))
+            if found is None:
+                break
+            out, reserved, values = found
+            self.try_schedule(out, reserved, threads, left, end)
+            if time.perf_counter() >= stop:
+                break
+            # best responses from the master's schedule give it new columns for the next round
+            better = best_responses(self, self.job_plans, out, values, reserved, floor=self.reserved_floor, end=stop)
+            if better[0] >= sum(values) + sum(self.data.reserved_price[g] * self.data.committed_hours[g] * n
+                                             for g, n in reserved.items()) * (1 - 1e-9):
+                break
+            add_columns(self, self.lagrange, [(better[1], better[3])])
+        self.load_best(threads, left, end)
         result.search_seconds += time.perf_counter() - t0
 
     @staticmethod

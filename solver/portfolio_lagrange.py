@@ -653,11 +653,11 @@ def column_generation(pm, plans: list, reserved_floor: dict[str, int], seconds: 
     return best
 
 
-def integer_master(pm, lag: LagrangeResult, seconds: float) -> tuple[list, dict] | None:
+def integer_master(pm, lag: LagrangeResult, seconds: float) -> tuple[list, dict, list] | None:
     """Price-and-branch's primal: the master of ``column_generation`` with its job columns binary
     (no artificial column), solved by HiGHS within ``seconds``: one generated schedule per job
     that fits the capacities together. Returns ([(recipe, h, i, [(b, tier)])] per job, reserved
-    per GPU type), or None. The columns come from the relaxed pricing, so their plans, not their
+    per GPU type, each job's column cost), or None. The columns come from the relaxed pricing, so their plans, not their
     buckets, are what the caller should keep (``complete_plans`` schedules them exactly)."""
     import highspy
     if lag.master is None:
@@ -676,13 +676,16 @@ def integer_master(pm, lag: LagrangeResult, seconds: float) -> tuple[list, dict]
     if h.getInfo().primal_solution_status != 2:   # kSolutionStatusFeasible
         return None
     x = np.array(h.getSolution().col_value)
+    cost = np.array(h.getLp().col_cost_)
     out: list = [None] * J
+    values: list = [0.0] * J
     for c, (j, r, hh, i, held) in enumerate(columns):
         if x[first + c] > 0.5:
             out[j] = (r, hh, i, held)
+            values[j] = float(cost[first + c])
     if any(o is None for o in out):
         return None
-    return out, {g: int(round(x[n_])) for n_, g in enumerate(d.gpus)}
+    return out, {g: int(round(x[n_])) for n_, g in enumerate(d.gpus)}, values
 
 
 def add_columns(pm, lag: LagrangeResult, schedules: list) -> None:
@@ -702,7 +705,7 @@ def add_columns(pm, lag: LagrangeResult, schedules: list) -> None:
             if key in known:
                 continue
             known.add(key)
-            jp = pm.job_plans[j] if hasattr(pm, "job_plans") else None
+            jp = pm.job_plans[j]
             p = jp.pairs.index((hh, i))
             g, n = gpu_index[jp.gpu[p]], jp.count[p]
             rows = [j] + [J + (b * G + g) * 3 + k for b, k in held]

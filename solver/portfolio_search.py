@@ -131,8 +131,8 @@ def greedy_candidates(pm, plans: list, reserved_floor: dict[str, int], seed: int
                       end: float | None = None) -> list[tuple[float, list, dict, list]]:
     """``portfolio_lagrange.greedy_schedule`` over several job orders (largest work first, largest
     Lagrangian share first, random), starting from the reservations every schedule has
-    (``reserved_floor``); the best few improved by ``best_responses`` (until ``end``); best
-    estimate first."""
+    (``reserved_floor``); the best few improved by ``best_responses`` (until ``end``), best
+    estimate first, then every greedy schedule as it was (columns for ``integer_master``)."""
     from .portfolio_lagrange import best_responses, greedy_schedule
     n = len(plans)
     work = [float(np.nanmin(np.where(np.isfinite(jp.compute_hours), jp.compute_hours * jp.count[None, :], np.inf)))
@@ -152,6 +152,7 @@ def greedy_candidates(pm, plans: list, reserved_floor: dict[str, int], seed: int
         g = greedy_schedule(pm, plans, o, reserved_floor)
         if g is not None:
             out.append(g)
-    out = sorted(out, key=lambda x: x[0])[:BEST_RESPONSE_CANDIDATES]
-    out = [best_responses(pm, plans, o, values, reserved, floor=reserved_floor, end=end) for _, o, reserved, values in out]
-    return sorted(out, key=lambda x: x[0])
+    out = sorted(out, key=lambda x: x[0])
+    improved = [best_responses(pm, plans, o, values, reserved, floor=reserved_floor, end=end)
+                for _, o, reserved, values in out[:BEST_RESPONSE_CANDIDATES]]
+    return sorted(improved, key=lambda x: x[0]) + out
