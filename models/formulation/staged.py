@@ -57,7 +57,7 @@ from .data import FormulationData
 from .limits import define_limits, recipe_within_limits
 from .linear import flattened, linear
 from .objectives import activate_objective, define_objectives
-from .staged_data import StagedData, collect_staged
+from .staged_data import StagedData, collect_staged, interval_floors
 from .work import define_work
 
 
@@ -115,7 +115,9 @@ def build_staged(ev: Evaluator) -> tuple[pyo.ConcreteModel | None, StagedData]:
                                                + inst.forgetting_repair_usd_per_point * m.forgetting_points))
     define_limits(m, inst.constraints)
     if hasattr(m, "pair"):
-        m.recipe_floor = _pair_floors(data)
+        floors = _pair_floors(m, data)
+        _pair_floor_rows(m, data, floors)
+        m.recipe_floor = floors
         m.limit_fixed_vars = list(m.pair.values())
         recipe_within_limits(m)
     define_objectives(m)
@@ -186,32 +188,34 @@ def _pair_with_first_stage(m: pyo.ConcreteModel, data: StagedData, x0: list):
     return linear(values, p), linear(forgets, p), (float(values.min()), float(values.max()))
 
 
-def _pair_floors(data: StagedData) -> dict[str, np.ndarray]:
+def _pair_floors(m: pyo.ConcreteModel, data: StagedData) -> dict[str, np.ndarray]:
     r"""Per pair of the first two stages (in the order of ``m.pair``), what any plan through it reaches at best:
-    cost and wall time at least its stages' floors (``data.plan_floors``: least money and hours over every
-    hardware and interval) plus the least of a third stage (0 when a sequence may stop); forgetting at least
-    the pair's; score at most :math:`\max(Q, \max_{r_2} A_{r_2} + B_{r_2} Q)` over third-stage recipes.
-    ``limits.recipe_within_limits`` fixes to 0 each pair a limit rules out on its own (exact)."""
+    cost and wall time at least the least over the shared interval of the two stages' floors at that interval
+    (``staged_data.interval_floors``), plus the least of a third stage (0 when a sequence may stop); forgetting
+    at least the pair's; score at most :math:`\max(Q, \max_{r_2} A_{r_2} + B_{r_2} Q)` over third-stage
+    recipes. ``limits.recipe_within_limits`` fixes to 0 each pair a limit rules out on its own (exact), and
+    ``pair_cost_floor`` / ``pair_wall_floor`` bound the plan's cost and wall time from below by them."""
     inst = data.evaluator.inst
-    r0s, os_ = np.nonzero(data.pair_allowed)
+    r0s, os_ = m.pair_index
     d0, d1 = data.slots[0], data.slots[1]
-
-    def floors(d):
-        usd = d.recipe_usd + np.where(np.isfinite(d.compute_usd_floor), d.compute_usd_floor, np.inf)
-        wall = d.lead_hours + np.where(np.isfinite(d.train_hours_floor), d.train_hours_floor, np.inf)
-        return usd, wall
-    usd0, wall0 = floors(d0)
-    usd1, wall1 = floors(d1) if d1.recipes else (np.zeros(0), np.zeros(0))
-    usd1, wall1 = np.append(usd1, 0.0), np.append(wall1, 0.0)     # the last column: no second stage
+    f0 = interval_floors(d0)
+    n_i = len(data.intervals)
+    usd1 = np.zeros((len(d1.recipes) + 1, n_i))                     # the last row: no second stage
+    wall1 = np.zeros((len(d1.recipes) + 1, n_i))
+    if d1.recipes and d1.hardware:
+        f1 = interval_floors(d1)
+        usd1[:-1], wall1[:-1] = f1["cheap_usd"], f1["fast_wall"]
+    elif d1.recipes:
+        usd1[:-1] = wall1[:-1] = np.inf
+    usd = (f0["cheap_usd"][r0s] + usd1[os_]).min(axis=1) if len(r0s) else np.zeros(0)
+    wall = (f0["fast_wall"][r0s] + wall1[os_]).min(axis=1) if len(r0s) else np.zeros(0)
     score = data.pair_end[r0s, os_]
     forgetting = data.forget0[r0s] + data.pair_forget[r0s, os_]
-    usd, wall = usd0[r0s] + usd1[os_], wall0[r0s] + wall1[os_]
-    if len(data.slots) > 2 and data.slots[2].recipes:
+    if len(data.slots) > 2 and data.slots[2].recipes and data.slots[2].hardware:
         d2 = data.slots[2]
-        usd2, wall2 = floors(d2)
-        may_stop = any(len(q) < 3 for q in data.sequences)
-        usd = usd + (0.0 if may_stop else usd2.min())
-        wall = wall + (0.0 if may_stop else wall2.min())
+        f2 = interval_floors(d2)
+        if not any(len(q) < 3 for q in data.sequences):
+            usd, wall = usd + f2["cheap_usd"].min(), wall + f2["fast_wall"].min()
         best = score.copy()
         for r in d2.recipes:
             a = affine_stage(inst, r)
@@ -219,6 +223,33 @@ def _pair_floors(data: StagedData) -> dict[str, np.ndarray]:
         score = best
     cost = inst.operations.fixed_usd + usd + inst.forgetting_repair_usd_per_point * forgetting
     return {"budget_usd": cost, "deadline_hours": wall, "max_forgetting_points": forgetting, "min_quality": score}
+
+
+def _pair_floor_rows(m: pyo.ConcreteModel, data: StagedData, floors: dict[str, np.ndarray]) -> None:
+    r"""Valid rows: the plan's cost and wall time are at least its pair's floors (``_pair_floors``, without a
+    third stage's share) plus a third stage recipe's own (``data.plan_floors``):
+
+    .. math::
+       \mathrm{cost} \ge \sum_n \underline C_n\, p_n + \sum_{r_2} \underline C_{r_2} x_{2,r_2}
+       \quad\text{(pair_cost_floor)}, \qquad
+       \mathrm{wall} \ge \sum_n \underline W_n\, p_n + \sum_{r_2} \underline W_{r_2} x_{2,r_2}
+       \quad\text{(pair_wall_floor)}
+
+    The blocks' own floors take each stage's least at its own best interval; these take the pair's at one
+    shared interval, which is what makes the LP relaxation of a frontier's ε-rows tight."""
+    p = list(m.pair.values())
+    usd, wall = floors["budget_usd"], floors["deadline_hours"]
+    terms_usd, terms_wall, xs = list(np.where(np.isfinite(usd), usd, 0.0)), list(np.where(np.isfinite(wall), wall, 0.0)), list(p)
+    if len(data.slots) > 2 and hasattr(m.stage[2], "recipe_chosen"):
+        d2 = data.slots[2]
+        if not any(len(q) < 3 for q in data.sequences):
+            return  # the pair floors already hold the third stage's least; no per-recipe term to add
+        x2 = list(m.stage[2].recipe_chosen.values())
+        terms_usd += list(np.where(np.isfinite(d2.compute_usd_floor), d2.recipe_usd + d2.compute_usd_floor, 0.0))
+        terms_wall += list(np.where(np.isfinite(d2.train_hours_floor), d2.lead_hours + d2.train_hours_floor, 0.0))
+        xs += x2
+    m.pair_cost_floor = pyo.Constraint(expr=m.cost_usd - linear(terms_usd, xs) >= 0)
+    m.pair_wall_floor = pyo.Constraint(expr=m.wall_hours - linear(terms_wall, xs) >= 0)
 
 
 def _times_binary(rows: pyo.ConstraintList, v, start, lo: float, hi: float, binary) -> None:

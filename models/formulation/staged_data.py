@@ -166,3 +166,32 @@ def _keep_second(data: StagedData, idx: np.ndarray) -> None:
     cols = np.append(idx, data.pair_end.shape[1] - 1)  # the last column (no second stage) stays
     data.pair_end, data.pair_forget, data.pair_allowed = (data.pair_end[:, cols], data.pair_forget[:, cols],
                                                           data.pair_allowed[:, cols])
+
+
+def interval_floors(d: FormulationData) -> dict[str, np.ndarray]:
+    r"""Per recipe of a slot and per interval :math:`\tau`, its cheapest and its fastest hardware, and
+    their stage money and wall hours (:math:`+\infty` where the recipe fits nowhere):
+
+    .. math::
+       c(r, \tau) = c_r + \min_h \pi_h (1 + o_h(\tau)) T_r(h), \qquad
+       w(r, \tau) = \mathrm{lead}_r + \min_h (1 + o_h(\tau)) T_r(h)
+
+    (``cheap_usd``, ``fast_wall``; ``cheap_wall`` and ``fast_usd`` are the other metric of the same choice,
+    ``cheap`` and ``fast`` the hardware positions). Every stage run of :math:`r` at :math:`\tau` costs at
+    least :math:`c` and takes at least :math:`w`."""
+    stretch = 1.0 + d.overhead                                                    # [h, i]
+    train = np.where(d.recipe_fits[:, :, None], d.compute_hours[:, :, None] * stretch[None], np.inf)  # [r, h, i]
+    money = train * d.hourly_usd[None, :, None]
+    out = {}
+    for name, key in (("cheap", money), ("fast", train)):
+        if not train.size:
+            shape = (len(d.recipes), len(d.intervals))
+            out.update({name: np.zeros(shape, dtype=int), name + "_usd": np.full(shape, np.inf),
+                        name + "_wall": np.full(shape, np.inf)})
+            continue
+        h = key.argmin(axis=1)                                                    # [r, i]
+        t = np.take_along_axis(train, h[:, None, :], axis=1)[:, 0, :]
+        out[name] = h
+        out[name + "_usd"] = d.recipe_usd[:, None] + d.hourly_usd[h] * t
+        out[name + "_wall"] = d.lead_hours[:, None] + t
+    return out

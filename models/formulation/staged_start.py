@@ -24,26 +24,10 @@ import numpy as np
 import pyomo.core as pyo  # not pyomo.environ: its plugins cost every CLI call ~0.3 s unused (BENCHMARKS.md §1)
 
 from ..costs import exceeds
-from .data import FormulationData
 from .limits import LIMITS
 from .objectives import OBJECTIVES
-from .staged_data import StagedData
+from .staged_data import StagedData, interval_floors
 from .start import plan_values
-
-
-def _stage_options(d: FormulationData) -> dict[str, np.ndarray]:
-    """Per recipe and interval, the cheapest and the fastest hardware, and their money and wall hours."""
-    stretch = 1.0 + d.overhead                                                    # [h, i]
-    train = np.where(d.recipe_fits[:, :, None], d.compute_hours[:, :, None] * stretch[None], np.inf)  # [r, h, i]
-    money = train * d.hourly_usd[None, :, None]
-    out = {}
-    for name, key in (("cheap", money), ("fast", train)):
-        h = key.argmin(axis=1)                                                    # [r, i]
-        t = np.take_along_axis(train, h[:, None, :], axis=1)[:, 0, :]
-        out[name] = h
-        out[name + "_usd"] = d.recipe_usd[:, None] + d.hourly_usd[h] * t
-        out[name + "_wall"] = d.lead_hours[:, None] + t
-    return out
 
 
 def staged_start(m: pyo.ConcreteModel, data: StagedData) -> list[tuple[object, float]] | None:
@@ -60,12 +44,12 @@ def staged_start(m: pyo.ConcreteModel, data: StagedData) -> list[tuple[object, f
     stops = os_ == n1
     if len(data.slots) > 2:                 # only pairs that may end the plan: no third stage is tried
         free &= stops
-    o1 = _stage_options(d1) if n1 and len(d1.hardware) else None
+    o1 = interval_floors(d1) if n1 and len(d1.hardware) else None
     if o1 is None:
         free &= stops
     if not free.any() or not len(d0.hardware):
         return None
-    o0 = _stage_options(d0)
+    o0 = interval_floors(d0)
     best = None
     for variant in ("cheap", "fast"):
         usd = o0[variant + "_usd"][r0s]                                           # [pair, i]
