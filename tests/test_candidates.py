@@ -784,3 +784,55 @@ def test_the_least_relaxations_of_an_infeasible_candidate_instance_equal_the_ora
             continue
         need = min(others) if sense == "<=" else max(others)
         assert name in alone and close(alone[name], need), (name, alone, need)
+
+
+# --- overrides, another solver, and the other chance-constrained commands ------------------------
+
+@pytest.mark.parametrize("objective", ["quality", "time", "forgetting"])
+def test_cli_overrides_give_the_same_optimum_and_student_as_enumerate(cli, objective):
+    path, _, inst, _, _ = cli
+    args = ("--objective", objective, "--min-quality", 30)
+    code, out, err = run("solve", path, "--json", "--no-sensitivity", *args)
+    assert code == 0, (out, err)
+    solved = json.loads(out)
+    code, out, err = run("enumerate", path, "--json", *args)
+    assert code == 0, (out, err)
+    enum = json.loads(out)
+    key = KEYS[objective]
+    assert close(solved["metrics"][key], enum["metrics"][key]) and close(solved["metrics"]["cost_usd"], enum["metrics"]["cost_usd"])
+    changed = inst.with_overrides(objective=objective, min_quality=30.0)
+    oracle = best_candidate_plan(changed)
+    assert close(solved["metrics"][key], getattr(oracle.metrics, key))
+    if unique_student(all_candidate_plans(changed), objective, oracle):
+        assert solved["plan"]["student"] == enum["plan"]["student"] == oracle.student
+
+
+@pytest.mark.parametrize("seed", [1, 7, 18])
+def test_scip_gives_the_oracles_optimum_on_candidate_instances(seed):
+    pytest.importorskip("pyscipopt")
+    inst = candidate_instance(seed)
+    mip = PlanModel(inst, solver="scip").solve()
+    assert_candidate_contract(inst, mip, candidate_plans(seed), candidate_oracle(seed))
+
+
+@pytest.mark.parametrize("args", [("frontier", "--x", "cost_usd", "--y", "probability"),
+                                  ("sweep", "--confidence", "0.5,0.9", "--serial")])
+def test_the_other_chance_constrained_commands_refuse_a_candidate_instance_with_one_line(cli, args):
+    code, out, err = run(args[0], cli[0], *args[1:])
+    assert code == 2, (out, err)
+    assert_one_line(err, "candidate_students")
+
+
+@pytest.mark.xfail(strict=True, reason="product bug: the text of `planopt evaluate FILE PLAN.json` on an instance with "
+                   "candidate_students has no student row (solve's report, frontier and sweep tables name it), so it does "
+                   "not say which base model it evaluated; reproduce: write tests/candidate_instances.candidate_instance_dict(18) "
+                   "to c.json, `planopt solve c.json --json` and save .plan to p.json, `planopt evaluate c.json p.json`: "
+                   "the Plan section starts at `method`")
+def test_the_evaluate_text_report_has_a_student_row(cli, tmp_path):
+    path, _, _, _, solved = cli
+    plan_file = tmp_path / "plan.json"
+    plan_file.write_text(json.dumps(solved["plan"]))
+    code, out, err = run("evaluate", path, plan_file)
+    assert code == 0, (out, err)
+    rows = [ln for ln in out.splitlines() if ln.strip().startswith("student")]
+    assert len(rows) == 1 and solved["plan"]["student"] in rows[0], out
