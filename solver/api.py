@@ -126,7 +126,7 @@ def plan_record(plan: Plan | StagedPlan) -> dict[str, Any]:
     if not isinstance(plan, StagedPlan):
         return flat(plan.to_dict())
     d = plan.to_dict()
-    row = {"stages": "-".join(plan.methods), "student": d["student"],
+    row = {"stages": "-".join(plan.methods), **({"student": d["student"]} if d["student"] is not None else {}),
            "checkpoint_interval_minutes": d["checkpoint_interval_minutes"]}
     for n, stage in enumerate(d["stages"], 1):
         row.update(flat(stage, f"stage{n}."))
@@ -140,6 +140,7 @@ def solve_frame(result: SolveResult) -> "pd.DataFrame":
     import pandas as pd
     row: dict[str, Any] = {"status": result.status, "objective": result.objective, "gap": result.gap}
     if result.plan is not None:
+        row["student"] = result.student
         row.update(plan_record(result.plan))
     if result.metrics is not None:
         row.update(result.metrics.summary())

@@ -171,6 +171,7 @@ def rows_frame(rows: list[SweepRow]) -> "pd.DataFrame":
         m = row.result.metrics
         rec = {row.limit: row.value, "status": row.result.status}
         rec.update({k: getattr(m, k) if m else None for k in METRIC_COLUMNS})
+        rec["student"] = row.result.student
         rec.update(plan_columns(row.result.plan))
         rec["reused"] = row.reused
         records.append(rec)

@@ -678,11 +678,6 @@ def test_the_shipped_candidate_instance_equals_the_oracle():
     assert_candidate_contract(inst, solve(inst), all_candidate_plans(inst), best_candidate_plan(inst))
 
 
-@pytest.mark.xfail(strict=True, reason="product bug: `planopt solve FILE --out plan.csv` on an instance with candidate_students "
-                   "writes no `student` column (api.solve_frame/plan_record flatten a one-stage Plan without result.student), "
-                   "so the row does not say which base model it trains; reproduce: write "
-                   "tests/candidate_instances.candidate_instance_dict(18) to c.json, `planopt solve c.json --out plan.csv`, "
-                   "the header has no student (the JSON plan names Qwen3-0.6B)")
 def test_solve_out_csv_names_the_student(cli, tmp_path):
     import pandas as pd
     path, _, _, _, solved = cli
@@ -693,10 +688,6 @@ def test_solve_out_csv_names_the_student(cli, tmp_path):
     assert row["student"] == solved["plan"]["student"]
 
 
-@pytest.mark.xfail(strict=True, reason="product bug: `planopt sweep FILE --budget-usd LO:HI:N --out sweep.csv` on an instance "
-                   "with candidate_students writes no `student` column (its JSON rows carry plan.student); reproduce: "
-                   "write tests/candidate_instances.candidate_instance_dict(18) to c.json, "
-                   "`planopt sweep c.json --budget-usd 3000:4000:3 --out s.csv`, the header has no student")
 def test_sweep_out_csv_names_the_student(cli, tmp_path):
     import pandas as pd
     path, _, _, _, solved = cli
