@@ -871,3 +871,25 @@ def test_the_model_size_estimate_counts_every_students_block():
     assert plan_space(inst).model_mib >= sum(each) + BASELINE_MIB - 1
     with pytest.raises(InputError):
         check_model_size(inst)
+
+
+@pytest.mark.xfail(strict=True, reason="product bug (README: `planopt enumerate` scores every plan with numpy, up to 2·10⁹): "
+                   "on an instance with candidate_students it lists plans one by one (candidate_oracle) and refuses over "
+                   "200,000 plans in all, though each student alone enumerates with numpy; reproduce: "
+                   "candidate_instance_dict(18) with hardware.gpus[0].counts = 1..900 (72,160 plans a student, 216,480 in "
+                   "all): `planopt enumerate` exits 2 'over the oracle's limit of 200,000; use `planopt solve`', while the "
+                   "same file without candidate_students enumerates in ~2 s")
+def test_enumerate_of_a_candidate_instance_past_the_per_plan_limit_equals_solve(tmp_path):
+    data = _many_counts(900)
+    inst = Instance.model_validate(data)
+    assert 200_000 < candidate_space_size(inst) < 250_000
+    path = tmp_path / "many.json"
+    path.write_text(json.dumps(data))
+    code, out, err = run("enumerate", path, "--json")
+    assert code == 0, (out, err)
+    enum = json.loads(out)
+    code, out, err = run("solve", path, "--json", "--no-sensitivity")
+    assert code == 0, (out, err)
+    solved = json.loads(out)
+    assert enum["plan"]["student"] == solved["plan"]["student"]
+    assert close(enum["metrics"]["cost_usd"], solved["metrics"]["cost_usd"])
