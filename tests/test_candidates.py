@@ -8,8 +8,10 @@
 3. a twin candidate (the instance's own architecture and scores under another name) changes nothing, and
    ``for_student`` of the own name is the instance;
 4. a candidate that fits nowhere is never chosen and changes nothing; when no student fits, infeasible;
-5. the CLI: solve, evaluate, enumerate, the text report, frontiers and a refused confidence;
-6. bad candidate lists: exit 2, one line naming the field.
+5. the CLI: solve, evaluate, enumerate, the text report, frontiers (exact, each point priced on its own
+   student), risk on the chosen student, validate, CSV outputs, overrides, SCIP, refused confidences;
+6. bad candidate lists: exit 2, one line naming the field;
+and what the report derives from re-solves (binding limits, least relaxations) and the model-size cap.
 
 A product bug found by these tests is marked ``xfail(strict=True)`` with its reproduction until it is fixed.
 """
