@@ -72,6 +72,7 @@ class PlanSpace:
     # option -> estimated model MiB if it offered a single value
     model_mib_without: dict[str, float] = field(default_factory=dict)
     stage_pairs: int = 0        # a staged model's (first-stage recipe, second-stage option) pairs
+    other_students_mib: float = 0.0   # with candidate_students: the other students' blocks
 
     @property
     def plans(self) -> int:
@@ -79,7 +80,7 @@ class PlanSpace:
 
     @property
     def model_mib(self) -> float:
-        return model_mib(self.recipes, self.hardware, self.stage_pairs)
+        return model_mib(self.recipes, self.hardware, self.stage_pairs) + self.other_students_mib
 
     @property
     def dominant(self) -> str | None:
@@ -166,6 +167,12 @@ def _adapters(inst: Instance, counts: dict[str, int]) -> int:
 
 def plan_space(inst: Instance) -> PlanSpace:
     """The instance's plan-space size, and the estimated model size with each option cut to one value."""
+    if inst.candidate_students:  # one block per student: the sum of their models over one baseline
+        spaces = [plan_space(inst.for_student(name)) for name in inst.student_names()]
+        first = spaces[0]
+        extra = sum(s.model_mib - BASELINE_MIB for s in spaces[1:])
+        return PlanSpace(first.recipes, first.hardware, first.intervals, first.options,
+                         {k: v + extra for k, v in first.model_mib_without.items()}, first.stage_pairs, extra)
     counts = _option_counts(inst)
     recipes, hardware, intervals, pairs = _sizes(inst, counts)
     without = {}

@@ -204,16 +204,25 @@ class PlanModel:
         self.evaluator = evaluator or Evaluator(inst)
         self.solver = make_solver(solver)  # before the build: an unknown solver is an input error, found at once
         start = time.perf_counter()
-        self.model, self.data = build(self.evaluator)
+        self.model, self.data = self._build()
         self.build_seconds = time.perf_counter() - start
         note(f"model built in {self.build_seconds:.3f} s")
-        if self.model is not None and isinstance(self.solver, HighsWithStart):
-            self.solver.start = lambda: mip_start(self.model, self.data)  # from the per-recipe floors (formulation/start.py)
+        start_values = self._mip_start()
+        if self.model is not None and isinstance(self.solver, HighsWithStart) and start_values is not None:
+            self.solver.start = start_values
         elif self.model is not None:
             drop_constant_rows(self.model)
         # the limits the MIP bounds (constraints.confidence is a chance-constrained solve's, see chance.py)
         self.limits = {k: v for k, v in inst.constraints.model_dump().items() if k in LIMITS}
         self.objective = inst.objective
+
+    def _build(self):
+        """(Pyomo model or None, its data): the one-job formulation (staged and candidate models override it)."""
+        return build(self.evaluator)
+
+    def _mip_start(self):
+        """A callable giving HiGHS a MIP start, or None: from the per-recipe floors (formulation/start.py)."""
+        return lambda: mip_start(self.model, self.data)
 
     def set_limits(self, **values: Optional[float]) -> None:
         """Change limits (None removes one); the model is not rebuilt."""

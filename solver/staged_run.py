@@ -9,45 +9,25 @@ cost and the tolerance cuts are the one-job model's. Its result's ``plan`` is a
 
 from __future__ import annotations
 
-import time
-
 import pyomo.core as pyo  # not pyomo.environ: its plugins cost every CLI call ~0.3 s unused (BENCHMARKS.md §1)
 
-from planopt.models.costs import Evaluator
 from planopt.models.formulation.staged import build_staged
 from planopt.models.formulation.staged_start import staged_start
 from planopt.models.schema import Instance
 from planopt.models.staged_costs import staged_metrics
 from planopt.models.staged_plan import Stage, StagedPlan
 
-from .run import DEFAULT_SOLVER, HighsWithStart, PlanModel, SolveResult, drop_constant_rows, make_solver
-from .verbosity import note
+from .run import DEFAULT_SOLVER, PlanModel, SolveResult
 
 
 class StagedPlanModel(PlanModel):
     """A built staged MIP for one instance, re-solvable under changed limits and objectives."""
 
-    def __init__(self, inst: Instance, evaluator: Evaluator | None = None, solver: str = DEFAULT_SOLVER):
-        self.inst = inst
-        self.evaluator = evaluator or Evaluator(inst)
-        self.solver = make_solver(solver)
-        start = time.perf_counter()
-        self.model, self.data = build_staged(self.evaluator)
-        self.build_seconds = time.perf_counter() - start
-        note(f"staged model built in {self.build_seconds:.3f} s")
-        if self.model is not None and isinstance(self.solver, HighsWithStart):
-            self.solver.start = lambda: staged_start(self.model, self.data)  # formulation/staged_start.py
-        elif self.model is not None:
-            drop_constant_rows(self.model)
-        from planopt.models.formulation import LIMITS
-        self.limits = {k: v for k, v in inst.constraints.model_dump().items() if k in LIMITS}
-        self.objective = inst.objective
+    def _build(self):
+        return build_staged(self.evaluator)
 
-    def _solve_once(self, time_limit):
-        if self.model is None:
-            return SolveResult("infeasible", self.objective, build_seconds=self.build_seconds,
-                               message="the instance has no first-stage recipe that fits on any (GPU, count) option")
-        return super()._solve_once(time_limit)
+    def _mip_start(self):
+        return lambda: staged_start(self.model, self.data)  # formulation/staged_start.py
 
     def chosen(self) -> tuple[int, list[tuple[int, int, int]], int]:
         """(sequence index, (slot, recipe, hardware) per stage of it, interval index) of the loaded solution."""

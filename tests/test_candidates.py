@@ -816,11 +816,6 @@ def test_the_other_chance_constrained_commands_refuse_a_candidate_instance_with_
     assert_one_line(err, "candidate_students")
 
 
-@pytest.mark.xfail(strict=True, reason="product bug: the text of `planopt evaluate FILE PLAN.json` on an instance with "
-                   "candidate_students has no student row (solve's report, frontier and sweep tables name it), so it does "
-                   "not say which base model it evaluated; reproduce: write tests/candidate_instances.candidate_instance_dict(18) "
-                   "to c.json, `planopt solve c.json --json` and save .plan to p.json, `planopt evaluate c.json p.json`: "
-                   "the Plan section starts at `method`")
 def test_the_evaluate_text_report_has_a_student_row(cli, tmp_path):
     path, _, _, _, solved = cli
     plan_file = tmp_path / "plan.json"
@@ -839,11 +834,6 @@ def _many_counts(counts: int) -> dict:
     return data
 
 
-@pytest.mark.xfail(strict=True, reason="product bug: CandidatePlanModel.__init__ (solver/candidate_run.py) never calls "
-                   "plan_space.check_model_size, so `planopt solve` builds a candidate model over the 512 MiB cap that the "
-                   "same instance without candidate_students is refused (exit 2, hardware.gpus.0.counts) before building; "
-                   "reproduce: candidate_instance_dict(18) with hardware.gpus[0].counts = 1..6000 (estimate 633 MiB), "
-                   "PlanModel(inst) goes on to build_candidates")
 def test_a_candidate_instance_over_the_model_cap_is_refused_before_building(monkeypatch, tmp_path):
     import planopt.candidate_run as candidate_run
     from planopt.errors import InputError
@@ -859,11 +849,6 @@ def test_a_candidate_instance_over_the_model_cap_is_refused_before_building(monk
         PlanModel(Instance.model_validate(data))
 
 
-@pytest.mark.xfail(strict=True, reason="product bug: plan_space.plan_space ignores candidate_students, so the model-size "
-                   "estimate of `validate` and the cap is one student's while the candidate model holds one block per "
-                   "student (measured: candidate_instance_dict(18) with hardware.gpus[0].counts = 1..1000 peaks at 110 MiB "
-                   "alone and 284 MiB with its 3 students; both estimated 167 MiB); reproduce: the same with counts 1..3500: "
-                   "each student's estimate is 400 MiB, about 1,050 MiB for three blocks, and check_model_size passes it")
 def test_the_model_size_estimate_counts_every_students_block():
     from planopt.errors import InputError
     from planopt.plan_space import BASELINE_MIB, MAX_MODEL_MIB, check_model_size, plan_space
@@ -875,12 +860,6 @@ def test_the_model_size_estimate_counts_every_students_block():
         check_model_size(inst)
 
 
-@pytest.mark.xfail(strict=True, reason="product bug (README: `planopt enumerate` scores every plan with numpy, up to 2·10⁹): "
-                   "on an instance with candidate_students it lists plans one by one (candidate_oracle) and refuses over "
-                   "200,000 plans in all, though each student alone enumerates with numpy; reproduce: "
-                   "candidate_instance_dict(18) with hardware.gpus[0].counts = 1..900 (72,160 plans a student, 216,480 in "
-                   "all): `planopt enumerate` exits 2 'over the oracle's limit of 200,000; use `planopt solve`', while the "
-                   "same file without candidate_students enumerates in ~2 s")
 def test_enumerate_of_a_candidate_instance_past_the_per_plan_limit_equals_solve(tmp_path):
     data = _many_counts(900)
     inst = Instance.model_validate(data)
@@ -897,11 +876,6 @@ def test_enumerate_of_a_candidate_instance_past_the_per_plan_limit_equals_solve(
     assert close(enum["metrics"]["cost_usd"], solved["metrics"]["cost_usd"])
 
 
-@pytest.mark.xfail(strict=True, reason="product bug: `planopt fit` of an instance with candidate_students ends with "
-                   "'plan on it with `planopt solve FITTED --confidence 0.9`' (solver/cli/fit.py), a command that exits 2 "
-                   "('chance-constrained plans train the instance's own student for now'); reproduce: "
-                   "`planopt fit instances/math-8b-or-32b.json instances/pilot-qwen3-8b-math.csv --out f.json`, then the "
-                   "suggested command")
 def test_the_command_fit_suggests_for_a_candidate_instance_runs(tmp_path):
     import re
     import shlex

@@ -23,11 +23,10 @@ from __future__ import annotations
 import numpy as np
 import pyomo.core as pyo  # not pyomo.environ: its plugins cost every CLI call ~0.3 s unused (BENCHMARKS.md §1)
 
-from ..costs import exceeds
 from .limits import LIMITS
 from .objectives import OBJECTIVES
 from .staged_data import StagedData, interval_floors
-from .start import plan_values
+from .start import meets_model_rows, plan_values
 
 
 def staged_start(m: pyo.ConcreteModel, data: StagedData) -> list[tuple[object, float]] | None:
@@ -62,19 +61,9 @@ def staged_start(m: pyo.ConcreteModel, data: StagedData) -> list[tuple[object, f
         metrics = {"cost_usd": inst.operations.fixed_usd + usd + inst.forgetting_repair_usd_per_point * forgetting,
                    "wall_hours": wall, "quality": np.broadcast_to(data.pair_end[r0s, os_][:, None], usd.shape),
                    "forgetting_points": forgetting}
-        ok = free[:, None] & np.isfinite(usd)
-        for name, (expr, sense) in LIMITS.items():
-            if getattr(m, f"{name}_bound").active and name in m.limit_values:
-                ok &= ~exceeds(metrics[expr], m.limit_values[name], sense)
-        tie = getattr(m, "tie_break", None)
-        if tie is not None:
-            expr = next((k for k in ("quality", "wall_hours", "forgetting_points") if tie.body is getattr(m, k)), None)
-            if expr is None:
-                return None
-            if tie.lower is not None:
-                ok &= metrics[expr] >= pyo.value(tie.lower)
-            if tie.upper is not None:
-                ok &= metrics[expr] <= pyo.value(tie.upper)
+        ok = meets_model_rows(m, metrics, free[:, None] & np.isfinite(usd))
+        if ok is None:
+            return None
         if not ok.any():
             continue
         value = {"cost": metrics["cost_usd"], "time": metrics["wall_hours"], "quality": -metrics["quality"],

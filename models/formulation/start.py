@@ -63,25 +63,32 @@ def floor_plan(m: pyo.ConcreteModel, data: FormulationData) -> tuple[int, int, i
     train = data.compute_hours[r, h] * (1.0 + data.overhead[h, i])
     metrics = {"cost_usd": data.constant_usd + data.recipe_usd[r] + data.hourly_usd[h] * train,
                "wall_hours": data.lead_hours[r] + train, "quality": data.quality[r], "forgetting_points": data.forgetting[r]}
-    for name, (expr, sense) in LIMITS.items():
-        if getattr(m, f"{name}_bound").active and name in m.limit_values:
-            ok &= ~exceeds(metrics[expr], m.limit_values[name], sense)
-    tie = getattr(m, "tie_break", None)
-    if tie is not None:  # the lexicographic second solve: keep the first objective's optimum
-        expr = next((k for k in ("quality", "wall_hours", "forgetting_points") if tie.body is getattr(m, k)), None)
-        if expr is None:
-            return None
-        if tie.lower is not None:
-            ok &= metrics[expr] >= pyo.value(tie.lower)
-        if tie.upper is not None:
-            ok &= metrics[expr] <= pyo.value(tie.upper)
-    if not ok.any():
+    ok = meets_model_rows(m, metrics, ok)
+    if ok is None or not ok.any():
         return None
     value = {"cost": metrics["cost_usd"], "time": metrics["wall_hours"], "quality": -metrics["quality"],
              "forgetting": metrics["forgetting_points"]}[objective]
     pick = np.flatnonzero(ok)
     best = pick[np.lexsort((metrics["cost_usd"][pick], value[pick]))[0]]
     return int(r[best]), int(h[best]), int(i[best])
+
+
+def meets_model_rows(m: pyo.ConcreteModel, metrics: dict, ok: np.ndarray) -> np.ndarray | None:
+    """``ok`` narrowed to the candidates meeting the model's active limits (by the evaluator's rule) and, in the
+    lexicographic second solve, its tie-break row; None when that row bounds something the candidates lack."""
+    for name, (expr, sense) in LIMITS.items():
+        if getattr(m, f"{name}_bound").active and name in m.limit_values:
+            ok = ok & ~exceeds(metrics[expr], m.limit_values[name], sense)
+    tie = getattr(m, "tie_break", None)
+    if tie is not None:  # the lexicographic second solve: keep the first objective's optimum
+        expr = next((k for k in ("quality", "wall_hours", "forgetting_points") if tie.body is getattr(m, k)), None)
+        if expr is None:
+            return None
+        if tie.lower is not None:
+            ok = ok & (metrics[expr] >= pyo.value(tie.lower))
+        if tie.upper is not None:
+            ok = ok & (metrics[expr] <= pyo.value(tie.upper))
+    return ok
 
 
 def plan_values(m: pyo.ConcreteModel, data: FormulationData, r: int, h: int, i: int) -> list[tuple[object, float]]:

@@ -44,7 +44,7 @@ def fit(file: Path = typer.Argument(..., help="instance JSON"),
         emit_json({"instance": str(file), "pilot": str(pilot), "out": str(out),
                    "parameters": [p.to_dict() for p in result.parameters], "rows": result.row_fits()})
     else:
-        typer.echo(fit_report(file, pilot, out, result))
+        typer.echo(fit_report(file, pilot, out, result, inst))
 
 
 def check_out_path(out: Path, *inputs: Path) -> None:
@@ -92,7 +92,7 @@ def _num(x: float) -> str:
     return f"{x:,.0f}" if abs(x) >= 1e4 else f"{x:.4g}"
 
 
-def fit_report(file: Path, pilot: Path, out: Path, result) -> str:
+def fit_report(file: Path, pilot: Path, out: Path, result, inst) -> str:
     from ..report import table
     params = [(p.name, p.rows, f"{_num(p.prior.quantile(0.1))}–{_num(p.prior.quantile(0.9))}",
                f"{_num(p.posterior['p10'])}–{_num(p.posterior['p90'])}" if p.updated else "(held)",
@@ -106,5 +106,6 @@ def fit_report(file: Path, pilot: Path, out: Path, result) -> str:
              "Pilot rows (predicted by the evaluator before and after the fit)",
              table(rows, header=("line", "kind", "run", "measured", "before", "after"))]
     lines += [f"  {p.name}: {p.note}" for p in result.parameters if p.note]
-    lines += ["", f"Wrote {out}: plan on it with `planopt solve {out} --confidence 0.9`"]
+    chance = not (inst.training.staged or inst.candidate_students)  # chance-constrained plans are one-stage, one student
+    lines += ["", f"Wrote {out}: plan on it with `planopt solve {out} " + ("--confidence 0.9`" if chance else "--scenarios 10000`")]
     return "\n".join(lines)

@@ -92,6 +92,7 @@ def evaluate(file: Path = typer.Argument(..., help="instance JSON"),
     inst = load_instance(file)
     raw = read_json(plan_file)
     raw = raw.get("plan", raw) if isinstance(raw.get("plan"), dict) else raw
+    chooses_student = bool(inst.candidate_students)
     try:
         inst = instance_for_plan(inst, raw)
         plan = read_plan(raw)
@@ -103,6 +104,7 @@ def evaluate(file: Path = typer.Argument(..., help="instance JSON"),
     with files:
         risk = risk_options.evaluate_risk(inst, plan, scenarios, seed, plot, files)
     fits = metrics.fits_memory  # a plan that does not fit does no work: no costs or hours to report
+    plan_table = table(([("student", inst.student_name)] if chooses_student else []) + plan_rows(plan))
     if json_out:
         from ..run import RESULT_VERSION
         emit_json({"version": RESULT_VERSION, "plan": plan_json(plan, inst.student.preset), "fits_memory": fits, "metrics": metrics.summary() if fits else None,
@@ -111,10 +113,10 @@ def evaluate(file: Path = typer.Argument(..., help="instance JSON"),
                    "hours_breakdown": metrics.hours_breakdown if fits else None, "flops": metrics.flops,
                    **({"risk": risk.to_dict()} if risk is not None else {})})
     elif not fits:
-        typer.echo("\n".join(["Plan", table(plan_rows(plan)), "",
+        typer.echo("\n".join(["Plan", plan_table, "",
                               "Does not fit in memory, so it cannot run: " + "; ".join(metrics.violations)]))
     else:
-        typer.echo("\n".join(["Plan", table(plan_rows(plan)), "", "Results", table(metric_rows(inst, metrics)), "",
+        typer.echo("\n".join(["Plan", plan_table, "", "Results", table(metric_rows(inst, metrics)), "",
                               "Feasible: " + ("yes" if metrics.feasible else "no — " + "; ".join(metrics.violations)), "",
                               "Cost breakdown", breakdown(metrics.cost_breakdown_usd, usd, "total"), "",
                               "Time breakdown", breakdown(metrics.hours_breakdown, hours, "wall time")]))
@@ -189,7 +191,8 @@ def enumerate(file: Path = typer.Argument(..., help="instance JSON"), json_out: 
             typer.echo(table(rows, header=header))
         return
     if candidates:
-        print_result(inst, candidate_oracle.best_candidate_plan(inst), json_out)
+        print_result(inst, candidate_oracle.best_candidate_plan(inst) if by_plan else
+                     candidate_oracle.best_candidate_plan_arrays(inst), json_out)
         return
     if staged:  # the array oracle lists one-stage plans; staged ones are listed plan by plan
         print_result(inst, staged_oracle.best_staged_plan(inst), json_out)
