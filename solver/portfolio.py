@@ -6,6 +6,23 @@ Every reported number is recomputed outside the MIP by
 :func:`evaluate_schedule` from the single-job evaluator (``costs.py``) and the
 schedule, and the result carries the MIP's own totals next to it
 (``mip_cost_usd``) so that tests hold the two together.
+
+A solve (``PortfolioModel.solve``), within one time limit:
+
+1. **Warm start** (``warm_start``): every job's plans as arrays, reservation floors
+   (``reservation_floors``: reserved GPUs every schedule has), a short subgradient
+   ascent on the Lagrangian of the shared capacity (``portfolio_lagrange``), whose
+   per-job share floors go into the MIP (``add_share_floors``) and whose minimisers'
+   plans are HiGHS's partial start.
+2. **Search** (``search``): a capacity-aware greedy over several job orders with best
+   responses and reservation drops, each schedule solved exactly by the MIP with its
+   integer values (or only its plans) fixed.
+3. **Column generation** (with a time limit): the Lagrangian dual to convergence
+   (or the time), a valid lower bound at every step; then price-and-branch's primal
+   (``master_search``): the master over every generated and greedy schedule, binary.
+4. **The MIP proper** for the time left, unless the bound already proves the gap;
+   the better of its schedule and the search's is polished and returned. The bound
+   reported is the better of HiGHS's and the Lagrangian's (both valid).
 """
 
 from __future__ import annotations
@@ -32,7 +49,7 @@ from planopt.models.schema import Instance
 
 from .errors import InputError, describe_validation_error, read_json
 from .instance import check_time_limit
-from .portfolio_lagrange import add_columns, best_responses, column_generation, integer_master, job_plans, lagrangian_bound, reservation_floors
+from .portfolio_lagrange import add_columns, best_responses, branch_on_reservations, column_generation, integer_master, job_plans, lagrangian_bound, reservation_floors
 from .portfolio_replay import TIER_ORDER, gpu_hours_needed
 from .portfolio_search import complete_plans, current_values, greedy_candidates, integer_vars, schedule_values, set_start, solve_fixed
 from .run import FEASIBILITY_TOLERANCE, _status  # the same tolerance as single-job solves
@@ -50,10 +67,10 @@ SEARCH_SECONDS = 10.0     # without a time limit: the completion's share is take
 GREEDY_SHARE = 0.2        # of the time left after the warm start, at most, for the greedy and its best responses
 SEARCH_SHARE = 0.5        # of the time left after the warm start: what the search's sub-MIPs take a share of
 LAGRANGE_MORE_SHARE = 0.5  # of the time left after the search, at most, for column generation (converged in ~11 s on 50 jobs)
-MASTER_SHARE = 0.3        # of the time left after column generation, at most, for the integer master (~3-5 s on 50 jobs)
+MASTER_SHARE = 0.6        # of the time left after column generation, at most, for the integer master (~3-5 s on 50 jobs)
 MASTER_ROUNDS = 3         # integer master, then best responses from its schedule as new columns, at most this often
+BRANCH_SHARE = 0.6        # of the time left after the master search, at most, for branching on a reservation
 RESTORE_SECONDS = 3.0     # at least, kept for the fallback schedule's LP (all integers fixed: ~0.5-1.5 s on 50 jobs)
-WARM_START_SHARE = 0.5     # of a time limit, at most, for the warm start; the portfolio MIP gets the rest
 MIN_SOLVE_SECONDS = 0.01   # the shortest time limit handed to HiGHS (the CLI's lower bound on --time-limit)
 POLISH_SECONDS = 60.0
 FALLBACK_SECONDS = 20.0    # at most, kept from a time limit for the gang heuristic's schedule LP (gang_fallback)
@@ -509,9 +526,23 @@ class PortfolioModel:
                 # the dual goes on by column generation from the ascent's multipliers
                 seconds = LAGRANGE_MORE_SHARE * (end - time.perf_counter())
                 if seconds > MIN_SOLVE_SECONDS:
-                    self.lagrange = column_generation(self, self.job_plans, self.reserved_floor, seconds, start=self.lagrange)
+                    self.lagrange = column_generation(self, self.job_plans, self.reserved_floor, seconds, start=self.lagrange,
+                                                      threads=threads)
                     self.master_search(result, threads, end)
                     searched = self.search_objective
+                    seconds = BRANCH_SHARE * (end - time.perf_counter())
+                    if seconds > MIN_SOLVE_SECONDS and searched - self.lagrange.bound_usd > rel_gap * abs(searched):
+                        branched = branch_on_reservations(self, self.lagrange, seconds, threads=threads)
+                        if branched is not None:
+                            self.lagrange = branched
+                            # each branch's master, binary, may recombine its own columns into a better schedule
+                            for branch in sorted(branched.branches, key=lambda x: x.bound_usd):
+                                left = end - time.perf_counter()
+                                found = integer_master(self, branch, MASTER_SHARE * 0.5 * left) if left > RESTORE_SECONDS else None
+                                if found is not None:
+                                    self.try_schedule(found[0], found[1], threads, left, end)
+                            self.load_best(threads, end - time.perf_counter(), end)
+                            searched = self.search_objective
         lag_bound = None
         if self.lagrange is not None and math.isfinite(self.lagrange.bound_usd):
             # the Lagrangian bound is valid on its own (portfolio_lagrange)
@@ -562,7 +593,8 @@ class PortfolioModel:
             bound = None if res is None else res.objective_bound
             if lag_bound is not None:
                 bound = lag_bound if bound is None or not math.isfinite(bound) else max(bound, lag_bound)
-            inc = self.polish(inc, threads, None if end is None else max(MIN_SOLVE_SECONDS, end - time.perf_counter()))
+            if use_mip:   # the fallback's LP already is the polish: every integer fixed, the schedule LP optimal
+                inc = self.polish(inc, threads, None if end is None else max(MIN_SOLVE_SECONDS, end - time.perf_counter()))
             result.mip_cost_usd, result.bound_usd = pyo.value(self.model.cost_usd), bound
             if inc is not None and bound is not None:
                 result.gap = max(0.0, inc - bound) / max(1e-9, abs(inc))
@@ -609,8 +641,17 @@ class PortfolioModel:
         if self.lagrange is None or self.lagrange.master is None or end is None:
             return
         left = end - t0
-        add_columns(self, self.lagrange, [(out, values) for _, out, _, values in self.candidates or []])
         stop = t0 + MASTER_SHARE * left
+        # the master LP's reservations, rounded up to whole nodes, are the greedy's new starting point:
+        # the greedy only reserves where a job finds no room, never where it would merely pay off
+        h = self.lagrange.master[0]
+        d = self.data
+        lp_reserved = {g: max(self.reserved_floor.get(g, 0), math.ceil(h.getSolution().col_value[n] / d.node_gpus[g] - 1e-6) * d.node_gpus[g])
+                       for n, g in enumerate(d.gpus)}
+        if any(lp_reserved[g] > self.reserved_floor.get(g, 0) for g in d.gpus):
+            self.candidates = (self.candidates or []) + greedy_candidates(
+                self, self.job_plans, lp_reserved, end=time.perf_counter() + 0.5 * (stop - time.perf_counter()))
+        add_columns(self, self.lagrange, [(out, values) for _, out, _, values in self.candidates or []])
         for _ in range(MASTER_ROUNDS):
             found = integer_master(self, self.lagrange, max(MIN_SOLVE_SECONDS, 0.5 * (stop - time.perf_counter())))
             if found is None:

@@ -15,6 +15,7 @@ schedule
 
 .. math::
    \mathrm{cost} \ge L(\lambda) = \sum_j \min_j(\lambda) - \sum_{b,g,k \ne \mathrm{res}} \lambda_{bgk}\, a_{bgk}
+   + \sum_g \min_{\underline R_g \le R \le \bar R_g} R\,\big(p^{res}_g C_g - \textstyle\sum_b \lambda_{bg,\mathrm{res}}\big)
 
 where :math:`\min_j(\lambda)` is the least of job :math:`j`'s **share**
 
@@ -26,6 +27,10 @@ over the job's own choices (plan, buckets, tiers, spot share) alone. Proof: the
 capacity rows give :math:`\sum_j \lambda\cdot\mathrm{held}_j \le \sum \lambda a +
 \sum_g R_g \sum_b \lambda_{bg,\mathrm{res}} \le \sum \lambda a + \sum_g p^{res}_g C_g R_g`,
 and :math:`\mathrm{cost} = \sum_j (s_j - \lambda\cdot\mathrm{held}_j) + \sum_g p^{res}_g C_g R_g`.
+
+(:math:`\underline R_g`: ``reservation_floors``, reserved GPUs every schedule has;
+:math:`\bar R_g` the model's bound; with the sum of the reserved multipliers at most the
+commitment the last term is :math:`\underline R_g` times it.)
 
 So the rows :math:`s_j(\lambda) \ge \min_j(\lambda)` (``job_share_floor``,
 ``add_share_floors``) cut off no schedule, and with them the MIP's LP relaxation
@@ -66,9 +71,12 @@ fit; kept intervals; lead time loosened by 1e-9), so each
 :math:`\min_j(\lambda)` is a valid lower bound for any :math:`\lambda`, the
 budget row left out.
 
-**The multipliers** come from a projected subgradient ascent (Polyak steps
+**The multipliers** come first from a projected subgradient ascent (``lagrangian_bound``),
+then from column generation (``column_generation``: the duals of a restricted master LP over
+the schedules priced so far, to the dual optimum when no column prices out). The first is a
+projected subgradient ascent (Polyak steps
 towards a target above the best bound): the subgradient is the GPUs the jobs'
-minimisers hold minus the capacity (:math:`R_g = 0`, as the coefficient of
+minimisers hold minus the capacity (:math:`R_g = \underline R_g`, as the coefficient of
 :math:`R_g` is kept :math:`\ge 0` by projecting the reserved multipliers onto
 :math:`\{\lambda \ge 0, \sum_b \lambda_b \le p^{res}_g C_g\}`). Any
 :math:`\lambda` gives a valid bound; the ascent only makes it larger.
@@ -76,6 +84,7 @@ minimisers hold minus the capacity (:math:`R_g = 0`, as the coefficient of
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 from dataclasses import dataclass, field
@@ -122,6 +131,9 @@ class LagrangeResult:
     lam: np.ndarray | None = None          # [B, G, 3] the best multipliers
     theta: float = 1.0                     # the step scale where the ascent stopped
     master: tuple | None = None            # column generation's (HiGHS master, columns, index of the first column)
+    branched: tuple | None = None          # branch_on_reservations: (GPU type, q, R*, bound R <= , bound R >=)
+    lp_reserved: np.ndarray | None = None  # [G] the reservations of column generation's last master LP
+    branches: tuple = ()                   # branch_on_reservations: the two branches' results (their masters)
 
 
 def job_plans(pm, j: int) -> JobPlans:
@@ -524,7 +536,8 @@ def _true_cost(jp: JobPlans, lam: np.ndarray, gpu_index: dict, v: float, ch: tup
 
 
 def column_generation(pm, plans: list, reserved_floor: dict[str, int], seconds: float,
-                      start: LagrangeResult | None = None) -> LagrangeResult:
+                      start: LagrangeResult | None = None, threads: int = 1,
+                      reserved_cap: dict[str, int] | None = None) -> LagrangeResult:
     r"""The Lagrangian dual by column generation: the restricted master LP over the job schedules
     found so far (columns: a job's plan and held (bucket, tier) set, at its share without
     multipliers),
@@ -550,7 +563,8 @@ def column_generation(pm, plans: list, reserved_floor: dict[str, int], seconds: 
     gpu_index = {g: n for n, g in enumerate(d.gpus)}
     res_cap = np.array([d.reserved_price[g] * d.committed_hours[g] for g in d.gpus])
     low = np.array([float(reserved_floor.get(g, 0)) for g in d.gpus])
-    high = np.array([float(form.reserved_max[g]) for g in d.gpus])
+    high = np.array([float(min(form.reserved_max[g], (reserved_cap or {}).get(g, form.reserved_max[g]))) for g in d.gpus])
+    high = np.maximum(high, low)
     avail = np.zeros((B, G, 3))
     for g, n in gpu_index.items():
         avail[:, n, 1] = d.od_avail[g]
@@ -559,7 +573,7 @@ def column_generation(pm, plans: list, reserved_floor: dict[str, int], seconds: 
     with capture_output(capture_fd=True):
         h = highspy.Highs()
     h.setOptionValue("output_flag", False)
-    h.setOptionValue("threads", 1)   # HiGHS has one global scheduler: every instance asks for the same threads
+    h.setOptionValue("threads", threads)   # HiGHS has one global scheduler: every instance asks for the same threads
     inf = highspy.kHighsInf
     # rows: J convexity rows, then one capacity row per (b, g, k)
     h.addRows(J, np.ones(J), np.ones(J), 0, np.array([], dtype=np.int32), np.array([], dtype=np.int32), np.array([]))
@@ -608,10 +622,17 @@ def column_generation(pm, plans: list, reserved_floor: dict[str, int], seconds: 
              + float(np.where(coef >= 0, low * coef, high * coef).sum()))
         return L, mins, chs
 
-    best = start
+    if start is not None and start.master is not None:   # the columns found so far, at their costs
+        h0, columns0, first0 = start.master
+        cost0 = np.array(h0.getLp().col_cost_)
+        for c, (j, r, hh, i, held) in enumerate(columns0):
+            jp = plans[j]
+            add(j, (r, jp.pairs.index((hh, i)), held), float(cost0[first0 + c]))
+    best = copy.copy(start)   # never changes the caller's result
     lam = start.lam.copy() if start is not None and start.lam is not None else None
     it = 0
     history = []
+    lp_reserved = None
     if lam is None:
         lam = np.zeros((B, G, 3))
         lam[:, :, 0] = res_cap[None, :] / B
@@ -636,15 +657,17 @@ def column_generation(pm, plans: list, reserved_floor: dict[str, int], seconds: 
             break
         master = h.getInfo().objective_function_value
         sol = h.getSolution()
+        lp_reserved = np.array(sol.col_value[:G])
         duals = np.array(sol.row_dual)
         new = np.zeros((B, G, 3))
         for (b, g, k), row in cap_row.items():
             new[b, g, k] = max(0.0, -duals[row])
-        if not added or master - L <= 1e-9 * max(1.0, abs(master)):
+        if (not added and it > 1) or master - L <= 1e-9 * max(1.0, abs(master)):
             break   # no column prices out: the master's value is the dual optimum (L at its duals)
         lam = new
     if best is not None:
         best.master = (h, columns, G + J)
+        best.lp_reserved = lp_reserved
     if best is not None and start is not None:
         best.iterations = it + start.iterations
         best.seconds = time.perf_counter() - t_start + start.seconds
@@ -712,3 +735,51 @@ def add_columns(pm, lag: LagrangeResult, schedules: list) -> None:
             h.addCol(float(values[j]), 0.0, highspy.kHighsInf, len(rows), np.array(rows, dtype=np.int32),
                      np.array([1.0] + [float(n)] * len(held)))
             columns.append((j, r, hh, i, list(held)))
+
+
+def branch_on_reservations(pm, lag: LagrangeResult, seconds: float, threads: int = 1) -> LagrangeResult | None:
+    """One level of branching on the reservations for the column generation bound. Some optimal
+    schedule reserves, of each GPU type, a multiple of the greatest common divisor q of the
+    counts its plans hold (the most GPUs held at once is such a multiple, and reserving more
+    only costs), so restricting R_g to multiples of q keeps the optimum. For the type whose
+    master-LP reservation R* is furthest from a multiple of q (in USD), the two branches
+    R_g <= q floor(R*/q) and R_g >= q ceil(R*/q) each get column generation (warm-started from
+    ``lag``'s multipliers and columns, half of ``seconds`` each), and the lesser of their bounds
+    is a valid bound on the portfolio, never below ``lag``'s (each branch only narrows R).
+    Returns it as a LagrangeResult (its ``master``: the first branch's), or None when every
+    reservation is a multiple already or time ran out."""
+    if lag.master is None:
+        return None
+    d = pm.data
+    if lag.lp_reserved is None:
+        return None
+    x = lag.lp_reserved
+    best_g, worst = None, 0.0
+    for n, g in enumerate(d.gpus):
+        counts = {int(jp.count[p]) for jp in pm.job_plans for p in range(len(jp.pairs)) if jp.gpu[p] == g}
+        if not counts:
+            continue
+        q = math.gcd(*counts)
+        rem = x[n] % q
+        frac = min(rem, q - rem)
+        usd = frac * d.reserved_price[g] * d.committed_hours[g]
+        if frac > 1e-6 and usd > worst:
+            best_g, worst = (g, q, x[n]), usd
+    if best_g is None:
+        return None
+    g, q, r = best_g
+    floor = dict(pm.reserved_floor)
+    down = column_generation(pm, pm.job_plans, floor, seconds / 2, start=lag, threads=threads,
+                             reserved_cap={g: int(q * math.floor(r / q))})
+    up_floor = {**floor, g: max(floor.get(g, 0), int(q * math.ceil(r / q)))}
+    up = column_generation(pm, pm.job_plans, up_floor, seconds / 2, start=lag, threads=threads)
+    if down is None or up is None:
+        return None
+    bound = min(down.bound_usd, up.bound_usd)
+    if not bound > lag.bound_usd:
+        return None
+    out = LagrangeResult(bound, lag.multipliers, lag.job_min_usd, lag.choice, lag.held, lag.iterations + down.iterations + up.iterations,
+                         lag.seconds + down.seconds + up.seconds, lag.history, lag.lam, lag.theta, lag.master)
+    out.branched = (g, q, r, down.bound_usd, up.bound_usd)
+    out.branches = (down, up)
+    return out

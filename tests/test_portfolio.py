@@ -261,3 +261,24 @@ def test_python_api_frames():
     assert {"gpu", "reserved", "utilisation"} <= set(proc.columns)
     assert jobs["cost_usd"].sum() <= res.cost_usd + 1e-6 + res.cost_breakdown_usd["reserved"]
     assert (jobs["finish_bucket"] <= jobs["deadline_bucket"]).all()
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_the_time_limited_path_matches_brute_force(seed):
+    """With a time limit the solve also runs column generation, the integer master, branching on a
+    reservation and, when the Lagrangian bound proves the gap, skips the MIP proper: the schedule
+    must still be the oracle's optimum and the bound at most it (a bound above the optimum would
+    end the search on a worse schedule)."""
+    p = tiny_portfolio(seed)
+    oracle = best_portfolio_cost(load_portfolio(p))
+    pm = PortfolioModel(p)
+    res = pm.solve(rel_gap=1e-9, time_limit=120.0)
+    if oracle is None:
+        assert res.status == "infeasible", (res.status, res.cost_usd)
+        return
+    assert res.status == "optimal", res.message
+    assert close(res.cost_usd, oracle), (res.cost_usd, oracle)
+    assert res.bound_usd is not None and res.bound_usd <= oracle * (1 + 1e-6) + 1e-6, (res.bound_usd, oracle)
+    if pm.lagrange is not None and pm.lagrange.bound_usd > -float("inf"):
+        assert pm.lagrange.bound_usd <= oracle * (1 + 1e-6) + 1e-6, (pm.lagrange.bound_usd, oracle)
+    assert res.violations == [] and res.big_m_breaches == []

@@ -311,27 +311,6 @@ def build_portfolio(pd_: PortfolioData, tight_linking: bool = True, symmetry_bre
     return m, form, ""
 
 
-def add_job_cost_floors(m: pyo.ConcreteModel, floors: dict[int, float]) -> None:
-    """Valid inequalities ``job_cost_usd[j] >= floors[j]`` (job cost floors).
-
-    ``floors[j]`` must be a proven lower bound on job ``j``'s cost share in any schedule, such as
-    the dual bound of the least ``job_cost_usd[0]`` of job ``j`` alone in the portfolio (a one-job
-    portfolio built by ``build_portfolio``). That one-job problem is a relaxation of job ``j``'s
-    part of the portfolio: the plan, window, lead time, tiers and gang constraints are the same,
-    it shares no capacity, and ``job_cost_usd`` prices a reserved GPU-hour at the reservation
-    rate, the least it can cost in the portfolio (reserved GPUs are paid for every hour of the
-    horizon, used or not: summing ``capacity`` over the buckets, ``reserved_usd`` is at least
-    the reserved GPU-hours of all jobs at that rate, so the shares sum to at most ``cost_usd``).
-    So no schedule is cut off, while the LP bound rises to at least the sum of the floors: the
-    LP relaxation alone (recipes, hardware and intervals mixed fractionally) is far weaker.
-    """
-    for name in ("job_cost_floor", "JFLOOR"):
-        if hasattr(m, name):
-            m.del_component(name)
-    m.JFLOOR = pyo.Set(initialize=sorted(floors))
-    m.job_cost_floor = pyo.Constraint(m.JFLOOR, rule=lambda m, j: m.job_cost_usd[j] >= floors[j])
-
-
 def add_share_floors(m: pyo.ConcreteModel, form: PortfolioFormulation, multipliers: dict, floors: dict[int, float]) -> None:
     r"""Valid inequalities ``job_share_usd[j] >= floors[j]`` (job share floors), with
 
