@@ -143,7 +143,13 @@ def define_scores(m: pyo.ConcreteModel, data: StagedData) -> None:
             bounds.append(bounds[-1])
             forgetting.append(0.0)
             continue
-        score, f, bound = _chain_affine_slot(b, d, data, s, score, bounds[-1])
+        # the score the previous slot ends at, as one variable (``score_before``): each McCormick row then
+        # holds it once, not the sum over every pair of the first two stages (10.8 M of 11 M nonzeros at
+        # 10^10 plans, BENCHMARKS.md §7)
+        lo, hi = bounds[-1]
+        b.score_before = pyo.Var(bounds=(lo, hi))
+        b.score_before_is = pyo.Constraint(expr=b.score_before - flattened(score) == 0)
+        score, f, bound = _chain_affine_slot(b, d, data, s, b.score_before, bounds[-1])
         forgetting.append(f)
         bounds.append(bound)
     data.start_bounds = bounds

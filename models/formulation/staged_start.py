@@ -100,4 +100,6 @@ def _values(m, data: StagedData, variant: str, n: int, i: int, o0, o1) -> list[t
             out.append((b.interval_chosen[i], 1.0))
             if hasattr(b, "passes_on"):
                 out.append((b.passes_on, float(data.pair_end[r0, o])))
+        if hasattr(b, "score_before"):  # a third slot: the score the first two stages end at
+            out.append((b.score_before, float(data.pair_end[r0, o])))
     return out
