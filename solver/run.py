@@ -85,6 +85,9 @@ class HighsWithStart(Highs):
                 solution = HighsSolution()
                 solution.col_value = full.tolist()
                 solution.value_valid = True
+                # HiGHS prints a warning to stdout when it rejects a start (`--json` must stay one object):
+                # quiet while it is handed over; the run's own options, set next, say what it may print
+                self._solver_model.setOptionValue("output_flag", False)
                 self._solver_model.setSolution(solution)
         return super()._solve()
 
