@@ -1,7 +1,9 @@
 """Portfolio scale benchmark: time and gap from 5 to 100 jobs, and what the formulation choices buy.
 
 Run: ``.venv/bin/python benchmarks/bench_portfolio.py [--quick] [--out results.json]``;
-``--part seeds --jobs 50 --seeds 1,2,3`` runs one size over several seeds, ``--part wall``
+``--part seeds --jobs 50 --seeds 1,2,3 [--gpu-types 10] [--time-limit 60] [--whole-time]`` runs one
+size over several seeds (``--whole-time``: the limit counts from before the model is built, as in
+``solve_portfolio``; each row also records the load average before and after it), ``--part wall``
 measures the whole wall time of ``solve_portfolio(time_limit=...)`` (loading, building and warm
 start included) against the limit.
 Each row builds the MIP of a generated portfolio (``planopt generate portfolio``,
@@ -10,8 +12,11 @@ relative gap is at most 1 % or 120 s pass. ``time_to_1pct_s`` is the solve time 
 the 1 % gap was proven (blank when it was not). Ablations switch one choice off at a time
 on the 50-job portfolio:
 
-- ``warm_start``: each job's best plan alone in the portfolio (one small MIP per job) handed to
-  HiGHS as a partial start, which HiGHS completes by a sub-MIP (the time is in ``solve_s``);
+- ``warm_start``: the Lagrangian relaxation of the shared capacity (``solver/portfolio_lagrange.py``):
+  per-job share floors in the MIP, and each job's minimising plan as HiGHS's partial start; with
+  it the search (greedy, best responses, sub-MIPs for fixed plans) and, under a time limit,
+  column generation, the integer master and one branching on a reservation (the time is in
+  ``solve_s``; ``search_s`` is the search's part);
 - ``tight_linking``: a job's GPU-hours per bucket capped per GPU type by its count of that
   type, and its use of reserved GPUs bounded per bucket (off: one cap over all types, one
   bound over the window);
