@@ -741,7 +741,9 @@ def branch_on_reservations(pm, lag: LagrangeResult, seconds: float, threads: int
     """One level of branching on the reservations for the column generation bound. Some optimal
     schedule reserves, of each GPU type, a multiple of the greatest common divisor q of the
     counts its plans hold (the most GPUs held at once is such a multiple, and reserving more
-    only costs), so restricting R_g to multiples of q keeps the optimum. For the type whose
+    only costs; reservations come in whole nodes, so this holds where the node size divides q
+    or q divides it, and only such types are branched on), so restricting R_g to multiples of
+    q keeps the optimum. For the type whose
     master-LP reservation R* is furthest from a multiple of q (in USD), the two branches
     R_g <= q floor(R*/q) and R_g >= q ceil(R*/q) each get column generation (warm-started from
     ``lag``'s multipliers and columns, half of ``seconds`` each), and the lesser of their bounds
@@ -760,6 +762,9 @@ def branch_on_reservations(pm, lag: LagrangeResult, seconds: float, threads: int
         if not counts:
             continue
         q = math.gcd(*counts)
+        node = d.node_gpus[g]
+        if q % node and node % q:
+            continue   # whole nodes of a size that neither divides nor is divided by q: R need not be a multiple of q
         rem = x[n] % q
         frac = min(rem, q - rem)
         usd = frac * d.reserved_price[g] * d.committed_hours[g]
