@@ -363,6 +363,7 @@ class PortfolioModel:
         self.job_plans: list = []                        # portfolio_lagrange.JobPlans per job
         self.reserved_floor: dict[str, int] = {}         # valid lower bounds on reserved GPUs (reservation_floors)
         self.search_objective: float | None = None   # the search's best schedule's objective
+        self.log_streams: list = []                       # where HiGHS's logs go (solve: stderr under -v)
         self.best: tuple[float, list] | None = None      # the search's best: (objective, integer values)
         self.candidates: list = []                       # the greedy's schedules (greedy_candidates)
 
@@ -510,6 +511,8 @@ class PortfolioModel:
             result.message = self.reason
             return result
         start = time.perf_counter()
+        # the solver's log: on stderr under -v (or tee=True), never on stdout, which --json owns
+        self.log_streams = [sys.stderr] if tee else solver_log_streams()
         end = None if time_limit is None else (started_at if started_at is not None else start) + time_limit
         if end is not None and start >= end:
             return self.out_of_time(result, time_limit, start - (started_at if started_at is not None else start))
@@ -559,8 +562,7 @@ class PortfolioModel:
             # HiGHS completes a partial start by a sub-MIP that has the whole time limit to itself
             # before the MIP proper gets it again (seen in its log): give each half.
             remaining /= 2
-        # the solver's log: on stderr under -v (or tee=True), never on stdout, which --json owns
-        log = [sys.stderr] if tee else solver_log_streams()
+        log = self.log_streams
         res = None
         if not proved:
             if searched is not None:

@@ -75,9 +75,10 @@ def solve_fixed(pm, fixed: list[tuple[Any, float]], start: list[tuple[Any, float
             set_start(pm, start)
         else:
             pm.solver.pending = None   # a start left from before would not match the bounds
+        log = getattr(pm, "log_streams", None) or []   # -v: every HiGHS run's log on stderr, as the MIP proper's
         res = pm.solver.solve(pm.model, load_solutions=False, raise_exception_on_nonoptimal_result=False,
-                              time_limit=max(0.01, time_limit), rel_gap=rel_gap, abs_gap=0.0,
-                              solver_options=_options(threads))
+                              time_limit=max(0.01, time_limit), rel_gap=rel_gap, abs_gap=0.0, tee=log,
+                              solver_options=_options(threads, bool(log)))
         pm.solver.pending = None
         if res.solution_status in (SolutionStatus.optimal, SolutionStatus.feasible) and res.incumbent_objective is not None:
             res.solution_loader.load_vars()
