@@ -47,3 +47,23 @@ def assert_scenarios_equal_the_evaluator(inst: Instance, scenarios, plans) -> No
             m = Evaluator(U.apply(inst, scenarios.at(s))).evaluate(plan)
             for key in ("cost_usd", "wall_hours", "quality", "forgetting_points", "gpu_hours"):
                 assert sm.metric(key)[s] == pytest.approx(getattr(m, key), rel=1e-12, abs=1e-12), (key, s, plan)
+
+
+def with_limits(inst: Instance, limits: dict) -> Instance:
+    """``inst`` with some limits replaced (None removes one)."""
+    return inst.model_copy(update={"constraints": inst.constraints.model_copy(update=limits)})
+
+
+def assert_same_metrics(a, b, rel: float = 1e-12) -> None:
+    """Every number, breakdown, flag and violation of two Metrics."""
+    import pytest
+    for key in ("cost_usd", "wall_hours", "quality", "forgetting_points", "gpu_hours", "memory_per_gpu_gb"):
+        assert getattr(a, key) == pytest.approx(getattr(b, key), rel=rel, abs=1e-9), key
+    for key in ("cost_breakdown_usd", "hours_breakdown", "flops"):
+        da, db = getattr(a, key), getattr(b, key)
+        assert list(da) == list(db), key
+        for k in da:
+            assert da[k] == pytest.approx(db[k], rel=rel, abs=1e-9), (key, k)
+    assert a.fits_memory == b.fits_memory
+    assert a.violations == b.violations
+    assert a.feasible == b.feasible

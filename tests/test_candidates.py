@@ -37,7 +37,7 @@ from planopt.oracle import all_plans, best_plan, lexicographic_best
 from planopt.run import PlanModel, solve
 
 from candidate_instances import candidate_instance_dict, candidate_job_dict
-from oracle_checks import close
+from oracle_checks import assert_same_metrics, close, with_limits
 from random_instances import random_limits
 
 SUMMARY = ("cost_usd", "wall_hours", "quality", "forgetting_points", "gpu_hours", "memory_per_gpu_gb")
@@ -62,21 +62,7 @@ def candidate_oracle(seed: int):
     return best_candidate_plan(candidate_instance(seed))
 
 
-def with_limits(inst: Instance, limits: dict) -> Instance:
-    return inst.model_copy(update={"constraints": inst.constraints.model_copy(update=limits)})
 
-
-def assert_same_metrics(a, b, rel: float = 1e-12) -> None:
-    for key in SUMMARY:
-        assert getattr(a, key) == pytest.approx(getattr(b, key), rel=rel, abs=1e-9), key
-    for key in ("cost_breakdown_usd", "hours_breakdown"):
-        da, db = getattr(a, key), getattr(b, key)
-        assert list(da) == list(db), key
-        for k in da:
-            assert da[k] == pytest.approx(db[k], rel=rel, abs=1e-9), (key, k)
-    assert a.fits_memory == b.fits_memory
-    assert a.violations == b.violations
-    assert a.feasible == b.feasible
 
 
 def unique_student(plans, objective: str, best) -> bool:

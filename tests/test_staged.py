@@ -39,7 +39,7 @@ from planopt.staged_oracle import all_staged_plans, best_staged_plan, staged_spa
 from planopt.staged_run import StagedPlanModel
 
 from conftest import INSTANCES
-from oracle_checks import close
+from oracle_checks import assert_same_metrics, close, with_limits
 from staged_instances import shrunk_staged_job_dict, staged_instance_dict
 
 SUMMARY = ("cost_usd", "wall_hours", "quality", "forgetting_points", "gpu_hours")
@@ -69,22 +69,7 @@ def staged_oracle(seed: int):
     return best_staged_plan(staged_instance(seed))
 
 
-def with_limits(inst: Instance, limits: dict) -> Instance:
-    return inst.model_copy(update={"constraints": inst.constraints.model_copy(update=limits)})
 
-
-def assert_same_metrics(a, b, rel: float = 1e-12) -> None:
-    """Every number, breakdown, flag and violation of two Metrics."""
-    for key in SUMMARY + ("memory_per_gpu_gb",):
-        assert getattr(a, key) == pytest.approx(getattr(b, key), rel=rel, abs=1e-9), key
-    for key in ("cost_breakdown_usd", "hours_breakdown", "flops"):
-        da, db = getattr(a, key), getattr(b, key)
-        assert list(da) == list(db), key
-        for k in da:
-            assert da[k] == pytest.approx(db[k], rel=rel, abs=1e-9), (key, k)
-    assert a.fits_memory == b.fits_memory
-    assert a.violations == b.violations
-    assert a.feasible == b.feasible
 
 
 # --- 1. the oracle contract ------------------------------------------------------------------
