@@ -35,11 +35,15 @@ def all_candidate_plans(inst: Instance, limit: int = MAX_PLANS) -> list[StudentP
 
 def best_candidate_plan(inst: Instance, limit: int = MAX_PLANS) -> SolveResult:
     start = time.perf_counter()
-    plans = [sp for sp in all_candidate_plans(inst, limit) if sp.feasible]
+    return _best_of(inst, [sp for sp in all_candidate_plans(inst, limit) if sp.feasible], start)
+
+
+def _best_of(inst: Instance, feasible: list[StudentPlan], start: float) -> SolveResult:
+    """The lexicographic best of ``feasible`` plans as a result naming its student (infeasible when none)."""
     seconds = time.perf_counter() - start
-    if not plans:
+    if not feasible:
         return SolveResult("infeasible", inst.objective, solve_seconds=seconds, message="no enumerated plan satisfies every limit")
-    best = lexicographic_best(plans, inst.objective)
+    best = lexicographic_best(feasible, inst.objective)
     return SolveResult("optimal", inst.objective, plan=best.plan, metrics=best.metrics, gap=0.0, solve_seconds=seconds,
                        student=best.student)
 
@@ -58,9 +62,4 @@ def best_candidate_plan_arrays(inst: Instance) -> SolveResult:
             bests.append(StudentPlan(res.plan, res.metrics, name))
         elif res.status != "infeasible":
             return res
-    seconds = time.perf_counter() - start
-    if not bests:
-        return SolveResult("infeasible", inst.objective, solve_seconds=seconds, message="no enumerated plan satisfies every limit")
-    best = lexicographic_best(bests, inst.objective)
-    return SolveResult("optimal", inst.objective, plan=best.plan, metrics=best.metrics, gap=0.0, solve_seconds=seconds,
-                       student=best.student)
+    return _best_of(inst, bests, start)

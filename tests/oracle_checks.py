@@ -67,3 +67,28 @@ def assert_same_metrics(a, b, rel: float = 1e-12) -> None:
     assert a.fits_memory == b.fits_memory
     assert a.violations == b.violations
     assert a.feasible == b.feasible
+
+
+def assert_least_relaxations_equal_the_oracle(inst: Instance, fitting) -> dict:
+    """``explain_infeasible`` on ``inst`` (infeasible): each limit relaxed alone needs exactly the best value
+    of its metric among the plans (``fitting``: every plan's Metrics that fit in memory) meeting the other
+    limits, and a limit no such plan exists for is not offered. Returns the relaxations alone."""
+    from planopt.diagnose import explain_infeasible
+    from planopt.models.costs import exceeds
+    from planopt.models.formulation import LIMITS
+    from planopt.run import PlanModel
+    active = {k: v for k, v in inst.constraints.model_dump().items() if k in LIMITS and v is not None}
+    rows = explain_infeasible(PlanModel(inst))
+    alone = {r["constraint"]: r["required"] for r in rows if not r["together"]}
+    assert set(alone) <= set(active)
+    for name, (expr, sense) in LIMITS.items():
+        if name not in active:
+            continue
+        others = [getattr(m, expr) for m in fitting if not any(
+            exceeds(getattr(m, LIMITS[o][0]), active[o], LIMITS[o][1]) for o in active if o != name)]
+        if not others:
+            assert name not in alone, (name, alone)
+            continue
+        need = min(others) if sense == "<=" else max(others)
+        assert name in alone and close(alone[name], need), (name, alone, need)
+    return alone

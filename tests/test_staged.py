@@ -39,7 +39,7 @@ from planopt.staged_oracle import all_staged_plans, best_staged_plan, staged_spa
 from planopt.staged_run import StagedPlanModel
 
 from conftest import INSTANCES
-from oracle_checks import assert_same_metrics, close, with_limits
+from oracle_checks import assert_least_relaxations_equal_the_oracle, assert_same_metrics, close, with_limits
 from staged_instances import shrunk_staged_job_dict, staged_instance_dict
 
 SUMMARY = ("cost_usd", "wall_hours", "quality", "forgetting_points", "gpu_hours")
@@ -259,26 +259,12 @@ def test_the_least_relaxations_of_an_infeasible_staged_instance_equal_the_oracle
     """``explain_infeasible`` (what an infeasible `planopt solve` prints) on a staged model: with a deadline
     of half the fastest plan's, each limit relaxed alone needs exactly what the oracle says (the best
     value of its metric among the plans that meet the other limits), and no more."""
-    from planopt.diagnose import explain_infeasible
     inst = staged_instance(seed)
     fitting = [p.metrics for p in all_staged_plans(inst) if p.metrics.fits_memory]
     if not fitting:
         pytest.skip("no plan of this seed fits in memory")
     inst = with_limits(inst, {"deadline_hours": 0.5 * min(m.wall_hours for m in fitting)})
-    active = {k: v for k, v in inst.constraints.model_dump().items() if k in LIMITS and v is not None}
-    rows = explain_infeasible(PlanModel(inst))
-    alone = {r["constraint"]: r["required"] for r in rows if not r["together"]}
-    assert set(alone) <= set(active)
-    for name, (expr, sense) in LIMITS.items():
-        if name not in active:
-            continue
-        others = [getattr(m, expr) for m in fitting if not any(
-            exceeds(getattr(m, LIMITS[o][0]), active[o], LIMITS[o][1]) for o in active if o != name)]
-        if not others:
-            assert name not in alone, (name, alone)
-            continue
-        need = min(others) if sense == "<=" else max(others)
-        assert name in alone and close(alone[name], need), (name, alone, need)
+    assert_least_relaxations_equal_the_oracle(inst, fitting)
 
 
 def test_some_seeds_pair_their_first_two_stages():
