@@ -9,7 +9,7 @@ import random
 from planopt.models.schema import Instance
 from planopt.candidate_oracle import all_candidate_plans
 
-from random_instances import SMALL_MODELS, random_job_dict, random_limits
+from random_instances import SMALL_MODELS, random_job_dict, with_drawn_limits
 
 
 def candidate_job_dict(seed: int) -> dict:
@@ -27,7 +27,4 @@ def candidate_job_dict(seed: int) -> dict:
 def candidate_instance_dict(seed: int) -> dict:
     inst = candidate_job_dict(seed)
     rng = random.Random(170_000 + seed)
-    plans = [p.metrics for p in all_candidate_plans(Instance.model_validate(inst)) if p.metrics.fits_memory]
-    values = {key: [getattr(m, key) for m in plans] for key in ("cost_usd", "wall_hours", "forgetting_points", "quality")}
-    inst["constraints"] = random_limits(rng, values)
-    return inst
+    return with_drawn_limits(inst, all_candidate_plans(Instance.model_validate(inst)), rng)

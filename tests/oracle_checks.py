@@ -92,3 +92,27 @@ def assert_least_relaxations_equal_the_oracle(inst: Instance, fitting) -> dict:
         need = min(others) if sense == "<=" else max(others)
         assert name in alone and close(alone[name], need), (name, alone, need)
     return alone
+
+
+def quantile(values, q: float) -> float:
+    """The value at share ``q`` of the sorted ``values`` (a limit drawn from the plans' own metrics)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def limit_steps(fitting) -> list[dict]:
+    """Limit changes for re-solving one built model (``fitting``: Metrics of the plans that fit): tighten,
+    loosen and remove a quality floor, then a budget, both, forgetting and deadline, each from the plans'
+    values, ending with no limit set."""
+    quality = [m.quality for m in fitting]
+    cost = [m.cost_usd for m in fitting]
+    wall = [m.wall_hours for m in fitting]
+    forgetting = [m.forgetting_points for m in fitting]
+    return [{"min_quality": quantile(quality, 0.9)}, {"min_quality": quantile(quality, 0.3)},
+            {"min_quality": max(quality)}, {"min_quality": None},
+            {"budget_usd": quantile(cost, 0.1)}, {"budget_usd": quantile(cost, 0.6)},
+            {"min_quality": quantile(quality, 0.7)}, {"budget_usd": None}, {"min_quality": min(quality) - 1.0},
+            {"min_quality": max(quality) + 1.0}, {"min_quality": None},
+            {"max_forgetting_points": quantile(forgetting, 0.2), "deadline_hours": quantile(wall, 0.5)},
+            {"min_quality": quantile(quality, 0.5)}, {"max_forgetting_points": None},
+            {"deadline_hours": quantile(wall, 0.05)}, {"deadline_hours": None, "min_quality": None}]

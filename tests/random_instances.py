@@ -106,7 +106,12 @@ def random_job_dict(rng: random.Random, name: str, grid: Grid = SMALL) -> dict:
 def random_instance_dict(seed: int) -> dict:
     rng = random.Random(seed)
     inst = random_job_dict(rng, f"random-{seed}")
-    plans = [p.metrics for p in all_plans(Instance.model_validate(inst)) if p.metrics.fits_memory]
+    return with_drawn_limits(inst, all_plans(Instance.model_validate(inst)), rng)
+
+
+def with_drawn_limits(inst: dict, scored, rng: random.Random) -> dict:
+    """``inst`` with limits drawn (``random_limits``) from the metrics of its ``scored`` plans that fit in memory."""
+    plans = [p.metrics for p in scored if p.metrics.fits_memory]
     values = {key: [getattr(m, key) for m in plans] for key in ("cost_usd", "wall_hours", "forgetting_points", "quality")}
     inst["constraints"] = random_limits(rng, values)
     return inst

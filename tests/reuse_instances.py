@@ -14,7 +14,7 @@ import random
 from planopt.models.schema import Instance
 from planopt.oracle import all_plans
 
-from random_instances import random_job_dict, random_limits
+from random_instances import random_job_dict, with_drawn_limits
 
 PROMPTS_AVAILABLE = (50, 500, 5000, 50000)
 EXAMPLES_OWNED = (1000, 10000, 100000)
@@ -35,7 +35,4 @@ def reuse_instance_dict(seed: int) -> dict:
     """A reuse job with limits drawn from its own plans' metrics."""
     inst = reuse_job_dict(seed)
     rng = random.Random(90_000 + seed)
-    plans = [p.metrics for p in all_plans(Instance.model_validate(inst)) if p.metrics.fits_memory]
-    values = {key: [getattr(m, key) for m in plans] for key in ("cost_usd", "wall_hours", "forgetting_points", "quality")}
-    inst["constraints"] = random_limits(rng, values)
-    return inst
+    return with_drawn_limits(inst, all_plans(Instance.model_validate(inst)), rng)

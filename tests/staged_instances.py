@@ -14,7 +14,7 @@ import random
 from planopt.models.schema import Instance
 from planopt.staged_oracle import all_staged_plans, staged_space_size
 
-from random_instances import GPUS, SMALL_MODELS, TEACHERS, random_limits
+from random_instances import GPUS, SMALL_MODELS, TEACHERS, with_drawn_limits
 
 # Every sequence the order sft, rl, opd allows, with at least two stages.
 STAGED_SEQUENCES = [list(c) for n in (2, 3) for c in itertools.combinations(["sft", "rl", "opd"], n)]
@@ -87,7 +87,4 @@ def staged_instance_dict(seed: int) -> dict:
     """A staged job with limits drawn from its own plans' metrics (fewer options when its space is too large)."""
     inst = shrunk_staged_job_dict(seed)
     rng = random.Random(130_000 + seed)
-    plans = [p.metrics for p in all_staged_plans(Instance.model_validate(inst)) if p.metrics.fits_memory]
-    values = {key: [getattr(m, key) for m in plans] for key in ("cost_usd", "wall_hours", "forgetting_points", "quality")}
-    inst["constraints"] = random_limits(rng, values)
-    return inst
+    return with_drawn_limits(inst, all_staged_plans(Instance.model_validate(inst)), rng)

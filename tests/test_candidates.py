@@ -37,7 +37,8 @@ from planopt.oracle import all_plans, best_plan, lexicographic_best
 from planopt.run import PlanModel, solve
 
 from candidate_instances import candidate_instance_dict, candidate_job_dict
-from oracle_checks import assert_least_relaxations_equal_the_oracle, assert_same_metrics, close, with_limits
+from oracle_checks import (assert_least_relaxations_equal_the_oracle, assert_same_metrics, close, limit_steps, quantile,
+                           with_limits)
 from random_instances import random_limits
 
 SUMMARY = ("cost_usd", "wall_hours", "quality", "forgetting_points", "gpu_hours", "memory_per_gpu_gb")
@@ -155,10 +156,6 @@ def test_the_fast_seeds_are_not_vacuous():
 
 # --- 2. one model re-solved under changed limits and objectives -------------------------------
 
-def _quantile(values, q):
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
 
 RESOLVE_SEEDS = [1, 7, 12, 18]
 
@@ -171,21 +168,10 @@ def test_one_model_resolved_under_changed_limits_equals_the_oracle(seed):
     plans = all_candidate_plans(inst)
     fitting = [p.metrics for p in plans if p.metrics.fits_memory]
     assert fitting
-    quality = [m.quality for m in fitting]
-    cost = [m.cost_usd for m in fitting]
-    wall = [m.wall_hours for m in fitting]
-    forgetting = [m.forgetting_points for m in fitting]
     pm = PlanModel(inst)
     assert isinstance(pm, CandidatePlanModel)
     fixed_vars = pm.model.limit_fixed_vars
-    steps = [{"min_quality": _quantile(quality, 0.9)}, {"min_quality": _quantile(quality, 0.3)},
-             {"min_quality": max(quality)}, {"min_quality": None},
-             {"budget_usd": _quantile(cost, 0.1)}, {"budget_usd": _quantile(cost, 0.6)},
-             {"min_quality": _quantile(quality, 0.7)}, {"budget_usd": None}, {"min_quality": min(quality) - 1.0},
-             {"min_quality": max(quality) + 1.0}, {"min_quality": None},
-             {"max_forgetting_points": _quantile(forgetting, 0.2), "deadline_hours": _quantile(wall, 0.5)},
-             {"min_quality": _quantile(quality, 0.5)}, {"max_forgetting_points": None},
-             {"deadline_hours": _quantile(wall, 0.05)}, {"deadline_hours": None, "min_quality": None}]
+    steps = limit_steps(fitting)
     # a quality floor between two students' best qualities rules out every recipe of the weaker one
     top = sorted({p.student: max(q.metrics.quality for q in plans if q.student == p.student and q.metrics.fits_memory)
                   for p in plans if p.metrics.fits_memory}.items(), key=lambda kv: kv[1])
@@ -710,7 +696,7 @@ def test_binding_limits_and_their_relaxations_equal_the_oracle(seed):
     fitting = [p.metrics for p in plans if p.metrics.fits_memory]
     # limits that bind: a deadline at the median of every student's plans and, for the least cost, a quality
     # floor halfway from the cheapest plan's quality to the best one within that deadline
-    deadline = _quantile([m.wall_hours for m in fitting], 0.5)
+    deadline = quantile([m.wall_hours for m in fitting], 0.5)
     within = [m for m in fitting if m.wall_hours <= deadline]
     cheapest = min(within, key=lambda m: m.cost_usd)
     floor = 0.5 * (cheapest.quality + max(m.quality for m in within))

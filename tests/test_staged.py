@@ -39,7 +39,8 @@ from planopt.staged_oracle import all_staged_plans, best_staged_plan, staged_spa
 from planopt.staged_run import StagedPlanModel
 
 from conftest import INSTANCES
-from oracle_checks import assert_least_relaxations_equal_the_oracle, assert_same_metrics, close, with_limits
+from oracle_checks import (assert_least_relaxations_equal_the_oracle, assert_same_metrics, close, limit_steps,
+                           with_limits)
 from staged_instances import shrunk_staged_job_dict, staged_instance_dict
 
 SUMMARY = ("cost_usd", "wall_hours", "quality", "forgetting_points", "gpu_hours")
@@ -157,10 +158,6 @@ def test_the_contract_sees_optimal_and_infeasible_staged_plans_of_every_length()
 
 # --- 2. re-solving one model under changed limits -------------------------------------------
 
-def _quantile(values, q):
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
 
 def _paired_seeds(n: int, max_plans: int = 500) -> list[int]:
     """Seeds whose staged model pairs its first two stages (an SFT→RL sequence: pair fixing by limits)."""
@@ -195,22 +192,11 @@ def test_one_model_resolved_under_changed_limits_equals_the_oracle(seed):
     fitting = [p.metrics for p in plans if p.metrics.fits_memory]
     if not fitting:
         pytest.skip("no plan of this seed fits in memory")
-    quality = [m.quality for m in fitting]
-    cost = [m.cost_usd for m in fitting]
-    wall = [m.wall_hours for m in fitting]
-    forgetting = [m.forgetting_points for m in fitting]
     pm = PlanModel(inst)
     assert isinstance(pm, StagedPlanModel) and hasattr(pm.model, "pair")
     pairs = pm.model.limit_fixed_vars
     # tighten, loosen, remove; then the budget; then both; then forgetting and deadline; each from the plans' values
-    steps = [{"min_quality": _quantile(quality, 0.9)}, {"min_quality": _quantile(quality, 0.3)},
-             {"min_quality": max(quality)}, {"min_quality": None},
-             {"budget_usd": _quantile(cost, 0.1)}, {"budget_usd": _quantile(cost, 0.6)},
-             {"min_quality": _quantile(quality, 0.7)}, {"budget_usd": None}, {"min_quality": min(quality) - 1.0},
-             {"min_quality": max(quality) + 1.0}, {"min_quality": None},
-             {"max_forgetting_points": _quantile(forgetting, 0.2), "deadline_hours": _quantile(wall, 0.5)},
-             {"min_quality": _quantile(quality, 0.5)}, {"max_forgetting_points": None},
-             {"deadline_hours": None, "min_quality": None}]
+    steps = limit_steps(fitting)
     limits: dict = {}
     fixed_somewhere = False
     for change in steps:
