@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import physics as ph
-from .hardware import HardwareProfile, hardware_options, memory_classes
+from .hardware import HardwareProfile, hardware_options, memory_classes, offload_refusal
 from .plan import HardwareChoice, Plan, Recipe
 from .recipes import HOURS_CATEGORY, RecipeProfile, check_recipe, enumerate_recipes, family_of, profile
 from .schema import Instance
@@ -241,7 +241,9 @@ class Evaluator:
     def check_plan(self, plan: Plan) -> None:
         """Raise ValueError naming the field when the plan is not one of the instance's options."""
         check_recipe(self.inst, plan.recipe)
-        if plan.hardware not in set(hardware_options(self.inst)):
+        options = set(hardware_options(self.inst))
+        if plan.hardware not in options:
+            offload_refusal(self.inst, plan.hardware, options)
             gpus = {o.name: o.counts for o in self.inst.hardware.gpus}
             if plan.gpu not in gpus:
                 raise ValueError(f"plan.gpu: '{plan.gpu}' is not in hardware.gpus ({', '.join(gpus)})")

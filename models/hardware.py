@@ -24,7 +24,16 @@ recipe's compute time on :math:`h` is linear in its amounts:
 - SFT attention FLOPs as FLOPs; FSDP collective bytes
   :math:`(n-1)/(n^2 \cdot \mathrm{link})`; CPU-offload bytes over the host link,
   :math:`1/(n^2 \beta_{host})` per micro-step stream and :math:`1/(n \beta_{host})`
-  per optimiser step (``physics``).
+  per optimiser step (``physics``); zero on a choice that does not offload
+  (:func:`offloads`), so every recipe carries the offload amounts and only an
+  offloading choice pays them.
+
+CPU offload as a decision (``training.cpu_offload: "if_needed"``): next to each
+(GPU, count, adapter) choice on a GPU with a known host link, an offloading twin
+is offered when some memory class fits only with offload, and on that twin a
+class fits only if it does not fit without offload. So a plan offloads exactly
+when its training state fits its GPUs no other way (issue 9, item 6), and the
+space grows only where offload is the one way to run.
 """
 
 from __future__ import annotations
@@ -34,6 +43,8 @@ from functools import cached_property
 
 from . import physics as ph
 from .catalog import GpuSpec
+from dataclasses import replace
+
 from .plan import HardwareChoice, split_class
 from .recipes import (ATTN, DECODE, ENV_WAIT, EVAL, FSDP, LOGPROB_A2A, OFFLOAD_STATE, OFFLOAD_STREAM, PREFILL, REWARD_MODEL,
                       STUDENT_FWD, SYNC, TAIL, TEACHER, TRAIN, TRAIN_A2A, adapter_ranks, family_of, sft_sequence_tokens)
@@ -55,6 +66,8 @@ def price_usd_per_gpu_hour(inst: Instance, option: GpuOption) -> float | None:
 def hardware_options(inst: Instance) -> list[HardwareChoice]:
     """(GPU, count, adapter) within availability and with a price, in a stable order: one
     choice per adapter the instance offers (``plan.py``: the adapter sets the checkpoint)."""
+    mode = inst.training.cpu_offload
+    classes = memory_classes(inst) if mode == "if_needed" else []
     out = []
     for lora in adapter_ranks(inst):
         for o in inst.hardware.gpus:
@@ -62,8 +75,20 @@ def hardware_options(inst: Instance) -> list[HardwareChoice]:
                 continue
             for n in sorted(set(o.counts)):
                 if o.available_gpus is None or n <= o.available_gpus:
-                    out.append(HardwareChoice(o.name, n, lora))
+                    base = HardwareChoice(o.name, n, lora, mode is True)
+                    out.append(base)
+                    if classes and ph.host_link_gb_per_s(o.spec()) is not None:
+                        twin = HardwareProfile(inst, replace(base, cpu_offload=True))
+                        if any(twin.fits(c) for c in classes):
+                            out.append(twin.choice)
     return out
+
+
+def offloads(inst: Instance, choice: HardwareChoice) -> bool:
+    """Whether a choice runs with the training state in host memory: always under
+    ``training.cpu_offload: true``, as the choice says under ``"if_needed"``, never under false."""
+    mode = inst.training.cpu_offload
+    return mode is True or (mode == "if_needed" and choice.cpu_offload)
 
 
 def memory_classes(inst: Instance) -> list[str]:
@@ -137,9 +162,12 @@ class HardwareProfile:
         if lora != self.choice.lora_rank:
             return 0.0, (f"the class trains {'LoRA rank ' + str(lora) if lora else 'full weights'}, this choice "
                          f"checkpoints {'LoRA rank ' + str(self.choice.lora_rank) if self.choice.lora_rank else 'full weights'}")
+        if inst.training.cpu_offload == "if_needed" and self.choice.cpu_offload \
+                and HardwareProfile(inst, replace(self.choice, cpu_offload=False)).fits(memory_class):
+            return 0.0, "fits without CPU offload (training.cpu_offload: \"if_needed\" offloads only a job that fits no other way)"
         seq = self._train_seq_tokens(method)
         limit = inst.efficiency.train_hbm_share * gpu.hbm_gb * ph.GB
-        peak = ph.train_memory_bytes_per_gpu(inst.student, n, seq, inst.training.cpu_offload, lora)
+        peak = ph.train_memory_bytes_per_gpu(inst.student, n, seq, offloads(inst, self.choice), lora)
         if peak > limit:
             return peak, f"training state {peak / ph.GB:.0f} GB/GPU > {limit / ph.GB:.0f} GB usable"
         if method == "sft":
@@ -174,6 +202,8 @@ class HardwareProfile:
             return ph.compute_seconds(1.0, inst.student, gpu, n, eff)
         if fam == FSDP:
             return ph.fsdp_seconds_per_byte(gpu, n)
+        if fam in (OFFLOAD_STREAM, OFFLOAD_STATE) and not offloads(inst, self.choice):
+            return 0.0
         if fam == OFFLOAD_STREAM:
             return ph.offload_stream_seconds_per_byte(gpu, n)
         if fam == OFFLOAD_STATE:
@@ -206,3 +236,19 @@ class HardwareProfile:
         if fam == SYNC:
             return ph.weight_sync_seconds(inst.student, gpu, n, tp, split_class(parts[1])[2])
         raise KeyError(key)
+
+
+def offload_refusal(inst: Instance, choice: HardwareChoice, options: set[HardwareChoice], where: str = "plan") -> None:
+    """Raise ValueError naming ``{where}.cpu_offload`` when ``choice`` is not among ``options`` but its
+    twin with the other offload is: the plan's offload is what the instance does not allow."""
+    if replace(choice, cpu_offload=not choice.cpu_offload) not in options:
+        return
+    mode = inst.training.cpu_offload
+    if mode is True:
+        why = "training.cpu_offload is true, so every plan offloads; expected true"
+    elif mode is False:
+        why = "training.cpu_offload is false, so no plan offloads; expected false"
+    else:
+        why = (f"{choice.count} × {choice.gpu} holds the training state without offload, and training.cpu_offload "
+               "\"if_needed\" offloads only a job that fits no other way; expected false")
+    raise ValueError(f"{where}.cpu_offload: {why}")

@@ -12,6 +12,12 @@ what a checkpoint holds sets its write time and its storage per hour, which the
 checkpoint overhead :math:`o_h(\tau)` and the hourly price :math:`\pi_h` carry per
 hardware choice. A recipe's memory class fits only hardware choices of its own
 adapter, so the two always agree in a plan.
+
+CPU offload (``training.cpu_offload``) is a property of the hardware choice alone
+(``HardwareChoice.cpu_offload``): it frees the GPUs of the training state and adds
+host-link transfers whose amounts every recipe carries (``recipes.py``) and whose
+seconds per unit are zero on a choice that does not offload (``hardware.py``), so
+recipe × hardware stays a product of one-hots and the time stays exact.
 """
 
 from __future__ import annotations
@@ -66,6 +72,8 @@ class HardwareChoice:
     # The adapter the job checkpoints (None: full weights), which sets the checkpoint's
     # size: see the module docstring.
     lora_rank: Optional[int] = None
+    # ZeRO-3 / FSDP offload of parameters, gradients and optimiser state to host memory.
+    cpu_offload: bool = False
 
 
 @dataclass(frozen=True)
@@ -81,6 +89,7 @@ class Plan:
     max_epochs: Optional[int] = None  # SFT epochs over distinct examples (``Recipe.max_epochs``); 1 when absent
     adapter: str = "full"             # "full" or "lora" (issue 12's stage field); "full" when absent
     lora_rank: Optional[int] = None   # the LoRA rank; null for full fine-tuning
+    cpu_offload: bool = False         # training state offloaded to host memory (``training.cpu_offload``)
 
     def __post_init__(self) -> None:
         if self.method == "sft" and self.max_epochs is None:
@@ -93,13 +102,13 @@ class Plan:
 
     @property
     def hardware(self) -> HardwareChoice:
-        return HardwareChoice(self.gpu, self.gpu_count, self.lora_rank if self.adapter == "lora" else None)
+        return HardwareChoice(self.gpu, self.gpu_count, self.lora_rank if self.adapter == "lora" else None, self.cpu_offload)
 
     @classmethod
     def of(cls, recipe: Recipe, hardware: HardwareChoice, interval_minutes: float) -> "Plan":
         return cls(recipe.method, hardware.gpu, hardware.count, recipe.steps, recipe.samples_per_prompt,
                    recipe.teacher_precision, interval_minutes, recipe.external_data_share, recipe.max_epochs,
-                   recipe.adapter, recipe.lora_rank)
+                   recipe.adapter, recipe.lora_rank, hardware.cpu_offload)
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -139,6 +148,9 @@ class Plan:
             raise ValueError("plan.lora_rank: expected a positive integer for a 'lora' plan, got null")
         if adapter == "full" and rank is not None:
             raise ValueError(f"plan.lora_rank: must be null for a 'full' plan, got {rank!r}")
+        offload = data.get("cpu_offload", False)
+        if not isinstance(offload, bool):
+            raise ValueError(f"plan.cpu_offload: expected true or false, got {offload!r}")
         return cls(data["method"], data["gpu"], data["gpu_count"], data["steps"], tuple(spp),
                    data.get("teacher_precision"), float(data["checkpoint_interval_minutes"]),
-                   None if share is None else float(share), epochs, adapter, rank)
+                   None if share is None else float(share), epochs, adapter, rank, offload)

@@ -127,7 +127,10 @@ class Training(Strict):
     phases: PositiveInt = Field(3, le=6, description="sampling phases; steps are split evenly")
     samples_per_prompt_options: list[PositiveInt] = Field([2, 4, 8, 16], min_length=1)
     taper_only: bool = Field(True, description="samples per prompt never rise from one phase to the next")
-    cpu_offload: bool = Field(False, description="ZeRO-3 / FSDP offload of parameters, gradients and optimiser state to host memory, priced over the host link")
+    cpu_offload: Union[bool, Literal["if_needed"]] = Field(
+        False, description="ZeRO-3 / FSDP offload of parameters, gradients and optimiser state to host memory, priced over the "
+        "host link: true (every plan offloads), false (none does), or \"if_needed\" (a decision: a plan offloads exactly when its "
+        "training state fits its GPUs no other way, on GPUs with a known host link)")
     adapter_options: list[Literal["full", "lora"]] = Field(list(d.ADAPTER_OPTIONS_DEFAULT), min_length=1, description="a plan's choice of training all weights ('full') or low-rank adapters on every linear layer ('lora'): memory, FLOPs, weight hand-over, checkpoint size, quality and forgetting")
     lora_rank_options: list[PositiveInt] = Field(list(d.LORA_RANK_OPTIONS_DEFAULT), min_length=1, description="LoRA ranks a 'lora' plan may choose (positive integers)")
     stage_sequences: Optional[list[list[Method]]] = Field(
@@ -477,7 +480,7 @@ class Instance(Strict):
 
     @model_validator(mode="after")
     def _offload_needs_host_link(self) -> "Instance":
-        if self.training.cpu_offload:
+        if self.training.cpu_offload is True:  # "if_needed" offers offload only where a host link is known
             for n, option in enumerate(self.hardware.gpus):
                 if option.name not in d.HOST_LINK_GB_PER_S_PER_GPU:
                     raise ValueError(f"hardware.gpus.{n}.name: training.cpu_offload needs a host-link bandwidth, "

@@ -11,7 +11,7 @@ The JSON shape (what ``solve --json`` prints for a staged instance and what
     {"student": "Qwen3-32B",
      "stages": [{"method": "sft", "steps": 400, "samples_per_prompt": [], "teacher_precision": null,
                  "external_data_share": 1.0, "max_epochs": 2, "adapter": "full", "lora_rank": null,
-                 "gpu": "H100", "gpu_count": 16, "rollout": null, "staleness_steps": 0}, ...],
+                 "cpu_offload": false, "gpu": "H100", "gpu_count": 16, "rollout": null, "staleness_steps": 0}, ...],
      "checkpoint_interval_minutes": 60, "retention": null}
 
 ``rollout`` (separate rollout hardware) is always null and ``staleness_steps``
@@ -28,7 +28,7 @@ from typing import Any, Optional
 from .plan import HardwareChoice, Plan, Recipe
 
 STAGE_FIELDS = ("method", "steps", "samples_per_prompt", "teacher_precision", "external_data_share", "max_epochs",
-                "adapter", "lora_rank", "gpu", "gpu_count", "rollout", "staleness_steps")
+                "adapter", "lora_rank", "cpu_offload", "gpu", "gpu_count", "rollout", "staleness_steps")
 
 
 @dataclass(frozen=True, order=True)

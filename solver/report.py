@@ -45,6 +45,8 @@ def plan_rows(plan: Plan | StagedPlan) -> list[tuple[str, str]]:
         rows.append(("SFT epochs", f"at most {plan.max_epochs} per distinct example (owned ones reused before any is bought)"))
     if plan.adapter == "lora":
         rows.append(("adapter", f"LoRA rank {plan.lora_rank} on every linear layer (frozen base weights)"))
+    if plan.cpu_offload:
+        rows.append(("CPU offload", "parameters, gradients and optimiser state in host memory (priced over the host link)"))
     rows.append(("checkpoint interval", f"{plan.checkpoint_interval_minutes:g} min"))
     return rows
 

@@ -36,6 +36,7 @@ class StageOut(_Closed):
     max_epochs: Optional[int]
     adapter: Literal["full", "lora"]
     lora_rank: Optional[int]
+    cpu_offload: bool = Field(description="training state (parameters, gradients, optimiser) offloaded to host memory")
     gpu: str
     gpu_count: int
     rollout: None = Field(description="separate rollout hardware: always null (generation runs on the stage's GPUs)")

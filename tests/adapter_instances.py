@@ -42,9 +42,11 @@ def adapter_job_dict(seed: int) -> dict:
     return inst
 
 
-def adapter_instance_dict(seed: int) -> dict:
-    """An adapter job with limits drawn from its own plans' metrics."""
+def adapter_instance_dict(seed: int, edit=None) -> dict:
+    """An adapter job with limits drawn from its own plans' metrics (``edit(job)`` first changes the job in place)."""
     inst = adapter_job_dict(seed)
+    if edit is not None:
+        edit(inst)
     rng = random.Random(140_000 + seed)
     plans = [p for p in all_plans(Instance.model_validate(inst)) if p.metrics.fits_memory]
     values = {key: [getattr(p.metrics, key) for p in plans] for key in ("cost_usd", "wall_hours", "forgetting_points", "quality")}
