@@ -473,7 +473,7 @@ def test_staged_plans_round_trip_through_json():
         assert data["retention"] is None and data["student"] == inst.student.preset
         for stage in data["stages"]:
             assert list(stage) == ["method", "steps", "samples_per_prompt", "teacher_precision", "external_data_share",
-                                   "max_epochs", "adapter", "lora_rank", "gpu", "gpu_count", "rollout", "staleness_steps"]
+                                   "max_epochs", "adapter", "lora_rank", "cpu_offload", "gpu", "gpu_count", "rollout", "staleness_steps"]
             assert stage["rollout"] is None and stage["staleness_steps"] == 0
         for back in (StagedPlan.from_dict(data), StagedPlan.from_dict(json.loads(json.dumps(data)))):
             assert back == plan
