@@ -46,6 +46,10 @@ def plan_rows(plan: Plan | StagedPlan) -> list[tuple[str, str]]:
     if plan.adapter == "lora":
         rows.append(("adapter", f"LoRA rank {plan.lora_rank} on every linear layer (frozen base weights)"))
     rows.append(("checkpoint interval", f"{plan.checkpoint_interval_minutes:g} min"))
+    if plan.retention is not None:  # a retention block's choice (models/retention.py)
+        tier = "hot (S3 Standard)" if plan.retention.tier == "hot" else "cold (Glacier Instant Retrieval)"
+        rows.append(("checkpoint retention", f"newest {plan.retention.keep_last} kept, {tier}; a rollback event "
+                     "goes back to the last good one (its re-work is in the failure rework hours)"))
     return rows
 
 
@@ -53,7 +57,7 @@ def staged_plan_rows(plan: StagedPlan) -> list[tuple[str, str]]:
     """A staged plan: its sequence, then each stage's rows (as a one-stage plan's) under "stage N"."""
     if len(plan.stages) == 1:
         stage = plan.stages[0]
-        return plan_rows(Plan.of(stage.recipe, stage.hardware, plan.checkpoint_interval_minutes))
+        return plan_rows(Plan.of(stage.recipe, stage.hardware, plan.checkpoint_interval_minutes, plan.retention))
     rows = [("stages", " → ".join(m.upper() for m in plan.methods))]
     for n, stage in enumerate(plan.stages, 1):
         one = plan_rows(Plan.of(stage.recipe, stage.hardware, plan.checkpoint_interval_minutes))[:-1]

@@ -1,0 +1,37 @@
+"""Random job instances with a ``retention`` block (issue 12 item 7): the random jobs of
+``random_instances`` plus keep_last and tier options, a detection delay that makes some
+(keep_last, interval) pairs uncover it, and rollback rates from the sourced one to one
+high enough that the read-back fees of the cold tier matter."""
+
+from __future__ import annotations
+
+import random
+
+from planopt.models import defaults as d
+from planopt.models.schema import Instance
+from planopt.oracle import all_plans
+
+from random_instances import random_job_dict, with_drawn_limits
+
+
+def retention_block(rng: random.Random) -> dict:
+    return {"keep_last_options": sorted(rng.sample([1, 2, 3, 5], rng.randint(1, 3))),
+            "tiers": rng.choice([["hot"], ["cold"], ["hot", "cold"], ["hot", "cold"]]),
+            "rollback_detection_hours": rng.choice([0.0, 0.5, 1.0, 3.0]),
+            "rollback_events_per_gpu_hour": rng.choice([d.ROLLBACK_EVENTS_PER_GPU_HOUR, 1e-4]),
+            "cold_min_storage_hours": rng.choice([0.0, d.COLD_MIN_STORAGE_HOURS])}
+
+
+def retention_job_dict(seed: int) -> dict:
+    """A random job with a retention block and no limits."""
+    rng = random.Random(seed)
+    inst = random_job_dict(rng, f"retention-{seed}")
+    inst["retention"] = retention_block(rng)
+    return inst
+
+
+def retention_instance_dict(seed: int) -> dict:
+    """``retention_job_dict`` with limits drawn from its plans' metrics (the draws go on from the same generator)."""
+    rng = random.Random(10_000 + seed)
+    inst = retention_job_dict(seed)
+    return with_drawn_limits(inst, all_plans(Instance.model_validate(inst)), rng)

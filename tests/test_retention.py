@@ -1,0 +1,285 @@
+"""Checkpoint retention as a choice (issue 12 item 7, ``models/retention.py``): the formulas, the plan
+field, the refusals, and the MIP held to both oracles on random instances."""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+
+import pytest
+
+from planopt.models import defaults as d
+from planopt.models import uncertainty as U
+from planopt.models.costs import Evaluator, exceeds
+from planopt.models.formulation import LIMITS
+from planopt.models.plan import Plan
+from planopt.models.retention import RetentionChoice, covers, retention_options
+from planopt.models.schema import Instance
+from planopt.models.staged_plan import plan_json, read_plan
+from planopt.oracle import all_plans, best_plan
+from planopt.run import PlanModel
+
+from conftest import INSTANCES
+from oracle_checks import (assert_mip_equals_both_oracles, assert_same_metrics, assert_scenarios_equal_the_evaluator,
+                           close, limit_steps, with_limits)
+from retention_instances import retention_instance_dict
+
+MATH = INSTANCES / "qwen3-8b-math.json"
+SEEDS = range(24)
+SLOW_SEEDS = range(24, 120)
+
+
+def math_instance(retention: dict | None = None, **changes) -> Instance:
+    data = json.loads(MATH.read_text())
+    data["constraints"] = {}
+    if retention is not None:
+        data["retention"] = retention
+    data.update(changes)
+    return Instance.model_validate(data)
+
+
+def a_plan(inst: Instance, retention: RetentionChoice | None = None, interval: float | None = None) -> Plan:
+    ev = Evaluator(inst)
+    recipes, hardware, intervals = ev.space()
+    r = recipes[0]
+    h = next(h for h in hardware if ev.hardware(h).fits(r.memory_class))
+    return Plan.of(r, h, intervals[0] if interval is None else interval, retention)
+
+
+@functools.lru_cache(maxsize=None)
+def retention_instance(seed: int) -> Instance:
+    return Instance.model_validate(retention_instance_dict(seed))
+
+
+# --- the source --------------------------------------------------------------------
+
+def test_the_rollback_rate_is_palms_twenty_spikes_over_its_chip_hours():
+    chip_hours = 6144 * 1200 + 3072 * 336
+    assert chip_hours == 8_404_992
+    assert d.ROLLBACK_EVENTS_PER_GPU_HOUR == pytest.approx(20 / 8_404_992)
+    assert d.COLD_MIN_STORAGE_HOURS == 2160.0
+
+
+# --- the formulas --------------------------------------------------------------------
+
+def test_one_hot_option_without_rollbacks_prices_exactly_as_without_the_block():
+    plain = math_instance()
+    same = math_instance({"keep_last_options": [plain.checkpointing.keep_last], "tiers": ["hot"],
+                          "rollback_events_per_gpu_hour": 0.0})
+    assert retention_options(same) == [RetentionChoice(plain.checkpointing.keep_last, "hot")]
+    for interval in plain.checkpointing.interval_minutes_options:
+        before = Evaluator(plain).evaluate(a_plan(plain, interval=interval))
+        after = Evaluator(same).evaluate(a_plan(same, retention_options(same)[0], interval))
+        assert_same_metrics(before, after, rel=1e-15)
+
+
+def test_rollbacks_add_their_rework_to_the_failure_hours():
+    base = {"keep_last_options": [2], "tiers": ["hot"], "rollback_detection_hours": 0.5}
+    quiet = math_instance({**base, "rollback_events_per_gpu_hour": 0.0})
+    loud = math_instance({**base, "rollback_events_per_gpu_hour": 1e-4})
+    choice = RetentionChoice(2, "hot")
+    for interval in (30.0, 60.0):
+        a = Evaluator(quiet).evaluate(a_plan(quiet, choice, interval))
+        b = Evaluator(loud).evaluate(a_plan(loud, choice, interval))
+        compute = sum(v for k, v in a.hours_breakdown.items() if k not in ("data_lead_time", "checkpoint_writes", "failure_rework"))
+        plan = a_plan(loud, choice, interval)
+        restart = loud.reliability.restart_minutes / 60.0
+        extra = compute * plan.gpu_count * 1e-4 * (interval / 120.0 + 0.5 + restart)
+        assert b.hours_breakdown["failure_rework"] - a.hours_breakdown["failure_rework"] == pytest.approx(extra, rel=1e-9)
+        assert b.hours_breakdown["checkpoint_writes"] == pytest.approx(a.hours_breakdown["checkpoint_writes"], rel=1e-12)
+        assert b.wall_hours > a.wall_hours
+
+
+def test_cold_storage_is_billed_its_minimum_and_each_restart_reads_a_checkpoint_back():
+    inst = math_instance({"keep_last_options": [3], "tiers": ["hot", "cold"], "rollback_events_per_gpu_hour": 1e-5})
+    ev = Evaluator(inst)
+    for interval in (30.0, 240.0):
+        hot, cold = (ev.evaluate(a_plan(inst, RetentionChoice(3, t), interval)) for t in ("hot", "cold"))
+        plan = a_plan(inst, RetentionChoice(3, "cold"), interval)
+        hp = ev.hardware(plan.hardware)
+        train = cold.gpu_hours / plan.gpu_count
+        assert train == pytest.approx(hot.gpu_hours / plan.gpu_count, rel=1e-12)  # the tier does not change the hours
+        tau = interval / 60.0
+        gb, st = hp.checkpoint_gb, inst.storage
+        hot_usd = 3 * gb * st.hot_usd_per_gb_month * train / 730.0
+        restarts = plan.gpu_count * (inst.reliability.failures_per_gpu_hour + 1e-5) * train
+        cold_usd = gb * st.cold_usd_per_gb_month * max(3 * tau, 2160.0) / tau / 730.0 * train + restarts * gb * 0.03
+        assert cold.cost_breakdown_usd["storage"] - hot.cost_breakdown_usd["storage"] == pytest.approx(cold_usd - hot_usd, rel=1e-9)
+
+
+@pytest.mark.parametrize("detect,interval,need", [(0.0, 15.0, 1), (0.5, 30.0, 2), (0.5, 15.0, 3), (1.0, 30.0, 3),
+                                                   (0.4, 60.0, 2), (3.0, 240.0, 2)])
+def test_keep_last_must_cover_the_detection_delay(detect, interval, need):
+    inst = math_instance({"keep_last_options": [1, 2, 3, 4], "rollback_detection_hours": detect},
+                         checkpointing={"interval_minutes_options": [interval]})
+    assert [k for k in (1, 2, 3, 4) if covers(inst, k, interval)] == list(range(need, 5))
+    ev = Evaluator(inst)
+    for k in (1, 2, 3, 4):
+        m = ev.evaluate(a_plan(inst, RetentionChoice(k, "hot"), interval))
+        late = [v for v in m.violations if v.startswith("retention:")]
+        assert bool(late) == (k < need), (k, m.violations)
+        if late:
+            assert f"needs {need}" in late[0]
+
+
+# --- the plan field and the refusals ------------------------------------------------------
+
+def test_the_plan_json_carries_the_retention_and_reads_back():
+    inst = math_instance({"keep_last_options": [2, 3], "tiers": ["hot", "cold"]})
+    plan = a_plan(inst, RetentionChoice(3, "cold"))
+    data = plan_json(plan, inst.student.preset)
+    assert data["retention"] == {"keep_last": 3, "tier": "cold"}
+    back = read_plan(json.loads(json.dumps(data)))
+    assert back == plan
+    assert_same_metrics(Evaluator(inst).evaluate(back), Evaluator(inst).evaluate(plan), rel=0)
+    assert Plan.from_dict(plan.to_dict()) == plan
+    # without a retention the one-stage fields are those of before (portfolio results keep them)
+    assert "retention" not in a_plan(math_instance()).to_dict()
+
+
+@pytest.mark.parametrize("retention,message", [
+    ({"keep_last": 0, "tier": "hot"}, "plan.retention.keep_last"),
+    ({"keep_last": 2, "tier": "warm"}, "plan.retention.tier"),
+    ({"keep_last": 2, "tier": "hot", "months": 3}, "plan.retention.months: unknown field"),
+    ("hot", "plan.retention: expected an object"),
+])
+def test_a_malformed_retention_names_its_field(retention, message):
+    data = plan_json(a_plan(math_instance()), None)
+    with pytest.raises(ValueError, match=message.replace(".", r"\.")):
+        read_plan({**data, "retention": retention})
+
+
+def test_the_evaluator_refuses_a_retention_the_instance_does_not_offer():
+    plain = math_instance()
+    with pytest.raises(ValueError, match=r"plan\.retention: .*no retention block"):
+        Evaluator(plain).evaluate(a_plan(plain, RetentionChoice(2, "hot")))
+    inst = math_instance({"keep_last_options": [2], "tiers": ["hot"]})
+    with pytest.raises(ValueError, match=r"plan\.retention: expected one of"):
+        Evaluator(inst).evaluate(a_plan(inst))
+    with pytest.raises(ValueError, match=r"plan\.retention: \{'keep_last': 2, 'tier': 'cold'\} is not an option"):
+        Evaluator(inst).evaluate(a_plan(inst, RetentionChoice(2, "cold")))
+    data = plan_json(a_plan(inst, RetentionChoice(2, "hot")), None)
+    with pytest.raises(ValueError, match=r"plan\.retention: retention choices are not yet combined with staged plans"):
+        read_plan({**data, "stages": data["stages"] * 2})
+
+
+@pytest.mark.parametrize("changes,message", [
+    ({"training": {"stage_sequences": [["sft", "rl"]]}}, "retention: retention choices are not yet combined with staged"),
+    ({"constraints": {"confidence": 0.9}}, "retention: retention choices are not yet combined with chance"),
+    ({"retention": {"tiers": ["warm"]}}, "retention.tiers"),
+    ({"retention": {"keep_last_options": [0]}}, "retention.keep_last_options"),
+])
+def test_an_instance_refuses_retention_where_it_is_not_modelled(tmp_path, changes, message):
+    from typer.testing import CliRunner
+    from planopt.cli import app
+    data = json.loads(MATH.read_text())
+    data["retention"] = {"keep_last_options": [2]}
+    for key, value in changes.items():
+        data[key] = {**data.get(key, {}), **value} if isinstance(data.get(key), dict) else value
+    if "stage_sequences" in data["training"]:
+        data["training"]["methods"].setdefault("sft", {"steps_options": [100]})
+        data.setdefault("sft_data", {"examples_available": 1000})
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data))
+    res = CliRunner().invoke(app, ["validate", str(path)])
+    assert res.exit_code == 2, res.output
+    assert message in res.output and "Traceback" not in res.output
+    assert len(res.output.strip().splitlines()) == 1
+
+
+def test_solve_and_evaluate_print_the_retention_and_check_it(tmp_path):
+    from typer.testing import CliRunner
+    from planopt.cli import app
+    inst = math_instance({"keep_last_options": [1, 3], "tiers": ["hot", "cold"], "rollback_detection_hours": 0.75})
+    path = tmp_path / "ret.json"
+    path.write_text(inst.model_dump_json(exclude_none=True))
+    runner = CliRunner()
+    res = runner.invoke(app, ["solve", str(path), "--json", "--no-sensitivity"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    plan = out["plan"]
+    assert plan["retention"]["keep_last"] in (1, 3) and plan["retention"]["tier"] in ("hot", "cold")
+    assert covers(inst, plan["retention"]["keep_last"], plan["checkpoint_interval_minutes"])
+    plan_path = tmp_path / "plan.json"
+    plan_path.write_text(json.dumps(plan))
+    res = runner.invoke(app, ["evaluate", str(path), str(plan_path)])
+    assert res.exit_code == 0 and "checkpoint retention" in res.output, res.output
+    plan_path.write_text(json.dumps({**plan, "retention": {"keep_last": 2, "tier": "hot"}}))
+    res = runner.invoke(app, ["evaluate", str(path), str(plan_path)])
+    assert res.exit_code == 2 and "plan.retention" in res.output and "Traceback" not in res.output
+    res = runner.invoke(app, ["validate", str(path)])
+    assert res.exit_code == 0 and "× 4 retention options" in res.output, res.output
+
+
+# --- the MIP against both oracles --------------------------------------------------------
+
+def _check_seed(seed: int) -> None:
+    inst = retention_instance(seed)
+    mip = assert_mip_equals_both_oracles(inst)
+    if mip.status == "optimal":
+        assert mip.plan.retention in retention_options(inst)
+        assert not any(v.startswith("retention:") for v in mip.metrics.violations)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_mip_equals_both_oracles_with_retention_options(seed):
+    _check_seed(seed)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", SLOW_SEEDS)
+def test_mip_equals_both_oracles_with_retention_options_more_seeds(seed):
+    _check_seed(seed)
+
+
+def test_the_random_retention_instances_exercise_every_option_and_the_cover():
+    """The seeds above are not vacuous: optima keep 1, 2, 3 and 5, hot and cold, and some plans are uncovered."""
+    chosen, uncovered = set(), 0
+    for seed in SEEDS:
+        inst = retention_instance(seed)
+        res = best_plan(with_limits(inst, {k: None for k in LIMITS}))
+        if res.status == "optimal":
+            chosen.add((res.plan.retention.keep_last, res.plan.retention.tier))
+        uncovered += sum(1 for sp in all_plans(inst) if any(v.startswith("retention:") for v in sp.metrics.violations))
+    assert {k for k, _ in chosen} >= {1, 2, 3} and {t for _, t in chosen} == {"hot", "cold"}, chosen
+    assert uncovered > 0
+
+
+@pytest.mark.parametrize("seed", [1, 5, 7])
+def test_resolves_under_changed_limits_equal_the_oracle(seed):
+    inst = with_limits(retention_instance(seed), {k: None for k in LIMITS})
+    plans = all_plans(inst)
+    fitting = [sp.metrics for sp in plans if sp.metrics.fits_memory]
+    pm = PlanModel(inst)
+    limits: dict = {}
+    for change in limit_steps(fitting):
+        limits.update(change)
+        pm.set_limits(**change)
+        mip = pm.solve()
+        oracle = best_plan(with_limits(inst, limits))
+        assert mip.status == oracle.status, (limits, mip.status, oracle.status)
+        if oracle.status == "optimal":
+            assert close(mip.metrics.objective(inst.objective), oracle.metrics.objective(inst.objective)), (limits, mip.plan, oracle.plan)
+            assert close(mip.metrics.cost_usd, oracle.metrics.cost_usd), (limits, mip.plan, oracle.plan)
+            for name, (expr, sense) in LIMITS.items():
+                if limits.get(name) is not None:
+                    assert not exceeds(getattr(mip.metrics, expr), limits[name], sense), (name, limits)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 5, 7])
+def test_scenario_evaluator_equals_the_evaluator_with_retention(seed):
+    inst = retention_instance(seed)
+    plans = [sp.plan for sp in all_plans(inst) if sp.metrics.fits_memory][::7][:6]
+    assert plans
+    assert_scenarios_equal_the_evaluator(inst, U.draw(inst, 4, seed), plans)
+
+
+def test_a_long_detection_delay_makes_a_deeper_retention_optimal():
+    """At a short interval a long delay needs many kept checkpoints; the optimum pays for them (or for a
+    longer interval) rather than break the cover."""
+    inst = math_instance({"keep_last_options": [1, 2, 4, 8], "rollback_detection_hours": 1.5},
+                         checkpointing={"interval_minutes_options": [15, 30]})
+    res = assert_mip_equals_both_oracles(inst)
+    tau = res.plan.checkpoint_interval_minutes / 60.0
+    assert res.plan.retention.keep_last >= math.ceil(1.5 / tau) + 1 > 2
