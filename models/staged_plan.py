@@ -111,9 +111,9 @@ class StagedPlan:
             raise ValueError(f"plan.checkpoint_interval_minutes: expected a number, got {interval!r}")
         retention = data.get("retention")
         if retention is not None:
-            retention = RetentionChoice.from_dict(retention)
             if len(stages) > 1:
                 raise ValueError("plan.retention: retention choices are not yet combined with staged plans; expected null")
+            retention = RetentionChoice.from_dict(retention)
         student = data.get("student")
         if student is not None and not isinstance(student, str):
             raise ValueError(f"plan.student: expected a string or null, got {student!r}")
