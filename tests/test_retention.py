@@ -283,3 +283,18 @@ def test_a_long_detection_delay_makes_a_deeper_retention_optimal():
     res = assert_mip_equals_both_oracles(inst)
     tau = res.plan.checkpoint_interval_minutes / 60.0
     assert res.plan.retention.keep_last >= math.ceil(1.5 / tau) + 1 > 2
+
+
+def test_the_shipped_retention_example_keeps_more_than_the_default():
+    """instances/retention/: a 1.5 h detection delay at 15-60 min intervals; the optimum keeps 4 checkpoints
+    (checkpointing.keep_last is 2), the vectorised oracle agrees (the plan-by-plan one is held to the MIP on
+    the random instances above)."""
+    from planopt.enumerate_arrays import best_plan_arrays
+    from planopt.instance import load_instance
+    from planopt.run import solve
+    inst = load_instance(INSTANCES / "retention" / "qwen3-8b-math-long-rollback-detection.json")
+    mip, fast = solve(inst), best_plan_arrays(inst)
+    assert mip.status == fast.status == "optimal"
+    assert close(mip.metrics.cost_usd, fast.metrics.cost_usd) and mip.plan == fast.plan
+    assert mip.plan.retention == RetentionChoice(4, "hot") and inst.checkpointing.keep_last == 2
+    assert mip.plan.checkpoint_interval_minutes == 60.0
