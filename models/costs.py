@@ -47,7 +47,7 @@ import numpy as np
 from . import physics as ph
 from .hardware import HardwareProfile, hardware_options, memory_classes
 from .plan import HardwareChoice, Plan, Recipe
-from .retention import RetentionChoice, coverage_violation, retention_options, rollback_share, storage_usd_per_train_hour
+from .retention import RetentionChoice, check_choice, coverage_violation, retention_options, rollback_share, storage_usd_per_train_hour
 from .recipes import HOURS_CATEGORY, RecipeProfile, check_recipe, enumerate_recipes, family_of, profile
 from .schema import Instance
 
@@ -268,13 +268,7 @@ class Evaluator:
             raise ValueError(f"plan.gpu_count: {plan.gpu_count} is not an allowed count for {plan.gpu} {gpus[plan.gpu]} within availability")
         if plan.checkpoint_interval_minutes not in self.inst.checkpointing.interval_minutes_options:
             raise ValueError(f"plan.checkpoint_interval_minutes: expected one of {self.inst.checkpointing.interval_minutes_options}")
-        options = retention_options(self.inst)
-        if plan.retention is None and options:
-            raise ValueError("plan.retention: expected one of " + ", ".join(str(o.to_dict()) for o in options) + ", got null")
-        if plan.retention is not None and plan.retention not in options:
-            raise ValueError(f"plan.retention: {plan.retention.to_dict()} is not an option of the instance "
-                             + ("(it has no retention block; expected null)" if not options else
-                                "(" + ", ".join(str(o.to_dict()) for o in options) + ")"))
+        check_choice(self.inst, plan.retention)
 
     def evaluate(self, plan: Plan) -> Metrics:
         self.check_plan(plan)

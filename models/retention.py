@@ -123,6 +123,17 @@ def storage_usd_per_train_hour(inst, choice: RetentionChoice, checkpoint_gb, cou
                             + restarts_per_hour * read)
 
 
+def check_choice(inst, choice: RetentionChoice | None) -> None:
+    """Raise ValueError naming ``plan.retention`` when ``choice`` is not one of the instance's options."""
+    options = retention_options(inst)
+    if choice is None and options:
+        raise ValueError("plan.retention: expected one of " + ", ".join(str(o.to_dict()) for o in options) + ", got null")
+    if choice is not None and choice not in options:
+        raise ValueError(f"plan.retention: {choice.to_dict()} is not an option of the instance "
+                         + ("(it has no retention block; expected null)" if not options else
+                            "(" + ", ".join(str(o.to_dict()) for o in options) + ")"))
+
+
 def coverage_violation(inst, choice: RetentionChoice, interval_minutes: float) -> str | None:
     """The evaluator's violation line when ``choice`` does not cover the detection delay, else None."""
     if covers(inst, choice.keep_last, interval_minutes):

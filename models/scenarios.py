@@ -182,7 +182,8 @@ class ScenarioEvaluator:
         for stage in plan.stages:
             quality, f = stage_outcome(inst, stage.recipe, quality, self.stage_priors(stage.method))
             forgetting = forgetting + f
-            costs, train, stage_wall = self._run(stage.recipe, stage.hardware, plan.checkpoint_interval_minutes, 0.0)
+            costs, train, stage_wall = self._run(stage.recipe, stage.hardware, plan.checkpoint_interval_minutes, 0.0,
+                                                 plan.retention)
             money = money + sum(costs[k] for k in STAGE_COST_KEYS)
             wall, gpu_hours = wall + stage_wall, gpu_hours + stage.hardware.count * train
         ops = inst.operations

@@ -494,9 +494,8 @@ class Instance(Strict):
             if c.baseline_score > self.task.score_ceiling:
                 raise ValueError(f"candidate_students.{n}.baseline_score: {c.baseline_score:g} is above "
                                  f"task.score_ceiling {self.task.score_ceiling:g}")
-        if self.retention is not None and (self.training.staged or self.candidate_students):
-            raise ValueError("retention: retention choices are not yet combined with staged recipes "
-                             "(training.stage_sequences) or candidate_students; remove one")
+        if self.retention is not None and self.candidate_students:
+            raise ValueError("retention: retention choices are not yet combined with candidate_students; remove one")
         if self.retention is not None and self.constraints.confidence is not None:
             raise ValueError("retention: retention choices are not yet combined with chance constraints "
                              "(constraints.confidence); remove one")

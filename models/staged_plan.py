@@ -18,8 +18,9 @@ The JSON shape (what ``solve --json`` prints for a staged instance and what
 always 0 (synchronous): generation runs on the stage's own GPUs. ``retention`` is
 null (checkpoints are kept as ``checkpointing`` says) unless the instance has a
 ``retention`` block; then it is the chosen option ``{"keep_last": 3, "tier": "cold"}``
-(``retention.RetentionChoice``), for one-stage plans only. The fields are there so
-that the shape does not change when those choices land (issue 12 items 3, 4).
+(``retention.RetentionChoice``), which every stage shares, like the interval. The
+fields are there so that the shape does not change when those choices land (issue 12
+items 3, 4).
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ class StagedPlan:
     stages: tuple[Stage, ...]
     checkpoint_interval_minutes: float
     student: Optional[str] = None
-    retention: Optional[RetentionChoice] = None  # one-stage plans of a ``retention`` instance only
+    retention: Optional[RetentionChoice] = None  # a ``retention`` instance's option, shared by the stages
 
     @property
     def methods(self) -> tuple[str, ...]:
@@ -111,8 +112,6 @@ class StagedPlan:
             raise ValueError(f"plan.checkpoint_interval_minutes: expected a number, got {interval!r}")
         retention = data.get("retention")
         if retention is not None:
-            if len(stages) > 1:
-                raise ValueError("plan.retention: retention choices are not yet combined with staged plans; expected null")
             retention = RetentionChoice.from_dict(retention)
         student = data.get("student")
         if student is not None and not isinstance(student, str):

@@ -46,11 +46,17 @@ def plan_rows(plan: Plan | StagedPlan) -> list[tuple[str, str]]:
     if plan.adapter == "lora":
         rows.append(("adapter", f"LoRA rank {plan.lora_rank} on every linear layer (frozen base weights)"))
     rows.append(("checkpoint interval", f"{plan.checkpoint_interval_minutes:g} min"))
-    if plan.retention is not None:  # a retention block's choice (models/retention.py)
-        tier = "hot (S3 Standard)" if plan.retention.tier == "hot" else "cold (Glacier Instant Retrieval)"
-        rows.append(("checkpoint retention", f"newest {plan.retention.keep_last} kept, {tier}; a rollback event "
-                     "goes back to the last good one (its re-work is in the failure rework hours)"))
+    rows += retention_rows(plan.retention)
     return rows
+
+
+def retention_rows(retention) -> list[tuple[str, str]]:
+    """The chosen checkpoint retention (a ``retention`` block's choice, ``models/retention.py``); none without one."""
+    if retention is None:
+        return []
+    tier = "hot (S3 Standard)" if retention.tier == "hot" else "cold (Glacier Instant Retrieval)"
+    return [("checkpoint retention", f"newest {retention.keep_last} kept, {tier}; a rollback event goes back to "
+             "the last good one (its re-work is in the failure rework hours)")]
 
 
 def staged_plan_rows(plan: StagedPlan) -> list[tuple[str, str]]:
@@ -63,6 +69,7 @@ def staged_plan_rows(plan: StagedPlan) -> list[tuple[str, str]]:
         one = plan_rows(Plan.of(stage.recipe, stage.hardware, plan.checkpoint_interval_minutes))[:-1]
         rows += [(f"stage {n}: {label}" if k == 0 else f"         {label}", value) for k, (label, value) in enumerate(one)]
     rows.append(("checkpoint interval", f"{plan.checkpoint_interval_minutes:g} min"))
+    rows += retention_rows(plan.retention)
     return rows
 
 

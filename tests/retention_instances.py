@@ -35,3 +35,21 @@ def retention_instance_dict(seed: int) -> dict:
     rng = random.Random(10_000 + seed)
     inst = retention_job_dict(seed)
     return with_drawn_limits(inst, all_plans(Instance.model_validate(inst)), rng)
+
+
+def staged_retention_job_dict(seed: int) -> dict:
+    """A random staged job (``staged_instances.shrunk_staged_job_dict``) with a retention block of two options."""
+    from staged_instances import shrunk_staged_job_dict
+    rng = random.Random(20_000 + seed)
+    inst = shrunk_staged_job_dict(seed)
+    block = retention_block(rng)
+    block["keep_last_options"] = sorted(rng.sample([1, 2, 3, 5], 2 if len(block["tiers"]) == 1 else 1))
+    inst["retention"] = block
+    return inst
+
+
+def staged_retention_instance_dict(seed: int) -> dict:
+    from planopt.staged_oracle import all_staged_plans
+    rng = random.Random(30_000 + seed)
+    inst = staged_retention_job_dict(seed)
+    return with_drawn_limits(inst, all_staged_plans(Instance.model_validate(inst)), rng)

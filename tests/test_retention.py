@@ -23,7 +23,7 @@ from planopt.run import PlanModel
 from conftest import INSTANCES
 from oracle_checks import (assert_mip_equals_both_oracles, assert_same_metrics, assert_scenarios_equal_the_evaluator,
                            close, limit_steps, with_limits)
-from retention_instances import retention_instance_dict
+from retention_instances import retention_instance_dict, staged_retention_instance_dict, staged_retention_job_dict
 
 MATH = INSTANCES / "qwen3-8b-math.json"
 SEEDS = range(24)
@@ -159,27 +159,21 @@ def test_the_evaluator_refuses_a_retention_the_instance_does_not_offer():
         Evaluator(inst).evaluate(a_plan(inst))
     with pytest.raises(ValueError, match=r"plan\.retention: \{'keep_last': 2, 'tier': 'cold'\} is not an option"):
         Evaluator(inst).evaluate(a_plan(inst, RetentionChoice(2, "cold")))
-    data = plan_json(a_plan(inst, RetentionChoice(2, "hot")), None)
-    with pytest.raises(ValueError, match=r"plan\.retention: retention choices are not yet combined with staged plans"):
-        read_plan({**data, "stages": data["stages"] * 2})
 
 
-@pytest.mark.parametrize("changes,message", [
-    ({"training": {"stage_sequences": [["sft", "rl"]]}}, "retention: retention choices are not yet combined with staged"),
-    ({"constraints": {"confidence": 0.9}}, "retention: retention choices are not yet combined with chance"),
-    ({"retention": {"tiers": ["warm"]}}, "retention.tiers"),
-    ({"retention": {"keep_last_options": [0]}}, "retention.keep_last_options"),
+@pytest.mark.parametrize("source,changes,message", [
+    (INSTANCES / "math-8b-or-32b.json", {}, "retention: retention choices are not yet combined with candidate_students"),
+    (MATH, {"constraints": {"confidence": 0.9}}, "retention: retention choices are not yet combined with chance"),
+    (MATH, {"retention": {"tiers": ["warm"]}}, "retention.tiers"),
+    (MATH, {"retention": {"keep_last_options": [0]}}, "retention.keep_last_options"),
 ])
-def test_an_instance_refuses_retention_where_it_is_not_modelled(tmp_path, changes, message):
+def test_an_instance_refuses_retention_where_it_is_not_modelled(tmp_path, source, changes, message):
     from typer.testing import CliRunner
     from planopt.cli import app
-    data = json.loads(MATH.read_text())
+    data = json.loads(source.read_text())
     data["retention"] = {"keep_last_options": [2]}
     for key, value in changes.items():
         data[key] = {**data.get(key, {}), **value} if isinstance(data.get(key), dict) else value
-    if "stage_sequences" in data["training"]:
-        data["training"]["methods"].setdefault("sft", {"steps_options": [100]})
-        data.setdefault("sft_data", {"examples_available": 1000})
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(data))
     res = CliRunner().invoke(app, ["validate", str(path)])
@@ -298,3 +292,69 @@ def test_the_shipped_retention_example_keeps_more_than_the_default():
     assert close(mip.metrics.cost_usd, fast.metrics.cost_usd) and mip.plan == fast.plan
     assert mip.plan.retention == RetentionChoice(4, "hot") and inst.checkpointing.keep_last == 2
     assert mip.plan.checkpoint_interval_minutes == 60.0
+
+
+# --- staged plans share the retention option ----------------------------------------------------
+
+def _staged_size(seed: int) -> int:
+    from planopt.staged_oracle import staged_space_size
+    return staged_space_size(Instance.model_validate(staged_retention_job_dict(seed)))
+
+
+# seeds whose staged space lists at most 1,500 plans run by default (each oracle lists them all, twice
+# with the drawn limits); -m slow the rest up to 3,000 plans
+STAGED_SIZES = {seed: _staged_size(seed) for seed in range(40)}
+STAGED_FAST = [s for s, n in STAGED_SIZES.items() if n <= 1500]
+STAGED_SLOW = [s for s, n in STAGED_SIZES.items() if 1500 < n <= 3000]
+
+
+def _check_staged_seed(seed: int) -> None:
+    from planopt.run import solve
+    from planopt.staged_oracle import best_staged_plan
+    inst = Instance.model_validate(staged_retention_instance_dict(seed))
+    mip, oracle = solve(inst), best_staged_plan(inst)
+    assert mip.status == oracle.status, (mip.status, oracle.status)
+    if oracle.status != "optimal":
+        return
+    assert close(mip.metrics.objective(inst.objective), oracle.metrics.objective(inst.objective)), (mip.plan, oracle.plan)
+    assert close(mip.metrics.cost_usd, oracle.metrics.cost_usd), (mip.plan, oracle.plan)
+    for key, value in mip.mip_values.items():
+        assert close(value, getattr(mip.metrics, key)), key
+    assert mip.plan.retention in retention_options(inst) and mip.metrics.feasible
+
+
+@pytest.mark.parametrize("seed", STAGED_FAST)
+def test_staged_mip_equals_the_staged_oracle_with_one_shared_retention(seed):
+    _check_staged_seed(seed)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", STAGED_SLOW)
+def test_staged_mip_equals_the_staged_oracle_with_one_shared_retention_more_seeds(seed):
+    _check_staged_seed(seed)
+
+
+def test_the_staged_seeds_are_many_and_some_run_several_stages():
+    from planopt.run import solve
+    assert len(STAGED_FAST) >= 20
+    stages = {len(r.plan.stages) for seed in STAGED_FAST[:12]
+              if (r := solve(Instance.model_validate(staged_retention_instance_dict(seed)))).status == "optimal"}
+    assert max(stages) >= 2
+
+
+def test_a_staged_plan_json_carries_one_retention_and_every_stage_is_priced_under_it():
+    from planopt.models.staged_costs import evaluate_staged
+    from planopt.models.staged_plan import StagedPlan
+    from planopt.staged_oracle import all_staged_plans
+    inst = Instance.model_validate(staged_retention_job_dict(STAGED_FAST[0]))
+    plan = next(sp.plan for sp in all_staged_plans(inst) if len(sp.plan.stages) > 1 and sp.metrics.fits_memory)
+    data = plan.to_dict()
+    assert data["retention"] == plan.retention.to_dict()
+    back = read_plan(json.loads(json.dumps(data)))
+    assert isinstance(back, StagedPlan) and back == plan
+    ev = Evaluator(inst)
+    metrics = evaluate_staged(ev, back)
+    alone = [ev.metrics(s.recipe, s.hardware, plan.checkpoint_interval_minutes, plan.retention) for s in plan.stages]
+    assert metrics.cost_breakdown_usd["storage"] == pytest.approx(sum(m.cost_breakdown_usd["storage"] for m in alone))
+    with pytest.raises(ValueError, match=r"^plan\.retention: expected one of"):
+        evaluate_staged(ev, StagedPlan(plan.stages, plan.checkpoint_interval_minutes, plan.student))
