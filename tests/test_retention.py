@@ -358,3 +358,14 @@ def test_a_staged_plan_json_carries_one_retention_and_every_stage_is_priced_unde
     assert metrics.cost_breakdown_usd["storage"] == pytest.approx(sum(m.cost_breakdown_usd["storage"] for m in alone))
     with pytest.raises(ValueError, match=r"^plan\.retention: expected one of"):
         evaluate_staged(ev, StagedPlan(plan.stages, plan.checkpoint_interval_minutes, plan.student))
+
+
+@pytest.mark.parametrize("args", [["solve", "--confidence", "0.8"], ["frontier", "--y", "probability", "--scenarios", "20"]])
+def test_chance_constrained_solves_refuse_a_retention_block(tmp_path, args):
+    from typer.testing import CliRunner
+    from planopt.cli import app
+    path = tmp_path / "ret.json"
+    path.write_text(math_instance({"keep_last_options": [2, 3]}).model_dump_json(exclude_none=True))
+    res = CliRunner().invoke(app, [args[0], str(path), *args[1:]])
+    assert res.exit_code == 2 and "retention: retention choices are not yet combined with chance" in res.output, res.output
+    assert "Traceback" not in res.output
