@@ -496,6 +496,14 @@ class Instance(Strict):
                                  f"task.score_ceiling {self.task.score_ceiling:g}")
         if self.retention is not None and self.candidate_students:
             raise ValueError("retention: retention choices are not yet combined with candidate_students; remove one")
+        if self.retention is not None:
+            from .retention import covers, retention_options  # the cover rule lives with the formulas
+            longest = max(self.checkpointing.interval_minutes_options)
+            if not any(covers(self, o.keep_last, longest) for o in retention_options(self)):
+                need = next(k for k in range(1, 10**6) if covers(self, k, longest))
+                raise ValueError(f"retention.keep_last_options: no option covers the {self.retention.rollback_detection_hours:g} h "
+                                 f"rollback detection delay at any checkpoint interval (the longest, {longest:g} min, "
+                                 f"needs keep_last >= {need})")
         if self.retention is not None and self.constraints.confidence is not None:
             raise ValueError("retention: retention choices are not yet combined with chance constraints "
                              "(constraints.confidence); remove one")

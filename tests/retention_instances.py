@@ -5,6 +5,7 @@ high enough that the read-back fees of the cold tier matter."""
 
 from __future__ import annotations
 
+import math
 import random
 
 from planopt.models import defaults as d
@@ -22,12 +23,23 @@ def retention_block(rng: random.Random) -> dict:
             "cold_min_storage_hours": rng.choice([0.0, d.COLD_MIN_STORAGE_HOURS])}
 
 
+def with_a_covering_option(inst: dict) -> dict:
+    """Add the least keep_last that covers the detection delay at the longest interval when no option does
+    (an instance without one is refused), so that every instance has some plan to offer."""
+    block = inst["retention"]
+    tau = max(inst["checkpointing"]["interval_minutes_options"]) / 60.0
+    need = math.ceil(block["rollback_detection_hours"] / tau - 1e-9) + 1
+    if max(block["keep_last_options"]) < need:
+        block["keep_last_options"] = sorted(block["keep_last_options"] + [need])
+    return inst
+
+
 def retention_job_dict(seed: int) -> dict:
     """A random job with a retention block and no limits."""
     rng = random.Random(seed)
     inst = random_job_dict(rng, f"retention-{seed}")
     inst["retention"] = retention_block(rng)
-    return inst
+    return with_a_covering_option(inst)
 
 
 def retention_instance_dict(seed: int) -> dict:
@@ -45,7 +57,7 @@ def staged_retention_job_dict(seed: int) -> dict:
     block = retention_block(rng)
     block["keep_last_options"] = sorted(rng.sample([1, 2, 3, 5], 2 if len(block["tiers"]) == 1 else 1))
     inst["retention"] = block
-    return inst
+    return with_a_covering_option(inst)
 
 
 def staged_retention_instance_dict(seed: int) -> dict:
