@@ -47,7 +47,8 @@ import numpy as np
 from . import physics as ph
 from .hardware import HardwareProfile, hardware_options, memory_classes
 from .plan import HardwareChoice, Plan, Recipe
-from .retention import RetentionChoice, check_choice, coverage_violation, retention_options, rollback_share, storage_usd_per_train_hour
+from .retention import (RetentionChoice, check_choice, coverage_violation, retention_options, rollback_share,
+                        storage_usd_per_train_hour)
 from .recipes import HOURS_CATEGORY, RecipeProfile, check_recipe, enumerate_recipes, family_of, profile
 from .schema import Instance
 
@@ -331,7 +332,8 @@ class Evaluator:
                 if k is None or fit.get(k, False):
                     usable[c, h] = True
                     spu[c, h] = hp.seconds_per_unit(key)
-            overhead[h] = [hp.overhead_share(i) + rollback_share(self.inst, hw.count, i, hp.restart_hours) for i in intervals]
+            overhead[h] = [hp.overhead_share(i) + rollback_share(self.inst, hw.count, i, hp.restart_hours)
+                           for i in intervals]
         count = np.array([hw.count for hw in hardware], dtype=float)
         price = np.array([self.hardware(hw).price_usd_per_gpu_hour for hw in hardware], dtype=float)
         return HardwareArrays(list(hardware), fits, spu, usable, overhead, count, price)

@@ -16,7 +16,8 @@ recipe's memory class fits on the hardware and no limit is broken by
 best plan is the lexicographic rule of ``oracle.lexicographic_best``: the best
 first objective, then the cheapest among plans within ``run.TIE_BREAK_RELATIVE``
 of it, then the first in the order of ``itertools.product(recipes, hardware,
-intervals)``.
+intervals)`` (with a ``retention`` block, ``(recipes, hardware, intervals, retention
+options)``: the arrays gain a last axis, ``retention.py``'s options).
 
 Memory: ``plan_arrays`` holds every plan at once and refuses (``InputError``,
 one line naming the options that multiply the space) above
@@ -221,5 +222,6 @@ def best_plan_arrays(inst: Instance, max_plans: int = MAX_PLANS, max_bytes: int 
     i, k = divmod(rest, n_k)
     recipe, hw, interval, keep = recipes[r], hardware[h], intervals[i], (p.retention or [None])[k]
     seconds = time.perf_counter() - start
-    return SolveResult("optimal", objective, plan=Plan.of(recipe, hw, interval, keep), metrics=ev.metrics(recipe, hw, interval, keep),
+    return SolveResult("optimal", objective, plan=Plan.of(recipe, hw, interval, keep),
+                       metrics=ev.metrics(recipe, hw, interval, keep),
                        gap=0.0, solve_seconds=seconds, student=ev.inst.student.preset)

@@ -283,7 +283,8 @@ class PlanModel:
         if k is None:
             m.tolerance_cuts.add(m.recipe_chosen[r] + m.hardware_chosen[h] + m.interval_chosen[t] <= 2)
         else:  # with a retention option, the plan is four one-hot choices
-            m.tolerance_cuts.add(m.recipe_chosen[r] + m.hardware_chosen[h] + m.interval_chosen[t] + m.retention_chosen[k] <= 3)
+            m.tolerance_cuts.add(m.recipe_chosen[r] + m.hardware_chosen[h] + m.interval_chosen[t]
+                                 + m.retention_chosen[k] <= 3)
 
     def _solve_once(self, time_limit: float | None) -> SolveResult:
         if self.model is None:

@@ -185,6 +185,7 @@ def test_an_instance_refuses_retention_where_it_is_not_modelled(tmp_path, source
 def test_solve_and_evaluate_print_the_retention_and_check_it(tmp_path):
     from typer.testing import CliRunner
     from planopt.cli import app
+    from planopt.result_schema import EvaluateResultSchema, SolveResultSchema
     inst = math_instance({"keep_last_options": [1, 3], "tiers": ["hot", "cold"], "rollback_detection_hours": 0.75})
     path = tmp_path / "ret.json"
     path.write_text(inst.model_dump_json(exclude_none=True))
@@ -192,6 +193,7 @@ def test_solve_and_evaluate_print_the_retention_and_check_it(tmp_path):
     res = runner.invoke(app, ["solve", str(path), "--json", "--no-sensitivity"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
+    SolveResultSchema.model_validate(out)  # the published schema of results holds the retention object
     plan = out["plan"]
     assert plan["retention"]["keep_last"] in (1, 3) and plan["retention"]["tier"] in ("hot", "cold")
     assert covers(inst, plan["retention"]["keep_last"], plan["checkpoint_interval_minutes"])
@@ -199,6 +201,8 @@ def test_solve_and_evaluate_print_the_retention_and_check_it(tmp_path):
     plan_path.write_text(json.dumps(plan))
     res = runner.invoke(app, ["evaluate", str(path), str(plan_path)])
     assert res.exit_code == 0 and "checkpoint retention" in res.output, res.output
+    res = runner.invoke(app, ["evaluate", str(path), str(plan_path), "--json"])
+    assert EvaluateResultSchema.model_validate(json.loads(res.stdout)).plan.retention.keep_last == plan["retention"]["keep_last"]
     plan_path.write_text(json.dumps({**plan, "retention": {"keep_last": 2, "tier": "hot"}}))
     res = runner.invoke(app, ["evaluate", str(path), str(plan_path)])
     assert res.exit_code == 2 and "plan.retention" in res.output and "Traceback" not in res.output
