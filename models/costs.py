@@ -47,8 +47,8 @@ import numpy as np
 from . import physics as ph
 from .hardware import HardwareProfile, hardware_options, memory_classes
 from .plan import HardwareChoice, Plan, Recipe
-from .retention import (RetentionChoice, check_choice, coverage_violation, retention_options, rollback_share,
-                        storage_usd_per_train_hour)
+from .retention import (RetentionChoice, check_choice, coverage_violation, deep_rollback_share, retention_options,
+                        rollback_share, storage_usd_per_train_hour)
 from .recipes import HOURS_CATEGORY, RecipeProfile, check_recipe, enumerate_recipes, family_of, profile
 from .schema import Instance
 
@@ -225,6 +225,8 @@ class Evaluator:
         for key, value in by_component.items():
             hours[HOURS_CATEGORY[family_of(key)]] += value
         overhead = hp.overhead_share(interval_minutes) + rollback_share(inst, h.count, interval_minutes, hp.restart_hours)
+        if retention is not None:  # falling back to a milestone costs more re-work (retention.py)
+            overhead = overhead + float(deep_rollback_share(inst, retention, h.count, interval_minutes))
         # writes cost w/τ per hour of work; the rest of the exact overhead is failures
         # (re-work, restarts, failed writes), so the breakdown sums to the wall time
         hours["checkpoint_writes"] = compute_hours * hp.checkpoint_write_hours / tau

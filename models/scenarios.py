@@ -30,7 +30,7 @@ import numpy as np
 
 from . import learning as lc
 from . import physics as ph
-from .retention import RetentionChoice, rollback_share, storage_usd_per_train_hour
+from .retention import RetentionChoice, deep_rollback_share, rollback_share, storage_usd_per_train_hour
 from .costs import LIMIT_METRIC, Evaluator, cost_breakdown_usd, limit_slack
 from .plan import HardwareChoice, Plan, Recipe
 from .recipes import EVAL, RATE_FACTOR, family_of
@@ -142,6 +142,9 @@ class ScenarioEvaluator:
         by_rate = self.hours_by_rate(r, h) if fits else dict.fromkeys(RATE_FAMILIES, 0.0)
         compute = sum(hours * self.rate_scale(fam) for fam, hours in by_rate.items())
         stretch = 1.0 + self.overhead(h, interval_minutes)
+        if retention is not None:  # a fall-back to a milestone (retention.py): the evaluator's order of sums
+            stretch = 1.0 + (self.overhead(h, interval_minutes) + float(deep_rollback_share(self.inst, retention, h.count,
+                                                                                          interval_minutes)))
         train = compute * stretch
         wall = rp.lead_hours + train
         by_component = self.ev.compute_hours_by_component(r, h) if fits else {}

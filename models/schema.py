@@ -285,6 +285,11 @@ class Retention(Strict):
     tiers: list[Literal["hot", "cold"]] = Field(
         ["hot"], min_length=1, description="storage tiers the recent checkpoints may live in: hot (S3 Standard) or "
         "cold (Glacier Instant Retrieval: cheaper per GB-month, but billed a minimum duration and a fee per GB read back)")
+    milestone_options: list[NonNegativeInt] = Field(
+        [0], min_length=1, description="milestones a plan may keep during the run (the newest so many, cold): a "
+        "rollback that spoils every recent checkpoint falls back to one")
+    milestone_every_checkpoints: PositiveInt = Field(
+        1, description="every how many checkpoints one is also kept as a milestone (a policy; 1: every one)")
     rollback_events_per_gpu_hour: NonNegativeFloat = Field(
         d.ROLLBACK_EVENTS_PER_GPU_HOUR, description="loss spikes or divergences that force a restart from an older "
         "checkpoint, per GPU-hour (default: PaLM 540B's ~20 spikes over 8.4M chip-hours)")
@@ -497,13 +502,13 @@ class Instance(Strict):
         if self.retention is not None and self.candidate_students:
             raise ValueError("retention: retention choices are not yet combined with candidate_students; remove one")
         if self.retention is not None:
-            from .retention import covers, retention_options  # the cover rule lives with the formulas
+            from .retention import covers, milestones_needed, most_bad, retention_options  # the cover rule
             longest = max(self.checkpointing.interval_minutes_options)
-            if not any(covers(self, o.keep_last, longest) for o in retention_options(self)):
-                need = next(k for k in range(1, 10**6) if covers(self, k, longest))
+            if not any(covers(self, o.keep_last, longest, o.milestones) for o in retention_options(self)):
                 raise ValueError(f"retention.keep_last_options: no option covers the {self.retention.rollback_detection_hours:g} h "
                                  f"rollback detection delay at any checkpoint interval (the longest, {longest:g} min, "
-                                 f"needs keep_last >= {need})")
+                                 f"needs keep_last >= {most_bad(self, longest) + 1} or milestone_options up to "
+                                 f"{milestones_needed(self, longest)})")
         if self.retention is not None and self.constraints.confidence is not None:
             raise ValueError("retention: retention choices are not yet combined with chance constraints "
                              "(constraints.confidence); remove one")

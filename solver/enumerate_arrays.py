@@ -38,7 +38,7 @@ import numpy as np
 
 from planopt.models.costs import LIMIT_METRIC, Evaluator, HardwareArrays, RecipeArrays, cost_breakdown_usd, exceeds
 from planopt.models.plan import Plan
-from planopt.models.retention import RetentionChoice, covers, storage_usd_per_train_hour
+from planopt.models.retention import RetentionChoice, covers, deep_rollback_share, storage_usd_per_train_hour
 from planopt.models.schema import Instance
 
 from .errors import InputError
@@ -109,14 +109,17 @@ def profiles(ev: Evaluator, max_bytes: int = MAX_ARRAY_BYTES) -> Profiles:
     return Profiles(ra, ha, list(intervals), ev.retention_options(), gb)
 
 
-def _retention_axis(inst: Instance, p: Profiles) -> tuple[np.ndarray, np.ndarray]:
-    """[hardware, interval, option] the options' checkpoint money per training hour (``retention.py``'s
-    :math:`s_h(\tau,\rho)`), and [interval, option] whether the option covers the detection delay."""
+def _retention_axis(inst: Instance, p: Profiles) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""[hardware, interval, option] the options' checkpoint money per training hour (``retention.py``'s
+    :math:`s_h(\tau,\rho)`) and their milestone re-work share :math:`\delta_h(\tau,\rho)`, and [interval,
+    option] whether the option covers the detection delay."""
     ha, tau = p.hardware, np.array(p.intervals, dtype=float)
     per_hour = np.stack([storage_usd_per_train_hour(inst, k, p.checkpoint_gb[:, None], ha.count[:, None], tau[None, :])
                          for k in p.retention], axis=-1)
-    ok = np.array([[covers(inst, k.keep_last, i) for k in p.retention] for i in p.intervals], dtype=bool)
-    return per_hour, ok
+    deep = np.stack([np.broadcast_to(deep_rollback_share(inst, k, ha.count[:, None], tau[None, :]), per_hour.shape[:2])
+                     for k in p.retention], axis=-1)
+    ok = np.array([[covers(inst, k.keep_last, i, k.milestones) for k in p.retention] for i in p.intervals], dtype=bool)
+    return per_hour, deep, ok
 
 
 def _block(inst: Instance, p: Profiles, rows: slice) -> dict[str, np.ndarray]:
@@ -137,10 +140,12 @@ def _block(inst: Instance, p: Profiles, rows: slice) -> dict[str, np.ndarray]:
     quality = ra.quality[rows, None, None]
     fit = fits[:, :, None]
     per_hour = None
-    if p.retention:  # one more axis: the retention option
-        per_hour, cover = _retention_axis(inst, p)
+    if p.retention:  # one more axis: the retention option, whose milestone re-work stretches the hours
+        per_hour, deep, cover = _retention_axis(inst, p)
         rp = SimpleNamespace(**{k: v[..., None] for k, v in vars(rp).items()})
-        train, wall, forgetting, quality = train[..., None], wall[..., None], forgetting[..., None], quality[..., None]
+        train = compute[:, :, None, None] * (1.0 + (ha.overhead[None, :, :, None] + deep[None]))  # [r, h, i, k]
+        wall = lead[..., None] + train
+        forgetting, quality = forgetting[..., None], quality[..., None]
         gpus_usd, fit = gpus_usd[..., None], fit[..., None] & cover[None, None]
         per_hour = per_hour[None]
     lines = cost_breakdown_usd(inst, rp, gpus_usd, train, wall, forgetting, 0.0, per_hour)

@@ -55,8 +55,9 @@ def retention_rows(retention) -> list[tuple[str, str]]:
     if retention is None:
         return []
     tier = "hot (S3 Standard)" if retention.tier == "hot" else "cold (Glacier Instant Retrieval)"
-    return [("checkpoint retention", f"newest {retention.keep_last} kept, {tier}; a rollback event goes back to "
-             "the last good one (its re-work is in the failure rework hours)")]
+    milestones = f" and {retention.milestones} milestones (cold)" if retention.milestones else ""
+    return [("checkpoint retention", f"newest {retention.keep_last} kept, {tier}{milestones}; a rollback event goes "
+             "back to the last good one (its re-work is in the failure rework hours)")]
 
 
 def staged_plan_rows(plan: StagedPlan) -> list[tuple[str, str]]:

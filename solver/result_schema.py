@@ -47,6 +47,7 @@ class RetentionOut(_Closed):
 
     keep_last: int = Field(ge=1, description="newest checkpoints kept during the run")
     tier: Literal["hot", "cold"] = Field(description="their storage tier: hot (S3 Standard) or cold (Glacier Instant Retrieval)")
+    milestones: int = Field(ge=0, description="milestones kept during the run (cold), the newest so many")
 
 
 class PlanOut(_Closed):

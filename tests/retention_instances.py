@@ -20,7 +20,9 @@ def retention_block(rng: random.Random) -> dict:
             "tiers": rng.choice([["hot"], ["cold"], ["hot", "cold"], ["hot", "cold"]]),
             "rollback_detection_hours": rng.choice([0.0, 0.5, 1.0, 3.0]),
             "rollback_events_per_gpu_hour": rng.choice([d.ROLLBACK_EVENTS_PER_GPU_HOUR, 1e-4]),
-            "cold_min_storage_hours": rng.choice([0.0, d.COLD_MIN_STORAGE_HOURS])}
+            "cold_min_storage_hours": rng.choice([0.0, d.COLD_MIN_STORAGE_HOURS]),
+            "milestone_options": rng.choice([[0], [0], [0, 1], [0, 2], [1, 3]]),
+            "milestone_every_checkpoints": rng.choice([1, 2, 4])}
 
 
 def with_a_covering_option(inst: dict) -> dict:
@@ -55,7 +57,10 @@ def staged_retention_job_dict(seed: int) -> dict:
     rng = random.Random(20_000 + seed)
     inst = shrunk_staged_job_dict(seed)
     block = retention_block(rng)
-    block["keep_last_options"] = sorted(rng.sample([1, 2, 3, 5], 2 if len(block["tiers"]) == 1 else 1))
+    wide = rng.choice(["keep_last", "tiers", "milestones"])  # two options in all: one list of two values
+    block["keep_last_options"] = sorted(rng.sample([1, 2, 3, 5], 2 if wide == "keep_last" else 1))
+    block["tiers"] = ["hot", "cold"] if wide == "tiers" else [rng.choice(["hot", "cold"])]
+    block["milestone_options"] = [0, rng.choice([1, 2])] if wide == "milestones" else [0]
     inst["retention"] = block
     return with_a_covering_option(inst)
 

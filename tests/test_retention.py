@@ -120,7 +120,7 @@ def test_keep_last_must_cover_the_detection_delay(detect, interval, need):
         late = [v for v in m.violations if v.startswith("retention:")]
         assert bool(late) == (k < need), (k, m.violations)
         if late:
-            assert f"needs {need}" in late[0]
+            assert f"needs keep_last >= {need}" in late[0]
 
 
 # --- the plan field and the refusals ------------------------------------------------------
@@ -129,7 +129,7 @@ def test_the_plan_json_carries_the_retention_and_reads_back():
     inst = math_instance({"keep_last_options": [2, 3], "tiers": ["hot", "cold"]})
     plan = a_plan(inst, RetentionChoice(3, "cold"))
     data = plan_json(plan, inst.student.preset)
-    assert data["retention"] == {"keep_last": 3, "tier": "cold"}
+    assert data["retention"] == {"keep_last": 3, "tier": "cold", "milestones": 0}
     back = read_plan(json.loads(json.dumps(data)))
     assert back == plan
     assert_same_metrics(Evaluator(inst).evaluate(back), Evaluator(inst).evaluate(plan), rel=0)
@@ -157,7 +157,7 @@ def test_the_evaluator_refuses_a_retention_the_instance_does_not_offer():
     inst = math_instance({"keep_last_options": [2], "tiers": ["hot"]})
     with pytest.raises(ValueError, match=r"plan\.retention: expected one of"):
         Evaluator(inst).evaluate(a_plan(inst))
-    with pytest.raises(ValueError, match=r"plan\.retention: \{'keep_last': 2, 'tier': 'cold'\} is not an option"):
+    with pytest.raises(ValueError, match=r"plan\.retention: \{'keep_last': 2, 'tier': 'cold', 'milestones': 0\} is not an option"):
         Evaluator(inst).evaluate(a_plan(inst, RetentionChoice(2, "cold")))
 
 
@@ -241,16 +241,20 @@ def test_mip_equals_both_oracles_with_retention_options_more_seeds(seed):
 
 
 def test_the_random_retention_instances_exercise_every_option_and_the_cover():
-    """The seeds above are not vacuous: optima keep 1, 2, 3 and 5, hot and cold, and some plans are uncovered."""
-    chosen, uncovered = set(), 0
+    """The seeds above are not vacuous: optima keep 1, 2 and 3, hot and cold, some fall back to milestones, and
+    some plans are uncovered."""
+    from planopt.models.retention import deep_share
+    chosen, uncovered, deep = set(), 0, 0
     for seed in SEEDS:
         inst = retention_instance(seed)
         res = best_plan(with_limits(inst, {k: None for k in LIMITS}))
         if res.status == "optimal":
             chosen.add((res.plan.retention.keep_last, res.plan.retention.tier))
+            deep += res.plan.retention.milestones > 0 and float(
+                deep_share(inst, res.plan.retention.keep_last, res.plan.checkpoint_interval_minutes)) > 0
         uncovered += sum(1 for sp in all_plans(inst) if any(v.startswith("retention:") for v in sp.metrics.violations))
     assert {k for k, _ in chosen} >= {1, 2, 3} and {t for _, t in chosen} == {"hot", "cold"}, chosen
-    assert uncovered > 0
+    assert uncovered > 0 and deep > 0
 
 
 @pytest.mark.parametrize("seed", [1, 5, 7])
@@ -389,3 +393,28 @@ def test_chance_constrained_solves_refuse_a_retention_block(tmp_path, args):
 def test_an_instance_where_no_option_can_cover_the_delay_is_refused_naming_the_field():
     with pytest.raises(ValueError, match=r"retention\.keep_last_options: no option covers the 5 h .* needs keep_last >= 3"):
         math_instance({"keep_last_options": [1, 2], "rollback_detection_hours": 5.0})
+
+
+def test_a_fall_back_to_a_milestone_adds_half_a_milestone_spacing_of_rework_and_its_storage():
+    """D = 1 h at 60 min: one recent checkpoint is always spoiled (P_deep = 1), so keep_last 1 needs milestones;
+    with one every s = 2 checkpoints the fall-back adds (s - 1) tau / 2 = 0.5 h per event over keep_last 2."""
+    lam = 1e-4
+    inst = math_instance({"keep_last_options": [1, 2], "milestone_options": [0, 1, 2], "milestone_every_checkpoints": 2,
+                          "rollback_detection_hours": 1.0, "rollback_events_per_gpu_hour": lam,
+                          "cold_min_storage_hours": 0.0}, checkpointing={"interval_minutes_options": [60]})
+    ev = Evaluator(inst)
+    deep, shallow = (ev.evaluate(a_plan(inst, RetentionChoice(k, "hot", m), 60.0)) for k, m in ((1, 2), (2, 0)))
+    plan = a_plan(inst, RetentionChoice(1, "hot", 2), 60.0)
+    compute = sum(v for k, v in deep.hours_breakdown.items() if k not in ("data_lead_time", "checkpoint_writes", "failure_rework"))
+    assert deep.hours_breakdown["failure_rework"] - shallow.hours_breakdown["failure_rework"] == pytest.approx(
+        compute * plan.gpu_count * lam * 0.5, rel=1e-9)
+    assert not deep.violations and not shallow.violations
+    # one milestone does not cover: the newest milestone before the event may be spoiled too
+    assert any(v.startswith("retention:") for v in ev.evaluate(a_plan(inst, RetentionChoice(1, "hot", 1), 60.0)).violations)
+    gb, st = ev.hardware(plan.hardware).checkpoint_gb, inst.storage
+    train = deep.gpu_hours / plan.gpu_count
+    recent = 1 * gb * st.hot_usd_per_gb_month / 730.0
+    milestones = gb * (st.cold_usd_per_gb_month * 2 * 2 / (730.0 * 2) + plan.gpu_count * lam * 1.0 * 0.03)
+    logs_and_archive = shallow.cost_breakdown_usd["storage"] - 2 * gb * st.hot_usd_per_gb_month / 730.0 * (
+        shallow.gpu_hours / plan.gpu_count)
+    assert deep.cost_breakdown_usd["storage"] == pytest.approx((recent + milestones) * train + logs_and_archive, rel=1e-9)

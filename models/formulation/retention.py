@@ -28,29 +28,32 @@ from __future__ import annotations
 import numpy as np
 import pyomo.core as pyo  # not pyomo.environ: its plugins cost every CLI call ~0.3 s unused (BENCHMARKS.md §1)
 
-from ..retention import covers, storage_usd_per_train_hour
+from ..retention import covers, deep_rollback_share, storage_usd_per_train_hour
 from .data import FormulationData
 from .linear import flattened, linear
 
 
-def retention_coefficients(data: FormulationData) -> tuple[np.ndarray, np.ndarray]:
-    """[hardware, interval, option] :math:`s_h(\\tau,\\rho)` and [interval, option] covers, from the evaluator's profiles."""
+def retention_coefficients(data: FormulationData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """[hardware, interval, option] :math:`s_h(\\tau,\\rho)` and :math:`\\delta_h(\\tau,\\rho)`, and [interval, option]
+    covers, from the evaluator's formulas (``retention.py``)."""
     ev = data.evaluator
     options = ev.retention_options()
     gb = np.array([ev.hardware(hw).checkpoint_gb for hw in data.hardware], dtype=float)
     tau = np.array(data.intervals, dtype=float)
     per_hour = np.zeros((len(data.hardware), len(tau), len(options)))
+    deep = np.zeros_like(per_hour)
     for k, option in enumerate(options):
         per_hour[:, :, k] = storage_usd_per_train_hour(ev.inst, option, gb[:, None], data.count[:, None], tau[None, :])
-    cover = np.array([[covers(ev.inst, o.keep_last, i) for o in options] for i in data.intervals], dtype=bool)
-    return per_hour, cover.reshape(len(tau), len(options))
+        deep[:, :, k] = deep_rollback_share(ev.inst, option, data.count[:, None], tau[None, :])
+    cover = np.array([[covers(ev.inst, o.keep_last, i, o.milestones) for o in options] for i in data.intervals], dtype=bool)
+    return per_hour, deep, cover.reshape(len(tau), len(options))
 
 
 def define_retention(m: pyo.ConcreteModel, data: FormulationData) -> None:
     options = data.evaluator.retention_options()
     if not options:
         return
-    per_hour, cover = retention_coefficients(data)
+    per_hour, deep, cover = retention_coefficients(data)
     hs, is_ = np.nonzero(data.interval_kept)  # the order of m.HI
     m.RET = pyo.Set(initialize=range(len(options)))
     m.retention_chosen = pyo.Var(m.RET, domain=pyo.Binary)
@@ -78,8 +81,21 @@ def define_retention(m: pyo.ConcreteModel, data: FormulationData) -> None:
     m.retention_covers_detection = pyo.ConstraintList()
     for i, k in zip(*np.nonzero(~cover)):
         m.retention_covers_detection.add(linear([1.0, 1.0], [y[int(i)], v[int(k)]]) <= 1)
-    coef = [float(per_hour[h, i, k] * (1.0 + data.overhead[h, i])) for h, i, k in triples]
-    m.retention_cost_usd = pyo.Expression(expr=linear(coef, list(m.retention_hours.values())))
-    # the cost (and the part of it that is not GPU time) gains the recent checkpoints' money
-    m.cost_usd.set_value(flattened(m.cost_usd.expr + m.retention_cost_usd))
-    m.non_compute_cost_usd.set_value(flattened(m.non_compute_cost_usd.expr + m.retention_cost_usd))
+    u = list(m.retention_hours.values())
+    extra = [float(deep[h, i, k]) for h, i, k in triples]                  # milestone re-work per compute hour
+    stretch = [1.0 + (float(data.overhead[h, i]) + e) for (h, i, k), e in zip(triples, extra)]
+    storage = [float(per_hour[h, i, k]) * st for (h, i, k), st in zip(triples, stretch)]
+    hourly, gpus = data.hourly_usd, data.count * data.gpu_price
+    m.retention_cost_usd = pyo.Expression(expr=linear(storage, u))
+    m.milestone_rework_hours = pyo.Expression(expr=linear(extra, u))
+    # the hours gain the milestone re-work; the cost its hourly money and the checkpoints' money
+    m.wall_hours.set_value(flattened(m.wall_hours.expr + m.milestone_rework_hours))
+    m.train_hours.set_value(flattened(m.train_hours.expr + m.milestone_rework_hours))
+    m.cost_usd.set_value(flattened(m.cost_usd.expr + linear(
+        [s + float(hourly[h]) * e for s, e, (h, i, k) in zip(storage, extra, triples)], u)))
+    m.non_compute_cost_usd.set_value(flattened(m.non_compute_cost_usd.expr + linear(
+        [s + float(hourly[h] - gpus[h]) * e for s, e, (h, i, k) in zip(storage, extra, triples)], u)))
+    for g in m.GPU:
+        on = [n for n, (h, i, k) in enumerate(triples) if data.hardware[h].gpu == g]
+        m.gpu_hours_by_gpu[g].set_value(flattened(m.gpu_hours_by_gpu[g].expr + linear(
+            [float(data.count[triples[n][0]]) * extra[n] for n in on], [u[n] for n in on])))
