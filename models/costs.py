@@ -30,6 +30,12 @@ line is the rest, so the two add up to :math:`n p_g H_{train}` as before.
 :math:`C_{GB}(r)` is the recipe's checkpoint (the adapter's for LoRA). Egress is
 billed only for what ``network.crosses_region`` lists (traffic inside a cluster,
 weight hand-over included, is free).
+
+With a ``retention`` block the plan also chooses a retention option :math:`\rho`
+(``retention.py``): :math:`o_h(\tau)` gains the rollback share
+:math:`n \lambda_{rb}(\tau/2 + D + r)`, the recent checkpoints' storage
+:math:`k_{keep} C_{GB} p_{hot} H_{train}/730` becomes :math:`s_h(\tau,\rho) H_{train}`,
+and a plan whose :math:`(k, \tau)` does not cover the detection delay is infeasible.
 """
 
 from __future__ import annotations
@@ -41,6 +47,8 @@ import numpy as np
 from . import physics as ph
 from .hardware import HardwareProfile, hardware_options, memory_classes, offload_refusal
 from .plan import HardwareChoice, Plan, Recipe
+from .retention import (RetentionChoice, check_choice, coverage_violation, deep_rollback_share, retention_options,
+                        rollback_share, storage_usd_per_train_hour)
 from .recipes import HOURS_CATEGORY, RecipeProfile, check_recipe, enumerate_recipes, family_of, profile
 from .schema import Instance
 
@@ -110,19 +118,22 @@ def exceeds(value: float, limit: float, sense: str) -> bool:
 
 
 def cost_breakdown_usd(inst: Instance, rp: RecipeProfile, usd_per_hour_of_gpus, train_hours, wall_hours,
-                       forgetting_points, eval_train_hours=0.0) -> dict[str, float]:
+                       forgetting_points, eval_train_hours=0.0, checkpoint_usd_per_train_hour=None) -> dict[str, float]:
     """The cost lines of a plan. Works element-wise on numpy arrays of the
     scenario-dependent inputs (GPUs' price per hour, hours, forgetting), so the
     scenario evaluator (``scenarios.py``) prices scenarios with this same sum.
     ``eval_train_hours`` (:math:`H_{eval}`) only splits the GPU money between the
-    compute and evaluation lines; the sum does not depend on it."""
+    compute and evaluation lines; the sum does not depend on it. ``checkpoint_usd_per_train_hour``
+    is the retention option's :math:`s_h(\tau,\rho)` (``retention.py``); None: ``keep_last`` hot."""
     ckpt_gb = rp.checkpoint_gb
     st, ck, ops = inst.storage, inst.checkpointing, inst.operations
+    if checkpoint_usd_per_train_hour is None:
+        checkpoint_usd_per_train_hour = ck.keep_last * ckpt_gb * st.hot_usd_per_gb_month / ph.d.HOURS_PER_MONTH
     return {
         "compute": usd_per_hour_of_gpus * (train_hours - eval_train_hours),
         "evaluation": usd_per_hour_of_gpus * eval_train_hours,
         "data": rp.data_usd,
-        "storage": (ck.keep_last * ckpt_gb * st.hot_usd_per_gb_month * train_hours / ph.d.HOURS_PER_MONTH
+        "storage": (checkpoint_usd_per_train_hour * train_hours
                     + ck.milestones_kept * ckpt_gb * st.cold_usd_per_gb_month * ck.milestone_retention_months
                     + rp.log_storage_usd),
         "environments": rp.environments_usd,
@@ -197,8 +208,14 @@ class Evaluator:
         rp, hp = self.recipe(r), self.hardware(h)
         return {key: amount * hp.seconds_per_unit(key) / 3600.0 for key, amount in rp.amounts.items()}
 
-    def metrics(self, r: Recipe, h: HardwareChoice, interval_minutes: float) -> Metrics:
+    def metrics(self, r: Recipe, h: HardwareChoice, interval_minutes: float,
+                retention: RetentionChoice | None = None) -> Metrics:
+        """Every metric of (r, h, interval[, retention]); ``retention`` is required exactly when the instance
+        has a ``retention`` block."""
         inst, rp, hp = self.inst, self.recipe(r), self.hardware(h)
+        if (retention is None) != (inst.retention is None):
+            raise ValueError("plan.retention: " + ("expected one of the instance's retention options, got null"
+                                                   if retention is None else "the instance has no retention block; expected null"))
         memory, why = hp.memory_bytes_per_gpu(r.memory_class)
         by_component = self.compute_hours_by_component(r, h) if why is None else {}
         compute_hours = sum(by_component.values())
@@ -207,20 +224,26 @@ class Evaluator:
         hours["data_lead_time"] = rp.lead_hours
         for key, value in by_component.items():
             hours[HOURS_CATEGORY[family_of(key)]] += value
-        overhead = hp.overhead_share(interval_minutes)
+        overhead = hp.overhead_share(interval_minutes) + rollback_share(inst, h.count, interval_minutes, hp.restart_hours)
+        if retention is not None:  # falling back to a milestone costs more re-work (retention.py)
+            overhead = overhead + float(deep_rollback_share(inst, retention, h.count, interval_minutes))
         # writes cost w/τ per hour of work; the rest of the exact overhead is failures
         # (re-work, restarts, failed writes), so the breakdown sums to the wall time
         hours["checkpoint_writes"] = compute_hours * hp.checkpoint_write_hours / tau
         hours["failure_rework"] = compute_hours * (overhead - hp.checkpoint_write_hours / tau)
         train_hours = compute_hours * (1.0 + overhead)
         wall = rp.lead_hours + train_hours
+        per_hour = None if retention is None else float(storage_usd_per_train_hour(
+            inst, retention, hp.checkpoint_gb, h.count, interval_minutes))
         costs = cost_breakdown_usd(inst, rp, h.count * hp.price_usd_per_gpu_hour, train_hours, wall, rp.forgetting_points,
-                                   hours["evaluation"] * (1.0 + overhead))
+                                   hours["evaluation"] * (1.0 + overhead), per_hour)
         m = Metrics(cost_usd=sum(costs.values()), wall_hours=wall, quality=rp.quality,
                     forgetting_points=rp.forgetting_points, gpu_hours=h.count * train_hours,
                     memory_per_gpu_gb=memory / ph.GB, cost_breakdown_usd=costs, hours_breakdown=hours,
                     flops=dict(rp.flops), fits_memory=why is None)
         m.violations = self.violations(m, why)
+        if retention is not None and (late := coverage_violation(inst, retention, interval_minutes)):
+            m.violations.append(late)
         return m
 
     def violations(self, m: Metrics, memory_reason: str | None) -> list[str]:
@@ -250,14 +273,19 @@ class Evaluator:
             raise ValueError(f"plan.gpu_count: {plan.gpu_count} is not an allowed count for {plan.gpu} {gpus[plan.gpu]} within availability")
         if plan.checkpoint_interval_minutes not in self.inst.checkpointing.interval_minutes_options:
             raise ValueError(f"plan.checkpoint_interval_minutes: expected one of {self.inst.checkpointing.interval_minutes_options}")
+        check_choice(self.inst, plan.retention)
 
     def evaluate(self, plan: Plan) -> Metrics:
         self.check_plan(plan)
-        return self.metrics(plan.recipe, plan.hardware, plan.checkpoint_interval_minutes)
+        return self.metrics(plan.recipe, plan.hardware, plan.checkpoint_interval_minutes, plan.retention)
 
     def space(self) -> tuple[list[Recipe], list[HardwareChoice], list[float]]:
         return (enumerate_recipes(self.inst), hardware_options(self.inst),
                 sorted(set(self.inst.checkpointing.interval_minutes_options)))
+
+    def retention_options(self) -> list[RetentionChoice]:
+        """The retention options a plan chooses from (``retention.retention_options``); [] without a block."""
+        return retention_options(self.inst)
 
     def memory_classes(self) -> list[str]:
         return memory_classes(self.inst)
@@ -308,7 +336,8 @@ class Evaluator:
                 if k is None or fit.get(k, False):
                     usable[c, h] = True
                     spu[c, h] = hp.seconds_per_unit(key)
-            overhead[h] = [hp.overhead_share(i) for i in intervals]
+            overhead[h] = [hp.overhead_share(i) + rollback_share(self.inst, hw.count, i, hp.restart_hours)
+                           for i in intervals]
         count = np.array([hw.count for hw in hardware], dtype=float)
         price = np.array([self.hardware(hw).price_usd_per_gpu_hour for hw in hardware], dtype=float)
         return HardwareArrays(list(hardware), fits, spu, usable, overhead, count, price)

@@ -145,6 +145,30 @@ REFIT_GB_PER_S_PER_GPU = 3.2
 # --- Storage prices (hardware.md §D, finout.io 2026) ------------------------
 HOT_STORAGE_USD_PER_GB_MONTH = 0.023   # AWS S3 Standard, first 50 TB
 COLD_STORAGE_USD_PER_GB_MONTH = 0.004  # S3 Glacier Instant Retrieval
+# Reading a checkpoint back from S3 Glacier Instant Retrieval: $0.03 per GB
+# retrieved (crispy-engineering.com, "AWS S3 Glacier Instant Retrieval for
+# additional storage cost savings": $0.004/GB-month storage, $0.03/GB retrieval);
+# S3 Standard (hot) has no per-GB retrieval fee.
+COLD_RETRIEVAL_USD_PER_GB = 0.03
+# Glacier Instant Retrieval bills every object for at least 90 days
+# (cloudcostkit.com "S3 Glacier Pricing", checked against the AWS S3 pricing
+# page 2026-06-18): 90 x 24 = 2,160 h. A rolling checkpoint deleted sooner is
+# still billed 2,160 h. S3 Standard has no minimum.
+COLD_MIN_STORAGE_HOURS = 90 * 24.0
+
+# --- Rollback events (issue 12 item 7) ---------------------------------------
+# A rollback event forces a restart from a checkpoint *older* than the newest
+# (the newest holds a corrupted or diverging state), unlike a failure, which
+# resumes from the newest. PaLM 540B (Chowdhery et al. 2022, arXiv 2204.02311
+# §5.1): "spikes in the loss roughly 20 times during training", each handled by
+# restarting "from a checkpoint roughly 100 steps before the spike started"; the
+# run took 6,144 TPU v4 chips x 1,200 h + 3,072 chips x 336 h = 8,404,992
+# chip-hours (§4 / Appendix B) -> 20 / 8,404,992 = 2.38e-6 rollback events per
+# accelerator-hour (INFERRED; PaLM saw no spikes on its smaller models, so this
+# is a large-model rate). Silent data corruption (Llama 3, arXiv 2407.21783
+# Table 5: 6 of the 419 interruptions) is already inside FAILURES_PER_GPU_HOUR
+# and is not counted again.
+ROLLBACK_EVENTS_PER_GPU_HOUR = 20.0 / (6144 * 1200.0 + 3072 * 336.0)
 HOURS_PER_MONTH = 730.0                # 8,760 h / 12 months, the cloud billing month
 
 # --- Quality priors ----------------------------------------------------------

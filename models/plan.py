@@ -25,6 +25,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Optional
 
+from .retention import RetentionChoice
+
 
 @dataclass(frozen=True, order=True)
 class Recipe:
@@ -90,6 +92,7 @@ class Plan:
     adapter: str = "full"             # "full" or "lora" (issue 12's stage field); "full" when absent
     lora_rank: Optional[int] = None   # the LoRA rank; null for full fine-tuning
     cpu_offload: bool = False         # training state offloaded to host memory (``training.cpu_offload``)
+    retention: Optional[RetentionChoice] = None  # the retention option (``retention.py``); null without a ``retention`` block
 
     def __post_init__(self) -> None:
         if self.method == "sft" and self.max_epochs is None:
@@ -105,14 +108,17 @@ class Plan:
         return HardwareChoice(self.gpu, self.gpu_count, self.lora_rank if self.adapter == "lora" else None, self.cpu_offload)
 
     @classmethod
-    def of(cls, recipe: Recipe, hardware: HardwareChoice, interval_minutes: float) -> "Plan":
+    def of(cls, recipe: Recipe, hardware: HardwareChoice, interval_minutes: float,
+           retention: Optional[RetentionChoice] = None) -> "Plan":
         return cls(recipe.method, hardware.gpu, hardware.count, recipe.steps, recipe.samples_per_prompt,
                    recipe.teacher_precision, interval_minutes, recipe.external_data_share, recipe.max_epochs,
-                   recipe.adapter, recipe.lora_rank, hardware.cpu_offload)
+                   recipe.adapter, recipe.lora_rank, hardware.cpu_offload, retention)
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["samples_per_prompt"] = list(self.samples_per_prompt)
+        if self.retention is None:
+            del out["retention"]  # the shape before retention choices (portfolio results keep it)
         return out
 
     @classmethod
@@ -151,6 +157,8 @@ class Plan:
         offload = data.get("cpu_offload", False)
         if not isinstance(offload, bool):
             raise ValueError(f"plan.cpu_offload: expected true or false, got {offload!r}")
+        retention = data.get("retention")
+        retention = None if retention is None else RetentionChoice.from_dict(retention)
         return cls(data["method"], data["gpu"], data["gpu_count"], data["steps"], tuple(spp),
                    data.get("teacher_precision"), float(data["checkpoint_interval_minutes"]),
-                   None if share is None else float(share), epochs, adapter, rank, offload)
+                   None if share is None else float(share), epochs, adapter, rank, offload, retention)

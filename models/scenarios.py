@@ -30,6 +30,7 @@ import numpy as np
 
 from . import learning as lc
 from . import physics as ph
+from .retention import RetentionChoice, deep_rollback_share, rollback_share, storage_usd_per_train_hour
 from .costs import LIMIT_METRIC, Evaluator, cost_breakdown_usd, limit_slack
 from .plan import HardwareChoice, Plan, Recipe
 from .recipes import EVAL, RATE_FACTOR, family_of
@@ -123,7 +124,8 @@ class ScenarioEvaluator:
         write = hp.checkpoint_write_hours * rel.checkpoint_write_gb_per_s_per_node / bw
         failures = h.count * self.value("reliability.failures_per_gpu_hour", rel.failures_per_gpu_hour)
         restart = self.value("reliability.restart_minutes", rel.restart_minutes) / 60.0
-        return np.asarray(ph.checkpoint_overhead_share(write, failures, interval_minutes / 60.0, restart), dtype=float)
+        return np.asarray(ph.checkpoint_overhead_share(write, failures, interval_minutes / 60.0, restart)
+                          + rollback_share(self.inst, h.count, interval_minutes, restart), dtype=float)
 
     def gpus_usd_per_hour(self, h: HardwareChoice) -> np.ndarray:
         """:math:`n\\, p^s_g`: what the plan's GPUs cost per hour in each scenario."""
@@ -131,7 +133,8 @@ class ScenarioEvaluator:
         return h.count * price
 
     # --- whole plans -------------------------------------------------------------
-    def _run(self, r: Recipe, h: HardwareChoice, interval_minutes: float, forgetting) -> tuple[dict, np.ndarray, np.ndarray]:
+    def _run(self, r: Recipe, h: HardwareChoice, interval_minutes: float, forgetting,
+             retention: RetentionChoice | None = None) -> tuple[dict, np.ndarray, np.ndarray]:
         """(cost lines, training hours, wall hours) of ``r`` on ``h`` run alone, in each scenario."""
         rp = self.ev.recipe(r)
         # a recipe that does not fit does no work (as in ``Evaluator.metrics``): no hours to price
@@ -139,16 +142,27 @@ class ScenarioEvaluator:
         by_rate = self.hours_by_rate(r, h) if fits else dict.fromkeys(RATE_FAMILIES, 0.0)
         compute = sum(hours * self.rate_scale(fam) for fam, hours in by_rate.items())
         stretch = 1.0 + self.overhead(h, interval_minutes)
+        if retention is not None:  # a fall-back to a milestone (retention.py): the evaluator's order of sums
+            stretch = 1.0 + (self.overhead(h, interval_minutes) + float(deep_rollback_share(self.inst, retention, h.count,
+                                                                                          interval_minutes)))
         train = compute * stretch
         wall = rp.lead_hours + train
         by_component = self.ev.compute_hours_by_component(r, h) if fits else {}
         evaluation = sum(v for k, v in by_component.items() if family_of(k) == EVAL)
         eval_train = evaluation * self.rate_scale(RATE_FACTOR[EVAL]) * stretch
-        return cost_breakdown_usd(self.inst, rp, self.gpus_usd_per_hour(h), train, wall, forgetting, eval_train), train, wall
+        per_hour = None
+        if retention is not None:  # the recent checkpoints' money at the scenario's failure rate (retention.py)
+            rel = self.inst.reliability
+            failures = self.value("reliability.failures_per_gpu_hour", rel.failures_per_gpu_hour)
+            per_hour = storage_usd_per_train_hour(self.inst, retention, self.ev.hardware(h).checkpoint_gb, h.count,
+                                                  interval_minutes, failures)
+        return (cost_breakdown_usd(self.inst, rp, self.gpus_usd_per_hour(h), train, wall, forgetting, eval_train, per_hour),
+                train, wall)
 
-    def metrics(self, r: Recipe, h: HardwareChoice, interval_minutes: float) -> ScenarioMetrics:
+    def metrics(self, r: Recipe, h: HardwareChoice, interval_minutes: float,
+                retention: RetentionChoice | None = None) -> ScenarioMetrics:
         quality, forgetting = self.outcomes(r)
-        costs, train, wall = self._run(r, h, interval_minutes, forgetting)
+        costs, train, wall = self._run(r, h, interval_minutes, forgetting, retention)
         return ScenarioMetrics(cost_usd=np.asarray(sum(costs.values()), dtype=float) + np.zeros(self.sc.n),
                                wall_hours=wall, quality=quality, forgetting_points=forgetting, gpu_hours=h.count * train)
 
@@ -171,7 +185,8 @@ class ScenarioEvaluator:
         for stage in plan.stages:
             quality, f = stage_outcome(inst, stage.recipe, quality, self.stage_priors(stage.method))
             forgetting = forgetting + f
-            costs, train, stage_wall = self._run(stage.recipe, stage.hardware, plan.checkpoint_interval_minutes, 0.0)
+            costs, train, stage_wall = self._run(stage.recipe, stage.hardware, plan.checkpoint_interval_minutes, 0.0,
+                                                 plan.retention)
             money = money + sum(costs[k] for k in STAGE_COST_KEYS)
             wall, gpu_hours = wall + stage_wall, gpu_hours + stage.hardware.count * train
         ops = inst.operations
@@ -184,7 +199,7 @@ class ScenarioEvaluator:
             check_staged_plan(self.ev, plan)
             return self.staged_metrics(plan)
         self.ev.check_plan(plan)
-        return self.metrics(plan.recipe, plan.hardware, plan.checkpoint_interval_minutes)
+        return self.metrics(plan.recipe, plan.hardware, plan.checkpoint_interval_minutes, plan.retention)
 
 
 def limits_of(inst) -> dict[str, float]:

@@ -275,6 +275,34 @@ class Checkpointing(Strict):
     milestone_retention_months: NonNegativeFloat = 0.0
 
 
+class Retention(Strict):
+    """Checkpoint retention as a choice (issue 12 item 7; ``retention.py`` has the formulas).
+
+    Present, it makes how many recent checkpoints to keep and their storage tier
+    decisions of the plan (``plan.retention``) and prices rollback events; absent
+    (the default), ``checkpointing.keep_last`` checkpoints are kept hot and no
+    rollback event is priced, as before."""
+
+    keep_last_options: Optional[list[PositiveInt]] = Field(
+        None, min_length=1, description="recent checkpoints a plan may keep (default: [checkpointing.keep_last])")
+    tiers: list[Literal["hot", "cold"]] = Field(
+        ["hot"], min_length=1, description="storage tiers the recent checkpoints may live in: hot (S3 Standard) or "
+        "cold (Glacier Instant Retrieval: cheaper per GB-month, but billed a minimum duration and a fee per GB read back)")
+    milestone_options: list[NonNegativeInt] = Field(
+        [0], min_length=1, description="milestones a plan may keep during the run (the newest so many, cold): a "
+        "rollback that spoils every recent checkpoint falls back to one")
+    milestone_every_checkpoints: PositiveInt = Field(
+        1, description="every how many checkpoints one is also kept as a milestone (a policy; 1: every one)")
+    rollback_events_per_gpu_hour: NonNegativeFloat = Field(
+        d.ROLLBACK_EVENTS_PER_GPU_HOUR, description="loss spikes or divergences that force a restart from an older "
+        "checkpoint, per GPU-hour (default: PaLM 540B's ~20 spikes over 8.4M chip-hours)")
+    rollback_detection_hours: NonNegativeFloat = Field(
+        0.0, description="hours from a rollback event until it is noticed; every checkpoint written meanwhile is bad "
+        "(no published default: 0 means noticed at once; PaLM restarted ~100 steps before the spike)")
+    cold_retrieval_usd_per_gb: NonNegativeFloat = Field(d.COLD_RETRIEVAL_USD_PER_GB, description="reading a cold checkpoint back, USD per GB")
+    cold_min_storage_hours: NonNegativeFloat = Field(d.COLD_MIN_STORAGE_HOURS, description="the least hours a cold object is billed")
+
+
 class Reliability(Strict):
     failures_per_gpu_hour: NonNegativeFloat = d.FAILURES_PER_GPU_HOUR
     restart_minutes: NonNegativeFloat = d.RESTART_MINUTES
@@ -401,6 +429,7 @@ class Instance(Strict):
     environments: Environments = Environments()
     hardware: Hardware
     checkpointing: Checkpointing = Checkpointing()
+    retention: Optional[Retention] = Field(None, description="checkpoint retention as a choice (see Retention)")
     reliability: Reliability = Reliability()
     storage: Storage = Storage()
     operations: Operations = Operations()
@@ -473,6 +502,19 @@ class Instance(Strict):
             if c.baseline_score > self.task.score_ceiling:
                 raise ValueError(f"candidate_students.{n}.baseline_score: {c.baseline_score:g} is above "
                                  f"task.score_ceiling {self.task.score_ceiling:g}")
+        if self.retention is not None and self.candidate_students:
+            raise ValueError("retention: retention choices are not yet combined with candidate_students; remove one")
+        if self.retention is not None:
+            from .retention import covers, milestones_needed, most_bad, retention_options  # the cover rule
+            longest = max(self.checkpointing.interval_minutes_options)
+            if not any(covers(self, o.keep_last, longest, o.milestones) for o in retention_options(self)):
+                raise ValueError(f"retention.keep_last_options: no option covers the {self.retention.rollback_detection_hours:g} h "
+                                 f"rollback detection delay at any checkpoint interval (the longest, {longest:g} min, "
+                                 f"needs keep_last >= {most_bad(self, longest) + 1} or milestone_options up to "
+                                 f"{milestones_needed(self, longest)})")
+        if self.retention is not None and self.constraints.confidence is not None:
+            raise ValueError("retention: retention choices are not yet combined with chance constraints "
+                             "(constraints.confidence); remove one")
         if self.candidate_students and self.training.staged:
             raise ValueError("candidate_students: a choice of student is not yet combined with staged recipes "
                              "(training.stage_sequences); give one or the other")

@@ -1,7 +1,8 @@
 r"""Every metric of a staged plan, from the one-stage evaluator and the chained learning curves.
 
 Stages run one after another, each on its own hardware, all with the plan's
-checkpoint interval :math:`\tau`. With :math:`M_s` the evaluator's metrics of
+checkpoint interval :math:`\tau` (and, with a ``retention`` block, one retention option,
+``retention.py``). With :math:`M_s` the evaluator's metrics of
 stage :math:`s` run alone (``costs.Evaluator.metrics``):
 
 .. math::
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 from .costs import COST_KEYS, HOURS_KEYS, Evaluator, Metrics
 from .plan import Plan
+from .retention import check_choice, coverage_violation
 from .stage_outcomes import stage_outcome
 from .staged_plan import StagedPlan
 
@@ -47,9 +49,10 @@ def check_staged_plan(ev: Evaluator, plan: StagedPlan) -> None:
     intervals = ev.inst.checkpointing.interval_minutes_options
     if plan.checkpoint_interval_minutes not in intervals:
         raise ValueError(f"plan.checkpoint_interval_minutes: expected one of {intervals}")
+    check_choice(ev.inst, plan.retention)  # the plan's, shared by every stage (named plan.retention)
     for n, stage in enumerate(plan.stages):
         try:
-            ev.check_plan(Plan.of(stage.recipe, stage.hardware, plan.checkpoint_interval_minutes))
+            ev.check_plan(Plan.of(stage.recipe, stage.hardware, plan.checkpoint_interval_minutes, plan.retention))
         except ValueError as exc:
             raise ValueError(str(exc).replace("plan.", f"plan.stages.{n}.", 1)) from None
 
@@ -57,7 +60,7 @@ def check_staged_plan(ev: Evaluator, plan: StagedPlan) -> None:
 def staged_metrics(ev: Evaluator, plan: StagedPlan) -> Metrics:
     """Every metric of ``plan`` (not checked against the options: see :func:`evaluate_staged`)."""
     inst = ev.inst
-    alone = [ev.metrics(s.recipe, s.hardware, plan.checkpoint_interval_minutes) for s in plan.stages]
+    alone = [ev.metrics(s.recipe, s.hardware, plan.checkpoint_interval_minutes, plan.retention) for s in plan.stages]
     ends, forgetting = chained_outcomes(ev, plan)
     wall = sum(m.wall_hours for m in alone)
     total_forgetting = sum(forgetting)
@@ -78,6 +81,8 @@ def staged_metrics(ev: Evaluator, plan: StagedPlan) -> Metrics:
     memory = [label(n) + v.removeprefix("memory: ") for n, m in enumerate(alone) for v in m.violations
               if v.startswith("memory:")]
     out.violations = ev.violations(out, "; ".join(memory) if memory else None)
+    if plan.retention is not None and (late := coverage_violation(inst, plan.retention, plan.checkpoint_interval_minutes)):
+        out.violations.append(late)
     return out
 
 

@@ -16,8 +16,11 @@ The JSON shape (what ``solve --json`` prints for a staged instance and what
 
 ``rollout`` (separate rollout hardware) is always null and ``staleness_steps``
 always 0 (synchronous): generation runs on the stage's own GPUs. ``retention`` is
-null: checkpoints are kept as ``checkpointing`` says. The fields are there so that
-the shape does not change when those choices land (issue 12 items 3, 4, 7).
+null (checkpoints are kept as ``checkpointing`` says) unless the instance has a
+``retention`` block; then it is the chosen option ``{"keep_last": 3, "tier": "cold"}``
+(``retention.RetentionChoice``), which every stage shares, like the interval. The
+fields are there so that the shape does not change when those choices land (issue 12
+items 3, 4).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from .plan import HardwareChoice, Plan, Recipe
+from .retention import RetentionChoice
 
 STAGE_FIELDS = ("method", "steps", "samples_per_prompt", "teacher_precision", "external_data_share", "max_epochs",
                 "adapter", "lora_rank", "cpu_offload", "gpu", "gpu_count", "rollout", "staleness_steps")
@@ -71,6 +75,7 @@ class StagedPlan:
     stages: tuple[Stage, ...]
     checkpoint_interval_minutes: float
     student: Optional[str] = None
+    retention: Optional[RetentionChoice] = None  # a ``retention`` instance's option, shared by the stages
 
     @property
     def methods(self) -> tuple[str, ...]:
@@ -82,11 +87,12 @@ class StagedPlan:
 
     @classmethod
     def of_plan(cls, plan: Plan, student: str | None = None) -> "StagedPlan":
-        return cls.single(plan.recipe, plan.hardware, plan.checkpoint_interval_minutes, student)
+        return cls((Stage(plan.recipe, plan.hardware),), plan.checkpoint_interval_minutes, student, plan.retention)
 
     def to_dict(self) -> dict[str, Any]:
         return {"student": self.student, "stages": [s.to_dict() for s in self.stages],
-                "checkpoint_interval_minutes": self.checkpoint_interval_minutes, "retention": None}
+                "checkpoint_interval_minutes": self.checkpoint_interval_minutes,
+                "retention": None if self.retention is None else self.retention.to_dict()}
 
     @classmethod
     def from_dict(cls, data: Any) -> "StagedPlan":
@@ -104,12 +110,14 @@ class StagedPlan:
         interval = data.get("checkpoint_interval_minutes")
         if isinstance(interval, bool) or not isinstance(interval, (int, float)):
             raise ValueError(f"plan.checkpoint_interval_minutes: expected a number, got {interval!r}")
-        if data.get("retention") is not None:
-            raise ValueError("plan.retention: retention choices are not modelled yet; expected null")
+        retention = data.get("retention")
+        if retention is not None:
+            retention = RetentionChoice.from_dict(retention)
         student = data.get("student")
         if student is not None and not isinstance(student, str):
             raise ValueError(f"plan.student: expected a string or null, got {student!r}")
-        return cls(tuple(Stage.from_dict(s, f"plan.stages.{n}") for n, s in enumerate(stages)), float(interval), student)
+        return cls(tuple(Stage.from_dict(s, f"plan.stages.{n}") for n, s in enumerate(stages)), float(interval), student,
+                   retention)
 
 
 def read_plan(data: Any) -> Plan | StagedPlan:
@@ -120,7 +128,7 @@ def read_plan(data: Any) -> Plan | StagedPlan:
         if len(staged.stages) > 1:
             return staged
         stage = staged.stages[0]
-        return Plan.of(stage.recipe, stage.hardware, staged.checkpoint_interval_minutes)
+        return Plan.of(stage.recipe, stage.hardware, staged.checkpoint_interval_minutes, staged.retention)
     return Plan.from_dict(data)
 
 
@@ -130,5 +138,5 @@ def plan_json(plan: Plan | StagedPlan, student: str | None = None) -> dict[str, 
     one-stage fields of their published schema (``planopt schema --kind portfolio-result``)."""
     if isinstance(plan, StagedPlan):
         return plan.to_dict() if plan.student is not None or student is None else \
-            StagedPlan(plan.stages, plan.checkpoint_interval_minutes, student).to_dict()
+            StagedPlan(plan.stages, plan.checkpoint_interval_minutes, student, plan.retention).to_dict()
     return StagedPlan.of_plan(plan, student).to_dict()

@@ -55,6 +55,13 @@ def check_cvar(value: float | None, objective: str) -> float | None:
     return float(value)
 
 
+def refuse_retention(inst: Instance) -> None:
+    """The chance model prices checkpoints as ``checkpointing.keep_last`` hot: refuse a ``retention`` block."""
+    if inst.retention is not None:
+        raise InputError("retention: retention choices are not yet combined with chance constraints "
+                         "(--confidence); remove the retention block")
+
+
 class ChanceModel:
     """A chance-constrained model of one instance over one scenario sample."""
 
@@ -63,6 +70,7 @@ class ChanceModel:
         self.inst, self.confidence = inst, check_confidence(confidence)
         self.n, self.seed = check_scenarios(scenarios), seed
         self.cvar = check_cvar(cvar, inst.objective)
+        refuse_retention(inst)
         from .plan_space import check_model_size
         check_model_size(inst)  # the deterministic model's cap; a sample only adds to it
         self.evaluator = Evaluator(inst)

@@ -16,7 +16,8 @@ recipe's memory class fits on the hardware and no limit is broken by
 best plan is the lexicographic rule of ``oracle.lexicographic_best``: the best
 first objective, then the cheapest among plans within ``run.TIE_BREAK_RELATIVE``
 of it, then the first in the order of ``itertools.product(recipes, hardware,
-intervals)``.
+intervals)`` (with a ``retention`` block, ``(recipes, hardware, intervals, retention
+options)``: the arrays gain a last axis, ``retention.py``'s options).
 
 Memory: ``plan_arrays`` holds every plan at once and refuses (``InputError``,
 one line naming the options that multiply the space) above
@@ -30,13 +31,14 @@ spaces over :data:`MAX_PLANS` (minutes of work) or recipe profiles over
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import SimpleNamespace
 
 import numpy as np
 
 from planopt.models.costs import LIMIT_METRIC, Evaluator, HardwareArrays, RecipeArrays, cost_breakdown_usd, exceeds
 from planopt.models.plan import Plan
+from planopt.models.retention import RetentionChoice, covers, deep_rollback_share, storage_usd_per_train_hour
 from planopt.models.schema import Instance
 
 from .errors import InputError
@@ -59,6 +61,8 @@ class Profiles:
     recipes: RecipeArrays
     hardware: HardwareArrays
     intervals: list[float]
+    retention: list[RetentionChoice] = field(default_factory=list)  # [] without a ``retention`` block
+    checkpoint_gb: np.ndarray | None = None                          # [hardware] one checkpoint of the choice
 
     @property
     def shape(self) -> tuple[int, int, int]:
@@ -67,7 +71,7 @@ class Profiles:
     @property
     def size(self) -> int:
         r, h, i = self.shape
-        return r * h * i
+        return r * h * i * max(1, len(self.retention))
 
 
 def space_description(inst: Instance, n_r: int, n_h: int, n_i: int) -> str:
@@ -101,11 +105,26 @@ def profiles(ev: Evaluator, max_bytes: int = MAX_ARRAY_BYTES) -> Profiles:
                          f"its recipe profiles need about {_mib(need)}, over the cap of {_mib(max_bytes)}")
     ra = ev.recipe_arrays(recipes)
     ha = ev.hardware_arrays(hardware, ra.components, ra.classes, intervals)
-    return Profiles(ra, ha, list(intervals))
+    gb = np.array([ev.hardware(hw).checkpoint_gb for hw in hardware], dtype=float)
+    return Profiles(ra, ha, list(intervals), ev.retention_options(), gb)
+
+
+def _retention_axis(inst: Instance, p: Profiles) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""[hardware, interval, option] the options' checkpoint money per training hour (``retention.py``'s
+    :math:`s_h(\tau,\rho)`) and their milestone re-work share :math:`\delta_h(\tau,\rho)`, and [interval,
+    option] whether the option covers the detection delay."""
+    ha, tau = p.hardware, np.array(p.intervals, dtype=float)
+    per_hour = np.stack([storage_usd_per_train_hour(inst, k, p.checkpoint_gb[:, None], ha.count[:, None], tau[None, :])
+                         for k in p.retention], axis=-1)
+    deep = np.stack([np.broadcast_to(deep_rollback_share(inst, k, ha.count[:, None], tau[None, :]), per_hour.shape[:2])
+                     for k in p.retention], axis=-1)
+    ok = np.array([[covers(inst, k.keep_last, i, k.milestones) for k in p.retention] for i in p.intervals], dtype=bool)
+    return per_hour, deep, ok
 
 
 def _block(inst: Instance, p: Profiles, rows: slice) -> dict[str, np.ndarray]:
-    """Metrics of recipes ``rows`` on every hardware and interval: arrays [recipe, hardware, interval]."""
+    """Metrics of recipes ``rows`` on every hardware and interval: arrays [recipe, hardware, interval]
+    ([recipe, hardware, interval, retention option] with a ``retention`` block)."""
     ra, ha = p.recipes, p.hardware
     fits = ha.fits[ra.recipe_class[rows]]                                        # [r, h]
     compute = (ra.amounts[rows] @ ha.seconds_per_unit) / 3600.0                  # [r, h]
@@ -117,13 +136,25 @@ def _block(inst: Instance, p: Profiles, rows: slice) -> dict[str, np.ndarray]:
     rp = SimpleNamespace(data_usd=ra.data_usd[rows, None, None], environments_usd=ra.environments_usd[rows, None, None],
                          log_storage_usd=ra.log_storage_usd[rows, None, None], checkpoint_gb=ra.checkpoint_gb[rows, None, None],
                          network_usd=ra.network_usd[rows, None, None], log_ingest_usd=ra.log_ingest_usd[rows, None, None])
-    lines = cost_breakdown_usd(inst, rp, (ha.count * ha.price_usd_per_gpu_hour)[None, :, None], train, wall, forgetting)
+    gpus_usd = (ha.count * ha.price_usd_per_gpu_hour)[None, :, None]
+    quality = ra.quality[rows, None, None]
+    fit = fits[:, :, None]
+    per_hour = None
+    if p.retention:  # one more axis: the retention option, whose milestone re-work stretches the hours
+        per_hour, deep, cover = _retention_axis(inst, p)
+        rp = SimpleNamespace(**{k: v[..., None] for k, v in vars(rp).items()})
+        train = compute[:, :, None, None] * (1.0 + (ha.overhead[None, :, :, None] + deep[None]))  # [r, h, i, k]
+        wall = lead[..., None] + train
+        forgetting, quality = forgetting[..., None], quality[..., None]
+        gpus_usd, fit = gpus_usd[..., None], fit[..., None] & cover[None, None]
+        per_hour = per_hour[None]
+    lines = cost_breakdown_usd(inst, rp, gpus_usd, train, wall, forgetting, 0.0, per_hour)
     cost = sum(lines.values())
-    shape = train.shape
-    out = {"cost_usd": np.broadcast_to(cost, shape), "wall_hours": wall, "train_hours": train,
-           "quality": np.broadcast_to(ra.quality[rows, None, None], shape),
+    shape = np.broadcast_shapes(train.shape, fit.shape)
+    out = {"cost_usd": np.broadcast_to(cost, shape), "wall_hours": np.broadcast_to(wall, shape),
+           "train_hours": np.broadcast_to(train, shape), "quality": np.broadcast_to(quality, shape),
            "forgetting_points": np.broadcast_to(forgetting, shape)}
-    feasible = np.broadcast_to(fits[:, :, None], shape).copy()
+    feasible = np.broadcast_to(fit, shape).copy()
     for name, limit in inst.constraints.model_dump().items():
         if name in LIMIT_METRIC and limit is not None:
             metric, sense = LIMIT_METRIC[name]
@@ -142,7 +173,7 @@ def plan_arrays(inst: Instance, max_bytes: int = MAX_ARRAY_BYTES) -> tuple[Profi
     """Every plan's metrics and feasibility, arrays [recipe, hardware, interval]; refused over ``max_bytes``."""
     ev = Evaluator(inst)
     recipes, hardware, intervals = ev.space()
-    need = len(recipes) * len(hardware) * len(intervals) * 8 * ARRAYS_PER_PLAN
+    need = len(recipes) * len(hardware) * len(intervals) * max(1, len(ev.retention_options())) * 8 * ARRAYS_PER_PLAN
     if need > max_bytes:
         raise InputError(f"plan_arrays: {space_description(inst, len(recipes), len(hardware), len(intervals))} "
                          f"need {_mib(need)} of arrays, over the cap of {_mib(max_bytes)}; best_plan_arrays streams them")
@@ -156,7 +187,8 @@ def best_plan_arrays(inst: Instance, max_plans: int = MAX_PLANS, max_bytes: int 
     start = time.perf_counter()
     ev = Evaluator(inst)
     recipes, hardware, intervals = ev.space()
-    size = len(recipes) * len(hardware) * len(intervals)
+    n_k = max(1, len(ev.retention_options()))
+    size = len(recipes) * len(hardware) * len(intervals) * n_k
     if size > max_plans:
         raise InputError(f"enumerate: {space_description(inst, len(recipes), len(hardware), len(intervals))}, "
                          f"over the vectorised oracle's limit of {max_plans:,}; use `planopt solve`")
@@ -166,7 +198,7 @@ def best_plan_arrays(inst: Instance, max_plans: int = MAX_PLANS, max_bytes: int 
                            message="no enumerated plan satisfies every limit")
     p = profiles(ev, max_bytes)
     n_r, n_h, n_i = p.shape
-    per_recipe = n_h * n_i
+    per_recipe = n_h * n_i * n_k
     step = max(1, block_plans // per_recipe)
     cand_flat, cand_obj, cand_cost = [], [], []
     for r0 in range(0, n_r, step):
@@ -191,8 +223,10 @@ def best_plan_arrays(inst: Instance, max_plans: int = MAX_PLANS, max_bytes: int 
     flat, obj, cost = flat[tie], obj[tie], cost[tie]
     pick = flat[np.lexsort((flat, obj, cost))[0]]
     r, rest = divmod(int(pick), per_recipe)
-    h, i = divmod(rest, n_i)
-    recipe, hw, interval = recipes[r], hardware[h], intervals[i]
+    h, rest = divmod(rest, n_i * n_k)
+    i, k = divmod(rest, n_k)
+    recipe, hw, interval, keep = recipes[r], hardware[h], intervals[i], (p.retention or [None])[k]
     seconds = time.perf_counter() - start
-    return SolveResult("optimal", objective, plan=Plan.of(recipe, hw, interval), metrics=ev.metrics(recipe, hw, interval),
+    return SolveResult("optimal", objective, plan=Plan.of(recipe, hw, interval, keep),
+                       metrics=ev.metrics(recipe, hw, interval, keep),
                        gap=0.0, solve_seconds=seconds, student=ev.inst.student.preset)

@@ -317,7 +317,9 @@ class _ChanceWalk:
         from planopt.models.formulation.chance import build_chance
         from planopt.models.scenarios import limits_of
         from planopt.models.uncertainty import draw
+        from .chance import refuse_retention
         from .plan_space import check_model_size
+        refuse_retention(inst)
         check_model_size(inst)  # the deterministic model's cap; a sample only adds to it
         self.evaluator = Evaluator(inst)
         self.model, self.data = build_chance(self.evaluator, draw(inst, scenarios, seed), limits_of(inst), None)

@@ -35,18 +35,22 @@ class ScoredPlan:
 
 
 def space_size(inst: Instance) -> int:
-    recipes, hardware, intervals = Evaluator(inst).space()
-    return len(recipes) * len(hardware) * len(intervals)
+    ev = Evaluator(inst)
+    recipes, hardware, intervals = ev.space()
+    return len(recipes) * len(hardware) * len(intervals) * max(1, len(ev.retention_options()))
 
 
 def all_plans(inst: Instance, limit: int = MAX_PLANS) -> list[ScoredPlan]:
-    """Every plan of the instance with its metrics (feasible or not)."""
+    """Every plan of the instance with its metrics (feasible or not); with a ``retention`` block,
+    every retention option too (innermost)."""
     ev = Evaluator(inst)
     recipes, hardware, intervals = ev.space()
-    size = len(recipes) * len(hardware) * len(intervals)
+    retention = ev.retention_options() or [None]
+    size = len(recipes) * len(hardware) * len(intervals) * len(retention)
     if size > limit:
         raise InputError(f"enumerate: the instance has {size:,} plans, over the oracle's limit of {limit:,}; use `planopt solve`")
-    return [ScoredPlan(Plan.of(r, h, i), ev.metrics(r, h, i)) for r, h, i in itertools.product(recipes, hardware, intervals)]
+    return [ScoredPlan(Plan.of(r, h, i, k), ev.metrics(r, h, i, k))
+            for r, h, i, k in itertools.product(recipes, hardware, intervals, retention)]
 
 
 def lexicographic_best(plans: list[ScoredPlan], objective: str) -> ScoredPlan:

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 from planopt.models.hardware import price_usd_per_gpu_hour
 from planopt.models.schema import Instance
+from planopt.models.retention import retention_options
 
 from .errors import InputError
 
@@ -73,10 +74,11 @@ class PlanSpace:
     model_mib_without: dict[str, float] = field(default_factory=dict)
     stage_pairs: int = 0        # a staged model's (first-stage recipe, second-stage option) pairs
     other_students_mib: float = 0.0   # with candidate_students: the other students' blocks
+    retention: int = 1          # retention options (keep_last × tiers of a ``retention`` block; 1 without one)
 
     @property
     def plans(self) -> int:
-        return self.recipes * self.hardware * self.intervals
+        return self.recipes * self.hardware * self.intervals * self.retention
 
     @property
     def model_mib(self) -> float:
@@ -93,8 +95,9 @@ class PlanSpace:
         if self.stage_pairs:
             return (f"{self.recipes:,} stage recipes over the stage slots, {self.hardware:,} hardware options per stage, "
                     f"{self.stage_pairs:,} pairs of first and second stages")
+        retention = f" × {self.retention:,} retention options" if self.retention > 1 else ""
         return (f"{self.recipes:,} recipes × {self.hardware:,} hardware options × {self.intervals:,} "
-                f"checkpoint intervals = {self.plans:,} plans")
+                f"checkpoint intervals{retention} = {self.plans:,} plans")
 
 
 def model_mib(recipes: int, hardware: int, stage_pairs: int = 0) -> float:
@@ -180,7 +183,8 @@ def plan_space(inst: Instance) -> PlanSpace:
         if n > 1:
             r, h, _, p = _sizes(inst, {**counts, key: 1})
             without[key] = model_mib(r, h, p)
-    return PlanSpace(recipes, hardware, intervals, counts, without, pairs)
+    # the retention one-hot adds a few rows per (hardware, interval) pair, not per recipe: left out of the memory estimate
+    return PlanSpace(recipes, hardware, intervals, counts, without, pairs, retention=max(1, len(retention_options(inst))))
 
 
 def check_model_size(inst: Instance, cap_mib: float = MAX_MODEL_MIB) -> PlanSpace:

@@ -116,6 +116,9 @@ def load_portfolio(source: str | Path | dict[str, Any] | PortfolioData) -> Portf
             inst = Instance.model_validate(raw)
         except ValidationError as exc:
             raise InputError(describe_validation_error(exc, where)) from None
+        if inst.retention is not None:
+            raise InputError(f"{name}: jobs.{i}.instance.retention: retention choices are not yet combined with "
+                             "portfolios; remove the block (checkpointing.keep_last applies)")
         if not shared_gpu_types(inst, portfolio):
             raise InputError(f"{name}: jobs.{i}.instance.hardware.gpus: expected at least one of the portfolio's GPU types "
                              f"({', '.join(g.name for g in portfolio.gpus)}), got {', '.join(o.name for o in inst.hardware.gpus)}")

@@ -48,19 +48,31 @@ def plan_rows(plan: Plan | StagedPlan) -> list[tuple[str, str]]:
     if plan.cpu_offload:
         rows.append(("CPU offload", "parameters, gradients and optimiser state in host memory (priced over the host link)"))
     rows.append(("checkpoint interval", f"{plan.checkpoint_interval_minutes:g} min"))
+    rows += retention_rows(plan.retention)
     return rows
+
+
+def retention_rows(retention) -> list[tuple[str, str]]:
+    """The chosen checkpoint retention (a ``retention`` block's choice, ``models/retention.py``); none without one."""
+    if retention is None:
+        return []
+    tier = "hot (S3 Standard)" if retention.tier == "hot" else "cold (Glacier Instant Retrieval)"
+    milestones = f" and {retention.milestones} milestones (cold)" if retention.milestones else ""
+    return [("checkpoint retention", f"newest {retention.keep_last} kept, {tier}{milestones}; a rollback event goes "
+             "back to the last good one (its re-work is in the failure rework hours)")]
 
 
 def staged_plan_rows(plan: StagedPlan) -> list[tuple[str, str]]:
     """A staged plan: its sequence, then each stage's rows (as a one-stage plan's) under "stage N"."""
     if len(plan.stages) == 1:
         stage = plan.stages[0]
-        return plan_rows(Plan.of(stage.recipe, stage.hardware, plan.checkpoint_interval_minutes))
+        return plan_rows(Plan.of(stage.recipe, stage.hardware, plan.checkpoint_interval_minutes, plan.retention))
     rows = [("stages", " → ".join(m.upper() for m in plan.methods))]
     for n, stage in enumerate(plan.stages, 1):
         one = plan_rows(Plan.of(stage.recipe, stage.hardware, plan.checkpoint_interval_minutes))[:-1]
         rows += [(f"stage {n}: {label}" if k == 0 else f"         {label}", value) for k, (label, value) in enumerate(one)]
     rows.append(("checkpoint interval", f"{plan.checkpoint_interval_minutes:g} min"))
+    rows += retention_rows(plan.retention)
     return rows
 
 

@@ -43,13 +43,22 @@ class StageOut(_Closed):
     staleness_steps: Literal[0] = Field(description="asynchronous RL's staleness: always 0 (synchronous)")
 
 
+class RetentionOut(_Closed):
+    """The chosen checkpoint retention (an instance with a ``retention`` block; ``models/retention.py``)."""
+
+    keep_last: int = Field(ge=1, description="newest checkpoints kept during the run")
+    tier: Literal["hot", "cold"] = Field(description="their storage tier: hot (S3 Standard) or cold (Glacier Instant Retrieval)")
+    milestones: int = Field(ge=0, description="milestones kept during the run (cold), the newest so many")
+
+
 class PlanOut(_Closed):
     """A plan, as ``planopt evaluate`` reads it back: one to three stages run one after another."""
 
     student: Optional[str] = Field(description="the student model trained (its catalog name), or null")
     stages: list[StageOut] = Field(min_length=1, max_length=3)
     checkpoint_interval_minutes: float
-    retention: None = Field(description="checkpoint retention choices: always null (``checkpointing`` applies)")
+    retention: Optional[RetentionOut] = Field(description="the chosen checkpoint retention, or null when the instance has "
+                                              "no ``retention`` block (``checkpointing.keep_last`` checkpoints kept hot)")
 
 
 class MetricsOut(_Closed):

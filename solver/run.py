@@ -224,7 +224,10 @@ class PlanModel:
         return build(self.evaluator)
 
     def _mip_start(self):
-        """A callable giving HiGHS a MIP start, or None: from the per-recipe floors (formulation/start.py)."""
+        """A callable giving HiGHS a MIP start, or None: from the per-recipe floors (formulation/start.py).
+        None with a retention block: the floors' start does not set the retention option."""
+        if self.inst.retention is not None:
+            return None
         return lambda: mip_start(self.model, self.data)
 
     def set_limits(self, **values: Optional[float]) -> None:
@@ -276,8 +279,12 @@ class PlanModel:
         m = self.model
         if not hasattr(m, "tolerance_cuts"):
             m.tolerance_cuts = pyo.ConstraintList()
-        r, h, t = self._chosen
-        m.tolerance_cuts.add(m.recipe_chosen[r] + m.hardware_chosen[h] + m.interval_chosen[t] <= 2)
+        r, h, t, k = self._chosen
+        if k is None:
+            m.tolerance_cuts.add(m.recipe_chosen[r] + m.hardware_chosen[h] + m.interval_chosen[t] <= 2)
+        else:  # with a retention option, the plan is four one-hot choices
+            m.tolerance_cuts.add(m.recipe_chosen[r] + m.hardware_chosen[h] + m.interval_chosen[t]
+                                 + m.retention_chosen[k] <= 3)
 
     def _solve_once(self, time_limit: float | None) -> SolveResult:
         if self.model is None:
@@ -328,11 +335,13 @@ class PlanModel:
         r = next(i for i in m.R if pyo.value(m.recipe_chosen[i]) > 0.5)
         h = next(i for i in m.H if pyo.value(m.hardware_chosen[i]) > 0.5)
         t = next(i for i in m.I if pyo.value(m.interval_chosen[i]) > 0.5)
-        self._chosen = (r, h, t)
+        k = next((i for i in m.RET if pyo.value(m.retention_chosen[i]) > 0.5), None) if hasattr(m, "RET") else None
+        self._chosen = (r, h, t, k)
         recipe, hardware, interval = data.recipes[r], data.hardware[h], data.intervals[t]
-        result.plan = Plan.of(recipe, hardware, interval)
+        keep = None if k is None else self.evaluator.retention_options()[k]
+        result.plan = Plan.of(recipe, hardware, interval, keep)
         result.student = self.inst.student.preset
-        result.metrics = self.evaluator.metrics(recipe, hardware, interval)
+        result.metrics = self.evaluator.metrics(recipe, hardware, interval, keep)
         result.mip_values = {k: pyo.value(getattr(m, k)) for k in ("cost_usd", "wall_hours", "quality", "forgetting_points")}
         result.big_m_breaches = big_m_breaches(data, recipe, hardware)
 

@@ -33,7 +33,7 @@ def staged_space(ev: Evaluator) -> list[tuple[tuple[Stage, ...], ...]]:
 
 def staged_space_size(inst: Instance) -> int:
     ev = Evaluator(inst)
-    n_i = len(ev.space()[2])
+    n_i = len(ev.space()[2]) * max(1, len(ev.retention_options()))  # intervals × retention options
     total = 0
     for stages in staged_space(ev):
         n = n_i
@@ -51,11 +51,12 @@ def all_staged_plans(inst: Instance, limit: int = MAX_PLANS) -> list[ScoredPlan]
                          "use `planopt solve`")
     ev = Evaluator(inst)
     intervals = ev.space()[2]
+    retention = ev.retention_options() or [None]
     out = []
     for stages in staged_space(ev):
         for combo in itertools.product(*stages):
-            for interval in intervals:
-                plan = StagedPlan(tuple(combo), interval, inst.student.preset)
+            for interval, keep in itertools.product(intervals, retention):
+                plan = StagedPlan(tuple(combo), interval, inst.student.preset, keep)
                 out.append(ScoredPlan(plan, staged_metrics(ev, plan)))
     return out
 

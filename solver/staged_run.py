@@ -27,6 +27,8 @@ class StagedPlanModel(PlanModel):
         return build_staged(self.evaluator)
 
     def _mip_start(self):
+        if self.inst.retention is not None:  # the start does not set the retention option
+            return None
         return lambda: staged_start(self.model, self.data)  # formulation/staged_start.py
 
     def chosen(self) -> tuple[int, list[tuple[int, int, int]], int]:
@@ -42,12 +44,19 @@ class StagedPlanModel(PlanModel):
             stages.append((s, r, h))
         return q, stages, t
 
+    def retention_chosen(self) -> int | None:
+        """The loaded solution's retention option index (None without a ``retention`` block)."""
+        m = self.model
+        return next(k for k in m.RET if pyo.value(m.retention_chosen[k]) > 0.5) if hasattr(m, "RET") else None
+
     def extract(self, result: SolveResult) -> None:
         q, stages, t = self.chosen()
-        self._chosen = (q, stages, t)
+        k = self.retention_chosen()
+        self._chosen = (q, stages, t, k)
         slots = self.data.slots
+        keep = None if k is None else self.evaluator.retention_options()[k]
         plan = StagedPlan(tuple(Stage(slots[s].recipes[r], slots[s].hardware[h]) for s, r, h in stages),
-                          self.data.intervals[t], self.inst.student.preset)
+                          self.data.intervals[t], self.inst.student.preset, keep)
         result.plan = plan
         result.student = plan.student
         result.metrics = staged_metrics(self.evaluator, plan)
@@ -59,9 +68,11 @@ class StagedPlanModel(PlanModel):
         m = self.model
         if not hasattr(m, "tolerance_cuts"):
             m.tolerance_cuts = pyo.ConstraintList()
-        q, stages, t = self._chosen
+        q, stages, t, k = self._chosen
         chosen = [m.sequence_chosen[q], m.interval_chosen[t]] + [v for s, r, h in stages
                                            for v in (m.stage[s].recipe_chosen[r], m.stage[s].hardware_chosen[h])]
+        if k is not None:
+            chosen.append(m.retention_chosen[k])
         m.tolerance_cuts.add(sum(chosen) <= len(chosen) - 1)
 
 

@@ -555,7 +555,7 @@ BAD_PLANS = [
     ("stages not a list", lambda d, i: d.update(stages={"0": d["stages"][0]}), "plan.stages"),
     ("rollout hardware", lambda d, i: d["stages"][1].update(rollout={"gpu": "H100-SXM", "gpu_count": 8}), "plan.stages.1.rollout"),
     ("asynchronous", lambda d, i: d["stages"][0].update(staleness_steps=2), "plan.stages.0.staleness_steps"),
-    ("retention", lambda d, i: d.update(retention={"keep_last": 2}), "plan.retention"),
+    ("retention", lambda d, i: d.update(retention={"keep_last": 2, "tier": "hot"}), "plan.retention"),   # no retention block
     ("interval missing", lambda d, i: d.pop("checkpoint_interval_minutes"), "plan.checkpoint_interval_minutes"),
     ("stage not an object", lambda d, i: d["stages"].__setitem__(1, "rl"), "plan.stages.1"),
     ("stage method unknown", lambda d, i: d["stages"][1].update(method="dpo"), "plan.stages"),   # names the sequence

@@ -18,6 +18,7 @@ from .checkpointing import define_checkpointing
 from .choices import define_choices
 from .data import FormulationData, collect, prune
 from .limits import LIMITS, define_limits, recipe_within_limits, set_limits
+from .retention import define_retention
 from .objectives import OBJECTIVES, activate_objective, define_objectives
 from .work import define_work
 
@@ -35,6 +36,7 @@ def build(ev: Evaluator, prune_dominated: bool = True) -> tuple[pyo.ConcreteMode
     define_work(m, data, one_row_per_hardware=True)
     define_checkpointing(m, data)
     define_accounting(m, data)
+    define_retention(m, data)  # after the cost it adds to, before the limits and objectives that read it
     define_limits(m, ev.inst.constraints, data)
     define_objectives(m)
     activate_objective(m, ev.inst.objective)

@@ -31,6 +31,10 @@ a fractional :math:`z` lets each work component run on the hardware where it
 is fastest, and the relaxation's time (and cost, ``accounting.py``) falls far
 below any plan's; with it, a least-time LP is already the least over the
 recipes it may choose.
+
+With a ``retention`` block, :math:`t_{h,\tau}` is split once more over the
+retention options (``retention.py``), whose money per hour depends on the
+interval too; no interval is then pruned as dominated (``data.collect``).
 """
 
 from __future__ import annotations

@@ -135,6 +135,10 @@ def collect(ev: Evaluator, keep_dominated_intervals: bool = False, recipes: list
     # hot checkpoints per training hour: of the choice's adapter (a recipe runs only on choices of its own)
     ckpt_gb = np.array([ev.hardware(hw).checkpoint_gb for hw in hardware], dtype=float)
     hot_per_hour = ck.keep_last * ckpt_gb * st.hot_usd_per_gb_month / ph.d.HOURS_PER_MONTH
+    if inst.retention is not None:
+        # the retention option prices the recent checkpoints (formulation/retention.py), and its
+        # money and cover depend on the interval, so no interval is dominated on cost alone
+        hot_per_hour, keep_dominated_intervals = 0.0 * ckpt_gb, True
     kept = np.ones(overhead.shape, dtype=bool) if keep_dominated_intervals else undominated_intervals(overhead)
     hourly = count * price + hot_per_hour + ops.usd_per_wall_hour
     recipe_usd = (ra.data_usd + ra.environments_usd + ra.log_storage_usd + ra.network_usd + ra.log_ingest_usd
@@ -365,6 +369,11 @@ def prune(data: FormulationData) -> FormulationData:
     """Drop dominated hardware choices, then dominated recipes on the hardware left (both exact;
     composed, a dropped plan is dominated by a kept one through at most two steps)."""
     drop = dominated_hardware(data)
+    if data.evaluator.inst.retention is not None:
+        # the retention money s_h(tau, rho) is per hardware and not in hourly_usd: the domination
+        # test does not see it, so keep every hardware choice (recipe pruning stays exact: that
+        # money grows with a recipe's hours on each (h, tau, rho))
+        drop = np.zeros(len(data.hardware), dtype=bool)
     if drop.any():
         data = subset_hardware(data, np.flatnonzero(~drop))
     fits_nowhere = int((~data.recipe_fits.any(axis=1)).sum())

@@ -16,7 +16,9 @@ one-stage plan (``staged_costs.py``). On top:
 with :math:`\sigma` the sequence one-hot, so slot :math:`s` holds one recipe and one
 hardware choice exactly when the sequence has an :math:`s`-th stage. Every block's
 interval one-hot equals the plan's (``same_interval``); intervals are not pruned per
-hardware (``data.undominated_intervals`` assumes one hardware choice). Totals:
+hardware (``data.undominated_intervals`` assumes one hardware choice). With a ``retention``
+block each block prices its hours under its own retention one-hot (``retention.py``), equal
+to the plan's (``same_retention``). Totals:
 
 .. math::
    \mathrm{wall} = \sum_s \mathrm{wall}_s, \qquad
@@ -57,6 +59,7 @@ from .data import FormulationData
 from .limits import define_limits, recipe_within_limits
 from .linear import flattened, linear
 from .objectives import activate_objective, define_objectives
+from .retention import define_retention
 from .staged_data import StagedData, collect_staged, interval_floors
 from .work import define_work
 
@@ -75,6 +78,11 @@ def build_staged(ev: Evaluator) -> tuple[pyo.ConcreteModel | None, StagedData]:
     m.sequence_chosen = pyo.Var(m.Q, domain=pyo.Binary)
     sigma = list(m.sequence_chosen.values())
     m.one_sequence = pyo.Constraint(expr=linear([1.0] * len(sigma), sigma) == 1)
+    options = ev.retention_options()
+    if options:  # one retention option for the plan, shared by the stages like the interval (retention.py)
+        m.RET = pyo.Set(initialize=range(len(options)))
+        m.retention_chosen = pyo.Var(m.RET, domain=pyo.Binary)
+        m.one_retention = pyo.Constraint(expr=linear([1.0] * len(options), list(m.retention_chosen.values())) == 1)
     m.S = pyo.Set(initialize=range(len(data.slots)))
     m.stage = pyo.Block(m.S)
     for s, d in enumerate(data.slots):
@@ -92,6 +100,11 @@ def build_staged(ev: Evaluator) -> tuple[pyo.ConcreteModel | None, StagedData]:
         define_work(b, d)
         define_checkpointing(b, d)
         define_accounting(b, d)
+        define_retention(b, d)
+        if options:
+            vb, v = list(b.retention_chosen.values()), list(m.retention_chosen.values())
+            b.one_retention.deactivate()
+            b.same_retention = pyo.Constraint(b.RET, rule=lambda b, k: linear([1.0, -1.0], [vb[k], v[k]]) == 0)
         x = list(b.recipe_chosen.values())
         z = list(b.hardware_chosen.values())
         b.one_recipe.deactivate()

@@ -84,7 +84,7 @@ def collect_staged(ev: Evaluator, prune_dominated: bool = True) -> StagedData:
     for s in range(max(len(q) for q in sequences)):
         methods = {q[s] for q in sequences if len(q) > s}
         data = collect(ev, keep_dominated_intervals=True, recipes=[r for r in recipes if r.method in methods])
-        if prune_dominated:
+        if prune_dominated and inst.retention is None:  # the retention money is per hardware, unseen by the test
             drop = dominated_hardware(data, per_interval=True)
             if drop.any():
                 data = subset_hardware(data, np.flatnonzero(~drop))

@@ -64,16 +64,20 @@ def plan_space_line(pm) -> str:
 def plan_space_line_of(inst, data=None) -> str:
     """One student's plan space (and, with ``data``, what the model keeps of it)."""
     from planopt.models.costs import Evaluator
-    recipes, hardware, intervals = (len(options) for options in Evaluator(inst).space())
+    ev = Evaluator(inst)
+    recipes, hardware, intervals = (len(options) for options in ev.space())
+    n_k = len(ev.retention_options())  # a retention block's options multiply the plans (models/retention.py)
+    times_k, k = (f" × {n_k:,} retention options", n_k) if n_k else ("", 1)
     if data is None:
-        return f"{recipes:,} recipes × {hardware:,} hardware options × {intervals:,} intervals = {recipes * hardware * intervals:,} plans"
+        return (f"{recipes:,} recipes × {hardware:,} hardware options × {intervals:,} intervals{times_k}"
+                f" = {recipes * hardware * intervals * k:,} plans")
     d = data
     kept = (len(d.recipes), len(d.hardware), len(d.intervals))
-    line = (f"{recipes:,} recipes × {hardware:,} hardware options × {intervals:,} checkpoint intervals"
-            f" = {recipes * hardware * intervals:,} plans")
+    line = (f"{recipes:,} recipes × {hardware:,} hardware options × {intervals:,} checkpoint intervals{times_k}"
+            f" = {recipes * hardware * intervals * k:,} plans")
     if kept != (recipes, hardware, intervals):
         why = [f"{reason}: {n:,}" for reason, n in getattr(d, "dropped", {}).items() if n]  # the model's own account
-        line += (f"; the model keeps {kept[0]:,} × {kept[1]:,} × {kept[2]:,} = {kept[0] * kept[1] * kept[2]:,}"
+        line += (f"; the model keeps {kept[0]:,} × {kept[1]:,} × {kept[2]:,}{times_k} = {kept[0] * kept[1] * kept[2] * k:,}"
                  + (f" ({'; '.join(why)})" if why else ""))
     return line
 
