@@ -74,6 +74,24 @@ class JobResult(_Closed):
     schedule: list[ScheduleRow]
 
 
+class JobRisk(_Closed):
+    name: str
+    share_meeting_deadline: float = Field(description="share of the scenarios in which the job's work is done by its deadline bucket")
+    expected_late_gpu_hours: float = Field(description="mean GPU-hours of work left after the deadline bucket")
+
+
+class PortfolioRisk(_Closed):
+    """The schedule replayed under capacity scenarios (spot preemption, on-demand shortfall) with a fixed recourse."""
+
+    scenarios: int
+    seed: int
+    recourse: str = Field(description="the recourse rule the replay applies (solver/portfolio_risk.py)")
+    share_meeting_all_deadlines: float
+    jobs: list[JobRisk]
+    percentiles: dict[str, dict[str, float]] = Field(description="cost_usd: p10, p50, p90 over the scenarios")
+    expected: dict[str, float] = Field(description="cost_usd, and recourse_usd: on-demand bought for recovery")
+
+
 class PortfolioResultSchema(_Closed):
     """The JSON output of a portfolio solve."""
 
@@ -96,6 +114,7 @@ class PortfolioResultSchema(_Closed):
     warm_start_seconds: float
     violations: list[str]
     message: str
+    risk: Optional[PortfolioRisk] = Field(None, description="with --scenarios: the schedule's risk under capacity scenarios (since 1.1)")
 
 
 def portfolio_result_json_schema() -> dict[str, Any]:

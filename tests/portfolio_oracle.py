@@ -232,3 +232,74 @@ def twin_portfolio(seed: int) -> dict:
 
 def close(a, b, rel=1e-6):
     return math.isclose(a, b, rel_tol=rel, abs_tol=1e-6)
+
+
+def replay_one_scenario(pdata, result: dict, uniform, od_gpus) -> tuple[float, list[float]]:
+    """A schedule replayed in one capacity scenario, scalar by scalar (the brute-force twin of
+    ``portfolio_risk.schedule_risk``): (cost in USD, GPU-hours left after each job's deadline).
+    ``uniform[j][b]``: the preemption uniform of job j in bucket b; ``od_gpus[g][b]``: on-demand
+    GPUs obtainable, g the index of the GPU type. The recourse rule is the module's docstring's."""
+    H = pdata.bucket_hours
+    jobs = result["jobs"]
+    cost = sum(r["commitment_usd"] for r in result["procurement"] if r["tier"] == "reserved")
+    cost += sum(job["metrics"]["noncompute_usd"] for job in jobs)
+    backlog = [0.0] * len(jobs)
+    late = [0.0] * len(jobs)
+    for b in range(len(pdata.buckets)):
+        reserved = {g: 0 for g in pdata.gpus}
+        for r in result["procurement"]:
+            if r["tier"] == "reserved" and r["start_bucket"] <= b <= r["end_bucket"]:
+                reserved[r["gpu"]] += r["gpus"]
+        od = {g: od_gpus[k][b] for k, g in enumerate(pdata.gpus)}
+        used = [0.0] * len(jobs)           # hours of the bucket each job has run
+        holds = [set() for _ in jobs]      # tiers each job holds in the bucket
+        for j, job in enumerate(jobs):
+            for row in job["schedule"]:
+                if row["bucket"] == b and row["tier"] == "reserved":
+                    reserved[row["gpu"]] -= row["gpus"]
+                    holds[j].add("reserved")
+                    used[j] += row["hours"]
+        for j, job in enumerate(jobs):
+            for row in job["schedule"]:
+                if row["bucket"] != b or row["tier"] != "on_demand":
+                    continue
+                if od[row["gpu"]] >= row["gpus"]:
+                    od[row["gpu"]] -= row["gpus"]
+                    holds[j].add("on_demand")
+                    used[j] += row["hours"]
+                    cost += row["gpu_hours"] * pdata.od_price[row["gpu"]][b]
+                else:
+                    backlog[j] += row["gpus"] * row["hours"]
+            for row in job["schedule"]:
+                if row["bucket"] != b or row["tier"] != "spot":
+                    continue
+                rate = row["gpus"] * pdata.preempt[row["gpu"]]
+                first = -math.log(uniform[j][b]) / rate if rate > 0 else math.inf
+                ran = min(row["hours"], first)
+                used[j] += ran
+                cost += row["gpus"] * ran * pdata.spot_price[row["gpu"]][b]
+                backlog[j] += row["gpus"] * (row["hours"] - ran)
+        for j in sorted(range(len(jobs)), key=lambda j: (jobs[j]["deadline_bucket"], j)):
+            job = jobs[j]
+            if not (job["release_bucket"] <= b <= job["deadline_bucket"]) or not job["schedule"] or backlog[j] <= 0:
+                continue
+            g, n = job["schedule"][0]["gpu"], job["schedule"][0]["gpus"]
+            for tier in ("reserved", "on_demand"):
+                room = max(0.0, H - used[j]) * n
+                if backlog[j] <= 0 or room <= 0:
+                    continue
+                pool = reserved if tier == "reserved" else od
+                if tier not in holds[j]:
+                    if pool[g] < n:
+                        continue
+                    pool[g] -= n
+                    holds[j].add(tier)
+                run = min(backlog[j], room)
+                backlog[j] -= run
+                used[j] += run / n
+                if tier == "on_demand":
+                    cost += run * pdata.od_price[g][b]
+        for j, job in enumerate(jobs):
+            if b == job["deadline_bucket"]:
+                late[j] = backlog[j]
+    return cost, late

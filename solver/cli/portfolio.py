@@ -58,8 +58,23 @@ def portfolio_report(result) -> str:
                            ("total", usd(result.cost_usd))])]
     if result.violations:
         out += ["", "WARNING: the evaluator disagrees with the MIP: " + "; ".join(result.violations[:5])]
+    if result.risk is not None:
+        out += [""] + risk_lines(result.risk)
     out += ["", f"model built in {result.build_seconds:.2f} s, solved in {result.solve_seconds:.2f} s"]
     return "\n".join(out)
+
+
+def risk_lines(risk: dict) -> list[str]:
+    """The schedule's risk under capacity scenarios (``portfolio_risk``) as report lines."""
+    from ..report import table, usd
+    pc, ex = risk["percentiles"]["cost_usd"], risk["expected"]
+    return [f"Risk over {risk['scenarios']:,} capacity scenarios (seed {risk['seed']}; spot preemption, on-demand shortfall)",
+            f"recourse: {risk['recourse']}",
+            table([("every job meets its deadline", f"{risk['share_meeting_all_deadlines']:.1%}"),
+                   ("expected cost", usd(ex["cost_usd"])), ("of which recovery on demand", usd(ex["recourse_usd"])),
+                   ("cost P10 / P50 / P90", f"{usd(pc['p10'])} / {usd(pc['p50'])} / {usd(pc['p90'])}")]),
+            table([(j["name"], f"{j['share_meeting_deadline']:.1%}", f"{j['expected_late_gpu_hours']:,.1f}") for j in risk["jobs"]],
+                  header=("job", "meets deadline", "late GPU-h (mean)"))]
 
 
 def procurement_lines(result) -> list[tuple]:
@@ -84,7 +99,8 @@ def procurement_lines(result) -> list[tuple]:
 def solve_portfolio_command(file: Path, json_out: bool, time_limit: Optional[float], plot: Optional[Path],
                             objective=None, budget_usd: Optional[float] = None, deadline_hours: Optional[float] = None,
                             max_forgetting: Optional[float] = None, min_quality: Optional[float] = None,
-                            out: Optional[Path] = None) -> int:
+                            out: Optional[Path] = None, scenarios: Optional[int] = None, seed: int = 0,
+                            confidence: Optional[float] = None) -> int:
     """Solve a portfolio instance, print it, return the exit code. ``--budget-usd`` caps the total
     spend and ``--objective cost`` is the portfolio's objective; every other limit is refused.
     ``--out`` (CSV or Parquet) gets one row per job; it and ``--plot`` are checked before the solve
@@ -98,14 +114,29 @@ def solve_portfolio_command(file: Path, json_out: bool, time_limit: Optional[flo
         if value is not None:
             raise InputError(f"{flag}: a portfolio's jobs carry their own limits (deadline_bucket and each job's constraints); "
                              "set them in the portfolio file")
+    if confidence is not None:
+        raise InputError("--confidence: a portfolio plan held at a stated confidence is not built yet; "
+                         "--scenarios N measures the risk of the least-cost schedule")
+    if seed and scenarios is None:
+        raise InputError("--seed: needs --scenarios (the seed of the capacity scenarios' draw)")
     if budget_usd is not None:
         check_budget(budget_usd)
+    pdata = None
+    if scenarios is not None:  # a bad count or a missing capacity field fails before the solve
+        from ..portfolio import load_portfolio
+        from ..portfolio_risk import check_risk_scenarios, draw
+        pdata = load_portfolio(file)
+        check_risk_scenarios(pdata, scenarios)
+        capacity = draw(pdata, scenarios, seed)
     files = OutputFiles()
     files.check("--out", out, TABLE_SUFFIXES)  # a bad path fails before the solve, not after it
     files.check("--plot", plot, PLOT_SUFFIXES)
     with files:
         with progress_bar("solving the portfolio"):  # one MIP: the bar shows its time, not steps
-            result = solve_portfolio(file, time_limit=time_limit, budget_usd=budget_usd)
+            result = solve_portfolio(pdata or file, time_limit=time_limit, budget_usd=budget_usd)
+        if scenarios is not None and result.jobs:
+            from ..portfolio_risk import schedule_risk
+            result.risk = schedule_risk(pdata, result.to_dict(), capacity).to_dict()
         if out is not None:
             files.write(out, table_writer(result.jobs_frame()))
         if plot is not None and result.jobs:
