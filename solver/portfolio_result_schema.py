@@ -80,6 +80,23 @@ class JobRisk(_Closed):
     expected_late_gpu_hours: float = Field(description="mean GPU-hours of work left after the deadline bucket")
 
 
+class OutOfSample(_Closed):
+    scenarios: int
+    seed: int
+    share_undisrupted: float
+    share_meeting_all_deadlines: float = Field(description="under the recourse")
+
+
+class PortfolioChance(_Closed):
+    """With --confidence: the schedule runs undisrupted in at least scenarios_needed of the in-sample scenarios."""
+
+    confidence: float
+    scenarios_needed: int
+    in_sample_share_undisrupted: float = Field(description="every on-demand gang obtainable and no spot run preempted, "
+                                                           "recomputed from the schedule")
+    out_of_sample: OutOfSample
+
+
 class PortfolioRisk(_Closed):
     """The schedule replayed under capacity scenarios (spot preemption, on-demand shortfall) with a fixed recourse."""
 
@@ -90,6 +107,7 @@ class PortfolioRisk(_Closed):
     jobs: list[JobRisk]
     percentiles: dict[str, dict[str, float]] = Field(description="cost_usd: p10, p50, p90 over the scenarios")
     expected: dict[str, float] = Field(description="cost_usd, and recourse_usd: on-demand bought for recovery")
+    chance: Optional[PortfolioChance] = Field(None, description="with --confidence: what the chance-constrained schedule holds")
 
 
 class PortfolioResultSchema(_Closed):

@@ -185,7 +185,7 @@ def test_cli_scenarios_print_a_risk_block_that_holds_to_the_schema():
 
 
 def test_cli_refuses_what_a_portfolio_does_not_take(tmp_path):
-    for args, needle in ((["--confidence", "0.9"], "--confidence"), (["--seed", "3"], "--seed: needs --scenarios"),
+    for args, needle in ((["--confidence", "0"], "--confidence"), (["--seed", "3"], "--seed: needs --scenarios"),
                          (["--scenarios", "0"], "--scenarios"), (["--scenarios", "100000000"], "--scenarios"),
                          (["--cvar", "0.9"], "--cvar")):
         res = runner.invoke(app, ["solve", str(SMALL), *args])
@@ -201,3 +201,70 @@ def test_cli_refuses_what_a_portfolio_does_not_take(tmp_path):
     res = runner.invoke(app, ["solve", str(f), "--scenarios", "10"])
     assert res.exit_code == 2 and "gpus.1.on_demand_shortfall_probability_per_bucket" in res.output
     assert runner.invoke(app, ["solve", str(f)]).exit_code == 0   # without --scenarios the fields are not needed
+
+
+# --- a schedule held at a stated confidence (SAA) -----------------------------
+from planopt.portfolio_chance import solve_portfolio_at_confidence, undisrupted  # noqa: E402
+from portfolio_oracle import best_chance_cost, close  # noqa: E402
+
+CHANCE_SCENARIOS = 5   # brute force: every set of ceil(C S) of them
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_the_confidence_schedule_is_the_brute_force_optimum_and_holds_in_sample(seed):
+    source = with_shortfall(tiny_portfolio(seed), seed + 100)
+    pdata = load_portfolio(source)
+    confidence = [0.6, 0.8][seed % 2]
+    scen = draw(pdata, CHANCE_SCENARIOS, seed)
+    oracle = best_chance_cost(pdata, scen, confidence)
+    res = solve_portfolio_at_confidence(source, confidence, CHANCE_SCENARIOS, seed, rel_gap=1e-9, out_of_sample=200)
+    if oracle is None:
+        assert res.status == "infeasible" and "undisrupted" in res.message, (res.status, res.cost_usd)
+        return
+    assert res.status == "optimal", res.message
+    assert close(res.cost_usd, oracle), (res.cost_usd, oracle)
+    assert res.violations == []
+    out = res.to_dict()
+    ok = undisrupted(pdata, out, scen)
+    assert ok.sum() >= math.ceil(confidence * CHANCE_SCENARIOS - 1e-9)
+    assert res.risk["chance"]["in_sample_share_undisrupted"] == pytest.approx(ok.mean())
+    # undisrupted scenarios meet every deadline under the recourse (it never has anything to do there)
+    risk = schedule_risk(pdata, out, scen)
+    assert np.all(risk.meets[ok].all(axis=1))
+    PortfolioResultSchema.model_validate(json.loads(json.dumps(out, allow_nan=False)))
+
+
+def test_a_higher_confidence_never_costs_less_and_trades_spot_away():
+    source = with_shortfall(tiny_portfolio(5), 5)   # a spot schedule, preempted in some scenarios
+    free = solve_portfolio(source, rel_gap=1e-9)
+    costs = [solve_portfolio_at_confidence(source, c, 40, 0, rel_gap=1e-9, out_of_sample=100).cost_usd for c in (0.5, 0.8, 0.95)]
+    assert free.cost_usd <= costs[0] * (1 + 1e-9) and costs[0] <= costs[1] * (1 + 1e-9) <= costs[2] * (1 + 1e-9)
+
+
+def test_no_schedule_at_the_confidence_is_infeasible_with_a_reason_and_exit_3_on_the_cli(tmp_path):
+    """On-demand is the only tier and it is never obtainable: every schedule is disrupted in every scenario."""
+    p = hand_portfolio([4, 4, 4], [0, 0, 0], short_p=1.0, short_share=1.0)
+    p["gpus"][0]["max_reserved_gpus"] = 0
+    p["horizon"]["bucket_hours"] = 200.0
+    assert solve_portfolio(p, rel_gap=1e-9).status == "optimal"
+    res = solve_portfolio_at_confidence(p, 0.5, 10, 0, out_of_sample=50)
+    assert res.status == "infeasible" and "5 of the 10 capacity scenarios" in res.message
+    f = tmp_path / "p.json"
+    f.write_text(json.dumps(p))
+    out = runner.invoke(app, ["solve", str(f), "--confidence", "0.5", "--scenarios", "10", "--json"])
+    data = json.loads(out.stdout)
+    assert data["status"] == "infeasible" and data["risk"] is None
+    PortfolioResultSchema.model_validate(data)
+
+
+def test_cli_confidence_reports_in_and_out_of_sample_shares():
+    res = runner.invoke(app, ["solve", str(SMALL), "--json", "--confidence", "0.9", "--scenarios", "40", "--seed", "1"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    PortfolioResultSchema.model_validate(out)
+    chance = out["risk"]["chance"]
+    assert chance["confidence"] == 0.9 and chance["scenarios_needed"] == 36
+    assert chance["in_sample_share_undisrupted"] >= 0.9
+    assert chance["out_of_sample"]["seed"] == 1 + 1_000_003
+    assert chance["out_of_sample"]["share_meeting_all_deadlines"] >= chance["out_of_sample"]["share_undisrupted"]
+    assert runner.invoke(app, ["solve", str(SMALL), "--confidence", "1.5"]).exit_code == 2

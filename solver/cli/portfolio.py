@@ -68,7 +68,14 @@ def risk_lines(risk: dict) -> list[str]:
     """The schedule's risk under capacity scenarios (``portfolio_risk``) as report lines."""
     from ..report import table, usd
     pc, ex = risk["percentiles"]["cost_usd"], risk["expected"]
-    return [f"Risk over {risk['scenarios']:,} capacity scenarios (seed {risk['seed']}; spot preemption, on-demand shortfall)",
+    chance = []
+    if risk.get("chance"):
+        c, o = risk["chance"], risk["chance"]["out_of_sample"]
+        chance = [f"held at confidence {c['confidence']:.0%}: runs undisrupted (on-demand obtainable, no spot preempted) in "
+                  f"{c['in_sample_share_undisrupted']:.1%} of the sample (needed {c['scenarios_needed']} of {risk['scenarios']}); "
+                  f"out of sample ({o['scenarios']:,} fresh scenarios): {o['share_undisrupted']:.1%} undisrupted, "
+                  f"{o['share_meeting_all_deadlines']:.1%} meet every deadline with recourse"]
+    return chance + [f"Risk over {risk['scenarios']:,} capacity scenarios (seed {risk['seed']}; spot preemption, on-demand shortfall)",
             f"recourse: {risk['recourse']}",
             table([("every job meets its deadline", f"{risk['share_meeting_all_deadlines']:.1%}"),
                    ("expected cost", usd(ex["cost_usd"])), ("of which recovery on demand", usd(ex["recourse_usd"])),
@@ -114,27 +121,34 @@ def solve_portfolio_command(file: Path, json_out: bool, time_limit: Optional[flo
         if value is not None:
             raise InputError(f"{flag}: a portfolio's jobs carry their own limits (deadline_bucket and each job's constraints); "
                              "set them in the portfolio file")
-    if confidence is not None:
-        raise InputError("--confidence: a portfolio plan held at a stated confidence is not built yet; "
-                         "--scenarios N measures the risk of the least-cost schedule")
-    if seed and scenarios is None:
+    if seed and scenarios is None and confidence is None:
         raise InputError("--seed: needs --scenarios (the seed of the capacity scenarios' draw)")
     if budget_usd is not None:
         check_budget(budget_usd)
-    pdata = None
-    if scenarios is not None:  # a bad count or a missing capacity field fails before the solve
+    pdata = capacity = None
+    if confidence is not None:
+        from ..chance import check_confidence
+        check_confidence(confidence)
+    if scenarios is not None or confidence is not None:  # a bad count or a missing capacity field fails before the solve
         from ..portfolio import load_portfolio
         from ..portfolio_risk import check_risk_scenarios, draw
         pdata = load_portfolio(file)
-        check_risk_scenarios(pdata, scenarios)
-        capacity = draw(pdata, scenarios, seed)
+        if scenarios is not None:
+            check_risk_scenarios(pdata, scenarios)
+        capacity = draw(pdata, scenarios, seed) if confidence is None else None
+        if confidence is not None:
+            draw(pdata, 1, seed)   # the capacity fields, checked now
     files = OutputFiles()
     files.check("--out", out, TABLE_SUFFIXES)  # a bad path fails before the solve, not after it
     files.check("--plot", plot, PLOT_SUFFIXES)
     with files:
         with progress_bar("solving the portfolio"):  # one MIP: the bar shows its time, not steps
-            result = solve_portfolio(pdata or file, time_limit=time_limit, budget_usd=budget_usd)
-        if scenarios is not None and result.jobs:
+            if confidence is not None:
+                from ..portfolio_chance import solve_portfolio_at_confidence
+                result = solve_portfolio_at_confidence(pdata, confidence, scenarios, seed, time_limit=time_limit, budget_usd=budget_usd)
+            else:
+                result = solve_portfolio(pdata or file, time_limit=time_limit, budget_usd=budget_usd)
+        if capacity is not None and result.jobs:
             from ..portfolio_risk import schedule_risk
             result.risk = schedule_risk(pdata, result.to_dict(), capacity).to_dict()
         if out is not None:

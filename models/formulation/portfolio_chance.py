@@ -1,0 +1,104 @@
+r"""A portfolio schedule that runs undisrupted in at least a share C of capacity scenarios (SAA).
+
+On top of the portfolio MIP (``portfolio.build_portfolio``), for the S
+scenarios of ``models/portfolio_capacity.py`` (on-demand GPUs obtainable
+:math:`O_{s,g,b}`, preemption uniforms :math:`U_{s,j,b}`), one binary
+:math:`w_s` per scenario says the schedule runs *undisrupted* in scenario
+``s``: every on-demand gang it holds is obtainable and no spot run is
+preempted before it ends.
+
+On demand: the GPUs held fit what is obtainable,
+
+.. math::
+   \sum_j \mathrm{held}_{j,b,g,od} \le O_{s,g,b} + (A^{od}_{g,b} - O_{s,g,b})(1 - w_s)
+   \qquad \text{(on_demand_obtainable)}
+
+Spot: a gang of :math:`n` spot GPUs running :math:`h` hours is first
+preempted after :math:`T = -\ln U / (n p_g)` hours, so it runs undisrupted iff
+:math:`n h \le -\ln U / p_g =: E_{s,j,b,g}` -- a bound on the job's spot
+GPU-hours in the bucket that does not depend on its GPU count:
+
+.. math::
+   u_{j,b,g,spot} \le E_{s,j,b,g} + (H \bar n_{j,g} - E_{s,j,b,g})(1 - w_s)
+   \qquad \text{(spot_not_preempted)}
+
+and :math:`\sum_s w_s \ge \lceil C S \rceil` (``enough_scenarios``). Both
+big-Ms are data: with :math:`w_s = 0` the rows relax to the deterministic
+capacity (:math:`A^{od}`) and to :math:`u \le H \bar n` (``runs_on_held``),
+:math:`\bar n_{j,g}` the job's largest count of the type. Rows that bind in no
+scenario are left out, and a scenario with no binding row has :math:`w_s`
+fixed at 1.
+
+What is guaranteed, exactly: in at least :math:`\lceil C S \rceil` of the S
+scenarios the schedule runs as planned, so every job meets its deadline there
+whatever the recourse; and no schedule of lower cost runs undisrupted in as
+many. A schedule that meets its deadlines only *through* recourse (spare
+reservations, later buckets) is not credited: the share meeting every deadline
+under ``solver/portfolio_risk.py``'s recourse is at least the undisrupted share
+(reported next to it), and may be higher.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyomo.environ as pyo
+
+from ..portfolio_capacity import CapacityScenarios
+from .portfolio import PortfolioFormulation
+
+
+def spot_room_gpu_hours(scen: CapacityScenarios, preemptions_per_gpu_hour: float, j: int, b: int) -> np.ndarray:
+    """:math:`E_{s,j,b,g} = -\\ln U_{s,j,b} / p_g` per scenario: spot GPU-hours a gang runs before its first preemption (inf: p = 0)."""
+    u = scen.preemption_uniform[:, j, b]
+    if preemptions_per_gpu_hour <= 0:
+        return np.full(len(u), math.inf)
+    return -np.log(u) / preemptions_per_gpu_hour
+
+
+def needed_scenarios(confidence: float, scenarios: int) -> int:
+    """:math:`\\lceil C S \\rceil`, with a 1e-9 slack so that 0.9 x 10 is 9, not 10."""
+    return math.ceil(confidence * scenarios - 1e-9)
+
+
+def add_capacity_chance(m: pyo.ConcreteModel, form: PortfolioFormulation, scen: CapacityScenarios, confidence: float) -> None:
+    """The rows above on the portfolio model ``m`` (built by ``build_portfolio``)."""
+    d = form.data
+    H, S = d.bucket_hours, scen.scenarios
+    gidx = {g: k for k, g in enumerate(d.gpus)}
+    nmax = {(j, g): max(hw.count for hw in fd.hardware if hw.gpu == g)
+            for j, fd in enumerate(form.jobs) for g in {hw.gpu for hw in fd.hardware}}
+    od_rows, spot_rows = [], []
+    held_by: dict = {}
+    for (j, b, g, k) in m.U:
+        if k == "on_demand":
+            held_by.setdefault((b, g), []).append((j, b, g, k))
+    for (b, g), keys in sorted(held_by.items()):
+        avail = d.od_avail[g][b]
+        for s in range(S):
+            got = float(scen.on_demand_gpus[s, gidx[g], b])
+            if got < avail:
+                od_rows.append((b, g, s, got))
+    for (j, b, g, k) in sorted(m.U):
+        if k != "spot":
+            continue
+        room = spot_room_gpu_hours(scen, d.preempt[g], j, b)
+        for s in range(S):
+            if room[s] < H * nmax[j, g]:
+                spot_rows.append((j, b, g, s, float(room[s])))
+    binding = {r[2] for r in od_rows} | {r[3] for r in spot_rows}
+    m.SCEN = pyo.Set(initialize=range(S))
+    m.undisrupted = pyo.Var(m.SCEN, domain=pyo.Binary)
+    for s in range(S):
+        if s not in binding:
+            m.undisrupted[s].fix(1)   # nothing can disrupt the schedule in this scenario
+    m.OD_SCEN = pyo.Set(initialize=[(b, g, s) for (b, g, s, _) in od_rows], dimen=3)
+    od_got = {(b, g, s): got for (b, g, s, got) in od_rows}
+    m.on_demand_obtainable = pyo.Constraint(m.OD_SCEN, rule=lambda m, b, g, s: sum(
+        m.held[key] for key in held_by[b, g]) <= od_got[b, g, s] + (d.od_avail[g][b] - od_got[b, g, s]) * (1 - m.undisrupted[s]))
+    m.SPOT_SCEN = pyo.Set(initialize=[(j, b, g, s) for (j, b, g, s, _) in spot_rows], dimen=4)
+    room = {(j, b, g, s): e for (j, b, g, s, e) in spot_rows}
+    m.spot_not_preempted = pyo.Constraint(m.SPOT_SCEN, rule=lambda m, j, b, g, s: m.gpu_hours[j, b, g, "spot"]
+                                          <= room[j, b, g, s] + (H * nmax[j, g] - room[j, b, g, s]) * (1 - m.undisrupted[s]))
+    m.enough_scenarios = pyo.Constraint(expr=sum(m.undisrupted[s] for s in m.SCEN) >= needed_scenarios(confidence, S))

@@ -1,0 +1,92 @@
+"""``planopt solve portfolio.json --confidence C [--scenarios N] [--seed S]``: the least-cost
+schedule that runs undisrupted in at least a share C of N capacity scenarios.
+
+The MIP is the portfolio MIP with the scenario rows of
+``models/formulation/portfolio_chance.py`` (SAA, one binary per scenario). It
+is solved straight, without the warm start and search of ``PortfolioModel.solve``
+(their schedules and floors are the deterministic model's). The result carries
+the schedule's ``risk`` over the same N scenarios (``portfolio_risk``, with its
+recourse) and a ``chance`` block: the confidence asked, the scenarios needed and
+the share the schedule runs undisrupted in, in sample (recomputed from the printed
+schedule, not read from the MIP) and on a fresh draw of
+``min(OUT_OF_SAMPLE_SCENARIOS, max_scenarios)`` scenarios (seed + ``OUT_OF_SAMPLE_SEED_OFFSET``),
+with the share meeting every deadline under the recourse there too.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from planopt.models.formulation.portfolio_chance import add_capacity_chance, needed_scenarios, spot_room_gpu_hours
+from planopt.models.portfolio import PortfolioData
+from planopt.models.portfolio_capacity import CapacityScenarios, max_scenarios
+
+from .chance import DEFAULT_SCENARIOS, OUT_OF_SAMPLE_SCENARIOS, OUT_OF_SAMPLE_SEED_OFFSET, check_confidence
+from .instance import check_time_limit
+from .portfolio import PortfolioModel, PortfolioResult, check_portfolio_size, load_portfolio
+from .portfolio_risk import check_risk_scenarios, draw, schedule_risk
+
+RELATIVE_TOLERANCE = 1e-6   # on GPU counts and GPU-hours, against the solver's feasibility tolerance
+
+
+def undisrupted(pdata: PortfolioData, result: dict[str, Any], scen: CapacityScenarios) -> np.ndarray:
+    """Per scenario: the printed schedule runs as planned (every on-demand gang it holds is
+    obtainable, no spot run outlasts its first preemption), from the schedule rows alone."""
+    ok = np.ones(scen.scenarios, dtype=bool)
+    held: dict[tuple[int, str], int] = {}
+    gidx = {g: k for k, g in enumerate(pdata.gpus)}
+    for j, job in enumerate(result["jobs"]):
+        for row in job["schedule"]:
+            b, g = row["bucket"], row["gpu"]
+            if row["tier"] == "on_demand":
+                held[b, g] = held.get((b, g), 0) + row["gpus"]
+            elif row["tier"] == "spot":
+                room = spot_room_gpu_hours(scen, pdata.preempt[g], j, b)
+                ok &= row["gpus"] * row["hours"] <= room * (1 + RELATIVE_TOLERANCE) + RELATIVE_TOLERANCE
+    for (b, g), n in held.items():
+        ok &= n <= scen.on_demand_gpus[:, gidx[g], b] + RELATIVE_TOLERANCE
+    return ok
+
+
+def solve_portfolio_at_confidence(source: str | Path | dict[str, Any] | PortfolioData, confidence: float,
+                                  scenarios: int | None = None, seed: int = 0, time_limit: float | None = None,
+                                  rel_gap: float = 1e-4, budget_usd: float | None = None,
+                                  out_of_sample: int = OUT_OF_SAMPLE_SCENARIOS) -> PortfolioResult:
+    """The least-cost schedule undisrupted in at least ``ceil(confidence x scenarios)`` of the
+    seeded capacity scenarios (default ``DEFAULT_SCENARIOS``), with its risk and chance blocks."""
+    started = time.perf_counter()
+    check_time_limit(time_limit)
+    confidence = check_confidence(confidence)
+    data = load_portfolio(source)
+    check_portfolio_size(data)
+    n = check_risk_scenarios(data, DEFAULT_SCENARIOS if scenarios is None else scenarios)
+    scen = draw(data, n, seed)
+    pm = PortfolioModel(data, budget_usd=budget_usd)
+    if pm.model is not None:
+        add_capacity_chance(pm.model, pm.form, scen, confidence)
+    result = pm.solve(time_limit=time_limit, rel_gap=rel_gap, warm_start=False, explain=False, cost_floors=False,
+                      started_at=started)
+    need = needed_scenarios(confidence, n)
+    if not result.jobs:
+        if pm.model is not None and result.status == "infeasible":
+            result.message = (f"no schedule runs undisrupted (every on-demand gang obtainable, no spot run preempted) in "
+                              f"{need} of the {n} capacity scenarios ({confidence:.0%}); a lower --confidence, more "
+                              f"reservable GPUs or later deadlines would let one")
+        return result
+    out = result.to_dict()
+    risk = schedule_risk(pm.data, out, scen).to_dict()
+    fresh_n = min(out_of_sample, max_scenarios(pm.data))
+    fresh_seed = seed + OUT_OF_SAMPLE_SEED_OFFSET
+    fresh = draw(pm.data, fresh_n, fresh_seed)
+    fresh_risk = schedule_risk(pm.data, out, fresh)
+    risk["chance"] = {"confidence": confidence, "scenarios_needed": need,
+                      "in_sample_share_undisrupted": float(undisrupted(pm.data, out, scen).mean()),
+                      "out_of_sample": {"scenarios": fresh_n, "seed": fresh_seed,
+                                        "share_undisrupted": float(undisrupted(pm.data, out, fresh).mean()),
+                                        "share_meeting_all_deadlines": fresh_risk.share_meeting_all()}}
+    result.risk = risk
+    return result
