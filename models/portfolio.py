@@ -15,7 +15,10 @@ A portfolio (``"kind": "portfolio"``) holds
   availability per bucket) and *spot* (a price, an availability and a
   preemption rate per GPU-hour; preemptions act as extra failures in the
   checkpoint model of ``physics.checkpoint_overhead_share``). An offer linked
-  by ethernet only holds a job on one node at most;
+  by ethernet only holds a job on one node at most. For capacity scenarios
+  (``portfolio_capacity.py``) an on-demand pool may fall short in a bucket:
+  ``on_demand_shortfall_probability_per_bucket`` and
+  ``on_demand_shortfall_share``, both or neither, no default;
 - an optional total ``budget_usd``.
 
 Per-bucket fields accept a scalar (the same in every bucket) or a list of one

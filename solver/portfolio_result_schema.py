@@ -91,6 +91,10 @@ class PortfolioChance(_Closed):
     """With --confidence: the schedule runs undisrupted in at least scenarios_needed of the in-sample scenarios."""
 
     confidence: float
+    in_sample_target: float = Field(description="the in-sample share solved for: the confidence, raised by the guard when "
+                                                "the fresh share fell short")
+    guard_rounds: int
+    guard: Optional[str] = Field(description="why the guard stopped short of the confidence out of sample (null: it did not)")
     scenarios_needed: int
     in_sample_share_undisrupted: float = Field(description="every on-demand gang obtainable and no spot run preempted, "
                                                            "recomputed from the schedule")
