@@ -80,7 +80,9 @@ def solve_portfolio_at_confidence(source: str | Path | dict[str, Any] | Portfoli
         if result is not None and left is not None and left < MIN_SOLVE_SECONDS:
             result.risk["chance"]["guard"] = f"the time limit ran out before a solve at {target:.1%} of the sample"
             break
-        attempt = _solve_at(data, scen, fresh, target, confidence, rel_gap, budget_usd, left, started if result is None else None)
+        # the first solve counts from the call's start (loading and drawing included), as solve_portfolio does
+        attempt = (_solve_at(data, scen, fresh, target, confidence, rel_gap, budget_usd, time_limit, started) if result is None
+                   else _solve_at(data, scen, fresh, target, confidence, rel_gap, budget_usd, left, None))
         if not attempt.jobs and result is not None:
             result.risk["chance"]["guard"] = (f"no schedule runs undisrupted in {target:.1%} of the sample; "
                                               f"kept the schedule of {result.risk['chance']['in_sample_target']:.1%}")

@@ -288,3 +288,11 @@ def test_the_guard_raises_the_in_sample_share_until_the_fresh_share_holds():
             assert guarded.cost_usd >= plain.cost_usd * (1 - 1e-9)
         else:
             assert "no schedule runs undisrupted" in c["guard"] and guarded.cost_usd == pytest.approx(plain.cost_usd)
+
+
+def test_a_confidence_solve_out_of_time_is_a_time_limit_not_an_error():
+    res = runner.invoke(app, ["solve", str(SMALL), "--confidence", "0.9", "--time-limit", "0.01", "--json"])
+    assert res.exit_code == 4, res.output
+    out = json.loads(res.stdout)
+    assert out["status"] == "time_limit" and out["risk"] is None
+    PortfolioResultSchema.model_validate(out)
