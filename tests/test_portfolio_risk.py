@@ -214,10 +214,10 @@ CHANCE_SCENARIOS = 5   # brute force: every set of ceil(C S) of them
 def test_the_confidence_schedule_is_the_brute_force_optimum_and_holds_in_sample(seed):
     source = with_shortfall(tiny_portfolio(seed), seed + 100)
     pdata = load_portfolio(source)
-    confidence = [0.6, 0.8][seed % 2]
-    scen = draw(pdata, CHANCE_SCENARIOS, seed)
+    confidence, S = [(0.6, CHANCE_SCENARIOS), (0.8, CHANCE_SCENARIOS), (0.5, CHANCE_SCENARIOS + 1)][seed % 3]
+    scen = draw(pdata, S, seed)
     oracle = best_chance_cost(pdata, scen, confidence)
-    res = solve_portfolio_at_confidence(source, confidence, CHANCE_SCENARIOS, seed, rel_gap=1e-9, out_of_sample=200, guard=False)
+    res = solve_portfolio_at_confidence(source, confidence, S, seed, rel_gap=1e-9, out_of_sample=200, guard=False)
     if oracle is None:
         assert res.status == "infeasible" and "undisrupted" in res.message, (res.status, res.cost_usd)
         return
@@ -226,7 +226,7 @@ def test_the_confidence_schedule_is_the_brute_force_optimum_and_holds_in_sample(
     assert res.violations == []
     out = res.to_dict()
     ok = undisrupted(pdata, out, scen)
-    assert ok.sum() >= math.ceil(confidence * CHANCE_SCENARIOS - 1e-9)
+    assert ok.sum() >= math.ceil(confidence * S - 1e-9)
     assert res.risk["chance"]["in_sample_share_undisrupted"] == pytest.approx(ok.mean())
     # undisrupted scenarios meet every deadline under the recourse (it never has anything to do there)
     risk = schedule_risk(pdata, out, scen)
