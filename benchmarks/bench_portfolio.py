@@ -106,7 +106,7 @@ SHORTFALL = {"on_demand_shortfall_probability_per_bucket": 0.1, "on_demand_short
 RISK_SCENARIOS = 10_000
 
 
-def capacity_rows(sizes: list[int], seeds: list[int], samples: list[int], time_limit: float) -> list[dict]:
+def capacity_rows(sizes: list[int], seeds: list[int], samples: list[int], time_limit: float, guard: bool = True) -> list[dict]:
     """Per generated portfolio (3 GPU types, 8 weekly buckets): the least-cost schedule and the time
     of its risk over RISK_SCENARIOS scenarios; then --confidence 0.9 on each SAA sample size: time,
     status, gap, cost over the least-cost schedule's, in- and out-of-sample undisrupted shares."""
@@ -131,13 +131,14 @@ def capacity_rows(sizes: list[int], seeds: list[int], samples: list[int], time_l
                          "expected_cost_usd": float(risk.cost_usd.mean())})
             for n in samples:
                 t0 = time.perf_counter()
-                res = solve_portfolio_at_confidence(data, 0.9, n, seed, time_limit=time_limit)
+                res = solve_portfolio_at_confidence(data, 0.9, n, seed, time_limit=time_limit, guard=guard)
                 row = {"jobs": jobs, "seed": seed, "confidence": 0.9, "scenarios": n, "status": res.status,
                        "solve_s": round(time.perf_counter() - t0, 2), "gap": res.gap, "cost_usd": res.cost_usd,
                        "premium": None if res.cost_usd is None or base.cost_usd is None else res.cost_usd / base.cost_usd - 1}
                 if res.risk:
                     c = res.risk["chance"]
-                    row.update(in_sample=c["in_sample_share_undisrupted"], out_of_sample=c["out_of_sample"]["share_undisrupted"],
+                    row.update(in_sample=c["in_sample_share_undisrupted"], in_sample_target=c["in_sample_target"],
+                               guard_rounds=c["guard_rounds"], guard=c["guard"], out_of_sample=c["out_of_sample"]["share_undisrupted"],
                                out_of_sample_meeting_all=c["out_of_sample"]["share_meeting_all_deadlines"])
                 rows.append(row)
     return rows
@@ -154,6 +155,7 @@ def main() -> None:
                          "wall: whole wall time under --time-limit")
     ap.add_argument("--jobs", default="50", help="seeds and wall: jobs per portfolio; capacity: comma-separated sizes")
     ap.add_argument("--scenarios", default="50,200", help="capacity: comma-separated SAA sample sizes")
+    ap.add_argument("--no-guard", action="store_true", help="capacity: --confidence without the out-of-sample guard")
     ap.add_argument("--seeds", default="1,2,3", help="seeds: comma-separated seeds")
     ap.add_argument("--time-limit", type=float, default=TIME_LIMIT, help="seconds per run")
     ap.add_argument("--gpu-types", type=int, default=10, help="seeds: GPU types per portfolio")
@@ -166,7 +168,7 @@ def main() -> None:
     rows = []
     if args.part == "capacity":
         rows = capacity_rows([int(x) for x in args.jobs.split(",")], [int(x) for x in args.seeds.split(",")],
-                             [int(x) for x in args.scenarios.split(",")], args.time_limit)
+                             [int(x) for x in args.scenarios.split(",")], args.time_limit, guard=not args.no_guard)
         for row in rows:
             print(json.dumps(row))
         args.out.write_text(json.dumps({"machine": platform.platform(), "python": platform.python_version(), "rows": rows}, indent=1))
