@@ -296,3 +296,18 @@ def test_a_confidence_solve_out_of_time_is_a_time_limit_not_an_error():
     out = json.loads(res.stdout)
     assert out["status"] == "time_limit" and out["risk"] is None
     PortfolioResultSchema.model_validate(out)
+
+
+def test_recovery_goes_earliest_deadline_first_not_in_job_order():
+    """Bucket 0 has no on-demand GPU (short by all), buckets 1 and 2 have 2: both jobs lose their 5 h
+    on 2 GPUs in bucket 0; job 1 (deadline bucket 1) recovers in bucket 1 before job 0 (deadline 2),
+    which recovers in bucket 2. In job order, job 1 would have missed."""
+    pdata = load_portfolio(hand_portfolio([4, 2, 2], [0, 0, 0], short_p=[1.0, 0.0, 0.0], short_share=1.0))
+    res = hand_result([[(0, "on_demand", 5.0)], [(0, "on_demand", 5.0)]])
+    res["jobs"][1]["deadline_bucket"] = 1
+    risk = schedule_risk(pdata, res, draw(pdata, 4, 0))
+    assert risk.share_meeting_all() == 1.0
+    assert np.allclose(risk.cost_usd, 20.0 + 10.0 * 3.0 + 10.0 * 4.0)
+    for s in range(4):
+        cost, late = replay_one_scenario(pdata, res, draw(pdata, 4, 0).preemption_uniform[s], draw(pdata, 4, 0).on_demand_gpus[s])
+        assert cost == pytest.approx(risk.cost_usd[s]) and late == [0.0, 0.0]
