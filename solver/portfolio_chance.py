@@ -27,11 +27,15 @@ from planopt.models.portfolio import PortfolioData
 from planopt.models.portfolio_capacity import CapacityScenarios, max_scenarios
 
 from .chance import DEFAULT_SCENARIOS, GUARD_ROUNDS, OUT_OF_SAMPLE_SCENARIOS, OUT_OF_SAMPLE_SEED_OFFSET, OUT_OF_SAMPLE_TOLERANCE, check_confidence
+from .errors import InputError
 from .instance import check_time_limit
 from .portfolio import MIN_SOLVE_SECONDS, PortfolioModel, PortfolioResult, check_portfolio_size, load_portfolio
 from .portfolio_risk import check_risk_scenarios, draw, schedule_risk
 
 RELATIVE_TOLERANCE = 1e-6   # on GPU counts and GPU-hours, against the solver's feasibility tolerance
+# The most scenarios the SAA MIP takes: each is a binary with its rows, and 200 already take 30-60 s on
+# 5-10 jobs (BENCHMARKS.md §3); a larger sample belongs to the out-of-sample check, not to the MIP.
+MAX_SAA_SCENARIOS = 1_000
 
 
 def undisrupted(pdata: PortfolioData, result: dict[str, Any], scen: CapacityScenarios) -> np.ndarray:
@@ -71,6 +75,9 @@ def solve_portfolio_at_confidence(source: str | Path | dict[str, Any] | Portfoli
     data = load_portfolio(source)
     check_portfolio_size(data)
     n = check_risk_scenarios(data, DEFAULT_SCENARIOS if scenarios is None else scenarios)
+    if n > MAX_SAA_SCENARIOS:
+        raise InputError(f"--scenarios: with --confidence at most {MAX_SAA_SCENARIOS:,} (each is a binary of the portfolio MIP), "
+                         f"got {n:,}; the schedule is checked on {OUT_OF_SAMPLE_SCENARIOS:,} fresh scenarios anyway")
     scen = draw(data, n, seed)
     fresh_n = min(out_of_sample, max_scenarios(data))
     fresh = draw(data, fresh_n, seed + OUT_OF_SAMPLE_SEED_OFFSET)

@@ -269,6 +269,8 @@ def test_cli_confidence_reports_in_and_out_of_sample_shares():
     assert chance["out_of_sample"]["seed"] == 1 + 1_000_003
     assert chance["out_of_sample"]["share_meeting_all_deadlines"] >= chance["out_of_sample"]["share_undisrupted"]
     assert runner.invoke(app, ["solve", str(SMALL), "--confidence", "1.5"]).exit_code == 2
+    big = runner.invoke(app, ["solve", str(SMALL), "--confidence", "0.9", "--scenarios", "5000"])
+    assert big.exit_code == 2 and "--scenarios: with --confidence at most 1,000" in big.output
 
 
 def test_the_guard_raises_the_in_sample_share_until_the_fresh_share_holds():
