@@ -15,7 +15,10 @@ A portfolio (``"kind": "portfolio"``) holds
   availability per bucket) and *spot* (a price, an availability and a
   preemption rate per GPU-hour; preemptions act as extra failures in the
   checkpoint model of ``physics.checkpoint_overhead_share``). An offer linked
-  by ethernet only holds a job on one node at most;
+  by ethernet only holds a job on one node at most. For capacity scenarios
+  (``portfolio_capacity.py``) an on-demand pool may fall short in a bucket:
+  ``on_demand_shortfall_probability_per_bucket`` and
+  ``on_demand_shortfall_share``, both or neither, no default;
 - an optional total ``budget_usd``.
 
 Per-bucket fields accept a scalar (the same in every bucket) or a list of one
@@ -33,7 +36,7 @@ none of the portfolio's types is refused.
 from __future__ import annotations
 
 import math
-from typing import Literal, Optional, Union
+from typing import Annotated, Literal, Optional, Union
 
 from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, model_validator
 
@@ -43,6 +46,8 @@ from .schema import GpuOption, Instance, Strict
 
 PerBucketFloat = Union[NonNegativeFloat, list[NonNegativeFloat]]
 PerBucketInt = Union[NonNegativeInt, list[NonNegativeInt]]
+Share = Annotated[float, Field(ge=0.0, le=1.0)]
+PerBucketShare = Union[Share, list[Share]]
 
 
 class Horizon(Strict):
@@ -74,6 +79,15 @@ class PortfolioGpu(Strict):
     spot_available_gpus: PerBucketInt = Field(0, description="spot GPUs available, scalar or one per bucket (0: no spot tier)")
     spot_preemptions_per_gpu_hour: NonNegativeFloat = Field(
         0.0, description="spot preemptions per GPU-hour; added to the job's failure rate while it runs on spot")
+    # No published stock-out rate of on-demand GPUs was found (providers document "insufficient
+    # capacity" errors, not their frequency), so the shortfall is the instance's to give, with no
+    # default: `--scenarios` refuses a GPU type with on-demand GPUs and no shortfall fields.
+    on_demand_shortfall_probability_per_bucket: Optional[PerBucketShare] = Field(
+        None, description="capacity scenarios: chance that the on-demand pool falls short in a bucket, scalar or one per bucket "
+                          "(drawn independently per bucket and GPU type); needed by --scenarios when on-demand GPUs are available")
+    on_demand_shortfall_share: Optional[Share] = Field(
+        None, description="capacity scenarios: share of on_demand_available_gpus not obtainable in a bucket that falls short "
+                          "(the rest, rounded down to whole GPUs, is obtainable)")
 
     node_gpus: Optional[PositiveInt] = Field(None, description="GPUs per node: reservations come in whole nodes "
                                              "(default: the provider's node size; none: single GPUs)")
@@ -180,11 +194,16 @@ class Portfolio(Strict):
         if len(set(names)) != len(names):
             raise ValueError(f"gpus: {sorted({x for x in names if names.count(x) > 1})[0]} is listed twice")
         for i, g in enumerate(self.gpus):
-            for f in ("on_demand_usd_per_gpu_hour", "on_demand_available_gpus", "spot_usd_per_gpu_hour", "spot_available_gpus"):
+            for f in ("on_demand_usd_per_gpu_hour", "on_demand_available_gpus", "spot_usd_per_gpu_hour", "spot_available_gpus",
+                      "on_demand_shortfall_probability_per_bucket"):
                 v = getattr(g, f)
                 if isinstance(v, list) and len(v) != n:
                     raise ValueError(f"gpus.{i}.{f}: expected a scalar or {n} values (one per bucket), got {len(v)}")
         for i, g in enumerate(self.gpus):
+            given = [f for f in ("on_demand_shortfall_probability_per_bucket", "on_demand_shortfall_share") if getattr(g, f) is not None]
+            if len(given) == 1:
+                missing = ({"on_demand_shortfall_probability_per_bucket", "on_demand_shortfall_share"} - set(given)).pop()
+                raise ValueError(f"gpus.{i}.{missing}: expected with {given[0]} (a shortfall needs both its chance and its size)")
             if g.reserved_lead_buckets >= n:
                 raise ValueError(f"gpus.{i}.reserved_lead_buckets: expected fewer than the horizon's {n} buckets, "
                                  f"got {g.reserved_lead_buckets}")

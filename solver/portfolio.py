@@ -77,7 +77,7 @@ FALLBACK_SECONDS = 20.0    # at most, kept from a time limit for the gang heuris
 FALLBACK_SHARE = 0.25      # of the MIP's time, at most, kept for it
 EXPLAIN_SECONDS = 30.0     # per one-job solve when explaining an infeasible portfolio
 EXPLAIN_JOBS = 5           # jobs for which an infeasible portfolio's explanation searches a deadline that would do      # the schedule LP after the MIP; it takes well under a second on the benchmarks
-RESULT_VERSION = "1.0"  # of the JSON output; bumped when a key changes meaning or goes away
+RESULT_VERSION = "1.1"  # of the JSON output; minor: keys added (1.1: risk), major: a key changes meaning or goes away
 HEURISTIC_EFFORT = 0.05  # HiGHS's default; 0.3 found no better incumbents on the 50-job benchmark
 
 
@@ -195,6 +195,7 @@ class PortfolioResult:
     reserved_term: dict[str, Optional[str]] = field(default_factory=dict)   # GPU type -> 1m | 1y | 3y (none: the horizon)
     committed_hours: dict[str, float] = field(default_factory=dict)         # GPU type -> hours a reserved GPU is paid for
     reserved_from: dict[str, int] = field(default_factory=dict)             # GPU type -> first bucket reserved GPUs run in
+    risk: Optional[dict[str, Any]] = None   # the schedule under capacity scenarios (portfolio_risk), with --scenarios
 
     @property
     def has_plan(self) -> bool:
@@ -238,7 +239,7 @@ class PortfolioResult:
                 "bound_usd": bound, "bound_missing_reason": why,
                 "build_seconds": self.build_seconds, "solve_seconds": self.solve_seconds,
                 "warm_start_seconds": self.warm_start_seconds,
-                "violations": self.violations, "message": self.message}
+                "violations": self.violations, "message": self.message, "risk": self.risk}
 
     def jobs_frame(self) -> pd.DataFrame:
         cols = ["job", "method", "gpu", "gpu_count", "steps", "checkpoint_interval_minutes", "release_bucket", "start_bucket",

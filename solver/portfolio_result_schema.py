@@ -74,6 +74,46 @@ class JobResult(_Closed):
     schedule: list[ScheduleRow]
 
 
+class JobRisk(_Closed):
+    name: str
+    share_meeting_deadline: float = Field(description="share of the scenarios in which the job's work is done by its deadline bucket")
+    expected_late_gpu_hours: float = Field(description="mean GPU-hours of work left after the deadline bucket")
+
+
+class OutOfSample(_Closed):
+    scenarios: int
+    seed: int
+    share_undisrupted: float
+    share_meeting_all_deadlines: float = Field(description="under the recourse")
+
+
+class PortfolioChance(_Closed):
+    """With --confidence: the schedule runs undisrupted in at least scenarios_needed of the in-sample scenarios."""
+
+    confidence: float
+    in_sample_target: float = Field(description="the in-sample share solved for: the confidence, raised by the guard when "
+                                                "the fresh share fell short")
+    guard_rounds: int
+    guard: Optional[str] = Field(description="why the guard stopped short of the confidence out of sample (null: it did not)")
+    scenarios_needed: int
+    in_sample_share_undisrupted: float = Field(description="every on-demand gang obtainable and no spot run preempted, "
+                                                           "recomputed from the schedule")
+    out_of_sample: OutOfSample
+
+
+class PortfolioRisk(_Closed):
+    """The schedule replayed under capacity scenarios (spot preemption, on-demand shortfall) with a fixed recourse."""
+
+    scenarios: int
+    seed: int
+    recourse: str = Field(description="the recourse rule the replay applies (solver/portfolio_risk.py)")
+    share_meeting_all_deadlines: float
+    jobs: list[JobRisk]
+    percentiles: dict[str, dict[str, float]] = Field(description="cost_usd: p10, p50, p90 over the scenarios")
+    expected: dict[str, float] = Field(description="cost_usd, and recourse_usd: on-demand bought for recovery")
+    chance: Optional[PortfolioChance] = Field(None, description="with --confidence: what the chance-constrained schedule holds")
+
+
 class PortfolioResultSchema(_Closed):
     """The JSON output of a portfolio solve."""
 
@@ -96,6 +136,7 @@ class PortfolioResultSchema(_Closed):
     warm_start_seconds: float
     violations: list[str]
     message: str
+    risk: Optional[PortfolioRisk] = Field(None, description="with --scenarios: the schedule's risk under capacity scenarios (since 1.1)")
 
 
 def portfolio_result_json_schema() -> dict[str, Any]:

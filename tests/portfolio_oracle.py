@@ -41,8 +41,10 @@ def job_plans(ev: Evaluator):
 
 
 
-def job_slots(pdata, j, ev, plan):
-    """(bucket, tier, GPU-hours per unit of work, USD per unit of work) where job j may hold its GPUs."""
+def job_slots(pdata, j, ev, plan, od_avail=None):
+    """(bucket, tier, GPU-hours per unit of work, USD per unit of work) where job j may hold its GPUs
+    (``od_avail``: on-demand GPUs per type and bucket, default the portfolio's)."""
+    od_avail = od_avail or pdata.od_avail
     (r, h, t), m = plan
     H, job = pdata.bucket_hours, pdata.portfolio.jobs[j]
     g, n = h.gpu, h.count
@@ -58,7 +60,7 @@ def job_slots(pdata, j, ev, plan):
         node = pdata.node_gpus[g]
         if (cap is None or cap // node * node >= n) and b >= pdata.reserved_from[g]:
             slots.append((b, "reserved", n * (1 + o) * T, 0.0))  # the commitment is paid apart
-        if pdata.od_avail[g][b] >= n:
+        if od_avail[g][b] >= n:
             slots.append((b, "on_demand", n * (1 + o) * T, n * (1 + o) * T * pdata.od_price[g][b]))
         if pdata.spot_avail[g][b] >= n:
             gh = n * (1 + o_s) * T
@@ -66,44 +68,54 @@ def job_slots(pdata, j, ev, plan):
     return slots
 
 
-def slot_set_cost(slots, n, H):
-    """Least cost of doing all of a job's work on the given slots (None if it does not fit)."""
+def slot_set_cost(slots, n, H, spot_cap=None):
+    """Least cost of doing all of a job's work on the given slots (None if it does not fit);
+    ``spot_cap``: bucket -> most spot GPU-hours there."""
     if not slots:
         return None
     buckets = sorted({s[0] for s in slots})
-    A = np.zeros((1 + len(buckets), len(slots)))
+    capped = [c for c, s in enumerate(slots) if s[1] == "spot" and spot_cap and s[0] in spot_cap]
+    A = np.zeros((1 + len(buckets) + len(capped), len(slots)))
     A[0, :] = 1.0
     for c, (b, _, gh, _) in enumerate(slots):
         A[1 + buckets.index(b), c] = gh
-    lower = np.concatenate([[1.0], np.full(len(buckets), -np.inf)])
-    upper = np.concatenate([[1.0], np.full(len(buckets), n * H)])
+    for r, c in enumerate(capped):
+        A[1 + len(buckets) + r, c] = slots[c][2]
+    lower = np.concatenate([[1.0], np.full(len(buckets) + len(capped), -np.inf)])
+    upper = np.concatenate([[1.0], np.full(len(buckets), n * H), [spot_cap[slots[c][0]] for c in capped]])
     return _lp_min(np.array([s[3] for s in slots]), A, lower, upper)
 
 
-def job_options(pdata, j, ev, plan):
-    """(held slots {(bucket, tier)}, cost) of every slot set that is not dominated by a subset."""
-    slots = job_slots(pdata, j, ev, plan)
+def job_options(pdata, j, ev, plan, od_avail=None, spot_cap=None):
+    """(held slots {(bucket, tier)}, cost) of every slot set that is not dominated by a subset
+    (``spot_cap``: (job, bucket, GPU type) -> most spot GPU-hours there)."""
+    slots = job_slots(pdata, j, ev, plan, od_avail)
+    g = plan[0][1].gpu
+    caps = {b: v for (jj, b, gg), v in (spot_cap or {}).items() if jj == j and gg == g}
     n = plan[0][1].count
     options = []
     for size in range(1, len(slots) + 1):
         for subset in itertools.combinations(slots, size):
             held = frozenset((s[0], s[1]) for s in subset)
-            cost = slot_set_cost(list(subset), n, pdata.bucket_hours)
+            cost = slot_set_cost(list(subset), n, pdata.bucket_hours, caps)
             if cost is None or any(o <= held and c <= cost + 1e-9 for o, c in options):
                 continue
             options.append((held, cost))
     return options
 
 
-def best_portfolio_cost(pdata) -> float | None:
-    """The least total cost over every plan and every set of held slots of every job (None: infeasible)."""
+def best_portfolio_cost(pdata, od_avail=None, spot_cap=None) -> float | None:
+    """The least total cost over every plan and every set of held slots of every job (None: infeasible);
+    ``od_avail`` replaces the on-demand GPUs per type and bucket, ``spot_cap`` caps spot GPU-hours
+    per (job, bucket, GPU type)."""
+    od_avail = od_avail or pdata.od_avail
     evs = [Evaluator(inst) for inst in pdata.instances]
     per_job = []
     for j, ev in enumerate(evs):
         choices = []
         for plan in job_plans(ev):
             noncompute = plan[1].cost_usd - plan[1].cost_breakdown_usd["compute"] - plan[1].cost_breakdown_usd["evaluation"]
-            choices.extend((plan[0][1], noncompute + cost, held) for held, cost in job_options(pdata, j, ev, plan))
+            choices.extend((plan[0][1], noncompute + cost, held) for held, cost in job_options(pdata, j, ev, plan, od_avail, spot_cap))
         per_job.append(choices)
     best = None
     budget = pdata.portfolio.budget_usd
@@ -120,7 +132,7 @@ def best_portfolio_cost(pdata) -> float | None:
         for (b, g, k), count in held.items():
             if k == "reserved":
                 reserve[g] = max(reserve.get(g, 0), count)
-            elif count > (pdata.od_avail[g][b] if k == "on_demand" else pdata.spot_avail[g][b]):
+            elif count > (od_avail[g][b] if k == "on_demand" else pdata.spot_avail[g][b]):
                 ok = False
         for g, count in reserve.items():
             count = -(-count // pdata.node_gpus[g]) * pdata.node_gpus[g]   # whole nodes
@@ -232,3 +244,101 @@ def twin_portfolio(seed: int) -> dict:
 
 def close(a, b, rel=1e-6):
     return math.isclose(a, b, rel_tol=rel, abs_tol=1e-6)
+
+
+def replay_one_scenario(pdata, result: dict, uniform, od_gpus) -> tuple[float, list[float]]:
+    """A schedule replayed in one capacity scenario, scalar by scalar (the brute-force twin of
+    ``portfolio_risk.schedule_risk``): (cost in USD, GPU-hours left after each job's deadline).
+    ``uniform[j][b]``: the preemption uniform of job j in bucket b; ``od_gpus[g][b]``: on-demand
+    GPUs obtainable, g the index of the GPU type. The recourse rule is the module's docstring's."""
+    H = pdata.bucket_hours
+    jobs = result["jobs"]
+    cost = sum(r["commitment_usd"] for r in result["procurement"] if r["tier"] == "reserved")
+    cost += sum(job["metrics"]["noncompute_usd"] for job in jobs)
+    backlog = [0.0] * len(jobs)
+    late = [0.0] * len(jobs)
+    for b in range(len(pdata.buckets)):
+        reserved = {g: 0 for g in pdata.gpus}
+        for r in result["procurement"]:
+            if r["tier"] == "reserved" and r["start_bucket"] <= b <= r["end_bucket"]:
+                reserved[r["gpu"]] += r["gpus"]
+        od = {g: od_gpus[k][b] for k, g in enumerate(pdata.gpus)}
+        used = [0.0] * len(jobs)           # hours of the bucket each job has run
+        holds = [set() for _ in jobs]      # tiers each job holds in the bucket
+        for j, job in enumerate(jobs):
+            for row in job["schedule"]:
+                if row["bucket"] == b and row["tier"] == "reserved":
+                    reserved[row["gpu"]] -= row["gpus"]
+                    holds[j].add("reserved")
+                    used[j] += row["hours"]
+        for j, job in enumerate(jobs):
+            for row in job["schedule"]:
+                if row["bucket"] != b or row["tier"] != "on_demand":
+                    continue
+                if od[row["gpu"]] >= row["gpus"]:
+                    od[row["gpu"]] -= row["gpus"]
+                    holds[j].add("on_demand")
+                    used[j] += row["hours"]
+                    cost += row["gpu_hours"] * pdata.od_price[row["gpu"]][b]
+                else:
+                    backlog[j] += row["gpus"] * row["hours"]
+            for row in job["schedule"]:
+                if row["bucket"] != b or row["tier"] != "spot":
+                    continue
+                rate = row["gpus"] * pdata.preempt[row["gpu"]]
+                first = -math.log(uniform[j][b]) / rate if rate > 0 else math.inf
+                ran = min(row["hours"], first)
+                used[j] += ran
+                cost += row["gpus"] * ran * pdata.spot_price[row["gpu"]][b]
+                backlog[j] += row["gpus"] * (row["hours"] - ran)
+        for j in sorted(range(len(jobs)), key=lambda j: (jobs[j]["deadline_bucket"], j)):
+            job = jobs[j]
+            if not (job["release_bucket"] <= b <= job["deadline_bucket"]) or not job["schedule"] or backlog[j] <= 0:
+                continue
+            g, n = job["schedule"][0]["gpu"], job["schedule"][0]["gpus"]
+            for tier in ("reserved", "on_demand"):
+                room = max(0.0, H - used[j]) * n
+                if backlog[j] <= 0 or room <= 0:
+                    continue
+                pool = reserved if tier == "reserved" else od
+                if tier not in holds[j]:
+                    if pool[g] < n:
+                        continue
+                    pool[g] -= n
+                    holds[j].add(tier)
+                run = min(backlog[j], room)
+                backlog[j] -= run
+                used[j] += run / n
+                if tier == "on_demand":
+                    cost += run * pdata.od_price[g][b]
+        for j, job in enumerate(jobs):
+            if b == job["deadline_bucket"]:
+                late[j] = backlog[j]
+    return cost, late
+
+
+def best_chance_cost(pdata, scen, confidence: float) -> float | None:
+    """The least cost of a schedule undisrupted in at least ceil(C S) of the scenarios, by brute force:
+    every set of that many scenarios, the portfolio with the on-demand GPUs obtainable in all of
+    them and each job's spot GPU-hours per bucket within its least room before a preemption."""
+    S = scen.scenarios
+    need = math.ceil(confidence * S - 1e-9)
+    best, seen = None, set()
+    for covered in itertools.combinations(range(S), need):
+        od = {g: [min([pdata.od_avail[g][b]] + [float(scen.on_demand_gpus[s, k, b]) for s in covered])
+                  for b in pdata.buckets] for k, g in enumerate(pdata.gpus)}
+        cap = {}
+        for j in range(len(pdata.instances)):
+            for b in pdata.buckets:
+                for g in pdata.gpus:
+                    p = pdata.preempt[g]
+                    if p > 0 and covered:
+                        cap[j, b, g] = min(-math.log(scen.preemption_uniform[s, j, b]) / p for s in covered)
+        key = (tuple((g, tuple(v)) for g, v in sorted(od.items())), tuple(sorted(cap.items())))
+        if key in seen:
+            continue
+        seen.add(key)
+        cost = best_portfolio_cost(pdata, od, cap)
+        if cost is not None and (best is None or cost < best):
+            best = cost
+    return best

@@ -58,8 +58,30 @@ def portfolio_report(result) -> str:
                            ("total", usd(result.cost_usd))])]
     if result.violations:
         out += ["", "WARNING: the evaluator disagrees with the MIP: " + "; ".join(result.violations[:5])]
+    if result.risk is not None:
+        out += [""] + risk_lines(result.risk)
     out += ["", f"model built in {result.build_seconds:.2f} s, solved in {result.solve_seconds:.2f} s"]
     return "\n".join(out)
+
+
+def risk_lines(risk: dict) -> list[str]:
+    """The schedule's risk under capacity scenarios (``portfolio_risk``) as report lines."""
+    from ..report import table, usd
+    pc, ex = risk["percentiles"]["cost_usd"], risk["expected"]
+    chance = []
+    if risk.get("chance"):
+        c, o = risk["chance"], risk["chance"]["out_of_sample"]
+        chance = [f"held at confidence {c['confidence']:.0%}: runs undisrupted (on-demand obtainable, no spot preempted) in "
+                  f"{c['in_sample_share_undisrupted']:.1%} of the sample (needed {c['scenarios_needed']} of {risk['scenarios']}); "
+                  f"out of sample ({o['scenarios']:,} fresh scenarios): {o['share_undisrupted']:.1%} undisrupted, "
+                  f"{o['share_meeting_all_deadlines']:.1%} meet every deadline with recourse"]
+    return chance + [f"Risk over {risk['scenarios']:,} capacity scenarios (seed {risk['seed']}; spot preemption, on-demand shortfall)",
+            f"recourse: {risk['recourse']}",
+            table([("every job meets its deadline", f"{risk['share_meeting_all_deadlines']:.1%}"),
+                   ("expected cost", usd(ex["cost_usd"])), ("of which recovery on demand", usd(ex["recourse_usd"])),
+                   ("cost P10 / P50 / P90", f"{usd(pc['p10'])} / {usd(pc['p50'])} / {usd(pc['p90'])}")]),
+            table([(j["name"], f"{j['share_meeting_deadline']:.1%}", f"{j['expected_late_gpu_hours']:,.1f}") for j in risk["jobs"]],
+                  header=("job", "meets deadline", "late GPU-h (mean)"))]
 
 
 def procurement_lines(result) -> list[tuple]:
@@ -84,7 +106,8 @@ def procurement_lines(result) -> list[tuple]:
 def solve_portfolio_command(file: Path, json_out: bool, time_limit: Optional[float], plot: Optional[Path],
                             objective=None, budget_usd: Optional[float] = None, deadline_hours: Optional[float] = None,
                             max_forgetting: Optional[float] = None, min_quality: Optional[float] = None,
-                            out: Optional[Path] = None) -> int:
+                            out: Optional[Path] = None, scenarios: Optional[int] = None, seed: int = 0,
+                            confidence: Optional[float] = None) -> int:
     """Solve a portfolio instance, print it, return the exit code. ``--budget-usd`` caps the total
     spend and ``--objective cost`` is the portfolio's objective; every other limit is refused.
     ``--out`` (CSV or Parquet) gets one row per job; it and ``--plot`` are checked before the solve
@@ -98,14 +121,36 @@ def solve_portfolio_command(file: Path, json_out: bool, time_limit: Optional[flo
         if value is not None:
             raise InputError(f"{flag}: a portfolio's jobs carry their own limits (deadline_bucket and each job's constraints); "
                              "set them in the portfolio file")
+    if seed and scenarios is None and confidence is None:
+        raise InputError("--seed: needs --scenarios (the seed of the capacity scenarios' draw)")
     if budget_usd is not None:
         check_budget(budget_usd)
+    pdata = capacity = None
+    if confidence is not None:
+        from ..chance import check_confidence
+        check_confidence(confidence)
+    if scenarios is not None or confidence is not None:  # a bad count or a missing capacity field fails before the solve
+        from ..portfolio import load_portfolio
+        from ..portfolio_risk import check_risk_scenarios, draw
+        pdata = load_portfolio(file)
+        if scenarios is not None:
+            check_risk_scenarios(pdata, scenarios)
+        capacity = draw(pdata, scenarios, seed) if confidence is None else None
+        if confidence is not None:
+            draw(pdata, 1, seed)   # the capacity fields, checked now
     files = OutputFiles()
     files.check("--out", out, TABLE_SUFFIXES)  # a bad path fails before the solve, not after it
     files.check("--plot", plot, PLOT_SUFFIXES)
     with files:
         with progress_bar("solving the portfolio"):  # one MIP: the bar shows its time, not steps
-            result = solve_portfolio(file, time_limit=time_limit, budget_usd=budget_usd)
+            if confidence is not None:
+                from ..portfolio_chance import solve_portfolio_at_confidence
+                result = solve_portfolio_at_confidence(pdata, confidence, scenarios, seed, time_limit=time_limit, budget_usd=budget_usd)
+            else:
+                result = solve_portfolio(pdata or file, time_limit=time_limit, budget_usd=budget_usd)
+        if capacity is not None and result.jobs:
+            from ..portfolio_risk import schedule_risk
+            result.risk = schedule_risk(pdata, result.to_dict(), capacity).to_dict()
         if out is not None:
             files.write(out, table_writer(result.jobs_frame()))
         if plot is not None and result.jobs:
