@@ -24,6 +24,10 @@ For recipe :math:`r`, hardware :math:`h = (g, n)` and checkpoint interval
         &+ \mathrm{fixed} + p_{ops}\,\mathrm{wall}                    &&\text{operations} \\
         &+ p_{repair}\,F(r)                                          &&\text{forgetting repair}
 
+On a split choice (separate rollout GPUs, ``rollout.py``) :math:`n\,p_g` reads
+:math:`n\,p_g + n_r\,p_{g_r}` (both GPU sets are billed for the whole run) and the
+GPU-hours count :math:`n + n_r` GPUs.
+
 :math:`H_{eval} = T_{eval}(1 + o_h(\tau))` is the validation decodes' share of the
 training hours (their GPU time, failures and checkpoints included); the compute
 line is the rest, so the two add up to :math:`n p_g H_{train}` as before.
@@ -163,7 +167,7 @@ class HardwareArrays:
     usable: np.ndarray                 # [component, hardware] the component can run there (its class fits)
     overhead: np.ndarray               # [hardware, interval] o_h(tau)
     count: np.ndarray                  # [hardware] GPUs
-    price_usd_per_gpu_hour: np.ndarray  # [hardware]
+    price_usd_per_gpu_hour: np.ndarray  # [hardware] per training GPU: the choice's GPUs' money per hour / count (rollout GPUs' included)
 
 
 def _component_class(key: str) -> str | None:
@@ -214,10 +218,10 @@ class Evaluator:
         hours["failure_rework"] = compute_hours * (overhead - hp.checkpoint_write_hours / tau)
         train_hours = compute_hours * (1.0 + overhead)
         wall = rp.lead_hours + train_hours
-        costs = cost_breakdown_usd(inst, rp, h.count * hp.price_usd_per_gpu_hour, train_hours, wall, rp.forgetting_points,
+        costs = cost_breakdown_usd(inst, rp, hp.usd_per_hour_of_gpus, train_hours, wall, rp.forgetting_points,
                                    hours["evaluation"] * (1.0 + overhead))
         m = Metrics(cost_usd=sum(costs.values()), wall_hours=wall, quality=rp.quality,
-                    forgetting_points=rp.forgetting_points, gpu_hours=h.count * train_hours,
+                    forgetting_points=rp.forgetting_points, gpu_hours=h.total_count * train_hours,
                     memory_per_gpu_gb=memory / ph.GB, cost_breakdown_usd=costs, hours_breakdown=hours,
                     flops=dict(rp.flops), fits_memory=why is None)
         m.violations = self.violations(m, why)
@@ -245,6 +249,15 @@ class Evaluator:
             gpus = {o.name: o.counts for o in self.inst.hardware.gpus}
             if plan.gpu not in gpus:
                 raise ValueError(f"plan.gpu: '{plan.gpu}' is not in hardware.gpus ({', '.join(gpus)})")
+            if plan.gpu_count not in gpus[plan.gpu]:
+                raise ValueError(f"plan.gpu_count: {plan.gpu_count} is not an allowed count for {plan.gpu} {gpus[plan.gpu]} within availability")
+            if plan.rollout_gpu is not None:
+                rollout = {o.name: o.counts for o in self.inst.hardware.rollout_gpus}
+                if plan.rollout_gpu not in rollout:
+                    raise ValueError(f"plan.rollout.gpu: '{plan.rollout_gpu}' is not in hardware.rollout_gpus "
+                                     f"({', '.join(rollout) or 'none: generation runs on the training GPUs'})")
+                raise ValueError(f"plan.rollout.gpu_count: {plan.rollout_gpu_count} is not an allowed count for "
+                                 f"{plan.rollout_gpu} {rollout[plan.rollout_gpu]} within availability")
             raise ValueError(f"plan.gpu_count: {plan.gpu_count} is not an allowed count for {plan.gpu} {gpus[plan.gpu]} within availability")
         if plan.checkpoint_interval_minutes not in self.inst.checkpointing.interval_minutes_options:
             raise ValueError(f"plan.checkpoint_interval_minutes: expected one of {self.inst.checkpointing.interval_minutes_options}")
@@ -308,7 +321,8 @@ class Evaluator:
                     spu[c, h] = hp.seconds_per_unit(key)
             overhead[h] = [hp.overhead_share(i) for i in intervals]
         count = np.array([hw.count for hw in hardware], dtype=float)
-        price = np.array([self.hardware(hw).price_usd_per_gpu_hour for hw in hardware], dtype=float)
+        # count x price is the choice's GPU money per hour, a split choice's rollout GPUs included (rollout.py)
+        price = np.array([self.hardware(hw).usd_per_hour_of_gpus / hw.count for hw in hardware], dtype=float)
         return HardwareArrays(list(hardware), fits, spu, usable, overhead, count, price)
 
 

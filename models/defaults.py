@@ -80,6 +80,10 @@ ROLLOUT_HBM_SHARE = 0.6
 # CUDA context and allocator fragmentation (vLLM default
 # gpu_memory_utilization 0.9).
 TRAIN_HBM_SHARE = 0.9
+# Share of HBM a rollout engine on its own GPUs (separate rollout hardware, ``rollout.py``)
+# may use for weights and KV cache: nothing else lives there, so vLLM's default
+# `--gpu-memory-utilization 0.9` (vLLM engine arguments) instead of the colocated 0.6.
+DEDICATED_ROLLOUT_HBM_SHARE = 0.9
 
 # --- Mixture-of-experts communication ---------------------------------------
 # Routed experts per token: Qwen3-30B-A3B and Qwen3-235B-A22B route each token

@@ -3,7 +3,8 @@ r"""A plan: one value for every decision of a job.
 A plan splits into a *recipe* (what is trained and how: method, length,
 sampling schedule, teacher precision, data mix, for SFT the most epochs
 over each distinct example, and the adapter: full weights or LoRA of a rank),
-a *hardware* choice (GPU type and count) and a *checkpoint interval*. Quality
+a *hardware* choice (GPU type and count, and optionally separate rollout GPUs
+that generate apart from them, ``rollout.py``) and a *checkpoint interval*. Quality
 and forgetting depend on the recipe alone; time and money on all three.
 
 The adapter is part of the recipe (its quality, forgetting, FLOPs and memory)
@@ -66,6 +67,21 @@ class HardwareChoice:
     # The adapter the job checkpoints (None: full weights), which sets the checkpoint's
     # size: see the module docstring.
     lora_rank: Optional[int] = None
+    # Separate rollout hardware (``hardware.rollout_gpus``): generation runs on
+    # ``rollout_count`` GPUs of type ``rollout_gpu`` instead of on the training GPUs
+    # (``rollout.py``). None / 0: colocated, as before.
+    rollout_gpu: Optional[str] = None
+    rollout_count: int = 0
+
+    @property
+    def split(self) -> bool:
+        """Whether generation runs on separate rollout GPUs."""
+        return self.rollout_gpu is not None
+
+    @property
+    def total_count(self) -> int:
+        """Every GPU the choice holds: the training GPUs and any rollout GPUs."""
+        return self.count + self.rollout_count
 
 
 @dataclass(frozen=True)
@@ -81,6 +97,8 @@ class Plan:
     max_epochs: Optional[int] = None  # SFT epochs over distinct examples (``Recipe.max_epochs``); 1 when absent
     adapter: str = "full"             # "full" or "lora" (issue 12's stage field); "full" when absent
     lora_rank: Optional[int] = None   # the LoRA rank; null for full fine-tuning
+    rollout_gpu: Optional[str] = None  # separate rollout GPUs' type (``HardwareChoice.rollout_gpu``); null: colocated
+    rollout_gpu_count: int = 0         # and their count (0 when colocated)
 
     def __post_init__(self) -> None:
         if self.method == "sft" and self.max_epochs is None:
@@ -93,17 +111,28 @@ class Plan:
 
     @property
     def hardware(self) -> HardwareChoice:
-        return HardwareChoice(self.gpu, self.gpu_count, self.lora_rank if self.adapter == "lora" else None)
+        return HardwareChoice(self.gpu, self.gpu_count, self.lora_rank if self.adapter == "lora" else None,
+                              self.rollout_gpu, self.rollout_gpu_count)
 
     @classmethod
     def of(cls, recipe: Recipe, hardware: HardwareChoice, interval_minutes: float) -> "Plan":
         return cls(recipe.method, hardware.gpu, hardware.count, recipe.steps, recipe.samples_per_prompt,
                    recipe.teacher_precision, interval_minutes, recipe.external_data_share, recipe.max_epochs,
-                   recipe.adapter, recipe.lora_rank)
+                   recipe.adapter, recipe.lora_rank, hardware.rollout_gpu, hardware.rollout_count)
+
+    @property
+    def rollout(self) -> Optional[dict[str, Any]]:
+        """The JSON ``rollout`` field: ``{"gpu", "gpu_count"}`` of separate rollout GPUs, or None (colocated)."""
+        return None if self.rollout_gpu is None else {"gpu": self.rollout_gpu, "gpu_count": self.rollout_gpu_count}
 
     def to_dict(self) -> dict[str, Any]:
+        """The one-stage fields; ``rollout`` only for a split plan (a colocated plan's dict is as before, which the
+        portfolio result's published one-stage shape relies on)."""
         out = asdict(self)
         out["samples_per_prompt"] = list(self.samples_per_prompt)
+        del out["rollout_gpu"], out["rollout_gpu_count"]
+        if self.rollout_gpu is not None:
+            out["rollout"] = self.rollout
         return out
 
     @classmethod
@@ -117,7 +146,7 @@ class Plan:
                 raise ValueError(f"plan.{name}: missing")
             if not isinstance(data[name], typ) or isinstance(data[name], bool):
                 raise ValueError(f"plan.{name}: expected {typ.__name__ if isinstance(typ, type) else 'a number'}, got {data[name]!r}")
-        unknown = set(data) - set(cls.__dataclass_fields__)
+        unknown = set(data) - (set(cls.__dataclass_fields__) - {"rollout_gpu", "rollout_gpu_count"}) - {"rollout", "staleness_steps"}
         if unknown:
             raise ValueError(f"plan.{sorted(unknown)[0]}: unknown field")
         spp = data.get("samples_per_prompt") or []
@@ -139,6 +168,30 @@ class Plan:
             raise ValueError("plan.lora_rank: expected a positive integer for a 'lora' plan, got null")
         if adapter == "full" and rank is not None:
             raise ValueError(f"plan.lora_rank: must be null for a 'full' plan, got {rank!r}")
+        rollout_gpu, rollout_count = read_rollout(data.get("rollout"), "plan.rollout")
+        staleness = data.get("staleness_steps", 0)
+        if isinstance(staleness, bool) or not isinstance(staleness, int) or staleness < 0:
+            raise ValueError(f"plan.staleness_steps: expected a non-negative integer, got {staleness!r}")
+        if staleness != 0:
+            raise ValueError("plan.staleness_steps: asynchronous RL is not modelled yet; expected 0")
         return cls(data["method"], data["gpu"], data["gpu_count"], data["steps"], tuple(spp),
                    data.get("teacher_precision"), float(data["checkpoint_interval_minutes"]),
-                   None if share is None else float(share), epochs, adapter, rank)
+                   None if share is None else float(share), epochs, adapter, rank, rollout_gpu, rollout_count)
+
+
+def read_rollout(value: Any, where: str) -> tuple[Optional[str], int]:
+    """(rollout GPU, count) of a plan's ``rollout`` JSON: null, or ``{"gpu": str, "gpu_count": positive int}``;
+    ValueError naming the field."""
+    if value is None:
+        return None, 0
+    if not isinstance(value, dict):
+        raise ValueError(f"{where}: expected null or an object {{\"gpu\", \"gpu_count\"}}, got {value!r}")
+    unknown = set(value) - {"gpu", "gpu_count"}
+    if unknown:
+        raise ValueError(f"{where}.{sorted(unknown)[0]}: unknown field")
+    gpu, count = value.get("gpu"), value.get("gpu_count")
+    if not isinstance(gpu, str):
+        raise ValueError(f"{where}.gpu: expected a GPU name, got {gpu!r}")
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ValueError(f"{where}.gpu_count: expected a positive integer, got {count!r}")
+    return gpu, count

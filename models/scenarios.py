@@ -121,14 +121,19 @@ class ScenarioEvaluator:
         hp, rel = self.ev.hardware(h), self.inst.reliability
         bw = self.value("reliability.checkpoint_write_gb_per_s_per_node", rel.checkpoint_write_gb_per_s_per_node)
         write = hp.checkpoint_write_hours * rel.checkpoint_write_gb_per_s_per_node / bw
-        failures = h.count * self.value("reliability.failures_per_gpu_hour", rel.failures_per_gpu_hour)
+        failures = h.total_count * self.value("reliability.failures_per_gpu_hour", rel.failures_per_gpu_hour)
         restart = self.value("reliability.restart_minutes", rel.restart_minutes) / 60.0
         return np.asarray(ph.checkpoint_overhead_share(write, failures, interval_minutes / 60.0, restart), dtype=float)
 
     def gpus_usd_per_hour(self, h: HardwareChoice) -> np.ndarray:
-        """:math:`n\\, p^s_g`: what the plan's GPUs cost per hour in each scenario."""
-        price = self.value(f"hardware.{h.gpu}.price_usd_per_gpu_hour", self.ev.hardware(h).price_usd_per_gpu_hour)
-        return h.count * price
+        """:math:`n\\, p^s_g` (+ :math:`n_r p^s_{g_r}` for separate rollout GPUs): what the plan's GPUs cost per hour in each scenario."""
+        hp = self.ev.hardware(h)
+        price = self.value(f"hardware.{h.gpu}.price_usd_per_gpu_hour", hp.price_usd_per_gpu_hour)
+        if not h.split:
+            return h.count * price
+        # separate rollout GPUs (rollout.py): n_r p^s of their own type too
+        point = (hp.usd_per_hour_of_gpus - h.count * hp.price_usd_per_gpu_hour) / h.rollout_count
+        return h.count * price + h.rollout_count * self.value(f"hardware.{h.rollout_gpu}.price_usd_per_gpu_hour", point)
 
     # --- whole plans -------------------------------------------------------------
     def _run(self, r: Recipe, h: HardwareChoice, interval_minutes: float, forgetting) -> tuple[dict, np.ndarray, np.ndarray]:
@@ -150,7 +155,7 @@ class ScenarioEvaluator:
         quality, forgetting = self.outcomes(r)
         costs, train, wall = self._run(r, h, interval_minutes, forgetting)
         return ScenarioMetrics(cost_usd=np.asarray(sum(costs.values()), dtype=float) + np.zeros(self.sc.n),
-                               wall_hours=wall, quality=quality, forgetting_points=forgetting, gpu_hours=h.count * train)
+                               wall_hours=wall, quality=quality, forgetting_points=forgetting, gpu_hours=h.total_count * train)
 
     def stage_priors(self, method: str) -> StagePriors:
         """The priors of a stage of ``method`` in each scenario (``stage_outcomes.StagePriors``)."""
@@ -173,7 +178,7 @@ class ScenarioEvaluator:
             forgetting = forgetting + f
             costs, train, stage_wall = self._run(stage.recipe, stage.hardware, plan.checkpoint_interval_minutes, 0.0)
             money = money + sum(costs[k] for k in STAGE_COST_KEYS)
-            wall, gpu_hours = wall + stage_wall, gpu_hours + stage.hardware.count * train
+            wall, gpu_hours = wall + stage_wall, gpu_hours + stage.hardware.total_count * train
         ops = inst.operations
         cost = money + ops.fixed_usd + ops.usd_per_wall_hour * wall + inst.forgetting_repair_usd_per_point * forgetting
         return ScenarioMetrics(cost_usd=np.asarray(cost, dtype=float), wall_hours=wall, quality=np.asarray(quality, dtype=float),

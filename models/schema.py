@@ -251,8 +251,11 @@ class GpuOption(Strict):
 class Hardware(Strict):
     gpus: list[GpuOption] = Field(min_length=1)
     pricing: Literal["on_demand", "spot"] = "on_demand"
+    rollout_gpus: list[GpuOption] = Field(
+        [], description="separate rollout hardware: GPU types and counts that may run generation apart from the "
+                        "training GPUs (each RL/OPD plan then chooses colocated or split); empty: always colocated")
 
-    @field_validator("gpus")
+    @field_validator("gpus", "rollout_gpus")
     @classmethod
     def _each_gpu_once(cls, gpus: list[GpuOption]) -> list[GpuOption]:
         """A second entry of one GPU type (after catalog aliases resolve) would be silently ignored: refuse it."""
@@ -453,8 +456,11 @@ class Instance(Strict):
         if self.uncertainty:
             from .uncertainty import check_overrides  # the parameter names depend on the instance
             check_overrides(self)
+        if self.hardware.rollout_gpus:
+            from .rollout import check_rollout_options  # physics imports this module
+            check_rollout_options(self)
         if self.hardware.pricing == "spot":
-            for n, option in enumerate(self.hardware.gpus):
+            for n, option in enumerate(self.hardware.gpus + self.hardware.rollout_gpus):
                 if option.price_usd_per_gpu_hour is None and option.spec().price_spot_usd_per_gpu_hour is None:
                     raise ValueError(f"hardware.gpus.{n}.price_usd_per_gpu_hour: the catalog has no spot price "
                                      f"for {option.name}; give one, or use on-demand pricing")

@@ -14,10 +14,11 @@ The JSON shape (what ``solve --json`` prints for a staged instance and what
                  "gpu": "H100", "gpu_count": 16, "rollout": null, "staleness_steps": 0}, ...],
      "checkpoint_interval_minutes": 60, "retention": null}
 
-``rollout`` (separate rollout hardware) is always null and ``staleness_steps``
-always 0 (synchronous): generation runs on the stage's own GPUs. ``retention`` is
-null: checkpoints are kept as ``checkpointing`` says. The fields are there so that
-the shape does not change when those choices land (issue 12 items 3, 4, 7).
+``rollout`` is null when generation runs on the stage's own GPUs (colocated), or
+``{"gpu": "L40S", "gpu_count": 16}`` when it runs on separate rollout GPUs
+(``hardware.rollout_gpus``, ``rollout.py``). ``staleness_steps`` is always 0
+(synchronous: asynchronous RL is not modelled yet, and a plan asking for it is
+refused). ``retention`` is null: checkpoints are kept as ``checkpointing`` says.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ class Stage:
     def to_dict(self) -> dict[str, Any]:
         flat = Plan.of(self.recipe, self.hardware, 0.0).to_dict()
         out = {k: flat[k] for k in STAGE_FIELDS if k in flat}
-        out.update(rollout=None, staleness_steps=0)
+        out.update(rollout=Plan.of(self.recipe, self.hardware, 0.0).rollout, staleness_steps=0)
         return out
 
     @classmethod
@@ -53,11 +54,7 @@ class Stage:
         unknown = set(data) - set(STAGE_FIELDS)
         if unknown:
             raise ValueError(f"{where}.{sorted(unknown)[0]}: unknown field")
-        if data.get("rollout") is not None:
-            raise ValueError(f"{where}.rollout: separate rollout hardware is not modelled yet; expected null")
-        if data.get("staleness_steps", 0) != 0:
-            raise ValueError(f"{where}.staleness_steps: asynchronous RL is not modelled yet; expected 0")
-        flat = {k: v for k, v in data.items() if k not in ("rollout", "staleness_steps")}
+        flat = dict(data)
         flat["checkpoint_interval_minutes"] = 0.0
         try:
             plan = Plan.from_dict(flat)

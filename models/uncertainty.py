@@ -163,9 +163,11 @@ def default_parameters(inst: "Instance") -> list[Parameter]:
                                f"spreads.{keep}: " + ("Biderman et al. 2024 code IFT to no reduction" if m == "sft"
                                                       else "INFERRED: an adapter may move less KL, to no reduction")))
     from .hardware import price_usd_per_gpu_hour
-    for option in inst.hardware.gpus:
+    listed = set()
+    for option in inst.hardware.gpus + inst.hardware.rollout_gpus:  # one price per GPU type, drawn once
         price = price_usd_per_gpu_hour(inst, option)
-        if price is not None:
+        if price is not None and option.name not in listed:
+            listed.add(option.name)
             out.append(Parameter(f"hardware.{option.name}.price_usd_per_gpu_hour", price, None, None, 0.8,
                                  f"price_{option.name}", "no default spread (the catalog's range is across providers)"))
     return out
@@ -231,5 +233,7 @@ def apply(inst: "Instance", values: dict[str, float]) -> "Instance":
     if prices:
         gpus = [g.model_copy(update={"price_usd_per_gpu_hour": prices[g.name]}) if g.name in prices else g
                 for g in out.hardware.gpus]
-        out = out.model_copy(update={"hardware": out.hardware.model_copy(update={"gpus": gpus})})
+        rollout = [g.model_copy(update={"price_usd_per_gpu_hour": prices[g.name]}) if g.name in prices else g
+                   for g in out.hardware.rollout_gpus]
+        out = out.model_copy(update={"hardware": out.hardware.model_copy(update={"gpus": gpus, "rollout_gpus": rollout})})
     return out

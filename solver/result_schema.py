@@ -25,6 +25,13 @@ class _Open(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
+class RolloutOut(_Closed):
+    """Separate rollout hardware: the GPUs generation runs on, apart from the stage's training GPUs."""
+
+    gpu: str
+    gpu_count: int
+
+
 class StageOut(_Closed):
     """One stage of a plan: its recipe and the hardware it runs on."""
 
@@ -38,7 +45,8 @@ class StageOut(_Closed):
     lora_rank: Optional[int]
     gpu: str
     gpu_count: int
-    rollout: None = Field(description="separate rollout hardware: always null (generation runs on the stage's GPUs)")
+    rollout: Optional[RolloutOut] = Field(description="separate rollout hardware (version 2.1), or null: generation "
+                                                      "runs on the stage's own GPUs")
     staleness_steps: Literal[0] = Field(description="asynchronous RL's staleness: always 0 (synchronous)")
 
 
