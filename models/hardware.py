@@ -71,7 +71,7 @@ def hardware_options(inst: Instance) -> list[HardwareChoice]:
                     out.append(HardwareChoice(o.name, n, lora))
                     # split choices (``rollout.py``): the same training GPUs plus each rollout set
                     out.extend(HardwareChoice(o.name, n, lora, g, k) for g, k in rollouts
-                               if rollout.within_shared_availability(inst, o.name, n, g, k))
+                               if rollout.pair_allowed(inst, o.name, n, g, k))
     return out
 
 

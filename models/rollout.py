@@ -77,12 +77,19 @@ def rollout_choices(inst, price_of) -> list[tuple[str, int]]:
     return out
 
 
-def within_shared_availability(inst, train_gpu: str, train_count: int, rollout_gpu: str, rollout_count: int) -> bool:
-    """Same GPU type on both sides: the two sets together within the training entry's ``available_gpus``."""
+def pair_allowed(inst, train_gpu: str, train_count: int, rollout_gpu: str, rollout_count: int) -> bool:
+    """Whether training GPUs and a rollout set may pair: of one vendor (the weights go over one NCCL
+    communicator, as NeMo RL's non-colocated refit sends them, and one communicator does not span
+    NVIDIA, AMD and TPU devices; a custom GPU pairs with any), and, for one GPU type on both sides, the
+    two sets together within the training entry's ``available_gpus``."""
+    train = next(o for o in inst.hardware.gpus if o.name == train_gpu)
+    other = next(o for o in inst.hardware.rollout_gpus if o.name == rollout_gpu)
+    vendors = {train.spec().vendor, other.spec().vendor}
+    if len(vendors - {"custom"}) > 1:
+        return False
     if train_gpu != rollout_gpu:
         return True
-    cap = next((o.available_gpus for o in inst.hardware.gpus if o.name == train_gpu), None)
-    return cap is None or train_count + rollout_count <= cap
+    return train.available_gpus is None or train_count + rollout_count <= train.available_gpus
 
 
 def check_rollout_options(inst) -> None:

@@ -16,7 +16,7 @@ adapters (full weights and/or each LoRA rank), :math:`H` the (GPU type, count,
 adapter) triples within availability and with a price (:math:`A` per pair), each
 also with every separate rollout (GPU type, count) of ``hardware.rollout_gpus``
 (:math:`H = A \cdot G (1 + G_r)` for :math:`G` training and :math:`G_r` rollout
-choices, less the pairs of one type whose sum is over its availability),
+choices, less the pairs of two vendors or of one type whose sum is over its availability),
 :math:`I` the checkpoint intervals. These are the counts of ``recipes.enumerate_recipes`` and
 ``hardware.hardware_options`` (``tests/test_plan_space.py`` holds them equal),
 computed in microseconds even when the lists would not fit in memory.
@@ -140,10 +140,10 @@ def _option_counts(inst: Instance) -> dict[str, int]:
     return counts
 
 
-def _shared_pairs_over_availability(inst: Instance) -> int:
-    """(training, rollout) count pairs of one GPU type on both sides whose sum exceeds the training entry's
-    ``available_gpus`` (``rollout.within_shared_availability`` leaves them out)."""
-    from planopt.models.rollout import rollout_choices, within_shared_availability
+def _pairs_not_allowed(inst: Instance) -> int:
+    """(training, rollout) choices that may not pair: of two vendors, or of one GPU type on both sides
+    whose sum exceeds the training entry's ``available_gpus`` (``rollout.pair_allowed`` leaves them out)."""
+    from planopt.models.rollout import pair_allowed, rollout_choices
     rollouts = rollout_choices(inst, price_usd_per_gpu_hour)
     out = 0
     for o in inst.hardware.gpus:
@@ -151,7 +151,7 @@ def _shared_pairs_over_availability(inst: Instance) -> int:
             continue
         for n in set(o.counts):
             if o.available_gpus is None or n <= o.available_gpus:
-                out += sum(not within_shared_availability(inst, o.name, n, g, k) for g, k in rollouts)
+                out += sum(not pair_allowed(inst, o.name, n, g, k) for g, k in rollouts)
     return out
 
 
@@ -178,10 +178,10 @@ def _sizes(inst: Instance, counts: dict[str, int], exact: bool = True) -> tuple[
     follows = {(q[0], q[1] if len(q) > 1 else None) for q in sequences} if len(slots) > 1 else set()
     pairs = sum(per_method[a] * (1 if b is None else per_method[b]) for a, b in follows)
     # each training choice colocated, and with each separate rollout choice (``rollout.py``); ``exact``: less the
-    # pairs over a shared type's availability (the what-if sizes of ``plan_space`` skip that correction)
+    # pairs that may not pair (two vendors, or over a shared type's availability; the what-if sizes skip it)
     training = sum(v for k, v in counts.items() if k.startswith("hardware.gpus."))
     rollouts = sum(v for k, v in counts.items() if k.startswith("hardware.rollout_gpus."))
-    hardware = training * (1 + rollouts) - (_shared_pairs_over_availability(inst) if exact and rollouts else 0)
+    hardware = training * (1 + rollouts) - (_pairs_not_allowed(inst) if exact and rollouts else 0)
     return recipes, hardware * adapters, counts["checkpointing.interval_minutes_options"], pairs
 
 

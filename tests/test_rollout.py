@@ -71,6 +71,14 @@ def test_split_choices_are_every_training_choice_with_every_rollout_set():
     pairs = [(h.count, h.rollout_count) for h in hardware_options(shared) if h.split and h.gpu == "H100-SXM"]
     assert pairs == [(1, 4), (2, 4), (4, 4)]
     assert plan_space(shared).hardware == len(hardware_options(shared))
+    # one vendor on both sides: the weights go over one NCCL communicator
+    data["hardware"]["rollout_gpus"] = [{"name": "MI300X", "counts": [8]}, {"name": "L40S", "counts": [8]}]
+    data["hardware"]["gpus"].append({"name": "MI325X", "counts": [8]})
+    mixed = Instance.model_validate(data)
+    pairs = {(h.gpu, h.rollout_gpu) for h in hardware_options(mixed) if h.split}
+    assert ("MI325X", "MI300X") in pairs and ("H100-SXM", "L40S") in pairs
+    assert not {("MI325X", "L40S"), ("H100-SXM", "MI300X"), ("L4", "MI300X")} & pairs
+    assert plan_space(mixed).hardware == len(hardware_options(mixed))
 
 
 def test_generation_runs_on_the_rollout_gpus_and_training_on_the_training_gpus():
