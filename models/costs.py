@@ -24,6 +24,9 @@ For recipe :math:`r`, hardware :math:`h = (g, n)` and checkpoint interval
         &+ \mathrm{fixed} + p_{ops}\,\mathrm{wall}                    &&\text{operations} \\
         &+ p_{repair}\,F(r)                                          &&\text{forgetting repair}
 
+For asynchronous RL (``asynchronous.py``) :math:`T` overlaps each phase's generation with
+its training, :math:`T = S + \sum_p \max(G_p, T_p)`, and the hours breakdown carries
+the overlap as a negative ``async_overlap`` line, so that it still sums to the wall time.
 On a split choice (separate rollout GPUs, ``rollout.py``) :math:`n\,p_g` reads
 :math:`n\,p_g + n_r\,p_{g_r}` (both GPU sets are billed for the whole run) and the
 GPU-hours count :math:`n + n_r` GPUs.
@@ -43,6 +46,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import physics as ph
+from .asynchronous import combine
 from .hardware import HardwareProfile, hardware_options, memory_classes
 from .plan import HardwareChoice, Plan, Recipe
 from .recipes import HOURS_CATEGORY, RecipeProfile, check_recipe, enumerate_recipes, family_of, profile
@@ -175,7 +179,7 @@ def _component_class(key: str) -> str | None:
     parts = key.split("|")
     if len(parts) < 2:
         return None
-    base = parts[1].partition("+lora")[0]
+    base = parts[1].partition("+lora")[0].partition("@")[0]   # rl@s1: asynchronous RL's class
     return parts[1] if base in ("rl", "sft") or base.startswith("opd:") else None
 
 
@@ -205,12 +209,15 @@ class Evaluator:
         inst, rp, hp = self.inst, self.recipe(r), self.hardware(h)
         memory, why = hp.memory_bytes_per_gpu(r.memory_class)
         by_component = self.compute_hours_by_component(r, h) if why is None else {}
-        compute_hours = sum(by_component.values())
+        # generation and training overlap phase by phase for asynchronous RL (asynchronous.py); otherwise the sum
+        compute_hours = float(combine(by_component)) if r.staleness_steps else sum(by_component.values())
         tau = interval_minutes / 60.0
         hours = dict.fromkeys(HOURS_KEYS, 0.0)
         hours["data_lead_time"] = rp.lead_hours
         for key, value in by_component.items():
             hours[HOURS_CATEGORY[family_of(key)]] += value
+        if r.staleness_steps:  # the hours generation and training overlap (negative), so the breakdown sums to the wall time
+            hours["async_overlap"] = compute_hours - sum(by_component.values())
         overhead = hp.overhead_share(interval_minutes)
         # writes cost w/τ per hour of work; the rest of the exact overhead is failures
         # (re-work, restarts, failed writes), so the breakdown sums to the wall time

@@ -39,7 +39,7 @@ from functools import cached_property
 from . import physics as ph
 from . import rollout
 from .catalog import GpuSpec
-from .plan import HardwareChoice, split_class
+from .plan import HardwareChoice, split_class, staleness_of_class
 from .recipes import (ATTN, DECODE, ENV_WAIT, EVAL, FSDP, LOGPROB_A2A, OFFLOAD_STATE, OFFLOAD_STREAM, PREFILL, REWARD_MODEL,
                       STUDENT_FWD, SYNC, TAIL, TEACHER, TRAIN, TRAIN_A2A, adapter_ranks, family_of, sft_sequence_tokens)
 from .schema import GpuOption, Instance
@@ -84,6 +84,8 @@ def memory_classes(inst: Instance) -> list[str]:
                 classes.extend(f"opd:{p}{suffix}" for p in sorted(set(inst.teacher.precision_options)))
             else:
                 classes.append(m + suffix)
+                if m == "rl":  # asynchronous RL at each staleness above 0 (asynchronous.py)
+                    classes.extend(f"rl@s{s}{suffix}" for s in sorted(set(inst.training.staleness_steps_options)) if s)
     return classes
 
 
@@ -185,6 +187,8 @@ class HardwareProfile:
         peak = ph.train_memory_bytes_per_gpu(inst.student, n, seq, inst.training.cpu_offload, lora)
         if peak > limit:
             return peak, f"training state {peak / ph.GB:.0f} GB/GPU > {limit / ph.GB:.0f} GB usable"
+        if staleness_of_class(memory_class) and not self.choice.split:
+            return 0.0, "asynchronous RL overlaps generation with training: it needs separate rollout GPUs"
         if method == "sft":
             if self.choice.split:
                 return peak, "SFT generates nothing: separate rollout GPUs would sit idle"

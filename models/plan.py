@@ -2,7 +2,8 @@ r"""A plan: one value for every decision of a job.
 
 A plan splits into a *recipe* (what is trained and how: method, length,
 sampling schedule, teacher precision, data mix, for SFT the most epochs
-over each distinct example, and the adapter: full weights or LoRA of a rank),
+over each distinct example, the adapter: full weights or LoRA of a rank,
+and for RL its staleness: synchronous or asynchronous, ``asynchronous.py``),
 a *hardware* choice (GPU type and count, and optionally separate rollout GPUs
 that generate apart from them, ``rollout.py``) and a *checkpoint interval*. Quality
 and forgetting depend on the recipe alone; time and money on all three.
@@ -36,6 +37,9 @@ class Recipe:
     # LoRA rank, or None for full fine-tuning (the default: what a recipe meant before
     # adapters were a choice).
     lora_rank: Optional[int] = None
+    # Asynchronous RL (``asynchronous.py``): how many steps behind the trained policy
+    # generation may run; 0 (the default) is synchronous, as before.
+    staleness_steps: int = 0
 
     def __post_init__(self) -> None:
         if self.method == "sft" and self.max_epochs is None:
@@ -47,17 +51,26 @@ class Recipe:
 
     @property
     def memory_class(self) -> str:
-        """Recipes that load the GPUs alike: the method, OPD's teacher precision, and the adapter
-        (``rl``, ``opd:fp8``, ``sft+lora16``)."""
+        """Recipes that load the GPUs alike: the method, OPD's teacher precision, asynchronous RL's
+        staleness (it needs separate rollout GPUs), and the adapter (``rl``, ``opd:fp8``, ``sft+lora16``,
+        ``rl@s1+lora16``)."""
         base = f"opd:{self.teacher_precision}" if self.method == "opd" else self.method
+        if self.staleness_steps:
+            base += f"@s{self.staleness_steps}"
         return base if self.lora_rank is None else f"{base}+lora{self.lora_rank}"
 
 
 def split_class(memory_class: str) -> tuple[str, str | None, int | None]:
     """(method, teacher precision or None, LoRA rank or None) of a memory class."""
     base, _, lora = memory_class.partition("+lora")
-    method, _, precision = base.partition(":")
+    method, _, precision = base.partition("@")[0].partition(":")
     return method, precision or None, int(lora) if lora else None
+
+
+def staleness_of_class(memory_class: str) -> int:
+    """The staleness an asynchronous RL class carries (``rl@s1``), 0 for every other class."""
+    stale = memory_class.partition("+lora")[0].partition("@")[2]
+    return int(stale[1:]) if stale else 0
 
 
 @dataclass(frozen=True, order=True)
@@ -99,6 +112,7 @@ class Plan:
     lora_rank: Optional[int] = None   # the LoRA rank; null for full fine-tuning
     rollout_gpu: Optional[str] = None  # separate rollout GPUs' type (``HardwareChoice.rollout_gpu``); null: colocated
     rollout_gpu_count: int = 0         # and their count (0 when colocated)
+    staleness_steps: int = 0           # asynchronous RL's staleness (``Recipe.staleness_steps``); 0: synchronous
 
     def __post_init__(self) -> None:
         if self.method == "sft" and self.max_epochs is None:
@@ -107,7 +121,8 @@ class Plan:
     @property
     def recipe(self) -> Recipe:
         return Recipe(self.method, self.steps, tuple(self.samples_per_prompt), self.teacher_precision,
-                      self.external_data_share, self.max_epochs, self.lora_rank if self.adapter == "lora" else None)
+                      self.external_data_share, self.max_epochs, self.lora_rank if self.adapter == "lora" else None,
+                      self.staleness_steps)
 
     @property
     def hardware(self) -> HardwareChoice:
@@ -118,7 +133,7 @@ class Plan:
     def of(cls, recipe: Recipe, hardware: HardwareChoice, interval_minutes: float) -> "Plan":
         return cls(recipe.method, hardware.gpu, hardware.count, recipe.steps, recipe.samples_per_prompt,
                    recipe.teacher_precision, interval_minutes, recipe.external_data_share, recipe.max_epochs,
-                   recipe.adapter, recipe.lora_rank, hardware.rollout_gpu, hardware.rollout_count)
+                   recipe.adapter, recipe.lora_rank, hardware.rollout_gpu, hardware.rollout_count, recipe.staleness_steps)
 
     @property
     def rollout(self) -> Optional[dict[str, Any]]:
@@ -133,6 +148,8 @@ class Plan:
         del out["rollout_gpu"], out["rollout_gpu_count"]
         if self.rollout_gpu is not None:
             out["rollout"] = self.rollout
+        if not self.staleness_steps:
+            del out["staleness_steps"]
         return out
 
     @classmethod
@@ -146,7 +163,7 @@ class Plan:
                 raise ValueError(f"plan.{name}: missing")
             if not isinstance(data[name], typ) or isinstance(data[name], bool):
                 raise ValueError(f"plan.{name}: expected {typ.__name__ if isinstance(typ, type) else 'a number'}, got {data[name]!r}")
-        unknown = set(data) - (set(cls.__dataclass_fields__) - {"rollout_gpu", "rollout_gpu_count"}) - {"rollout", "staleness_steps"}
+        unknown = set(data) - (set(cls.__dataclass_fields__) - {"rollout_gpu", "rollout_gpu_count"}) - {"rollout"}
         if unknown:
             raise ValueError(f"plan.{sorted(unknown)[0]}: unknown field")
         spp = data.get("samples_per_prompt") or []
@@ -172,11 +189,9 @@ class Plan:
         staleness = data.get("staleness_steps", 0)
         if isinstance(staleness, bool) or not isinstance(staleness, int) or staleness < 0:
             raise ValueError(f"plan.staleness_steps: expected a non-negative integer, got {staleness!r}")
-        if staleness != 0:
-            raise ValueError("plan.staleness_steps: asynchronous RL is not modelled yet; expected 0")
         return cls(data["method"], data["gpu"], data["gpu_count"], data["steps"], tuple(spp),
                    data.get("teacher_precision"), float(data["checkpoint_interval_minutes"]),
-                   None if share is None else float(share), epochs, adapter, rank, rollout_gpu, rollout_count)
+                   None if share is None else float(share), epochs, adapter, rank, rollout_gpu, rollout_count, staleness)
 
 
 def read_rollout(value: Any, where: str) -> tuple[Optional[str], int]:

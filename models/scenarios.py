@@ -30,6 +30,7 @@ import numpy as np
 
 from . import learning as lc
 from . import physics as ph
+from .asynchronous import combine, gain_kept
 from .costs import LIMIT_METRIC, Evaluator, cost_breakdown_usd, limit_slack
 from .plan import HardwareChoice, Plan, Recipe
 from .recipes import EVAL, RATE_FACTOR, family_of
@@ -99,6 +100,9 @@ class ScenarioEvaluator:
             gain = self.value(f"priors.lora_gain_share.{m}", getattr(inst.priors.lora_gain_share, m))
             keep = self.value(f"priors.lora_forgetting_share.{m}", getattr(inst.priors.lora_forgetting_share, m))
             q, f = lc.lora_outcomes(task.baseline_score, q, f, gain, keep)
+        if r.staleness_steps:  # asynchronous RL keeps (1 - delta)^s of the gain (asynchronous.py)
+            delta = self.value("priors.staleness_gain_loss_per_step", inst.priors.staleness_gain_loss_per_step)
+            q = task.baseline_score + gain_kept(delta, r.staleness_steps) * (q - task.baseline_score)
         return np.broadcast_to(q, (self.sc.n,)).astype(float), np.broadcast_to(f, (self.sc.n,)).astype(float)
 
     # --- hardware part -----------------------------------------------------------
@@ -141,8 +145,12 @@ class ScenarioEvaluator:
         rp = self.ev.recipe(r)
         # a recipe that does not fit does no work (as in ``Evaluator.metrics``): no hours to price
         fits = self.ev.hardware(h).fits(r.memory_class)
-        by_rate = self.hours_by_rate(r, h) if fits else dict.fromkeys(RATE_FAMILIES, 0.0)
-        compute = sum(hours * self.rate_scale(fam) for fam, hours in by_rate.items())
+        if fits and r.staleness_steps:  # asynchronous RL: each component at its scenario's rate, then overlapped
+            compute = combine({k: v * self.rate_scale(RATE_FACTOR[family_of(k)])
+                               for k, v in self.ev.compute_hours_by_component(r, h).items()})
+        else:
+            by_rate = self.hours_by_rate(r, h) if fits else dict.fromkeys(RATE_FAMILIES, 0.0)
+            compute = sum(hours * self.rate_scale(fam) for fam, hours in by_rate.items())
         stretch = 1.0 + self.overhead(h, interval_minutes)
         train = compute * stretch
         wall = rp.lead_hours + train

@@ -130,6 +130,9 @@ class Training(Strict):
     cpu_offload: bool = Field(False, description="ZeRO-3 / FSDP offload of parameters, gradients and optimiser state to host memory, priced over the host link")
     adapter_options: list[Literal["full", "lora"]] = Field(list(d.ADAPTER_OPTIONS_DEFAULT), min_length=1, description="a plan's choice of training all weights ('full') or low-rank adapters on every linear layer ('lora'): memory, FLOPs, weight hand-over, checkpoint size, quality and forgetting")
     lora_rank_options: list[PositiveInt] = Field(list(d.LORA_RANK_OPTIONS_DEFAULT), min_length=1, description="LoRA ranks a 'lora' plan may choose (positive integers)")
+    staleness_steps_options: list[NonNegativeInt] = Field(
+        [0], min_length=1, description="asynchronous RL: how many steps behind the trained policy generation may run "
+                                       "(0: synchronous); above 0 needs RL and hardware.rollout_gpus")
     stage_sequences: Optional[list[list[Method]]] = Field(
         None, description="staged recipes: the method sequences a plan may run, one stage after another, each stage with "
         "its own recipe and hardware (e.g. [[\"sft\", \"rl\"], [\"rl\"]]); stages run in the order sft, rl, opd, each at "
@@ -350,6 +353,7 @@ class Priors(Strict):
     prompt_repeat_scale_epochs: PositiveFloat = Field(d.REPEAT_SCALE_EPOCHS, description="R*: repetitions of an RL/OPD prompt after which a repeat is worth 1/e of a fresh one")
     lora_gain_share: LoraShares = Field(default_factory=lambda: LoraShares(**d.LORA_GAIN_SHARE), description="per method, the share of full fine-tuning's quality gain a LoRA plan keeps")
     lora_forgetting_share: LoraShares = Field(default_factory=lambda: LoraShares(**d.LORA_FORGETTING_SHARE), description="per method, the share of full fine-tuning's forgetting a LoRA plan keeps")
+    staleness_gain_loss_per_step: float = Field(d.STALENESS_GAIN_LOSS_PER_STEP, ge=0, lt=1, description="asynchronous RL: the share of the quality gain lost per step of staleness (a plan keeps (1 - δ)^s of it)")
 
     def of(self, method: str) -> MethodPrior:
         return getattr(self, method)
@@ -459,6 +463,9 @@ class Instance(Strict):
         if self.hardware.rollout_gpus:
             from .rollout import check_rollout_options  # physics imports this module
             check_rollout_options(self)
+        if any(s > 0 for s in self.training.staleness_steps_options):
+            from .asynchronous import check_staleness_options
+            check_staleness_options(self)
         if self.hardware.pricing == "spot":
             for n, option in enumerate(self.hardware.gpus + self.hardware.rollout_gpus):
                 if option.price_usd_per_gpu_hour is None and option.spec().price_spot_usd_per_gpu_hour is None:

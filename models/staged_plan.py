@@ -16,9 +16,10 @@ The JSON shape (what ``solve --json`` prints for a staged instance and what
 
 ``rollout`` is null when generation runs on the stage's own GPUs (colocated), or
 ``{"gpu": "L40S", "gpu_count": 16}`` when it runs on separate rollout GPUs
-(``hardware.rollout_gpus``, ``rollout.py``). ``staleness_steps`` is always 0
-(synchronous: asynchronous RL is not modelled yet, and a plan asking for it is
-refused). ``retention`` is null: checkpoints are kept as ``checkpointing`` says.
+(``hardware.rollout_gpus``, ``rollout.py``). ``staleness_steps`` is 0 for a
+synchronous stage, or how many steps behind the trained policy an asynchronous
+RL stage generates (``training.staleness_steps_options``, ``asynchronous.py``).
+``retention`` is null: checkpoints are kept as ``checkpointing`` says.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ class Stage:
     def to_dict(self) -> dict[str, Any]:
         flat = Plan.of(self.recipe, self.hardware, 0.0).to_dict()
         out = {k: flat[k] for k in STAGE_FIELDS if k in flat}
-        out.update(rollout=Plan.of(self.recipe, self.hardware, 0.0).rollout, staleness_steps=0)
+        out.update(rollout=Plan.of(self.recipe, self.hardware, 0.0).rollout, staleness_steps=self.recipe.staleness_steps)
         return out
 
     @classmethod

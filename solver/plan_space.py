@@ -6,7 +6,7 @@ A plan is a recipe, a hardware choice and a checkpoint interval, so
    |\mathrm{plans}| = R \cdot H \cdot I, \qquad
    R = A \sum_{m} |\mathrm{steps}_m| \cdot
        \begin{cases} |\mathrm{mixes}| \cdot |\mathrm{epochs}| & m = \mathrm{sft} \\
-                     S & m = \mathrm{rl} \\
+                     S \cdot |\mathrm{staleness}| & m = \mathrm{rl} \\
                      S \cdot |\mathrm{precisions}| & m = \mathrm{opd} \end{cases}, \qquad
    S = \begin{cases} \binom{k + p - 1}{p} & \text{taper only (non-increasing schedules)} \\
                      k^{p} & \text{otherwise} \end{cases}
@@ -120,6 +120,8 @@ def _option_counts(inst: Instance) -> dict[str, int]:
         counts["training.phases"] = t.phases
     if "opd" in t.methods:
         counts["teacher.precision_options"] = len(set(inst.teacher.precision_options))
+    if "rl" in t.methods:
+        counts["training.staleness_steps_options"] = len(set(t.staleness_steps_options))
     counts["training.adapter_options"] = len(set(t.adapter_options))
     if "lora" in t.adapter_options:
         counts["training.lora_rank_options"] = len(set(t.lora_rank_options))
@@ -168,7 +170,7 @@ def _sizes(inst: Instance, counts: dict[str, int], exact: bool = True) -> tuple[
         if m == "sft":
             per_method[m] = steps * counts["sft_data.external_data_share_options"] * counts["sft_data.max_epochs_options"]
         elif m == "rl":
-            per_method[m] = steps * schedules
+            per_method[m] = steps * schedules * counts["training.staleness_steps_options"]
         else:
             per_method[m] = steps * schedules * counts["teacher.precision_options"]
         per_method[m] *= adapters

@@ -27,7 +27,7 @@ def usd(x: float) -> str:
 
 
 def hours(x: float) -> str:
-    return f"{x:,.1f} h" if x >= 1 else f"{x * 60:,.1f} min"
+    return f"{x:,.1f} h" if abs(x) >= 1 else f"{x * 60:,.1f} min"   # negative: asynchronous RL's overlap
 
 
 def plan_rows(plan: Plan | StagedPlan) -> list[tuple[str, str]]:
@@ -48,6 +48,9 @@ def plan_rows(plan: Plan | StagedPlan) -> list[tuple[str, str]]:
         rows.append(("SFT epochs", f"at most {plan.max_epochs} per distinct example (owned ones reused before any is bought)"))
     if plan.adapter == "lora":
         rows.append(("adapter", f"LoRA rank {plan.lora_rank} on every linear layer (frozen base weights)"))
+    if plan.staleness_steps:
+        rows.append(("asynchronous", f"generation up to {plan.staleness_steps} step{'s' if plan.staleness_steps > 1 else ''} "
+                                     "behind the trained policy, overlapping training"))
     rows.append(("checkpoint interval", f"{plan.checkpoint_interval_minutes:g} min"))
     return rows
 

@@ -47,7 +47,7 @@ class StageOut(_Closed):
     gpu_count: int
     rollout: Optional[RolloutOut] = Field(description="separate rollout hardware (version 2.1), or null: generation "
                                                       "runs on the stage's own GPUs")
-    staleness_steps: Literal[0] = Field(description="asynchronous RL's staleness: always 0 (synchronous)")
+    staleness_steps: int = Field(ge=0, description="asynchronous RL's staleness in steps (version 2.1); 0: synchronous")
 
 
 class PlanOut(_Closed):

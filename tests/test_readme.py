@@ -184,3 +184,29 @@ def test_readme_states_the_split_rollout_optimum_and_what_colocation_reaches():
     assert f"{two.metrics.hours_breakdown['generation']:.1f}" == stated["gen_co"]
     assert round(two.metrics.wall_hours - res.metrics.wall_hours) == int(stated["gain_h"])
     assert f"{round(res.metrics.cost_usd) - round(two.metrics.cost_usd):,}" == stated["extra"]
+
+
+def test_readme_states_the_asynchronous_optimum_and_the_staleness_penalty():
+    """Issue 12 item 4: the asynchronous section's figures are the defaults' and the solver's."""
+    import json
+    import planopt
+    from planopt.models import defaults as d
+    line = _sentence("**Asynchronous RL.**")
+    stated = re.search(r"δ = `priors\.staleness_gain_loss_per_step` = (?P<delta>[\d.]+), .*?AIME24: (?P<q0>[\d.]+) synchronous, "
+                       r"(?P<q8>[\d.]+) at η = 8 and (?P<q16>[\d.]+) at η = 16, from a base of (?P<base>[\d.]+)\).*?"
+                       r"the optimum generates one step behind on the same (?P<n>\d+) × (?P<gpu>[\w-]+) and (?P<rn>\d+) × "
+                       r"(?P<rgpu>[\w-]+), with (?P<spp>[\d → ]+) samples per prompt.*?: \$(?P<cost>[\d,]+) in (?P<hours>[\d.]+) h, "
+                       r"quality (?P<q>[\d.]+)\.", line)
+    assert stated, line
+    assert float(stated["delta"]) == d.STALENESS_GAIN_LOSS_PER_STEP
+    gain = float(stated["q0"]) - float(stated["base"])
+    assert round(1 - ((float(stated["q8"]) - float(stated["base"])) / gain) ** (1 / 8), 4) == d.STALENESS_GAIN_LOSS_PER_STEP
+    data = json.loads((INSTANCES / "qwen3-32b-agentic-rl-split-rollout.json").read_text())
+    data["training"]["staleness_steps_options"] = [0, 1]
+    res = planopt.solve(data, sensitivity=False)
+    p = res.plan
+    assert p.staleness_steps == 1 and (p.gpu_count, p.gpu, p.rollout_gpu_count, p.rollout_gpu) == \
+        (int(stated["n"]), stated["gpu"], int(stated["rn"]), stated["rgpu"])
+    assert " → ".join(map(str, p.samples_per_prompt)) == stated["spp"].strip()
+    assert f"{res.metrics.cost_usd:,.0f}" == stated["cost"] and f"{res.metrics.wall_hours:.1f}" == stated["hours"]
+    assert f"{res.metrics.quality:.2f}" == stated["q"]

@@ -54,6 +54,7 @@ function stageText(stage) {
   if (stage.teacher_precision) parts.push(stage.teacher_precision + " teacher");
   if (stage.external_data_share != null) parts.push("mix " + stage.external_data_share);
   if (stage.adapter === "lora") parts.push(`LoRA rank ${stage.lora_rank}`);
+  if (stage.staleness_steps) parts.push(`asynchronous, ${stage.staleness_steps} step(s) stale`);
   return parts.join(", ");
 }
 
