@@ -17,7 +17,8 @@ choice (``hardware.HardwareProfile``):
   collectives) from the training GPUs;
 - the weight hand-over per step crosses the network
   (``physics.split_weight_transfer_seconds``);
-- steps stay synchronous, so the step time is the sum of its parts as colocated;
+- a synchronous step lasts the sum of its parts, as colocated (asynchronous RL,
+  ``asynchronous.py``, overlaps generation with training on these choices only);
 - money per hour is :math:`n p_g + n_r p_{g_r}`; failures strike any of the
   :math:`n + n_r` GPUs; GPU-hours count both sets;
 - memory: training and frozen-model state must fit the training GPUs, the
