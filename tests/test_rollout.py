@@ -10,7 +10,8 @@
 - JSON in and out: ``rollout`` printed and read back, by ``solve --json`` and ``evaluate``; a plan
   naming a rollout set the instance lacks, a staleness above 0, a portfolio job with rollout GPUs
   and a rollout GPU too small for any shard of the student are refused in one line, exit 2.
-- ``validate``'s count (``plan_space``) equals the options' count.
+- ``validate``'s count (``plan_space``) equals the options' count; a choice of student with rollout
+  options equals its oracle (``slow``).
 """
 
 from __future__ import annotations
@@ -39,7 +40,6 @@ from oracle_checks import assert_mip_equals_both_oracles, assert_scenarios_equal
 from random_instances import GPUS, random_job_dict, with_drawn_limits
 
 TINY = INSTANCES / "tiny.json"
-SPLIT = INSTANCES / "qwen3-32b-agentic-rl-split-rollout.json"
 
 
 def cli(*args):
@@ -326,3 +326,18 @@ def test_a_portfolio_job_with_rollout_gpus_is_refused_naming_the_field(tmp_path)
     path.write_text(json.dumps(data))
     code, _, err = cli("solve", path)
     assert code == 2 and f"jobs.{n}.instance.hardware.rollout_gpus" in err and len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.slow  # the candidate oracle lists 66,924 plans (~10 s)
+def test_a_choice_of_student_with_rollout_options_equals_its_oracle():
+    """candidate_students: one block per student, each with split choices (a student too large for a rollout set
+    simply does not fit it); the time optimum splits."""
+    from planopt.candidate_oracle import best_candidate_plan
+    data = json.loads((INSTANCES / "math-8b-or-32b.json").read_text())
+    data["hardware"]["rollout_gpus"] = [{"name": "H100-SXM", "counts": [8, 32]}, {"name": "L40S", "counts": [1]}]
+    data["objective"] = "time"
+    inst = Instance.model_validate(data)
+    mip, oracle = solve(inst), best_candidate_plan(inst)
+    assert mip.status == oracle.status == "optimal"
+    assert mip.metrics.wall_hours == pytest.approx(oracle.metrics.wall_hours, rel=1e-9)
+    assert mip.plan.rollout_gpu == "H100-SXM"
