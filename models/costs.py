@@ -24,6 +24,13 @@ For recipe :math:`r`, hardware :math:`h = (g, n)` and checkpoint interval
         &+ \mathrm{fixed} + p_{ops}\,\mathrm{wall}                    &&\text{operations} \\
         &+ p_{repair}\,F(r)                                          &&\text{forgetting repair}
 
+For asynchronous RL (``asynchronous.py``) :math:`T` overlaps each phase's generation with
+its training, :math:`T = S + \sum_p \max(G_p, T_p)`, and the hours breakdown carries
+the overlap as a negative ``async_overlap`` line, so that it still sums to the wall time.
+On a split choice (separate rollout GPUs, ``rollout.py``) :math:`n\,p_g` reads
+:math:`n\,p_g + n_r\,p_{g_r}` (both GPU sets are billed for the whole run) and the
+GPU-hours count :math:`n + n_r` GPUs.
+
 :math:`H_{eval} = T_{eval}(1 + o_h(\tau))` is the validation decodes' share of the
 training hours (their GPU time, failures and checkpoints included); the compute
 line is the rest, so the two add up to :math:`n p_g H_{train}` as before.
@@ -45,6 +52,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import physics as ph
+from .asynchronous import combine
 from .hardware import HardwareProfile, hardware_options, memory_classes, offload_refusal
 from .plan import HardwareChoice, Plan, Recipe
 from .retention import (RetentionChoice, check_choice, coverage_violation, deep_rollback_share, retention_options,
@@ -174,7 +182,7 @@ class HardwareArrays:
     usable: np.ndarray                 # [component, hardware] the component can run there (its class fits)
     overhead: np.ndarray               # [hardware, interval] o_h(tau)
     count: np.ndarray                  # [hardware] GPUs
-    price_usd_per_gpu_hour: np.ndarray  # [hardware]
+    price_usd_per_gpu_hour: np.ndarray  # [hardware] per training GPU: the choice's GPUs' money per hour / count (rollout GPUs' included)
 
 
 def _component_class(key: str) -> str | None:
@@ -182,7 +190,7 @@ def _component_class(key: str) -> str | None:
     parts = key.split("|")
     if len(parts) < 2:
         return None
-    base = parts[1].partition("+lora")[0]
+    base = parts[1].partition("+lora")[0].partition("@")[0]   # rl@s1: asynchronous RL's class
     return parts[1] if base in ("rl", "sft") or base.startswith("opd:") else None
 
 
@@ -218,12 +226,15 @@ class Evaluator:
                                                    if retention is None else "the instance has no retention block; expected null"))
         memory, why = hp.memory_bytes_per_gpu(r.memory_class)
         by_component = self.compute_hours_by_component(r, h) if why is None else {}
-        compute_hours = sum(by_component.values())
+        # generation and training overlap phase by phase for asynchronous RL (asynchronous.py); otherwise the sum
+        compute_hours = float(combine(by_component)) if r.staleness_steps else sum(by_component.values())
         tau = interval_minutes / 60.0
         hours = dict.fromkeys(HOURS_KEYS, 0.0)
         hours["data_lead_time"] = rp.lead_hours
         for key, value in by_component.items():
             hours[HOURS_CATEGORY[family_of(key)]] += value
+        if r.staleness_steps:  # the hours generation and training overlap (negative), so the breakdown sums to the wall time
+            hours["async_overlap"] = compute_hours - sum(by_component.values())
         overhead = hp.overhead_share(interval_minutes) + rollback_share(inst, h.count, interval_minutes, hp.restart_hours)
         if retention is not None:  # falling back to a milestone costs more re-work (retention.py)
             overhead = overhead + float(deep_rollback_share(inst, retention, h.count, interval_minutes))
@@ -235,10 +246,10 @@ class Evaluator:
         wall = rp.lead_hours + train_hours
         per_hour = None if retention is None else float(storage_usd_per_train_hour(
             inst, retention, hp.checkpoint_gb, h.count, interval_minutes))
-        costs = cost_breakdown_usd(inst, rp, h.count * hp.price_usd_per_gpu_hour, train_hours, wall, rp.forgetting_points,
+        costs = cost_breakdown_usd(inst, rp, hp.usd_per_hour_of_gpus, train_hours, wall, rp.forgetting_points,
                                    hours["evaluation"] * (1.0 + overhead), per_hour)
         m = Metrics(cost_usd=sum(costs.values()), wall_hours=wall, quality=rp.quality,
-                    forgetting_points=rp.forgetting_points, gpu_hours=h.count * train_hours,
+                    forgetting_points=rp.forgetting_points, gpu_hours=h.total_count * train_hours,
                     memory_per_gpu_gb=memory / ph.GB, cost_breakdown_usd=costs, hours_breakdown=hours,
                     flops=dict(rp.flops), fits_memory=why is None)
         m.violations = self.violations(m, why)
@@ -270,6 +281,15 @@ class Evaluator:
             gpus = {o.name: o.counts for o in self.inst.hardware.gpus}
             if plan.gpu not in gpus:
                 raise ValueError(f"plan.gpu: '{plan.gpu}' is not in hardware.gpus ({', '.join(gpus)})")
+            if plan.gpu_count not in gpus[plan.gpu]:
+                raise ValueError(f"plan.gpu_count: {plan.gpu_count} is not an allowed count for {plan.gpu} {gpus[plan.gpu]} within availability")
+            if plan.rollout_gpu is not None:
+                rollout = {o.name: o.counts for o in self.inst.hardware.rollout_gpus}
+                if plan.rollout_gpu not in rollout:
+                    raise ValueError(f"plan.rollout.gpu: '{plan.rollout_gpu}' is not in hardware.rollout_gpus "
+                                     f"({', '.join(rollout) or 'none: generation runs on the training GPUs'})")
+                raise ValueError(f"plan.rollout.gpu_count: {plan.rollout_gpu_count} is not an allowed count for "
+                                 f"{plan.rollout_gpu} {rollout[plan.rollout_gpu]} within availability")
             raise ValueError(f"plan.gpu_count: {plan.gpu_count} is not an allowed count for {plan.gpu} {gpus[plan.gpu]} within availability")
         if plan.checkpoint_interval_minutes not in self.inst.checkpointing.interval_minutes_options:
             raise ValueError(f"plan.checkpoint_interval_minutes: expected one of {self.inst.checkpointing.interval_minutes_options}")
@@ -339,7 +359,8 @@ class Evaluator:
             overhead[h] = [hp.overhead_share(i) + rollback_share(self.inst, hw.count, i, hp.restart_hours)
                            for i in intervals]
         count = np.array([hw.count for hw in hardware], dtype=float)
-        price = np.array([self.hardware(hw).price_usd_per_gpu_hour for hw in hardware], dtype=float)
+        # count x price is the choice's GPU money per hour, a split choice's rollout GPUs included (rollout.py)
+        price = np.array([self.hardware(hw).usd_per_hour_of_gpus / hw.count for hw in hardware], dtype=float)
         return HardwareArrays(list(hardware), fits, spu, usable, overhead, count, price)
 
 

@@ -80,6 +80,10 @@ ROLLOUT_HBM_SHARE = 0.6
 # CUDA context and allocator fragmentation (vLLM default
 # gpu_memory_utilization 0.9).
 TRAIN_HBM_SHARE = 0.9
+# Share of HBM a rollout engine on its own GPUs (separate rollout hardware, ``rollout.py``)
+# may use for weights and KV cache: nothing else lives there, so vLLM's default
+# `--gpu-memory-utilization 0.9` (vLLM engine arguments) instead of the colocated 0.6.
+DEDICATED_ROLLOUT_HBM_SHARE = 0.9
 
 # --- Mixture-of-experts communication ---------------------------------------
 # Routed experts per token: Qwen3-30B-A3B and Qwen3-235B-A22B route each token
@@ -397,6 +401,13 @@ FROZEN_OFFLOAD_STREAM_BYTES_PER_PARAM_PER_MICROSTEP = 4.0
 # bit per episode, far below any adapter's capacity). Rank does not enter within the
 # ranks offered (16-256 learn alike early, "LoRA Without Regret"; Biderman et al.:
 # rank 16 and 256 bracket each other's IFT scores). Spreads in spreads.py.
+# Asynchronous RL: the share of RL's quality gain lost per step of staleness (a plan keeps (1 - δ)^s of
+# the synchronous gain at staleness s). AReaL (Fu et al. 2025; blog/AReaL_v0_3.md, Table 3), decoupled PPO
+# objective, DeepSeek-R1-Distill-Qwen-1.5B, AIME24 after 1,000 updates: 42.0 at η = 0, 41.8 at η = 2, 41.0 at
+# η = 8, 38.7 at η = 16, from a base of 28.9 (DeepSeek-R1 report, Table 5): the gain of 13.1 points keeps
+# 0.985, 0.924 and 0.748, i.e. δ = 0.0077, 0.0099 and 0.018 per step (INFERRED); the point is η = 8's, the
+# largest staleness AReaL calls "properly constrained" (η = 1 and 4 gain slightly: noise at this size).
+STALENESS_GAIN_LOSS_PER_STEP = 0.0099
 LORA_GAIN_SHARE = {"sft": 0.87, "rl": 1.0, "opd": 0.94}
 # Forgetting: the share of full fine-tuning's forgetting a LoRA plan keeps. SFT 0.2:
 # Biderman et al. 2024 §4.2, math IFT at epoch 4: forgetting metric (mean of

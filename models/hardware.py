@@ -21,6 +21,10 @@ recipe's compute time on :math:`h` is linear in its amounts:
   scale-up link inside one; a decode iteration also pays the tensor-parallel
   all-reduces (``physics.tp_decode_allreduce_seconds``);
 - environment waits: one second per second;
+- on a split choice (separate rollout GPUs, ``rollout.py``), decode, tail,
+  prefill and validation decodes as above on the rollout GPUs (their own
+  tensor-parallel size, the engine in ``DEDICATED_ROLLOUT_HBM_SHARE`` of their
+  HBM), and the hand-over over the network, ``physics.split_weight_transfer_seconds``;
 - SFT attention FLOPs as FLOPs; FSDP collective bytes
   :math:`(n-1)/(n^2 \cdot \mathrm{link})`; CPU-offload bytes over the host link,
   :math:`1/(n^2 \beta_{host})` per micro-step stream and :math:`1/(n \beta_{host})`
@@ -42,10 +46,11 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from . import physics as ph
+from . import rollout
 from .catalog import GpuSpec
 from dataclasses import replace
 
-from .plan import HardwareChoice, split_class
+from .plan import HardwareChoice, split_class, staleness_of_class
 from .recipes import (ATTN, DECODE, ENV_WAIT, EVAL, FSDP, LOGPROB_A2A, OFFLOAD_STATE, OFFLOAD_STREAM, PREFILL, REWARD_MODEL,
                       STUDENT_FWD, SYNC, TAIL, TEACHER, TRAIN, TRAIN_A2A, adapter_ranks, family_of, sft_sequence_tokens)
 from .schema import GpuOption, Instance
@@ -69,18 +74,24 @@ def hardware_options(inst: Instance) -> list[HardwareChoice]:
     mode = inst.training.cpu_offload
     classes = memory_classes(inst) if mode == "if_needed" else []
     out = []
+    rollouts = rollout.rollout_choices(inst, price_usd_per_gpu_hour)
     for lora in adapter_ranks(inst):
         for o in inst.hardware.gpus:
             if price_usd_per_gpu_hour(inst, o) is None:
                 continue
             for n in sorted(set(o.counts)):
                 if o.available_gpus is None or n <= o.available_gpus:
-                    base = HardwareChoice(o.name, n, lora, mode is True)
-                    out.append(base)
-                    if classes and ph.host_link_gb_per_s(o.spec()) is not None:
-                        twin = HardwareProfile(inst, replace(base, cpu_offload=True))
-                        if any(twin.fits(c) for c in classes):
-                            out.append(twin.choice)
+                    offload = mode is True
+                    # colocated, then split choices (``rollout.py``): the same training GPUs plus each rollout set
+                    choices = [HardwareChoice(o.name, n, lora, cpu_offload=offload)]
+                    choices += [HardwareChoice(o.name, n, lora, g, k, cpu_offload=offload) for g, k in rollouts
+                                if rollout.pair_allowed(inst, o.name, n, g, k)]
+                    for base in choices:
+                        out.append(base)
+                        if classes and ph.host_link_gb_per_s(o.spec()) is not None:
+                            twin = HardwareProfile(inst, replace(base, cpu_offload=True))
+                            if any(twin.fits(c) for c in classes):
+                                out.append(twin.choice)
     return out
 
 
@@ -100,6 +111,8 @@ def memory_classes(inst: Instance) -> list[str]:
                 classes.extend(f"opd:{p}{suffix}" for p in sorted(set(inst.teacher.precision_options)))
             else:
                 classes.append(m + suffix)
+                if m == "rl":  # asynchronous RL at each staleness above 0 (asynchronous.py)
+                    classes.extend(f"rl@s{s}{suffix}" for s in sorted(set(inst.training.staleness_steps_options)) if s)
     return classes
 
 
@@ -121,6 +134,24 @@ class HardwareProfile:
         return price_usd_per_gpu_hour(self.inst, option_of(self.inst, self.choice.gpu))
 
     @cached_property
+    def rollout_option(self) -> GpuOption | None:
+        return None if not self.choice.split else \
+            next(o for o in self.inst.hardware.rollout_gpus if o.name == self.choice.rollout_gpu)
+
+    @cached_property
+    def rollout_gpu(self) -> GpuSpec | None:
+        """The separate rollout GPUs' spec (None when colocated)."""
+        return None if self.rollout_option is None else self.rollout_option.spec()
+
+    @cached_property
+    def usd_per_hour_of_gpus(self) -> float:
+        r""":math:`n p_g` (+ :math:`n_r p_{g_r}` for separate rollout GPUs): what the choice's GPUs cost per hour."""
+        own = self.count * self.price_usd_per_gpu_hour
+        if self.rollout_option is None:
+            return own
+        return own + self.choice.rollout_count * price_usd_per_gpu_hour(self.inst, self.rollout_option)
+
+    @cached_property
     def checkpoint_write_hours(self) -> float:
         r""":math:`w = 14 N / (\mathrm{bw}_{node} \cdot \mathrm{nodes})` (:math:`14 N_{LoRA}` for an adapter)."""
         bw = self.inst.reliability.checkpoint_write_gb_per_s_per_node * ph.GB * ph.nodes(self.gpu, self.count)
@@ -133,8 +164,9 @@ class HardwareProfile:
 
     @cached_property
     def failures_per_hour(self) -> float:
-        r"""Job failure rate :math:`\lambda = n \cdot \lambda_{GPU}` (Llama 3 interruptions)."""
-        return self.count * self.inst.reliability.failures_per_gpu_hour
+        r"""Job failure rate :math:`\lambda = (n + n_r) \cdot \lambda_{GPU}` (Llama 3 interruptions; :math:`n_r` the
+        separate rollout GPUs, 0 when colocated: a synchronous step stops when any GPU fails)."""
+        return self.choice.total_count * self.inst.reliability.failures_per_gpu_hour  # rollout GPUs fail too
 
     @property
     def restart_hours(self) -> float:
@@ -150,10 +182,25 @@ class HardwareProfile:
         return sft_sequence_tokens(self.inst) if method == "sft" else t.prompt_tokens + t.max_response_tokens
 
     @cached_property
+    def rollout_efficiency(self):
+        """Efficiency settings of the rollout engine: the instance's, or with the dedicated HBM share when split."""
+        return self.inst.efficiency if not self.choice.split else rollout.dedicated_efficiency(self.inst.efficiency)
+
+    @property
+    def rollout_gpus(self) -> tuple[GpuSpec, int]:
+        """The GPUs that generate, and how many: the training GPUs, or the separate rollout set."""
+        return (self.gpu, self.count) if not self.choice.split else (self.rollout_gpu, self.choice.rollout_count)
+
+    @cached_property
     def rollout_tp(self) -> int | None:
-        t = self.inst.task
-        return ph.rollout_tensor_parallel(self.inst.student, self.gpu, self.count, self.inst.efficiency,
-                                          t.prompt_tokens + t.max_response_tokens)
+        gpu, n = self.rollout_gpus
+        if self.choice.split:  # an engine on GPUs of its own: the size of most throughput (rollout.py)
+            t = self.inst.task
+            return rollout.dedicated_tensor_parallel(self.inst.student, gpu, n, self.rollout_efficiency,
+                                                     rollout.longest_sequence_tokens(self.inst),
+                                                     t.prompt_tokens + t.response_tokens / 2.0)
+        return ph.rollout_tensor_parallel(self.inst.student, gpu, n, self.rollout_efficiency,
+                                          rollout.longest_sequence_tokens(self.inst))
 
     def memory_bytes_per_gpu(self, memory_class: str) -> tuple[float, str | None]:
         """Peak bytes per GPU over the phases of a step, and why it does not fit (None if it does)."""
@@ -170,11 +217,16 @@ class HardwareProfile:
         peak = ph.train_memory_bytes_per_gpu(inst.student, n, seq, offloads(inst, self.choice), lora)
         if peak > limit:
             return peak, f"training state {peak / ph.GB:.0f} GB/GPU > {limit / ph.GB:.0f} GB usable"
+        if staleness_of_class(memory_class) and not self.choice.split:
+            return 0.0, "asynchronous RL overlaps generation with training: it needs separate rollout GPUs"
         if method == "sft":
+            if self.choice.split:
+                return peak, "SFT generates nothing: separate rollout GPUs would sit idle"
             return peak, None
         if self.rollout_tp is None:
             return peak, "rollout engine cannot hold the student's weights and one longest sequence's KV cache"
-        peak = max(peak, inst.efficiency.rollout_hbm_share * gpu.hbm_gb * ph.GB)
+        engine_gpu = self.rollout_gpus[0]
+        peak = max(peak, self.rollout_efficiency.rollout_hbm_share * engine_gpu.hbm_gb * ph.GB)
         frozen = []
         if method == "opd":
             frozen.append((inst.teacher.architecture, precision, "teacher"))
@@ -196,7 +248,7 @@ class HardwareProfile:
         inst, gpu, n, eff = self.inst, self.gpu, self.count, self.inst.efficiency
         fam = family_of(key)
         parts = key.split("|")
-        if fam in (PREFILL, STUDENT_FWD):
+        if fam == STUDENT_FWD or (fam == PREFILL and not self.choice.split):
             return ph.compute_seconds(1.0, inst.student, gpu, n, eff)
         if fam in (TRAIN, ATTN):
             return ph.compute_seconds(1.0, inst.student, gpu, n, eff)
@@ -216,6 +268,13 @@ class HardwareProfile:
             return 1.0
         if fam in (TRAIN_A2A, LOGPROB_A2A):
             return ph.alltoall_seconds(1.0, gpu, n)
+        if fam == PREFILL and self.choice.split:
+            return ph.compute_seconds(1.0, inst.student, *self.rollout_gpus, eff)
+        if fam == SYNC and self.choice.split:
+            return ph.split_weight_transfer_seconds(inst.student, gpu, self.rollout_gpu, split_class(parts[1])[2])
+        # generation runs on the rollout GPUs (the training GPUs when colocated), its engine in their HBM share
+        gpu, n = self.rollout_gpus
+        eff = self.rollout_efficiency
         task, tp = inst.task, self.rollout_tp
         # A sequence still decoding has, on average, half its response behind it.
         live_context = task.prompt_tokens + task.response_tokens / 2.0
@@ -234,7 +293,7 @@ class HardwareProfile:
             tail_tokens = task.max_response_tokens - task.response_tokens
             return tail_tokens * ph.decode_step_seconds(inst.student, gpu, tp, 1.0, live_context, eff)
         if fam == SYNC:
-            return ph.weight_sync_seconds(inst.student, gpu, n, tp, split_class(parts[1])[2])
+            return ph.weight_sync_seconds(inst.student, self.gpu, self.count, tp, split_class(parts[1])[2])
         raise KeyError(key)
 
 

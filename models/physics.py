@@ -455,3 +455,19 @@ def _host_link_or_fail(gpu: GpuSpec) -> float:
     if bw is None:
         raise ValueError(f"GPU '{gpu.name}' has no host-link bandwidth figure: CPU offload cannot be priced on it")
     return bw
+
+
+def split_weight_transfer_seconds(arch: Architecture, train_gpu: GpuSpec, rollout_gpu: GpuSpec,
+                                  lora_rank: int | None = None) -> float:
+    r"""Per step, the hand-over of the weights from training GPUs to separate rollout GPUs over the network.
+
+    NeMo RL's non-colocated refit (``nemo_rl.weight_sync.collective_weight_synchronizer``) broadcasts every
+    full tensor from the policy to the generation workers over one NCCL group; a pipelined broadcast
+    delivers the :math:`W` bytes to every receiver at the bandwidth of the slowest link on its path, here
+    the slower side's scale-out link per GPU, and no faster than the achieved refit rate :math:`\beta_{refit}`:
+
+    .. math:: t = \frac{W}{\min(\beta^{out}_{train}, \beta^{out}_{rollout}, \beta_{refit})}
+
+    With LoRA, :math:`W` is the adapter's bf16 bytes (:func:`handover_bytes`)."""
+    link = min(train_gpu.inter_node_gb_per_s, rollout_gpu.inter_node_gb_per_s, d.REFIT_GB_PER_S_PER_GPU)
+    return handover_bytes(arch, lora_rank) / (link * GB)

@@ -2,8 +2,10 @@ r"""A plan: one value for every decision of a job.
 
 A plan splits into a *recipe* (what is trained and how: method, length,
 sampling schedule, teacher precision, data mix, for SFT the most epochs
-over each distinct example, and the adapter: full weights or LoRA of a rank),
-a *hardware* choice (GPU type and count) and a *checkpoint interval*. Quality
+over each distinct example, the adapter: full weights or LoRA of a rank,
+and for RL its staleness: synchronous or asynchronous, ``asynchronous.py``),
+a *hardware* choice (GPU type and count, and optionally separate rollout GPUs
+that generate apart from them, ``rollout.py``) and a *checkpoint interval*. Quality
 and forgetting depend on the recipe alone; time and money on all three.
 
 The adapter is part of the recipe (its quality, forgetting, FLOPs and memory)
@@ -43,6 +45,9 @@ class Recipe:
     # LoRA rank, or None for full fine-tuning (the default: what a recipe meant before
     # adapters were a choice).
     lora_rank: Optional[int] = None
+    # Asynchronous RL (``asynchronous.py``): how many steps behind the trained policy
+    # generation may run; 0 (the default) is synchronous, as before.
+    staleness_steps: int = 0
 
     def __post_init__(self) -> None:
         if self.method == "sft" and self.max_epochs is None:
@@ -54,17 +59,26 @@ class Recipe:
 
     @property
     def memory_class(self) -> str:
-        """Recipes that load the GPUs alike: the method, OPD's teacher precision, and the adapter
-        (``rl``, ``opd:fp8``, ``sft+lora16``)."""
+        """Recipes that load the GPUs alike: the method, OPD's teacher precision, asynchronous RL's
+        staleness (it needs separate rollout GPUs), and the adapter (``rl``, ``opd:fp8``, ``sft+lora16``,
+        ``rl@s1+lora16``)."""
         base = f"opd:{self.teacher_precision}" if self.method == "opd" else self.method
+        if self.staleness_steps:
+            base += f"@s{self.staleness_steps}"
         return base if self.lora_rank is None else f"{base}+lora{self.lora_rank}"
 
 
 def split_class(memory_class: str) -> tuple[str, str | None, int | None]:
     """(method, teacher precision or None, LoRA rank or None) of a memory class."""
     base, _, lora = memory_class.partition("+lora")
-    method, _, precision = base.partition(":")
+    method, _, precision = base.partition("@")[0].partition(":")
     return method, precision or None, int(lora) if lora else None
+
+
+def staleness_of_class(memory_class: str) -> int:
+    """The staleness an asynchronous RL class carries (``rl@s1``), 0 for every other class."""
+    stale = memory_class.partition("+lora")[0].partition("@")[2]
+    return int(stale[1:]) if stale else 0
 
 
 @dataclass(frozen=True, order=True)
@@ -74,8 +88,23 @@ class HardwareChoice:
     # The adapter the job checkpoints (None: full weights), which sets the checkpoint's
     # size: see the module docstring.
     lora_rank: Optional[int] = None
+    # Separate rollout hardware (``hardware.rollout_gpus``): generation runs on
+    # ``rollout_count`` GPUs of type ``rollout_gpu`` instead of on the training GPUs
+    # (``rollout.py``). None / 0: colocated, as before.
+    rollout_gpu: Optional[str] = None
+    rollout_count: int = 0
     # ZeRO-3 / FSDP offload of parameters, gradients and optimiser state to host memory.
     cpu_offload: bool = False
+
+    @property
+    def split(self) -> bool:
+        """Whether generation runs on separate rollout GPUs."""
+        return self.rollout_gpu is not None
+
+    @property
+    def total_count(self) -> int:
+        """Every GPU the choice holds: the training GPUs and any rollout GPUs."""
+        return self.count + self.rollout_count
 
 
 @dataclass(frozen=True)
@@ -93,6 +122,9 @@ class Plan:
     lora_rank: Optional[int] = None   # the LoRA rank; null for full fine-tuning
     cpu_offload: bool = False         # training state offloaded to host memory (``training.cpu_offload``)
     retention: Optional[RetentionChoice] = None  # the retention option (``retention.py``); null without a ``retention`` block
+    rollout_gpu: Optional[str] = None  # separate rollout GPUs' type (``HardwareChoice.rollout_gpu``); null: colocated
+    rollout_gpu_count: int = 0         # and their count (0 when colocated)
+    staleness_steps: int = 0           # asynchronous RL's staleness (``Recipe.staleness_steps``); 0: synchronous
 
     def __post_init__(self) -> None:
         if self.method == "sft" and self.max_epochs is None:
@@ -101,24 +133,42 @@ class Plan:
     @property
     def recipe(self) -> Recipe:
         return Recipe(self.method, self.steps, tuple(self.samples_per_prompt), self.teacher_precision,
-                      self.external_data_share, self.max_epochs, self.lora_rank if self.adapter == "lora" else None)
+                      self.external_data_share, self.max_epochs, self.lora_rank if self.adapter == "lora" else None,
+                      self.staleness_steps)
 
     @property
     def hardware(self) -> HardwareChoice:
-        return HardwareChoice(self.gpu, self.gpu_count, self.lora_rank if self.adapter == "lora" else None, self.cpu_offload)
+        return HardwareChoice(self.gpu, self.gpu_count, self.lora_rank if self.adapter == "lora" else None,
+                              self.rollout_gpu, self.rollout_gpu_count, cpu_offload=self.cpu_offload)
 
     @classmethod
     def of(cls, recipe: Recipe, hardware: HardwareChoice, interval_minutes: float,
            retention: Optional[RetentionChoice] = None) -> "Plan":
         return cls(recipe.method, hardware.gpu, hardware.count, recipe.steps, recipe.samples_per_prompt,
                    recipe.teacher_precision, interval_minutes, recipe.external_data_share, recipe.max_epochs,
-                   recipe.adapter, recipe.lora_rank, hardware.cpu_offload, retention)
+                   recipe.adapter, recipe.lora_rank, cpu_offload=hardware.cpu_offload, retention=retention,
+                   rollout_gpu=hardware.rollout_gpu, rollout_gpu_count=hardware.rollout_count,
+                   staleness_steps=recipe.staleness_steps)
+
+    @property
+    def rollout(self) -> Optional[dict[str, Any]]:
+        """The JSON ``rollout`` field: ``{"gpu", "gpu_count"}`` of separate rollout GPUs, or None (colocated)."""
+        return None if self.rollout_gpu is None else {"gpu": self.rollout_gpu, "gpu_count": self.rollout_gpu_count}
 
     def to_dict(self) -> dict[str, Any]:
+        """The one-stage fields; ``rollout`` only for a split plan (a colocated plan's dict is as before, which the
+        portfolio result's published one-stage shape relies on)."""
         out = asdict(self)
         out["samples_per_prompt"] = list(self.samples_per_prompt)
         if self.retention is None:
             del out["retention"]  # the shape before retention choices (portfolio results keep it)
+        if not self.cpu_offload:
+            del out["cpu_offload"]  # likewise: a plan that does not offload keeps the earlier shape
+        del out["rollout_gpu"], out["rollout_gpu_count"]
+        if self.rollout_gpu is not None:
+            out["rollout"] = self.rollout
+        if not self.staleness_steps:
+            del out["staleness_steps"]
         return out
 
     @classmethod
@@ -132,7 +182,7 @@ class Plan:
                 raise ValueError(f"plan.{name}: missing")
             if not isinstance(data[name], typ) or isinstance(data[name], bool):
                 raise ValueError(f"plan.{name}: expected {typ.__name__ if isinstance(typ, type) else 'a number'}, got {data[name]!r}")
-        unknown = set(data) - set(cls.__dataclass_fields__)
+        unknown = set(data) - (set(cls.__dataclass_fields__) - {"rollout_gpu", "rollout_gpu_count"}) - {"rollout"}
         if unknown:
             raise ValueError(f"plan.{sorted(unknown)[0]}: unknown field")
         spp = data.get("samples_per_prompt") or []
@@ -159,6 +209,29 @@ class Plan:
             raise ValueError(f"plan.cpu_offload: expected true or false, got {offload!r}")
         retention = data.get("retention")
         retention = None if retention is None else RetentionChoice.from_dict(retention)
+        rollout_gpu, rollout_count = read_rollout(data.get("rollout"), "plan.rollout")
+        staleness = data.get("staleness_steps", 0)
+        if isinstance(staleness, bool) or not isinstance(staleness, int) or staleness < 0:
+            raise ValueError(f"plan.staleness_steps: expected a non-negative integer, got {staleness!r}")
         return cls(data["method"], data["gpu"], data["gpu_count"], data["steps"], tuple(spp),
                    data.get("teacher_precision"), float(data["checkpoint_interval_minutes"]),
-                   None if share is None else float(share), epochs, adapter, rank, offload, retention)
+                   None if share is None else float(share), epochs, adapter, rank, cpu_offload=offload,
+                   retention=retention, rollout_gpu=rollout_gpu, rollout_gpu_count=rollout_count, staleness_steps=staleness)
+
+
+def read_rollout(value: Any, where: str) -> tuple[Optional[str], int]:
+    """(rollout GPU, count) of a plan's ``rollout`` JSON: null, or ``{"gpu": str, "gpu_count": positive int}``;
+    ValueError naming the field."""
+    if value is None:
+        return None, 0
+    if not isinstance(value, dict):
+        raise ValueError(f"{where}: expected null or an object {{\"gpu\", \"gpu_count\"}}, got {value!r}")
+    unknown = set(value) - {"gpu", "gpu_count"}
+    if unknown:
+        raise ValueError(f"{where}.{sorted(unknown)[0]}: unknown field")
+    gpu, count = value.get("gpu"), value.get("gpu_count")
+    if not isinstance(gpu, str):
+        raise ValueError(f"{where}.gpu: expected a GPU name, got {gpu!r}")
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ValueError(f"{where}.gpu_count: expected a positive integer, got {count!r}")
+    return gpu, count

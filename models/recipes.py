@@ -22,6 +22,10 @@ quality and forgetting as shares of full fine-tuning's (``learning.lora_outcomes
 
 .. math:: q = q_0 + g_m (q^{full} - q_0), \qquad F = \phi_m F^{full}
 
+Asynchronous RL (``staleness_steps`` above 0, ``asynchronous.py``): the same work,
+each component under its sampling phase's key so that generation and training can
+overlap phase by phase, and :math:`(1 - \delta)^s` of the quality gain.
+
 Quality and forgetting come from ``learning.py`` (learning curves, forgetting).
 """
 
@@ -123,7 +127,8 @@ def enumerate_recipes(inst: Instance) -> list[Recipe]:
                         recipes.extend(Recipe("sft", steps, (), None, share, e, lora)
                                        for e in sorted(set(inst.sft_data.max_epochs_options)))
                 elif method == "rl":
-                    recipes.extend(Recipe("rl", steps, s, lora_rank=lora) for s in schedules(inst))
+                    recipes.extend(Recipe("rl", steps, s, lora_rank=lora, staleness_steps=stale) for s in schedules(inst)
+                                   for stale in sorted(set(inst.training.staleness_steps_options)))
                 else:
                     for p in sorted(set(inst.teacher.precision_options)):
                         recipes.extend(Recipe("opd", steps, s, p, lora_rank=lora) for s in schedules(inst))
@@ -148,6 +153,8 @@ def check_recipe(inst: Instance, r: Recipe) -> None:
             raise ValueError(f"plan.external_data_share: expected one of {inst.sft_data.external_data_share_options}")
         if r.max_epochs not in inst.sft_data.max_epochs_options:
             raise ValueError(f"plan.max_epochs: expected one of sft_data.max_epochs_options {inst.sft_data.max_epochs_options}")
+        if r.staleness_steps:
+            raise ValueError(f"plan.staleness_steps: {r.staleness_steps} is not an option: expected 0 for sft (only RL runs asynchronously)")
         return
     if r.external_data_share is not None:
         raise ValueError(f"plan.external_data_share: must be null for {r.method}")
@@ -156,6 +163,10 @@ def check_recipe(inst: Instance, r: Recipe) -> None:
     if tuple(r.samples_per_prompt) not in set(schedules(inst)):
         raise ValueError(f"plan.samples_per_prompt: expected {inst.training.phases} values from {inst.training.samples_per_prompt_options}"
                          + (" that never rise" if inst.training.taper_only else ""))
+    if r.staleness_steps not in inst.training.staleness_steps_options or (r.staleness_steps and r.method != "rl"):
+        raise ValueError(f"plan.staleness_steps: {r.staleness_steps} is not an option: expected "
+                         + ("one of training.staleness_steps_options " + str(inst.training.staleness_steps_options)
+                            if r.method == "rl" else f"0 for {r.method} (only RL runs asynchronously)"))
     if r.method == "opd":
         if r.teacher_precision not in inst.teacher.precision_options:
             raise ValueError(f"plan.teacher_precision: expected one of {inst.teacher.precision_options}")
@@ -311,6 +322,8 @@ def _on_policy_profile(inst: Instance, r: Recipe) -> RecipeProfile:
     progress = float(lc.on_policy_progress(task, q, ceiling))
     forgetting = float(lc.on_policy_forgetting(task, q, ceiling, pri.forgetting_share_of_baseline))
     q, forgetting = _adapter_outcomes(inst, r, q, forgetting)
+    if r.staleness_steps:
+        amounts, q = _asynchronous(inst, r, amounts, samples, q)
     _add_evaluation(inst, r, amounts)
     data = samples * inst.reward.verifier_usd_per_sample + inst.reward.design_usd if r.method == "rl" else 0.0
     lead = 0.0
@@ -325,6 +338,29 @@ def _on_policy_profile(inst: Instance, r: Recipe) -> RecipeProfile:
                          forgetting_points=forgetting, extra={"progress": progress, "log_gb": log_gb,
                                                               "prompts_drawn": drawn, "effective_prompts": effective},
                          **_side_money(inst, r, log_gb))
+
+
+def _asynchronous(inst: Instance, r: Recipe, amounts: dict, samples: float, quality: float) -> tuple[dict, float]:
+    r"""An asynchronous recipe (``asynchronous.py``): each component split by phase (per-step work by the phase's
+    steps, per-sample work by its samples, decode by its samples per prompt) under its phase key, and
+    :math:`q = q_0 + (1 - \delta)^s (q - q_0)`."""
+    from .asynchronous import gain_kept, phase_key
+    phases = inst.training.phases
+    per_step = {TAIL, SYNC, OFFLOAD_STATE, ENV_WAIT}
+    share = [k / sum(r.samples_per_prompt) for k in r.samples_per_prompt]        # each phase's share of the samples
+    out: dict[str, float] = {}
+    for key, amount in amounts.items():
+        fam = family_of(key)
+        for p, k in enumerate(r.samples_per_prompt):
+            if fam == DECODE:
+                if int(key.split("|")[2]) != k:
+                    continue
+                part = amount / r.samples_per_prompt.count(k)   # phases of one k decode alike
+            else:
+                part = amount / phases if fam in per_step else amount * share[p]
+            out[phase_key(key, p)] = out.get(phase_key(key, p), 0.0) + part
+    q0 = inst.task.baseline_score
+    return out, float(q0 + gain_kept(inst.priors.staleness_gain_loss_per_step, r.staleness_steps) * (quality - q0))
 
 
 def _adapter_outcomes(inst: Instance, r: Recipe, quality: float, forgetting: float) -> tuple[float, float]:

@@ -30,6 +30,7 @@ import numpy as np
 
 from . import learning as lc
 from . import physics as ph
+from .asynchronous import combine, gain_kept
 from .retention import RetentionChoice, deep_rollback_share, rollback_share, storage_usd_per_train_hour
 from .costs import LIMIT_METRIC, Evaluator, cost_breakdown_usd, limit_slack
 from .plan import HardwareChoice, Plan, Recipe
@@ -100,6 +101,9 @@ class ScenarioEvaluator:
             gain = self.value(f"priors.lora_gain_share.{m}", getattr(inst.priors.lora_gain_share, m))
             keep = self.value(f"priors.lora_forgetting_share.{m}", getattr(inst.priors.lora_forgetting_share, m))
             q, f = lc.lora_outcomes(task.baseline_score, q, f, gain, keep)
+        if r.staleness_steps:  # asynchronous RL keeps (1 - delta)^s of the gain (asynchronous.py)
+            delta = self.value("priors.staleness_gain_loss_per_step", inst.priors.staleness_gain_loss_per_step)
+            q = task.baseline_score + gain_kept(delta, r.staleness_steps) * (q - task.baseline_score)
         return np.broadcast_to(q, (self.sc.n,)).astype(float), np.broadcast_to(f, (self.sc.n,)).astype(float)
 
     # --- hardware part -----------------------------------------------------------
@@ -122,15 +126,20 @@ class ScenarioEvaluator:
         hp, rel = self.ev.hardware(h), self.inst.reliability
         bw = self.value("reliability.checkpoint_write_gb_per_s_per_node", rel.checkpoint_write_gb_per_s_per_node)
         write = hp.checkpoint_write_hours * rel.checkpoint_write_gb_per_s_per_node / bw
-        failures = h.count * self.value("reliability.failures_per_gpu_hour", rel.failures_per_gpu_hour)
+        failures = h.total_count * self.value("reliability.failures_per_gpu_hour", rel.failures_per_gpu_hour)
         restart = self.value("reliability.restart_minutes", rel.restart_minutes) / 60.0
         return np.asarray(ph.checkpoint_overhead_share(write, failures, interval_minutes / 60.0, restart)
                           + rollback_share(self.inst, h.count, interval_minutes, restart), dtype=float)
 
     def gpus_usd_per_hour(self, h: HardwareChoice) -> np.ndarray:
-        """:math:`n\\, p^s_g`: what the plan's GPUs cost per hour in each scenario."""
-        price = self.value(f"hardware.{h.gpu}.price_usd_per_gpu_hour", self.ev.hardware(h).price_usd_per_gpu_hour)
-        return h.count * price
+        """:math:`n\\, p^s_g` (+ :math:`n_r p^s_{g_r}` for separate rollout GPUs): what the plan's GPUs cost per hour in each scenario."""
+        hp = self.ev.hardware(h)
+        price = self.value(f"hardware.{h.gpu}.price_usd_per_gpu_hour", hp.price_usd_per_gpu_hour)
+        if not h.split:
+            return h.count * price
+        # separate rollout GPUs (rollout.py): n_r p^s of their own type too
+        point = (hp.usd_per_hour_of_gpus - h.count * hp.price_usd_per_gpu_hour) / h.rollout_count
+        return h.count * price + h.rollout_count * self.value(f"hardware.{h.rollout_gpu}.price_usd_per_gpu_hour", point)
 
     # --- whole plans -------------------------------------------------------------
     def _run(self, r: Recipe, h: HardwareChoice, interval_minutes: float, forgetting,
@@ -139,8 +148,12 @@ class ScenarioEvaluator:
         rp = self.ev.recipe(r)
         # a recipe that does not fit does no work (as in ``Evaluator.metrics``): no hours to price
         fits = self.ev.hardware(h).fits(r.memory_class)
-        by_rate = self.hours_by_rate(r, h) if fits else dict.fromkeys(RATE_FAMILIES, 0.0)
-        compute = sum(hours * self.rate_scale(fam) for fam, hours in by_rate.items())
+        if fits and r.staleness_steps:  # asynchronous RL: each component at its scenario's rate, then overlapped
+            compute = combine({k: v * self.rate_scale(RATE_FACTOR[family_of(k)])
+                               for k, v in self.ev.compute_hours_by_component(r, h).items()})
+        else:
+            by_rate = self.hours_by_rate(r, h) if fits else dict.fromkeys(RATE_FAMILIES, 0.0)
+            compute = sum(hours * self.rate_scale(fam) for fam, hours in by_rate.items())
         stretch = 1.0 + self.overhead(h, interval_minutes)
         if retention is not None:  # a fall-back to a milestone (retention.py): the evaluator's order of sums
             stretch = 1.0 + (self.overhead(h, interval_minutes) + float(deep_rollback_share(self.inst, retention, h.count,
@@ -164,7 +177,7 @@ class ScenarioEvaluator:
         quality, forgetting = self.outcomes(r)
         costs, train, wall = self._run(r, h, interval_minutes, forgetting, retention)
         return ScenarioMetrics(cost_usd=np.asarray(sum(costs.values()), dtype=float) + np.zeros(self.sc.n),
-                               wall_hours=wall, quality=quality, forgetting_points=forgetting, gpu_hours=h.count * train)
+                               wall_hours=wall, quality=quality, forgetting_points=forgetting, gpu_hours=h.total_count * train)
 
     def stage_priors(self, method: str) -> StagePriors:
         """The priors of a stage of ``method`` in each scenario (``stage_outcomes.StagePriors``)."""
@@ -188,7 +201,7 @@ class ScenarioEvaluator:
             costs, train, stage_wall = self._run(stage.recipe, stage.hardware, plan.checkpoint_interval_minutes, 0.0,
                                                  plan.retention)
             money = money + sum(costs[k] for k in STAGE_COST_KEYS)
-            wall, gpu_hours = wall + stage_wall, gpu_hours + stage.hardware.count * train
+            wall, gpu_hours = wall + stage_wall, gpu_hours + stage.hardware.total_count * train
         ops = inst.operations
         cost = money + ops.fixed_usd + ops.usd_per_wall_hour * wall + inst.forgetting_repair_usd_per_point * forgetting
         return ScenarioMetrics(cost_usd=np.asarray(cost, dtype=float), wall_hours=wall, quality=np.asarray(quality, dtype=float),

@@ -133,6 +133,9 @@ class Training(Strict):
         "training state fits its GPUs no other way, on GPUs with a known host link)")
     adapter_options: list[Literal["full", "lora"]] = Field(list(d.ADAPTER_OPTIONS_DEFAULT), min_length=1, description="a plan's choice of training all weights ('full') or low-rank adapters on every linear layer ('lora'): memory, FLOPs, weight hand-over, checkpoint size, quality and forgetting")
     lora_rank_options: list[PositiveInt] = Field(list(d.LORA_RANK_OPTIONS_DEFAULT), min_length=1, description="LoRA ranks a 'lora' plan may choose (positive integers)")
+    staleness_steps_options: list[NonNegativeInt] = Field(
+        [0], min_length=1, description="asynchronous RL: how many steps behind the trained policy generation may run "
+                                       "(0: synchronous); above 0 needs RL and hardware.rollout_gpus")
     stage_sequences: Optional[list[list[Method]]] = Field(
         None, description="staged recipes: the method sequences a plan may run, one stage after another, each stage with "
         "its own recipe and hardware (e.g. [[\"sft\", \"rl\"], [\"rl\"]]); stages run in the order sft, rl, opd, each at "
@@ -254,8 +257,11 @@ class GpuOption(Strict):
 class Hardware(Strict):
     gpus: list[GpuOption] = Field(min_length=1)
     pricing: Literal["on_demand", "spot"] = "on_demand"
+    rollout_gpus: list[GpuOption] = Field(
+        [], description="separate rollout hardware: GPU types and counts that may run generation apart from the "
+                        "training GPUs (each RL/OPD plan then chooses colocated or split); empty: always colocated")
 
-    @field_validator("gpus")
+    @field_validator("gpus", "rollout_gpus")
     @classmethod
     def _each_gpu_once(cls, gpus: list[GpuOption]) -> list[GpuOption]:
         """A second entry of one GPU type (after catalog aliases resolve) would be silently ignored: refuse it."""
@@ -378,6 +384,7 @@ class Priors(Strict):
     prompt_repeat_scale_epochs: PositiveFloat = Field(d.REPEAT_SCALE_EPOCHS, description="R*: repetitions of an RL/OPD prompt after which a repeat is worth 1/e of a fresh one")
     lora_gain_share: LoraShares = Field(default_factory=lambda: LoraShares(**d.LORA_GAIN_SHARE), description="per method, the share of full fine-tuning's quality gain a LoRA plan keeps")
     lora_forgetting_share: LoraShares = Field(default_factory=lambda: LoraShares(**d.LORA_FORGETTING_SHARE), description="per method, the share of full fine-tuning's forgetting a LoRA plan keeps")
+    staleness_gain_loss_per_step: float = Field(d.STALENESS_GAIN_LOSS_PER_STEP, ge=0, lt=1, description="asynchronous RL: the share of the quality gain lost per step of staleness (a plan keeps (1 - δ)^s of it)")
 
     def of(self, method: str) -> MethodPrior:
         return getattr(self, method)
@@ -485,8 +492,14 @@ class Instance(Strict):
         if self.uncertainty:
             from .uncertainty import check_overrides  # the parameter names depend on the instance
             check_overrides(self)
+        if self.hardware.rollout_gpus:
+            from .rollout import check_rollout_options  # physics imports this module
+            check_rollout_options(self)
+        if any(s > 0 for s in self.training.staleness_steps_options):
+            from .asynchronous import check_staleness_options
+            check_staleness_options(self)
         if self.hardware.pricing == "spot":
-            for n, option in enumerate(self.hardware.gpus):
+            for n, option in enumerate(self.hardware.gpus + self.hardware.rollout_gpus):
                 if option.price_usd_per_gpu_hour is None and option.spec().price_spot_usd_per_gpu_hour is None:
                     raise ValueError(f"hardware.gpus.{n}.price_usd_per_gpu_hour: the catalog has no spot price "
                                      f"for {option.name}; give one, or use on-demand pricing")

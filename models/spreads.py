@@ -140,3 +140,8 @@ FACTOR_LORA_GAIN_RL = (0.85 / d.LORA_GAIN_SHARE["rl"], 1.0 / d.LORA_GAIN_SHARE["
 # to 1.0 (INFERRED: LoRA may move less KL than full weights for the same reward).
 FACTOR_LORA_FORGETTING_SFT = (0.08 / d.LORA_FORGETTING_SHARE["sft"], 1.0 / d.LORA_FORGETTING_SHARE["sft"])
 FACTOR_LORA_FORGETTING_ON_POLICY = (0.5, 1.0)   # on the point share 1.0 of RL and OPD
+
+# Asynchronous RL's share of gain lost per staleness step: AReaL's estimates at η = 2 and η = 16 (decoupled
+# objective, AIME24; defaults.STALENESS_GAIN_LOSS_PER_STEP gives the arithmetic) read as two draws (INFERRED; weak:
+# one model, one benchmark, one run each).
+ABSOLUTE_STALENESS_GAIN_LOSS_PER_STEP = two_estimates(0.0077, 0.018)

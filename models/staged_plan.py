@@ -14,13 +14,16 @@ The JSON shape (what ``solve --json`` prints for a staged instance and what
                  "cpu_offload": false, "gpu": "H100", "gpu_count": 16, "rollout": null, "staleness_steps": 0}, ...],
      "checkpoint_interval_minutes": 60, "retention": null}
 
-``rollout`` (separate rollout hardware) is always null and ``staleness_steps``
-always 0 (synchronous): generation runs on the stage's own GPUs. ``retention`` is
-null (checkpoints are kept as ``checkpointing`` says) unless the instance has a
-``retention`` block; then it is the chosen option ``{"keep_last": 3, "tier": "cold"}``
-(``retention.RetentionChoice``), which every stage shares, like the interval. The
-fields are there so that the shape does not change when those choices land (issue 12
-items 3, 4).
+``rollout`` is null when generation runs on the stage's own GPUs (colocated), or
+``{"gpu": "L40S", "gpu_count": 16}`` when it runs on separate rollout GPUs
+(``hardware.rollout_gpus``, ``rollout.py``). ``staleness_steps`` is 0 for a
+synchronous stage, or how many steps behind the trained policy an asynchronous
+RL stage generates (``training.staleness_steps_options``, ``asynchronous.py``).
+``cpu_offload`` says whether the stage keeps its training state in host memory
+(``training.cpu_offload``). ``retention`` is null (checkpoints are kept as
+``checkpointing`` says) unless the instance has a ``retention`` block; then it is
+the chosen option ``{"keep_last": 3, "tier": "cold"}`` (``retention.RetentionChoice``),
+which every stage shares, like the interval.
 """
 
 from __future__ import annotations
@@ -45,10 +48,11 @@ class Stage:
         return self.recipe.method
 
     def to_dict(self) -> dict[str, Any]:
-        flat = Plan.of(self.recipe, self.hardware, 0.0).to_dict()
-        out = {k: flat[k] for k in STAGE_FIELDS if k in flat}
-        out.update(rollout=None, staleness_steps=0)
-        return out
+        plan = Plan.of(self.recipe, self.hardware, 0.0)
+        flat = plan.to_dict()
+        # the fields a one-stage plan's dict leaves out at their defaults: every stage states them
+        flat.update(cpu_offload=self.hardware.cpu_offload, rollout=plan.rollout, staleness_steps=self.recipe.staleness_steps)
+        return {k: flat[k] for k in STAGE_FIELDS if k in flat}
 
     @classmethod
     def from_dict(cls, data: Any, where: str) -> "Stage":
@@ -57,11 +61,7 @@ class Stage:
         unknown = set(data) - set(STAGE_FIELDS)
         if unknown:
             raise ValueError(f"{where}.{sorted(unknown)[0]}: unknown field")
-        if data.get("rollout") is not None:
-            raise ValueError(f"{where}.rollout: separate rollout hardware is not modelled yet; expected null")
-        if data.get("staleness_steps", 0) != 0:
-            raise ValueError(f"{where}.staleness_steps: asynchronous RL is not modelled yet; expected 0")
-        flat = {k: v for k, v in data.items() if k not in ("rollout", "staleness_steps")}
+        flat = dict(data)
         flat["checkpoint_interval_minutes"] = 0.0
         try:
             plan = Plan.from_dict(flat)

@@ -34,6 +34,8 @@ Rules the sources leave open, decided here:
 
 from __future__ import annotations
 
+import dataclasses
+
 import math
 from dataclasses import dataclass, field
 from statistics import NormalDist
@@ -162,10 +164,17 @@ def default_parameters(inst: "Instance") -> list[Parameter]:
                                getattr(sp, keep), f"lora_forgetting_{m}",
                                f"spreads.{keep}: " + ("Biderman et al. 2024 code IFT to no reduction" if m == "sft"
                                                       else "INFERRED: an adapter may move less KL, to no reduction")))
+    if any(s > 0 for s in inst.training.staleness_steps_options):
+        stale = _absolute("priors.staleness_gain_loss_per_step", pri.staleness_gain_loss_per_step,
+                          d.STALENESS_GAIN_LOSS_PER_STEP, sp.ABSOLUTE_STALENESS_GAIN_LOSS_PER_STEP, "staleness",
+                          "spreads.ABSOLUTE_STALENESS_GAIN_LOSS_PER_STEP: AReaL's staleness ablation at η = 2 and 16")
+        out.append(dataclasses.replace(stale, upper_bound=0.999))  # a share of the gain lost per step, below 1
     from .hardware import price_usd_per_gpu_hour
-    for option in inst.hardware.gpus:
+    listed = set()
+    for option in inst.hardware.gpus + inst.hardware.rollout_gpus:  # one price per GPU type, drawn once
         price = price_usd_per_gpu_hour(inst, option)
-        if price is not None:
+        if price is not None and option.name not in listed:
+            listed.add(option.name)
             out.append(Parameter(f"hardware.{option.name}.price_usd_per_gpu_hour", price, None, None, 0.8,
                                  f"price_{option.name}", "no default spread (the catalog's range is across providers)"))
     return out
@@ -231,5 +240,7 @@ def apply(inst: "Instance", values: dict[str, float]) -> "Instance":
     if prices:
         gpus = [g.model_copy(update={"price_usd_per_gpu_hour": prices[g.name]}) if g.name in prices else g
                 for g in out.hardware.gpus]
-        out = out.model_copy(update={"hardware": out.hardware.model_copy(update={"gpus": gpus})})
+        rollout = [g.model_copy(update={"price_usd_per_gpu_hour": prices[g.name]}) if g.name in prices else g
+                   for g in out.hardware.rollout_gpus]
+        out = out.model_copy(update={"hardware": out.hardware.model_copy(update={"gpus": gpus, "rollout_gpus": rollout})})
     return out

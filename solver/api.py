@@ -121,8 +121,13 @@ def plan_record(plan: Plan | StagedPlan) -> dict[str, Any]:
     """A plan's fields as one flat record (a sampling schedule as ``8-4-4``); a staged plan's stage fields
     as ``stage1.method``, ``stage2.gpu``, ... after its ``stages`` (``sft-rl``) and ``student``."""
     def flat(d: dict, prefix: str = "") -> dict:
-        return {prefix + k: "-".join(map(str, v)) if isinstance(v, (list, tuple)) else v for k, v in d.items()
-                if not isinstance(v, dict)}
+        out = {}
+        for k, v in d.items():
+            if isinstance(v, dict):  # a split stage's rollout: rollout.gpu, rollout.gpu_count
+                out.update(flat(v, f"{prefix}{k}."))
+            else:
+                out[prefix + k] = "-".join(map(str, v)) if isinstance(v, (list, tuple)) else v
+        return out
     if not isinstance(plan, StagedPlan):
         return flat(plan.to_dict())
     d = plan.to_dict()

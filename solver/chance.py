@@ -67,6 +67,7 @@ class ChanceModel:
 
     def __init__(self, inst: Instance, confidence: float, scenarios: int = DEFAULT_SCENARIOS, seed: int = DEFAULT_SEED,
                  cvar: float | None = None):
+        refuse_chance(inst)
         self.inst, self.confidence = inst, check_confidence(confidence)
         self.n, self.seed = check_scenarios(scenarios), seed
         self.cvar = check_cvar(cvar, inst.objective)
@@ -243,6 +244,10 @@ def refuse_chance(inst: Instance, what: str = "constraints.confidence") -> None:
     if inst.candidate_students:
         raise InputError(f"{what}: chance-constrained plans train the instance's own student for now; an instance "
                          "with candidate_students takes no confidence (its plan's risk is still reported)")
+    if any(s > 0 for s in inst.training.staleness_steps_options):
+        # a scenario's hours are linear rows per rate family; asynchronous RL's overlap is a maximum (asynchronous.py)
+        raise InputError(f"{what}: chance-constrained plans are synchronous for now; an instance with "
+                         "training.staleness_steps_options above 0 takes no confidence (its plan's risk is still reported)")
 
 
 def solve_chance(inst: Instance, confidence: float, scenarios: int = DEFAULT_SCENARIOS, seed: int = DEFAULT_SEED,

@@ -36,6 +36,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from planopt.models.asynchronous import combined_hours
 from planopt.models.costs import LIMIT_METRIC, Evaluator, HardwareArrays, RecipeArrays, cost_breakdown_usd, exceeds
 from planopt.models.plan import Plan
 from planopt.models.retention import RetentionChoice, covers, deep_rollback_share, storage_usd_per_train_hour
@@ -127,7 +128,7 @@ def _block(inst: Instance, p: Profiles, rows: slice) -> dict[str, np.ndarray]:
     ([recipe, hardware, interval, retention option] with a ``retention`` block)."""
     ra, ha = p.recipes, p.hardware
     fits = ha.fits[ra.recipe_class[rows]]                                        # [r, h]
-    compute = (ra.amounts[rows] @ ha.seconds_per_unit) / 3600.0                  # [r, h]
+    compute = combined_hours(ra.amounts[rows], ha.seconds_per_unit, ra.components) / 3600.0   # [r, h] (asynchronous.py)
     compute = np.where(fits, compute, 0.0)
     train = compute[:, :, None] * (1.0 + ha.overhead[None, :, :])                # [r, h, i]
     lead = ra.lead_hours[rows, None, None]

@@ -59,10 +59,21 @@ def _share(x: Optional[float]) -> Optional[str]:
     return None if x is None else f"{x:.0%} new-domain data"
 
 
+def gpus_text(hardware) -> str:
+    """A hardware choice in a few characters: ``16×B200``, with separate rollout GPUs ``16×B200 + 32×H100-SXM gen``."""
+    text = f"{hardware.count}×{hardware.gpu}"
+    return text + (f" + {hardware.rollout_count}×{hardware.rollout_gpu} gen" if hardware.rollout_gpu else "")
+
+
+def method_text(method: str, staleness_steps: int = 0) -> str:
+    """A method, with asynchronous RL's staleness: ``rl``, ``rl async-1``."""
+    return f"{method} async-{staleness_steps}" if staleness_steps else method
+
+
 # One entry per part of a plan: how to read it from the plan, and how to show it.
 PLAN_PARTS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Optional[str]]]] = {
-    "method": (lambda p: p.method, lambda v: v.upper()),
-    "GPUs": (lambda p: (p.gpu_count, p.gpu), lambda v: f"{v[0]}×{v[1]}"),
+    "method": (lambda p: (p.method, getattr(p, "staleness_steps", 0)), lambda v: method_text(*v).upper()),
+    "GPUs": (lambda p: p.hardware, gpus_text),
     "steps": (lambda p: p.steps, lambda v: f"{v:,} steps"),
     "samples per prompt": (lambda p: tuple(p.samples_per_prompt),
                            lambda v: ("→".join(map(str, v)) + " samples") if v else None),

@@ -6,14 +6,17 @@ A plan is a recipe, a hardware choice and a checkpoint interval, so
    |\mathrm{plans}| = R \cdot H \cdot I, \qquad
    R = A \sum_{m} |\mathrm{steps}_m| \cdot
        \begin{cases} |\mathrm{mixes}| \cdot |\mathrm{epochs}| & m = \mathrm{sft} \\
-                     S & m = \mathrm{rl} \\
+                     S \cdot |\mathrm{staleness}| & m = \mathrm{rl} \\
                      S \cdot |\mathrm{precisions}| & m = \mathrm{opd} \end{cases}, \qquad
    S = \begin{cases} \binom{k + p - 1}{p} & \text{taper only (non-increasing schedules)} \\
                      k^{p} & \text{otherwise} \end{cases}
 
 with :math:`k` samples-per-prompt options over :math:`p` phases, :math:`A` the
 adapters (full weights and/or each LoRA rank), :math:`H` the (GPU type, count,
-adapter) triples within availability and with a price (:math:`A` per pair),
+adapter) triples within availability and with a price (:math:`A` per pair), each
+also with every separate rollout (GPU type, count) of ``hardware.rollout_gpus``
+(:math:`H = A \cdot G (1 + G_r)` for :math:`G` training and :math:`G_r` rollout
+choices, less the pairs of two vendors or of one type whose sum is over its availability),
 :math:`I` the checkpoint intervals. These are the counts of ``recipes.enumerate_recipes`` and
 ``hardware.hardware_options`` (``tests/test_plan_space.py`` holds them equal),
 computed in microseconds even when the lists would not fit in memory.
@@ -120,6 +123,8 @@ def _option_counts(inst: Instance) -> dict[str, int]:
         counts["training.phases"] = t.phases
     if "opd" in t.methods:
         counts["teacher.precision_options"] = len(set(inst.teacher.precision_options))
+    if "rl" in t.methods:
+        counts["training.staleness_steps_options"] = len(set(t.staleness_steps_options))
     counts["training.adapter_options"] = len(set(t.adapter_options))
     if "lora" in t.adapter_options:
         counts["training.lora_rank_options"] = len(set(t.lora_rank_options))
@@ -131,11 +136,31 @@ def _option_counts(inst: Instance) -> dict[str, int]:
         if price_usd_per_gpu_hour(inst, option) is not None:  # a GPU with no price in the tier is left out
             usable = sum(1 for c in set(option.counts) if option.available_gpus is None or c <= option.available_gpus)
         counts[f"hardware.gpus.{n}.counts"] = usable
+    for n, option in enumerate(inst.hardware.rollout_gpus):
+        usable = 0
+        if price_usd_per_gpu_hour(inst, option) is not None:
+            usable = sum(1 for c in set(option.counts) if option.available_gpus is None or c <= option.available_gpus)
+        counts[f"hardware.rollout_gpus.{n}.counts"] = usable
     counts["checkpointing.interval_minutes_options"] = len(set(inst.checkpointing.interval_minutes_options))
     return counts
 
 
-def _sizes(inst: Instance, counts: dict[str, int]) -> tuple[int, int, int, int]:
+def _pairs_not_allowed(inst: Instance) -> int:
+    """(training, rollout) choices that may not pair: of two vendors, or of one GPU type on both sides
+    whose sum exceeds the training entry's ``available_gpus`` (``rollout.pair_allowed`` leaves them out)."""
+    from planopt.models.rollout import pair_allowed, rollout_choices
+    rollouts = rollout_choices(inst, price_usd_per_gpu_hour)
+    out = 0
+    for o in inst.hardware.gpus:
+        if price_usd_per_gpu_hour(inst, o) is None:
+            continue
+        for n in set(o.counts):
+            if o.available_gpus is None or n <= o.available_gpus:
+                out += sum(not pair_allowed(inst, o.name, n, g, k) for g, k in rollouts)
+    return out
+
+
+def _sizes(inst: Instance, counts: dict[str, int], exact: bool = True) -> tuple[int, int, int, int]:
     """(recipes the model holds, hardware choices, intervals, stage pairs): the methods of one-stage sequences
     (``recipes.enumerate_recipes``); a staged model holds each slot's recipes and its pairs (``staged_data``)."""
     t = inst.training
@@ -148,7 +173,7 @@ def _sizes(inst: Instance, counts: dict[str, int]) -> tuple[int, int, int, int]:
         if m == "sft":
             per_method[m] = steps * counts["sft_data.external_data_share_options"] * counts["sft_data.max_epochs_options"]
         elif m == "rl":
-            per_method[m] = steps * schedules
+            per_method[m] = steps * schedules * counts["training.staleness_steps_options"]
         else:
             per_method[m] = steps * schedules * counts["teacher.precision_options"]
         per_method[m] *= adapters
@@ -157,7 +182,11 @@ def _sizes(inst: Instance, counts: dict[str, int]) -> tuple[int, int, int, int]:
     recipes = sum(per_method[m] for methods in slots for m in methods)
     follows = {(q[0], q[1] if len(q) > 1 else None) for q in sequences} if len(slots) > 1 else set()
     pairs = sum(per_method[a] * (1 if b is None else per_method[b]) for a, b in follows)
-    hardware = sum(v for k, v in counts.items() if k.startswith("hardware.gpus."))
+    # each training choice colocated, and with each separate rollout choice (``rollout.py``); ``exact``: less the
+    # pairs that may not pair (two vendors, or over a shared type's availability; the what-if sizes skip it)
+    training = sum(v for k, v in counts.items() if k.startswith("hardware.gpus."))
+    rollouts = sum(v for k, v in counts.items() if k.startswith("hardware.rollout_gpus."))
+    hardware = training * (1 + rollouts) - (_pairs_not_allowed(inst) if exact and rollouts else 0)
     return recipes, hardware * adapters, counts["checkpointing.interval_minutes_options"], pairs
 
 
@@ -181,7 +210,7 @@ def plan_space(inst: Instance) -> PlanSpace:
     without = {}
     for key, n in counts.items():
         if n > 1:
-            r, h, _, p = _sizes(inst, {**counts, key: 1})
+            r, h, _, p = _sizes(inst, {**counts, key: 1}, exact=False)
             without[key] = model_mib(r, h, p)
     # the retention one-hot adds a few rows per (hardware, interval) pair, not per recipe: left out of the memory estimate
     return PlanSpace(recipes, hardware, intervals, counts, without, pairs, retention=max(1, len(retention_options(inst))))

@@ -119,6 +119,9 @@ def load_portfolio(source: str | Path | dict[str, Any] | PortfolioData) -> Portf
         if inst.retention is not None:
             raise InputError(f"{name}: jobs.{i}.instance.retention: retention choices are not yet combined with "
                              "portfolios; remove the block (checkpointing.keep_last applies)")
+        if inst.hardware.rollout_gpus:  # a portfolio counts GPU-hours by the training GPUs' type alone
+            raise InputError(f"{name}: jobs.{i}.instance.hardware.rollout_gpus: separate rollout hardware is not "
+                             "modelled in portfolios; expected none (generation on the job's own GPUs)")
         if not shared_gpu_types(inst, portfolio):
             raise InputError(f"{name}: jobs.{i}.instance.hardware.gpus: expected at least one of the portfolio's GPU types "
                              f"({', '.join(g.name for g in portfolio.gpus)}), got {', '.join(o.name for o in inst.hardware.gpus)}")

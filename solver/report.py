@@ -27,7 +27,7 @@ def usd(x: float) -> str:
 
 
 def hours(x: float) -> str:
-    return f"{x:,.1f} h" if x >= 1 else f"{x * 60:,.1f} min"
+    return f"{x:,.1f} h" if abs(x) >= 1 else f"{x * 60:,.1f} min"   # negative: asynchronous RL's overlap
 
 
 def plan_rows(plan: Plan | StagedPlan) -> list[tuple[str, str]]:
@@ -35,6 +35,9 @@ def plan_rows(plan: Plan | StagedPlan) -> list[tuple[str, str]]:
         return staged_plan_rows(plan)
     rows = [("method", METHOD_NAMES[plan.method]), ("GPUs", f"{plan.gpu_count} × {plan.gpu}"),
             ("training length", f"{plan.steps:,} steps")]
+    if plan.rollout_gpu is not None:
+        rows.insert(2, ("rollout GPUs", f"{plan.rollout_gpu_count} × {plan.rollout_gpu} (separate: generation runs there, "
+                                        "weights cross the network each step)"))
     if plan.samples_per_prompt:
         rows.append(("samples per prompt", " → ".join(map(str, plan.samples_per_prompt)) + f"  ({len(plan.samples_per_prompt)} phases)"))
     if plan.teacher_precision:
@@ -47,6 +50,9 @@ def plan_rows(plan: Plan | StagedPlan) -> list[tuple[str, str]]:
         rows.append(("adapter", f"LoRA rank {plan.lora_rank} on every linear layer (frozen base weights)"))
     if plan.cpu_offload:
         rows.append(("CPU offload", "parameters, gradients and optimiser state in host memory (priced over the host link)"))
+    if plan.staleness_steps:
+        rows.append(("asynchronous", f"generation up to {plan.staleness_steps} step{'s' if plan.staleness_steps > 1 else ''} "
+                                     "behind the trained policy, overlapping training"))
     rows.append(("checkpoint interval", f"{plan.checkpoint_interval_minutes:g} min"))
     rows += retention_rows(plan.retention)
     return rows
@@ -113,10 +119,12 @@ def limit_rows(binding: list[dict[str, Any]], objective: str = "cost") -> str:
 def price_row(inst: Instance, plan: Plan | StagedPlan) -> tuple[str, str]:
     """Which price the plan's GPUs are billed at (each GPU type of a staged plan's), and where it comes from."""
     from planopt.models.hardware import option_of, price_usd_per_gpu_hour
-    gpus = list(dict.fromkeys(s.hardware.gpu for s in plan.stages)) if isinstance(plan, StagedPlan) else [plan.gpu]
+    hw = [s.hardware for s in plan.stages] if isinstance(plan, StagedPlan) else [plan.hardware]
+    gpus = list(dict.fromkeys([h.gpu for h in hw] + [h.rollout_gpu for h in hw if h.split]))
+    rollout = {o.name: o for o in inst.hardware.rollout_gpus}
     parts = []
     for gpu in gpus:
-        option = option_of(inst, gpu)
+        option = option_of(inst, gpu) or rollout[gpu]
         price = price_usd_per_gpu_hour(inst, option)
         if option.price_usd_per_gpu_hour is not None:
             source = "the instance's price"

@@ -25,6 +25,13 @@ class _Open(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
+class RolloutOut(_Closed):
+    """Separate rollout hardware: the GPUs generation runs on, apart from the stage's training GPUs."""
+
+    gpu: str
+    gpu_count: int
+
+
 class StageOut(_Closed):
     """One stage of a plan: its recipe and the hardware it runs on."""
 
@@ -39,8 +46,9 @@ class StageOut(_Closed):
     cpu_offload: bool = Field(description="training state (parameters, gradients, optimiser) offloaded to host memory")
     gpu: str
     gpu_count: int
-    rollout: None = Field(description="separate rollout hardware: always null (generation runs on the stage's GPUs)")
-    staleness_steps: Literal[0] = Field(description="asynchronous RL's staleness: always 0 (synchronous)")
+    rollout: Optional[RolloutOut] = Field(description="separate rollout hardware (version 2.1), or null: generation "
+                                                      "runs on the stage's own GPUs")
+    staleness_steps: int = Field(ge=0, description="asynchronous RL's staleness in steps (version 2.1); 0: synchronous")
 
 
 class RetentionOut(_Closed):

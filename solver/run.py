@@ -46,7 +46,7 @@ TIE_BREAK_RELATIVE = 1e-7
 # (Pyomo captures the solver's stdout and tees it to the streams given).
 DEFAULT_SOLVER = "highs"
 # of the JSON output of solve and evaluate (schema: result_schema.py); bumped when a key changes meaning or goes away
-RESULT_VERSION = "2.0"  # 2.0: the plan is {student, stages: [...], checkpoint_interval_minutes, retention} (issue 12)
+RESULT_VERSION = "2.1"  # 2.0: the plan is {student, stages: [...], checkpoint_interval_minutes, retention} (issue 12); 2.1: a stage's rollout may be {gpu, gpu_count}
 # Short names for the persistent interfaces Pyomo registers (pyomo.contrib.solver).
 SOLVER_ALIASES = {"scip": "scip_persistent", "gurobi": "gurobi_persistent"}
 # `solve` searches with limit rows wider than the evaluator's rule (formulation/

@@ -146,9 +146,11 @@ def run_sweep(pm: PlanModel, limit: str, values: Iterable[float], time_limit: fl
 
 # --- tables -----------------------------------------------------------------
 
-INTEGER_PLAN_COLUMNS = ("gpu_count", "steps", "max_epochs")
+INTEGER_PLAN_COLUMNS = ("gpu_count", "steps", "max_epochs", "rollout.gpu_count")
+# rollout.*: separate rollout GPUs (empty when generation runs on the plan's own GPUs); staleness_steps: asynchronous RL
 PLAN_COLUMNS = ("method", "gpu", "gpu_count", "steps", "samples_per_prompt", "teacher_precision",
-                "external_data_share", "max_epochs", "checkpoint_interval_minutes")
+                "external_data_share", "max_epochs", "checkpoint_interval_minutes", "rollout.gpu", "rollout.gpu_count",
+                "staleness_steps")
 METRIC_COLUMNS = ("cost_usd", "wall_hours", "quality", "forgetting_points", "gpu_hours")
 
 
@@ -161,6 +163,8 @@ def plan_columns(plan) -> dict[str, Any]:
         return plan_record(plan)
     d = plan.to_dict()
     d["samples_per_prompt"] = "-".join(map(str, plan.samples_per_prompt))
+    d["rollout.gpu"], d["rollout.gpu_count"] = (plan.rollout_gpu, plan.rollout_gpu_count) if plan.rollout_gpu else (None, None)
+    d["staleness_steps"] = plan.staleness_steps
     return {k: d[k] for k in PLAN_COLUMNS}
 
 

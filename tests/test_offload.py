@@ -93,8 +93,8 @@ def test_a_twin_is_offered_exactly_where_a_class_fits_only_with_offload(seed):
 def test_offload_is_offered_only_where_a_host_link_is_known():
     inst = sft_32b_on([{"name": "H100-SXM", "counts": [2]}, {"name": "TPU-v5p", "counts": [2]}], "if_needed")
     options = hardware_options(inst)
-    assert HardwareChoice("H100-SXM", 2, None, True) in options
-    assert HardwareChoice("TPU-v5p", 2, None, False) in options and HardwareChoice("TPU-v5p", 2, None, True) not in options
+    assert HardwareChoice("H100-SXM", 2, None, cpu_offload=True) in options
+    assert HardwareChoice("TPU-v5p", 2, None) in options and HardwareChoice("TPU-v5p", 2, None, cpu_offload=True) not in options
 
 
 def test_a_choice_that_does_not_offload_pays_no_host_link_time():
@@ -192,7 +192,7 @@ def test_a_plan_whose_offload_the_instance_does_not_allow_is_one_line(tmp_path, 
     inst = sft_32b_on([{"name": "H100-SXM", "counts": [16]}], mode)
     inst_path = tmp_path / "inst.json"
     inst_path.write_text(inst.model_dump_json())
-    plan = Plan.of(Evaluator(inst).space()[0][0], HardwareChoice("H100-SXM", 16, None, offload), 60.0).to_dict()
+    plan = Plan.of(Evaluator(inst).space()[0][0], HardwareChoice("H100-SXM", 16, None, cpu_offload=offload), 60.0).to_dict()
     plan["checkpoint_interval_minutes"] = inst.checkpointing.interval_minutes_options[0]
     plan_path = tmp_path / "plan.json"
     plan_path.write_text(json.dumps(plan))

@@ -137,3 +137,76 @@ def test_readme_states_which_base_wins_where():
     small = front[front["student"] == "Qwen3-8B"]
     assert len(small) == 1 and (front["student"] == "Qwen3-32B").sum() == len(front) - 1
     assert f"{small['cost_usd'].iloc[0]:,.0f}" == stated["cost8"] and f"{small['quality'].iloc[0]:.2f}" == stated["q8"]
+
+
+def test_readme_states_the_split_rollout_optimum_and_what_colocation_reaches():
+    """Issue 12 item 3: every figure of the split-rollout instance's sentences is what the solver finds."""
+    import json
+    import planopt
+    from planopt.models import defaults as d
+    section = _sentence("**Separate rollout hardware.**")
+    assert f"in {d.ROLLOUT_HBM_SHARE:.0%} of their memory" in section.replace(" %", "%")
+    assert f"has {d.DEDICATED_ROLLOUT_HBM_SHARE:.0%} of their memory" in section.replace(" %", "%")
+    line = _sentence("On `qwen3-32b-agentic-rl-split-rollout.json`")
+    stated = re.search(
+        r"quality floor (?P<floor>\d+) from (?P<base>\d+), a one-week deadline of (?P<deadline>\d+) h, training on at most "
+        r"(?P<nb>\d+) B200 or (?P<nh>\d+) H100\).*?the fastest one, RL on (?P<fast_n>\d+) × (?P<fast_gpu>[\w-]+), takes "
+        r"(?P<fast_h>[\d.]+) h\. The optimum keeps that RL plan \((?P<steps>[\d,]+) steps, rank-(?P<rank>\d+) LoRA, "
+        r"(?P<spp>[\d → ]+) samples per prompt\) on (?P<n>\d+) × (?P<gpu>[\w-]+) and generates on (?P<rn>\d+) × "
+        r"(?P<rgpu>[\w-]+) of their own: generation falls from (?P<gen_co>[\d.]+) h to (?P<gen>[\d.]+) h, and the job costs "
+        r"\$(?P<cost>[\d,]+) in (?P<hours>[\d.]+) h, quality (?P<q>[\d.]+)\. With two weeks \((?P<two>\d+) h\) the colocated "
+        r"plan is optimal again, at \$(?P<cost2>[\d,]+) in (?P<hours2>[\d.]+) h: the split buys (?P<gain_h>\d+) hours for "
+        r"\$(?P<extra>[\d,]+)\.", line)
+    assert stated, line
+    path = INSTANCES / "qwen3-32b-agentic-rl-split-rollout.json"
+    data = json.loads(path.read_text())
+    c = data["constraints"]
+    assert (c["min_quality"], data["task"]["baseline_score"], c["deadline_hours"]) == \
+        (float(stated["floor"]), float(stated["base"]), float(stated["deadline"]))
+    caps = {g["name"]: g["available_gpus"] for g in data["hardware"]["gpus"]}
+    assert caps == {"B200": int(stated["nb"]), "H100-SXM": int(stated["nh"])}
+    res = planopt.solve(path, sensitivity=False)
+    p = res.plan
+    assert (p.method, p.steps, p.adapter, p.lora_rank) == ("rl", int(stated["steps"].replace(",", "")), "lora", int(stated["rank"]))
+    assert " → ".join(map(str, p.samples_per_prompt)) == stated["spp"].strip()
+    assert (p.gpu_count, p.gpu, p.rollout_gpu_count, p.rollout_gpu) == (int(stated["n"]), stated["gpu"], int(stated["rn"]), stated["rgpu"])
+    assert f"{res.metrics.cost_usd:,.0f}" == stated["cost"] and f"{res.metrics.wall_hours:.1f}" == stated["hours"]
+    assert f"{res.metrics.quality:.2f}" == stated["q"] and f"{res.metrics.hours_breakdown['generation']:.1f}" == stated["gen"]
+    colocated = {**data, "hardware": {**data["hardware"], "rollout_gpus": []}}
+    assert planopt.solve(colocated, sensitivity=False).status == "infeasible"
+    fastest = planopt.solve({**colocated, "objective": "time", "constraints": {**c, "deadline_hours": None}}, sensitivity=False)
+    f = fastest.plan
+    assert (f.method, f.gpu_count, f.gpu) == ("rl", int(stated["fast_n"]), stated["fast_gpu"])
+    assert f"{fastest.metrics.wall_hours:.1f}" == stated["fast_h"]
+    two = planopt.solve({**data, "constraints": {**c, "deadline_hours": float(stated["two"])}}, sensitivity=False)
+    assert two.plan.rollout_gpu is None and (two.plan.recipe, two.plan.gpu, two.plan.gpu_count) == (p.recipe, p.gpu, p.gpu_count)
+    assert f"{two.metrics.cost_usd:,.0f}" == stated["cost2"] and f"{two.metrics.wall_hours:.1f}" == stated["hours2"]
+    assert f"{two.metrics.hours_breakdown['generation']:.1f}" == stated["gen_co"]
+    assert round(two.metrics.wall_hours - res.metrics.wall_hours) == int(stated["gain_h"])
+    assert f"{round(res.metrics.cost_usd) - round(two.metrics.cost_usd):,}" == stated["extra"]
+
+
+def test_readme_states_the_asynchronous_optimum_and_the_staleness_penalty():
+    """Issue 12 item 4: the asynchronous section's figures are the defaults' and the solver's."""
+    import json
+    import planopt
+    from planopt.models import defaults as d
+    line = _sentence("**Asynchronous RL.**")
+    stated = re.search(r"δ = `priors\.staleness_gain_loss_per_step` = (?P<delta>[\d.]+), .*?AIME24: (?P<q0>[\d.]+) synchronous, "
+                       r"(?P<q8>[\d.]+) at η = 8 and (?P<q16>[\d.]+) at η = 16, from a base of (?P<base>[\d.]+)\).*?"
+                       r"the optimum generates one step behind on the same (?P<n>\d+) × (?P<gpu>[\w-]+) and (?P<rn>\d+) × "
+                       r"(?P<rgpu>[\w-]+), with (?P<spp>[\d → ]+) samples per prompt.*?: \$(?P<cost>[\d,]+) in (?P<hours>[\d.]+) h, "
+                       r"quality (?P<q>[\d.]+)\.", line)
+    assert stated, line
+    assert float(stated["delta"]) == d.STALENESS_GAIN_LOSS_PER_STEP
+    gain = float(stated["q0"]) - float(stated["base"])
+    assert round(1 - ((float(stated["q8"]) - float(stated["base"])) / gain) ** (1 / 8), 4) == d.STALENESS_GAIN_LOSS_PER_STEP
+    data = json.loads((INSTANCES / "qwen3-32b-agentic-rl-split-rollout.json").read_text())
+    data["training"]["staleness_steps_options"] = [0, 1]
+    res = planopt.solve(data, sensitivity=False)
+    p = res.plan
+    assert p.staleness_steps == 1 and (p.gpu_count, p.gpu, p.rollout_gpu_count, p.rollout_gpu) == \
+        (int(stated["n"]), stated["gpu"], int(stated["rn"]), stated["rgpu"])
+    assert " → ".join(map(str, p.samples_per_prompt)) == stated["spp"].strip()
+    assert f"{res.metrics.cost_usd:,.0f}" == stated["cost"] and f"{res.metrics.wall_hours:.1f}" == stated["hours"]
+    assert f"{res.metrics.quality:.2f}" == stated["q"]

@@ -13,7 +13,8 @@ Work amounts are normalised by their largest value over the recipes,
 is the hours that largest amount takes on :math:`h`. The compute hours of a
 recipe on a hardware choice are then one matrix product,
 :math:`T = \hat A\, U` (``compute_hours``, NaN where the recipe does not fit in
-memory), and every data-derived bound is a reduction of :math:`T`.
+memory; for asynchronous RL each phase's generation and training overlap,
+``asynchronous.combined_hours``), and every data-derived bound is a reduction of :math:`T`.
 
 Money is the evaluator's cost (``costs.cost_breakdown_usd``) written as
 :math:`K + c_r + \pi_h H_{train}`: :math:`\pi_h = n_h p_h` + hot checkpoint
@@ -30,6 +31,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .. import physics as ph
+from ..asynchronous import combined_hours
 from ..costs import Evaluator
 from ..plan import HardwareChoice, Recipe
 
@@ -124,7 +126,8 @@ def collect(ev: Evaluator, keep_dominated_intervals: bool = False, recipes: list
     share = np.where(amount_max > 0, ra.amounts / safe_max, 0.0)
     unit = np.where(usable, amount_max[:, None] * spu / 3600.0, 0.0)
     recipe_fits = fits[ra.recipe_class] if len(recipes) else np.zeros((0, len(hardware)), dtype=bool)
-    hours = np.where(recipe_fits, share @ unit, np.nan)
+    # T = share @ unit, with asynchronous RL's generation and training overlapped phase by phase (asynchronous.py)
+    hours = np.where(recipe_fits, combined_hours(share, unit, ra.components), np.nan)
     any_fit = recipe_fits.any(axis=0)
     tmax = np.where(any_fit, np.nanmax(np.where(recipe_fits, hours, -np.inf), axis=0, initial=-np.inf), 0.0) \
         if len(recipes) else np.zeros(len(hardware))

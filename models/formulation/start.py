@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 import pyomo.core as pyo  # not pyomo.environ: its plugins cost every CLI call ~0.3 s unused (BENCHMARKS.md §1)
 
+from ..asynchronous import groups
 from ..costs import exceeds
 from .data import FormulationData
 from .limits import LIMITS
@@ -99,7 +100,12 @@ def plan_values(m: pyo.ConcreteModel, data: FormulationData, r: int, h: int, i: 
         if hh == h and data.amount_share[r, c] > 0:
             out.append((m.work_share[c, hh], float(data.amount_share[r, c])))
     if (h, i) in m.HI:
-        out.append((m.interval_hours[h, i], float(data.amount_share[r] @ data.unit_hours[:, h])))
+        out.append((m.interval_hours[h, i], float(data.compute_hours[r, h])))  # asynchronous RL's overlap included
+    for (hh, g) in getattr(m, "OVERLAP", ()):  # asynchronous RL's epigraph (work.define_overlap): max(G_p, T_p)
+        if hh == h:
+            gen, train = groups(data.components)[g]
+            out.append((m.overlap_hours[hh, g], float(max(data.amount_share[r, gen] @ data.unit_hours[gen, h],
+                                                              data.amount_share[r, train] @ data.unit_hours[train, h]))))
     return out
 
 

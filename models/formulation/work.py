@@ -36,6 +36,7 @@ from __future__ import annotations
 import numpy as np
 import pyomo.core as pyo  # not pyomo.environ: its plugins cost every CLI call ~0.3 s unused (BENCHMARKS.md §1)
 
+from ..asynchronous import groups
 from .data import FormulationData
 from .linear import linear
 
@@ -79,5 +80,63 @@ def define_work(m: pyo.ConcreteModel, data: FormulationData, one_row_per_hardwar
         m.work_on_chosen_hardware = pyo.Constraint(m.CH, rule=lambda m, c, h: linear(
             [1.0, -cap_list[m.CH.ord((c, h)) - 1]], [a[m.CH.ord((c, h)) - 1], z[h]]) <= 0)
     units = unit[cs, hs]
-    hours = [linear(units[pos_by_h[h]], [a[p] for p in pos_by_h[h].tolist()]) for h in range(n_h)]
+    phases = groups(data.components)
+    if not phases:
+        hours = [linear(units[pos_by_h[h]], [a[p] for p in pos_by_h[h].tolist()]) for h in range(n_h)]
+        m.compute_hours = pyo.Expression(m.H, rule=lambda m, h: hours[h])
+        return
+    define_overlap(m, data, phases, cs, hs, units, a, z, pos_by_h)
+
+
+def define_overlap(m, data: FormulationData, phases: dict, cs, hs, units, a, z, pos_by_h) -> None:
+    r"""Asynchronous RL (``asynchronous.py``): per hardware :math:`h` and phase :math:`p` of an asynchronous recipe,
+    an epigraph variable :math:`W_{h,p}` over its generation and its training hours,
+
+    .. math::
+       W_{h,p} \ge \sum_{c \in G_p} U_{c,h} a_{c,h}, \quad W_{h,p} \ge \sum_{c \in T_p} U_{c,h} a_{c,h}
+            &\quad\text{(overlap_covers_generation, overlap_covers_training)} \\
+       W_{h,p} \le M_{h,p} z_h &\quad\text{(overlap_on_chosen_hardware)} \\
+       T_h = \sum_{c \text{ serial}} U_{c,h} a_{c,h} + \sum_p W_{h,p}
+
+    with :math:`M_{h,p}` the largest :math:`\max(G_p, T_p)` among the recipes that fit on :math:`h`
+    (data-derived). Exact: :math:`W` enters only :math:`T_h`, and every objective and limit is
+    non-decreasing in :math:`T_h` (cost and time grow with it; quality and forgetting do not move), so an
+    optimum exists with :math:`W_{h,p} = \max(G_p, T_p)`, the evaluator's value; the cost tie-break takes
+    that one (``tests/test_asynchronous.py`` holds the MIP to both oracles)."""
+    n_h = len(data.hardware)
+    is_serial = np.ones(len(data.components), dtype=bool)
+    for gen, train in phases.values():
+        is_serial &= ~(gen | train)
+    fits = data.recipe_fits
+    keys = []
+    bound = {}
+    side_pos = {}
+    for g, (gen, train) in phases.items():
+        worst = np.maximum(data.amount_share[:, gen] @ data.unit_hours[gen], data.amount_share[:, train] @ data.unit_hours[train])
+        most = np.where(fits, worst, 0.0).max(axis=0) if len(data.recipes) else np.zeros(n_h)
+        for h in range(n_h):
+            if most[h] > 0:
+                keys.append((h, g))
+                bound[h, g] = float(most[h])
+                pos = pos_by_h[h]
+                side_pos[h, g] = (pos[gen[cs[pos]]], pos[train[cs[pos]]])
+    m.OVERLAP = pyo.Set(initialize=keys, dimen=2, ordered=True)
+    m.overlap_hours = pyo.Var(m.OVERLAP, bounds=(0.0, None))
+    w = {key: m.overlap_hours[key] for key in keys}
+
+    def covers(side):
+        def rule(m, h, g):
+            pos = side_pos[h, g][side]
+            return linear(units[pos].tolist() + [-1.0], [a[p] for p in pos.tolist()] + [w[h, g]]) <= 0
+        return rule
+
+    m.overlap_covers_generation = pyo.Constraint(m.OVERLAP, rule=covers(0))
+    m.overlap_covers_training = pyo.Constraint(m.OVERLAP, rule=covers(1))
+    m.overlap_on_chosen_hardware = pyo.Constraint(m.OVERLAP, rule=lambda m, h, g: linear([1.0, -bound[h, g]], [w[h, g], z[h]]) <= 0)
+    by_h = {h: [w[key] for key in keys if key[0] == h] for h in range(n_h)}
+    hours = []
+    for h in range(n_h):
+        pos = pos_by_h[h]
+        pos = pos[is_serial[cs[pos]]]
+        hours.append(linear(units[pos].tolist() + [1.0] * len(by_h[h]), [a[p] for p in pos.tolist()] + by_h[h]))
     m.compute_hours = pyo.Expression(m.H, rule=lambda m, h: hours[h])

@@ -170,6 +170,7 @@ def enumerate(file: Path = typer.Argument(..., help="instance JSON"), json_out: 
                                   "metrics": p.metrics.summary() if p.metrics.fits_memory else None,
                                   "feasible": p.feasible, "violations": p.metrics.violations} for p in plans]})
         else:
+            from ..labels import gpus_text, method_text
             from ..report import table
 
             def numbers(m):
@@ -182,7 +183,7 @@ def enumerate(file: Path = typer.Argument(..., help="instance JSON"), json_out: 
                          *numbers(p.metrics)) for p in plans]
                 typer.echo(table(rows, header=("stages", "ckpt min", "cost $", "hours", "quality", "forget", "feasible")))
                 return
-            rows = [(p.plan.method, f"{p.plan.gpu_count}×{p.plan.gpu}", p.plan.steps, "-".join(map(str, p.plan.samples_per_prompt)) or "-",
+            rows = [(method_text(p.plan.method, p.plan.staleness_steps), gpus_text(p.plan.hardware), p.plan.steps, "-".join(map(str, p.plan.samples_per_prompt)) or "-",
                      p.plan.teacher_precision or "-", p.plan.external_data_share if p.plan.external_data_share is not None else "-",
                      f"{p.plan.checkpoint_interval_minutes:g}", *numbers(p.metrics)) for p in plans]
             header = ("method", "GPUs", "steps", "samples", "teacher", "mix", "ckpt min", "cost $", "hours", "quality", "forget", "feasible")
@@ -223,4 +224,5 @@ def plans_frame(plans) -> "pd.DataFrame":
 def stage_summary(stage) -> str:
     """One stage in a few words: ``RL 400 steps 8×H100``."""
     lora = f" LoRA-{stage.recipe.lora_rank}" if stage.recipe.lora_rank else ""
-    return f"{stage.method.upper()} {stage.recipe.steps} steps{lora} {stage.hardware.count}×{stage.hardware.gpu}"
+    from ..labels import gpus_text
+    return f"{stage.method.upper()} {stage.recipe.steps} steps{lora} {gpus_text(stage.hardware)}"

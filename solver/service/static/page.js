@@ -49,10 +49,12 @@ const LIMIT_FORMAT = { budget_usd: usd, deadline_hours: hours, max_forgetting_po
 // fields with its interval (a portfolio job's).
 function stageText(stage) {
   const parts = [`${stage.method.toUpperCase()} on ${stage.gpu_count} × ${stage.gpu}`, `${stage.steps.toLocaleString("en-US")} steps`];
+  if (stage.rollout) parts.splice(1, 0, `generating on ${stage.rollout.gpu_count} × ${stage.rollout.gpu}`);
   if (stage.samples_per_prompt && stage.samples_per_prompt.length) parts.push("samples " + stage.samples_per_prompt.join(" → "));
   if (stage.teacher_precision) parts.push(stage.teacher_precision + " teacher");
   if (stage.external_data_share != null) parts.push("mix " + stage.external_data_share);
   if (stage.adapter === "lora") parts.push(`LoRA rank ${stage.lora_rank}`);
+  if (stage.staleness_steps) parts.push(`asynchronous, ${stage.staleness_steps} step(s) stale`);
   return parts.join(", ");
 }
 
@@ -67,7 +69,10 @@ function planEntries(plan) {
   if (!plan.stages) return Object.entries(plan);
   const out = [["student", plan.student]];
   const single = plan.stages.length === 1;
-  plan.stages.forEach((stage, n) => Object.entries(stage).forEach(([k, v]) => out.push([single ? k : `stage${n + 1}.${k}`, v])));
+  // an object field (a split stage's rollout: {gpu, gpu_count}) gets one row per key
+  const push = (k, v) => (v && typeof v === "object" && !Array.isArray(v))
+    ? Object.entries(v).forEach(([k2, v2]) => out.push([`${k}.${k2}`, v2])) : out.push([k, v]);
+  plan.stages.forEach((stage, n) => Object.entries(stage).forEach(([k, v]) => push(single ? k : `stage${n + 1}.${k}`, v)));
   out.push(["checkpoint_interval_minutes", plan.checkpoint_interval_minutes]);
   return out;
 }
