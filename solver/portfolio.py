@@ -198,6 +198,10 @@ class PortfolioResult:
     reserved_term: dict[str, Optional[str]] = field(default_factory=dict)   # GPU type -> 1m | 1y | 3y (none: the horizon)
     committed_hours: dict[str, float] = field(default_factory=dict)         # GPU type -> hours a reserved GPU is paid for
     reserved_from: dict[str, int] = field(default_factory=dict)             # GPU type -> first bucket reserved GPUs run in
+    # reserved_start_buckets: GPU type -> {start bucket -> GPUs signed then}, and the lead time and paid hours per start
+    contracts: dict[str, dict[int, int]] = field(default_factory=dict)
+    reserved_lead: dict[str, int] = field(default_factory=dict)
+    committed_hours_from: dict[str, dict[int, float]] = field(default_factory=dict)
     risk: Optional[dict[str, Any]] = None   # the schedule under capacity scenarios (portfolio_risk), with --scenarios
 
     @property
@@ -214,7 +218,16 @@ class PortfolioResult:
                  "usd_per_gpu_hour": self.reserved_price.get(g), "committed_hours": self.committed_hours.get(g),
                  "commitment_usd": n * self.reserved_price.get(g, 0.0) * self.committed_hours.get(g, 0.0),
                  "utilisation": self.utilisation.get(g)}
-                for g in self.gpu_types if (n := self.reserved.get(g, 0))]
+                for g in self.gpu_types if g not in self.contracts and (n := self.reserved.get(g, 0))]
+        # later starts: one row per contract; start_bucket is when its GPUs arrive (signed and
+        # paid from reserved_lead buckets earlier), as for the single contract above
+        rows += [{"provider": self.providers.get(g, "unspecified"), "gpu": g, "tier": "reserved",
+                  "term": self.reserved_term.get(g) or "horizon", "start_bucket": s + self.reserved_lead.get(g, 0),
+                  "end_bucket": B - 1, "gpus": n, "usd_per_gpu_hour": self.reserved_price.get(g),
+                  "committed_hours": self.committed_hours_from[g][s],
+                  "commitment_usd": n * self.reserved_price.get(g, 0.0) * self.committed_hours_from[g][s],
+                  "utilisation": self.utilisation.get(g)}
+                 for g in self.gpu_types if g in self.contracts for s, n in sorted(self.contracts[g].items()) if n]
         held: dict[tuple, int] = {}
         for js in self.jobs:
             for (b, k) in js.gpu_hours:
@@ -266,18 +279,23 @@ class PortfolioResult:
 # --- the evaluator of a schedule -----------------------------------------
 def evaluate_schedule(pdata: PortfolioData, plans: list[Plan], spot_shares: list[float],
                       gpu_hours: list[dict[tuple[int, str], float]], reserved: dict[str, int],
-                      evaluators: list[Evaluator] | None = None, tolerance: float = 1e-6):
+                      evaluators: list[Evaluator] | None = None, tolerance: float = 1e-6,
+                      contracts: dict[str, dict[int, int]] | None = None):
     """Cost and violations of a portfolio schedule, straight from the single-job evaluator.
 
     Returns (jobs: list[JobSchedule], cost_breakdown_usd, violations). ``gpu_hours[j]`` maps
     (bucket, tier) to the GPU-hours job ``j`` runs on its plan's GPU type; a job running on a tier
     in a bucket holds its whole GPU count there (gang scheduling), so a tier's capacity is checked
-    against the GPUs held at once, not against GPU-hours."""
+    against the GPUs held at once, not against GPU-hours. ``contracts`` (GPU type -> {start bucket ->
+    GPUs}) replaces ``reserved`` for the types with ``reserved_start_buckets``: each contract is in
+    force from its start plus the lead time and paid for ``committed_hours_from`` of its start."""
+    contracts = contracts or {}
     H = pdata.bucket_hours
     evs = evaluators or [Evaluator(inst) for inst in pdata.instances]
     out, violations = [], []
     used: dict[tuple[int, str, str], float] = {}
-    breakdown = {"reserved": sum(pdata.reserved_price[g] * pdata.committed_hours[g] * n for g, n in reserved.items()),
+    breakdown = {"reserved": sum(pdata.reserved_price[g] * pdata.committed_hours[g] * n for g, n in reserved.items() if g not in contracts)
+                 + sum(pdata.reserved_price[g] * pdata.committed_hours_from[g][s] * n for g, c in contracts.items() for s, n in c.items()),
                  "on_demand": 0.0, "spot": 0.0, "noncompute": 0.0}
     for j, (plan, sigma, hours) in enumerate(zip(plans, spot_shares, gpu_hours)):
         ev, name, job = evs[j], pdata.names[j], pdata.portfolio.jobs[j]
@@ -326,7 +344,8 @@ def evaluate_schedule(pdata: PortfolioData, plans: list[Plan], spot_shares: list
                                job.release_bucket, job.deadline_bucket, active[0] if active else None,
                                active[-1] if active else None, compute, noncompute, lead + train_hours))
     for (b, g, k), v in used.items():
-        cap = {"reserved": reserved.get(g, 0), "on_demand": pdata.od_avail[g][b], "spot": pdata.spot_avail[g][b]}[k]
+        res_cap = pdata.reserved_in_force(g, contracts[g], b) if g in contracts else reserved.get(g, 0)
+        cap = {"reserved": res_cap, "on_demand": pdata.od_avail[g][b], "spot": pdata.spot_avail[g][b]}[k]
         if v > cap + tolerance:
             violations.append(f"capacity: {k} {g} in bucket {b}: jobs hold {v:g} GPUs at once > {cap:g}")
     total = sum(breakdown.values())
@@ -513,7 +532,9 @@ class PortfolioModel:
                                  build_seconds=self.build_seconds, gpu_types=list(d.gpus), providers=dict(d.provider),
                                  reserved_price=dict(d.reserved_price), bucket_price={"on_demand": d.od_price, "spot": d.spot_price},
                                  reserved_term=dict(d.reserved_term), committed_hours=dict(d.committed_hours),
-                                 reserved_from=dict(d.reserved_from))
+                                 reserved_from=dict(d.reserved_from),
+                                 reserved_lead={g: d.gpu[g].reserved_lead_buckets for g in d.gpus},
+                                 committed_hours_from={g: dict(v) for g, v in d.committed_hours_from.items()})
         if self.model is None:
             result.message = self.reason
             return result
@@ -523,6 +544,13 @@ class PortfolioModel:
         end = None if time_limit is None else (started_at if started_at is not None else start) + time_limit
         if end is not None and start >= end:
             return self.out_of_time(result, time_limit, start - (started_at if started_at is not None else start))
+        if d.later_starts and (warm_start or cost_floors):
+            # The warm start, search, Lagrangian bound and column generation price one reservation
+            # per GPU type from bucket 0; with reservations that start later they would not be exact
+            # (nor their bound a bound), so the MIP runs alone.
+            warm_start = cost_floors = False
+            result.message = ("reserved_start_buckets: the Lagrangian bound, column generation and schedule search are "
+                              "bypassed (they assume one reservation from bucket 0); the MIP alone plans this portfolio")
         if warm_start or cost_floors:
             # the warm start may take at most a share of the time limit: the portfolio MIP needs the rest
             result.warm_start_seconds = self.warm_start(floors=cost_floors, starts=warm_start, end=end)
@@ -833,12 +861,19 @@ class PortfolioModel:
             result.big_m_breaches += [f"{d.names[j]}: {x}" for x in big_m_breaches(fd, fd.recipes[r], fd.hardware[h])]
         reserved = {g: int(round(pyo.value(m.reserved[g]))) for g in m.G}
         result.reserved = reserved
-        result.jobs, result.cost_breakdown_usd, result.violations = evaluate_schedule(d, plans, shares, hours, reserved, form.evaluators)
+        contracts: dict[str, dict[int, int]] = {}
+        for (g, s) in m.GS:
+            contracts.setdefault(g, {})[s] = d.node_gpus[g] * int(round(pyo.value(m.contract_nodes[g, s])))
+        result.contracts = contracts
+        result.jobs, result.cost_breakdown_usd, result.violations = evaluate_schedule(d, plans, shares, hours, reserved, form.evaluators,
+                                                                                       contracts=contracts)
         result.cost_usd = sum(result.cost_breakdown_usd.values())
         H, B = d.bucket_hours, len(d.buckets)
         for g, n in reserved.items():
             usedh = sum(v for js in result.jobs if js.plan.gpu == g for (b, k), v in js.gpu_hours.items() if k == "reserved")
-            result.utilisation[g] = usedh / (n * H * B) if n else None
+            # paid-for GPU-hours within the horizon: from bucket 0, or from each contract's start
+            paid = n * H * B if g not in contracts else sum(c * H * (B - s) for s, c in contracts[g].items())
+            result.utilisation[g] = usedh / paid if paid else None
 
 
 # The most jobs one portfolio MIP is asked to plan. It has about 590 variables per job at

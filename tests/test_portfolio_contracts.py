@@ -1,0 +1,113 @@
+"""Reservations that start later (``reserved_start_buckets``): the start bucket of each contract is
+a decision of the MIP. Held to a brute-force oracle that enumerates every contract vector
+(``portfolio_oracle.least_contract_cost``), replayed as discrete events, and, without the new
+field or with only bucket 0, the same answers as before."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from planopt.cli import app
+from planopt.portfolio import load_portfolio, solve_portfolio
+from planopt.portfolio_replay import replay_schedule
+
+from conftest import INSTANCES
+from portfolio_oracle import best_portfolio_cost, close, later_portfolio, tiny_portfolio
+
+runner = CliRunner()
+
+
+def solved(p) -> tuple:
+    res = solve_portfolio(p, rel_gap=1e-9)
+    out = json.loads(json.dumps(res.to_dict()))
+    return res, out, (replay_schedule(load_portfolio(p), out) if res.jobs else [])
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_later_starts_match_brute_force_and_replay(seed):
+    p = later_portfolio(seed)
+    oracle = best_portfolio_cost(load_portfolio(p))
+    res, out, problems = solved(p)
+    if oracle is None:
+        assert res.status == "infeasible", (res.status, res.cost_usd)
+        return
+    assert res.status == "optimal", res.message
+    assert close(res.cost_usd, oracle), (res.cost_usd, oracle)
+    assert close(res.mip_cost_usd, res.cost_usd)
+    assert res.violations == [] and problems == [], (res.violations, problems)
+    # the reported bound is a bound (HiGHS's alone: the Lagrangian is bypassed)
+    assert res.bound_usd is None or res.bound_usd <= oracle * (1 + 1e-6) + 1e-6
+    assert "reserved_start_buckets" in res.message
+    paid = sum(r["commitment_usd"] for r in out["procurement"] if r["tier"] == "reserved")
+    assert close(paid, res.cost_breakdown_usd["reserved"], rel=1e-9) or paid == res.cost_breakdown_usd["reserved"] == 0
+
+
+def test_later_starts_are_signed_and_never_cost_more():
+    """Across the seeds, a later start is chosen somewhere and saves money there; the option never
+    costs more (bucket 0 stays a choice)."""
+    later_signed = saved = 0
+    for seed in range(12):
+        with_later = best_portfolio_cost(load_portfolio(later_portfolio(seed)))
+        without = best_portfolio_cost(load_portfolio(tiny_portfolio(seed)))
+        if without is None:
+            continue
+        assert with_later is not None and with_later <= without * (1 + 1e-9), (seed, with_later, without)
+        saved += with_later < without * (1 - 1e-6)
+    assert saved >= 1
+    res, out, problems = solved(str(INSTANCES / "portfolio-later-starts.json"))   # portfolio-small, contracts in 0, 4 or 8
+    base = solve_portfolio(str(INSTANCES / "portfolio-small.json"), rel_gap=1e-9)
+    assert res.status == "optimal" and problems == [] and res.violations == []
+    rows = [r for r in out["procurement"] if r["tier"] == "reserved"]
+    later_signed = sum(r["start_bucket"] > 0 for r in rows)
+    assert later_signed >= 1, rows
+    assert res.cost_usd < base.cost_usd - 1.0, (res.cost_usd, base.cost_usd)   # idle buckets 0..3 are not paid for
+    for r in rows:   # each contract is paid for every hour from its start to the horizon's end
+        assert r["committed_hours"] == (12 - r["start_bucket"]) * 24
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_only_bucket_zero_gives_the_same_answer_as_before(seed):
+    p = tiny_portfolio(seed)
+    q = copy.deepcopy(p)
+    for e in q["gpus"]:
+        e["reserved_start_buckets"] = [0]
+    a, b = solve_portfolio(p, rel_gap=1e-9), solve_portfolio(q, rel_gap=1e-9)
+    assert a.status == b.status
+    if a.cost_usd is not None:
+        assert close(a.cost_usd, b.cost_usd), (a.cost_usd, b.cost_usd)
+        assert a.reserved == b.reserved
+
+
+@pytest.mark.parametrize("starts, lead, field", [
+    ([0, 0], 0, "gpus.0.reserved_start_buckets"),
+    ([0, 12], 0, "gpus.0.reserved_start_buckets"),
+    ([0, 10], 2, "gpus.0.reserved_start_buckets"),
+    ([], 0, "gpus.0.reserved_start_buckets"),
+])
+def test_bad_start_buckets_exit_2_naming_the_field(tmp_path, starts, lead, field):
+    p = json.loads((INSTANCES / "portfolio-small.json").read_text())
+    p["gpus"][0].update(reserved_start_buckets=starts, reserved_lead_buckets=lead)
+    f = tmp_path / "p.json"
+    f.write_text(json.dumps(p))
+    res = runner.invoke(app, ["solve", str(f)])
+    assert res.exit_code == 2, res.output
+    lines = res.output.strip().splitlines()
+    assert len(lines) == 1 and field in lines[0], res.output
+
+
+def test_a_contract_is_paid_for_whole_terms_from_its_start():
+    from planopt.models.catalog.prices import TERM_HOURS
+    from planopt.models.portfolio import PortfolioData
+    month = TERM_HOURS["reserved_1m"]
+    assert PortfolioData.contract_hours(None, 100.0) == 100.0
+    assert PortfolioData.contract_hours("1m", 100.0) == month
+    assert PortfolioData.contract_hours("1m", month + 1.0) == 2 * month
+    assert PortfolioData.contract_hours("1m", month) == month
+    d = load_portfolio(str(INSTANCES / "portfolio-later-starts.json"))
+    assert d.committed_hours_from["L40S"] == {0: 288.0, 4: 192.0, 8: 96.0}
+    assert d.committed_hours_from["L40S"][0] == d.committed_hours["L40S"]
+    assert d.reserved_in_force("L40S", {0: 2, 4: 4, 8: 8}, 5) == 6
