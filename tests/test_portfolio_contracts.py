@@ -111,3 +111,18 @@ def test_a_contract_is_paid_for_whole_terms_from_its_start():
     assert d.committed_hours_from["L40S"] == {0: 288.0, 4: 192.0, 8: 96.0}
     assert d.committed_hours_from["L40S"][0] == d.committed_hours["L40S"]
     assert d.reserved_in_force("L40S", {0: 2, 4: 4, 8: 8}, 5) == 6
+
+
+def test_a_later_contract_runs_only_after_its_lead_time():
+    """With a lead time of 2 buckets, a contract signed in bucket s holds no job before s + 2:
+    the evaluator (per bucket, from the contracts) and the replay (from the procurement rows) agree
+    with the MIP, and the lead time costs something here."""
+    p = json.loads((INSTANCES / "portfolio-later-starts.json").read_text())
+    fast, _, _ = solved(copy.deepcopy(p))
+    p["gpus"][0]["reserved_lead_buckets"] = 2
+    res, out, problems = solved(p)
+    assert res.status == "optimal" and res.violations == [] and problems == [], (res.violations, problems)
+    for r in out["procurement"]:
+        if r["tier"] == "reserved" and r["gpu"] == "H100-SXM":
+            assert r["start_bucket"] - 2 in (0, 4, 8)   # arrives two buckets after signing
+    assert res.cost_usd > fast.cost_usd + 1.0, (res.cost_usd, fast.cost_usd)
