@@ -76,6 +76,7 @@ POLISH_SECONDS = 60.0
 FALLBACK_SECONDS = 20.0    # at most, kept from a time limit for the gang heuristic's schedule LP (gang_fallback)
 FALLBACK_SHARE = 0.25      # of the MIP's time, at most, kept for it
 EXPLAIN_SECONDS = 30.0     # per one-job solve when explaining an infeasible portfolio
+LATER_BASE_SHARE = 0.5     # of the time left, at most, for the bucket-0 twin of a portfolio with later starts
 EXPLAIN_JOBS = 5           # jobs for which an infeasible portfolio's explanation searches a deadline that would do      # the schedule LP after the MIP; it takes well under a second on the benchmarks
 RESULT_VERSION = "1.1"  # of the JSON output; minor: keys added (1.1: risk), major: a key changes meaning or goes away
 HEURISTIC_EFFORT = 0.05  # HiGHS's default; 0.3 found no better incumbents on the 50-job benchmark
@@ -375,6 +376,7 @@ class _Highs(Highs):
 class PortfolioModel:
     def __init__(self, source, tight_linking: bool = True, symmetry_breaking: bool = True, budget_usd: float | None = None):
         self.data = load_portfolio(source)
+        self.tight_linking, self.symmetry_breaking = tight_linking, symmetry_breaking
         if budget_usd is not None:  # --budget-usd: the total spend cap replaces the portfolio's own
             self.data = PortfolioData(self.data.portfolio.model_copy(update={"budget_usd": check_budget(budget_usd)}),
                                       self.data.instances)
@@ -548,15 +550,18 @@ class PortfolioModel:
             # The warm start, search, Lagrangian bound and column generation price one reservation
             # per GPU type from bucket 0; with reservations that start later they would not be exact
             # (nor their bound a bound), so the MIP runs alone.
+            if warm_start and end is not None:
+                self.start_from_bucket_zero(result, rel_gap, threads, end)
             warm_start = cost_floors = False
             result.message = ("reserved_start_buckets: the Lagrangian bound, column generation and schedule search are "
-                              "bypassed (they assume one reservation from bucket 0); the MIP alone plans this portfolio")
+                              "bypassed (they assume one reservation from bucket 0); the MIP plans this portfolio"
+                              + (", from the schedule of its bucket-0 twin" if self.search_objective is not None else ""))
         if warm_start or cost_floors:
             # the warm start may take at most a share of the time limit: the portfolio MIP needs the rest
             result.warm_start_seconds = self.warm_start(floors=cost_floors, starts=warm_start, end=end)
         if end is not None and time.perf_counter() >= end:
             return self.out_of_time(result, time_limit, time.perf_counter() - (started_at if started_at is not None else start))
-        searched = None   # the search's best objective
+        searched = self.search_objective if d.later_starts else None   # the search's best objective
         if warm_start and self.plan_fixes:
             self.search(result, threads, end)
             searched = self.search_objective
@@ -642,6 +647,36 @@ class PortfolioModel:
         elif status == "infeasible":
             result.message = self.explain_infeasible(end) if explain else "no schedule"
         return result
+
+    def start_from_bucket_zero(self, result: PortfolioResult, rel_gap: float, threads: int, end: float) -> None:
+        """Later starts under a time limit: when bucket 0 is a start of every such type, first solve
+        the portfolio's bucket-0 twin (``reserved_start_buckets`` removed: one contract per type from
+        bucket 0) with the whole warm start and search, for ``LATER_BASE_SHARE`` of the time left.
+        Its schedule is also a schedule of this model (every contract signed in bucket 0), so it
+        becomes the fallback (``gang_values``, ``search_objective``): the MIP returns it unless it
+        finds better. Only its schedule is used, never its bound (not a bound of this model)."""
+        d, m = self.data, self.model
+        t0 = time.perf_counter()
+        later = [g for g in d.gpus if d.gpu[g].reserved_start_buckets is not None]
+        left = end - t0
+        if any(0 not in d.reserved_starts[g] for g in later) or left * LATER_BASE_SHARE <= MIN_SOLVE_SECONDS:
+            return
+        twin = d.portfolio.model_copy(update={"gpus": [g.model_copy(update={"reserved_start_buckets": None}) for g in d.portfolio.gpus]})
+        base = PortfolioModel(PortfolioData(twin, d.instances), self.tight_linking, self.symmetry_breaking)
+        if base.model is None:
+            return
+        res = base.solve(time_limit=LATER_BASE_SHARE * left, rel_gap=rel_gap, threads=threads, explain=False)
+        result.search_seconds += time.perf_counter() - t0
+        if not res.jobs:
+            return
+        values = []
+        for v in base.model.component_data_objects(pyo.Var, descend_into=True):
+            if v.is_integer() and v.value is not None:   # the same component, by name and index, in this model
+                values.append((m.find_component(v.parent_component().name)[v.index()], float(round(v.value))))
+        values += [(m.contract_nodes[g, s], float(round(pyo.value(base.model.reserved_nodes[g]))) if s == 0 else 0.0)
+                   for (g, s) in m.GS]
+        self.gang_values = values
+        self.search_objective = pyo.value(base.model.objective)
 
     def search(self, result: PortfolioResult, threads: int, end: float | None) -> None:
         """The primal side before the MIP proper (``portfolio_search``), each schedule a solution of
