@@ -277,6 +277,23 @@ def later_portfolio(seed: int) -> dict:
     return p
 
 
+def later3_portfolio(seed: int) -> dict:
+    """``tiny_portfolio`` over 3 buckets (bucket 2 repeats bucket 1's prices and availability, each
+    deadline one bucket later) with contracts signed in any bucket whose GPUs arrive in the horizon:
+    a later contract's lead time then matters (signed in 1, arriving in 2)."""
+    p = tiny_portfolio(seed)
+    p["name"] = f"later3-{seed}"
+    p["horizon"]["buckets"] = 3
+    for e in p["gpus"]:
+        for k, v in list(e.items()):
+            if isinstance(v, list) and len(v) == 2:
+                e[k] = v + [v[1]]
+        e["reserved_start_buckets"] = [s for s in range(3) if s + e["reserved_lead_buckets"] < 3]
+    for j in p["jobs"]:
+        j["deadline_bucket"] += 1
+    return p
+
+
 def twin_portfolio(seed: int) -> dict:
     """A tiny portfolio whose second job repeats the first (same instance and window), so that
     the symmetry-breaking order of identical jobs is in force."""

@@ -16,7 +16,7 @@ from planopt.portfolio import load_portfolio, solve_portfolio
 from planopt.portfolio_replay import replay_schedule
 
 from conftest import INSTANCES
-from portfolio_oracle import best_portfolio_cost, close, later_portfolio, tiny_portfolio
+from portfolio_oracle import best_portfolio_cost, close, later3_portfolio, later_portfolio, tiny_portfolio
 
 runner = CliRunner()
 
@@ -46,6 +46,20 @@ def test_later_starts_match_brute_force_and_replay(seed):
     assert close(paid, res.cost_breakdown_usd["reserved"], rel=1e-9) or paid == res.cost_breakdown_usd["reserved"] == 0
 
 
+@pytest.mark.parametrize("seed", [*range(6), *(pytest.param(s, marks=pytest.mark.slow) for s in range(6, 16))])
+def test_three_buckets_with_lead_times_match_brute_force(seed):
+    """Contracts signed in bucket 0, 1 or 2 with lead times of 0 or 1 bucket (a contract signed in
+    bucket 1 with a lead of 1 arrives in bucket 2)."""
+    p = later3_portfolio(seed)
+    oracle = best_portfolio_cost(load_portfolio(p))
+    res, out, problems = solved(p)
+    if oracle is None:
+        assert res.status == "infeasible", (res.status, res.cost_usd)
+        return
+    assert res.status == "optimal" and close(res.cost_usd, oracle), (res.cost_usd, oracle)
+    assert res.violations == [] and problems == [], (res.violations, problems)
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_the_time_limited_path_starts_from_the_bucket_zero_twin_and_matches_brute_force(seed):
     """Under a time limit the bucket-0 twin (one contract from bucket 0, with the whole warm start
@@ -64,10 +78,9 @@ def test_the_time_limited_path_starts_from_the_bucket_zero_twin_and_matches_brut
     assert replay_schedule(load_portfolio(p), out) == []
 
 
-def test_later_starts_are_signed_and_never_cost_more():
-    """Across the seeds, a later start is chosen somewhere and saves money there; the option never
-    costs more (bucket 0 stays a choice)."""
-    later_signed = saved = 0
+def test_later_starts_never_cost_more_and_sometimes_save():
+    """Across the seeds the option never costs more (bucket 0 stays a choice) and saves somewhere."""
+    saved = 0
     for seed in range(12):
         with_later = best_portfolio_cost(load_portfolio(later_portfolio(seed)))
         without = best_portfolio_cost(load_portfolio(tiny_portfolio(seed)))
@@ -76,6 +89,10 @@ def test_later_starts_are_signed_and_never_cost_more():
         assert with_later is not None and with_later <= without * (1 + 1e-9), (seed, with_later, without)
         saved += with_later < without * (1 - 1e-6)
     assert saved >= 1
+
+
+@pytest.mark.slow
+def test_the_shipped_later_portfolio_signs_later_and_saves():
     res, out, problems = solved(str(INSTANCES / "portfolio-later-starts.json"))   # portfolio-small, contracts in 0, 4 or 8
     base = solve_portfolio(str(INSTANCES / "portfolio-small.json"), rel_gap=1e-9)
     assert res.status == "optimal" and problems == [] and res.violations == []
@@ -131,6 +148,7 @@ def test_a_contract_is_paid_for_whole_terms_from_its_start():
     assert d.reserved_in_force("L40S", {0: 2, 4: 4, 8: 8}, 5) == 6
 
 
+@pytest.mark.slow
 def test_a_later_contract_runs_only_after_its_lead_time():
     """With a lead time of 2 buckets, a contract signed in bucket s holds no job before s + 2:
     the evaluator (per bucket, from the contracts) and the replay (from the procurement rows) agree
@@ -144,3 +162,19 @@ def test_a_later_contract_runs_only_after_its_lead_time():
         if r["tier"] == "reserved" and r["gpu"] == "H100-SXM":
             assert r["start_bucket"] - 2 in (0, 4, 8)   # arrives two buckets after signing
     assert res.cost_usd > fast.cost_usd + 1.0, (res.cost_usd, fast.cost_usd)
+
+
+def test_starts_without_bucket_zero_reserve_nothing_before_the_first():
+    """Starts [4, 8] only: no reserved GPU runs before bucket 4, under a time limit too (no
+    bucket-0 twin: it would not be a schedule of this portfolio), and it costs at least the
+    [0, 4, 8] optimum, of which it is a restriction."""
+    p = json.loads((INSTANCES / "portfolio-later-starts.json").read_text())
+    free, _, _ = solved(copy.deepcopy(p))
+    for g in p["gpus"]:
+        g["reserved_start_buckets"] = [4, 8]
+    res = solve_portfolio(p, time_limit=60, rel_gap=1e-9)
+    out = json.loads(json.dumps(res.to_dict()))
+    assert res.status == "optimal" and res.violations == [] and replay_schedule(load_portfolio(p), out) == []
+    assert "bucket-0 twin" not in res.message
+    assert all(b >= 4 for js in res.jobs for (b, k) in js.gpu_hours if k == "reserved")
+    assert res.cost_usd >= free.cost_usd * (1 - 1e-6)
