@@ -100,6 +100,8 @@ def test_the_shipped_later_portfolio_signs_later_and_saves():
     later_signed = sum(r["start_bucket"] > 0 for r in rows)
     assert later_signed >= 1, rows
     assert res.cost_usd < base.cost_usd - 1.0, (res.cost_usd, base.cost_usd)   # idle buckets 0..3 are not paid for
+    readme = (INSTANCES.parent / "README.md").read_text()
+    assert f"${res.cost_usd:,.0f} against ${base.cost_usd:,.0f}" in readme   # what the README states
     for r in rows:   # each contract is paid for every hour from its start to the horizon's end
         assert r["committed_hours"] == (12 - r["start_bucket"]) * 24
 
