@@ -7,7 +7,10 @@ size over several seeds (``--whole-time``: the limit counts from before the mode
 measures the whole wall time of ``solve_portfolio(time_limit=...)`` (loading, building and warm
 start included) against the limit. ``--part capacity --jobs 5,10 --seeds 1,2 [--scenarios 50,200]``
 measures capacity risk and ``--confidence 0.9`` (``capacity_rows``): each generated portfolio gets an
-on-demand shortfall of ``SHORTFALL`` on every GPU type.
+on-demand shortfall of ``SHORTFALL`` on every GPU type. ``--part later --jobs 5,10 --seeds 1,2,3``
+solves each generated portfolio (``--gpu-types``, 26 weekly buckets) as is and with reservations
+that may also start every ``LATER_EVERY`` buckets (``with_later_starts``: the MIP alone, the
+Lagrangian and search bypassed).
 Each row builds the MIP of a generated portfolio (``planopt generate portfolio``,
 10 GPU types, 26 weekly buckets) and solves it with HiGHS (1 thread) until the
 relative gap is at most 1 % or 120 s pass. ``time_to_1pct_s`` is the solve time when
@@ -87,6 +90,19 @@ def run(p: dict, label: str, warm_start=True, tight_linking=True, symmetry_break
     return row
 
 
+LATER_EVERY = 4   # buckets between the start buckets a reservation may be signed in (a benchmark choice)
+
+
+def with_later_starts(p: dict, every: int = LATER_EVERY) -> dict:
+    """Every GPU type's reservations may be signed in bucket 0, every, 2 every, ... (before the
+    lead time runs past the horizon)."""
+    q = copy.deepcopy(p)
+    B = q["horizon"]["buckets"]
+    for g in q["gpus"]:
+        g["reserved_start_buckets"] = [s for s in range(0, B, every) if s + g.get("reserved_lead_buckets", 0) < B]
+    return q
+
+
 def render(rows: list[dict]) -> str:
     """The rows as a Markdown table."""
     head = ("run", "vars / integer", "build s", "warm start s", "solve s", "status", "gap", "cost $", "bound $", "reserved GPUs")
@@ -150,7 +166,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="5 and 50 jobs only, no ablations")
     ap.add_argument("--out", type=Path, default=Path("results_portfolio.json"), help="raw rows (JSON)")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--part", choices=["scale", "deep", "all", "target", "seeds", "wall", "capacity"], default="all",
+    ap.add_argument("--part", choices=["scale", "deep", "all", "target", "seeds", "wall", "capacity", "later"], default="all",
                     help="scale: sizes and 1 %% ablations; deep: ablations to tight gaps; seeds: --jobs over --seeds; "
                          "wall: whole wall time under --time-limit")
     ap.add_argument("--jobs", default="50", help="seeds and wall: jobs per portfolio; capacity: comma-separated sizes")
@@ -171,6 +187,15 @@ def main() -> None:
                              [int(x) for x in args.scenarios.split(",")], args.time_limit, guard=not args.no_guard)
         for row in rows:
             print(json.dumps(row))
+        args.out.write_text(json.dumps({"machine": platform.platform(), "python": platform.python_version(), "rows": rows}, indent=1))
+        return
+    if args.part == "later":
+        for n in (int(x) for x in args.jobs.split(",")):
+            for seed in (int(x) for x in args.seeds.split(",")):
+                p = random_portfolio(n, args.gpu_types, 26, seed=seed)
+                rows.append(run(p, f"{n} jobs × {args.gpu_types} types, seed {seed}, start 0", time_limit=args.time_limit))
+                rows.append(run(with_later_starts(p), f"{n} jobs × {args.gpu_types} types, seed {seed}, starts every {LATER_EVERY}",
+                                time_limit=args.time_limit))
         args.out.write_text(json.dumps({"machine": platform.platform(), "python": platform.python_version(), "rows": rows}, indent=1))
         return
     args.jobs = int(args.jobs)

@@ -11,7 +11,8 @@ A portfolio (``"kind": "portfolio"``) holds
   are the defaults) or with prices of its own, and three pricing tiers:
   *reserved* (a commitment of whole nodes over the horizon, paid for every hour
   of its term -- 1 month, 1 year, 3 years, back to back over the horizon; no
-  term: the horizon -- whether used or not), *on demand* (a price and an
+  term: the horizon -- whether used or not; with ``reserved_start_buckets`` the
+  MIP also chooses when each contract starts, paid from its start), *on demand* (a price and an
   availability per bucket) and *spot* (a price, an availability and a
   preemption rate per GPU-hour; preemptions act as extra failures in the
   checkpoint model of ``physics.checkpoint_overhead_share``). An offer linked
@@ -70,6 +71,10 @@ class PortfolioGpu(Strict):
     max_reserved_gpus: Optional[NonNegativeInt] = Field(None, description="most GPUs that can be reserved (none: no cap)")
     reserved_lead_buckets: NonNegativeInt = Field(0, description="buckets from signing a reservation to its GPUs arriving: "
                                                   "reserved GPUs run jobs from this bucket on, and are paid from bucket 0")
+    reserved_start_buckets: Optional[list[NonNegativeInt]] = Field(
+        None, min_length=1, description="buckets in which a reservation contract may be signed: a decision, the MIP signs whole "
+        "nodes in any of them; a contract's GPUs run from its start + reserved_lead_buckets to the horizon's end and it is paid "
+        "for every hour of its term(s) from its start, idle buckets included (none: one contract, signed in bucket 0)")
     on_demand_usd_per_gpu_hour: Optional[PerBucketFloat] = Field(
         None, description="on-demand price per GPU-hour, scalar or one per bucket; default: the provider's (or the GPU catalog's) price")
     on_demand_available_gpus: PerBucketInt = Field(description="on-demand GPUs available, scalar or one per bucket")
@@ -207,6 +212,13 @@ class Portfolio(Strict):
             if g.reserved_lead_buckets >= n:
                 raise ValueError(f"gpus.{i}.reserved_lead_buckets: expected fewer than the horizon's {n} buckets, "
                                  f"got {g.reserved_lead_buckets}")
+            starts = g.reserved_start_buckets or []
+            if len(set(starts)) != len(starts):
+                raise ValueError(f"gpus.{i}.reserved_start_buckets: expected distinct buckets, got {starts}")
+            late = [s for s in starts if s + g.reserved_lead_buckets >= n]
+            if late:
+                raise ValueError(f"gpus.{i}.reserved_start_buckets: a contract signed in bucket {late[0]} arrives after "
+                                 f"{g.reserved_lead_buckets} lead bucket(s), past the horizon's last bucket {n - 1}")
         for i, j in enumerate(self.jobs):
             if j.deadline_bucket >= n:
                 raise ValueError(f"jobs.{i}.deadline_bucket: {j.deadline_bucket} is beyond the horizon's last bucket {n - 1}")
@@ -234,7 +246,11 @@ class PortfolioData:
         self.gpu = {g.name: g for g in portfolio.gpus}
         self.reserved_price = {g.name: g.reserved_usd_per_gpu_hour or 0.0 for g in portfolio.gpus}  # none: max_reserved_gpus is 0
         self.reserved_term = {g.name: g.reserved_term for g in portfolio.gpus}
-        self.reserved_from = {g.name: g.reserved_lead_buckets for g in portfolio.gpus}  # first bucket reserved GPUs run in
+        # Contracts may be signed in these buckets (a decision of the MIP only when the field is given).
+        self.reserved_starts = {g.name: sorted(g.reserved_start_buckets or [0]) for g in portfolio.gpus}
+        self.later_starts = any(g.reserved_start_buckets is not None for g in portfolio.gpus)
+        self.reserved_from = {g.name: self.reserved_starts[g.name][0] + g.reserved_lead_buckets
+                              for g in portfolio.gpus}  # first bucket reserved GPUs can run in
         self.node_gpus = {g.name: g.node_gpus or 1 for g in portfolio.gpus}
         # A reservation is paid for every hour of its term, used or not: back-to-back terms cover
         # the horizon (none: the horizon itself is the term).
@@ -242,6 +258,10 @@ class PortfolioData:
         self.committed_hours = {g.name: (TERM_HOURS[f"reserved_{g.reserved_term}"]
                                          * math.ceil(horizon_hours / TERM_HOURS[f"reserved_{g.reserved_term}"] - 1e-9)
                                          if g.reserved_term else horizon_hours) for g in portfolio.gpus}
+        # A contract signed in bucket s runs to the horizon's end: (B - s) H hours, rounded up to
+        # whole back-to-back terms, paid whether used or not (s = 0: ``committed_hours``).
+        self.committed_hours_from = {g.name: {s: self.contract_hours(g.reserved_term, (B - s) * self.bucket_hours)
+                                              for s in self.reserved_starts[g.name]} for g in portfolio.gpus}
         self.od_price = {g.name: g.per_bucket("on_demand_usd_per_gpu_hour", B) for g in portfolio.gpus}
         self.od_avail = {g.name: g.per_bucket("on_demand_available_gpus", B) for g in portfolio.gpus}
         self.spot_price = {g.name: g.per_bucket("spot_usd_per_gpu_hour", B) for g in portfolio.gpus}
@@ -249,6 +269,19 @@ class PortfolioData:
                            for g in portfolio.gpus}
         self.preempt = {g.name: g.spot_preemptions_per_gpu_hour for g in portfolio.gpus}
         self.provider = {g.name: g.provider or "unspecified" for g in portfolio.gpus}
+
+    @staticmethod
+    def contract_hours(term: Optional[str], hours: float) -> float:
+        """Hours a reserved GPU is paid for to cover ``hours``: whole terms back to back (none: ``hours``)."""
+        if not term:
+            return hours
+        t = TERM_HOURS[f"reserved_{term}"]
+        return t * math.ceil(hours / t - 1e-9)
+
+    def reserved_in_force(self, g: str, contracts: dict[int, int], b: int) -> int:
+        """Reserved GPUs of ``g`` running in bucket ``b`` from ``contracts`` (start bucket -> GPUs)."""
+        lead = self.gpu[g].reserved_lead_buckets
+        return sum(n for s, n in contracts.items() if s + lead <= b)
 
     def window(self, j: int) -> range:
         job = self.portfolio.jobs[j]

@@ -76,6 +76,7 @@ POLISH_SECONDS = 60.0
 FALLBACK_SECONDS = 20.0    # at most, kept from a time limit for the gang heuristic's schedule LP (gang_fallback)
 FALLBACK_SHARE = 0.25      # of the MIP's time, at most, kept for it
 EXPLAIN_SECONDS = 30.0     # per one-job solve when explaining an infeasible portfolio
+LATER_BASE_SHARE = 0.5     # of the time left, at most, for the bucket-0 twin of a portfolio with later starts
 EXPLAIN_JOBS = 5           # jobs for which an infeasible portfolio's explanation searches a deadline that would do      # the schedule LP after the MIP; it takes well under a second on the benchmarks
 RESULT_VERSION = "1.1"  # of the JSON output; minor: keys added (1.1: risk), major: a key changes meaning or goes away
 HEURISTIC_EFFORT = 0.05  # HiGHS's default; 0.3 found no better incumbents on the 50-job benchmark
@@ -198,6 +199,10 @@ class PortfolioResult:
     reserved_term: dict[str, Optional[str]] = field(default_factory=dict)   # GPU type -> 1m | 1y | 3y (none: the horizon)
     committed_hours: dict[str, float] = field(default_factory=dict)         # GPU type -> hours a reserved GPU is paid for
     reserved_from: dict[str, int] = field(default_factory=dict)             # GPU type -> first bucket reserved GPUs run in
+    # reserved_start_buckets: GPU type -> {start bucket -> GPUs signed then}, and the lead time and paid hours per start
+    contracts: dict[str, dict[int, int]] = field(default_factory=dict)
+    reserved_lead: dict[str, int] = field(default_factory=dict)
+    committed_hours_from: dict[str, dict[int, float]] = field(default_factory=dict)
     risk: Optional[dict[str, Any]] = None   # the schedule under capacity scenarios (portfolio_risk), with --scenarios
 
     @property
@@ -214,7 +219,16 @@ class PortfolioResult:
                  "usd_per_gpu_hour": self.reserved_price.get(g), "committed_hours": self.committed_hours.get(g),
                  "commitment_usd": n * self.reserved_price.get(g, 0.0) * self.committed_hours.get(g, 0.0),
                  "utilisation": self.utilisation.get(g)}
-                for g in self.gpu_types if (n := self.reserved.get(g, 0))]
+                for g in self.gpu_types if g not in self.contracts and (n := self.reserved.get(g, 0))]
+        # later starts: one row per contract; start_bucket is when its GPUs arrive (signed and
+        # paid from reserved_lead buckets earlier), as for the single contract above
+        rows += [{"provider": self.providers.get(g, "unspecified"), "gpu": g, "tier": "reserved",
+                  "term": self.reserved_term.get(g) or "horizon", "start_bucket": s + self.reserved_lead.get(g, 0),
+                  "end_bucket": B - 1, "gpus": n, "usd_per_gpu_hour": self.reserved_price.get(g),
+                  "committed_hours": self.committed_hours_from[g][s],
+                  "commitment_usd": n * self.reserved_price.get(g, 0.0) * self.committed_hours_from[g][s],
+                  "utilisation": self.utilisation.get(g)}
+                 for g in self.gpu_types if g in self.contracts for s, n in sorted(self.contracts[g].items()) if n]
         held: dict[tuple, int] = {}
         for js in self.jobs:
             for (b, k) in js.gpu_hours:
@@ -266,18 +280,23 @@ class PortfolioResult:
 # --- the evaluator of a schedule -----------------------------------------
 def evaluate_schedule(pdata: PortfolioData, plans: list[Plan], spot_shares: list[float],
                       gpu_hours: list[dict[tuple[int, str], float]], reserved: dict[str, int],
-                      evaluators: list[Evaluator] | None = None, tolerance: float = 1e-6):
+                      evaluators: list[Evaluator] | None = None, tolerance: float = 1e-6,
+                      contracts: dict[str, dict[int, int]] | None = None):
     """Cost and violations of a portfolio schedule, straight from the single-job evaluator.
 
     Returns (jobs: list[JobSchedule], cost_breakdown_usd, violations). ``gpu_hours[j]`` maps
     (bucket, tier) to the GPU-hours job ``j`` runs on its plan's GPU type; a job running on a tier
     in a bucket holds its whole GPU count there (gang scheduling), so a tier's capacity is checked
-    against the GPUs held at once, not against GPU-hours."""
+    against the GPUs held at once, not against GPU-hours. ``contracts`` (GPU type -> {start bucket ->
+    GPUs}) replaces ``reserved`` for the types with ``reserved_start_buckets``: each contract is in
+    force from its start plus the lead time and paid for ``committed_hours_from`` of its start."""
+    contracts = contracts or {}
     H = pdata.bucket_hours
     evs = evaluators or [Evaluator(inst) for inst in pdata.instances]
     out, violations = [], []
     used: dict[tuple[int, str, str], float] = {}
-    breakdown = {"reserved": sum(pdata.reserved_price[g] * pdata.committed_hours[g] * n for g, n in reserved.items()),
+    breakdown = {"reserved": sum(pdata.reserved_price[g] * pdata.committed_hours[g] * n for g, n in reserved.items() if g not in contracts)
+                 + sum(pdata.reserved_price[g] * pdata.committed_hours_from[g][s] * n for g, c in contracts.items() for s, n in c.items()),
                  "on_demand": 0.0, "spot": 0.0, "noncompute": 0.0}
     for j, (plan, sigma, hours) in enumerate(zip(plans, spot_shares, gpu_hours)):
         ev, name, job = evs[j], pdata.names[j], pdata.portfolio.jobs[j]
@@ -326,7 +345,8 @@ def evaluate_schedule(pdata: PortfolioData, plans: list[Plan], spot_shares: list
                                job.release_bucket, job.deadline_bucket, active[0] if active else None,
                                active[-1] if active else None, compute, noncompute, lead + train_hours))
     for (b, g, k), v in used.items():
-        cap = {"reserved": reserved.get(g, 0), "on_demand": pdata.od_avail[g][b], "spot": pdata.spot_avail[g][b]}[k]
+        res_cap = pdata.reserved_in_force(g, contracts[g], b) if g in contracts else reserved.get(g, 0)
+        cap = {"reserved": res_cap, "on_demand": pdata.od_avail[g][b], "spot": pdata.spot_avail[g][b]}[k]
         if v > cap + tolerance:
             violations.append(f"capacity: {k} {g} in bucket {b}: jobs hold {v:g} GPUs at once > {cap:g}")
     total = sum(breakdown.values())
@@ -356,6 +376,7 @@ class _Highs(Highs):
 class PortfolioModel:
     def __init__(self, source, tight_linking: bool = True, symmetry_breaking: bool = True, budget_usd: float | None = None):
         self.data = load_portfolio(source)
+        self.tight_linking, self.symmetry_breaking = tight_linking, symmetry_breaking
         if budget_usd is not None:  # --budget-usd: the total spend cap replaces the portfolio's own
             self.data = PortfolioData(self.data.portfolio.model_copy(update={"budget_usd": check_budget(budget_usd)}),
                                       self.data.instances)
@@ -513,7 +534,9 @@ class PortfolioModel:
                                  build_seconds=self.build_seconds, gpu_types=list(d.gpus), providers=dict(d.provider),
                                  reserved_price=dict(d.reserved_price), bucket_price={"on_demand": d.od_price, "spot": d.spot_price},
                                  reserved_term=dict(d.reserved_term), committed_hours=dict(d.committed_hours),
-                                 reserved_from=dict(d.reserved_from))
+                                 reserved_from=dict(d.reserved_from),
+                                 reserved_lead={g: d.gpu[g].reserved_lead_buckets for g in d.gpus},
+                                 committed_hours_from={g: dict(v) for g, v in d.committed_hours_from.items()})
         if self.model is None:
             result.message = self.reason
             return result
@@ -523,12 +546,22 @@ class PortfolioModel:
         end = None if time_limit is None else (started_at if started_at is not None else start) + time_limit
         if end is not None and start >= end:
             return self.out_of_time(result, time_limit, start - (started_at if started_at is not None else start))
+        if d.later_starts and (warm_start or cost_floors):
+            # The warm start, search, Lagrangian bound and column generation price one reservation
+            # per GPU type from bucket 0; with reservations that start later they would not be exact
+            # (nor their bound a bound), so the MIP runs alone.
+            if warm_start and end is not None:
+                self.start_from_bucket_zero(result, rel_gap, threads, end)
+            warm_start = cost_floors = False
+            result.message = ("reserved_start_buckets: the Lagrangian bound, column generation and schedule search are "
+                              "bypassed (they assume one reservation from bucket 0); the MIP plans this portfolio"
+                              + (", from the schedule of its bucket-0 twin" if self.search_objective is not None else ""))
         if warm_start or cost_floors:
             # the warm start may take at most a share of the time limit: the portfolio MIP needs the rest
             result.warm_start_seconds = self.warm_start(floors=cost_floors, starts=warm_start, end=end)
         if end is not None and time.perf_counter() >= end:
             return self.out_of_time(result, time_limit, time.perf_counter() - (started_at if started_at is not None else start))
-        searched = None   # the search's best objective
+        searched = self.search_objective if d.later_starts else None   # the search's best objective
         if warm_start and self.plan_fixes:
             self.search(result, threads, end)
             searched = self.search_objective
@@ -614,6 +647,36 @@ class PortfolioModel:
         elif status == "infeasible":
             result.message = self.explain_infeasible(end) if explain else "no schedule"
         return result
+
+    def start_from_bucket_zero(self, result: PortfolioResult, rel_gap: float, threads: int, end: float) -> None:
+        """Later starts under a time limit: when bucket 0 is a start of every such type, first solve
+        the portfolio's bucket-0 twin (``reserved_start_buckets`` removed: one contract per type from
+        bucket 0) with the whole warm start and search, for ``LATER_BASE_SHARE`` of the time left.
+        Its schedule is also a schedule of this model (every contract signed in bucket 0), so it
+        becomes the fallback (``gang_values``, ``search_objective``): the MIP returns it unless it
+        finds better. Only its schedule is used, never its bound (not a bound of this model)."""
+        d, m = self.data, self.model
+        t0 = time.perf_counter()
+        later = [g for g in d.gpus if d.gpu[g].reserved_start_buckets is not None]
+        left = end - t0
+        if any(0 not in d.reserved_starts[g] for g in later) or left * LATER_BASE_SHARE <= MIN_SOLVE_SECONDS:
+            return
+        twin = d.portfolio.model_copy(update={"gpus": [g.model_copy(update={"reserved_start_buckets": None}) for g in d.portfolio.gpus]})
+        base = PortfolioModel(PortfolioData(twin, d.instances), self.tight_linking, self.symmetry_breaking)
+        if base.model is None:
+            return
+        res = base.solve(time_limit=LATER_BASE_SHARE * left, rel_gap=rel_gap, threads=threads, explain=False)
+        result.search_seconds += time.perf_counter() - t0
+        if not res.jobs:
+            return
+        values = []
+        for v in base.model.component_data_objects(pyo.Var, descend_into=True):
+            if v.is_integer() and v.value is not None:   # the same component, by name and index, in this model
+                values.append((m.find_component(v.parent_component().name)[v.index()], float(round(v.value))))
+        values += [(m.contract_nodes[g, s], float(round(pyo.value(base.model.reserved_nodes[g]))) if s == 0 else 0.0)
+                   for (g, s) in m.GS]
+        self.gang_values = values
+        self.search_objective = pyo.value(base.model.objective)
 
     def search(self, result: PortfolioResult, threads: int, end: float | None) -> None:
         """The primal side before the MIP proper (``portfolio_search``), each schedule a solution of
@@ -833,12 +896,19 @@ class PortfolioModel:
             result.big_m_breaches += [f"{d.names[j]}: {x}" for x in big_m_breaches(fd, fd.recipes[r], fd.hardware[h])]
         reserved = {g: int(round(pyo.value(m.reserved[g]))) for g in m.G}
         result.reserved = reserved
-        result.jobs, result.cost_breakdown_usd, result.violations = evaluate_schedule(d, plans, shares, hours, reserved, form.evaluators)
+        contracts: dict[str, dict[int, int]] = {}
+        for (g, s) in m.GS:
+            contracts.setdefault(g, {})[s] = d.node_gpus[g] * int(round(pyo.value(m.contract_nodes[g, s])))
+        result.contracts = contracts
+        result.jobs, result.cost_breakdown_usd, result.violations = evaluate_schedule(d, plans, shares, hours, reserved, form.evaluators,
+                                                                                       contracts=contracts)
         result.cost_usd = sum(result.cost_breakdown_usd.values())
         H, B = d.bucket_hours, len(d.buckets)
         for g, n in reserved.items():
             usedh = sum(v for js in result.jobs if js.plan.gpu == g for (b, k), v in js.gpu_hours.items() if k == "reserved")
-            result.utilisation[g] = usedh / (n * H * B) if n else None
+            # paid-for GPU-hours within the horizon: from bucket 0, or from each contract's start
+            paid = n * H * B if g not in contracts else sum(c * H * (B - s) for s, c in contracts[g].items())
+            result.utilisation[g] = usedh / paid if paid else None
 
 
 # The most jobs one portfolio MIP is asked to plan. It has about 590 variables per job at

@@ -10,6 +10,11 @@ straight to HiGHS (highspy, no Pyomo): least cost, all the work done, at most
 once, so the slot sets of all jobs are combined by counting: the on-demand and spot
 GPUs held in a bucket within the availability, and the reservation the least that
 covers the reserved GPUs held in any bucket (paid for the whole horizon).
+
+With ``reserved_start_buckets`` a GPU type's reservation is a set of contracts, one per
+start bucket: the oracle enumerates every vector of whole nodes per start
+(``least_contract_cost``) and keeps the cheapest whose nodes in force in each bucket
+cover the reserved GPUs held there, each contract paid from its start.
 """
 
 from __future__ import annotations
@@ -129,8 +134,11 @@ def best_portfolio_cost(pdata, od_avail=None, spot_cap=None) -> float | None:
                 held[b, hw.gpu, k] = held.get((b, hw.gpu, k), 0) + hw.count
         ok = True
         reserve: dict = {}
+        by_bucket: dict = {}   # later starts: GPU type -> bucket -> reserved GPUs held
         for (b, g, k), count in held.items():
-            if k == "reserved":
+            if k == "reserved" and pdata.gpu[g].reserved_start_buckets is not None:
+                by_bucket.setdefault(g, {})[b] = count
+            elif k == "reserved":
                 reserve[g] = max(reserve.get(g, 0), count)
             elif count > (od_avail[g][b] if k == "on_demand" else pdata.spot_avail[g][b]):
                 ok = False
@@ -139,10 +147,39 @@ def best_portfolio_cost(pdata, od_avail=None, spot_cap=None) -> float | None:
             cap = pdata.gpu[g].max_reserved_gpus
             ok = ok and (cap is None or count <= cap)
             total += pdata.reserved_price[g] * pdata.committed_hours[g] * count
+        for g, need in by_bucket.items():
+            cost = least_contract_cost(pdata, g, need)
+            ok = ok and cost is not None
+            total += cost or 0.0
         if not ok or (budget is not None and total > budget * (1 + 1e-9)):
             continue
         if best is None or total < best:
             best = total
+    return best
+
+
+def least_contract_cost(pdata, g, need: dict) -> float | None:
+    """The cheapest contracts of type ``g`` (whole nodes signed in each of its start buckets, in force
+    from start + lead to the horizon's end, paid for their term(s) from the start) whose GPUs in
+    force in each bucket ``b`` cover ``need[b]``, by enumeration (None: no such contracts)."""
+    spec = pdata.gpu[g]
+    node, lead, cap = pdata.node_gpus[g], spec.reserved_lead_buckets, spec.max_reserved_gpus
+    starts = sorted(spec.reserved_start_buckets)
+    most = -(-max(need.values()) // node)   # no contract needs more nodes than the largest need
+    best = None
+    for nodes in itertools.product(range(most + 1), repeat=len(starts)):
+        if cap is not None and node * sum(nodes) > cap:
+            continue
+        if any(node * sum(x for s, x in zip(starts, nodes) if s + lead <= b) < count for b, count in need.items()):
+            continue
+        hours = [pdata.bucket_hours * (len(pdata.buckets) - s) for s in starts]
+        if spec.reserved_term:
+            from planopt.models.catalog.prices import TERM_HOURS
+            term = TERM_HOURS[f"reserved_{spec.reserved_term}"]
+            hours = [term * math.ceil(h / term - 1e-9) for h in hours]
+        cost = sum(pdata.reserved_price[g] * h * node * x for h, x in zip(hours, nodes))
+        if best is None or cost < best:
+            best = cost
     return best
 
 
@@ -228,6 +265,33 @@ def tiny_portfolio(seed: int) -> dict:
     return {"kind": "portfolio", "name": f"tiny-{seed}", "horizon": {"buckets": 2, "bucket_hours": bucket_hours},
             "gpus": entries, "jobs": [{"instance": j, "release_bucket": w[0], "deadline_bucket": w[1]} for j, w in zip(jobs, windows)]}
 
+
+
+def later_portfolio(seed: int) -> dict:
+    """A tiny portfolio whose reservations may also be signed later (``reserved_start_buckets``):
+    buckets 0 and 1 with no lead time, bucket 0 with a lead of one bucket (the contract then
+    arrives in bucket 1; signing in bucket 1 would arrive past the horizon)."""
+    p = tiny_portfolio(seed)
+    for e in p["gpus"]:
+        e["reserved_start_buckets"] = [0, 1] if e["reserved_lead_buckets"] == 0 else [0]
+    return p
+
+
+def later3_portfolio(seed: int) -> dict:
+    """``tiny_portfolio`` over 3 buckets (bucket 2 repeats bucket 1's prices and availability, each
+    deadline one bucket later) with contracts signed in any bucket whose GPUs arrive in the horizon:
+    a later contract's lead time then matters (signed in 1, arriving in 2)."""
+    p = tiny_portfolio(seed)
+    p["name"] = f"later3-{seed}"
+    p["horizon"]["buckets"] = 3
+    for e in p["gpus"]:
+        for k, v in list(e.items()):
+            if isinstance(v, list) and len(v) == 2:
+                e[k] = v + [v[1]]
+        e["reserved_start_buckets"] = [s for s in range(3) if s + e["reserved_lead_buckets"] < 3]
+    for j in p["jobs"]:
+        j["deadline_bucket"] += 1
+    return p
 
 
 def twin_portfolio(seed: int) -> dict:

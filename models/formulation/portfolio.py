@@ -57,6 +57,18 @@ Reservations come in whole nodes of the offer (:math:`R_g = \nu_g N_g`, ``whole_
 paid for every hour of their term :math:`C_g` (back-to-back terms over the horizon, at least
 :math:`H B`; ``PortfolioData.committed_hours``), used or not.
 
+Later starts (``reserved_start_buckets`` :math:`S_g`, opt-in per GPU type): :math:`x_{g,s} \in
+\mathbb{Z}_{\ge 0}` whole nodes signed in bucket :math:`s \in S_g`, in force from :math:`s + L_g`
+(the lead time) to the horizon's end, paid for :math:`C_{g,s}` hours (back-to-back terms covering
+:math:`(B - s) H`; ``committed_hours_from``) from signing, idle buckets included:
+
+.. math::
+   N_g = \sum_{s} x_{g,s} \;\text{(nodes_of_contracts)}, \quad
+   \sum_j q_{j,b,g,res} \le \nu_g \sum_{s + L_g \le b} x_{g,s} \;\text{(capacity)}, \quad
+   \text{cost } \sum_s \nu_g\, p^{res}_g\, C_{g,s}\, x_{g,s}.
+
+Without the field a type keeps the single contract of bucket 0 above (the same rows).
+
 Objective: :math:`\sum_g R_g\, p^{res}_g\, C_g + \sum u\,p^{od} + \sum u\,p^{s}
 + \sum_j (\mathrm{noncompute}_j + (\pi^{hot}_j + \pi^{ops}_j) \sum (o^s - o)\, s)`,
 plus :math:`10^{-6}` USD per GPU-hour and bucket index so that ties go to the
@@ -188,6 +200,22 @@ def build_portfolio(pd_: PortfolioData, tight_linking: bool = True, symmetry_bre
     # Reservations come in whole nodes: R_g = node_g x (nodes reserved).
     m.reserved_nodes = pyo.Var(m.G, domain=pyo.NonNegativeIntegers, bounds=lambda m, g: (0, reserved_max[g] // pd_.node_gpus[g]))
     m.whole_nodes = pyo.Constraint(m.G, rule=lambda m, g: m.reserved[g] == pd_.node_gpus[g] * m.reserved_nodes[g])
+    # Later starts (``reserved_start_buckets``): x_gs whole nodes signed in bucket s, in force from
+    # s + lead_g to the horizon's end; reserved_nodes_g = sum_s x_gs, and the reserved GPUs of a
+    # bucket b are node_g * sum_{s + lead_g <= b} x_gs (``reserved_in_force``).
+    later = [g for g in pd_.gpus if pd_.gpu[g].reserved_start_buckets is not None]
+    m.GS = pyo.Set(initialize=[(g, s) for g in later for s in pd_.reserved_starts[g]], dimen=2)
+    m.contract_nodes = pyo.Var(m.GS, domain=pyo.NonNegativeIntegers,
+                               bounds=lambda m, g, s: (0, reserved_max[g] // pd_.node_gpus[g]))
+    m.GL = pyo.Set(initialize=later)
+    m.nodes_of_contracts = pyo.Constraint(m.GL, rule=lambda m, g: m.reserved_nodes[g] == sum(
+        m.contract_nodes[g, s] for s in pd_.reserved_starts[g]))
+
+    def reserved_in_force(m, g, b):
+        if g not in later:
+            return m.reserved[g]
+        lead = pd_.gpu[g].reserved_lead_buckets
+        return pd_.node_gpus[g] * sum(m.contract_nodes[g, s] for s in pd_.reserved_starts[g] if s + lead <= b)
 
     by_jg: dict = {}
     by_jb: dict = {}
@@ -265,7 +293,7 @@ def build_portfolio(pd_: PortfolioData, tight_linking: bool = True, symmetry_bre
     def capacity(m, b, g, k):
         held = sum(m.held[key] for key in by_bgk[b, g, k])
         if k == "reserved":
-            return held <= m.reserved[g]
+            return held <= reserved_in_force(m, g, b)
         avail = pd_.od_avail[g][b] if k == "on_demand" else pd_.spot_avail[g][b]
         return held <= avail
 
@@ -281,7 +309,11 @@ def build_portfolio(pd_: PortfolioData, tight_linking: bool = True, symmetry_bre
     m.job_cost_usd = pyo.Expression(m.J, rule=lambda m, jj: m.job[jj].portfolio_noncompute_usd + sum(
         (pd_.reserved_price[g] if k == "reserved" else price[k][g][b]) * m.gpu_hours[j, b, g, k]
         for (j, b, g, k) in by_j.get(jj, [])))
-    m.reserved_usd = pyo.Expression(expr=sum(pd_.reserved_price[g] * pd_.committed_hours[g] * m.reserved[g] for g in m.G))
+    # Each contract is paid for every hour of its term(s) from its start, used or not.
+    m.reserved_usd = pyo.Expression(expr=sum(pd_.reserved_price[g] * pd_.committed_hours[g] * m.reserved[g] for g in m.G
+                                             if g not in later)
+                                    + sum(pd_.reserved_price[g] * pd_.committed_hours_from[g][s] * pd_.node_gpus[g]
+                                          * m.contract_nodes[g, s] for (g, s) in m.GS))
     m.on_demand_usd = pyo.Expression(expr=sum(price["on_demand"][g][b] * m.gpu_hours[j, b, g, k] for (j, b, g, k) in keys if k == "on_demand"))
     m.spot_usd = pyo.Expression(expr=sum(price["spot"][g][b] * m.gpu_hours[j, b, g, k] for (j, b, g, k) in keys if k == "spot"))
     m.noncompute_usd = pyo.Expression(expr=sum(m.job[j].portfolio_noncompute_usd for j in m.J))

@@ -60,6 +60,8 @@ def portfolio_report(result) -> str:
         out += ["", "WARNING: the evaluator disagrees with the MIP: " + "; ".join(result.violations[:5])]
     if result.risk is not None:
         out += [""] + risk_lines(result.risk)
+    if result.message:   # e.g. which solve stages were bypassed, or whose schedule this is
+        out += ["", f"Note: {result.message}"]
     out += ["", f"model built in {result.build_seconds:.2f} s, solved in {result.solve_seconds:.2f} s"]
     return "\n".join(out)
 
