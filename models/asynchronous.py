@@ -124,7 +124,4 @@ def check_staleness_options(inst) -> None:
     if not inst.hardware.rollout_gpus:
         raise ValueError(f"{where}: asynchronous RL overlaps generation with training on separate GPUs; "
                          "give hardware.rollout_gpus, or expected [0]")
-    if inst.training.staged:
-        raise ValueError(f"{where}: asynchronous RL is not modelled in staged plans (training.stage_sequences); expected [0]")
-    if inst.candidate_students:
-        raise ValueError(f"{where}: asynchronous RL is not modelled with candidate_students; expected [0]")
+

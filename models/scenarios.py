@@ -187,7 +187,8 @@ class ScenarioEvaluator:
                            self._prior(method, "forgetting_share_of_baseline"), self.value(f"priors.{repeat}", point.repeat_scale),
                            self.value("priors.sft_forgetting_mix_exponent", inst.priors.sft_forgetting_mix_exponent),
                            self.value(f"priors.lora_gain_share.{method}", point.lora_gain),
-                           self.value(f"priors.lora_forgetting_share.{method}", point.lora_forgetting))
+                           self.value(f"priors.lora_forgetting_share.{method}", point.lora_forgetting),
+                           self.value("priors.staleness_gain_loss_per_step", point.staleness_loss))
 
     def staged_metrics(self, plan: StagedPlan) -> ScenarioMetrics:
         """A staged plan in each scenario: the stages' hours and money summed, scores chained from stage to

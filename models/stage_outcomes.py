@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from . import learning as lc
+from .asynchronous import gain_kept
 from .plan import Recipe
 from .schema import Instance
 
@@ -55,6 +56,7 @@ class StagePriors:
     sft_mix_exponent: Any
     lora_gain: Any
     lora_forgetting: Any
+    staleness_loss: Any = 0.0   # asynchronous RL's share of the gain lost per step of staleness (``asynchronous.py``)
 
     @classmethod
     def point(cls, inst: Instance, method: str) -> "StagePriors":
@@ -63,7 +65,7 @@ class StagePriors:
         repeat = pri.sft_repeat_scale_epochs if method == "sft" else pri.prompt_repeat_scale_epochs
         return cls(m.signal_scale_samples, m.ceiling_share_of_headroom, m.forgetting_share_of_baseline, repeat,
                    pri.sft_forgetting_mix_exponent, getattr(pri.lora_gain_share, method),
-                   getattr(pri.lora_forgetting_share, method))
+                   getattr(pri.lora_forgetting_share, method), pri.staleness_gain_loss_per_step)
 
 
 def _full_outcome(inst: Instance, r: Recipe, start, p: StagePriors):
@@ -100,6 +102,8 @@ def stage_outcome(inst: Instance, r: Recipe, start, priors: StagePriors | None =
     end, forgetting = _full_outcome(inst, r, start, p)
     if r.lora_rank is not None:
         end, forgetting = start + p.lora_gain * (end - start), p.lora_forgetting * forgetting
+    if r.staleness_steps:  # asynchronous RL keeps (1 - delta)^s of the stage's gain, its forgetting as is (recipes._asynchronous)
+        end = start + gain_kept(p.staleness_loss, r.staleness_steps) * (end - start)
     if priors is None and np.ndim(start) == 0:
         return float(end), float(forgetting)
     return end, forgetting

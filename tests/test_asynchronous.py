@@ -178,7 +178,6 @@ def test_an_asynchronous_plan_prints_its_staleness_and_reads_back():
 @pytest.mark.parametrize("edit, field", [
     (lambda t: t["hardware"].pop("rollout_gpus"), "training.staleness_steps_options"),
     (lambda t: t["training"].update(methods={"opd": t["training"]["methods"]["opd"]}), "training.staleness_steps_options"),
-    (lambda t: t["training"].update(stage_sequences=[["sft", "rl"], ["rl"]]), "training.staleness_steps_options"),
     (lambda t: t["training"].update(staleness_steps_options=[0, -1]), "training.staleness_steps_options.1"),
 ])
 def test_staleness_options_an_instance_cannot_honour_are_refused(tmp_path, edit, field):

@@ -1,0 +1,146 @@
+"""Asynchronous RL inside staged plans and with a choice of student (issue 12, items 1, 4 and 6 together).
+
+An asynchronous RL stage keeps :math:`(1 - \\delta)^s` of the gain it makes from the
+score it starts at (``stage_outcomes.stage_outcome``), its forgetting as synchronous
+RL's, and its hours overlap generation and training phase by phase as a one-stage
+plan's do. Held to the staged oracle on random staged jobs with rollout GPUs and
+staleness options, to the candidate oracle on a choice of student, and the scenario
+evaluator to the evaluator on a staged asynchronous plan.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from planopt.models import uncertainty as U
+from planopt.models.costs import Evaluator
+from planopt.models.plan import Recipe
+from planopt.models.schema import Instance
+from planopt.models.scenarios import ScenarioEvaluator
+from planopt.models.stage_outcomes import stage_outcome
+from planopt.models.staged_costs import evaluate_staged, staged_metrics
+from planopt.models.staged_plan import StagedPlan
+from planopt.run import solve
+
+from conftest import INSTANCES
+from oracle_checks import close
+from random_instances import with_drawn_limits
+
+SEEDS = range(30)
+
+
+def staged_async_instance(seed: int, max_plans: int = 4000) -> Instance | None:
+    """A random staged job with RL, one rollout option and staleness options [0, 1]; limits drawn from its own
+    staged plans; None when the job has no RL or lists too many plans."""
+    from planopt.staged_oracle import all_staged_plans, staged_space_size
+    from staged_instances import shrunk_staged_job_dict
+    rng = random.Random(70_000 + seed)
+    inst = shrunk_staged_job_dict(seed)
+    if "rl" not in inst["training"]["methods"]:
+        return None
+    inst["hardware"]["gpus"] = inst["hardware"]["gpus"][:1]
+    inst["hardware"]["rollout_gpus"] = [{"name": rng.choice(["H100-SXM", "H200", "B200"]), "counts": [rng.choice([8, 16])]}]
+    inst["training"]["staleness_steps_options"] = [0, 1]
+    if seed % 2:
+        inst["objective"] = "time"
+    try:
+        parsed = Instance.model_validate(inst)
+    except ValueError:
+        return None
+    if staged_space_size(parsed) > max_plans:
+        return None
+    return Instance.model_validate(with_drawn_limits(inst, all_staged_plans(parsed), rng))
+
+
+def _stages(plan):
+    return [] if plan is None else (list(plan.stages) if isinstance(plan, StagedPlan) else [plan])
+
+
+def test_an_asynchronous_first_stage_ends_where_the_one_stage_plan_does():
+    data = json.loads((INSTANCES / "qwen3-8b-math.json").read_text())
+    data["hardware"]["rollout_gpus"] = [{"name": "H100-SXM", "counts": [8]}]
+    data["training"]["staleness_steps_options"] = [0, 1]
+    inst = Instance.model_validate(data)
+    ev = Evaluator(inst)
+    for r in ev.space()[0]:
+        if r.method == "rl" and r.staleness_steps:
+            end, forgetting = stage_outcome(inst, r, inst.task.baseline_score)
+            assert end == pytest.approx(ev.recipe(r).quality, rel=1e-12)
+            assert forgetting == pytest.approx(ev.recipe(r).forgetting_points, rel=1e-12)
+            sync = Recipe(r.method, r.steps, r.samples_per_prompt, r.teacher_precision, r.external_data_share,
+                          r.max_epochs, r.lora_rank)
+            assert end < ev.recipe(sync).quality                       # staleness costs quality
+            assert forgetting == pytest.approx(ev.recipe(sync).forgetting_points, rel=1e-12)
+            break
+    else:
+        pytest.fail("no asynchronous RL recipe")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_staged_mip_equals_the_staged_oracle_with_staleness_options(seed):
+    from planopt.staged_oracle import best_staged_plan
+    inst = staged_async_instance(seed)
+    if inst is None:
+        pytest.skip("no RL, or too many plans to enumerate")
+    mip, oracle = solve(inst), best_staged_plan(inst)
+    assert mip.status == oracle.status, (mip.status, oracle.status, mip.message)
+    if oracle.status != "optimal":
+        return
+    assert close(mip.metrics.objective(inst.objective), oracle.metrics.objective(inst.objective)), (mip.plan, oracle.plan)
+    assert close(mip.metrics.cost_usd, oracle.metrics.cost_usd), (mip.plan, oracle.plan)
+    plan = mip.plan if isinstance(mip.plan, StagedPlan) else StagedPlan.of_plan(mip.plan)
+    again = evaluate_staged(Evaluator(inst), plan)
+    assert again.feasible and close(again.cost_usd, mip.metrics.cost_usd)
+    for key, value in mip.mip_values.items():
+        assert close(value, getattr(mip.metrics, key)), (key, value, getattr(mip.metrics, key))
+
+
+def test_the_staged_seeds_exercise_asynchronous_stages():
+    """Guards the generator: enough staged seeds exist, and some optimum runs an RL stage asynchronously."""
+    insts = [i for i in (staged_async_instance(seed) for seed in SEEDS) if i is not None]
+    assert len(insts) >= 8
+    stale = 0
+    for inst in insts:
+        stages = _stages(solve(inst).plan)
+        stale += any(getattr(s, "recipe", s).staleness_steps for s in stages if len(stages) > 1)
+    assert stale > 0
+
+
+def test_scenarios_equal_the_evaluator_on_a_staged_asynchronous_plan():
+    from planopt.staged_oracle import all_staged_plans
+    for seed in SEEDS:
+        inst = staged_async_instance(seed)
+        if inst is None:
+            continue
+        plans = [p.plan for p in all_staged_plans(inst)
+                 if len(p.plan.stages) > 1 and any(s.recipe.staleness_steps for s in p.plan.stages)]
+        if plans:
+            break
+    else:
+        pytest.fail("no staged asynchronous plan among the seeds")
+    scenarios = U.draw(inst, 6, seed=4)
+    assert "priors.staleness_gain_loss_per_step" in scenarios.values
+    se = ScenarioEvaluator(Evaluator(inst), scenarios)
+    for plan in plans[:5]:
+        sm = se.staged_metrics(plan)
+        for s in range(scenarios.n):
+            m = staged_metrics(Evaluator(U.apply(inst, scenarios.at(s))), plan)
+            for key in ("cost_usd", "wall_hours", "quality", "forgetting_points", "gpu_hours"):
+                assert sm.metric(key)[s] == pytest.approx(getattr(m, key), rel=1e-12, abs=1e-12), (key, s)
+
+
+@pytest.mark.slow  # the candidate oracle lists every student's plans
+def test_a_choice_of_student_with_staleness_options_equals_its_oracle():
+    from planopt.candidate_oracle import best_candidate_plan
+    data = json.loads((INSTANCES / "math-8b-or-32b.json").read_text())
+    data["hardware"]["rollout_gpus"] = [{"name": "H100-SXM", "counts": [8, 32]}]
+    data["training"]["staleness_steps_options"] = [0, 1]
+    data["objective"] = "time"
+    inst = Instance.model_validate(data)
+    mip, oracle = solve(inst), best_candidate_plan(inst)
+    assert mip.status == oracle.status == "optimal"
+    assert mip.metrics.wall_hours == pytest.approx(oracle.metrics.wall_hours, rel=1e-9)
+    assert mip.metrics.cost_usd == pytest.approx(oracle.metrics.cost_usd, rel=1e-9)
