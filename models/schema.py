@@ -515,8 +515,6 @@ class Instance(Strict):
             if c.baseline_score > self.task.score_ceiling:
                 raise ValueError(f"candidate_students.{n}.baseline_score: {c.baseline_score:g} is above "
                                  f"task.score_ceiling {self.task.score_ceiling:g}")
-        if self.retention is not None and self.candidate_students:
-            raise ValueError("retention: retention choices are not yet combined with candidate_students; remove one")
         if self.retention is not None:
             from .retention import covers, milestones_needed, most_bad, retention_options  # the cover rule
             longest = max(self.checkpointing.interval_minutes_options)

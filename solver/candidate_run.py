@@ -33,18 +33,25 @@ class CandidatePlanModel(PlanModel):
         r = next(i for i in b.R if pyo.value(b.recipe_chosen[i]) > 0.5)
         h = next(i for i in b.H if pyo.value(b.hardware_chosen[i]) > 0.5)
         t = next(i for i in b.I if pyo.value(b.interval_chosen[i]) > 0.5)
-        self._chosen = (j, r, h, t)
+        k = next((i for i in b.RET if pyo.value(b.retention_chosen[i]) > 0.5), None) if hasattr(b, "RET") else None
+        self._chosen = (j, r, h, t, k)
         recipe, hardware, interval = d.recipes[r], d.hardware[h], d.intervals[t]
-        result.plan = Plan.of(recipe, hardware, interval)
+        ev = data.evaluators[j]                                   # the chosen student's evaluator
+        keep = None if k is None else ev.retention_options()[k]
+        result.plan = Plan.of(recipe, hardware, interval, keep)
         result.student = data.names[j]
-        result.metrics = data.evaluators[j].metrics(recipe, hardware, interval)  # the chosen student's evaluator
+        result.metrics = ev.metrics(recipe, hardware, interval, keep)
         result.mip_values = {k: pyo.value(getattr(m, k)) for k in ("cost_usd", "wall_hours", "quality", "forgetting_points")}
 
     def _cut_off_last_plan(self) -> None:
-        """Forbid the plan just extracted: a no-good cut on its student, recipe, hardware and interval."""
+        """Forbid the plan just extracted: a no-good cut on its student, recipe, hardware, interval (and retention)."""
         m = self.model
         if not hasattr(m, "tolerance_cuts"):
             m.tolerance_cuts = pyo.ConstraintList()
-        j, r, h, t = self._chosen
+        j, r, h, t, k = self._chosen
         b = m.student[j]
-        m.tolerance_cuts.add(m.student_chosen[j] + b.recipe_chosen[r] + b.hardware_chosen[h] + b.interval_chosen[t] <= 3)
+        if k is None:
+            m.tolerance_cuts.add(m.student_chosen[j] + b.recipe_chosen[r] + b.hardware_chosen[h] + b.interval_chosen[t] <= 3)
+        else:
+            m.tolerance_cuts.add(m.student_chosen[j] + b.recipe_chosen[r] + b.hardware_chosen[h] + b.interval_chosen[t]
+                                 + b.retention_chosen[k] <= 4)

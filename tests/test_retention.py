@@ -18,7 +18,7 @@ from planopt.models.retention import RetentionChoice, covers, retention_options
 from planopt.models.schema import Instance
 from planopt.models.staged_plan import plan_json, read_plan
 from planopt.oracle import all_plans, best_plan
-from planopt.run import PlanModel
+from planopt.run import PlanModel, solve
 
 from conftest import INSTANCES
 from oracle_checks import (assert_mip_equals_both_oracles, assert_same_metrics, assert_scenarios_equal_the_evaluator,
@@ -162,7 +162,6 @@ def test_the_evaluator_refuses_a_retention_the_instance_does_not_offer():
 
 
 @pytest.mark.parametrize("source,changes,message", [
-    (INSTANCES / "math-8b-or-32b.json", {}, "retention: retention choices are not yet combined with candidate_students"),
     (MATH, {"constraints": {"confidence": 0.9}}, "retention: retention choices are not yet combined with chance"),
     (MATH, {"retention": {"tiers": ["warm"]}}, "retention.tiers"),
     (MATH, {"retention": {"keep_last_options": [0]}}, "retention.keep_last_options"),
@@ -418,3 +417,37 @@ def test_a_fall_back_to_a_milestone_adds_half_a_milestone_spacing_of_rework_and_
     logs_and_archive = shallow.cost_breakdown_usd["storage"] - 2 * gb * st.hot_usd_per_gb_month / 730.0 * (
         shallow.gpu_hours / plan.gpu_count)
     assert deep.cost_breakdown_usd["storage"] == pytest.approx((recent + milestones) * train + logs_and_archive, rel=1e-9)
+
+
+# --- a choice of student with a retention block ------------------------------------------------------
+
+def candidate_retention_instance(seed: int) -> Instance:
+    """A random choice-of-student job (``candidate_instances``) with a retention block, limits drawn again
+    from all students' plans."""
+    import random
+
+    from candidate_instances import candidate_job_dict
+    from planopt.candidate_oracle import all_candidate_plans
+    from random_instances import with_drawn_limits
+    from retention_instances import retention_block, with_a_covering_option
+    rng = random.Random(190_000 + seed)
+    job = candidate_job_dict(seed)
+    job["retention"] = retention_block(rng)
+    with_a_covering_option(job)
+    return Instance.model_validate(with_drawn_limits(job, all_candidate_plans(Instance.model_validate(job)), rng))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_choice_of_student_with_retention_options_equals_its_oracle(seed):
+    from planopt.candidate_oracle import best_candidate_plan
+    from oracle_checks import close
+    inst = candidate_retention_instance(seed)
+    mip, oracle = solve(inst), best_candidate_plan(inst)
+    assert mip.status == oracle.status, (mip.status, oracle.status)
+    if oracle.status != "optimal":
+        return
+    assert close(mip.metrics.objective(inst.objective), oracle.metrics.objective(inst.objective)), (mip.plan, oracle.plan)
+    assert close(mip.metrics.cost_usd, oracle.metrics.cost_usd), (mip.plan, oracle.plan)
+    assert mip.plan.retention is not None
+    for key, value in mip.mip_values.items():
+        assert close(value, getattr(mip.metrics, key)), (key, value, getattr(mip.metrics, key))

@@ -7,11 +7,12 @@ student's own options). A one-hot :math:`u_j` chooses the student, and each
 block's one-hot rows are scaled by it:
 
 .. math::
-   \sum_j u_j = 1, \qquad \sum_r x_{j,r} = \sum_h z_{j,h} = \sum_\tau y_{j,\tau} = u_j \quad\text{(choices_of_student)}
+   \sum_j u_j = 1, \qquad \sum_r x_{j,r} = \sum_h z_{j,h} = \sum_\tau y_{j,\tau} \;(= \sum_k v_{j,k}) = u_j \quad\text{(choices_of_student)}
 
 Every other row of a block is homogeneous in its choices (work, hours and money
 are 0 when its choices are), so a block not chosen contributes nothing and the
-chosen one is exactly the one-student model. The plan's metrics are the sums
+chosen one is exactly the one-student model. With a ``retention`` block each student's
+block has its own retention one-hot :math:`v_{j,k}` (``retention.py``), scaled by :math:`u_j` too. The plan's metrics are the sums
 over the blocks, plus the fixed operations cost :math:`K` once:
 
 .. math::
@@ -38,6 +39,7 @@ from .data import FormulationData, collect, prune
 from .limits import recipe_floors, define_limits, recipe_within_limits
 from .linear import flattened, linear
 from .objectives import activate_objective, define_objectives
+from .retention import define_retention
 from .work import define_work
 
 
@@ -94,11 +96,16 @@ def build_candidates(inst: Instance) -> tuple[pyo.ConcreteModel | None, Candidat
         define_work(b, d, one_row_per_hardware=True)
         define_checkpointing(b, d)
         define_accounting(b, d)
+        define_retention(b, d)  # the student's retention option, when the instance has a retention block
         b.one_recipe.deactivate()
         b.one_hardware.deactivate()
         b.one_interval.deactivate()
+        one_hots = [b.recipe_chosen, b.hardware_chosen, b.interval_chosen]
+        if hasattr(b, "one_retention"):
+            b.one_retention.deactivate()
+            one_hots.append(b.retention_chosen)
         b.choices_of_student = pyo.ConstraintList()
-        for var in (b.recipe_chosen, b.hardware_chosen, b.interval_chosen):
+        for var in one_hots:
             values = list(var.values())
             b.choices_of_student.add(linear([1.0] * len(values) + [-1.0], values + [u[j]]) == 0)
         fixed.extend(b.recipe_chosen.values())
