@@ -127,7 +127,7 @@ def capacity_rows(sizes: list[int], seeds: list[int], samples: list[int], time_l
     of its risk over RISK_SCENARIOS scenarios; then --confidence 0.9 on each SAA sample size: time,
     status, gap, cost over the least-cost schedule's, in- and out-of-sample undisrupted shares."""
     from planopt.portfolio import load_portfolio
-    from planopt.portfolio_chance import solve_portfolio_at_confidence, undisrupted
+    from planopt.portfolio_chance import solve_portfolio_at_confidence
     from planopt.portfolio_risk import portfolio_risk
     rows = []
     for jobs in sizes:

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from planopt.cli import app
 from planopt.errors import InputError
-from planopt.models.portfolio_capacity import CapacityScenarios, draw_capacity, first_preemption_hours
+from planopt.models.portfolio_capacity import draw_capacity, first_preemption_hours
 from planopt.portfolio import load_portfolio, solve_portfolio
 from planopt.portfolio_result_schema import PortfolioResultSchema
 from planopt.portfolio_risk import draw, portfolio_risk, schedule_risk
