@@ -82,9 +82,24 @@ class Risk:
                 "expected": {m: float(self.samples.metric(m).mean()) for m in RISK_METRICS}}
 
 
+def refuse_trained_teacher(inst: Instance) -> None:
+    """The scenario evaluator prices a teacher trained as a stage (``teacher.training``) at its point cost and
+    wall hours, which move with the scenario's rates and prices: refuse rather than approximate."""
+    if inst.teacher is not None and inst.teacher.training is not None:
+        raise InputError("teacher.training: a teacher trained as a stage is not yet combined with scenarios "
+                         "(--scenarios, --confidence, probability frontiers); remove one")
+
+
+def report_scenarios(inst: Instance) -> int | None:
+    """How many scenarios a plan's risk is reported over when none were asked for: ``REPORT_SCENARIOS``, or
+    None (no risk) for a teacher trained as a stage, which scenarios do not price yet (:func:`refuse_trained_teacher`)."""
+    return None if inst.teacher is not None and inst.teacher.training is not None else REPORT_SCENARIOS
+
+
 def plan_risk(inst: Instance, plan: Plan | StagedPlan, n: int = 10_000, seed: int = DEFAULT_SEED, evaluator: Evaluator | None = None) -> Risk:
     """The plan's metrics over ``n`` seeded scenarios. A plan that does not fit in
     memory meets no limit in any scenario (memory is not uncertain)."""
+    refuse_trained_teacher(inst)
     check_scenarios(n)
     ev = evaluator or Evaluator(inst)
     samples = ScenarioEvaluator(ev, draw(inst, n, seed)).plan_metrics(plan)  # checks the plan first
