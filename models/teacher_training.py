@@ -161,12 +161,6 @@ def check_teacher_training(inst: Instance) -> None:
     if tt.baseline_score > t.score:
         raise ValueError(f"teacher.training.baseline_score: {tt.baseline_score:g} is above teacher.score {t.score:g} "
                          f"(the score the training must reach)")
-    if inst.training.staged:
-        raise ValueError("teacher.training: a trained teacher is not yet combined with staged recipes "
-                         "(training.stage_sequences); give one or the other")
-    if inst.candidate_students:
-        raise ValueError("teacher.training: a trained teacher is not yet combined with candidate_students; "
-                         "give one or the other")
     if inst.constraints.confidence is not None:
         raise ValueError("teacher.training: a trained teacher is not yet combined with chance constraints "
                          "(constraints.confidence); remove one")

@@ -33,7 +33,7 @@ def hours(x: float) -> str:
 def plan_rows(plan: Plan | StagedPlan, inst: Instance | None = None) -> list[tuple[str, str]]:
     """The plan's decisions as rows; with ``inst``, a trained teacher's rows carry its cost and hours."""
     if isinstance(plan, StagedPlan):
-        return staged_plan_rows(plan)
+        return staged_plan_rows(plan, inst)
     rows = [("method", METHOD_NAMES[plan.method]), ("GPUs", f"{plan.gpu_count} × {plan.gpu}"),
             ("training length", f"{plan.steps:,} steps")]
     if plan.rollout_gpu is not None:
@@ -100,14 +100,14 @@ def retention_rows(retention) -> list[tuple[str, str]]:
              "back to the last good one (its re-work is in the failure rework hours)")]
 
 
-def staged_plan_rows(plan: StagedPlan) -> list[tuple[str, str]]:
+def staged_plan_rows(plan: StagedPlan, inst: Instance | None = None) -> list[tuple[str, str]]:
     """A staged plan: its sequence, then each stage's rows (as a one-stage plan's) under "stage N"."""
     if len(plan.stages) == 1:
         stage = plan.stages[0]
-        return plan_rows(Plan.of(stage.recipe, stage.hardware, plan.checkpoint_interval_minutes, plan.retention))
+        return plan_rows(Plan.of(stage.recipe, stage.hardware, plan.checkpoint_interval_minutes, plan.retention), inst)
     rows = [("stages", " → ".join(m.upper() for m in plan.methods))]
     for n, stage in enumerate(plan.stages, 1):
-        one = plan_rows(Plan.of(stage.recipe, stage.hardware, plan.checkpoint_interval_minutes))[:-1]
+        one = plan_rows(Plan.of(stage.recipe, stage.hardware, plan.checkpoint_interval_minutes), inst)[:-1]
         rows += [(f"stage {n}: {label}" if k == 0 else f"         {label}", value) for k, (label, value) in enumerate(one)]
     rows.append(("checkpoint interval", f"{plan.checkpoint_interval_minutes:g} min"))
     rows += retention_rows(plan.retention)

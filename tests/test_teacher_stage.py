@@ -224,3 +224,98 @@ def test_scenarios_are_refused_not_approximated(tmp_path, args):
     res = runner.invoke(app, cmd)
     assert res.exit_code == 2, res.output
     assert "teacher.training: a teacher trained as a stage is not yet combined with scenarios" in res.output
+
+
+# --- a trained teacher in staged recipes and with a choice of student ---------------------------
+
+def _with_trained_teacher(d: dict, rng: random.Random) -> dict | None:
+    """``d`` (with OPD) with its teacher trained by RL from a random baseline to a random reachable score;
+    None when nothing of the teacher's job fits."""
+    baseline = rng.uniform(10, 50)
+    d["teacher"].update(architecture={"preset": rng.choice(["Qwen3-1.7B", "Qwen3-4B"])}, exists=False, training_usd=0.0,
+                        training_hours=0.0, score=baseline,
+                        training={"baseline_score": baseline, "methods": {"rl": {"steps_options": [50, 400], "prompts_per_step": 32}}})
+    d.setdefault("reward", {})
+    try:
+        inst = Instance.model_validate(d)
+    except ValueError:
+        return None
+    reached = sorted(o.quality for o in teacher_space(inst).usable.values())
+    d["teacher"]["score"] = reached[int(rng.random() * len(reached))]
+    return d
+
+
+def staged_teacher_instance(seed: int) -> Instance | None:
+    from planopt.staged_oracle import all_staged_plans
+    from staged_instances import shrunk_staged_job_dict
+    d = shrunk_staged_job_dict(seed)
+    rng = random.Random(seed)
+    if "opd" not in d["training"]["methods"] or _with_trained_teacher(d, rng) is None:
+        return None
+    return Instance.model_validate(with_drawn_limits(d, all_staged_plans(Instance.model_validate(d)), rng))
+
+
+def candidate_teacher_instance(seed: int) -> Instance | None:
+    from planopt.candidate_oracle import all_candidate_plans
+    from candidate_instances import candidate_job_dict
+    d = candidate_job_dict(seed)
+    rng = random.Random(seed)
+    if "opd" not in d["training"]["methods"] or _with_trained_teacher(d, rng) is None:
+        return None
+    return Instance.model_validate(with_drawn_limits(d, all_candidate_plans(Instance.model_validate(d)), rng))
+
+
+STAGED_SEEDS, STAGED_SLOW_SEEDS = [0, 3, 5, 6, 9, 11], [s for s in range(12, 40)] + [1, 2, 4, 7, 8, 10]
+CANDIDATE_SEEDS, CANDIDATE_SLOW_SEEDS = [0, 1, 4, 9, 12], list(range(14, 60))
+
+
+def _staged_contract(seed: int):
+    from test_staged import assert_staged_contract
+    inst = staged_teacher_instance(seed)
+    if inst is None:
+        return None
+    mip, _ = assert_staged_contract(inst)
+    if mip.plan is not None:   # the staged shape round-trips, teacher plan included
+        from planopt.models.staged_costs import evaluate_staged
+        from planopt.models.staged_plan import StagedPlan
+        again = StagedPlan.from_dict(json.loads(json.dumps(mip.plan.to_dict())))
+        assert again == mip.plan
+        assert evaluate_staged(Evaluator(inst), again).cost_usd == mip.metrics.cost_usd
+    return mip
+
+
+def _candidate_contract(seed: int):
+    from planopt.candidate_oracle import all_candidate_plans
+    from planopt.run import PlanModel
+    from test_candidates import assert_candidate_contract
+    inst = candidate_teacher_instance(seed)
+    if inst is None:
+        return None
+    mip = PlanModel(inst).solve()
+    assert_candidate_contract(inst, mip, all_candidate_plans(inst))
+    return mip
+
+
+def test_staged_mip_with_a_trained_teacher_equals_the_staged_oracle():
+    results = [_staged_contract(seed) for seed in STAGED_SEEDS]
+    trained = [m is not None and m.plan is not None and any(s.recipe.teacher_training is not None for s in m.plan.stages)
+               for m in results]
+    assert any(trained) and not all(trained), trained
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", STAGED_SLOW_SEEDS)
+def test_staged_mip_with_a_trained_teacher_equals_the_staged_oracle_slow(seed):
+    _staged_contract(seed)
+
+
+def test_candidate_mip_with_a_trained_teacher_equals_the_candidate_oracle():
+    results = [_candidate_contract(seed) for seed in CANDIDATE_SEEDS]
+    trained = [m is not None and m.plan is not None and m.plan.teacher_training is not None for m in results]
+    assert any(trained) and not all(trained), trained
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", CANDIDATE_SLOW_SEEDS)
+def test_candidate_mip_with_a_trained_teacher_equals_the_candidate_oracle_slow(seed):
+    _candidate_contract(seed)
