@@ -90,6 +90,10 @@ def refuse_trained_teacher(inst: Instance) -> None:
                          "(--scenarios, --confidence, probability frontiers); remove one")
 
 
+NO_RISK_NOTE = ("Risk: not reported: the teacher is trained as a stage (teacher.training), and scenarios do not "
+                "price its job yet")
+
+
 def report_scenarios(inst: Instance) -> int | None:
     """How many scenarios a plan's risk is reported over when none were asked for: ``REPORT_SCENARIOS``, or
     None (no risk) for a teacher trained as a stage, which scenarios do not price yet (:func:`refuse_trained_teacher`)."""

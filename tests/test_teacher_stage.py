@@ -166,6 +166,8 @@ def test_json_round_trip_through_evaluate(tmp_path):
     assert back["metrics"]["wall_hours"] == pytest.approx(out["metrics"]["wall_hours"], rel=1e-9)
     text = runner.invoke(app, ["solve", str(job)])
     assert text.exit_code == 0 and "teacher training" in text.output and stage["teacher_training"]["method"].upper() in text.output
+    assert "Risk: not reported: the teacher is trained as a stage" in text.output   # the usual risk section's absence, said
+    assert "risk" not in out and "risk" not in back
     # a teacher plan that is not a usable option of the instance is refused, naming the field
     bad = json.loads(json.dumps(out))
     bad["plan"]["stages"][0]["teacher_training"]["steps"] = 7

@@ -123,6 +123,9 @@ def evaluate(file: Path = typer.Argument(..., help="instance JSON"),
         if risk is not None:
             from ..risk_report import risk_section
             typer.echo("\n" + risk_section(risk.to_dict()))
+        else:
+            from ..risk import NO_RISK_NOTE
+            typer.echo("\n" + NO_RISK_NOTE)
 
 
 @commands.command()
