@@ -122,7 +122,8 @@ def risk_of(source, plan, scenarios: int = 10_000, seed: int = DEFAULT_SEED) -> 
 
 
 def report_risks(items) -> list:
-    """Each plan's risk over the report's scenarios (None where there is no plan), as the frontier and sweep
+    """Each plan's risk over the report's scenarios (None where there is no plan, or no risk is reported:
+    :func:`report_scenarios`), as the frontier and sweep
     tables carry. ``items``: (instance with that row's limits, plan or None, student or None). One evaluator
     per student: the limits differ per row, the profiles they share do not; with ``candidate_students``
     each plan is priced on its own student's instance."""
@@ -133,6 +134,9 @@ def report_risks(items) -> list:
             out.append(None)
             continue
         own = inst.for_student(student) if inst.candidate_students and student else inst
+        if report_scenarios(own) is None:  # a teacher trained as a stage: scenarios do not price it yet
+            out.append(None)
+            continue
         ev = evaluators.setdefault(student if inst.candidate_students else None, Evaluator(own))
         out.append(plan_risk(own, plan, REPORT_SCENARIOS, evaluator=ev))
     return out

@@ -321,3 +321,39 @@ def test_candidate_mip_with_a_trained_teacher_equals_the_candidate_oracle():
 @pytest.mark.parametrize("seed", CANDIDATE_SLOW_SEEDS)
 def test_candidate_mip_with_a_trained_teacher_equals_the_candidate_oracle_slow(seed):
     _candidate_contract(seed)
+
+
+def test_the_shipped_instance_costs_what_its_teacher_plan_as_a_lump_costs():
+    """The trained teacher folded into the plan is exactly the old lump at that teacher plan's cost and wall hours."""
+    from conftest import INSTANCES
+    from planopt.run import solve
+    d = json.loads((INSTANCES / "qwen3-8b-math-train-the-teacher.json").read_text())
+    inst = Instance.model_validate(d)
+    res = solve(inst)
+    option = teacher_space(inst).usable[res.plan.teacher_training]
+    d["teacher"].pop("training")
+    d["teacher"].update(training_usd=option.cost_usd, training_hours=option.wall_hours)
+    lump = solve(Instance.model_validate(d))
+    assert lump.plan.recipe == replace_teacher(res.plan.recipe, None)
+    assert lump.metrics.cost_usd == pytest.approx(res.metrics.cost_usd, rel=1e-12)
+    assert lump.metrics.wall_hours == pytest.approx(res.metrics.wall_hours, rel=1e-12)
+
+
+def replace_teacher(recipe, plan):
+    from dataclasses import replace
+    return replace(recipe, teacher_training=plan)
+
+
+def test_point_frontiers_and_sweeps_run_and_report_no_risk():
+    """Without scenarios asked for, a frontier and a sweep of a trained-teacher instance run; their rows carry no risk."""
+    from conftest import INSTANCES
+    path = str(INSTANCES / "qwen3-8b-math-train-the-teacher.json")
+    res = runner.invoke(app, ["frontier", path, "--json"])
+    assert res.exit_code == 0, res.output
+    points = json.loads(res.stdout)["points"]
+    assert points and all(p["risk"] is None for p in points)
+    assert points[0]["plan"]["stages"][0]["teacher_training"]["method"] == "sft"
+    res = runner.invoke(app, ["sweep", path, "--budget-usd", "100000:200000:2", "--json"])
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.stdout)["rows"]
+    assert [r["status"] for r in rows] == ["infeasible", "optimal"] and all(r["risk"] is None for r in rows)

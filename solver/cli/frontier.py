@@ -141,7 +141,7 @@ def _metric_frontier(file: Path, x: str, y: str, json_out: bool, out, plot, limi
     capped = grid_caps(inst, front.points[0].plan) if front.points else []
     risks = _risks([(inst, p.plan, p.student) for p in front.points])
     if json_out:
-        emit_json({"x": x, "y": y, "points": [{**p.to_dict(), "risk": r.to_dict()} for p, r in zip(front.points, risks)],
+        emit_json({"x": x, "y": y, "points": [{**p.to_dict(), "risk": r.to_dict() if r else None} for p, r in zip(front.points, risks)],
                    "capped_by_options": capped})
     else:
         others = [m for m in METRICS if m not in (x, y)]

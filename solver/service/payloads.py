@@ -149,7 +149,7 @@ def frontier_payload(instance: dict[str, Any], options: dict[str, Any], progress
     front = pareto_frontier(PlanModel(inst), x, y)
     capped = grid_caps(inst, front.points[0].plan) if front.points else []
     risks = _risks([(inst, p.plan, p.student) for p in front.points])
-    return strict({"x": x, "y": y, "points": [{**p.to_dict(), "risk": r.to_dict()} for p, r in zip(front.points, risks)],
+    return strict({"x": x, "y": y, "points": [{**p.to_dict(), "risk": r.to_dict() if r else None} for p, r in zip(front.points, risks)],
                    "capped_by_options": capped})
 
 
