@@ -127,19 +127,27 @@ def pareto_set(options: list[TeacherOption]) -> list[TeacherOption]:
     return kept
 
 
-# Spaces by instance object (the instance is held, so its id is not reused while cached).
+# Spaces by instance object (the instance is held, so its id is not reused while cached), and by the
+# content the teacher's job is built from: a copy with other limits or another objective (a sweep's rows,
+# ``Instance.with_overrides``) shares its teacher space, which does not depend on them.
 _SPACES: dict[int, tuple[Instance, TeacherSpace]] = {}
+_BY_CONTENT: dict[str, TeacherSpace] = {}
 _CACHE_SIZE = 32
+_NOT_READ = {"name", "constraints", "objective", "uncertainty"}   # teacher_instance replaces them
 
 
 def teacher_space(inst: Instance) -> TeacherSpace:
-    """The teacher space of ``inst`` (which has ``teacher.training``), computed once per instance object."""
+    """The teacher space of ``inst`` (which has ``teacher.training``), computed once per instance content."""
     hit = _SPACES.get(id(inst))
     if hit is not None and hit[0] is inst:
         return hit[1]
-    space = _build(inst)
-    if len(_SPACES) >= _CACHE_SIZE:
-        _SPACES.pop(next(iter(_SPACES)))
+    key = inst.model_dump_json(exclude=_NOT_READ)
+    space = _BY_CONTENT.get(key)
+    if space is None:
+        space = _BY_CONTENT[key] = _build(inst)
+    for cache in (_SPACES, _BY_CONTENT):
+        while len(cache) > _CACHE_SIZE:
+            cache.pop(next(iter(cache)))
     _SPACES[id(inst)] = (inst, space)
     return space
 
