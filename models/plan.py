@@ -20,6 +20,10 @@ CPU offload (``training.cpu_offload``) is a property of the hardware choice alon
 host-link transfers whose amounts every recipe carries (``recipes.py``) and whose
 seconds per unit are zero on a choice that does not offload (``hardware.py``), so
 recipe × hardware stays a product of one-hots and the time stays exact.
+
+A teacher trained as a stage (``teacher.training``, ``teacher_training.py``) is part of an OPD recipe
+(``Recipe.teacher_training``: the teacher's own one-stage plan): it sets the recipe's data money and lead
+time only, so recipe × hardware stays a product of one-hots here too.
 """
 
 from __future__ import annotations

@@ -11,7 +11,8 @@ weights, or LoRA of rank :math:`r`). Its
   validation decodes included (``evaluation.every_steps``);
 - money that does not scale with GPU time (labels, verifiers, sandboxes, logs,
   log ingest, egress of what crosses a region);
-- lead time before training can start (labels, teacher);
+- lead time before training can start (labels, teacher: a lump, or a teacher plan's wall
+  hours when the teacher is trained as a stage, ``teacher_training.py``);
 - quality reached and forgetting;
 - the size of a checkpoint (full state, or the adapter's).
 
