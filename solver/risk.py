@@ -87,7 +87,7 @@ def refuse_trained_teacher(inst: Instance) -> None:
     wall hours, which move with the scenario's rates and prices: refuse rather than approximate."""
     if inst.teacher is not None and inst.teacher.training is not None:
         raise InputError("teacher.training: a teacher trained as a stage is not yet combined with scenarios "
-                         "(--scenarios, --confidence, probability frontiers); remove one")
+                         "(--scenarios, --confidence, probability frontiers, fit); remove one")
 
 
 NO_RISK_NOTE = ("Risk: not reported: the teacher is trained as a stage (teacher.training), and scenarios do not "

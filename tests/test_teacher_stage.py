@@ -357,3 +357,11 @@ def test_point_frontiers_and_sweeps_run_and_report_no_risk():
     assert res.exit_code == 0, res.output
     rows = json.loads(res.stdout)["rows"]
     assert [r["status"] for r in rows] == ["infeasible", "optimal"] and all(r["risk"] is None for r in rows)
+
+
+def test_fit_refuses_a_trained_teacher(tmp_path):
+    """Fitting prices scenarios, which do not price the teacher's job yet: one line, exit 2."""
+    from conftest import INSTANCES
+    res = runner.invoke(app, ["fit", str(INSTANCES / "qwen3-8b-math-train-the-teacher.json"),
+                              str(INSTANCES / "pilot-qwen3-8b-math.csv"), "--out", str(tmp_path / "fitted.json")])
+    assert res.exit_code == 2 and "teacher.training: a teacher trained as a stage is not yet combined with scenarios" in res.output
