@@ -74,19 +74,19 @@ def teacher_training_rows(plan: Plan, inst: Instance | None = None) -> list[tupl
                  f"teacher.score {inst.teacher.score:g}; in the data cost and the lead time)")
     rows = [("teacher training", head)]
     if t.rollout_gpu is not None:
-        rows.append(("         rollout GPUs", f"{t.rollout_gpu_count} × {t.rollout_gpu}"))
+        rows.append(("  teacher rollout GPUs", f"{t.rollout_gpu_count} × {t.rollout_gpu}"))
     if t.samples_per_prompt:
-        rows.append(("         samples per prompt", " → ".join(map(str, t.samples_per_prompt))))
+        rows.append(("  teacher samples per prompt", " → ".join(map(str, t.samples_per_prompt))))
     if t.external_data_share is not None:
-        rows.append(("         SFT data mix", f"{t.external_data_share:.0%} new-domain, at most {t.max_epochs} epochs"))
+        rows.append(("  teacher SFT data mix", f"{t.external_data_share:.0%} new-domain, at most {t.max_epochs} epochs"))
     if t.adapter == "lora":
-        rows.append(("         adapter", f"LoRA rank {t.lora_rank}"))
+        rows.append(("  teacher adapter", f"LoRA rank {t.lora_rank}"))
     if t.cpu_offload:
-        rows.append(("         CPU offload", "yes"))
+        rows.append(("  teacher CPU offload", "yes"))
     if t.staleness_steps:
-        rows.append(("         asynchronous", f"staleness {t.staleness_steps}"))
-    rows.append(("         checkpoint interval", f"{t.checkpoint_interval_minutes:g} min"))
-    rows += [("         " + label, value) for label, value in retention_rows(t.retention)]
+        rows.append(("  teacher asynchronous", f"staleness {t.staleness_steps}"))
+    rows.append(("  teacher checkpoint interval", f"{t.checkpoint_interval_minutes:g} min"))
+    rows += [("  teacher " + label, value) for label, value in retention_rows(t.retention)]
     return rows
 
 
