@@ -20,6 +20,10 @@ CPU offload (``training.cpu_offload``) is a property of the hardware choice alon
 host-link transfers whose amounts every recipe carries (``recipes.py``) and whose
 seconds per unit are zero on a choice that does not offload (``hardware.py``), so
 recipe × hardware stays a product of one-hots and the time stays exact.
+
+A teacher trained as a stage (``teacher.training``, ``teacher_training.py``) is part of an OPD recipe
+(``Recipe.teacher_training``: the teacher's own one-stage plan): it sets the recipe's data money and lead
+time only, so recipe × hardware stays a product of one-hots here too.
 """
 
 from __future__ import annotations
@@ -48,6 +52,9 @@ class Recipe:
     # Asynchronous RL (``asynchronous.py``): how many steps behind the trained policy
     # generation may run; 0 (the default) is synchronous, as before.
     staleness_steps: int = 0
+    # OPD with a teacher trained as a stage (``teacher.training``, ``teacher_training.py``): the teacher's
+    # own one-stage plan, one of the instance's usable ones; None: the teacher exists or is a lump, as before.
+    teacher_training: Optional["Plan"] = None
 
     def __post_init__(self) -> None:
         if self.method == "sft" and self.max_epochs is None:
@@ -125,6 +132,11 @@ class Plan:
     rollout_gpu: Optional[str] = None  # separate rollout GPUs' type (``HardwareChoice.rollout_gpu``); null: colocated
     rollout_gpu_count: int = 0         # and their count (0 when colocated)
     staleness_steps: int = 0           # asynchronous RL's staleness (``Recipe.staleness_steps``); 0: synchronous
+    teacher_training: Optional["Plan"] = None  # the trained teacher's own plan (``Recipe.teacher_training``); None: none
+
+    def __lt__(self, other: "Plan") -> bool:
+        """A total order (recipes holding teacher plans sort): by the canonical JSON of the fields."""
+        return _sort_key(self) < _sort_key(other)
 
     def __post_init__(self) -> None:
         if self.method == "sft" and self.max_epochs is None:
@@ -134,7 +146,7 @@ class Plan:
     def recipe(self) -> Recipe:
         return Recipe(self.method, self.steps, tuple(self.samples_per_prompt), self.teacher_precision,
                       self.external_data_share, self.max_epochs, self.lora_rank if self.adapter == "lora" else None,
-                      self.staleness_steps)
+                      self.staleness_steps, self.teacher_training)
 
     @property
     def hardware(self) -> HardwareChoice:
@@ -148,7 +160,7 @@ class Plan:
                    recipe.teacher_precision, interval_minutes, recipe.external_data_share, recipe.max_epochs,
                    recipe.adapter, recipe.lora_rank, cpu_offload=hardware.cpu_offload, retention=retention,
                    rollout_gpu=hardware.rollout_gpu, rollout_gpu_count=hardware.rollout_count,
-                   staleness_steps=recipe.staleness_steps)
+                   staleness_steps=recipe.staleness_steps, teacher_training=recipe.teacher_training)
 
     @property
     def rollout(self) -> Optional[dict[str, Any]]:
@@ -169,6 +181,10 @@ class Plan:
             out["rollout"] = self.rollout
         if not self.staleness_steps:
             del out["staleness_steps"]
+        if self.teacher_training is None:
+            del out["teacher_training"]  # absent unless the teacher is trained as a stage: the earlier shape
+        else:
+            out["teacher_training"] = self.teacher_training.to_dict()
         return out
 
     @classmethod
@@ -213,10 +229,32 @@ class Plan:
         staleness = data.get("staleness_steps", 0)
         if isinstance(staleness, bool) or not isinstance(staleness, int) or staleness < 0:
             raise ValueError(f"plan.staleness_steps: expected a non-negative integer, got {staleness!r}")
+        teacher = read_teacher_training(data.get("teacher_training"))
         return cls(data["method"], data["gpu"], data["gpu_count"], data["steps"], tuple(spp),
                    data.get("teacher_precision"), float(data["checkpoint_interval_minutes"]),
                    None if share is None else float(share), epochs, adapter, rank, cpu_offload=offload,
-                   retention=retention, rollout_gpu=rollout_gpu, rollout_gpu_count=rollout_count, staleness_steps=staleness)
+                   retention=retention, rollout_gpu=rollout_gpu, rollout_gpu_count=rollout_count, staleness_steps=staleness,
+                   teacher_training=teacher)
+
+
+def _sort_key(plan: "Plan") -> str:
+    import json
+    return json.dumps(plan.to_dict(), sort_keys=True, default=str)
+
+
+def read_teacher_training(value: Any) -> Optional["Plan"]:
+    """The ``teacher_training`` field of a plan's JSON: null, or the teacher's own one-stage plan (which has no
+    teacher of its own); ValueError naming ``plan.teacher_training.<field>``."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ValueError(f"plan.teacher_training: expected null or a plan object, got {value!r}")
+    if value.get("teacher_training") is not None:
+        raise ValueError("plan.teacher_training.teacher_training: expected null (there is no teacher of the teacher)")
+    try:
+        return Plan.from_dict(value)
+    except ValueError as exc:
+        raise ValueError("plan.teacher_training." + str(exc).removeprefix("plan.")) from None
 
 
 def read_rollout(value: Any, where: str) -> tuple[Optional[str], int]:

@@ -11,7 +11,8 @@ weights, or LoRA of rank :math:`r`). Its
   validation decodes included (``evaluation.every_steps``);
 - money that does not scale with GPU time (labels, verifiers, sandboxes, logs,
   log ingest, egress of what crosses a region);
-- lead time before training can start (labels, teacher);
+- lead time before training can start (labels, teacher: a lump, or a teacher plan's wall
+  hours when the teacher is trained as a stage, ``teacher_training.py``);
 - quality reached and forgetting;
 - the size of a checkpoint (full state, or the adapter's).
 
@@ -131,8 +132,18 @@ def enumerate_recipes(inst: Instance) -> list[Recipe]:
                                    for stale in sorted(set(inst.training.staleness_steps_options)))
                 else:
                     for p in sorted(set(inst.teacher.precision_options)):
-                        recipes.extend(Recipe("opd", steps, s, p, lora_rank=lora) for s in schedules(inst))
+                        recipes.extend(Recipe("opd", steps, s, p, lora_rank=lora, teacher_training=t)
+                                       for s in schedules(inst) for t in teacher_plans(inst))
     return recipes
+
+
+def teacher_plans(inst: Instance) -> list:
+    """The teacher plans an OPD recipe is offered with: each plan of the (cost, wall) Pareto set of a teacher
+    trained as a stage (``teacher_training.py``: an exact pruning), or [None] (the teacher exists, or is a lump)."""
+    if inst.teacher is None or inst.teacher.training is None or inst.teacher.exists:
+        return [None]
+    from .teacher_training import teacher_space
+    return [o.plan for o in teacher_space(inst).pareto]
 
 
 def check_recipe(inst: Instance, r: Recipe) -> None:
@@ -147,6 +158,7 @@ def check_recipe(inst: Instance, r: Recipe) -> None:
     if r.lora_rank is not None and r.lora_rank not in inst.training.lora_rank_options:
         raise ValueError(f"plan.lora_rank: {r.lora_rank} is not in training.lora_rank_options {inst.training.lora_rank_options}")
     if r.method == "sft":
+        _teacher_lump(inst, r)
         if r.samples_per_prompt or r.teacher_precision is not None:
             raise ValueError("plan.samples_per_prompt / plan.teacher_precision: must be empty/null for sft")
         if r.external_data_share not in inst.sft_data.external_data_share_options:
@@ -172,6 +184,7 @@ def check_recipe(inst: Instance, r: Recipe) -> None:
             raise ValueError(f"plan.teacher_precision: expected one of {inst.teacher.precision_options}")
     elif r.teacher_precision is not None:
         raise ValueError("plan.teacher_precision: must be null for rl")
+    _teacher_lump(inst, r)  # a teacher plan only where the teacher is trained as a stage, and a usable one
 
 
 def _train_alltoall_passes(inst: Instance) -> float:
@@ -326,10 +339,8 @@ def _on_policy_profile(inst: Instance, r: Recipe) -> RecipeProfile:
         amounts, q = _asynchronous(inst, r, amounts, samples, q)
     _add_evaluation(inst, r, amounts)
     data = samples * inst.reward.verifier_usd_per_sample + inst.reward.design_usd if r.method == "rl" else 0.0
-    lead = 0.0
-    if r.method == "opd" and not inst.teacher.exists:
-        data += inst.teacher.training_usd
-        lead = inst.teacher.training_hours
+    teacher_usd, lead = _teacher_lump(inst, r)
+    data += teacher_usd
     env = samples * inst.environments.cpu_seconds_per_sample / 3600.0 * inst.environments.sandbox_usd_per_cpu_hour
     log_gb = samples * task.response_tokens * inst.storage.trajectory_log_share * ph.d.LOG_BYTES_PER_TOKEN / ph.GB
     logs = log_gb * inst.storage.hot_usd_per_gb_month * inst.storage.log_retention_months
@@ -338,6 +349,20 @@ def _on_policy_profile(inst: Instance, r: Recipe) -> RecipeProfile:
                          forgetting_points=forgetting, extra={"progress": progress, "log_gb": log_gb,
                                                               "prompts_drawn": drawn, "effective_prompts": effective},
                          **_side_money(inst, r, log_gb))
+
+
+def _teacher_lump(inst: Instance, r: Recipe) -> tuple[float, float]:
+    r"""(money, lead hours) of obtaining the teacher: for OPD with a missing teacher, ``training_usd`` /
+    ``training_hours`` (a lump), or with ``teacher.training`` the teacher plan's own cost :math:`c_\theta`
+    and wall hours :math:`w_\theta` (``teacher_training.py``); (0, 0) otherwise. ValueError naming
+    ``plan.teacher_training`` when the recipe's teacher plan is not a usable one."""
+    from .teacher_training import teacher_option
+    option = teacher_option(inst, r.teacher_training, r.method)
+    if option is not None:
+        return option.cost_usd, option.wall_hours
+    if r.method == "opd" and not inst.teacher.exists:
+        return inst.teacher.training_usd, inst.teacher.training_hours
+    return 0.0, 0.0
 
 
 def _asynchronous(inst: Instance, r: Recipe, amounts: dict, samples: float, quality: float) -> tuple[dict, float]:

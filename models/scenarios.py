@@ -64,6 +64,9 @@ class ScenarioEvaluator:
     def __init__(self, ev: Evaluator, scenarios: Scenarios):
         self.ev, self.sc = ev, scenarios
         self.inst = ev.inst
+        if self.inst.teacher is not None and self.inst.teacher.training is not None:
+            # the teacher job's hours and money move with each scenario's rates and prices: never approximate them
+            raise ValueError("teacher.training: a teacher trained as a stage is not yet combined with scenarios")
         self._outcomes: dict[Recipe, tuple[np.ndarray, np.ndarray]] = {}
 
     def value(self, name: str, point: float) -> np.ndarray:

@@ -196,6 +196,19 @@ class Reward(Strict):
     design_usd: NonNegativeFloat = Field(0.0, description="one-off cost of building the reward (RL only)")
 
 
+class TeacherTraining(Strict):
+    """How a teacher that does not exist yet is trained, as a stage of its own (``teacher_training.py``): a
+    one-stage job on the teacher's architecture from ``baseline_score`` up to ``teacher.score``, priced by
+    the same evaluator; null (the default) keeps ``training_usd`` / ``training_hours`` as a lump."""
+
+    baseline_score: Score = Field(description="the teacher's score on the target task before its training")
+    methods: dict[Method, MethodOptions] = Field(min_length=1, description="how the teacher may be trained: 'sft' "
+                                                 "and/or 'rl' with their steps_options and prompts_per_step (no 'opd': "
+                                                 "there is no teacher of the teacher)")
+    gpus: Optional[list["GpuOption"]] = Field(None, min_length=1, description="GPUs the teacher's job may use "
+                                              "(null: hardware.gpus)")
+
+
 class Teacher(Strict):
     architecture: Architecture
     score: Score = Field(description="teacher's score on the target task")
@@ -203,6 +216,9 @@ class Teacher(Strict):
     training_usd: NonNegativeFloat = Field(0.0, description="cost to obtain the teacher when it does not exist")
     training_hours: NonNegativeFloat = Field(0.0, description="lead time to obtain the teacher when it does not exist")
     precision_options: list[Precision] = Field(["bf16"], min_length=1)
+    training: Optional[TeacherTraining] = Field(None, description="train the missing teacher as a stage the plan "
+                                                "chooses (see TeacherTraining) instead of the training_usd / "
+                                                "training_hours lump")
 
 
 class Environments(Strict):
@@ -532,6 +548,13 @@ class Instance(Strict):
         return self
 
     @model_validator(mode="after")
+    def _teacher_training(self) -> "Instance":
+        if self.teacher is not None and self.teacher.training is not None:
+            from .teacher_training import check_teacher_training  # builds the teacher's own job (an Instance)
+            check_teacher_training(self)
+        return self
+
+    @model_validator(mode="after")
     def _offload_needs_host_link(self) -> "Instance":
         if self.training.cpu_offload is True:  # "if_needed" offers offload only where a host link is known
             for n, option in enumerate(self.hardware.gpus):
@@ -568,3 +591,7 @@ class Instance(Strict):
         if changes.get("objective") is not None:
             new = new.model_copy(update={"objective": changes["objective"]})
         return new
+
+
+TeacherTraining.model_rebuild()
+Teacher.model_rebuild()

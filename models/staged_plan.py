@@ -23,7 +23,10 @@ RL stage generates (``training.staleness_steps_options``, ``asynchronous.py``).
 (``training.cpu_offload``). ``retention`` is null (checkpoints are kept as
 ``checkpointing`` says) unless the instance has a ``retention`` block; then it is
 the chosen option ``{"keep_last": 3, "tier": "cold"}`` (``retention.RetentionChoice``),
-which every stage shares, like the interval.
+which every stage shares, like the interval. An OPD stage whose teacher is trained as a
+stage (``teacher.training``, ``teacher_training.py``) also carries ``teacher_training``: the
+teacher's own one-stage plan (``plan.py``'s fields, ``checkpoint_interval_minutes`` included);
+other stages leave the field out (the earlier shape).
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from .plan import HardwareChoice, Plan, Recipe
 from .retention import RetentionChoice
 
 STAGE_FIELDS = ("method", "steps", "samples_per_prompt", "teacher_precision", "external_data_share", "max_epochs",
-                "adapter", "lora_rank", "cpu_offload", "gpu", "gpu_count", "rollout", "staleness_steps")
+                "adapter", "lora_rank", "cpu_offload", "gpu", "gpu_count", "rollout", "staleness_steps", "teacher_training")
 
 
 @dataclass(frozen=True, order=True)

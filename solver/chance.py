@@ -26,7 +26,7 @@ from planopt.models.schema import Instance
 from planopt.models.uncertainty import DEFAULT_SEED, draw
 
 from .errors import InputError
-from .risk import check_scenarios, plan_risk
+from .risk import check_scenarios, plan_risk, refuse_trained_teacher
 from .run import TIE_BREAK_RELATIVE, SolveResult, _status, run_highs
 
 DEFAULT_SCENARIOS = 200
@@ -68,6 +68,7 @@ class ChanceModel:
     def __init__(self, inst: Instance, confidence: float, scenarios: int = DEFAULT_SCENARIOS, seed: int = DEFAULT_SEED,
                  cvar: float | None = None):
         refuse_chance(inst)
+        refuse_trained_teacher(inst)
         self.inst, self.confidence = inst, check_confidence(confidence)
         self.n, self.seed = check_scenarios(scenarios), seed
         self.cvar = check_cvar(cvar, inst.objective)

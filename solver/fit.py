@@ -591,6 +591,8 @@ def _fit_block(inst: Instance, ev: Evaluator, params: dict[str, unc.Parameter], 
 
 def fit(inst: Instance, rows: list[PilotRow]) -> FitResult:
     """The posterior of every parameter the rows inform, and the fitted instance."""
+    from .risk import refuse_trained_teacher
+    refuse_trained_teacher(inst)  # the likelihood prices scenarios, which do not price a trained teacher yet
     params = {p.name: p for p in unc.parameters(inst)}
     ev = Evaluator(inst)
     fitted, refinements = [], {}

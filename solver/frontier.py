@@ -319,7 +319,9 @@ class _ChanceWalk:
         from planopt.models.uncertainty import draw
         from .chance import refuse_retention
         from .plan_space import check_model_size
+        from .risk import refuse_trained_teacher
         refuse_retention(inst)
+        refuse_trained_teacher(inst)
         check_model_size(inst)  # the deterministic model's cap; a sample only adds to it
         self.evaluator = Evaluator(inst)
         self.model, self.data = build_chance(self.evaluator, draw(inst, scenarios, seed), limits_of(inst), None)

@@ -17,7 +17,8 @@ adapter) triples within availability and with a price (:math:`A` per pair), each
 also with every separate rollout (GPU type, count) of ``hardware.rollout_gpus``
 (:math:`H = A \cdot G (1 + G_r)` for :math:`G` training and :math:`G_r` rollout
 choices, less the pairs of two vendors or of one type whose sum is over its availability),
-:math:`I` the checkpoint intervals. These are the counts of ``recipes.enumerate_recipes`` and
+:math:`I` the checkpoint intervals. With a teacher trained as a stage (``teacher.training``) each OPD
+recipe is offered once per teacher plan of the (cost, wall) Pareto set (``teacher_training.py``). These are the counts of ``recipes.enumerate_recipes`` and
 ``hardware.hardware_options`` (``tests/test_plan_space.py`` holds them equal),
 computed in microseconds even when the lists would not fit in memory.
 
@@ -123,6 +124,9 @@ def _option_counts(inst: Instance) -> dict[str, int]:
         counts["training.phases"] = t.phases
     if "opd" in t.methods:
         counts["teacher.precision_options"] = len(set(inst.teacher.precision_options))
+        if inst.teacher.training is not None:  # each OPD recipe once per Pareto teacher plan (teacher_training.py)
+            from planopt.models.recipes import teacher_plans
+            counts["teacher.training"] = len(teacher_plans(inst))
     if "rl" in t.methods:
         counts["training.staleness_steps_options"] = len(set(t.staleness_steps_options))
     counts["training.adapter_options"] = len(set(t.adapter_options))
@@ -175,7 +179,7 @@ def _sizes(inst: Instance, counts: dict[str, int], exact: bool = True) -> tuple[
         elif m == "rl":
             per_method[m] = steps * schedules * counts["training.staleness_steps_options"]
         else:
-            per_method[m] = steps * schedules * counts["teacher.precision_options"]
+            per_method[m] = steps * schedules * counts["teacher.precision_options"] * counts.get("teacher.training", 1)
         per_method[m] *= adapters
     sequences = t.sequences()
     slots = [{q[s] for q in sequences if len(q) > s} for s in range(max(len(q) for q in sequences))]

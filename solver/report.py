@@ -30,9 +30,10 @@ def hours(x: float) -> str:
     return f"{x:,.1f} h" if abs(x) >= 1 else f"{x * 60:,.1f} min"   # negative: asynchronous RL's overlap
 
 
-def plan_rows(plan: Plan | StagedPlan) -> list[tuple[str, str]]:
+def plan_rows(plan: Plan | StagedPlan, inst: Instance | None = None) -> list[tuple[str, str]]:
+    """The plan's decisions as rows; with ``inst``, a trained teacher's rows carry its cost and hours."""
     if isinstance(plan, StagedPlan):
-        return staged_plan_rows(plan)
+        return staged_plan_rows(plan, inst)
     rows = [("method", METHOD_NAMES[plan.method]), ("GPUs", f"{plan.gpu_count} × {plan.gpu}"),
             ("training length", f"{plan.steps:,} steps")]
     if plan.rollout_gpu is not None:
@@ -42,6 +43,7 @@ def plan_rows(plan: Plan | StagedPlan) -> list[tuple[str, str]]:
         rows.append(("samples per prompt", " → ".join(map(str, plan.samples_per_prompt)) + f"  ({len(plan.samples_per_prompt)} phases)"))
     if plan.teacher_precision:
         rows.append(("teacher precision", plan.teacher_precision))
+    rows += teacher_training_rows(plan, inst)
     if plan.external_data_share is not None:
         rows.append(("SFT data mix", f"{plan.external_data_share:.0%} new-domain, {1 - plan.external_data_share:.0%} general"))
     if plan.method == "sft" and plan.max_epochs is not None:
@@ -58,6 +60,36 @@ def plan_rows(plan: Plan | StagedPlan) -> list[tuple[str, str]]:
     return rows
 
 
+def teacher_training_rows(plan: Plan, inst: Instance | None = None) -> list[tuple[str, str]]:
+    """A teacher trained as a stage (``teacher_training.py``): its own plan as rows, the first one
+    "SFT 400 steps on 8 × H100, $X, Y h" (cost and hours with ``inst``); none otherwise."""
+    t = plan.teacher_training
+    if t is None:
+        return []
+    head = f"{t.method.upper()} {t.steps:,} steps on {t.gpu_count} × {t.gpu}"
+    if inst is not None:
+        from planopt.models.teacher_training import teacher_option
+        option = teacher_option(inst, t, plan.method)
+        head += (f", {usd(option.cost_usd)}, {hours(option.wall_hours)} (reaches {option.quality:.2f}; "
+                 f"teacher.score {inst.teacher.score:g}; in the data cost and the lead time)")
+    rows = [("teacher training", head)]
+    if t.rollout_gpu is not None:
+        rows.append(("  teacher rollout GPUs", f"{t.rollout_gpu_count} × {t.rollout_gpu}"))
+    if t.samples_per_prompt:
+        rows.append(("  teacher samples per prompt", " → ".join(map(str, t.samples_per_prompt))))
+    if t.external_data_share is not None:
+        rows.append(("  teacher SFT data mix", f"{t.external_data_share:.0%} new-domain, at most {t.max_epochs} epochs"))
+    if t.adapter == "lora":
+        rows.append(("  teacher adapter", f"LoRA rank {t.lora_rank}"))
+    if t.cpu_offload:
+        rows.append(("  teacher CPU offload", "yes"))
+    if t.staleness_steps:
+        rows.append(("  teacher asynchronous", f"staleness {t.staleness_steps}"))
+    rows.append(("  teacher checkpoint interval", f"{t.checkpoint_interval_minutes:g} min"))
+    rows += [("  teacher " + label, value) for label, value in retention_rows(t.retention)]
+    return rows
+
+
 def retention_rows(retention) -> list[tuple[str, str]]:
     """The chosen checkpoint retention (a ``retention`` block's choice, ``models/retention.py``); none without one."""
     if retention is None:
@@ -68,14 +100,14 @@ def retention_rows(retention) -> list[tuple[str, str]]:
              "back to the last good one (its re-work is in the failure rework hours)")]
 
 
-def staged_plan_rows(plan: StagedPlan) -> list[tuple[str, str]]:
+def staged_plan_rows(plan: StagedPlan, inst: Instance | None = None) -> list[tuple[str, str]]:
     """A staged plan: its sequence, then each stage's rows (as a one-stage plan's) under "stage N"."""
     if len(plan.stages) == 1:
         stage = plan.stages[0]
-        return plan_rows(Plan.of(stage.recipe, stage.hardware, plan.checkpoint_interval_minutes, plan.retention))
+        return plan_rows(Plan.of(stage.recipe, stage.hardware, plan.checkpoint_interval_minutes, plan.retention), inst)
     rows = [("stages", " → ".join(m.upper() for m in plan.methods))]
     for n, stage in enumerate(plan.stages, 1):
-        one = plan_rows(Plan.of(stage.recipe, stage.hardware, plan.checkpoint_interval_minutes))[:-1]
+        one = plan_rows(Plan.of(stage.recipe, stage.hardware, plan.checkpoint_interval_minutes), inst)[:-1]
         rows += [(f"stage {n}: {label}" if k == 0 else f"         {label}", value) for k, (label, value) in enumerate(one)]
     rows.append(("checkpoint interval", f"{plan.checkpoint_interval_minutes:g} min"))
     rows += retention_rows(plan.retention)
@@ -174,7 +206,7 @@ def _solve_report(inst: Instance, result) -> str:
         others = [n for n in inst.student_names() if n != result.student]
         student_rows = [("student", f"{result.student}  (chosen over {', '.join(others)})")]
         inst = inst.for_student(result.student)
-    out += ["Plan", table(student_rows + plan_rows(result.plan) + [price_row(inst, result.plan)]), "",
+    out += ["Plan", table(student_rows + plan_rows(result.plan, inst) + [price_row(inst, result.plan)]), "",
             "Results", table(metric_rows(inst, result.metrics))]
     notes = reuse_notes(inst, result.plan)
     if notes:

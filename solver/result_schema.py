@@ -32,6 +32,28 @@ class RolloutOut(_Closed):
     gpu_count: int
 
 
+class TeacherTrainingOut(_Closed):
+    """The teacher's own one-stage plan, when the teacher does not exist yet and is trained as a stage
+    (``teacher.training``, ``models/teacher_training.py``); its cost and wall hours are in the OPD stage's
+    data cost and lead time."""
+
+    method: Literal["sft", "rl"]
+    steps: int
+    samples_per_prompt: list[int]
+    teacher_precision: None = None
+    external_data_share: Optional[float]
+    max_epochs: Optional[int]
+    adapter: Literal["full", "lora"]
+    lora_rank: Optional[int]
+    gpu: str
+    gpu_count: int
+    checkpoint_interval_minutes: float
+    cpu_offload: bool = False
+    rollout: Optional[RolloutOut] = None
+    staleness_steps: int = Field(0, ge=0)
+    retention: Optional["RetentionOut"] = None
+
+
 class StageOut(_Closed):
     """One stage of a plan: its recipe and the hardware it runs on."""
 
@@ -49,6 +71,9 @@ class StageOut(_Closed):
     rollout: Optional[RolloutOut] = Field(description="separate rollout hardware (version 2.1), or null: generation "
                                                       "runs on the stage's own GPUs")
     staleness_steps: int = Field(ge=0, description="asynchronous RL's staleness in steps (version 2.1); 0: synchronous")
+    teacher_training: Optional[TeacherTrainingOut] = Field(None, description="an OPD stage whose teacher does not exist "
+                                                           "yet and is trained as a stage: the teacher's own plan; absent "
+                                                           "otherwise (version 2.1)")
 
 
 class RetentionOut(_Closed):
@@ -57,6 +82,10 @@ class RetentionOut(_Closed):
     keep_last: int = Field(ge=1, description="newest checkpoints kept during the run")
     tier: Literal["hot", "cold"] = Field(description="their storage tier: hot (S3 Standard) or cold (Glacier Instant Retrieval)")
     milestones: int = Field(ge=0, description="milestones kept during the run (cold), the newest so many")
+
+
+TeacherTrainingOut.model_rebuild()  # its retention is the class above
+StageOut.model_rebuild()
 
 
 class PlanOut(_Closed):

@@ -210,3 +210,42 @@ def test_readme_states_the_asynchronous_optimum_and_the_staleness_penalty():
     assert " → ".join(map(str, p.samples_per_prompt)) == stated["spp"].strip()
     assert f"{res.metrics.cost_usd:,.0f}" == stated["cost"] and f"{res.metrics.wall_hours:.1f}" == stated["hours"]
     assert f"{res.metrics.quality:.2f}" == stated["q"]
+
+
+def test_readme_states_the_trained_teacher_optimum():
+    """Issue 12 item 1: every figure of the trained-teacher instance's sentence is the instance's or the solver's."""
+    import json
+    import planopt
+    from planopt.models.schema import Instance
+    from planopt.models.teacher_training import teacher_option
+    line = _sentence("**A teacher trained as a stage.**")
+    stated = re.search(
+        r"On `(?P<file>[\w.-]+)` \(the math job, whose (?P<teacher>[\w.-]+) teacher must first be brought from (?P<base>\d+) to "
+        r"(?P<score>[\d.]+); budget \$(?P<budget>[\d,]+)\), no SFT or RL plan reaches the quality floor of (?P<floor>\d+) "
+        r"\(at best (?P<alone>[\d.]+)\), and the optimum trains the teacher by (?P<tm>SFT|RL) for (?P<ts>[\d,]+) steps on "
+        r"(?P<tn>\d+) × (?P<tg>[\w-]+) \(\$(?P<tc>[\d,]+) in (?P<th>[\d.]+) h, reaching (?P<tq>[\d.]+)\), then distils it in "
+        r"(?P<prec>\w+) for (?P<steps>[\d,]+) steps on (?P<n>\d+) × (?P<gpu>[\w-]+): \$(?P<cost>[\d,]+) in (?P<hours>[\d.]+) h, "
+        r"quality (?P<q>[\d.]+)\.", line)
+    assert stated, line
+    data = json.loads((INSTANCES / stated["file"]).read_text())
+    t = data["teacher"]
+    assert (t["architecture"]["preset"], t["training"]["baseline_score"], t["score"]) == \
+        (stated["teacher"], float(stated["base"]), float(stated["score"]))
+    assert f"{data['constraints']['budget_usd']:,.0f}" == stated["budget"]
+    assert data["constraints"]["min_quality"] == float(stated["floor"])
+    res = planopt.solve(data, sensitivity=False)
+    p, tp = res.plan, res.plan.teacher_training
+    assert (p.method, p.teacher_precision, p.steps, p.gpu_count, p.gpu) == \
+        ("opd", stated["prec"], int(stated["steps"].replace(",", "")), int(stated["n"]), stated["gpu"])
+    assert f"{res.metrics.cost_usd:,.0f}" == stated["cost"] and f"{res.metrics.wall_hours:.1f}" == stated["hours"]
+    assert f"{res.metrics.quality:.2f}" == stated["q"]
+    assert (tp.method, tp.steps, tp.gpu_count, tp.gpu) == \
+        (stated["tm"].lower(), int(stated["ts"].replace(",", "")), int(stated["tn"]), stated["tg"])
+    option = teacher_option(Instance.model_validate(data), tp, "opd")
+    assert f"{option.cost_usd:,.0f}" == stated["tc"] and f"{option.wall_hours:.1f}" == stated["th"]
+    assert f"{option.quality:.2f}" == stated["tq"]
+    without = json.loads(json.dumps(data))
+    without["training"]["methods"].pop("opd")
+    assert planopt.solve(without, sensitivity=False).status == "infeasible"
+    without.update(objective="quality", constraints={**data["constraints"], "min_quality": None})
+    assert f"{planopt.solve(without, sensitivity=False).metrics.quality:.2f}" == stated["alone"]

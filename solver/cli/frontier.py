@@ -141,7 +141,7 @@ def _metric_frontier(file: Path, x: str, y: str, json_out: bool, out, plot, limi
     capped = grid_caps(inst, front.points[0].plan) if front.points else []
     risks = _risks([(inst, p.plan, p.student) for p in front.points])
     if json_out:
-        emit_json({"x": x, "y": y, "points": [{**p.to_dict(), "risk": r.to_dict()} for p, r in zip(front.points, risks)],
+        emit_json({"x": x, "y": y, "points": [{**p.to_dict(), "risk": r.to_dict() if r else None} for p, r in zip(front.points, risks)],
                    "capped_by_options": capped})
     else:
         others = [m for m in METRICS if m not in (x, y)]
@@ -351,6 +351,8 @@ def _chance_grid(file: Path, given, confidence: str, objective, time_limit, reus
     check_grid(confidences, limit, values)
     files = _outputs(out, plot)
     inst = _load_job(file, "sweep").with_overrides(objective=objective.value if objective else None)
+    from ..risk import refuse_trained_teacher
+    refuse_trained_teacher(inst)  # before the cluster starts: each point would refuse
     with files:
         points = run_grid(inst, confidences, limit, values, scenarios, seed or 0, time_limit, scheduler, serial,
                           progress=not quiet())

@@ -67,9 +67,9 @@ def solve(file: Path = typer.Argument(..., help="instance JSON"),
         if value is not None:
             raise InputError(f"{flag}: needs --scenarios or --confidence on one job (a portfolio's --plot draws its schedule)")
     # every plan's estimate comes with its uncertainty: risk over the default scenario count
-    from ..risk import REPORT_SCENARIOS
+    from ..risk import report_scenarios
     with files:
-        result = solve_instance(inst, time_limit=time_limit, sensitivity=sensitivity, scenarios=REPORT_SCENARIOS,
+        result = solve_instance(inst, time_limit=time_limit, sensitivity=sensitivity, scenarios=report_scenarios(inst),
                                 seed=seed, solver=solver)
         if out is not None:  # pandas only when asked for
             files.write(out, table_writer(solve_frame(result)))
@@ -104,7 +104,7 @@ def evaluate(file: Path = typer.Argument(..., help="instance JSON"),
     with files:
         risk = risk_options.evaluate_risk(inst, plan, scenarios, seed, plot, files)
     fits = metrics.fits_memory  # a plan that does not fit does no work: no costs or hours to report
-    plan_table = table(([("student", inst.student_name)] if chooses_student else []) + plan_rows(plan))
+    plan_table = table(([("student", inst.student_name)] if chooses_student else []) + plan_rows(plan, inst))
     if json_out:
         from ..run import RESULT_VERSION
         emit_json({"version": RESULT_VERSION, "plan": plan_json(plan, inst.student.preset), "fits_memory": fits, "metrics": metrics.summary() if fits else None,
@@ -123,6 +123,9 @@ def evaluate(file: Path = typer.Argument(..., help="instance JSON"),
         if risk is not None:
             from ..risk_report import risk_section
             typer.echo("\n" + risk_section(risk.to_dict()))
+        else:
+            from ..risk import NO_RISK_NOTE
+            typer.echo("\n" + NO_RISK_NOTE)
 
 
 @commands.command()

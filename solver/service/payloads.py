@@ -45,7 +45,7 @@ def solve_inputs(instance: dict[str, Any], options: dict[str, Any]) -> dict[str,
     from ..chance import check_confidence, check_cvar
     from ..errors import InputError
     from ..instance import check_time_limit
-    from ..risk import REPORT_SCENARIOS, check_scenarios
+    from ..risk import check_scenarios, report_scenarios
     time_limit = check_time_limit(options.get("time_limit"), "time_limit")
     inst = _job_instance(instance, options, options.get("objective"))
     confidence, scenarios, seed = options.get("confidence"), options.get("scenarios"), options.get("seed", 0)
@@ -61,7 +61,7 @@ def solve_inputs(instance: dict[str, Any], options: dict[str, Any]) -> dict[str,
             raise InputError("cvar: needs confidence (CVaR is the objective of a chance-constrained solve)")
         cvar = check_cvar(cvar, inst.objective)
     if confidence is None and scenarios is None and inst.constraints.confidence is None:
-        scenarios = REPORT_SCENARIOS  # the CLI reports every plan's risk over the default scenario count
+        scenarios = report_scenarios(inst)  # the CLI reports every plan's risk over the default scenario count
     return {"source": inst, "time_limit": time_limit, "sensitivity": options.get("sensitivity", True),
             "scenarios": scenarios, "seed": seed, "cvar": cvar}
 
@@ -89,7 +89,7 @@ def evaluate_payload(instance: dict[str, Any], plan: dict[str, Any], scenarios: 
     from planopt.models.staged_plan import plan_json, read_plan
     from ..api import evaluate_any, instance_for_plan
     from ..errors import InputError
-    from ..risk import REPORT_SCENARIOS, check_scenarios, plan_risk
+    from ..risk import check_scenarios, plan_risk, report_scenarios
     inst = _job_instance(instance, {})
     plan = plan.get("plan", plan) if isinstance(plan.get("plan"), dict) else plan
     try:
@@ -98,14 +98,15 @@ def evaluate_payload(instance: dict[str, Any], plan: dict[str, Any], scenarios: 
         metrics = evaluate_any(Evaluator(inst), parsed)
     except (ValueError, TypeError, KeyError) as exc:
         raise InputError(f"plan: {exc}") from None
-    risk = plan_risk(inst, parsed, check_scenarios(scenarios, "scenarios") if scenarios is not None else REPORT_SCENARIOS, seed)
+    scenarios = check_scenarios(scenarios, "scenarios") if scenarios is not None else report_scenarios(inst)
+    risk = None if scenarios is None else plan_risk(inst, parsed, scenarios, seed)
     fits = metrics.fits_memory
     from ..run import RESULT_VERSION
     return strict({"version": RESULT_VERSION, "plan": plan_json(parsed, inst.student.preset), "fits_memory": fits, "metrics": metrics.summary() if fits else None,
                    "feasible": metrics.feasible, "violations": metrics.violations,
                    "cost_breakdown_usd": metrics.cost_breakdown_usd if fits else None,
                    "hours_breakdown": metrics.hours_breakdown if fits else None, "flops": metrics.flops,
-                   "risk": risk.to_dict()})
+                   "risk": None if risk is None else risk.to_dict()})
 
 
 def _risks(items):
@@ -148,7 +149,7 @@ def frontier_payload(instance: dict[str, Any], options: dict[str, Any], progress
     front = pareto_frontier(PlanModel(inst), x, y)
     capped = grid_caps(inst, front.points[0].plan) if front.points else []
     risks = _risks([(inst, p.plan, p.student) for p in front.points])
-    return strict({"x": x, "y": y, "points": [{**p.to_dict(), "risk": r.to_dict()} for p, r in zip(front.points, risks)],
+    return strict({"x": x, "y": y, "points": [{**p.to_dict(), "risk": r.to_dict() if r else None} for p, r in zip(front.points, risks)],
                    "capped_by_options": capped})
 
 
