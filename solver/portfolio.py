@@ -120,6 +120,9 @@ def load_portfolio(source: str | Path | dict[str, Any] | PortfolioData) -> Portf
         if inst.retention is not None:
             raise InputError(f"{name}: jobs.{i}.instance.retention: retention choices are not yet combined with "
                              "portfolios; remove the block (checkpointing.keep_last applies)")
+        if inst.teacher is not None and inst.teacher.training is not None:  # its GPUs would be priced outside the pool
+            raise InputError(f"{name}: jobs.{i}.instance.teacher.training: a teacher trained as a stage is not modelled "
+                             "in portfolios; give the teacher as a lump (teacher.training_usd, teacher.training_hours)")
         if inst.hardware.rollout_gpus:  # a portfolio counts GPU-hours by the training GPUs' type alone
             raise InputError(f"{name}: jobs.{i}.instance.hardware.rollout_gpus: separate rollout hardware is not "
                              "modelled in portfolios; expected none (generation on the job's own GPUs)")

@@ -365,3 +365,24 @@ def test_fit_refuses_a_trained_teacher(tmp_path):
     res = runner.invoke(app, ["fit", str(INSTANCES / "qwen3-8b-math-train-the-teacher.json"),
                               str(INSTANCES / "pilot-qwen3-8b-math.csv"), "--out", str(tmp_path / "fitted.json")])
     assert res.exit_code == 2 and "teacher.training: a teacher trained as a stage is not yet combined with scenarios" in res.output
+
+
+def test_a_portfolio_job_with_a_trained_teacher_is_refused_naming_the_field(tmp_path):
+    import json as _json
+    from typer.testing import CliRunner
+    from planopt.cli import app
+    from conftest import INSTANCES as _INSTANCES
+    data = _json.loads((_INSTANCES / "portfolio-small.json").read_text())
+    shipped = _json.loads((_INSTANCES / "qwen3-8b-math-train-the-teacher.json").read_text())
+    n, job = next((n, j) for n, j in enumerate(data["jobs"]) if "opd" in j["instance"]["training"]["methods"])
+    job["instance"]["teacher"] = {**job["instance"]["teacher"], "score": 66.1, "exists": False, "training_usd": 0.0, "training_hours": 0.0,
+                                  "training": {**shipped["teacher"]["training"],
+                                               "baseline_score": 66.0,
+                                               "methods": {"rl": shipped["teacher"]["training"]["methods"]["rl"]}}}
+    for key in ("training_usd", "training_hours"):
+        job["instance"]["teacher"].pop(key)
+    path = tmp_path / "portfolio.json"
+    path.write_text(_json.dumps(data))
+    res = CliRunner().invoke(app, ["solve", str(path)])
+    assert res.exit_code == 2, res.output
+    assert f"jobs.{n}.instance.teacher.training" in res.output and len(res.output.strip().splitlines()) == 1, res.output
