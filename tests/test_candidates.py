@@ -40,6 +40,7 @@ from candidate_instances import candidate_instance_dict, candidate_job_dict
 from oracle_checks import (assert_least_relaxations_equal_the_oracle, assert_same_metrics, close, limit_steps, quantile,
                            with_limits)
 from random_instances import random_limits
+from conftest import split_seeds
 
 SUMMARY = ("cost_usd", "wall_hours", "quality", "forgetting_points", "gpu_hours", "memory_per_gpu_gb")
 FAST_SEEDS = list(range(22))          # ~0.5 s each; -m slow sweeps the next 138
@@ -126,7 +127,7 @@ def _contract(seed: int):
     return mip, oracle
 
 
-@pytest.mark.parametrize("seed", FAST_SEEDS)
+@pytest.mark.parametrize("seed", split_seeds(FAST_SEEDS, 12))
 def test_candidate_mip_equals_the_oracle(seed):
     _contract(seed)
 

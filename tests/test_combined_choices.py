@@ -22,6 +22,7 @@ from oracle_checks import assert_mip_equals_both_oracles
 from random_instances import with_drawn_limits
 from retention_instances import retention_block, with_a_covering_option
 from test_asynchronous import random_async_instance_dict
+from conftest import split_seeds
 
 SEEDS = range(12)
 SLOW_SEEDS = range(12, 40)
@@ -45,7 +46,7 @@ def _solve(seed: int):
     return assert_mip_equals_both_oracles(inst)
 
 
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("seed", split_seeds(SEEDS, 4))
 def test_mip_equals_both_oracles_with_every_new_decision(seed):
     _solve(seed)
 
@@ -56,6 +57,7 @@ def test_mip_equals_both_oracles_with_every_new_decision_more_seeds(seed):
     _solve(seed)
 
 
+@pytest.mark.slow  # solves every seed of SEEDS again (~15 s)
 def test_the_combined_instances_exercise_the_combinations():
     """Guards the generator: optima that split and run asynchronously, under a retention choice."""
     results = [_solve(seed) for seed in SEEDS]

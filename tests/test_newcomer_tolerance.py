@@ -22,7 +22,7 @@ from planopt.models.formulation import LIMITS
 from planopt.oracle import all_plans, best_plan
 from planopt.run import TIE_BREAK_RELATIVE, PlanModel
 
-from conftest import INSTANCES
+from conftest import INSTANCES, split_seeds
 from random_instances import random_instance_dict
 
 OBJECTIVE_METRIC = {"cost": "cost_usd", "time": "wall_hours", "quality": "quality", "forgetting": "forgetting_points"}
@@ -135,7 +135,7 @@ def test_tiny_limits_on_inside_and_outside_the_tolerance():
     assert check_boundaries(load_instance(data), random.Random(0)) >= len(LIMITS) * len(PLACEMENTS)
 
 
-@pytest.mark.parametrize("seed", RANDOM_SEEDS)
+@pytest.mark.parametrize("seed", split_seeds(RANDOM_SEEDS, 10))
 def test_random_instances_limits_on_inside_and_outside_the_tolerance(seed):
     check_boundaries(load_instance(without_limits(random_instance_dict(seed))), random.Random(seed))
 

@@ -14,7 +14,7 @@ from planopt.models.schema import Instance
 from planopt.portfolio import PortfolioModel, load_portfolio, solve_portfolio
 from planopt.run import solve
 
-from conftest import INSTANCES
+from conftest import INSTANCES, split_seeds
 from portfolio_oracle import best_portfolio_cost, close, tiny_portfolio, twin_portfolio
 
 runner = CliRunner()
@@ -22,7 +22,7 @@ SMALL = str(INSTANCES / "portfolio-small.json")
 
 
 # --- the MIP against the oracle ----------------------------------------------
-@pytest.mark.parametrize("seed", range(30))
+@pytest.mark.parametrize("seed", split_seeds(range(30), 10))
 def test_small_portfolio_matches_brute_force(seed):
     p = tiny_portfolio(seed)
     oracle = best_portfolio_cost(load_portfolio(p))
@@ -60,7 +60,7 @@ def test_loose_linking_keeps_the_optimum(seed):
     assert res.status == "optimal" and close(res.cost_usd, oracle), (res.cost_usd, oracle)
 
 
-@pytest.mark.parametrize("seed", range(30))
+@pytest.mark.parametrize("seed", split_seeds(range(30), 10))
 def test_lagrangian_floors_hold_at_the_optimum(seed):
     """The warm start's Lagrangian (solver/portfolio_lagrange.py) against the optimum found without
     it: each job's share at the multipliers, recomputed here from the optimal schedule (its
@@ -263,7 +263,7 @@ def test_python_api_frames():
     assert (jobs["finish_bucket"] <= jobs["deadline_bucket"]).all()
 
 
-@pytest.mark.parametrize("seed", range(30))
+@pytest.mark.parametrize("seed", split_seeds(range(30), 10))
 def test_the_time_limited_path_matches_brute_force(seed):
     """With a time limit the solve also runs column generation, the integer master, branching on a
     reservation and, when the Lagrangian bound proves the gap, skips the MIP proper: the schedule

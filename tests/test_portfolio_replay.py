@@ -14,7 +14,7 @@ from planopt.models.costs import Evaluator
 from planopt.portfolio import load_portfolio, solve_portfolio
 from planopt.portfolio_replay import replay_schedule
 
-from conftest import INSTANCES
+from conftest import INSTANCES, split_seeds
 from portfolio_oracle import tiny_portfolio, twin_portfolio
 
 SHIPPED = sorted(p for p in INSTANCES.glob("*.json") if json.loads(p.read_text()).get("kind") == "portfolio")
@@ -26,7 +26,7 @@ def replayed(source) -> tuple[dict, list[str]]:
     return out, (replay_schedule(load_portfolio(source), out) if res.jobs else [])
 
 
-@pytest.mark.parametrize("seed", range(30))
+@pytest.mark.parametrize("seed", split_seeds(range(30), 10))
 def test_every_oracle_sized_schedule_replays(seed):
     out, problems = replayed(tiny_portfolio(seed))
     assert problems == [], problems

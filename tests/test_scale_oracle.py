@@ -31,7 +31,7 @@ from planopt.models.schema import Instance
 from planopt.oracle import best_plan
 from planopt.run import PlanModel
 
-from conftest import INSTANCES
+from conftest import INSTANCES, split_seeds
 from random_instances import GPUS, LARGE as LARGE_GRID, random_instance_dict, random_job_dict, random_limits
 
 REL = 1e-6
@@ -41,7 +41,7 @@ def close(a: float, b: float, rel: float = REL) -> bool:
     return math.isclose(a, b, rel_tol=rel, abs_tol=1e-6)
 
 
-@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("seed", split_seeds(range(40), 12))
 def test_vectorised_oracle_equals_plan_by_plan_oracle(seed):
     inst = Instance.model_validate(random_instance_dict(seed))
     slow, fast = best_plan(inst), best_plan_arrays(inst)
@@ -78,7 +78,7 @@ def large_instances():
     return {seed: Instance.model_validate(large_instance_dict(seed)) for seed in LARGE}
 
 
-@pytest.mark.parametrize("seed", LARGE)
+@pytest.mark.parametrize("seed", split_seeds(LARGE, 10))
 def test_mip_equals_vectorised_oracle_on_large_spaces(seed, large_instances):
     inst = large_instances[seed]
     r, h, i = Evaluator(inst).space()

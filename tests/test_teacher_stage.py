@@ -25,6 +25,7 @@ from planopt.oracle import all_plans, best_plan
 from planopt.result_schema import ResultSchema
 from oracle_checks import assert_mip_equals_both_oracles, close
 from random_instances import SMALL, _take, random_job_dict, with_drawn_limits
+from conftest import split_seeds
 
 SEEDS = range(15)
 SLOW_SEEDS = range(15, 60)
@@ -76,7 +77,7 @@ def trained_teacher_wins(result) -> bool | None:
     return result.plan.method == "opd" and result.plan.teacher_training is not None
 
 
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("seed", split_seeds(SEEDS, 10))
 def test_mip_equals_both_oracles(seed):
     inst = teacher_job(seed)
     mip = assert_mip_equals_both_oracles(inst)
