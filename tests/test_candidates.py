@@ -127,7 +127,7 @@ def _contract(seed: int):
     return mip, oracle
 
 
-@pytest.mark.parametrize("seed", split_seeds(FAST_SEEDS, 12))
+@pytest.mark.parametrize("seed", split_seeds(FAST_SEEDS, 8))
 def test_candidate_mip_equals_the_oracle(seed):
     _contract(seed)
 

@@ -25,6 +25,7 @@ from random_instances import random_instance_dict
 from typer.testing import CliRunner
 
 from planopt.cli import app
+from conftest import split_seeds
 
 
 def run_cli(*args):
@@ -60,7 +61,7 @@ def test_chance_mip_equals_enumeration_over_the_same_scenarios(seed, confidence)
     assert mip.risk["in_sample_share"] >= confidence - 1e-12
 
 
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", split_seeds(range(12), 6))
 def test_cvar_objective_equals_enumeration(seed):
     data = random_instance_dict(seed)
     data["objective"] = "cost"

@@ -47,7 +47,7 @@ def objective_value(result, objective):
 
 # --- sensitivity ------------------------------------------------------------
 
-@pytest.mark.parametrize("seed", split_seeds(range(40), 15))
+@pytest.mark.parametrize("seed", split_seeds(range(40), 8))
 def test_sensitivity_agrees_with_brute_force(seed):
     inst = Instance.model_validate(random_instance_dict(seed))
     result = solve_instance(inst)
@@ -167,7 +167,7 @@ def check_explanation(inst: Instance, path) -> list[dict]:
     return rows
 
 
-@pytest.mark.parametrize("seed", split_seeds(range(40), 15))
+@pytest.mark.parametrize("seed", split_seeds(range(40), 8))
 def test_infeasibility_explanations_are_minimal_and_sufficient(seed, tmp_path):
     inst = infeasible_instance(seed)
     if inst is None:

@@ -210,7 +210,7 @@ def test_quality_and_forgetting_are_shares_of_full_fine_tunings(method):
 SEEDS = range(40)
 
 
-@pytest.mark.parametrize("seed", split_seeds(SEEDS, 16))
+@pytest.mark.parametrize("seed", split_seeds(SEEDS, 10))
 def test_mip_equals_both_oracles_where_the_adapter_matters(seed):
     inst = Instance.model_validate(adapter_instance_dict(seed))
     mip = assert_mip_equals_both_oracles(inst)

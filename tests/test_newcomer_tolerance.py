@@ -135,7 +135,7 @@ def test_tiny_limits_on_inside_and_outside_the_tolerance():
     assert check_boundaries(load_instance(data), random.Random(0)) >= len(LIMITS) * len(PLACEMENTS)
 
 
-@pytest.mark.parametrize("seed", split_seeds(RANDOM_SEEDS, 10))
+@pytest.mark.parametrize("seed", split_seeds(RANDOM_SEEDS, 6))
 def test_random_instances_limits_on_inside_and_outside_the_tolerance(seed):
     check_boundaries(load_instance(without_limits(random_instance_dict(seed))), random.Random(seed))
 

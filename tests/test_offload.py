@@ -33,6 +33,7 @@ from planopt.run import solve
 from adapter_instances import TIGHT_GPUS, TIGHT_STUDENTS, adapter_instance_dict
 from conftest import INSTANCES
 from oracle_checks import assert_mip_equals_both_oracles, assert_scenarios_equal_the_evaluator
+from conftest import split_seeds
 
 SEEDS = range(20)
 SLOW_SEEDS = range(20, 60)
@@ -135,7 +136,7 @@ def test_offload_is_not_taken_where_the_job_fits_without_it():
 
 # --- the MIP against the oracles ---------------------------------------------------------------
 
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("seed", split_seeds(SEEDS, 10))
 def test_mip_equals_both_oracles_with_offload_as_a_decision(seed):
     inst = offload_instance(seed)
     mip = assert_mip_equals_both_oracles(inst)

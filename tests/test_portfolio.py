@@ -22,7 +22,7 @@ SMALL = str(INSTANCES / "portfolio-small.json")
 
 
 # --- the MIP against the oracle ----------------------------------------------
-@pytest.mark.parametrize("seed", split_seeds(range(30), 10))
+@pytest.mark.parametrize("seed", split_seeds(range(30), 6))
 def test_small_portfolio_matches_brute_force(seed):
     p = tiny_portfolio(seed)
     oracle = best_portfolio_cost(load_portfolio(p))
@@ -36,7 +36,7 @@ def test_small_portfolio_matches_brute_force(seed):
     assert res.violations == [] and res.big_m_breaches == []
 
 
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", split_seeds(range(12), 6))
 def test_symmetry_breaking_keeps_the_optimum_of_twin_jobs(seed):
     p = twin_portfolio(seed)
     oracle = best_portfolio_cost(load_portfolio(p))
@@ -49,7 +49,7 @@ def test_symmetry_breaking_keeps_the_optimum_of_twin_jobs(seed):
     assert res.status == "optimal" and close(res.cost_usd, oracle), (res.cost_usd, oracle)
 
 
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", split_seeds(range(12), 6))
 def test_loose_linking_keeps_the_optimum(seed):
     p = tiny_portfolio(seed)
     oracle = best_portfolio_cost(load_portfolio(p))
@@ -60,7 +60,7 @@ def test_loose_linking_keeps_the_optimum(seed):
     assert res.status == "optimal" and close(res.cost_usd, oracle), (res.cost_usd, oracle)
 
 
-@pytest.mark.parametrize("seed", split_seeds(range(30), 10))
+@pytest.mark.parametrize("seed", split_seeds(range(30), 6))
 def test_lagrangian_floors_hold_at_the_optimum(seed):
     """The warm start's Lagrangian (solver/portfolio_lagrange.py) against the optimum found without
     it: each job's share at the multipliers, recomputed here from the optimal schedule (its
@@ -263,7 +263,7 @@ def test_python_api_frames():
     assert (jobs["finish_bucket"] <= jobs["deadline_bucket"]).all()
 
 
-@pytest.mark.parametrize("seed", split_seeds(range(30), 10))
+@pytest.mark.parametrize("seed", split_seeds(range(30), 6))
 def test_the_time_limited_path_matches_brute_force(seed):
     """With a time limit the solve also runs column generation, the integer master, branching on a
     reservation and, when the Lagrangian bound proves the gap, skips the MIP proper: the schedule

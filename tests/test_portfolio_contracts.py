@@ -17,6 +17,7 @@ from planopt.portfolio_replay import replay_schedule
 
 from conftest import INSTANCES
 from portfolio_oracle import best_portfolio_cost, close, later3_portfolio, later_portfolio, tiny_portfolio
+from conftest import split_seeds
 
 runner = CliRunner()
 
@@ -27,7 +28,7 @@ def solved(p) -> tuple:
     return res, out, (replay_schedule(load_portfolio(p), out) if res.jobs else [])
 
 
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", split_seeds(range(12), 6))
 def test_later_starts_match_brute_force_and_replay(seed):
     p = later_portfolio(seed)
     oracle = best_portfolio_cost(load_portfolio(p))

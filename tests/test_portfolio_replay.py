@@ -26,7 +26,7 @@ def replayed(source) -> tuple[dict, list[str]]:
     return out, (replay_schedule(load_portfolio(source), out) if res.jobs else [])
 
 
-@pytest.mark.parametrize("seed", split_seeds(range(30), 10))
+@pytest.mark.parametrize("seed", split_seeds(range(30), 6))
 def test_every_oracle_sized_schedule_replays(seed):
     out, problems = replayed(tiny_portfolio(seed))
     assert problems == [], problems

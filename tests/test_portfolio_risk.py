@@ -22,6 +22,7 @@ from planopt.portfolio_risk import draw, portfolio_risk, schedule_risk
 
 from conftest import INSTANCES
 from portfolio_oracle import replay_one_scenario, tiny_portfolio
+from conftest import split_seeds
 
 runner = CliRunner()
 SMALL = INSTANCES / "portfolio-small.json"
@@ -39,7 +40,7 @@ def with_shortfall(p: dict, seed: int) -> dict:
     return p
 
 
-@pytest.mark.parametrize("seed", range(10))
+@pytest.mark.parametrize("seed", split_seeds(range(10), 5))
 def test_the_replay_equals_the_brute_force_scenario_by_scenario(seed):
     source = with_shortfall(tiny_portfolio(seed), seed)
     res = solve_portfolio(source, rel_gap=1e-9)
@@ -210,7 +211,7 @@ from portfolio_oracle import best_chance_cost, close  # noqa: E402
 CHANCE_SCENARIOS = 5   # brute force: every set of ceil(C S) of them
 
 
-@pytest.mark.parametrize("seed", range(10))
+@pytest.mark.parametrize("seed", split_seeds(range(10), 5))
 def test_the_confidence_schedule_is_the_brute_force_optimum_and_holds_in_sample(seed):
     source = with_shortfall(tiny_portfolio(seed), seed + 100)
     pdata = load_portfolio(source)

@@ -219,7 +219,7 @@ def _check_seed(seed: int) -> None:
         assert not any(v.startswith("retention:") for v in mip.metrics.violations)
 
 
-@pytest.mark.parametrize("seed", split_seeds(SEEDS, 12))
+@pytest.mark.parametrize("seed", split_seeds(SEEDS, 8))
 def test_mip_equals_both_oracles_with_retention_options(seed):
     _check_seed(seed)
 

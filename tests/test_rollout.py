@@ -38,6 +38,7 @@ from planopt.cli import app
 from conftest import INSTANCES
 from oracle_checks import assert_mip_equals_both_oracles, assert_scenarios_equal_the_evaluator
 from random_instances import GPUS, random_job_dict, with_drawn_limits
+from conftest import split_seeds
 
 TINY = INSTANCES / "tiny.json"
 
@@ -152,7 +153,7 @@ def _contract(seed: int) -> bool:
     return mip.status == "optimal" and mip.plan.rollout_gpu is not None
 
 
-@pytest.mark.parametrize("seed", range(20))
+@pytest.mark.parametrize("seed", split_seeds(range(20), 10))
 def test_mip_equals_both_oracles_with_rollout_options(seed):
     _contract(seed)
 

@@ -42,6 +42,7 @@ from conftest import INSTANCES
 from oracle_checks import (assert_least_relaxations_equal_the_oracle, assert_same_metrics, close, limit_steps,
                            with_limits)
 from staged_instances import shrunk_staged_job_dict, staged_instance_dict
+from conftest import split_seeds
 
 SUMMARY = ("cost_usd", "wall_hours", "quality", "forgetting_points", "gpu_hours")
 SHIPPED = sorted(p for p in INSTANCES.glob("*.json") if json.loads(p.read_text()).get("kind", "job") == "job")
@@ -120,7 +121,7 @@ def _seed_params(seeds):
             else s for s in seeds]
 
 
-@pytest.mark.parametrize("seed", _seed_params(FAST_SEEDS))
+@pytest.mark.parametrize("seed", split_seeds(_seed_params(FAST_SEEDS), 20))
 def test_staged_mip_equals_the_oracle(seed):
     inst = staged_instance(seed)
     pm = PlanModel(inst)

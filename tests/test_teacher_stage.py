@@ -77,7 +77,7 @@ def trained_teacher_wins(result) -> bool | None:
     return result.plan.method == "opd" and result.plan.teacher_training is not None
 
 
-@pytest.mark.parametrize("seed", split_seeds(SEEDS, 10))
+@pytest.mark.parametrize("seed", split_seeds(SEEDS, 6))
 def test_mip_equals_both_oracles(seed):
     inst = teacher_job(seed)
     mip = assert_mip_equals_both_oracles(inst)
