@@ -32,6 +32,27 @@ def assert_mip_equals_both_oracles(inst: Instance) -> SolveResult:
     return mip
 
 
+def assert_staged_mip_equals_the_staged_oracle(inst: Instance) -> SolveResult:
+    """The staged contract: the MIP's status, objective and cost equal the staged oracle's, its plan re-evaluated
+    by the staged evaluator is feasible at the same cost, and the MIP's own values equal the evaluator's."""
+    from planopt.models.costs import Evaluator
+    from planopt.models.staged_costs import evaluate_staged
+    from planopt.models.staged_plan import StagedPlan
+    from planopt.staged_oracle import best_staged_plan
+    mip, oracle = solve(inst), best_staged_plan(inst)
+    assert mip.status == oracle.status, (mip.status, oracle.status, mip.message)
+    if oracle.status != "optimal":
+        return mip
+    assert close(mip.metrics.objective(inst.objective), oracle.metrics.objective(inst.objective)), (mip.plan, oracle.plan)
+    assert close(mip.metrics.cost_usd, oracle.metrics.cost_usd), (mip.plan, oracle.plan)
+    plan = mip.plan if isinstance(mip.plan, StagedPlan) else StagedPlan.of_plan(mip.plan)
+    again = evaluate_staged(Evaluator(inst), plan)
+    assert again.feasible and close(again.cost_usd, mip.metrics.cost_usd)
+    for key, value in mip.mip_values.items():
+        assert close(value, getattr(mip.metrics, key)), (key, value, getattr(mip.metrics, key))
+    return mip
+
+
 def assert_scenarios_equal_the_evaluator(inst: Instance, scenarios, plans) -> None:
     """The vectorised scenario evaluator equals the point evaluator on each scenario's instance,
     for every plan given and every metric a limit or an objective reads."""

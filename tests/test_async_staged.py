@@ -21,12 +21,12 @@ from planopt.models.plan import Recipe
 from planopt.models.schema import Instance
 from planopt.models.scenarios import ScenarioEvaluator
 from planopt.models.stage_outcomes import stage_outcome
-from planopt.models.staged_costs import evaluate_staged, staged_metrics
+from planopt.models.staged_costs import staged_metrics
 from planopt.models.staged_plan import StagedPlan
 from planopt.run import solve
 
 from conftest import INSTANCES, split_seeds
-from oracle_checks import close
+from oracle_checks import assert_staged_mip_equals_the_staged_oracle
 from random_instances import with_drawn_limits
 
 SEEDS = range(30)
@@ -81,21 +81,10 @@ def test_an_asynchronous_first_stage_ends_where_the_one_stage_plan_does():
 
 @pytest.mark.parametrize("seed", split_seeds(SEEDS, 12))
 def test_the_staged_mip_equals_the_staged_oracle_with_staleness_options(seed):
-    from planopt.staged_oracle import best_staged_plan
     inst = staged_async_instance(seed)
     if inst is None:
         pytest.skip("no RL, or too many plans to enumerate")
-    mip, oracle = solve(inst), best_staged_plan(inst)
-    assert mip.status == oracle.status, (mip.status, oracle.status, mip.message)
-    if oracle.status != "optimal":
-        return
-    assert close(mip.metrics.objective(inst.objective), oracle.metrics.objective(inst.objective)), (mip.plan, oracle.plan)
-    assert close(mip.metrics.cost_usd, oracle.metrics.cost_usd), (mip.plan, oracle.plan)
-    plan = mip.plan if isinstance(mip.plan, StagedPlan) else StagedPlan.of_plan(mip.plan)
-    again = evaluate_staged(Evaluator(inst), plan)
-    assert again.feasible and close(again.cost_usd, mip.metrics.cost_usd)
-    for key, value in mip.mip_values.items():
-        assert close(value, getattr(mip.metrics, key)), (key, value, getattr(mip.metrics, key))
+    assert_staged_mip_equals_the_staged_oracle(inst)
 
 
 def test_the_staged_seeds_exercise_asynchronous_stages():

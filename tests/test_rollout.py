@@ -284,21 +284,8 @@ def test_the_staged_seeds_exist_and_some_split():
 
 @pytest.mark.parametrize("seed", STAGED_SEEDS)
 def test_the_staged_mip_equals_the_staged_oracle_with_rollout_options(seed):
-    from planopt.models.staged_costs import evaluate_staged
-    from planopt.staged_oracle import best_staged_plan
-    from oracle_checks import close
-    inst = staged_split_instance(seed, max_plans=1500)
-    mip, oracle = solve(inst), best_staged_plan(inst)
-    assert mip.status == oracle.status, (mip.status, oracle.status, mip.message)
-    if oracle.status != "optimal":
-        return
-    assert close(mip.metrics.objective(inst.objective), oracle.metrics.objective(inst.objective)), (mip.plan, oracle.plan)
-    assert close(mip.metrics.cost_usd, oracle.metrics.cost_usd), (mip.plan, oracle.plan)
-    plan = mip.plan if isinstance(mip.plan, StagedPlan) else StagedPlan.of_plan(mip.plan)
-    again = evaluate_staged(Evaluator(inst), plan)
-    assert again.feasible and close(again.cost_usd, mip.metrics.cost_usd)
-    for key, value in mip.mip_values.items():
-        assert close(value, getattr(mip.metrics, key)), (key, value, getattr(mip.metrics, key))
+    from oracle_checks import assert_staged_mip_equals_the_staged_oracle
+    assert_staged_mip_equals_the_staged_oracle(staged_split_instance(seed, max_plans=1500))
 
 
 # --- the chance-constrained model prices split choices per scenario ------------------------------
