@@ -11,7 +11,6 @@ evaluator to the evaluator on a staged asynchronous plan.
 from __future__ import annotations
 
 import json
-import random
 
 import pytest
 
@@ -27,32 +26,16 @@ from planopt.run import solve
 
 from conftest import INSTANCES, split_seeds
 from oracle_checks import assert_staged_mip_equals_the_staged_oracle
-from random_instances import with_drawn_limits
 
 SEEDS = range(30)
 
 
 def staged_async_instance(seed: int, max_plans: int = 4000) -> Instance | None:
-    """A random staged job with RL, one rollout option and staleness options [0, 1]; limits drawn from its own
-    staged plans; None when the job has no RL or lists too many plans."""
-    from planopt.staged_oracle import all_staged_plans, staged_space_size
-    from staged_instances import shrunk_staged_job_dict
-    rng = random.Random(70_000 + seed)
-    inst = shrunk_staged_job_dict(seed)
-    if "rl" not in inst["training"]["methods"]:
-        return None
-    inst["hardware"]["gpus"] = inst["hardware"]["gpus"][:1]
-    inst["hardware"]["rollout_gpus"] = [{"name": rng.choice(["H100-SXM", "H200", "B200"]), "counts": [rng.choice([8, 16])]}]
-    inst["training"]["staleness_steps_options"] = [0, 1]
-    if seed % 2:
-        inst["objective"] = "time"
-    try:
-        parsed = Instance.model_validate(inst)
-    except ValueError:
-        return None
-    if staged_space_size(parsed) > max_plans:
-        return None
-    return Instance.model_validate(with_drawn_limits(inst, all_staged_plans(parsed), rng))
+    """A random staged job with RL, one rollout option and staleness options [0, 1] (``test_rollout``'s
+    generator); limits drawn from its own staged plans; None when the job has no RL or lists too many plans."""
+    from test_rollout import staged_split_instance
+    return staged_split_instance(seed, max_plans, needs=("rl",), rng_base=70_000,
+                                 training={"staleness_steps_options": [0, 1]})
 
 
 def _stages(plan):

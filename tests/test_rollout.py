@@ -245,17 +245,20 @@ def test_rollout_gpus_on_a_job_that_generates_nothing_are_refused(tmp_path):
 
 # --- staged plans: each stage may split --------------------------------------------------------
 
-def staged_split_instance(seed: int, max_plans: int = 3000):
+def staged_split_instance(seed: int, max_plans: int = 3000, needs=("rl", "opd"), rng_base: int = 20_000,
+                          training: dict | None = None):
     """A random staged job with one rollout option per instance (each stage then chooses colocated or split),
-    limits drawn from its own staged plans; None when the job generates nothing or lists too many plans."""
+    limits drawn from its own staged plans; None when the job has none of the methods ``needs`` or lists too
+    many plans. ``training`` updates the job's training block (e.g. staleness options)."""
     from planopt.staged_oracle import all_staged_plans, staged_space_size
     from staged_instances import shrunk_staged_job_dict
-    rng = random.Random(20_000 + seed)
+    rng = random.Random(rng_base + seed)
     inst = shrunk_staged_job_dict(seed)
-    if not {"rl", "opd"} & set(inst["training"]["methods"]):
+    if not set(needs) & set(inst["training"]["methods"]):
         return None
     inst["hardware"]["gpus"] = inst["hardware"]["gpus"][:1]
     inst["hardware"]["rollout_gpus"] = [{"name": rng.choice(["H100-SXM", "H200", "B200"]), "counts": [rng.choice([8, 16])]}]
+    inst["training"].update(training or {})
     if seed % 2:
         inst["objective"] = "time"  # where more GPUs generating pays most
     try:
