@@ -278,13 +278,13 @@ class Evaluator:
         options = set(hardware_options(self.inst))
         if plan.hardware not in options:
             offload_refusal(self.inst, plan.hardware, options)
-            gpus = {o.name: o.counts for o in self.inst.hardware.gpus}
+            gpus = {o.key: o.counts for o in self.inst.hardware.gpus}
             if plan.gpu not in gpus:
                 raise ValueError(f"plan.gpu: '{plan.gpu}' is not in hardware.gpus ({', '.join(gpus)})")
             if plan.gpu_count not in gpus[plan.gpu]:
                 raise ValueError(f"plan.gpu_count: {plan.gpu_count} is not an allowed count for {plan.gpu} {gpus[plan.gpu]} within availability")
             if plan.rollout_gpu is not None:
-                rollout = {o.name: o.counts for o in self.inst.hardware.rollout_gpus}
+                rollout = {o.key: o.counts for o in self.inst.hardware.rollout_gpus}
                 if plan.rollout_gpu not in rollout:
                     raise ValueError(f"plan.rollout.gpu: '{plan.rollout_gpu}' is not in hardware.rollout_gpus "
                                      f"({', '.join(rollout) or 'none: generation runs on the training GPUs'})")

@@ -57,7 +57,7 @@ from .schema import GpuOption, Instance
 
 
 def option_of(inst: Instance, gpu: str) -> GpuOption | None:
-    return next((o for o in inst.hardware.gpus if o.name == gpu), None)
+    return next((o for o in inst.hardware.gpus if o.key == gpu), None)
 
 
 def price_usd_per_gpu_hour(inst: Instance, option: GpuOption) -> float | None:
@@ -83,9 +83,9 @@ def hardware_options(inst: Instance) -> list[HardwareChoice]:
                 if o.available_gpus is None or n <= o.available_gpus:
                     offload = mode is True
                     # colocated, then split choices (``rollout.py``): the same training GPUs plus each rollout set
-                    choices = [HardwareChoice(o.name, n, lora, cpu_offload=offload)]
-                    choices += [HardwareChoice(o.name, n, lora, g, k, cpu_offload=offload) for g, k in rollouts
-                                if rollout.pair_allowed(inst, o.name, n, g, k)]
+                    choices = [HardwareChoice(o.key, n, lora, cpu_offload=offload)]
+                    choices += [HardwareChoice(o.key, n, lora, g, k, cpu_offload=offload) for g, k in rollouts
+                                if rollout.pair_allowed(inst, o.key, n, g, k)]
                     for base in choices:
                         out.append(base)
                         if classes and ph.host_link_gb_per_s(o.spec()) is not None:
@@ -136,7 +136,7 @@ class HardwareProfile:
     @cached_property
     def rollout_option(self) -> GpuOption | None:
         return None if not self.choice.split else \
-            next(o for o in self.inst.hardware.rollout_gpus if o.name == self.choice.rollout_gpu)
+            next(o for o in self.inst.hardware.rollout_gpus if o.key == self.choice.rollout_gpu)
 
     @cached_property
     def rollout_gpu(self) -> GpuSpec | None:

@@ -16,7 +16,12 @@ A portfolio (``"kind": "portfolio"``) holds
   availability per bucket) and *spot* (a price, an availability and a
   preemption rate per GPU-hour; preemptions act as extra failures in the
   checkpoint model of ``physics.checkpoint_overhead_share``). An offer linked
-  by ethernet only holds a job on one node at most. For capacity scenarios
+  by ethernet only holds a job on one node at most. One GPU type may be listed
+  once per (provider, region): the offers are then pools of their own, keyed
+  ``NAME@provider/region``, and which one each job runs on (and which ones to
+  reserve) is the MIP's decision; a job runs on one offer for its whole run
+  (its plan's ``gpu`` names it), as moving a run's checkpoints between clouds is
+  not modelled. For capacity scenarios
   (``portfolio_capacity.py``) an on-demand pool may fall short in a bucket:
   ``on_demand_shortfall_probability_per_bucket`` and
   ``on_demand_shortfall_share``, both or neither, no default;
@@ -39,7 +44,7 @@ from __future__ import annotations
 import math
 from typing import Annotated, Literal, Optional, Union
 
-from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, model_validator
+from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, PrivateAttr, model_validator
 
 from .catalog import CatalogLookupError, find_gpu
 from .catalog.prices import TERM_HOURS
@@ -98,6 +103,18 @@ class PortfolioGpu(Strict):
                                              "(default: the provider's node size; none: single GPUs)")
     interconnect: Optional[str] = Field(None, description="between nodes (default: the provider's); 'ethernet' holds a job "
                                         "on one node at most: multi-node training needs InfiniBand-class links")
+    # Set by Portfolio when its GPU type is listed more than once: "provider/region".
+    _offer: Optional[str] = PrivateAttr(None)
+
+    @property
+    def key(self) -> str:
+        """The pool's name in plans and tables: the GPU name, with ``@provider/region`` when the
+        portfolio lists the GPU type more than once."""
+        return self.name if self._offer is None else f"{self.name}@{self._offer}"
+
+    @property
+    def offer(self) -> Optional[str]:
+        return self._offer
 
     @model_validator(mode="after")
     def _catalog(self) -> "PortfolioGpu":
@@ -195,9 +212,7 @@ class Portfolio(Strict):
     @model_validator(mode="after")
     def _check(self) -> "Portfolio":
         n = self.horizon.buckets
-        names = [g.name for g in self.gpus]
-        if len(set(names)) != len(names):
-            raise ValueError(f"gpus: {sorted({x for x in names if names.count(x) > 1})[0]} is listed twice")
+        self._name_offers()
         for i, g in enumerate(self.gpus):
             for f in ("on_demand_usd_per_gpu_hour", "on_demand_available_gpus", "spot_usd_per_gpu_hour", "spot_available_gpus",
                       "on_demand_shortfall_probability_per_bucket"):
@@ -224,6 +239,24 @@ class Portfolio(Strict):
                 raise ValueError(f"jobs.{i}.deadline_bucket: {j.deadline_bucket} is beyond the horizon's last bucket {n - 1}")
         return self
 
+    def _name_offers(self) -> None:
+        """A GPU type listed more than once is one pool per (provider, region), keyed
+        ``NAME@provider/region``; a second entry of one offer, or of a type without a provider, is refused."""
+        names = [g.name for g in self.gpus]
+        seen: dict[tuple, int] = {}
+        for i, g in enumerate(self.gpus):
+            if names.count(g.name) == 1:
+                continue
+            if g.provider is None:
+                raise ValueError(f"gpus.{i}.provider: {g.name} is listed more than once; give each entry a provider "
+                                 "(and region) of the price catalog, so each is one offer")
+            where = (g.name, g.provider, g.region)
+            if where in seen:
+                raise ValueError(f"gpus.{i}: {g.name} from {g.provider} in {g.region} is listed twice (also gpus.{seen[where]}); "
+                                 "one entry per offer, its reserved_term chooses the contract")
+            seen[where] = i
+            g._offer = f"{g.provider}/{g.region}"
+
 
 class PortfolioData:
     """A validated portfolio with its jobs resolved to Instances restricted to the portfolio's GPU types."""
@@ -242,33 +275,44 @@ class PortfolioData:
         B = portfolio.horizon.buckets
         self.buckets = list(range(B))
         self.bucket_hours = portfolio.horizon.bucket_hours
-        self.gpus = [g.name for g in portfolio.gpus]
-        self.gpu = {g.name: g for g in portfolio.gpus}
-        self.reserved_price = {g.name: g.reserved_usd_per_gpu_hour or 0.0 for g in portfolio.gpus}  # none: max_reserved_gpus is 0
-        self.reserved_term = {g.name: g.reserved_term for g in portfolio.gpus}
+        self.gpus = [g.key for g in portfolio.gpus]
+        self.gpu = {g.key: g for g in portfolio.gpus}
+        self.reserved_price = {g.key: g.reserved_usd_per_gpu_hour or 0.0 for g in portfolio.gpus}  # none: max_reserved_gpus is 0
+        self.reserved_term = {g.key: g.reserved_term for g in portfolio.gpus}
         # Contracts may be signed in these buckets (a decision of the MIP only when the field is given).
-        self.reserved_starts = {g.name: sorted(g.reserved_start_buckets or [0]) for g in portfolio.gpus}
+        self.reserved_starts = {g.key: sorted(g.reserved_start_buckets or [0]) for g in portfolio.gpus}
         self.later_starts = any(g.reserved_start_buckets is not None for g in portfolio.gpus)
-        self.reserved_from = {g.name: self.reserved_starts[g.name][0] + g.reserved_lead_buckets
+        self.reserved_from = {g.key: self.reserved_starts[g.key][0] + g.reserved_lead_buckets
                               for g in portfolio.gpus}  # first bucket reserved GPUs can run in
-        self.node_gpus = {g.name: g.node_gpus or 1 for g in portfolio.gpus}
+        self.node_gpus = {g.key: g.node_gpus or 1 for g in portfolio.gpus}
         # A reservation is paid for every hour of its term, used or not: back-to-back terms cover
         # the horizon (none: the horizon itself is the term).
         horizon_hours = B * self.bucket_hours
-        self.committed_hours = {g.name: (TERM_HOURS[f"reserved_{g.reserved_term}"]
+        self.committed_hours = {g.key: (TERM_HOURS[f"reserved_{g.reserved_term}"]
                                          * math.ceil(horizon_hours / TERM_HOURS[f"reserved_{g.reserved_term}"] - 1e-9)
                                          if g.reserved_term else horizon_hours) for g in portfolio.gpus}
         # A contract signed in bucket s runs to the horizon's end: (B - s) H hours, rounded up to
         # whole back-to-back terms, paid whether used or not (s = 0: ``committed_hours``).
-        self.committed_hours_from = {g.name: {s: self.contract_hours(g.reserved_term, (B - s) * self.bucket_hours)
-                                              for s in self.reserved_starts[g.name]} for g in portfolio.gpus}
-        self.od_price = {g.name: g.per_bucket("on_demand_usd_per_gpu_hour", B) for g in portfolio.gpus}
-        self.od_avail = {g.name: g.per_bucket("on_demand_available_gpus", B) for g in portfolio.gpus}
-        self.spot_price = {g.name: g.per_bucket("spot_usd_per_gpu_hour", B) for g in portfolio.gpus}
-        self.spot_avail = {g.name: g.per_bucket("spot_available_gpus", B) if g.spot_usd_per_gpu_hour is not None else [0.0] * B
+        self.committed_hours_from = {g.key: {s: self.contract_hours(g.reserved_term, (B - s) * self.bucket_hours)
+                                              for s in self.reserved_starts[g.key]} for g in portfolio.gpus}
+        self.od_price = {g.key: g.per_bucket("on_demand_usd_per_gpu_hour", B) for g in portfolio.gpus}
+        self.od_avail = {g.key: g.per_bucket("on_demand_available_gpus", B) for g in portfolio.gpus}
+        self.spot_price = {g.key: g.per_bucket("spot_usd_per_gpu_hour", B) for g in portfolio.gpus}
+        self.spot_avail = {g.key: g.per_bucket("spot_available_gpus", B) if g.spot_usd_per_gpu_hour is not None else [0.0] * B
                            for g in portfolio.gpus}
-        self.preempt = {g.name: g.spot_preemptions_per_gpu_hour for g in portfolio.gpus}
-        self.provider = {g.name: g.provider or "unspecified" for g in portfolio.gpus}
+        self.preempt = {g.key: g.spot_preemptions_per_gpu_hour for g in portfolio.gpus}
+        self.provider = {g.key: g.provider or "unspecified" for g in portfolio.gpus}
+        self.region = {g.key: g.region for g in portfolio.gpus}
+        self.gpu_type = {g.key: g.name for g in portfolio.gpus}    # the catalog GPU of each pool
+        self._pool_of = {(self.provider[k], self.region[k], self.gpu_type[k]): k for k in self.gpus}
+
+    def pool_of(self, row: dict) -> str:
+        """The pool a result row (``provider``, ``region``, ``gpu``) names; a row without ``region``
+        (result version 1.1) names the first pool of its provider and GPU."""
+        key = self._pool_of.get((row.get("provider"), row.get("region"), row["gpu"]))
+        if key is None and "region" not in row:
+            key = next((k for (prov, _, gpu), k in self._pool_of.items() if prov == row.get("provider") and gpu == row["gpu"]), None)
+        return key if key is not None else row["gpu"]
 
     @staticmethod
     def contract_hours(term: Optional[str], hours: float) -> float:
@@ -292,7 +336,7 @@ def shared_gpu_types(inst: Instance, portfolio: Portfolio) -> list[str]:
     """The portfolio's GPU types that the job lists and may run on (on an ethernet-only offer, at
     most one node)."""
     own = {o.name: o for o in inst.hardware.gpus}
-    return [g.name for g in portfolio.gpus if g.name in own
+    return [g.key for g in portfolio.gpus if g.name in own
             and not (g.interconnect == "ethernet" and g.node_gpus and min(own[g.name].counts) > g.node_gpus)]
 
 
@@ -313,7 +357,7 @@ def restrict_to_portfolio(inst: Instance, portfolio: Portfolio) -> Instance:
         avail = mine.available_gpus
         price = g.per_bucket("on_demand_usd_per_gpu_hour", portfolio.horizon.buckets)[0]
         spec = {f: getattr(mine, f) for f in GpuOption.SPEC_FIELDS if mine is not None and getattr(mine, f) is not None}
-        options.append({"name": g.name, "counts": counts, "available_gpus": avail, "price_usd_per_gpu_hour": price or None, **spec})
+        options.append({"name": g.name, "offer": g.offer, "counts": counts, "available_gpus": avail, "price_usd_per_gpu_hour": price or None, **spec})
     hw = {"gpus": options, "pricing": "on_demand"}
     data = inst.model_dump(mode="python", exclude_none=False)
     data["hardware"] = hw

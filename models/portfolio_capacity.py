@@ -58,10 +58,10 @@ class CapacityScenarios:
 def check_capacity_fields(pdata: PortfolioData) -> None:
     """Every GPU type with on-demand GPUs gives its shortfall (there is no default to fall back on)."""
     for i, g in enumerate(pdata.portfolio.gpus):
-        if any(pdata.od_avail[g.name]) and g.on_demand_shortfall_probability_per_bucket is None:
+        if any(pdata.od_avail[g.key]) and g.on_demand_shortfall_probability_per_bucket is None:
             raise CapacityFieldError(
                 f"gpus.{i}.on_demand_shortfall_probability_per_bucket: capacity scenarios need the chance that the on-demand "
-                f"{g.name} pool falls short in a bucket and on_demand_shortfall_share (no published figure to default to)")
+                f"{g.key} pool falls short in a bucket and on_demand_shortfall_share (no published figure to default to)")
 
 
 def max_scenarios(pdata: PortfolioData) -> int:

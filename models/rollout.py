@@ -74,7 +74,7 @@ def rollout_choices(inst, price_of) -> list[tuple[str, int]]:
     for o in inst.hardware.rollout_gpus:
         if price_of(inst, o) is None:
             continue
-        out.extend((o.name, n) for n in sorted(set(o.counts)) if o.available_gpus is None or n <= o.available_gpus)
+        out.extend((o.key, n) for n in sorted(set(o.counts)) if o.available_gpus is None or n <= o.available_gpus)
     return out
 
 
@@ -83,8 +83,8 @@ def pair_allowed(inst, train_gpu: str, train_count: int, rollout_gpu: str, rollo
     communicator, as NeMo RL's non-colocated refit sends them, and one communicator does not span
     NVIDIA, AMD and TPU devices; a custom GPU pairs with any), and, for one GPU type on both sides, the
     two sets together within the training entry's ``available_gpus``."""
-    train = next(o for o in inst.hardware.gpus if o.name == train_gpu)
-    other = next(o for o in inst.hardware.rollout_gpus if o.name == rollout_gpu)
+    train = next(o for o in inst.hardware.gpus if o.key == train_gpu)
+    other = next(o for o in inst.hardware.rollout_gpus if o.key == rollout_gpu)
     vendors = {train.spec().vendor, other.spec().vendor}
     if len(vendors - {"custom"}) > 1:
         return False
@@ -101,7 +101,7 @@ def check_rollout_options(inst) -> None:
                          "remove rollout_gpus or add a method that generates")
     eff = dedicated_efficiency(inst.efficiency)
     seq = longest_sequence_tokens(inst)
-    train_price = {o.name: price_usd_per_gpu_hour(inst, o) for o in inst.hardware.gpus}
+    train_price = {o.key: price_usd_per_gpu_hour(inst, o) for o in inst.hardware.gpus}
     for n, option in enumerate(inst.hardware.rollout_gpus):
         spec = option.spec()
         most = max(option.counts)
@@ -114,6 +114,6 @@ def check_rollout_options(inst) -> None:
         if inst.hardware.pricing == "spot" and price is None:
             raise ValueError(f"hardware.rollout_gpus.{n}.price_usd_per_gpu_hour: the catalog has no spot price "
                              f"for {option.name}; give one, or use on-demand pricing")
-        if option.name in train_price and train_price[option.name] != price:
-            raise ValueError(f"hardware.rollout_gpus.{n}.price_usd_per_gpu_hour: {option.name} is also in hardware.gpus "
-                             f"at ${train_price[option.name]}/h; one GPU type has one price")
+        if option.key in train_price and train_price[option.key] != price:
+            raise ValueError(f"hardware.rollout_gpus.{n}.price_usd_per_gpu_hour: {option.key} is also in hardware.gpus "
+                             f"at ${train_price[option.key]}/h; one GPU type has one price")

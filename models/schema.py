@@ -232,6 +232,16 @@ class GpuOption(Strict):
     name the catalog does not know needs every spec field and a price."""
 
     name: str
+    offer: Optional[str] = Field(
+        None, pattern=r"^[A-Za-z0-9_:/-]+$",
+        description="a label that tells this entry apart from another entry of the same GPU type (two providers' or "
+                    "regions' offers at their own prices, e.g. 'aws/us-east-1'): the plan names it NAME@offer and the "
+                    "MIP chooses between them; none: the GPU type is listed once")
+    provider: Optional[str] = Field(
+        None, description="a provider of the price catalog (`planopt catalog`): the price is its offer's at hardware.pricing's "
+                          "tier, the offer label defaults to provider/region, and an offer whose nodes are linked by "
+                          "ethernet only takes counts within one node")
+    region: Optional[str] = Field(None, description="the provider's region (default: the first one the price catalog lists)")
     counts: list[PositiveInt] = Field(min_length=1)
     available_gpus: Optional[PositiveInt] = Field(None, description="cap on count from availability")
     price_usd_per_gpu_hour: Optional[PositiveFloat] = Field(None, description="overrides the catalog price")
@@ -254,10 +264,48 @@ class GpuOption(Strict):
             required = [f for f in self.SPEC_FIELDS if f != "fp8_tflops"] + ["price_usd_per_gpu_hour"]
             if any(getattr(self, f) is None for f in required):
                 raise ValueError(f"{exc} (or give a custom GPU all of {', '.join(required)})") from None
+        if self.provider is not None:
+            self._from_price_catalog()
+        elif self.region is not None:
+            raise ValueError("region: needs a provider (one of the price catalog's, see `planopt catalog`)")
         return self
 
+    def _from_price_catalog(self) -> None:
+        """The provider's offer: its region, the offer label, and the one-node rule of an ethernet offer
+        (the price is set by ``Hardware``, which knows the pricing tier)."""
+        from .catalog.prices import offers, providers
+        if self.provider not in providers():
+            raise ValueError(f"provider: expected one of {', '.join(providers())}, got {self.provider!r}")
+        offered = offers(self.provider, self.name, self.region)
+        if not offered:
+            regions = sorted({r.region for r in offers(self.provider, self.name).values()})
+            raise ValueError(f"provider: {self.provider} offers no {self.name}" + (f" in region {self.region!r}" if self.region else "")
+                             + (f" (regions: {', '.join(regions)})" if regions else ""))
+        row = next(iter(offered.values()))
+        object.__setattr__(self, "region", row.region)
+        if self.offer is None:
+            object.__setattr__(self, "offer", f"{self.provider}/{row.region}")
+        multi = [n for n in self.counts if n > row.node_gpus]
+        if row.interconnect == "ethernet" and multi:
+            raise ValueError(f"counts: {self.provider} links its {row.node_gpus}-GPU {self.name} nodes by ethernet only, and "
+                             f"multi-node training needs InfiniBand-class links; expected counts up to {row.node_gpus}, got {multi}")
+
+    def catalog_price(self, tier: str) -> Optional[float]:
+        """The provider's price of this GPU at ``tier`` (on_demand or spot); None without a provider or such a tier."""
+        from .catalog.prices import offers
+        if self.provider is None:
+            return None
+        row = offers(self.provider, self.name, self.region).get(tier)
+        return None if row is None else row.usd_per_gpu_hour
+
+    @property
+    def key(self) -> str:
+        """How plans and every table name this entry: the GPU name, with ``@offer`` when it has one."""
+        return self.name if self.offer is None else f"{self.name}@{self.offer}"
+
     def spec(self) -> GpuSpec:
-        """The catalog entry with this option's overrides applied."""
+        """The catalog entry with this option's overrides applied (its name stays the catalog's, so an
+        offer's physics is its GPU type's)."""
         overrides = {f: getattr(self, f) for f in self.SPEC_FIELDS if getattr(self, f) is not None}
         try:
             base = find_gpu(self.name)
@@ -280,13 +328,14 @@ class Hardware(Strict):
     @field_validator("gpus", "rollout_gpus")
     @classmethod
     def _each_gpu_once(cls, gpus: list[GpuOption]) -> list[GpuOption]:
-        """A second entry of one GPU type (after catalog aliases resolve) would be silently ignored: refuse it."""
+        """A second entry of one GPU type and offer (after catalog aliases resolve) would be silently
+        ignored: refuse it."""
         first: dict[str, int] = {}
         for n, option in enumerate(gpus):
-            if option.name in first:
-                raise ValueError(f"entries {first[option.name]} and {n} are both {option.name!r}; "
-                                 "list each GPU type once, with all its counts in one entry")
-            first[option.name] = n
+            if option.key in first:
+                raise ValueError(f"entries {first[option.key]} and {n} are both {option.key!r}; list each GPU type once, "
+                                 "with all its counts in one entry (or tell two offers apart with 'offer')")
+            first[option.key] = n
         return gpus
 
 
@@ -493,6 +542,22 @@ class Instance(Strict):
             else:
                 out[name] = float(entry)
         return out
+
+    @model_validator(mode="after")
+    def _provider_prices(self) -> "Instance":
+        """An entry with a provider and no price takes the provider's price at ``hardware.pricing``'s tier
+        (before the checks below, which read the prices)."""
+        hw = self.hardware
+        for field, options in (("gpus", hw.gpus), ("rollout_gpus", hw.rollout_gpus)):
+            for n, option in enumerate(options):
+                if option.provider is None or option.price_usd_per_gpu_hour is not None:
+                    continue
+                price = option.catalog_price(hw.pricing)
+                if price is None:
+                    raise ValueError(f"hardware.{field}.{n}.provider: {option.provider} has no {hw.pricing.replace('_', '-')} "
+                                     f"price for {option.name} in {option.region}; give price_usd_per_gpu_hour, or another provider")
+                object.__setattr__(option, "price_usd_per_gpu_hour", price)
+        return self
 
     @model_validator(mode="after")
     def _method_needs(self) -> "Instance":

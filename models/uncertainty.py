@@ -173,10 +173,10 @@ def default_parameters(inst: "Instance") -> list[Parameter]:
     listed = set()
     for option in inst.hardware.gpus + inst.hardware.rollout_gpus:  # one price per GPU type, drawn once
         price = price_usd_per_gpu_hour(inst, option)
-        if price is not None and option.name not in listed:
-            listed.add(option.name)
-            out.append(Parameter(f"hardware.{option.name}.price_usd_per_gpu_hour", price, None, None, 0.8,
-                                 f"price_{option.name}", "no default spread (the catalog's range is across providers)"))
+        if price is not None and option.key not in listed:
+            listed.add(option.key)
+            out.append(Parameter(f"hardware.{option.key}.price_usd_per_gpu_hour", price, None, None, 0.8,
+                                 f"price_{option.key}", "no default spread (the catalog's range is across providers)"))
     return out
 
 
@@ -238,9 +238,9 @@ def apply(inst: "Instance", values: dict[str, float]) -> "Instance":
         else:
             out = _replace(out, parts, float(value))
     if prices:
-        gpus = [g.model_copy(update={"price_usd_per_gpu_hour": prices[g.name]}) if g.name in prices else g
+        gpus = [g.model_copy(update={"price_usd_per_gpu_hour": prices[g.key]}) if g.key in prices else g
                 for g in out.hardware.gpus]
-        rollout = [g.model_copy(update={"price_usd_per_gpu_hour": prices[g.name]}) if g.name in prices else g
+        rollout = [g.model_copy(update={"price_usd_per_gpu_hour": prices[g.key]}) if g.key in prices else g
                    for g in out.hardware.rollout_gpus]
         out = out.model_copy(update={"hardware": out.hardware.model_copy(update={"gpus": gpus, "rollout_gpus": rollout})})
     return out

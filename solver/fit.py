@@ -329,18 +329,18 @@ def _schedule(c: _Cells, inst: Instance) -> tuple[int, ...]:
 
 def _hardware(c: _Cells, inst: Instance) -> HardwareChoice:
     name = c.required("gpu")
-    names = [o.name for o in inst.hardware.gpus]
+    names = [o.key for o in inst.hardware.gpus]
     try:
         canonical = name if name in names else find_gpu(name).name
     except CatalogLookupError:
         canonical = name
-    option = next((o for o in inst.hardware.gpus if o.name == canonical), None)
+    option = next((o for o in inst.hardware.gpus if o.key == canonical), None)
     if option is None:
         raise c.fail("gpu", f"{name!r} is not in the instance's hardware.gpus ({', '.join(names)})")
     count = c.count("gpu_count")
     if count not in option.counts:
-        raise c.fail("gpu_count", f"{count} is not in the counts of {option.name} {option.counts}")
-    return HardwareChoice(option.name, count)
+        raise c.fail("gpu_count", f"{count} is not in the counts of {option.key} {option.counts}")
+    return HardwareChoice(option.key, count)
 
 
 def _no_hardware(c: _Cells) -> None:

@@ -174,7 +174,7 @@ def grid_caps(inst, plan) -> list[str]:
         caps.append(f"training.methods.{plan.method}.steps_options (longest: {plan.steps:,} steps)")
     if plan.samples_per_prompt and max(plan.samples_per_prompt) == max(inst.training.samples_per_prompt_options):
         caps.append(f"training.samples_per_prompt_options (largest: {max(plan.samples_per_prompt)})")
-    counts = next(o.counts for o in inst.hardware.gpus if o.name == plan.gpu)
+    counts = next(o.counts for o in inst.hardware.gpus if o.key == plan.gpu)
     if plan.gpu_count == max(counts) and len(counts) > 1:
         caps.append(f"hardware.gpus[{plan.gpu}].counts (largest: {plan.gpu_count})")
     return caps

@@ -160,7 +160,7 @@ def _pairs_not_allowed(inst: Instance) -> int:
             continue
         for n in set(o.counts):
             if o.available_gpus is None or n <= o.available_gpus:
-                out += sum(not pair_allowed(inst, o.name, n, g, k) for g, k in rollouts)
+                out += sum(not pair_allowed(inst, o.key, n, g, k) for g, k in rollouts)
     return out
 
 

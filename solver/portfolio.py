@@ -78,7 +78,7 @@ FALLBACK_SHARE = 0.25      # of the MIP's time, at most, kept for it
 EXPLAIN_SECONDS = 30.0     # per one-job solve when explaining an infeasible portfolio
 LATER_BASE_SHARE = 0.5     # of the time left, at most, for the bucket-0 twin of a portfolio with later starts
 EXPLAIN_JOBS = 5           # jobs for which an infeasible portfolio's explanation searches a deadline that would do      # the schedule LP after the MIP; it takes well under a second on the benchmarks
-RESULT_VERSION = "1.1"  # of the JSON output; minor: keys added (1.1: risk), major: a key changes meaning or goes away
+RESULT_VERSION = "1.2"  # of the JSON output; minor: keys added (1.1: risk; 1.2: region in procurement and schedule rows), major: a key changes meaning or goes away
 HEURISTIC_EFFORT = 0.05  # HiGHS's default; 0.3 found no better incumbents on the 50-job benchmark
 
 
@@ -126,6 +126,11 @@ def load_portfolio(source: str | Path | dict[str, Any] | PortfolioData) -> Portf
         if inst.hardware.rollout_gpus:  # a portfolio counts GPU-hours by the training GPUs' type alone
             raise InputError(f"{name}: jobs.{i}.instance.hardware.rollout_gpus: separate rollout hardware is not "
                              "modelled in portfolios; expected none (generation on the job's own GPUs)")
+        offered = next((k for k, o in enumerate(inst.hardware.gpus) if o.offer is not None or o.provider is not None), None)
+        if offered is not None:  # the portfolio's gpus are the offers; a job names GPU types
+            what = "provider" if inst.hardware.gpus[offered].provider is not None else "offer"
+            raise InputError(f"{name}: jobs.{i}.instance.hardware.gpus.{offered}.{what}: a portfolio job lists GPU types; "
+                             "the offers are the portfolio's gpus entries (one per provider and region)")
         if not shared_gpu_types(inst, portfolio):
             raise InputError(f"{name}: jobs.{i}.instance.hardware.gpus: expected at least one of the portfolio's GPU types "
                              f"({', '.join(g.name for g in portfolio.gpus)}), got {', '.join(o.name for o in inst.hardware.gpus)}")
@@ -152,6 +157,8 @@ class JobSchedule:
     compute_usd: float               # on-demand and spot at their prices, reserved hours at the reserved price
     noncompute_usd: float
     wall_hours: float                # lead time + training hours including spot overhead
+    region: Optional[str] = None     # of the offer the job runs on (none: prices without a provider)
+    gpu_type: Optional[str] = None   # the catalog GPU of that offer (none: ``plan.gpu``)
 
     @property
     def cost_usd(self) -> float:
@@ -169,7 +176,8 @@ class JobSchedule:
     def schedule_rows(self) -> list[dict[str, Any]]:
         """One row per (bucket, tier) the job runs in: it holds ``gpus`` (its plan's count) for ``hours``."""
         n = self.plan.gpu_count
-        return [{"bucket": b, "provider": self.provider, "gpu": self.plan.gpu, "tier": k, "gpus": n, "hours": v / n,
+        return [{"bucket": b, "provider": self.provider, "region": self.region, "gpu": self.gpu_type or self.plan.gpu,
+                 "tier": k, "gpus": n, "hours": v / n,
                  "gpu_hours": v}
                 for (b, k), v in sorted(self.gpu_hours.items(), key=lambda item: (item[0][0], TIER_ORDER.index(item[0][1])))]
 
@@ -197,6 +205,8 @@ class PortfolioResult:
     message: str = ""
     gpu_types: list[str] = field(default_factory=list)
     providers: dict[str, str] = field(default_factory=dict)         # GPU type -> provider
+    regions: dict[str, Optional[str]] = field(default_factory=dict)  # GPU type (pool) -> the provider's region
+    gpu_names: dict[str, str] = field(default_factory=dict)          # pool -> its catalog GPU (a pool of an offer: NAME@provider/region)
     reserved_price: dict[str, float] = field(default_factory=dict)  # GPU type -> reserved $/GPU-hour
     bucket_price: dict[str, dict[str, list[float]]] = field(default_factory=dict)  # tier -> GPU type -> $/GPU-hour per bucket
     reserved_term: dict[str, Optional[str]] = field(default_factory=dict)   # GPU type -> 1m | 1y | 3y (none: the horizon)
@@ -216,7 +226,7 @@ class PortfolioResult:
         """What to buy: one row per reservation (the whole horizon), one per bucket and on-demand or
         spot pool used, ``gpus`` the most the jobs hold there at once."""
         B = self.buckets
-        rows = [{"provider": self.providers.get(g, "unspecified"), "gpu": g, "tier": "reserved",
+        rows = [{"provider": self.providers.get(g, "unspecified"), "region": self.regions.get(g), "gpu": self.gpu_names.get(g, g), "tier": "reserved",
                  "term": self.reserved_term.get(g) or "horizon", "start_bucket": self.reserved_from.get(g, 0), "end_bucket": B - 1,
                  "gpus": n,
                  "usd_per_gpu_hour": self.reserved_price.get(g), "committed_hours": self.committed_hours.get(g),
@@ -225,7 +235,7 @@ class PortfolioResult:
                 for g in self.gpu_types if g not in self.contracts and (n := self.reserved.get(g, 0))]
         # later starts: one row per contract; start_bucket is when its GPUs arrive (signed and
         # paid from reserved_lead buckets earlier), as for the single contract above
-        rows += [{"provider": self.providers.get(g, "unspecified"), "gpu": g, "tier": "reserved",
+        rows += [{"provider": self.providers.get(g, "unspecified"), "region": self.regions.get(g), "gpu": self.gpu_names.get(g, g), "tier": "reserved",
                   "term": self.reserved_term.get(g) or "horizon", "start_bucket": s + self.reserved_lead.get(g, 0),
                   "end_bucket": B - 1, "gpus": n, "usd_per_gpu_hour": self.reserved_price.get(g),
                   "committed_hours": self.committed_hours_from[g][s],
@@ -237,7 +247,7 @@ class PortfolioResult:
             for (b, k) in js.gpu_hours:
                 if k != "reserved":
                     held[b, js.plan.gpu, k] = held.get((b, js.plan.gpu, k), 0) + js.plan.gpu_count
-        rows += [{"provider": self.providers.get(g, "unspecified"), "gpu": g, "tier": k, "term": None,
+        rows += [{"provider": self.providers.get(g, "unspecified"), "region": self.regions.get(g), "gpu": self.gpu_names.get(g, g), "tier": k, "term": None,
                   "start_bucket": b, "end_bucket": b, "gpus": n, "usd_per_gpu_hour": self.bucket_price.get(k, {}).get(g, [None] * B)[b],
                   "committed_hours": None, "commitment_usd": None, "utilisation": None}
                  for (b, g, k), n in sorted(held.items(), key=lambda item: (item[0][0], item[0][1], TIER_ORDER.index(item[0][2])))]
@@ -346,7 +356,8 @@ def evaluate_schedule(pdata: PortfolioData, plans: list[Plan], spot_shares: list
         active = sorted(b for (b, k), v in hours.items() if v > tolerance)
         out.append(JobSchedule(name, pdata.provider[g], plan, metrics, sigma, {key: v for key, v in hours.items() if v > tolerance},
                                job.release_bucket, job.deadline_bucket, active[0] if active else None,
-                               active[-1] if active else None, compute, noncompute, lead + train_hours))
+                               active[-1] if active else None, compute, noncompute, lead + train_hours,
+                               pdata.region[g], pdata.gpu_type[g]))
     for (b, g, k), v in used.items():
         res_cap = pdata.reserved_in_force(g, contracts[g], b) if g in contracts else reserved.get(g, 0)
         cap = {"reserved": res_cap, "on_demand": pdata.od_avail[g][b], "spot": pdata.spot_avail[g][b]}[k]
@@ -535,6 +546,7 @@ class PortfolioModel:
         d = self.data
         result = PortfolioResult("infeasible", name=d.portfolio.name, buckets=len(d.buckets), bucket_hours=d.bucket_hours,
                                  build_seconds=self.build_seconds, gpu_types=list(d.gpus), providers=dict(d.provider),
+                                 regions=dict(d.region), gpu_names=dict(d.gpu_type),
                                  reserved_price=dict(d.reserved_price), bucket_price={"on_demand": d.od_price, "spot": d.spot_price},
                                  reserved_term=dict(d.reserved_term), committed_hours=dict(d.committed_hours),
                                  reserved_from=dict(d.reserved_from),

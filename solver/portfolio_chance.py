@@ -46,7 +46,7 @@ def undisrupted(pdata: PortfolioData, result: dict[str, Any], scen: CapacityScen
     gidx = {g: k for k, g in enumerate(pdata.gpus)}
     for j, job in enumerate(result["jobs"]):
         for row in job["schedule"]:
-            b, g = row["bucket"], row["gpu"]
+            b, g = row["bucket"], pdata.pool_of(row)
             if row["tier"] == "on_demand":
                 held[b, g] = held.get((b, g), 0) + row["gpus"]
             elif row["tier"] == "spot":

@@ -53,11 +53,11 @@ def gpu_hours_needed(ev: Evaluator, plan: Plan, spot_share: float, preemptions_p
 
 
 def reserved_capacity(procurement: list[dict[str, Any]], bucket: int) -> dict[tuple, float]:
-    """Reserved GPUs per (provider, gpu) in force in a bucket, from the procurement rows."""
+    """Reserved GPUs per pool (provider, region, gpu) in force in a bucket, from the procurement rows."""
     cap: dict[tuple, float] = {}
     for row in procurement:
         if row.get("tier") == "reserved" and row["start_bucket"] <= bucket <= row["end_bucket"]:
-            key = (row.get("provider"), row["gpu"])
+            key = (row.get("provider"), row.get("region"), row["gpu"])
             cap[key] = cap.get(key, 0) + row["gpus"]
     return cap
 
@@ -90,9 +90,10 @@ def replay_schedule(pdata, result: dict[str, Any], evaluators: list[Evaluator] |
                 problems.append(f"{name}: runs in bucket {b} before its lead time of {lead:.1f} h has passed")
             t = b * H
             for row in sorted(rows, key=lambda r: TIER_ORDER.index(r["tier"])):
-                if row["gpu"] != plan.gpu or row["gpus"] != plan.gpu_count:
-                    problems.append(f"{name}: bucket {b} holds {row['gpus']} × {row['gpu']}, its plan needs {plan.gpu_count} × {plan.gpu} together")
-                pool = (row.get("provider"), row["gpu"], row["tier"])
+                if pdata.pool_of(row) != plan.gpu or row["gpus"] != plan.gpu_count:
+                    problems.append(f"{name}: bucket {b} holds {row['gpus']} × {pdata.pool_of(row)}, its plan needs "
+                                    f"{plan.gpu_count} × {plan.gpu} together")
+                pool = (row.get("provider"), row.get("region"), row["gpu"], row["tier"])
                 # an end past the bucket by a solver tolerance is clipped (and flagged below when it is more)
                 events.append((t, 1, row["gpus"], pool, b, name))
                 events.append((min(t + row["hours"], (b + 1) * H), -1, row["gpus"], pool, b, name))
@@ -107,7 +108,7 @@ def replay_schedule(pdata, result: dict[str, Any], evaluators: list[Evaluator] |
                 problems.append(f"{name}: {done[kind]:.6g} {'spot' if kind == 'spot' else 'reserved and on-demand'} "
                                 f"GPU-hours run by its deadline, its plan needs {need:.6g}")
     for row in procurement:  # a reservation is whole nodes of the offer
-        node = pdata.node_gpus.get(row["gpu"], 1)
+        node = pdata.node_gpus.get(pdata.pool_of(row), 1)
         if row.get("tier") == "reserved" and row["gpus"] % node:
             problems.append(f"procurement: {row['gpus']} reserved {row['gpu']} is not whole nodes of {node}")
     held: dict[tuple, int] = {}
@@ -115,15 +116,16 @@ def replay_schedule(pdata, result: dict[str, Any], evaluators: list[Evaluator] |
         held[pool] = held.get(pool, 0) + sign * gpus
         if sign < 0:
             continue
-        provider, gpu, tier = pool
+        provider, region, gpu, tier = pool
         if not 0 <= b < len(pdata.buckets):
             continue  # outside the horizon: flagged above as outside the job's window
+        key = pdata.pool_of({"provider": provider, "region": region, "gpu": gpu})
         if tier == "reserved":
-            cap = reserved_capacity(procurement, b).get((provider, gpu), 0)
+            cap = reserved_capacity(procurement, b).get((provider, region, gpu), 0)
         elif tier == "on_demand":
-            cap = pdata.od_avail[gpu][b]
+            cap = pdata.od_avail[key][b]
         else:
-            cap = pdata.spot_avail[gpu][b]
+            cap = pdata.spot_avail[key][b]
         if held[pool] > cap + RELATIVE_TOLERANCE:
             problems.append(f"capacity: {held[pool]} {tier} {gpu} GPUs held at hour {time_:g} (bucket {b}, when {name} starts), "
                             f"{cap:g} available")

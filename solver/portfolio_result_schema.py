@@ -27,7 +27,8 @@ class ProcurementRow(_Closed):
     """One contract: a reservation for its term, or the on-demand or spot GPUs of one bucket."""
 
     provider: str = Field(description="the seller ('unspecified' when the portfolio gives prices without a provider)")
-    gpu: str
+    region: Optional[str] = Field(description="the provider's region (null without a provider); (provider, region, gpu) is one pool")
+    gpu: str = Field(description="the catalog GPU name")
     tier: Tier
     term: Optional[str] = Field(description="reservations: 1m, 1y, 3y, or 'horizon' (no term given); null for on demand and spot")
     start_bucket: int
@@ -44,7 +45,9 @@ class ScheduleRow(_Closed):
 
     bucket: int
     provider: str
-    gpu: str
+    region: Optional[str] = Field(description="the provider's region (null without a provider)")
+    gpu: str = Field(description="the catalog GPU name; the job's plan.gpu names the pool (NAME@provider/region when the "
+                                 "portfolio lists the GPU type more than once)")
     tier: Tier
     gpus: int = Field(description="the job's whole GPU count (gang scheduling)")
     hours: float = Field(description="hours the job runs in the bucket on this pool, at most bucket_hours")

@@ -117,7 +117,7 @@ def schedule_risk(pdata: PortfolioData, result: dict[str, Any], scen: CapacitySc
     jobs = result["jobs"]
     J = len(jobs)
     gidx = {g: k for k, g in enumerate(pdata.gpus)}
-    gpu = [job["schedule"][0]["gpu"] if job["schedule"] else None for job in jobs]   # None: the job runs nowhere
+    gpu = [pdata.pool_of(job["schedule"][0]) if job["schedule"] else None for job in jobs]   # None: the job runs nowhere
     n = [int(job["schedule"][0]["gpus"]) if job["schedule"] else 0 for job in jobs]
     rows = [_rows(job) for job in jobs]
     release = [job["release_bucket"] for job in jobs]
@@ -134,7 +134,9 @@ def schedule_risk(pdata: PortfolioData, result: dict[str, Any], scen: CapacitySc
     recovery_order = sorted(range(J), key=lambda j: (deadline[j], j))
     for b in range(B):
         reserved_cap = reserved_capacity(procurement, b)
-        res_spare = {g: float(sum(v for (_, gg), v in reserved_cap.items() if gg == g)) for g in pdata.gpus}
+        res_spare = {g: 0.0 for g in pdata.gpus}
+        for (provider, region, gpu_name), v in reserved_cap.items():
+            res_spare[pdata.pool_of({"provider": provider, "region": region, "gpu": gpu_name})] += float(v)
         for j in range(J):
             if "reserved" in rows[j].get(b, {}):
                 res_spare[gpu[j]] -= n[j]

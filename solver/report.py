@@ -153,12 +153,14 @@ def price_row(inst: Instance, plan: Plan | StagedPlan) -> tuple[str, str]:
     from planopt.models.hardware import option_of, price_usd_per_gpu_hour
     hw = [s.hardware for s in plan.stages] if isinstance(plan, StagedPlan) else [plan.hardware]
     gpus = list(dict.fromkeys([h.gpu for h in hw] + [h.rollout_gpu for h in hw if h.split]))
-    rollout = {o.name: o for o in inst.hardware.rollout_gpus}
+    rollout = {o.key: o for o in inst.hardware.rollout_gpus}
     parts = []
     for gpu in gpus:
         option = option_of(inst, gpu) or rollout[gpu]
         price = price_usd_per_gpu_hour(inst, option)
-        if option.price_usd_per_gpu_hour is not None:
+        if option.provider is not None and price == option.catalog_price(inst.hardware.pricing):
+            source = f"{option.provider} {option.region}, {inst.hardware.pricing.replace('_', '-')}, price catalog"
+        elif option.price_usd_per_gpu_hour is not None:
             source = "the instance's price"
         else:
             spec = option.spec()

@@ -325,41 +325,41 @@ def replay_one_scenario(pdata, result: dict, uniform, od_gpus) -> tuple[float, l
         reserved = {g: 0 for g in pdata.gpus}
         for r in result["procurement"]:
             if r["tier"] == "reserved" and r["start_bucket"] <= b <= r["end_bucket"]:
-                reserved[r["gpu"]] += r["gpus"]
+                reserved[pdata.pool_of(r)] += r["gpus"]
         od = {g: od_gpus[k][b] for k, g in enumerate(pdata.gpus)}
         used = [0.0] * len(jobs)           # hours of the bucket each job has run
         holds = [set() for _ in jobs]      # tiers each job holds in the bucket
         for j, job in enumerate(jobs):
             for row in job["schedule"]:
                 if row["bucket"] == b and row["tier"] == "reserved":
-                    reserved[row["gpu"]] -= row["gpus"]
+                    reserved[pdata.pool_of(row)] -= row["gpus"]
                     holds[j].add("reserved")
                     used[j] += row["hours"]
         for j, job in enumerate(jobs):
             for row in job["schedule"]:
                 if row["bucket"] != b or row["tier"] != "on_demand":
                     continue
-                if od[row["gpu"]] >= row["gpus"]:
-                    od[row["gpu"]] -= row["gpus"]
+                if od[pdata.pool_of(row)] >= row["gpus"]:
+                    od[pdata.pool_of(row)] -= row["gpus"]
                     holds[j].add("on_demand")
                     used[j] += row["hours"]
-                    cost += row["gpu_hours"] * pdata.od_price[row["gpu"]][b]
+                    cost += row["gpu_hours"] * pdata.od_price[pdata.pool_of(row)][b]
                 else:
                     backlog[j] += row["gpus"] * row["hours"]
             for row in job["schedule"]:
                 if row["bucket"] != b or row["tier"] != "spot":
                     continue
-                rate = row["gpus"] * pdata.preempt[row["gpu"]]
+                rate = row["gpus"] * pdata.preempt[pdata.pool_of(row)]
                 first = -math.log(uniform[j][b]) / rate if rate > 0 else math.inf
                 ran = min(row["hours"], first)
                 used[j] += ran
-                cost += row["gpus"] * ran * pdata.spot_price[row["gpu"]][b]
+                cost += row["gpus"] * ran * pdata.spot_price[pdata.pool_of(row)][b]
                 backlog[j] += row["gpus"] * (row["hours"] - ran)
         for j in sorted(range(len(jobs)), key=lambda j: (jobs[j]["deadline_bucket"], j)):
             job = jobs[j]
             if not (job["release_bucket"] <= b <= job["deadline_bucket"]) or not job["schedule"] or backlog[j] <= 0:
                 continue
-            g, n = job["schedule"][0]["gpu"], job["schedule"][0]["gpus"]
+            g, n = pdata.pool_of(job["schedule"][0]), job["schedule"][0]["gpus"]
             for tier in ("reserved", "on_demand"):
                 room = max(0.0, H - used[j]) * n
                 if backlog[j] <= 0 or room <= 0:
@@ -406,3 +406,34 @@ def best_chance_cost(pdata, scen, confidence: float) -> float | None:
         if cost is not None and (best is None or cost < best):
             best = cost
     return best
+
+
+def offers_portfolio(seed: int) -> dict:
+    """``tiny_portfolio`` with each GPU type that two providers of the price catalog sell offered by
+    both (``gpus`` listing the type twice): prices, availability, node size and interconnect drawn
+    per offer, so which provider each job runs on and which one to reserve is the MIP's decision. The
+    first offer of a type links nodes by InfiniBand, the second by InfiniBand or ethernet (an
+    ethernet offer holds a job on one node: its larger counts are out there)."""
+    from planopt.models.catalog.prices import offers, providers
+    p = tiny_portfolio(seed)
+    p["name"] = f"offers-{seed}"
+    rng = random.Random(seed + 2000)  # a stream of its own: tiny_portfolio's draws stay as they were
+    entries = []
+    for e in p["gpus"]:
+        sellers = [s for s in providers() if offers(s, e["name"])]
+        if len(sellers) < 2:
+            entries.append(e)
+            continue
+        for k, seller in enumerate(rng.sample(sellers, 2)):
+            f = copy.deepcopy(e)
+            f["provider"] = seller
+            f["interconnect"] = "infiniband" if k == 0 else rng.choice(["infiniband", "ethernet"])
+            f["node_gpus"] = rng.choice([1, 2, 4])
+            f["reserved_usd_per_gpu_hour"] = round(e["reserved_usd_per_gpu_hour"] * rng.uniform(0.7, 1.3), 3)
+            f["on_demand_usd_per_gpu_hour"] = [round(v * rng.uniform(0.7, 1.3), 3) for v in e["on_demand_usd_per_gpu_hour"]]
+            f["on_demand_available_gpus"] = [rng.choice([0, 1, 2, 4, 4]) for _ in range(2)]
+            if "spot_usd_per_gpu_hour" in e:
+                f["spot_usd_per_gpu_hour"] = round(e["spot_usd_per_gpu_hour"] * rng.uniform(0.7, 1.3), 3)
+            entries.append(f)
+    p["gpus"] = entries
+    return p

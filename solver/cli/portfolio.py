@@ -93,12 +93,12 @@ def procurement_lines(result) -> list[tuple]:
     for row in result.procurement_rows():
         last = merged[-1] if merged else None
         if (last is not None and row["tier"] != "reserved" and last["tier"] == row["tier"] and last["gpu"] == row["gpu"]
-                and last["provider"] == row["provider"] and last["gpus"] == row["gpus"] and last["end_bucket"] + 1 == row["start_bucket"]
+                and last["provider"] == row["provider"] and last.get("region") == row.get("region") and last["gpus"] == row["gpus"] and last["end_bucket"] + 1 == row["start_bucket"]
                 and last["usd_per_gpu_hour"] == row["usd_per_gpu_hour"]):
             last["end_bucket"] = row["start_bucket"]
             continue
         merged.append(dict(row))
-    return [(r["provider"], r["gpu"], r["tier"].replace("_", "-"), r["term"] or "-",
+    return [(r["provider"] + (f" {r['region']}" if r.get("region") else ""), r["gpu"], r["tier"].replace("_", "-"), r["term"] or "-",
              f"{r['start_bucket']}" if r["start_bucket"] == r["end_bucket"] else f"{r['start_bucket']}-{r['end_bucket']}",
              r["gpus"], "-" if r["usd_per_gpu_hour"] is None else f"${r['usd_per_gpu_hour']:,.3f}",
              "-" if r["commitment_usd"] is None else f"{usd(r['commitment_usd'])} ({r['committed_hours']:,.0f} h)",

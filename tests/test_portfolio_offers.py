@@ -1,0 +1,184 @@
+"""Provider and region as decisions: a portfolio may list one GPU type once per (provider,
+region); each offer is a pool of its own (``NAME@provider/region``), and which one each job runs
+on, and which ones to reserve, is the MIP's choice. Held to the brute-force oracle, the replay,
+the capacity-risk brute force and the SAA brute force on random tiny portfolios with two offers
+per GPU type, plus the interconnect rule and the input errors."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from planopt.cli import app
+from planopt.portfolio import load_portfolio, solve_portfolio
+from planopt.portfolio_chance import solve_portfolio_at_confidence, undisrupted
+from planopt.portfolio_replay import replay_schedule
+from planopt.portfolio_result_schema import PortfolioResultSchema
+from planopt.portfolio_risk import draw, schedule_risk
+
+from conftest import split_seeds
+from portfolio_oracle import best_chance_cost, best_portfolio_cost, close, offers_portfolio, replay_one_scenario, tiny_job
+from test_portfolio_risk import with_shortfall
+
+runner = CliRunner()
+SEEDS = split_seeds(range(24), 12)
+
+
+def offers_of(p: dict) -> bool:
+    names = [g["name"] for g in p["gpus"]]
+    return len(set(names)) < len(names)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_offer_each_job_runs_on_is_the_brute_force_optimum(seed):
+    p = offers_portfolio(seed)
+    pdata = load_portfolio(p)
+    oracle = best_portfolio_cost(pdata)
+    res = solve_portfolio(p, rel_gap=1e-9)
+    if oracle is None:
+        assert res.status == "infeasible", (res.status, res.cost_usd)
+        return
+    assert res.status == "optimal", res.message
+    assert close(res.cost_usd, oracle), (res.cost_usd, oracle)
+    assert close(res.mip_cost_usd, res.cost_usd)
+    assert res.violations == [] and res.big_m_breaches == []
+    out = json.loads(json.dumps(res.to_dict(), allow_nan=False))
+    assert replay_schedule(pdata, out) == []
+    PortfolioResultSchema.model_validate(out)
+    for job in out["jobs"]:  # the plan names the pool; every row names its provider, region and catalog GPU
+        pool = job["plan"]["stages"][0]["gpu"] if "stages" in job["plan"] else job["plan"]["gpu"]
+        for row in job["schedule"]:
+            assert pdata.pool_of(row) == pool and row["gpu"] == pdata.gpu_type[pool]
+            assert row["provider"] == pdata.provider[pool] and row["region"] == pdata.region[pool]
+
+
+def test_the_offers_are_a_decision_on_some_seed():
+    """Guard: across the seeds some optimum runs a job on the second offer of its GPU type, and
+    some portfolio puts jobs on two offers of one type (else the tests above check nothing new)."""
+    second, both = False, False
+    for seed in range(24):
+        p = offers_portfolio(seed)
+        if not offers_of(p):
+            continue
+        pdata = load_portfolio(p)
+        res = solve_portfolio(p, rel_gap=1e-9)
+        firsts = {}
+        for g in p["gpus"]:
+            firsts.setdefault(g["name"], g.get("provider"))
+        used = {(pdata.gpu_type[j.plan.gpu], pdata.provider[j.plan.gpu]) for j in res.jobs}
+        second |= any(prov != firsts[name] for name, prov in used)
+        both |= len({name for name, _ in used}) < len(used)
+        if second and both:
+            return
+    raise AssertionError(f"no seed chose a second offer ({second}) or split one GPU type across offers ({both})")
+
+
+@pytest.mark.parametrize("seed", split_seeds(range(8), 4))
+def test_capacity_risk_of_an_offers_schedule_equals_the_brute_force(seed):
+    source = with_shortfall(offers_portfolio(seed), seed)
+    res = solve_portfolio(source, rel_gap=1e-9)
+    if not res.jobs:
+        pytest.skip("infeasible tiny portfolio")
+    pdata, out = load_portfolio(source), res.to_dict()
+    scen = draw(pdata, 40, seed)
+    risk = schedule_risk(pdata, out, scen)
+    for s in range(scen.scenarios):
+        cost, late = replay_one_scenario(pdata, out, scen.preemption_uniform[s], scen.on_demand_gpus[s])
+        assert math.isclose(risk.cost_usd[s], cost, rel_tol=1e-9, abs_tol=1e-9)
+        assert np.allclose(risk.late_gpu_hours[s], late, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("seed", split_seeds(range(6), 3))
+def test_the_confidence_schedule_over_offers_is_the_brute_force_optimum(seed):
+    source = with_shortfall(offers_portfolio(seed), seed + 100)
+    pdata = load_portfolio(source)
+    scen = draw(pdata, 5, seed)
+    oracle = best_chance_cost(pdata, scen, 0.6)
+    res = solve_portfolio_at_confidence(source, 0.6, 5, seed, rel_gap=1e-9, out_of_sample=100, guard=False)
+    if oracle is None:
+        assert res.status == "infeasible", (res.status, res.cost_usd)
+        return
+    assert res.status == "optimal" and close(res.cost_usd, oracle), (res.cost_usd, oracle)
+    assert undisrupted(pdata, res.to_dict(), scen).sum() >= 3
+
+
+def two_offers(job_counts: list[int], second: dict) -> dict:
+    import random
+    job = tiny_job(random.Random(5), "j")
+    job["hardware"]["gpus"] = [{"name": "H100-SXM", "counts": job_counts}]
+    job.pop("constraints", None)
+    first = {"name": "H100-SXM", "provider": "lambda", "on_demand_available_gpus": 16, "on_demand_usd_per_gpu_hour": 3.0}
+    return {"kind": "portfolio", "name": "two-offers", "horizon": {"buckets": 2, "bucket_hours": 500.0},
+            "gpus": [first, {"name": "H100-SXM", "on_demand_available_gpus": 16, **second}],
+            "jobs": [{"instance": job, "release_bucket": 0, "deadline_bucket": 1}]}
+
+
+def test_the_cheaper_offer_wins_and_the_output_names_it():
+    res = solve_portfolio(two_offers([2], {"provider": "vast", "on_demand_usd_per_gpu_hour": 1.5}), rel_gap=1e-9)
+    assert res.status == "optimal" and [j.plan.gpu for j in res.jobs] == ["H100-SXM@vast/global"]
+    dearer = solve_portfolio(two_offers([2], {"provider": "vast", "on_demand_usd_per_gpu_hour": 4.5}), rel_gap=1e-9)
+    assert [j.plan.gpu for j in dearer.jobs] == ["H100-SXM@lambda/us"]
+    # the GPU-hours are the same on either offer (one physics), so the costs differ by the price alone
+    hours = sum(res.jobs[0].gpu_hours.values())
+    assert hours == pytest.approx(sum(dearer.jobs[0].gpu_hours.values()))
+    assert res.cost_usd - res.jobs[0].noncompute_usd == pytest.approx(1.5 * hours)
+    rows = res.to_dict()["procurement"]
+    assert {(r["provider"], r["region"], r["gpu"]) for r in rows} == {("vast", "global", "H100-SXM")}
+
+
+def test_a_multi_node_job_is_not_placed_on_an_ethernet_offer():
+    """A job of 16 GPUs needs two 8-GPU nodes: the cheaper ethernet marketplace cannot hold it, so it
+    runs on the InfiniBand offer; a job of 8 GPUs (one node) takes the cheaper one."""
+    cheap = {"provider": "vast", "on_demand_usd_per_gpu_hour": 1.0}   # vast: ethernet between 8-GPU nodes
+    big = solve_portfolio(two_offers([16], cheap), rel_gap=1e-9)
+    assert big.status == "optimal" and [j.plan.gpu for j in big.jobs] == ["H100-SXM@lambda/us"]
+    small = solve_portfolio(two_offers([8], cheap), rel_gap=1e-9)
+    assert [j.plan.gpu for j in small.jobs] == ["H100-SXM@vast/global"]
+
+
+def test_the_cli_table_names_provider_and_region(tmp_path):
+    f = tmp_path / "p.json"
+    f.write_text(json.dumps(two_offers([2], {"provider": "vast", "on_demand_usd_per_gpu_hour": 1.5})))
+    res = runner.invoke(app, ["solve", str(f)])
+    assert res.exit_code == 0, res.output
+    assert "vast global" in res.output and "H100-SXM@vast/global" in res.output
+
+
+def refused(tmp_path, p: dict, field: str) -> str:
+    f = tmp_path / "p.json"
+    f.write_text(json.dumps(p))
+    res = runner.invoke(app, ["solve", str(f)])
+    assert res.exit_code == 2, res.output
+    lines = res.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and field in lines[0], res.output
+    return lines[0]
+
+
+def test_a_type_listed_twice_needs_a_provider_on_each_entry(tmp_path):
+    p = two_offers([2], {"on_demand_usd_per_gpu_hour": 1.5})   # the second entry has no provider
+    refused(tmp_path, p, "gpus.1.provider")
+
+
+def test_one_offer_listed_twice_is_refused(tmp_path):
+    p = two_offers([2], {"provider": "lambda", "on_demand_usd_per_gpu_hour": 1.5})
+    assert "listed twice" in refused(tmp_path, p, "gpus.1")
+
+
+def test_a_job_names_gpu_types_not_offers(tmp_path):
+    p = two_offers([2], {"provider": "vast"})
+    p["jobs"][0]["instance"]["hardware"]["gpus"][0]["offer"] = "vast/global"
+    refused(tmp_path, p, "jobs.0.instance.hardware.gpus.0.offer")
+
+
+def test_one_listing_keeps_the_plain_gpu_name():
+    """Backward compatible: a type listed once is keyed by its name, as before."""
+    p = copy.deepcopy(two_offers([2], {"provider": "vast"}))
+    p["gpus"] = p["gpus"][:1]
+    res = solve_portfolio(p, rel_gap=1e-9)
+    assert [j.plan.gpu for j in res.jobs] == ["H100-SXM"]
+    assert res.to_dict()["jobs"][0]["schedule"][0]["region"] == "us"
