@@ -107,8 +107,13 @@ def _best_quality_in_window(job: dict, portfolio: dict, release: int, deadline: 
     return best
 
 
-def random_portfolio(jobs: int, gpu_types: int, buckets: int, seed: int = 0, bucket_hours: float = 168.0) -> dict[str, Any]:
-    """A portfolio of ``jobs`` random jobs over ``buckets`` buckets sharing ``gpu_types`` catalog GPU types."""
+def random_portfolio(jobs: int, gpu_types: int, buckets: int, seed: int = 0, bucket_hours: float = 168.0,
+                     offers: int = 1) -> dict[str, Any]:
+    """A portfolio of ``jobs`` random jobs over ``buckets`` buckets sharing ``gpu_types`` catalog GPU types;
+    with ``offers`` above 1, each type the price catalog sells is offered by up to that many providers
+    (``provider_offers``), the jobs drawn as with one offer."""
+    if offers < 1:
+        raise ValueError(f"--offers: expected at least 1, got {offers}")
     rng = random.Random(seed)
     catalog = [g for g in load_gpus().values() if g.price_on_demand_usd_per_gpu_hour]
     if not 1 <= gpu_types <= len(catalog):
@@ -147,5 +152,34 @@ def random_portfolio(jobs: int, gpu_types: int, buckets: int, seed: int = 0, buc
         base = job["task"]["baseline_score"]
         job["constraints"]["min_quality"] = round(base + rng.uniform(0.3, 0.9) * (best - base), 2)
         out_jobs.append({"release_bucket": release, "deadline_bucket": deadline, "instance": job})
-    return {"kind": "portfolio", "name": f"generated-{jobs}j-{gpu_types}g-{buckets}b-s{seed}",
-            "horizon": {"buckets": buckets, "bucket_hours": bucket_hours}, "gpus": gpus, "jobs": out_jobs}
+    name = f"generated-{jobs}j-{gpu_types}g-{buckets}b-s{seed}"
+    if offers > 1:
+        gpus, name = provider_offers(gpus, offers, buckets, random.Random(seed + OFFERS_SEED_OFFSET)), f"{name}-o{offers}"
+    return {"kind": "portfolio", "name": name, "horizon": {"buckets": buckets, "bucket_hours": bucket_hours}, "gpus": gpus,
+            "jobs": out_jobs}
+
+
+OFFERS_SEED_OFFSET = 9173  # the offers' own random stream: the jobs and the one-offer portfolio stay as they were
+
+
+def provider_offers(gpus: list[dict[str, Any]], offers: int, buckets: int, rng: random.Random) -> list[dict[str, Any]]:
+    """Each GPU type the price catalog sells, offered by up to ``offers`` of its sellers at the catalog's
+    prices, node size, interconnect and shortest reservation term (``models/catalog/prices.json``), with
+    availability drawn as for one offer; a type no provider sells keeps its one entry."""
+    from planopt.models.catalog.prices import offers as catalog_offers, providers
+    out = []
+    for entry in gpus:
+        sellers = [s for s in providers() if catalog_offers(s, entry["name"])]
+        if not sellers:
+            out.append(entry)
+            continue
+        for seller in rng.sample(sellers, min(offers, len(sellers))):
+            tiers = catalog_offers(seller, entry["name"])
+            offer: dict[str, Any] = {"name": entry["name"], "provider": seller,
+                                     "on_demand_available_gpus": [rng.choice([8, 16, 32, 64]) if "on_demand" in tiers else 0
+                                                                  for _ in range(buckets)]}
+            if "spot" in tiers:
+                offer["spot_available_gpus"] = [rng.choice([0, 8, 16, 32]) for _ in range(buckets)]
+                offer["spot_preemptions_per_gpu_hour"] = rng.choice([2e-4, 5e-4, 1e-3, 2e-3])
+            out.append(offer)
+    return out

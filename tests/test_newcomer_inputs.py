@@ -34,7 +34,8 @@ def test_duplicate_gpu_types_in_a_job_are_refused(tmp_path, second, first_is_cop
         lines = res.stderr.strip().splitlines()
         assert len(lines) == 1
         assert lines[0] == (f"error: {path}: hardware.gpus: entries 1 and 2 are both 'H100-SXM'; "
-                            "list each GPU type once, with all its counts in one entry")
+                            "list each GPU type once, with all its counts in one entry "
+                            "(or tell two offers apart with 'offer')")
 
 
 def test_distinct_gpu_types_are_accepted(tmp_path):

@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from planopt.cli import app
-from planopt.portfolio import load_portfolio, solve_portfolio
+from planopt.portfolio import PortfolioModel, load_portfolio, solve_portfolio
 from planopt.portfolio_chance import solve_portfolio_at_confidence, undisrupted
 from planopt.portfolio_replay import replay_schedule
 from planopt.portfolio_result_schema import PortfolioResultSchema
@@ -55,6 +55,23 @@ def test_the_offer_each_job_runs_on_is_the_brute_force_optimum(seed):
         for row in job["schedule"]:
             assert pdata.pool_of(row) == pool and row["gpu"] == pdata.gpu_type[pool]
             assert row["provider"] == pdata.provider[pool] and row["region"] == pdata.region[pool]
+
+
+@pytest.mark.parametrize("seed", split_seeds(range(16), 6))
+def test_the_time_limited_path_over_offers_matches_brute_force(seed):
+    """The Lagrangian bound, column generation, the search and the masters take each offer as a pool
+    of its own: the schedule is still the oracle's optimum and every bound at most it."""
+    p = offers_portfolio(seed)
+    oracle = best_portfolio_cost(load_portfolio(p))
+    pm = PortfolioModel(p)
+    res = pm.solve(rel_gap=1e-9, time_limit=120.0)
+    if oracle is None:
+        assert res.status == "infeasible", (res.status, res.cost_usd)
+        return
+    assert res.status == "optimal" and close(res.cost_usd, oracle), (res.cost_usd, oracle)
+    assert res.bound_usd is not None and res.bound_usd <= oracle * (1 + 1e-6) + 1e-6, (res.bound_usd, oracle)
+    if pm.lagrange is not None and pm.lagrange.bound_usd > -float("inf"):
+        assert pm.lagrange.bound_usd <= oracle * (1 + 1e-6) + 1e-6, (pm.lagrange.bound_usd, oracle)
 
 
 def test_the_offers_are_a_decision_on_some_seed():
@@ -182,3 +199,19 @@ def test_one_listing_keeps_the_plain_gpu_name():
     res = solve_portfolio(p, rel_gap=1e-9)
     assert [j.plan.gpu for j in res.jobs] == ["H100-SXM"]
     assert res.to_dict()["jobs"][0]["schedule"][0]["region"] == "us"
+
+
+def test_generate_offers_each_type_from_several_providers_and_keeps_the_jobs(tmp_path):
+    from planopt.generate import random_portfolio
+    one = random_portfolio(4, 3, 4, seed=2)
+    three = random_portfolio(4, 3, 4, seed=2, offers=3)
+    assert three["jobs"] == one["jobs"]                      # the offers have a random stream of their own
+    names = [g["name"] for g in three["gpus"]]
+    assert len(names) > len(set(names)) and all(g.get("provider") for g in three["gpus"] if names.count(g["name"]) > 1)
+    assert all(names.count(n) <= 3 for n in names)
+    load_portfolio(three)                                    # a valid portfolio: every offer a pool
+    f = tmp_path / "g.json"
+    res = runner.invoke(app, ["generate", "portfolio", "--jobs", "2", "--gpu-types", "2", "--buckets", "3", "--offers", "2",
+                              "--seed", "1", "--out", str(f)])
+    assert res.exit_code == 0 and "offers" in res.output, res.output
+    assert runner.invoke(app, ["generate", "portfolio", "--offers", "0"]).exit_code == 2

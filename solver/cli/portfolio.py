@@ -177,6 +177,8 @@ def generate_portfolio(jobs: int = typer.Option(5, "--jobs", min=1, help="number
                        buckets: int = typer.Option(8, "--buckets", min=1, help="number of time buckets"),
                        bucket_hours: float = typer.Option(168.0, "--bucket-hours", min=1.0, help="hours per bucket"),
                        seed: int = typer.Option(0, "--seed", help="random seed"),
+                       offers: int = typer.Option(1, "--offers", min=1, help="providers offering each GPU type the price "
+                                                  "catalog sells (at most; the catalog's prices): the MIP chooses the provider"),
                        out: Optional[Path] = typer.Option(None, "--out", help="output JSON file (default: stdout)")):
     """Write a realistic random portfolio (catalog models and GPUs) for benchmarks and demos."""
     from ..errors import InputError
@@ -195,7 +197,7 @@ def generate_portfolio(jobs: int = typer.Option(5, "--jobs", min=1, help="number
     files.check("--out", out, JSON_SUFFIXES)  # before generating: a bad path is one line, at once
     with files:
         try:
-            data = random_portfolio(jobs, gpu_types, buckets, seed=seed, bucket_hours=bucket_hours)
+            data = random_portfolio(jobs, gpu_types, buckets, seed=seed, bucket_hours=bucket_hours, offers=offers)
         except ValueError as exc:
             raise InputError(str(exc)) from None
         text = json.dumps(data, indent=1)
@@ -203,4 +205,5 @@ def generate_portfolio(jobs: int = typer.Option(5, "--jobs", min=1, help="number
     if out is None:
         typer.echo(text)
     else:
-        typer.echo(f"wrote {out}: {jobs} jobs, {gpu_types} GPU types, {buckets} buckets")
+        typer.echo(f"wrote {out}: {jobs} jobs, {gpu_types} GPU types"
+                   + (f" ({len(data['gpus'])} offers)" if offers > 1 else "") + f", {buckets} buckets")

@@ -1,0 +1,96 @@
+"""Provider and region as decisions: what choosing among offers buys, and what it costs to solve.
+
+Run: ``.venv/bin/python benchmarks/bench_offers.py [--jobs 10,20] [--gpu-types 4] [--seeds 1,2,3]
+[--offers 3] [--time-limit 60]``.
+
+For each generated portfolio (``planopt generate portfolio --offers K``: each GPU type the price
+catalog sells offered by up to K of its sellers, at the catalog's prices, 26 weekly buckets) it
+solves
+
+- *first offer only*: the same portfolio keeping, of each GPU type, only its first offer (what a
+  team gets that signs with one provider per type, the provider fixed in the file);
+- *every offer*: the MIP chooses the offer of each job and what to reserve where.
+
+Both with ``solve_portfolio(time_limit=..., rel_gap=0.01)``, the limit counting the whole solve.
+Each row: status, gap, cost, bound, wall seconds, the number of pools, how many jobs run on another
+offer than their type's first, the replay's problems, and the load average before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import time
+
+from planopt.generate import random_portfolio
+from planopt.portfolio import load_portfolio, solve_portfolio
+from planopt.portfolio_replay import replay_schedule
+
+
+def first_offer_only(p: dict) -> dict:
+    """The portfolio with each GPU type's first offer alone."""
+    q = copy.deepcopy(p)
+    seen, gpus = set(), []
+    for g in q["gpus"]:
+        if g["name"] not in seen:
+            seen.add(g["name"])
+            gpus.append(g)
+    q["gpus"] = gpus
+    return q
+
+
+def run(p: dict, label: str, time_limit: float) -> dict:
+    load_before = os.getloadavg()[0]
+    t0 = time.perf_counter()
+    res = solve_portfolio(p, time_limit=time_limit, rel_gap=0.01)
+    wall = time.perf_counter() - t0
+    pdata = load_portfolio(p)
+    first = {}
+    for key in pdata.gpus:
+        first.setdefault(pdata.gpu_type[key], key)
+    row = {"label": label, "pools": len(pdata.gpus), "status": res.status, "gap": res.gap, "cost_usd": res.cost_usd,
+           "bound_usd": res.bound_usd, "wall_s": round(wall, 1),
+           "jobs_off_first_offer": sum(1 for j in res.jobs if first[pdata.gpu_type[j.plan.gpu]] != j.plan.gpu),
+           "providers_used": sorted({pdata.provider[j.plan.gpu] for j in res.jobs}),
+           "replay_problems": len(replay_schedule(pdata, json.loads(json.dumps(res.to_dict())))) if res.jobs else None,
+           "load_average_before": round(load_before, 2), "load_average_after": round(os.getloadavg()[0], 2)}
+    print(json.dumps(row), flush=True)
+    return row
+
+
+def render(rows: list[dict]) -> str:
+    head = ("portfolio", "pools", "status", "gap", "cost $", "bound $", "wall s", "jobs off the first offer", "providers used",
+            "replay problems", "load avg before → after")
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        gap = "-" if r["gap"] is None else f"{100 * r['gap']:.2f} %"
+        cost = "-" if r["cost_usd"] is None else f"{r['cost_usd']:,.0f}"
+        bound = "-" if r["bound_usd"] is None else f"{r['bound_usd']:,.0f}"
+        out.append(f"| {r['label']} | {r['pools']} | {r['status']} | {gap} | {cost} | {bound} | {r['wall_s']} | "
+                   f"{r['jobs_off_first_offer']} | {', '.join(r['providers_used'])} | {r['replay_problems']} | "
+                   f"{r['load_average_before']} → {r['load_average_after']} |")
+    return "\n".join(out)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--jobs", default="10,20")
+    ap.add_argument("--gpu-types", type=int, default=4)
+    ap.add_argument("--seeds", default="1,2,3")
+    ap.add_argument("--offers", type=int, default=3)
+    ap.add_argument("--time-limit", type=float, default=60.0)
+    args = ap.parse_args()
+    rows = []
+    for n in [int(x) for x in args.jobs.split(",")]:
+        for seed in [int(x) for x in args.seeds.split(",")]:
+            p = random_portfolio(n, args.gpu_types, 26, seed=seed, offers=args.offers)
+            tag = f"{n} jobs × {args.gpu_types} types, seed {seed}"
+            rows.append(run(first_offer_only(p), f"{tag}, first offer only", args.time_limit))
+            rows.append(run(p, f"{tag}, every offer (up to {args.offers})", args.time_limit))
+    print(render(rows))
+
+
+if __name__ == "__main__":
+    main()
