@@ -38,6 +38,14 @@ RELATIVE_TOLERANCE = 1e-6   # on GPU counts and GPU-hours, against the solver's 
 MAX_SAA_SCENARIOS = 1_000
 
 
+def check_saa_scenarios(n: int, flag: str = "--scenarios", confidence_flag: str = "--confidence") -> int:
+    """A sample size the SAA MIP takes (at most ``MAX_SAA_SCENARIOS``), else InputError naming ``flag``."""
+    if n > MAX_SAA_SCENARIOS:
+        raise InputError(f"{flag}: with {confidence_flag} at most {MAX_SAA_SCENARIOS:,} (each is a binary of the portfolio MIP), "
+                         f"got {n:,}; the schedule is checked on {OUT_OF_SAMPLE_SCENARIOS:,} fresh scenarios anyway")
+    return n
+
+
 def undisrupted(pdata: PortfolioData, result: dict[str, Any], scen: CapacityScenarios) -> np.ndarray:
     """Per scenario: the printed schedule runs as planned (every on-demand gang it holds is
     obtainable, no spot run outlasts its first preemption), from the schedule rows alone."""
@@ -74,10 +82,7 @@ def solve_portfolio_at_confidence(source: str | Path | dict[str, Any] | Portfoli
     confidence = check_confidence(confidence)
     data = load_portfolio(source)
     check_portfolio_size(data)
-    n = check_risk_scenarios(data, DEFAULT_SCENARIOS if scenarios is None else scenarios)
-    if n > MAX_SAA_SCENARIOS:
-        raise InputError(f"--scenarios: with --confidence at most {MAX_SAA_SCENARIOS:,} (each is a binary of the portfolio MIP), "
-                         f"got {n:,}; the schedule is checked on {OUT_OF_SAMPLE_SCENARIOS:,} fresh scenarios anyway")
+    n = check_saa_scenarios(check_risk_scenarios(data, DEFAULT_SCENARIOS if scenarios is None else scenarios))
     scen = draw(data, n, seed)
     fresh_n = min(out_of_sample, max_scenarios(data))
     fresh = draw(data, fresh_n, seed + OUT_OF_SAMPLE_SEED_OFFSET)

@@ -40,14 +40,13 @@ def solve(file: Path = typer.Argument(..., help="instance JSON"),
     from ..run import DEFAULT_SOLVER, make_solver
     check_time_limit(time_limit)
     if read_json(file).get("kind") == "portfolio":
-        for flag, value in (("--cvar", cvar), ("--solver", None if solver == DEFAULT_SOLVER else solver)):
-            if value is not None:
-                raise InputError(f"{flag}: applies to one job; a portfolio does not take it yet")
+        if solver != DEFAULT_SOLVER:  # --cvar is refused with the portfolio's other options (portfolio_options)
+            raise InputError("--solver: applies to one job; a portfolio does not take it yet")
         from .portfolio import solve_portfolio_command
         raise typer.Exit(solve_portfolio_command(file, json_out=json_out, time_limit=time_limit, plot=plot, objective=objective,
                                                  budget_usd=budget_usd, deadline_hours=deadline_hours,
                                                  max_forgetting=max_forgetting, min_quality=min_quality, out=out,
-                                                 scenarios=scenarios, seed=seed, confidence=confidence))
+                                                 scenarios=scenarios, seed=seed, confidence=confidence, cvar=cvar))
     inst = with_overrides(file, objective, budget_usd, deadline_hours, max_forgetting, min_quality)
     if solver != DEFAULT_SOLVER:
         make_solver(solver, "--solver")  # unknown or not installed: one line, before any work

@@ -70,16 +70,8 @@ def solve_payload(instance: dict[str, Any], options: dict[str, Any], progress: P
     """``planopt solve FILE --json`` with the CLI's overrides; a portfolio goes to :func:`portfolio_payload`."""
     from ..api import solve_instance
     if instance.get("kind") == "portfolio":
-        _portfolio_options(options)
         return portfolio_payload(instance, options, progress)
     return strict(solve_instance(**solve_inputs(instance, options)).to_dict())
-
-
-def _portfolio_options(options: dict[str, Any]) -> None:
-    from ..errors import InputError
-    for name in ("scenarios", "confidence", "cvar"):
-        if options.get(name) is not None:
-            raise InputError(f"{name}: plans one job under uncertainty; a portfolio does not take it yet")
 
 
 def evaluate_payload(instance: dict[str, Any], plan: dict[str, Any], scenarios: Optional[int] = None,
@@ -191,23 +183,25 @@ def sweep_payload(instance: dict[str, Any], options: dict[str, Any], progress: P
                    "rows": [{**r.to_dict(), "risk": k.to_dict() if k else None} for r, k in zip(rows, risks)]})
 
 
-def portfolio_inputs(portfolio: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
-    """Every check of a portfolio request: its schema, every job's instance, the time limit."""
+def portfolio_inputs(portfolio: dict[str, Any], options: dict[str, Any]):
+    """Every check of a portfolio request, as ``planopt solve portfolio.json`` makes them
+    (``portfolio_options``: its schema, every job's instance, the options the request sets,
+    the capacity fields its scenarios need), under the request's field names. A field a
+    portfolio does not take (``sensitivity`` of ``/api/solve``) is ignored, as the CLI does."""
     from ..errors import InputError
-    from ..instance import check_time_limit
-    from ..portfolio import load_portfolio
+    from ..portfolio_options import FIELD_NAMES, OPTIONS, check_portfolio_options
     if portfolio.get("kind") != "portfolio":
         raise InputError(f"portfolio: kind: expected 'portfolio', got {portfolio.get('kind')!r}")
     refuse_paths(portfolio)
-    return {"source": load_portfolio(portfolio), "time_limit": check_time_limit(options.get("time_limit"), "time_limit")}
+    return check_portfolio_options(portfolio, FIELD_NAMES, **{k: options[k] for k in OPTIONS if k in options})
 
 
 def portfolio_payload(portfolio: dict[str, Any], options: dict[str, Any], progress: Progress = None) -> dict[str, Any]:
-    """``planopt solve portfolio.json --json``; every job's instance must already be inline
-    (the service resolves paths under its allowed folder first, ``service.paths``)."""
-    from ..portfolio import solve_portfolio
-    result = solve_portfolio(**portfolio_inputs(portfolio, options))
-    return strict(result.to_dict())
+    """``planopt solve portfolio.json --json [--budget-usd X] [--scenarios N] [--confidence C] [--seed S]``;
+    every job's instance must already be inline (the service resolves paths under its allowed folder
+    first, ``service.paths``)."""
+    from ..portfolio_options import solve_with_options
+    return strict(solve_with_options(portfolio_inputs(portfolio, options)).to_dict())
 
 
 def refuse_paths(portfolio: dict[str, Any]) -> None:
@@ -268,6 +262,5 @@ KINDS = {"solve": solve_payload, "frontier": frontier_payload, "sweep": sweep_pa
 def check_job(kind: str, instance: dict[str, Any], options: dict[str, Any]) -> None:
     """Every check the job's payload will make, made now (at submission) so a mistake is a 4xx, not a failed job."""
     if kind == "solve" and instance.get("kind") == "portfolio":
-        _portfolio_options(options)
         kind = "portfolio"
     {"solve": solve_inputs, "frontier": frontier_inputs, "sweep": sweep_inputs, "portfolio": portfolio_inputs}[kind](instance, options)

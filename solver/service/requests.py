@@ -81,7 +81,14 @@ class PortfolioRequest(Strict):
     by shipped name, or ``path`` to a file under --allow-dir."""
     portfolio: Optional[InstanceRef] = Field(None, description="a Portfolio object (components/schemas/Portfolio) or a shipped name")
     path: Optional[str] = Field(None, description="a portfolio file, relative to the service's --allow-dir")
-    time_limit: Optional[float] = None
+    time_limit: Optional[float] = Field(None, description="seconds for the whole solve; the incumbent and its gap are returned")
+    budget_usd: Optional[float] = Field(None, description="caps the total spend, USD (over it: the least cost that would do)")
+    scenarios: Optional[int] = Field(None, description="capacity scenarios (spot preemption, on-demand shortfall): the schedule's "
+                                     "risk over them, or with confidence the sample of the chance constraint (default 200, "
+                                     "at most 1,000)")
+    confidence: Optional[float] = Field(None, description="share of the scenarios the schedule must run undisrupted in (0-1): "
+                                        "a schedule held at a confidence")
+    seed: int = Field(0, description="seed of the capacity scenarios' draw (other than 0: needs scenarios or confidence)")
 
 
 class CalibrateRequest(Strict):
