@@ -65,6 +65,7 @@ def check_portfolio_options(source: str | Path | dict[str, Any] | PortfolioData,
     from .portfolio import check_budget, load_portfolio
     from .portfolio_chance import check_saa_scenarios
     from .portfolio_risk import check_risk_scenarios
+    from .risk import check_seed
     unknown = set(given) - set(OPTIONS)
     if unknown:  # a programming error, not a user's: the callers pass only OPTIONS
         raise TypeError(f"unknown portfolio options {sorted(unknown)}")
@@ -80,9 +81,7 @@ def check_portfolio_options(source: str | Path | dict[str, Any] | PortfolioData,
         if get(name) is not None:
             raise InputError(f"{names[name]}: a portfolio's jobs carry their own limits (deadline_bucket and each job's "
                              "constraints); set them in the portfolio file")
-    scenarios, confidence, seed = get("scenarios"), get("confidence"), get("seed", 0)
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise InputError(f"{names['seed']}: expected a whole number from 0, got {seed!r}")
+    scenarios, confidence, seed = get("scenarios"), get("confidence"), check_seed(get("seed", 0), names["seed"])
     if seed and scenarios is None and confidence is None:
         raise InputError(f"{names['seed']}: needs {names['scenarios']} (the seed of the capacity scenarios' draw)")
     budget = check_budget(get("budget_usd"), names["budget_usd"]) if get("budget_usd") is not None else None

@@ -147,3 +147,14 @@ def test_a_portfolio_job_with_scenarios_is_the_cli_risk(server):
     job = server.wait_job(out["id"])
     assert job["status"] == "done", job
     assert without_timings(job["result"]) == without_timings(cli_json(*flags(options)))
+
+
+@pytest.mark.parametrize("path, body", [
+    ("/api/solve", {"instance": "tiny", "scenarios": 10}),
+    ("/api/evaluate", {"instance": "tiny", "plan": {}, "scenarios": 10}),
+    ("/api/frontier", {"instance": "tiny", "x": "cost_usd", "y": "probability", "scenarios": 10}),
+    ("/api/portfolio/solve", {"portfolio": "portfolio-small", "scenarios": 10}),
+], ids=lambda v: v if isinstance(v, str) else None)
+def test_a_negative_seed_is_a_400_naming_the_field_on_every_endpoint_that_draws(server, path, body):
+    status, out = server.request("POST", path, {**body, "seed": -1})   # numpy's ValueError was a 500
+    assert (status, out) == (400, {"status": "error", "error": "seed: expected a whole number from 0, got -1"})

@@ -38,7 +38,9 @@ def solve(file: Path = typer.Argument(..., help="instance JSON"),
     from ..errors import InputError, read_json
     from ..instance import check_time_limit
     from ..run import DEFAULT_SOLVER, make_solver
+    from ..risk import check_seed
     check_time_limit(time_limit)
+    check_seed(seed)  # a negative one was numpy's ValueError, an internal error
     if read_json(file).get("kind") == "portfolio":
         if solver != DEFAULT_SOLVER:  # --cvar is refused with the portfolio's other options (portfolio_options)
             raise InputError("--solver: applies to one job; a portfolio does not take it yet")
@@ -88,6 +90,8 @@ def evaluate(file: Path = typer.Argument(..., help="instance JSON"),
     from ..errors import InputError, read_json
     from ..instance import load_instance
     from ..report import breakdown, hours, metric_rows, plan_rows, table, usd
+    from ..risk import check_seed
+    check_seed(seed)
     inst = load_instance(file)
     raw = read_json(plan_file)
     raw = raw.get("plan", raw) if isinstance(raw.get("plan"), dict) else raw

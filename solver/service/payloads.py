@@ -45,12 +45,11 @@ def solve_inputs(instance: dict[str, Any], options: dict[str, Any]) -> dict[str,
     from ..chance import check_confidence, check_cvar
     from ..errors import InputError
     from ..instance import check_time_limit
-    from ..risk import check_scenarios, report_scenarios
+    from ..risk import check_scenarios, check_seed, report_scenarios
     time_limit = check_time_limit(options.get("time_limit"), "time_limit")
     inst = _job_instance(instance, options, options.get("objective"))
-    confidence, scenarios, seed = options.get("confidence"), options.get("scenarios"), options.get("seed", 0)
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise InputError(f"seed: expected a whole number from 0, got {seed!r}")
+    confidence, scenarios = options.get("confidence"), options.get("scenarios")
+    seed = check_seed(options.get("seed", 0), "seed")
     if confidence is not None:
         inst = inst.with_overrides(confidence=check_confidence(confidence, "confidence"))
     if scenarios is not None:
@@ -81,7 +80,8 @@ def evaluate_payload(instance: dict[str, Any], plan: dict[str, Any], scenarios: 
     from planopt.models.staged_plan import plan_json, read_plan
     from ..api import evaluate_any, instance_for_plan
     from ..errors import InputError
-    from ..risk import check_scenarios, plan_risk, report_scenarios
+    from ..risk import check_scenarios, check_seed, plan_risk, report_scenarios
+    check_seed(seed, "seed")
     inst = _job_instance(instance, {})
     plan = plan.get("plan", plan) if isinstance(plan.get("plan"), dict) else plan
     try:
@@ -111,7 +111,7 @@ def frontier_inputs(instance: dict[str, Any], options: dict[str, Any]) -> dict[s
     from ..chance import DEFAULT_SCENARIOS
     from ..errors import InputError
     from ..frontier import PROBABILITY, check_metric
-    from ..risk import check_scenarios
+    from ..risk import check_scenarios, check_seed
     x, y = options.get("x", "cost_usd"), options.get("y", "quality")
     inst = _job_instance(instance, options)
     if x == y:
@@ -120,7 +120,8 @@ def frontier_inputs(instance: dict[str, Any], options: dict[str, Any]) -> dict[s
         metric, name = (y, "y") if x == PROBABILITY else (x, "x")
         check_metric(metric, name)
         n = check_scenarios(options["scenarios"], "scenarios") if options.get("scenarios") is not None else DEFAULT_SCENARIOS
-        return {"inst": inst, "x": x, "y": y, "metric": metric, "scenarios": n, "seed": options.get("seed") or 0}
+        seed = check_seed(options["seed"], "seed") if options.get("seed") is not None else 0
+        return {"inst": inst, "x": x, "y": y, "metric": metric, "scenarios": n, "seed": seed}
     for name in ("scenarios", "seed"):
         if options.get(name) is not None:
             raise InputError(f"{name}: applies to a frontier against the probability of meeting the limits (y = probability)")
