@@ -41,10 +41,12 @@ class SolveRequest(Limits):
     instance: InstanceRef = Field(..., description=INSTANCE_HELP)
     objective: Optional[Objective] = None
     time_limit: Optional[float] = Field(None, description="seconds; the incumbent and its gap are returned")
-    confidence: Optional[float] = Field(None, description="share of scenarios meeting every limit (0-1): a chance-constrained plan")
-    scenarios: Optional[int] = Field(None, description="scenarios of the uncertainty model (risk, or the sample of confidence)")
+    confidence: Optional[float] = Field(None, description="share of scenarios meeting every limit (0-1): a chance-constrained plan "
+                                        "(a portfolio: share of capacity scenarios its schedule runs undisrupted in)")
+    scenarios: Optional[int] = Field(None, description="scenarios of the uncertainty model (risk, or the sample of confidence); "
+                                     "a portfolio: capacity scenarios, as in /api/portfolio/solve")
     seed: int = Field(0, description="seed of the scenario draw")
-    cvar: Optional[float] = Field(None, description="with confidence: minimise CVaR of cost at this level")
+    cvar: Optional[float] = Field(None, description="with confidence: minimise CVaR of cost at this level (one job only)")
     sensitivity: bool = Field(True, description="re-solve to find the binding limits")
 
 
