@@ -950,12 +950,15 @@ def check_portfolio_size(data: PortfolioData) -> None:
 
 def solve_portfolio(source: str | Path | dict[str, Any] | PortfolioData, time_limit: float | None = None,
                     rel_gap: float = RELATIVE_GAP, warm_start: bool = True, tight_linking: bool = True,
-                    symmetry_breaking: bool = True, budget_usd: float | None = None) -> PortfolioResult:
+                    symmetry_breaking: bool = True, budget_usd: float | None = None,
+                    started_at: float | None = None) -> PortfolioResult:
     """Solve a portfolio: reserved GPUs per type, each job's plan and schedule, least total cost.
 
-    ``time_limit`` (seconds) bounds the whole call: loading, building, warm start, MIP, polish;
-    ``budget_usd`` caps the total spend (it replaces the portfolio's ``budget_usd``)."""
-    started = time.perf_counter()
+    ``time_limit`` (seconds) bounds the whole call: loading, building, warm start, MIP, polish,
+    counted from ``started_at`` (a ``time.perf_counter`` instant, default now: a caller that
+    loaded the portfolio itself passes when it began); ``budget_usd`` caps the total spend (it
+    replaces the portfolio's ``budget_usd``)."""
+    started = time.perf_counter() if started_at is None else started_at
     check_time_limit(time_limit)
     data = load_portfolio(source)
     check_portfolio_size(data)

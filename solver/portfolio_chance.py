@@ -38,6 +38,14 @@ RELATIVE_TOLERANCE = 1e-6   # on GPU counts and GPU-hours, against the solver's 
 MAX_SAA_SCENARIOS = 1_000
 
 
+def check_saa_scenarios(n: int, flag: str = "--scenarios", confidence_flag: str = "--confidence") -> int:
+    """A sample size the SAA MIP takes (at most ``MAX_SAA_SCENARIOS``), else InputError naming ``flag``."""
+    if n > MAX_SAA_SCENARIOS:
+        raise InputError(f"{flag}: with {confidence_flag} at most {MAX_SAA_SCENARIOS:,} (each is a binary of the portfolio MIP), "
+                         f"got {n:,}; the schedule is checked on {OUT_OF_SAMPLE_SCENARIOS:,} fresh scenarios anyway")
+    return n
+
+
 def undisrupted(pdata: PortfolioData, result: dict[str, Any], scen: CapacityScenarios) -> np.ndarray:
     """Per scenario: the printed schedule runs as planned (every on-demand gang it holds is
     obtainable, no spot run outlasts its first preemption), from the schedule rows alone."""
@@ -60,7 +68,8 @@ def undisrupted(pdata: PortfolioData, result: dict[str, Any], scen: CapacityScen
 def solve_portfolio_at_confidence(source: str | Path | dict[str, Any] | PortfolioData, confidence: float,
                                   scenarios: int | None = None, seed: int = 0, time_limit: float | None = None,
                                   rel_gap: float = 1e-4, budget_usd: float | None = None,
-                                  out_of_sample: int = OUT_OF_SAMPLE_SCENARIOS, guard: bool = True) -> PortfolioResult:
+                                  out_of_sample: int = OUT_OF_SAMPLE_SCENARIOS, guard: bool = True,
+                                  started_at: float | None = None) -> PortfolioResult:
     """The least-cost schedule undisrupted in at least ``ceil(confidence x scenarios)`` of the
     seeded capacity scenarios (default ``DEFAULT_SCENARIOS``), with its risk and chance blocks.
 
@@ -69,15 +78,12 @@ def solve_portfolio_at_confidence(source: str | Path | dict[str, Any] | Portfoli
     share asked is raised by the shortfall (at least one scenario) and the MIP solved again, at
     most ``GUARD_ROUNDS`` times, within the one ``time_limit``; ``chance.in_sample_target`` is the
     share the returned schedule was solved at, ``chance.guard`` says why the guard stopped short."""
-    started = time.perf_counter()
+    started = time.perf_counter() if started_at is None else started_at   # the time limit counts from here
     check_time_limit(time_limit)
     confidence = check_confidence(confidence)
     data = load_portfolio(source)
     check_portfolio_size(data)
-    n = check_risk_scenarios(data, DEFAULT_SCENARIOS if scenarios is None else scenarios)
-    if n > MAX_SAA_SCENARIOS:
-        raise InputError(f"--scenarios: with --confidence at most {MAX_SAA_SCENARIOS:,} (each is a binary of the portfolio MIP), "
-                         f"got {n:,}; the schedule is checked on {OUT_OF_SAMPLE_SCENARIOS:,} fresh scenarios anyway")
+    n = check_saa_scenarios(check_risk_scenarios(data, DEFAULT_SCENARIOS if scenarios is None else scenarios))
     scen = draw(data, n, seed)
     fresh_n = min(out_of_sample, max_scenarios(data))
     fresh = draw(data, fresh_n, seed + OUT_OF_SAMPLE_SEED_OFFSET)

@@ -38,6 +38,14 @@ MAX_SCENARIOS = 1_000_000
 REPORT_SCENARIOS = 1_000
 
 
+def check_seed(value: Any, flag: str = "--seed") -> int:
+    """A seed of a scenario draw: numpy's generators take whole numbers from 0 (a negative one
+    is their ValueError, an internal error); else InputError naming ``flag``."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InputError(f"{flag}: expected a whole number from 0, got {value!r}")
+    return value
+
+
 def check_scenarios(n: int, flag: str = "--scenarios") -> int:
     if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_SCENARIOS:
         raise InputError(f"{flag}: expected a whole number of scenarios from 1 to {MAX_SCENARIOS:,}, got {n!r}")

@@ -109,6 +109,9 @@ def frontier(file: Path = typer.Argument(..., help="instance JSON"),
                          "previous point), not as independent solves; use `planopt sweep FILE --confidence LIST "
                          "--scheduler ADDRESS` for a grid of independent chance-constrained solves")
     if PROBABILITY in (x, y):
+        if seed is not None:
+            from ..risk import check_seed
+            check_seed(seed)
         raise typer.Exit(_probability_frontier(file, x, y, scenarios, seed, json_out, out, plot, limits))
     for flag, value in (("--scenarios", scenarios), ("--seed", seed)):
         if value is not None:
@@ -239,6 +242,9 @@ def sweep(file: Path = typer.Argument(..., help="instance JSON"),
     from ..instance import check_time_limit
     check_time_limit(time_limit)
     if confidence is not None:
+        if seed is not None:
+            from ..risk import check_seed
+            check_seed(seed)
         _chance_grid(file, given, confidence, objective, time_limit, reuse, scenarios, seed, scheduler, serial,
                      json_out, out, plot)
         raise typer.Exit(0)

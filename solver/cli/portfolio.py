@@ -109,50 +109,22 @@ def solve_portfolio_command(file: Path, json_out: bool, time_limit: Optional[flo
                             objective=None, budget_usd: Optional[float] = None, deadline_hours: Optional[float] = None,
                             max_forgetting: Optional[float] = None, min_quality: Optional[float] = None,
                             out: Optional[Path] = None, scenarios: Optional[int] = None, seed: int = 0,
-                            confidence: Optional[float] = None) -> int:
-    """Solve a portfolio instance, print it, return the exit code. ``--budget-usd`` caps the total
-    spend and ``--objective cost`` is the portfolio's objective; every other limit is refused.
-    ``--out`` (CSV or Parquet) gets one row per job; it and ``--plot`` are checked before the solve
-    and written together or not at all (``files.OutputFiles``)."""
-    from ..errors import InputError
-    from ..portfolio import check_budget, solve_portfolio
-    name = getattr(objective, "value", objective)
-    if name not in (None, "cost"):
-        raise InputError(f"--objective: a portfolio minimises its total cost (--objective cost); got {name!r}")
-    for flag, value in (("--deadline-hours", deadline_hours), ("--max-forgetting", max_forgetting), ("--min-quality", min_quality)):
-        if value is not None:
-            raise InputError(f"{flag}: a portfolio's jobs carry their own limits (deadline_bucket and each job's constraints); "
-                             "set them in the portfolio file")
-    if seed and scenarios is None and confidence is None:
-        raise InputError("--seed: needs --scenarios (the seed of the capacity scenarios' draw)")
-    if budget_usd is not None:
-        check_budget(budget_usd)
-    pdata = capacity = None
-    if confidence is not None:
-        from ..chance import check_confidence
-        check_confidence(confidence)
-    if scenarios is not None or confidence is not None:  # a bad count or a missing capacity field fails before the solve
-        from ..portfolio import load_portfolio
-        from ..portfolio_risk import check_risk_scenarios, draw
-        pdata = load_portfolio(file)
-        if scenarios is not None:
-            check_risk_scenarios(pdata, scenarios)
-        capacity = draw(pdata, scenarios, seed) if confidence is None else None
-        if confidence is not None:
-            draw(pdata, 1, seed)   # the capacity fields, checked now
+                            confidence: Optional[float] = None, cvar: Optional[float] = None) -> int:
+    """Solve a portfolio instance, print it, return the exit code. The options are checked and
+    solved as the service's portfolio endpoints do (``portfolio_options``): ``--budget-usd`` caps
+    the total spend and ``--objective cost`` is the portfolio's objective; every other limit and
+    ``--cvar`` are refused. ``--out`` (CSV or Parquet) gets one row per job; it and ``--plot`` are
+    checked before the solve and written together or not at all (``files.OutputFiles``)."""
+    from ..portfolio_options import check_portfolio_options, solve_with_options
+    options = check_portfolio_options(file, objective=objective, budget_usd=budget_usd, deadline_hours=deadline_hours,
+                                      max_forgetting_points=max_forgetting, min_quality=min_quality, cvar=cvar,
+                                      scenarios=scenarios, seed=seed, confidence=confidence, time_limit=time_limit)
     files = OutputFiles()
     files.check("--out", out, TABLE_SUFFIXES)  # a bad path fails before the solve, not after it
     files.check("--plot", plot, PLOT_SUFFIXES)
     with files:
-        with progress_bar("solving the portfolio"):  # one MIP: the bar shows its time, not steps
-            if confidence is not None:
-                from ..portfolio_chance import solve_portfolio_at_confidence
-                result = solve_portfolio_at_confidence(pdata, confidence, scenarios, seed, time_limit=time_limit, budget_usd=budget_usd)
-            else:
-                result = solve_portfolio(pdata or file, time_limit=time_limit, budget_usd=budget_usd)
-        if capacity is not None and result.jobs:
-            from ..portfolio_risk import schedule_risk
-            result.risk = schedule_risk(pdata, result.to_dict(), capacity).to_dict()
+        with progress_bar("solving the portfolio"):  # one MIP (and its replay): the bar shows its time, not steps
+            result = solve_with_options(options)
         if out is not None:
             files.write(out, table_writer(result.jobs_frame()))
         if plot is not None and result.jobs:

@@ -38,16 +38,17 @@ def solve(file: Path = typer.Argument(..., help="instance JSON"),
     from ..errors import InputError, read_json
     from ..instance import check_time_limit
     from ..run import DEFAULT_SOLVER, make_solver
+    from ..risk import check_seed
     check_time_limit(time_limit)
+    check_seed(seed)  # a negative one was numpy's ValueError, an internal error
     if read_json(file).get("kind") == "portfolio":
-        for flag, value in (("--cvar", cvar), ("--solver", None if solver == DEFAULT_SOLVER else solver)):
-            if value is not None:
-                raise InputError(f"{flag}: applies to one job; a portfolio does not take it yet")
+        if solver != DEFAULT_SOLVER:  # --cvar is refused with the portfolio's other options (portfolio_options)
+            raise InputError("--solver: applies to one job; a portfolio does not take it yet")
         from .portfolio import solve_portfolio_command
         raise typer.Exit(solve_portfolio_command(file, json_out=json_out, time_limit=time_limit, plot=plot, objective=objective,
                                                  budget_usd=budget_usd, deadline_hours=deadline_hours,
                                                  max_forgetting=max_forgetting, min_quality=min_quality, out=out,
-                                                 scenarios=scenarios, seed=seed, confidence=confidence))
+                                                 scenarios=scenarios, seed=seed, confidence=confidence, cvar=cvar))
     inst = with_overrides(file, objective, budget_usd, deadline_hours, max_forgetting, min_quality)
     if solver != DEFAULT_SOLVER:
         make_solver(solver, "--solver")  # unknown or not installed: one line, before any work
@@ -89,6 +90,8 @@ def evaluate(file: Path = typer.Argument(..., help="instance JSON"),
     from ..errors import InputError, read_json
     from ..instance import load_instance
     from ..report import breakdown, hours, metric_rows, plan_rows, table, usd
+    from ..risk import check_seed
+    check_seed(seed)
     inst = load_instance(file)
     raw = read_json(plan_file)
     raw = raw.get("plan", raw) if isinstance(raw.get("plan"), dict) else raw

@@ -45,12 +45,11 @@ def solve_inputs(instance: dict[str, Any], options: dict[str, Any]) -> dict[str,
     from ..chance import check_confidence, check_cvar
     from ..errors import InputError
     from ..instance import check_time_limit
-    from ..risk import check_scenarios, report_scenarios
+    from ..risk import check_scenarios, check_seed, report_scenarios
     time_limit = check_time_limit(options.get("time_limit"), "time_limit")
     inst = _job_instance(instance, options, options.get("objective"))
-    confidence, scenarios, seed = options.get("confidence"), options.get("scenarios"), options.get("seed", 0)
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise InputError(f"seed: expected a whole number from 0, got {seed!r}")
+    confidence, scenarios = options.get("confidence"), options.get("scenarios")
+    seed = check_seed(options.get("seed", 0), "seed")
     if confidence is not None:
         inst = inst.with_overrides(confidence=check_confidence(confidence, "confidence"))
     if scenarios is not None:
@@ -70,16 +69,8 @@ def solve_payload(instance: dict[str, Any], options: dict[str, Any], progress: P
     """``planopt solve FILE --json`` with the CLI's overrides; a portfolio goes to :func:`portfolio_payload`."""
     from ..api import solve_instance
     if instance.get("kind") == "portfolio":
-        _portfolio_options(options)
         return portfolio_payload(instance, options, progress)
     return strict(solve_instance(**solve_inputs(instance, options)).to_dict())
-
-
-def _portfolio_options(options: dict[str, Any]) -> None:
-    from ..errors import InputError
-    for name in ("scenarios", "confidence", "cvar"):
-        if options.get(name) is not None:
-            raise InputError(f"{name}: plans one job under uncertainty; a portfolio does not take it yet")
 
 
 def evaluate_payload(instance: dict[str, Any], plan: dict[str, Any], scenarios: Optional[int] = None,
@@ -89,7 +80,8 @@ def evaluate_payload(instance: dict[str, Any], plan: dict[str, Any], scenarios: 
     from planopt.models.staged_plan import plan_json, read_plan
     from ..api import evaluate_any, instance_for_plan
     from ..errors import InputError
-    from ..risk import check_scenarios, plan_risk, report_scenarios
+    from ..risk import check_scenarios, check_seed, plan_risk, report_scenarios
+    check_seed(seed, "seed")
     inst = _job_instance(instance, {})
     plan = plan.get("plan", plan) if isinstance(plan.get("plan"), dict) else plan
     try:
@@ -119,7 +111,7 @@ def frontier_inputs(instance: dict[str, Any], options: dict[str, Any]) -> dict[s
     from ..chance import DEFAULT_SCENARIOS
     from ..errors import InputError
     from ..frontier import PROBABILITY, check_metric
-    from ..risk import check_scenarios
+    from ..risk import check_scenarios, check_seed
     x, y = options.get("x", "cost_usd"), options.get("y", "quality")
     inst = _job_instance(instance, options)
     if x == y:
@@ -128,7 +120,8 @@ def frontier_inputs(instance: dict[str, Any], options: dict[str, Any]) -> dict[s
         metric, name = (y, "y") if x == PROBABILITY else (x, "x")
         check_metric(metric, name)
         n = check_scenarios(options["scenarios"], "scenarios") if options.get("scenarios") is not None else DEFAULT_SCENARIOS
-        return {"inst": inst, "x": x, "y": y, "metric": metric, "scenarios": n, "seed": options.get("seed") or 0}
+        seed = check_seed(options["seed"], "seed") if options.get("seed") is not None else 0
+        return {"inst": inst, "x": x, "y": y, "metric": metric, "scenarios": n, "seed": seed}
     for name in ("scenarios", "seed"):
         if options.get(name) is not None:
             raise InputError(f"{name}: applies to a frontier against the probability of meeting the limits (y = probability)")
@@ -191,23 +184,25 @@ def sweep_payload(instance: dict[str, Any], options: dict[str, Any], progress: P
                    "rows": [{**r.to_dict(), "risk": k.to_dict() if k else None} for r, k in zip(rows, risks)]})
 
 
-def portfolio_inputs(portfolio: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
-    """Every check of a portfolio request: its schema, every job's instance, the time limit."""
+def portfolio_inputs(portfolio: dict[str, Any], options: dict[str, Any]):
+    """Every check of a portfolio request, as ``planopt solve portfolio.json`` makes them
+    (``portfolio_options``: its schema, every job's instance, the options the request sets,
+    the capacity fields its scenarios need), under the request's field names. A field a
+    portfolio does not take (``sensitivity`` of ``/api/solve``) is ignored, as the CLI does."""
     from ..errors import InputError
-    from ..instance import check_time_limit
-    from ..portfolio import load_portfolio
+    from ..portfolio_options import FIELD_NAMES, OPTIONS, check_portfolio_options
     if portfolio.get("kind") != "portfolio":
         raise InputError(f"portfolio: kind: expected 'portfolio', got {portfolio.get('kind')!r}")
     refuse_paths(portfolio)
-    return {"source": load_portfolio(portfolio), "time_limit": check_time_limit(options.get("time_limit"), "time_limit")}
+    return check_portfolio_options(portfolio, FIELD_NAMES, **{k: options[k] for k in OPTIONS if k in options})
 
 
 def portfolio_payload(portfolio: dict[str, Any], options: dict[str, Any], progress: Progress = None) -> dict[str, Any]:
-    """``planopt solve portfolio.json --json``; every job's instance must already be inline
-    (the service resolves paths under its allowed folder first, ``service.paths``)."""
-    from ..portfolio import solve_portfolio
-    result = solve_portfolio(**portfolio_inputs(portfolio, options))
-    return strict(result.to_dict())
+    """``planopt solve portfolio.json --json [--budget-usd X] [--scenarios N] [--confidence C] [--seed S]``;
+    every job's instance must already be inline (the service resolves paths under its allowed folder
+    first, ``service.paths``)."""
+    from ..portfolio_options import solve_with_options
+    return strict(solve_with_options(portfolio_inputs(portfolio, options)).to_dict())
 
 
 def refuse_paths(portfolio: dict[str, Any]) -> None:
@@ -268,6 +263,5 @@ KINDS = {"solve": solve_payload, "frontier": frontier_payload, "sweep": sweep_pa
 def check_job(kind: str, instance: dict[str, Any], options: dict[str, Any]) -> None:
     """Every check the job's payload will make, made now (at submission) so a mistake is a 4xx, not a failed job."""
     if kind == "solve" and instance.get("kind") == "portfolio":
-        _portfolio_options(options)
         kind = "portfolio"
     {"solve": solve_inputs, "frontier": frontier_inputs, "sweep": sweep_inputs, "portfolio": portfolio_inputs}[kind](instance, options)

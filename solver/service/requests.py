@@ -41,10 +41,12 @@ class SolveRequest(Limits):
     instance: InstanceRef = Field(..., description=INSTANCE_HELP)
     objective: Optional[Objective] = None
     time_limit: Optional[float] = Field(None, description="seconds; the incumbent and its gap are returned")
-    confidence: Optional[float] = Field(None, description="share of scenarios meeting every limit (0-1): a chance-constrained plan")
-    scenarios: Optional[int] = Field(None, description="scenarios of the uncertainty model (risk, or the sample of confidence)")
+    confidence: Optional[float] = Field(None, description="share of scenarios meeting every limit (0-1): a chance-constrained plan "
+                                        "(a portfolio: share of capacity scenarios its schedule runs undisrupted in)")
+    scenarios: Optional[int] = Field(None, description="scenarios of the uncertainty model (risk, or the sample of confidence); "
+                                     "a portfolio: capacity scenarios, as in /api/portfolio/solve")
     seed: int = Field(0, description="seed of the scenario draw")
-    cvar: Optional[float] = Field(None, description="with confidence: minimise CVaR of cost at this level")
+    cvar: Optional[float] = Field(None, description="with confidence: minimise CVaR of cost at this level (one job only)")
     sensitivity: bool = Field(True, description="re-solve to find the binding limits")
 
 
@@ -81,7 +83,14 @@ class PortfolioRequest(Strict):
     by shipped name, or ``path`` to a file under --allow-dir."""
     portfolio: Optional[InstanceRef] = Field(None, description="a Portfolio object (components/schemas/Portfolio) or a shipped name")
     path: Optional[str] = Field(None, description="a portfolio file, relative to the service's --allow-dir")
-    time_limit: Optional[float] = None
+    time_limit: Optional[float] = Field(None, description="seconds for the whole solve; the incumbent and its gap are returned")
+    budget_usd: Optional[float] = Field(None, description="caps the total spend, USD (over it: the least cost that would do)")
+    scenarios: Optional[int] = Field(None, description="capacity scenarios (spot preemption, on-demand shortfall): the schedule's "
+                                     "risk over them, or with confidence the sample of the chance constraint (default 200, "
+                                     "at most 1,000)")
+    confidence: Optional[float] = Field(None, description="share of the scenarios the schedule must run undisrupted in (0-1): "
+                                        "a schedule held at a confidence")
+    seed: int = Field(0, description="seed of the capacity scenarios' draw (other than 0: needs scenarios or confidence)")
 
 
 class CalibrateRequest(Strict):
