@@ -112,3 +112,24 @@ def test_a_provider_without_the_tier_is_refused(tmp_path):
     f.write_text(json.dumps(base))
     res = runner.invoke(app, ["solve", str(f)])
     assert res.exit_code == 2 and "hardware.gpus.0.provider" in res.output and "spot" in res.output, res.output
+
+
+def test_evaluate_reads_back_an_offers_plan(tmp_path):
+    base = json.loads((INSTANCES / "tiny.json").read_text())
+    base["hardware"]["gpus"] = [{"name": "H100-SXM", "provider": "lambda", "counts": [1, 2, 4, 8]},
+                                {"name": "H100-SXM", "provider": "vast", "counts": [1, 2, 4, 8]}]
+    inst = tmp_path / "i.json"
+    inst.write_text(json.dumps(base))
+    solved = runner.invoke(app, ["solve", str(inst), "--json", "--no-sensitivity"])
+    assert solved.exit_code == 0, solved.output
+    out = json.loads(solved.stdout)
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(out["plan"]))
+    assert "H100-SXM@vast/global" in plan.read_text()
+    ev = runner.invoke(app, ["evaluate", str(inst), str(plan), "--json"])
+    assert ev.exit_code == 0, ev.output
+    assert json.loads(ev.stdout)["metrics"]["cost_usd"] == pytest.approx(out["metrics"]["cost_usd"])
+    other = json.loads(plan.read_text().replace("H100-SXM@vast/global", "H100-SXM@aws/us-east-1"))
+    plan.write_text(json.dumps(other))
+    bad = runner.invoke(app, ["evaluate", str(inst), str(plan)])
+    assert bad.exit_code == 2 and "plan.gpu" in bad.output and len(bad.output.strip().splitlines()) == 1, bad.output
