@@ -145,14 +145,8 @@ class PortfolioGpu(Strict):
 
     def _from_price_catalog(self) -> None:
         """Prices, node size and interconnect of the provider's offer (``models/catalog/prices.json``)."""
-        from .catalog.prices import offers, providers
-        if self.provider not in providers():
-            raise ValueError(f"provider: expected one of {', '.join(providers())}, got {self.provider!r}")
-        offered = offers(self.provider, self.name, self.region)
-        if not offered:
-            regions = sorted({r.region for r in offers(self.provider, self.name).values()})
-            raise ValueError(f"provider: {self.provider} offers no {self.name}" + (f" in region {self.region!r}" if self.region else "")
-                             + (f" (regions: {', '.join(regions)})" if regions else ""))
+        from .catalog.prices import provider_offer
+        offered = provider_offer(self.provider, self.name, self.region)
         terms = [t.removeprefix("reserved_") for t in ("reserved_1m", "reserved_1y", "reserved_3y") if t in offered]
         if self.reserved_term is not None and self.reserved_term not in terms:
             raise ValueError(f"reserved_term: {self.provider} offers {self.name} reserved for "

@@ -273,14 +273,8 @@ class GpuOption(Strict):
     def _from_price_catalog(self) -> None:
         """The provider's offer: its region, the offer label, and the one-node rule of an ethernet offer
         (the price is set by ``Hardware``, which knows the pricing tier)."""
-        from .catalog.prices import offers, providers
-        if self.provider not in providers():
-            raise ValueError(f"provider: expected one of {', '.join(providers())}, got {self.provider!r}")
-        offered = offers(self.provider, self.name, self.region)
-        if not offered:
-            regions = sorted({r.region for r in offers(self.provider, self.name).values()})
-            raise ValueError(f"provider: {self.provider} offers no {self.name}" + (f" in region {self.region!r}" if self.region else "")
-                             + (f" (regions: {', '.join(regions)})" if regions else ""))
+        from .catalog.prices import provider_offer
+        offered = provider_offer(self.provider, self.name, self.region)
         row = next(iter(offered.values()))
         object.__setattr__(self, "region", row.region)
         if self.offer is None:

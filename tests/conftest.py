@@ -13,3 +13,18 @@ def split_seeds(seeds, default: int) -> list:
     import pytest
     seeds = list(seeds)
     return seeds[:default] + [pytest.param(s, marks=pytest.mark.slow) for s in seeds[default:]]
+
+
+def refused(tmp_path, data: dict, field: str, *options: str) -> str:
+    """``planopt solve`` on ``data`` (written to a file, with ``options``) exits 2 with one line naming ``field``;
+    returns that line."""
+    import json
+    from typer.testing import CliRunner
+    from planopt.cli import app
+    f = tmp_path / "refused.json"
+    f.write_text(json.dumps(data))
+    res = CliRunner().invoke(app, ["solve", str(f), *options])
+    assert res.exit_code == 2, res.output
+    lines = res.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and field in lines[0], res.output
+    return lines[0]

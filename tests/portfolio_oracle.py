@@ -437,3 +437,54 @@ def offers_portfolio(seed: int) -> dict:
             entries.append(f)
     p["gpus"] = entries
     return p
+
+
+
+# --- the checks the portfolio tests share ---------------------------------------
+def assert_optimum_is(res, oracle) -> bool:
+    """A solve's result against the brute-force optimum ``oracle`` (None: no schedule exists);
+    True when there is a schedule left to check."""
+    if oracle is None:
+        assert res.status == "infeasible", (res.status, res.cost_usd)
+        return False
+    assert res.status == "optimal", res.message
+    assert close(res.cost_usd, oracle), (res.cost_usd, oracle)
+    assert close(res.mip_cost_usd, res.cost_usd)          # the MIP's objective is the evaluated cost
+    return True
+
+
+def assert_time_limited_path_matches_brute_force(p: dict) -> None:
+    """With a time limit the solve also runs column generation, the integer master, branching on a
+    reservation and, when the Lagrangian bound proves the gap, skips the MIP proper: the schedule
+    must still be the oracle's optimum and every bound at most it (a bound above the optimum would
+    end the search on a worse schedule)."""
+    from planopt.portfolio import PortfolioModel, load_portfolio
+    oracle = best_portfolio_cost(load_portfolio(p))
+    pm = PortfolioModel(p)
+    res = pm.solve(rel_gap=1e-9, time_limit=120.0)
+    if not assert_optimum_is(res, oracle):
+        return
+    assert res.bound_usd is not None and res.bound_usd <= oracle * (1 + 1e-6) + 1e-6, (res.bound_usd, oracle)
+    if pm.lagrange is not None and pm.lagrange.bound_usd > -float("inf"):
+        assert pm.lagrange.bound_usd <= oracle * (1 + 1e-6) + 1e-6, (pm.lagrange.bound_usd, oracle)
+    assert res.violations == [] and res.big_m_breaches == []
+
+
+def assert_risk_equals_brute_force(source: dict, scenarios: int, seed: int) -> None:
+    """The least-cost schedule of ``source`` replayed in ``scenarios`` capacity scenarios (seed ``seed``): the
+    vectorised replay equals ``replay_one_scenario``, scenario by scenario (skipped when no schedule exists)."""
+    import pytest
+    from planopt.portfolio import load_portfolio, solve_portfolio
+    from planopt.portfolio_risk import draw, schedule_risk
+    res = solve_portfolio(source, rel_gap=1e-9)
+    if not res.jobs:
+        pytest.skip("infeasible tiny portfolio")
+    pdata, out = load_portfolio(source), res.to_dict()
+    scen = draw(pdata, scenarios, seed)
+    risk = schedule_risk(pdata, out, scen)
+    for s in range(scen.scenarios):
+        cost, late = replay_one_scenario(pdata, out, scen.preemption_uniform[s], scen.on_demand_gpus[s])
+        assert math.isclose(risk.cost_usd[s], cost, rel_tol=1e-9, abs_tol=1e-9)
+        assert np.allclose(risk.late_gpu_hours[s], late, rtol=1e-9, atol=1e-9)
+        assert list(risk.meets[s]) == [x <= 1e-6 * max(1.0, sum(r["gpu_hours"] for r in job["schedule"]))
+                                        for x, job in zip(late, out["jobs"])]

@@ -15,7 +15,8 @@ from planopt.portfolio import PortfolioModel, load_portfolio, solve_portfolio
 from planopt.run import solve
 
 from conftest import INSTANCES, split_seeds
-from portfolio_oracle import best_portfolio_cost, close, tiny_portfolio, twin_portfolio
+from portfolio_oracle import (assert_time_limited_path_matches_brute_force, best_portfolio_cost, close, tiny_portfolio,
+                              twin_portfolio)
 
 runner = CliRunner()
 SMALL = str(INSTANCES / "portfolio-small.json")
@@ -265,20 +266,4 @@ def test_python_api_frames():
 
 @pytest.mark.parametrize("seed", split_seeds(range(30), 6))
 def test_the_time_limited_path_matches_brute_force(seed):
-    """With a time limit the solve also runs column generation, the integer master, branching on a
-    reservation and, when the Lagrangian bound proves the gap, skips the MIP proper: the schedule
-    must still be the oracle's optimum and the bound at most it (a bound above the optimum would
-    end the search on a worse schedule)."""
-    p = tiny_portfolio(seed)
-    oracle = best_portfolio_cost(load_portfolio(p))
-    pm = PortfolioModel(p)
-    res = pm.solve(rel_gap=1e-9, time_limit=120.0)
-    if oracle is None:
-        assert res.status == "infeasible", (res.status, res.cost_usd)
-        return
-    assert res.status == "optimal", res.message
-    assert close(res.cost_usd, oracle), (res.cost_usd, oracle)
-    assert res.bound_usd is not None and res.bound_usd <= oracle * (1 + 1e-6) + 1e-6, (res.bound_usd, oracle)
-    if pm.lagrange is not None and pm.lagrange.bound_usd > -float("inf"):
-        assert pm.lagrange.bound_usd <= oracle * (1 + 1e-6) + 1e-6, (pm.lagrange.bound_usd, oracle)
-    assert res.violations == [] and res.big_m_breaches == []
+    assert_time_limited_path_matches_brute_force(tiny_portfolio(seed))

@@ -8,16 +8,14 @@ import json
 import math
 
 import pytest
-from typer.testing import CliRunner
 
-from planopt.cli import app
 from planopt.models.catalog.prices import TERM_HOURS, offers
 from planopt.portfolio import load_portfolio, solve_portfolio
 from planopt.portfolio_replay import replay_schedule
 
+from conftest import refused
 from portfolio_oracle import best_portfolio_cost, close, tiny_job, tiny_portfolio
 
-runner = CliRunner()
 
 
 def one_job_portfolio(gpu_entry: dict, counts=(8,), buckets=2, bucket_hours=48.0) -> dict:
@@ -27,15 +25,6 @@ def one_job_portfolio(gpu_entry: dict, counts=(8,), buckets=2, bucket_hours=48.0
     job.pop("constraints", None)
     return {"kind": "portfolio", "name": "catalog", "horizon": {"buckets": buckets, "bucket_hours": bucket_hours},
             "gpus": [gpu_entry], "jobs": [{"instance": job, "release_bucket": 0, "deadline_bucket": buckets - 1}]}
-
-
-def refused(tmp_path, p: dict, field: str) -> None:
-    f = tmp_path / "p.json"
-    f.write_text(json.dumps(p))
-    res = runner.invoke(app, ["solve", str(f)])
-    assert res.exit_code == 2, res.output
-    lines = res.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error:") and field in lines[0], res.output
 
 
 def test_a_provider_brings_its_prices_term_and_node():

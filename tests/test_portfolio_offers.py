@@ -8,21 +8,20 @@ from __future__ import annotations
 
 import copy
 import json
-import math
 
-import numpy as np
 import pytest
 from typer.testing import CliRunner
 
 from planopt.cli import app
-from planopt.portfolio import PortfolioModel, load_portfolio, solve_portfolio
+from planopt.portfolio import load_portfolio, solve_portfolio
 from planopt.portfolio_chance import solve_portfolio_at_confidence, undisrupted
 from planopt.portfolio_replay import replay_schedule
 from planopt.portfolio_result_schema import PortfolioResultSchema
-from planopt.portfolio_risk import draw, schedule_risk
+from planopt.portfolio_risk import draw
 
-from conftest import split_seeds
-from portfolio_oracle import best_chance_cost, best_portfolio_cost, close, offers_portfolio, replay_one_scenario, tiny_job
+from conftest import refused, split_seeds
+from portfolio_oracle import (assert_optimum_is, assert_risk_equals_brute_force, assert_time_limited_path_matches_brute_force,
+                              best_chance_cost, best_portfolio_cost, close, offers_portfolio, tiny_job)
 from test_portfolio_risk import with_shortfall
 
 runner = CliRunner()
@@ -40,12 +39,8 @@ def test_the_offer_each_job_runs_on_is_the_brute_force_optimum(seed):
     pdata = load_portfolio(p)
     oracle = best_portfolio_cost(pdata)
     res = solve_portfolio(p, rel_gap=1e-9)
-    if oracle is None:
-        assert res.status == "infeasible", (res.status, res.cost_usd)
+    if not assert_optimum_is(res, oracle):
         return
-    assert res.status == "optimal", res.message
-    assert close(res.cost_usd, oracle), (res.cost_usd, oracle)
-    assert close(res.mip_cost_usd, res.cost_usd)
     assert res.violations == [] and res.big_m_breaches == []
     out = json.loads(json.dumps(res.to_dict(), allow_nan=False))
     assert replay_schedule(pdata, out) == []
@@ -60,18 +55,8 @@ def test_the_offer_each_job_runs_on_is_the_brute_force_optimum(seed):
 @pytest.mark.parametrize("seed", split_seeds(range(16), 6))
 def test_the_time_limited_path_over_offers_matches_brute_force(seed):
     """The Lagrangian bound, column generation, the search and the masters take each offer as a pool
-    of its own: the schedule is still the oracle's optimum and every bound at most it."""
-    p = offers_portfolio(seed)
-    oracle = best_portfolio_cost(load_portfolio(p))
-    pm = PortfolioModel(p)
-    res = pm.solve(rel_gap=1e-9, time_limit=120.0)
-    if oracle is None:
-        assert res.status == "infeasible", (res.status, res.cost_usd)
-        return
-    assert res.status == "optimal" and close(res.cost_usd, oracle), (res.cost_usd, oracle)
-    assert res.bound_usd is not None and res.bound_usd <= oracle * (1 + 1e-6) + 1e-6, (res.bound_usd, oracle)
-    if pm.lagrange is not None and pm.lagrange.bound_usd > -float("inf"):
-        assert pm.lagrange.bound_usd <= oracle * (1 + 1e-6) + 1e-6, (pm.lagrange.bound_usd, oracle)
+    of its own."""
+    assert_time_limited_path_matches_brute_force(offers_portfolio(seed))
 
 
 def test_the_offers_are_a_decision_on_some_seed():
@@ -97,17 +82,7 @@ def test_the_offers_are_a_decision_on_some_seed():
 
 @pytest.mark.parametrize("seed", split_seeds(range(8), 4))
 def test_capacity_risk_of_an_offers_schedule_equals_the_brute_force(seed):
-    source = with_shortfall(offers_portfolio(seed), seed)
-    res = solve_portfolio(source, rel_gap=1e-9)
-    if not res.jobs:
-        pytest.skip("infeasible tiny portfolio")
-    pdata, out = load_portfolio(source), res.to_dict()
-    scen = draw(pdata, 40, seed)
-    risk = schedule_risk(pdata, out, scen)
-    for s in range(scen.scenarios):
-        cost, late = replay_one_scenario(pdata, out, scen.preemption_uniform[s], scen.on_demand_gpus[s])
-        assert math.isclose(risk.cost_usd[s], cost, rel_tol=1e-9, abs_tol=1e-9)
-        assert np.allclose(risk.late_gpu_hours[s], late, rtol=1e-9, atol=1e-9)
+    assert_risk_equals_brute_force(with_shortfall(offers_portfolio(seed), seed), 40, seed)
 
 
 @pytest.mark.parametrize("seed", split_seeds(range(6), 3))
@@ -164,16 +139,6 @@ def test_the_cli_table_names_provider_and_region(tmp_path):
     res = runner.invoke(app, ["solve", str(f)])
     assert res.exit_code == 0, res.output
     assert "vast global" in res.output and "H100-SXM@vast/global" in res.output
-
-
-def refused(tmp_path, p: dict, field: str) -> str:
-    f = tmp_path / "p.json"
-    f.write_text(json.dumps(p))
-    res = runner.invoke(app, ["solve", str(f)])
-    assert res.exit_code == 2, res.output
-    lines = res.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error:") and field in lines[0], res.output
-    return lines[0]
 
 
 def test_a_type_listed_twice_needs_a_provider_on_each_entry(tmp_path):

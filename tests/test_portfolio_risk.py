@@ -21,7 +21,7 @@ from planopt.portfolio_result_schema import PortfolioResultSchema
 from planopt.portfolio_risk import draw, portfolio_risk, schedule_risk
 
 from conftest import INSTANCES
-from portfolio_oracle import replay_one_scenario, tiny_portfolio
+from portfolio_oracle import assert_risk_equals_brute_force, replay_one_scenario, tiny_portfolio
 from conftest import split_seeds
 
 runner = CliRunner()
@@ -42,19 +42,7 @@ def with_shortfall(p: dict, seed: int) -> dict:
 
 @pytest.mark.parametrize("seed", split_seeds(range(10), 5))
 def test_the_replay_equals_the_brute_force_scenario_by_scenario(seed):
-    source = with_shortfall(tiny_portfolio(seed), seed)
-    res = solve_portfolio(source, rel_gap=1e-9)
-    if not res.jobs:
-        pytest.skip("infeasible tiny portfolio")
-    pdata, out = load_portfolio(source), res.to_dict()
-    scen = draw(pdata, 60, seed)
-    risk = schedule_risk(pdata, out, scen)
-    for s in range(scen.scenarios):
-        cost, late = replay_one_scenario(pdata, out, scen.preemption_uniform[s], scen.on_demand_gpus[s])
-        assert math.isclose(risk.cost_usd[s], cost, rel_tol=1e-9, abs_tol=1e-9)
-        assert np.allclose(risk.late_gpu_hours[s], late, rtol=1e-9, atol=1e-9)
-        assert list(risk.meets[s]) == [x <= 1e-6 * max(1.0, sum(r["gpu_hours"] for r in job["schedule"]))
-                                        for x, job in zip(late, out["jobs"])]
+    assert_risk_equals_brute_force(with_shortfall(tiny_portfolio(seed), seed), 60, seed)
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -108,6 +108,19 @@ def offers(provider: str, gpu: str, region: str | None = None) -> dict[str, Pric
     return {r.tier: r for r in rows if r.region == region}
 
 
+def provider_offer(provider: str, gpu: str, region: str | None = None) -> dict[str, PriceRow]:
+    """Tier -> row of one provider's offer of a GPU (in ``region``, or its first region listed); a
+    ValueError starting ``provider:`` when the provider is unknown or does not sell the GPU there."""
+    if provider not in providers():
+        raise ValueError(f"provider: expected one of {', '.join(providers())}, got {provider!r}")
+    offered = offers(provider, gpu, region)
+    if not offered:
+        regions = sorted({r.region for r in load_prices() if r.provider == provider and r.gpu == gpu})
+        raise ValueError(f"provider: {provider} offers no {gpu}" + (f" in region {region!r}" if region else "")
+                         + (f" (regions: {', '.join(regions)})" if regions else ""))
+    return offered
+
+
 def providers() -> list[str]:
     return sorted({r.provider for r in load_prices()})
 
