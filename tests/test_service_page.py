@@ -142,6 +142,8 @@ def test_the_page_shows_a_portfolios_procurement_and_gantt_chart(server, browser
     assert len(rows) == len(api["procurement"])
     assert [float(td.get_attribute("data-value")) for td in browser.find_elements(By.CSS_SELECTOR, "#procurement-table td[data-value]")] \
         == [p["gpus"] for p in api["procurement"]]
+    providers = [td.text for td in browser.find_elements(By.CSS_SELECTOR, "#procurement-table tbody td:first-child")]
+    assert providers == [p["provider"] + (" " + p["region"] if p["region"] else "") for p in api["procurement"]]
     bars = browser.execute_script("return document.getElementById('gantt-chart').data.map(t => t.x.length)")
     assert sum(bars) == sum(len(j["schedule"]) for j in api["jobs"]) > 0
 
@@ -150,3 +152,14 @@ def test_the_plotting_library_comes_from_the_service_not_the_internet(server, br
     scripts = browser.execute_script("return [...document.scripts].map(s => s.src)")
     assert scripts and all(src.startswith(server.url) for src in scripts if src)
     assert browser.execute_script("return typeof Plotly") == "object"
+
+
+def test_the_page_sends_a_portfolio_its_budget_and_says_what_it_did_not_send(server, browser):
+    """A portfolio takes the page's budget (its total spend; under the least cost it is infeasible) and
+    not a single job's limits, which the status line names."""
+    from selenium.webdriver.common.by import By
+    load_and_run(browser, server, "portfolio-small", fill={"budget_usd": 20000, "min_quality": 10})
+    status = browser.find_element(By.ID, "status").text
+    api = server.call("POST", "/api/portfolio/solve", {"portfolio": "portfolio-small", "budget_usd": 20000})
+    assert api["status"] == "infeasible" and status.startswith("infeasible"), status
+    assert "not sent: min_quality" in status, status

@@ -174,8 +174,8 @@ async function openFrontierPoint(i) {
 
 // --- portfolios: procurement table and the schedule as a Gantt chart ---
 function showPortfolio(result) {
-  fillTable("procurement-table", "procurement", ["GPU", "tier", "GPUs", "from bucket", "to bucket", "$/GPU-hour", "commitment", "utilisation"],
-    result.procurement.map((p) => [p.gpu, p.tier.replace("_", "-"), { text: String(p.gpus), value: p.gpus }, String(p.start_bucket),
+  fillTable("procurement-table", "procurement", ["provider", "GPU", "tier", "GPUs", "from bucket", "to bucket", "$/GPU-hour", "commitment", "utilisation"],
+    result.procurement.map((p) => [p.provider + (p.region ? " " + p.region : ""), p.gpu, p.tier.replace("_", "-"), { text: String(p.gpus), value: p.gpus }, String(p.start_bucket),
       String(p.end_bucket), usd(p.usd_per_gpu_hour), usd(p.commitment_usd),
       p.utilisation == null ? "-" : (100 * p.utilisation).toFixed(0) + " %"]));
   $("portfolio-cost").textContent = `Total ${usd(result.cost_usd)} (${result.status}); buckets of ${result.bucket_hours} h.`;
@@ -256,8 +256,13 @@ async function run() {
   setStatus("submitting…", "busy");
   try {
     if (instance.kind === "portfolio") {
-      const line = showPortfolioResult(await runJob("portfolio", { portfolio: instance }, "portfolio"));
-      const ignored = Object.keys(options()).length ? " (the limits above are a single job's; a portfolio keeps its own)" : "";
+      // A portfolio takes the budget (its total spend) and the confidence (a schedule held in that
+      // share of capacity scenarios); the other limits are each job's own, in the portfolio file.
+      const opts = options();
+      const sent = Object.fromEntries(["budget_usd", "confidence"].filter((k) => k in opts).map((k) => [k, opts[k]]));
+      const kept = LIMITS.filter((k) => k !== "budget_usd" && k in opts).concat("objective" in opts ? ["objective"] : []);
+      const line = showPortfolioResult(await runJob("portfolio", { portfolio: instance, ...sent }, "portfolio"));
+      const ignored = kept.length ? ` (not sent: ${kept.join(", ")}; a portfolio's jobs keep their own limits)` : "";
       setStatus(line + ignored, "done");
       return;
     }
