@@ -30,17 +30,24 @@ from planopt.portfolio import load_portfolio, solve_portfolio
 from planopt.portfolio_replay import replay_schedule
 
 
+def cheapest_listed(pdata) -> dict[str, str]:
+    """GPU type -> its offer of least on-demand list price (ties: the first listed); an offer with no
+    on-demand GPUs (a reservation-only capacity block) lists no on-demand price and is never it."""
+    best: dict[str, tuple[float, str]] = {}
+    for key in pdata.gpus:
+        price = min(pdata.od_price[key]) if any(pdata.od_avail[key]) else float("inf")
+        name = pdata.gpu_type[key]
+        if name not in best or price < best[name][0]:
+            best[name] = (price, key)
+    return {name: key for name, (_, key) in best.items()}
+
+
 def cheapest_listed_offer(p: dict) -> dict:
-    """The portfolio with, of each GPU type, the offer of least on-demand list price alone (ties: the first)."""
+    """The portfolio with, of each GPU type, its cheapest listed offer alone."""
     q = copy.deepcopy(p)
     pdata = load_portfolio(p)
-    best: dict[str, tuple[float, int]] = {}
-    for k, (key, g) in enumerate(zip(pdata.gpus, q["gpus"])):
-        price = min(pdata.od_price[key]) if any(pdata.od_avail[key]) else float("inf")
-        if g["name"] not in best or price < best[g["name"]][0]:
-            best[g["name"]] = (price, k)
-    keep = {k for _, k in best.values()}
-    q["gpus"] = [g for k, g in enumerate(q["gpus"]) if k in keep]
+    keep = set(cheapest_listed(pdata).values())
+    q["gpus"] = [g for key, g in zip(pdata.gpus, q["gpus"]) if key in keep]
     return q
 
 
@@ -50,11 +57,7 @@ def run(p: dict, label: str, time_limit: float) -> dict:
     res = solve_portfolio(p, time_limit=time_limit, rel_gap=0.01)
     wall = time.perf_counter() - t0
     pdata = load_portfolio(p)
-    cheapest = {}
-    for key in pdata.gpus:   # each type's offer of least on-demand list price
-        name = pdata.gpu_type[key]
-        if name not in cheapest or min(pdata.od_price[key]) < min(pdata.od_price[cheapest[name]]):
-            cheapest[name] = key
+    cheapest = cheapest_listed(pdata)
     row = {"label": label, "pools": len(pdata.gpus), "status": res.status, "gap": res.gap, "cost_usd": res.cost_usd,
            "bound_usd": res.bound_usd, "wall_s": round(wall, 1),
            "jobs_off_cheapest_listed": sum(1 for j in res.jobs if cheapest[pdata.gpu_type[j.plan.gpu]] != j.plan.gpu),

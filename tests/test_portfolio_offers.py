@@ -180,3 +180,22 @@ def test_generate_offers_each_type_from_several_providers_and_keeps_the_jobs(tmp
                               "--seed", "1", "--out", str(f)])
     assert res.exit_code == 0 and "offers" in res.output, res.output
     assert runner.invoke(app, ["generate", "portfolio", "--offers", "0"]).exit_code == 2
+
+
+def test_the_readme_states_the_providers_example_as_it_solves():
+    """README: the 16-GPU agent job runs on Lambda's H100s although Vast's cost $1.87 against $2.99 an hour,
+    two jobs run on Nebius's spot H100s, and the portfolio costs $24,720."""
+    from conftest import INSTANCES, ROOT
+    readme = (ROOT / "README.md").read_text()
+    path = INSTANCES / "portfolio-providers.json"
+    res = solve_portfolio(str(path), rel_gap=1e-9)
+    assert res.status == "optimal"
+    assert f"the portfolio costs ${res.cost_usd:,.0f}" in readme, res.cost_usd
+    pdata = load_portfolio(str(path))
+    lam, vast = (next(k for k in pdata.gpus if k.startswith(f"H100-SXM@{p}/")) for p in ("lambda", "vast"))
+    assert f"Vast's cost ${pdata.od_price[vast][0]:.2f} against ${pdata.od_price[lam][0]:.2f} an hour" in readme
+    by_name = {j.name: j for j in res.jobs}
+    agent = by_name["qwen3-8b-rl-agent"]
+    assert agent.plan.gpu == lam and agent.plan.gpu_count == 16 and "16-GPU agent job runs on Lambda's H100s" in readme
+    nebius_spot = [j for j in res.jobs if pdata.provider[j.plan.gpu] == "nebius" and set(k for _, k in j.gpu_hours) == {"spot"}]
+    assert len(nebius_spot) == 2 and "two jobs run on Nebius's spot H100s" in readme

@@ -188,7 +188,8 @@ function showPortfolio(result) {
       marker: { color: colors[tier] || "#999" }, hovertemplate: "%{text}<extra></extra>" };
     const start = s.bucket * result.bucket_hours;
     traces[tier].y.push(job.name); traces[tier].base.push(start); traces[tier].x.push(s.hours);
-    traces[tier].text.push(`${job.name}: ${s.gpus} × ${s.gpu} ${tier.replace("_", "-")}, bucket ${s.bucket}, ${hours(s.hours)}`);
+    const seller = s.provider + (s.region ? " " + s.region : "");
+    traces[tier].text.push(`${job.name}: ${s.gpus} × ${s.gpu} (${seller}) ${tier.replace("_", "-")}, bucket ${s.bucket}, ${hours(s.hours)}`);
     rows.push([job.name, s.gpu, tier, s.bucket, start, s.hours, s.gpus]);
   }));
   Plotly.react("gantt-chart", Object.values(traces), { barmode: "overlay", margin: { t: 10, r: 10, b: 50, l: 200 },
