@@ -133,7 +133,9 @@ class LagrangeResult:
     master: tuple | None = None            # column generation's (HiGHS master, columns, index of the first column)
     branched: tuple | None = None          # branch_on_reservations: (GPU type, q, R*, bound R <= , bound R >=)
     lp_reserved: np.ndarray | None = None  # [G] the reservations of column generation's last master LP
-    branches: tuple = ()                   # branch_on_reservations: the two branches' results (their masters)
+    branches: tuple = ()                   # branching: the leaves' results (their masters), best bound first
+    nodes: int = 0                         # portfolio_branching.branch_and_price: column generations run in its nodes
+    depth: int = 0                         # portfolio_branching.branch_and_price: the deepest leaf
 
 
 def job_plans(pm, j: int) -> JobPlans:

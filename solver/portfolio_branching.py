@@ -1,0 +1,181 @@
+r"""Branch-and-price on the reservations: the column generation bound over several levels.
+
+``portfolio_lagrange.column_generation`` bounds the portfolio by the Lagrangian dual over the
+shared capacity; its master LP reserves fractional GPUs :math:`R^*_g`. Some optimal schedule
+reserves, of each GPU type :math:`g`, a multiple of :math:`q_g` (the greatest common divisor of
+the counts its jobs' plans hold where the node size divides it, else the node size:
+``reservation_step``), so a node of the search is a box
+
+.. math::
+   \underline R_g \le R_g \le \bar R_g \qquad (\text{each bound a multiple of } q_g
+   \text{ or the model's own})
+
+and branching on the type whose :math:`R^*_g` is furthest from a multiple of :math:`q_g` (in
+USD: the distance times :math:`p^{res}_g C_g`) splits it into :math:`R_g \le q_g\lfloor R^*_g/q_g\rfloor`
+and :math:`R_g \ge q_g\lceil R^*_g/q_g\rceil`, which together keep every schedule that reserves
+multiples. Each child gets column generation over its box, warm-started from its parent's
+multipliers and columns; its bound is at least its parent's (a restriction), and
+
+.. math::
+   \mathrm{cost}^* \ge \min_{\text{leaves } \ell} L_\ell
+
+over the leaves of the tree (open, pruned or not branchable alike), because the leaves'
+boxes cover every multiple-reserving schedule. Nodes are taken best bound first, so the
+reported bound rises whenever the lowest leaf is branched; the search stops when the lowest
+leaf's reservations are all multiples already (its bound can no longer rise by branching
+on reservations), when the lowest leaf is at least the incumbent (the incumbent is then
+proven within ``rel_gap``), or when time runs out. A leaf whose bound is at least the
+incumbent is pruned (its schedules cannot be better).
+
+**Primal side.** At each new node whose master LP reserves multiples only, those
+reservations (rounded up to whole nodes) are handed to ``on_reservations`` once per distinct
+vector (the caller runs its greedy and schedules it exactly): the bound's search then
+also proposes the reservation vectors it would branch to.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from .portfolio_lagrange import LagrangeResult, column_generation
+
+MULTIPLE_TOLERANCE_GPUS = 1e-6   # a master-LP reservation within this of a multiple of q is one (LP tolerance)
+
+
+@dataclass
+class Node:
+    bound_usd: float
+    low: dict          # GPU type -> least reserved GPUs in the box
+    cap: dict          # GPU type -> most reserved GPUs in the box (absent: the model's own bound)
+    lag: LagrangeResult
+    depth: int = 0
+
+
+def reservation_step(pm, g: str) -> int | None:
+    """q_g, the step every box bound of type g is a multiple of. Every schedule reserves whole
+    nodes (a multiple of the node size); and some optimal schedule reserves no more than the most
+    GPUs it holds at once, rounded up to whole nodes, which is a multiple of the gcd c of the
+    GPU counts of g's plans (a sum of counts) and so, where the node size divides c, c itself.
+    Hence q = c where the node size divides c, else the node size. None: no plan is on g."""
+    counts = {int(jp.count[p]) for jp in pm.job_plans for p in range(len(jp.pairs)) if jp.gpu[p] == g}
+    if not counts:
+        return None
+    c = math.gcd(*counts)
+    node = int(pm.data.node_gpus[g])
+    return c if c % node == 0 else node
+
+
+def branching_type(pm, lag: LagrangeResult, steps: dict) -> tuple[str, int, float] | None:
+    """(type, q, R*) of the master-LP reservation furthest (in USD) from a multiple of its q, or
+    None when every reservation is a multiple (nothing to branch on)."""
+    if lag.lp_reserved is None:
+        return None
+    d = pm.data
+    best, worst = None, 0.0
+    for n, g in enumerate(d.gpus):
+        q = steps.get(g)
+        if q is None:
+            continue
+        r = float(lag.lp_reserved[n])
+        rem = r % q
+        frac = min(rem, q - rem)
+        usd = frac * d.reserved_price[g] * d.committed_hours[g]
+        if frac > MULTIPLE_TOLERANCE_GPUS and usd > worst:
+            best, worst = (g, q, r), usd
+    return best
+
+
+def branch_and_price(pm, lag: LagrangeResult, seconds: float, threads: int = 1,
+                     incumbent: Callable[[], float | None] = lambda: None,
+                     on_reservations: Callable[[dict], None] | None = None,
+                     node_share: float = 0.25) -> LagrangeResult | None:
+    """Best-bound branching on the reservations (module docstring) from the column generation
+    result ``lag`` (its master LP's ``lp_reserved``), within ``seconds``. ``incumbent()`` is the
+    best schedule's cost so far (pruning); ``on_reservations(reserved)`` is called with each
+    distinct integral reservation vector a node's master LP proposes. Each child's column
+    generation gets at most ``node_share`` of the time left. Returns a LagrangeResult whose
+    ``bound_usd`` is the least leaf bound (never below ``lag``'s), ``branched`` the first
+    branching and ``branches`` the leaves (best bound first), or None when nothing was branched."""
+    t0 = time.perf_counter()
+    end = t0 + seconds
+    if lag.master is None or lag.lp_reserved is None or not math.isfinite(lag.bound_usd):
+        return None
+    d = pm.data
+    steps = {g: q for g in d.gpus if (q := reservation_step(pm, g)) is not None}
+    high = {g: int(pm.form.reserved_max[g]) for g in d.gpus}
+    root = Node(lag.bound_usd, dict(pm.reserved_floor), {}, lag)
+    heap: list = [(root.bound_usd, 0, root)]
+    done: list[Node] = []       # leaves that are not branched further (pruned or nothing to branch on)
+    seen_reserved: set = set()
+    counter = 1
+    first = None
+    nodes = 0
+    while heap and time.perf_counter() < end:
+        bound, _, node = heap[0]
+        inc = incumbent()
+        if inc is not None and bound >= inc:
+            break   # every open leaf is at least the incumbent: it is optimal
+        choice = branching_type(pm, node.lag, steps)
+        if choice is None:
+            break   # the lowest leaf cannot rise by branching on reservations: the bound cannot either
+        heapq.heappop(heap)
+        g, q, r = choice
+        low_g = node.low.get(g, 0)
+        cap_g = min(node.cap.get(g, high[g]), high[g])
+        children = []
+        down_cap = int(q * math.floor(r / q))
+        if down_cap >= low_g:
+            children.append((node.low, {**node.cap, g: down_cap}))
+        up_low = int(q * math.ceil(r / q))
+        if up_low <= cap_g:
+            children.append(({**node.low, g: up_low}, node.cap))
+        kids = []
+        for low, cap in children:
+            left = end - time.perf_counter()
+            if left <= 0:
+                break
+            res = column_generation(pm, pm.job_plans, low, node_share * left, start=node.lag, threads=threads,
+                                    reserved_cap=cap or None)
+            nodes += 1
+            if res is None:
+                continue
+            kid = Node(max(res.bound_usd, node.bound_usd), low, cap, res, node.depth + 1)
+            kids.append(kid)
+            if on_reservations is not None and res.lp_reserved is not None and branching_type(pm, res, steps) is None:
+                reserved = {gg: int(math.ceil(float(res.lp_reserved[n]) / d.node_gpus[gg] - MULTIPLE_TOLERANCE_GPUS)) * d.node_gpus[gg]
+                            for n, gg in enumerate(d.gpus)}
+                key = tuple(sorted(reserved.items()))
+                if key not in seen_reserved:
+                    seen_reserved.add(key)
+                    on_reservations(reserved)
+        if len(kids) < len(children):
+            # a child was not solved (time ran out): the parent stays a leaf, with its own bound
+            heapq.heappush(heap, (node.bound_usd, counter, node))
+            counter += 1
+            break
+        if first is None:
+            first = (g, q, r, *[k.bound_usd for k in kids])
+        for kid in kids:
+            inc = incumbent()
+            if inc is not None and kid.bound_usd >= inc:
+                done.append(kid)   # pruned: nothing in its box is cheaper than the incumbent
+            else:
+                heapq.heappush(heap, (kid.bound_usd, counter, kid))
+                counter += 1
+    if first is None:
+        return None
+    leaves = sorted([n for _, _, n in heap] + done, key=lambda n: n.bound_usd)
+    bound = leaves[0].bound_usd if leaves else lag.bound_usd
+    bound = max(bound, lag.bound_usd)
+    out = LagrangeResult(bound, lag.multipliers, lag.job_min_usd, lag.choice, lag.held, lag.iterations,
+                         lag.seconds + time.perf_counter() - t0, lag.history, lag.lam, lag.theta, lag.master)
+    out.branched = first
+    out.branches = tuple(n.lag for n in leaves)
+    out.nodes, out.depth = nodes, max((n.depth for n in leaves), default=0)
+    return out
