@@ -38,12 +38,12 @@ from __future__ import annotations
 import heapq
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 
-from .portfolio_lagrange import LagrangeResult, column_generation
+from .portfolio_lagrange import JobRule, LagrangeResult, column_generation, ruled_minimum
 
 MULTIPLE_TOLERANCE_GPUS = 1e-6   # a master-LP reservation within this of a multiple of q is one (LP tolerance)
 
@@ -55,6 +55,7 @@ class Node:
     cap: dict          # GPU type -> most reserved GPUs in the box (absent: the model's own bound)
     lag: LagrangeResult
     depth: int = 0
+    rules: dict = field(default_factory=dict)   # job -> JobRule: the job-level branchings on the path
 
 
 def reservation_step(pm, g: str) -> int | None:
@@ -72,8 +73,39 @@ def reservation_step(pm, g: str) -> int | None:
 
 
 def branching_type(pm, lag: LagrangeResult, steps: dict) -> tuple[str, int, float] | None:
-    """(type, q, R*) of the master-LP reservation furthest (in USD) from a multiple of its q, or
-    None when every reservation is a multiple (nothing to branch on)."""
+    """(type, q, R*) of the master-LP reservation furthest (in USD) from a multiple of its q;
+    failing that, of a type whose R* is a multiple but below the count of some job column holding
+    its reserved GPUs in the master LP (a gang of n > R* reserved GPUs, held by a fraction of the
+    job: the child R <= R* forbids it, the child R >= R* + q pays for it), the most such GPUs
+    first. None when neither (nothing to branch on)."""
+    best = fractional_reservation(pm, lag, steps)
+    if best is not None or lag.master is None or lag.lp_columns is None:
+        return best
+    d = pm.data
+    _, columns, _ = lag.master
+    over: dict = {}
+    for c, v in enumerate(lag.lp_columns):
+        if v <= MULTIPLE_TOLERANCE_GPUS:
+            continue
+        j, _, hh, i, held = columns[c]
+        jp = pm.job_plans[j]
+        p = jp.pairs.index((hh, i))
+        g = jp.gpu[p]
+        n = d.gpus.index(g)
+        r = float(lag.lp_reserved[n])
+        if g in steps and any(k == 0 for _, k in held) and jp.count[p] > r + MULTIPLE_TOLERANCE_GPUS:
+            over[g] = max(over.get(g, 0.0), (jp.count[p] - r) * d.reserved_price[g] * d.committed_hours[g])
+    if not over:
+        return None
+    g = max(over, key=over.get)
+    q = steps[g]
+    r = q * round(float(lag.lp_reserved[d.gpus.index(g)]) / q)
+    return g, q, r + 0.5 * q   # the children: R <= R*, R >= R* + q
+
+
+def fractional_reservation(pm, lag: LagrangeResult, steps: dict) -> tuple[str, int, float] | None:
+    """(type, q, R*) of the master-LP reservation furthest (in USD) from a multiple of its q;
+    None when every reservation is a multiple."""
     if lag.lp_reserved is None:
         return None
     d = pm.data
@@ -88,6 +120,53 @@ def branching_type(pm, lag: LagrangeResult, steps: dict) -> tuple[str, int, floa
         usd = frac * d.reserved_price[g] * d.committed_hours[g]
         if frac > MULTIPLE_TOLERANCE_GPUS and usd > worst:
             best, worst = (g, q, r), usd
+    return best
+
+
+def job_branching(pm, node: Node) -> tuple[int, JobRule, JobRule] | None:
+    """A job-level branching for a node whose master LP reserves multiples only: the job whose
+    master-LP columns are most evenly split (the share of the split-off part nearest one half),
+    split by its plan's (hardware, interval) pair when its columns differ there (that pair, or any
+    other), else by a bucket some of its columns hold and some do not (held, or not held). Each
+    pair of rules partitions the job's schedules (with its rule so far). None: no job is split."""
+    lag = node.lag
+    if lag.master is None or lag.lp_columns is None:
+        return None
+    _, columns, _ = lag.master
+    x = lag.lp_columns
+    per_job: dict[int, list] = {}
+    for c, v in enumerate(x):
+        if v > MULTIPLE_TOLERANCE_GPUS:
+            j, r, hh, i, held = columns[c]
+            per_job.setdefault(j, []).append((float(v), pm.job_plans[j].pairs.index((hh, i)), {b for b, _ in held}))
+    best, score = None, 0.0
+    for j, cols in per_job.items():
+        if len(cols) < 2:
+            continue
+        total = sum(v for v, _, _ in cols)
+        rule = node.rules.get(j, JobRule())
+        mass: dict = {}
+        for v, p, _ in cols:
+            mass[p] = mass.get(p, 0.0) + v / total
+        if len(mass) > 1:
+            p, m = min(mass.items(), key=lambda kv: abs(kv[1] - 0.5))
+            allowed = rule.pairs if rule.pairs is not None else frozenset(range(len(pm.job_plans[j].pairs)))
+            split = (JobRule(frozenset({p}), rule.buckets_out, rule.buckets_in),
+                     JobRule(allowed - {p}, rule.buckets_out, rule.buckets_in))
+        else:
+            bmass: dict = {}
+            for v, _, buckets in cols:
+                for b in buckets:
+                    bmass[b] = bmass.get(b, 0.0) + v / total
+            frac = {b: m for b, m in bmass.items() if MULTIPLE_TOLERANCE_GPUS < m < 1 - MULTIPLE_TOLERANCE_GPUS}
+            if not frac:
+                continue
+            b, m = min(frac.items(), key=lambda kv: abs(kv[1] - 0.5))
+            split = (JobRule(rule.pairs, rule.buckets_out, rule.buckets_in | {b}),
+                     JobRule(rule.pairs, rule.buckets_out | {b}, rule.buckets_in))
+        s_ = min(m, 1 - m)
+        if s_ > score + 1e-12:
+            best, score = (j, *split), s_
     return best
 
 
@@ -108,6 +187,7 @@ def branch_and_price(pm, lag: LagrangeResult, seconds: float, threads: int = 1,
         return None
     d = pm.data
     steps = {g: q for g in d.gpus if (q := reservation_step(pm, g)) is not None}
+    gpu_index = {g: n for n, g in enumerate(d.gpus)}
     high = {g: int(pm.form.reserved_max[g]) for g in d.gpus}
     root = Node(lag.bound_usd, dict(pm.reserved_floor), {}, lag)
     heap: list = [(root.bound_usd, 0, root)]
@@ -122,32 +202,42 @@ def branch_and_price(pm, lag: LagrangeResult, seconds: float, threads: int = 1,
         if inc is not None and bound >= inc:
             break   # every open leaf is at least the incumbent: it is optimal
         choice = branching_type(pm, node.lag, steps)
-        if choice is None:
-            break   # the lowest leaf cannot rise by branching on reservations: the bound cannot either
+        children = []   # (low, cap, rules) of each child
+        if choice is not None:
+            g, q, r = choice
+            low_g = node.low.get(g, 0)
+            cap_g = min(node.cap.get(g, high[g]), high[g])
+            down_cap = int(q * math.floor(r / q))
+            if down_cap >= low_g:
+                children.append((node.low, {**node.cap, g: down_cap}, node.rules))
+            up_low = int(q * math.ceil(r / q))
+            if up_low <= cap_g:
+                children.append(({**node.low, g: up_low}, node.cap, node.rules))
+            label = (g, q, r)
+        else:
+            split = job_branching(pm, node)
+            if split is None:
+                break   # the lowest leaf's master LP is integral: branching cannot lift the bound
+            jb, *rules = split
+            zero = np.zeros((len(d.buckets), len(d.gpus), 3))
+            for rule in rules:
+                if ruled_minimum(pm.job_plans[jb], zero, gpu_index, rule)[1] is not None:   # else: no schedule in the child
+                    children.append((node.low, node.cap, {**node.rules, jb: rule}))
+            label = ("job", jb)
         heapq.heappop(heap)
-        g, q, r = choice
-        low_g = node.low.get(g, 0)
-        cap_g = min(node.cap.get(g, high[g]), high[g])
-        children = []
-        down_cap = int(q * math.floor(r / q))
-        if down_cap >= low_g:
-            children.append((node.low, {**node.cap, g: down_cap}))
-        up_low = int(q * math.ceil(r / q))
-        if up_low <= cap_g:
-            children.append(({**node.low, g: up_low}, node.cap))
         kids = []
-        for low, cap in children:
+        for low, cap, rules in children:
             left = end - time.perf_counter()
             if left <= 0:
                 break
             res = column_generation(pm, pm.job_plans, low, node_share * left, start=node.lag, threads=threads,
-                                    reserved_cap=cap or None)
+                                    reserved_cap=cap or None, job_rules=rules or None)
             nodes += 1
             if res is None:
                 continue
-            kid = Node(max(res.bound_usd, node.bound_usd), low, cap, res, node.depth + 1)
+            kid = Node(max(res.bound_usd, node.bound_usd), low, cap, res, node.depth + 1, rules)
             kids.append(kid)
-            if on_reservations is not None and res.lp_reserved is not None and branching_type(pm, res, steps) is None:
+            if on_reservations is not None and res.lp_reserved is not None and fractional_reservation(pm, res, steps) is None:
                 reserved = {gg: int(math.ceil(float(res.lp_reserved[n]) / d.node_gpus[gg] - MULTIPLE_TOLERANCE_GPUS)) * d.node_gpus[gg]
                             for n, gg in enumerate(d.gpus)}
                 key = tuple(sorted(reserved.items()))
@@ -160,7 +250,7 @@ def branch_and_price(pm, lag: LagrangeResult, seconds: float, threads: int = 1,
             counter += 1
             break
         if first is None:
-            first = (g, q, r, *[k.bound_usd for k in kids])
+            first = (*label, *[k.bound_usd for k in kids])
         for kid in kids:
             inc = incumbent()
             if inc is not None and kid.bound_usd >= inc:

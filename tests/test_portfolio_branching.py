@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import copy
 
+import numpy as np
 import pytest
 
 from planopt.portfolio import PortfolioModel, load_portfolio
 from planopt.portfolio_branching import branch_and_price, branching_type, reservation_step
-from planopt.portfolio_lagrange import column_generation
+from planopt.portfolio_lagrange import JobRule, column_generation, job_minimum, ruled_minimum
 
 from conftest import split_seeds
 from portfolio_oracle import best_portfolio_cost, tiny_portfolio
@@ -83,3 +84,33 @@ def test_branching_goes_deeper_than_one_level_and_closes_the_gap_somewhere():
         if deepest >= 2 and lifted:
             break
     assert deepest >= 2 and lifted, (deepest, lifted)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_job_rule_and_its_complement_split_the_job_minimum_exactly(seed):
+    """The job-level branchings partition a job's schedules: at random multipliers, the least
+    share with a bucket held and with it not held (and with one plan pair and with the others)
+    are each at least the job's least share, the lesser of the two is it, and each minimiser
+    obeys its rule (a forced bucket is held, a forbidden one is not)."""
+    rng = np.random.default_rng(seed)
+    for make in (tiny_portfolio, _crowded_portfolio):
+        pm = PortfolioModel(make(seed))
+        pm.warm_start(floors=True, starts=False)
+        d = pm.data
+        gpu_index = {g: n for n, g in enumerate(d.gpus)}
+        for jp in pm.job_plans:
+            lam = rng.uniform(0.0, 50.0, size=(len(d.buckets), len(d.gpus), 3)) * rng.integers(0, 2, size=(len(d.buckets), len(d.gpus), 3))
+            whole, _ = job_minimum(jp, lam, gpu_index)
+            if not np.isfinite(whole):
+                continue
+            splits = [(JobRule(buckets_in=frozenset({b})), JobRule(buckets_out=frozenset({b}))) for b in range(len(d.buckets))]
+            splits += [(JobRule(pairs=frozenset({p})), JobRule(pairs=frozenset(range(len(jp.pairs))) - {p})) for p in range(len(jp.pairs))]
+            for rules in splits:
+                values = []
+                for rule in rules:
+                    v, ch = ruled_minimum(jp, lam, gpu_index, rule)
+                    values.append(v)
+                    if ch is not None:
+                        assert rule.admits(ch[1], ch[2]), (rule, ch)
+                        assert v >= whole - 1e-6 * max(1.0, abs(whole))
+                assert min(values) == pytest.approx(whole, rel=1e-9, abs=1e-6), (rules, values, whole)
