@@ -195,7 +195,7 @@ def branch_and_price(pm, lag: LagrangeResult, seconds: float, threads: int = 1,
     seen_reserved: set = set()
     counter = 1
     first = None
-    nodes = 0
+    nodes = job_branchings = 0
     while heap and time.perf_counter() < end:
         bound, _, node = heap[0]
         inc = incumbent()
@@ -249,6 +249,7 @@ def branch_and_price(pm, lag: LagrangeResult, seconds: float, threads: int = 1,
             heapq.heappush(heap, (node.bound_usd, counter, node))
             counter += 1
             break
+        job_branchings += label[0] == "job"
         if first is None:
             first = (*label, *[k.bound_usd for k in kids])
         for kid in kids:
@@ -267,5 +268,5 @@ def branch_and_price(pm, lag: LagrangeResult, seconds: float, threads: int = 1,
                          lag.seconds + time.perf_counter() - t0, lag.history, lag.lam, lag.theta, lag.master)
     out.branched = first
     out.branches = tuple(n.lag for n in leaves)
-    out.nodes, out.depth = nodes, max((n.depth for n in leaves), default=0)
+    out.nodes, out.depth, out.job_branchings = nodes, max((n.depth for n in leaves), default=0), job_branchings
     return out

@@ -137,6 +137,7 @@ class LagrangeResult:
     lp_columns: np.ndarray | None = None   # the job columns' values in column generation's last master LP
     nodes: int = 0                         # portfolio_branching.branch_and_price: column generations run in its nodes
     depth: int = 0                         # portfolio_branching.branch_and_price: the deepest leaf
+    job_branchings: int = 0                # portfolio_branching.branch_and_price: branchings on a job's schedules
 
 
 def job_plans(pm, j: int) -> JobPlans:
