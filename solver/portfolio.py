@@ -20,6 +20,10 @@ A solve (``PortfolioModel.solve``), within one time limit:
 3. **Column generation** (with a time limit): the Lagrangian dual to convergence
    (or the time), a valid lower bound at every step; then price-and-branch's primal
    (``master_search``): the master over every generated and greedy schedule, binary.
+   Then branch-and-price (``portfolio_branching.branch_and_price``, best bound first, on
+   fractional or overfilled reservations and on jobs' schedules): its least leaf is the
+   bound; each reservation vector its nodes propose is tried by the greedy
+   (``try_reservations``), and the lowest leaves' masters, binary, are solved.
 4. **The MIP proper** for the time left, unless the bound already proves the gap;
    the better of its schedule and the search's is polished and returned. The bound
    reported is the better of HiGHS's and the Lagrangian's (both valid).
@@ -70,7 +74,7 @@ SEARCH_SHARE = 0.5        # of the time left after the warm start: what the sear
 LAGRANGE_MORE_SHARE = 0.5  # of the time left after the search, at most, for column generation (converged in ~11 s on 50 jobs)
 MASTER_SHARE = 0.6        # of the time left after column generation, at most, for the integer master (~3-5 s on 50 jobs)
 MASTER_ROUNDS = 3         # integer master, then best responses from its schedule as new columns, at most this often
-BRANCH_SHARE = 0.6        # of the time left after the master search, at most, for branching on the reservations
+BRANCH_SHARE = 0.85       # of the time left after the master search, at most, for the branching (the MIP proper adds nothing on 50 jobs in 60 s)
 BRANCH_MASTERS = 2        # the lowest leaves of the branching whose integer master is solved
 RESERVATION_GREEDY_SHARE = 0.05   # of the time left, at most, for the greedy from a reservation vector the branching proposes
 RESTORE_SECONDS = 3.0     # at least, kept for the fallback schedule's LP (all integers fixed: ~0.5-1.5 s on 50 jobs)
@@ -579,7 +583,8 @@ class PortfolioModel:
                                                       threads=threads)
                     self.master_search(result, threads, end)
                     searched = self.search_objective
-                    seconds = BRANCH_SHARE * (end - time.perf_counter())
+                    left = end - time.perf_counter()
+                    seconds = min(BRANCH_SHARE * left, left - 2 * RESTORE_SECONDS)   # time kept to load and polish the best schedule
                     if seconds > MIN_SOLVE_SECONDS and searched - self.lagrange.bound_usd > rel_gap * abs(searched):
                         branched = branch_and_price(self, self.lagrange, seconds, threads=threads,
                                                     incumbent=lambda: self.search_objective,

@@ -1,36 +1,42 @@
-r"""Branch-and-price on the reservations: the column generation bound over several levels.
+r"""Branch-and-price for the portfolio's bound: column generation in every node of a search tree.
 
 ``portfolio_lagrange.column_generation`` bounds the portfolio by the Lagrangian dual over the
-shared capacity; its master LP reserves fractional GPUs :math:`R^*_g`. Some optimal schedule
-reserves, of each GPU type :math:`g`, a multiple of :math:`q_g` (the greatest common divisor of
-the counts its jobs' plans hold where the node size divides it, else the node size:
-``reservation_step``), so a node of the search is a box
-
-.. math::
-   \underline R_g \le R_g \le \bar R_g \qquad (\text{each bound a multiple of } q_g
-   \text{ or the model's own})
-
-and branching on the type whose :math:`R^*_g` is furthest from a multiple of :math:`q_g` (in
-USD: the distance times :math:`p^{res}_g C_g`) splits it into :math:`R_g \le q_g\lfloor R^*_g/q_g\rfloor`
-and :math:`R_g \ge q_g\lceil R^*_g/q_g\rceil`, which together keep every schedule that reserves
-multiples. Each child gets column generation over its box, warm-started from its parent's
-multipliers and columns; its bound is at least its parent's (a restriction), and
+shared capacity (the master LP over job schedules). A node of the tree restricts the portfolio
+to a box of reservations and to rules on some jobs' schedules; its column generation (warm
+started from its parent's multipliers and columns, ``reserved_cap`` and ``job_rules``) bounds
+every schedule in it, and is at least its parent's bound (a restriction). The children of a
+node partition its schedules, so
 
 .. math::
    \mathrm{cost}^* \ge \min_{\text{leaves } \ell} L_\ell
 
-over the leaves of the tree (open, pruned or not branchable alike), because the leaves'
-boxes cover every multiple-reserving schedule. Nodes are taken best bound first, so the
-reported bound rises whenever the lowest leaf is branched; the search stops when the lowest
-leaf's reservations are all multiples already (its bound can no longer rise by branching
-on reservations), when the lowest leaf is at least the incumbent (the incumbent is then
-proven within ``rel_gap``), or when time runs out. A leaf whose bound is at least the
-incumbent is pruned (its schedules cannot be better).
+over the leaves of the tree (open, pruned or not branchable alike). Branchings, in this order:
 
-**Primal side.** At each new node whose master LP reserves multiples only, those
-reservations (rounded up to whole nodes) are handed to ``on_reservations`` once per distinct
-vector (the caller runs its greedy and schedules it exactly): the bound's search then
-also proposes the reservation vectors it would branch to.
+1. **A fractional reservation.** Some optimal schedule reserves, of each GPU type :math:`g`, a
+   multiple of :math:`q_g` (``reservation_step``: whole nodes, or the gcd of the counts its
+   plans hold where the node size divides it). For the type whose master-LP :math:`R^*_g` is
+   furthest from a multiple (in USD), :math:`R_g \le q_g\lfloor R^*_g/q_g\rfloor` and
+   :math:`R_g \ge q_g\lceil R^*_g/q_g\rceil`.
+2. **A reservation a fractional gang overfills.** :math:`R^*_g` a multiple, but some job column
+   in the master LP holds :math:`n > R^*_g` reserved GPUs of :math:`g` (a fraction of the job
+   holds them): :math:`R_g \le R^*_g` and :math:`R_g \ge R^*_g + q_g`. In a node with
+   :math:`R_g \le c` no job holds more than :math:`c` reserved GPUs of :math:`g` (the pricing's
+   ``tier_mask``): that is what lifts the bound (BENCHMARKS.md §3).
+3. **A job's schedule** (``job_branching``): the job whose master-LP columns are most evenly
+   split, by its plan's (hardware, interval) pair (that pair, or the others) where its columns
+   differ there, else by a bucket (held, or not held); the pricing obeys the rule exactly
+   (``portfolio_lagrange.ruled_minimum``).
+
+Nodes are taken best bound first, so the reported bound rises whenever the lowest leaf is
+branched; the search stops when the lowest leaf's master LP is integral with nothing to branch
+on, when the lowest leaf is at least the incumbent (then it is optimal), or when time runs out
+(a node whose children were not all solved stays a leaf with its own bound). A child whose
+bound is at least the incumbent is pruned; a child with no schedule at all (a rule no plan
+obeys, a box below the floor) is dropped.
+
+**Primal side.** Each new node whose master LP reserves multiples only hands those
+reservations (rounded up to whole nodes) to ``on_reservations`` once per distinct vector (the
+caller runs its greedy from them and schedules the result exactly).
 """
 
 from __future__ import annotations
@@ -174,8 +180,8 @@ def branch_and_price(pm, lag: LagrangeResult, seconds: float, threads: int = 1,
                      incumbent: Callable[[], float | None] = lambda: None,
                      on_reservations: Callable[[dict], None] | None = None,
                      node_share: float = 0.25) -> LagrangeResult | None:
-    """Best-bound branching on the reservations (module docstring) from the column generation
-    result ``lag`` (its master LP's ``lp_reserved``), within ``seconds``. ``incumbent()`` is the
+    """Best-bound branch-and-price (module docstring) from the column generation result ``lag``
+    (its master LP's ``lp_reserved`` and ``lp_columns``), within ``seconds``. ``incumbent()`` is the
     best schedule's cost so far (pruning); ``on_reservations(reserved)`` is called with each
     distinct integral reservation vector a node's master LP proposes. Each child's column
     generation gets at most ``node_share`` of the time left. Returns a LagrangeResult whose
