@@ -586,9 +586,10 @@ class PortfolioModel:
                     left = end - time.perf_counter()
                     seconds = min(BRANCH_SHARE * left, left - 2 * RESTORE_SECONDS)   # time kept to load and polish the best schedule
                     if seconds > MIN_SOLVE_SECONDS and searched - self.lagrange.bound_usd > rel_gap * abs(searched):
+                        branch_end = time.perf_counter() + seconds   # the greedy of a proposed vector ends with the branching
                         branched = branch_and_price(self, self.lagrange, seconds, threads=threads,
                                                     incumbent=lambda: self.search_objective,
-                                                    on_reservations=lambda reserved: self.try_reservations(reserved, threads, end))
+                                                    on_reservations=lambda reserved: self.try_reservations(reserved, threads, branch_end))
                         if branched is not None:
                             self.lagrange = branched
                             # each branch's master, binary, may recombine its own columns into a better schedule
