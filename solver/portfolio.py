@@ -20,6 +20,10 @@ A solve (``PortfolioModel.solve``), within one time limit:
 3. **Column generation** (with a time limit): the Lagrangian dual to convergence
    (or the time), a valid lower bound at every step; then price-and-branch's primal
    (``master_search``): the master over every generated and greedy schedule, binary.
+   Then branch-and-price (``portfolio_branching.branch_and_price``, best bound first, on
+   fractional or overfilled reservations and on jobs' schedules): its least leaf is the
+   bound; each reservation vector its nodes propose is tried by the greedy
+   (``try_reservations``), and the lowest leaves' masters, binary, are solved.
 4. **The MIP proper** for the time left, unless the bound already proves the gap;
    the better of its schedule and the search's is polished and returned. The bound
    reported is the better of HiGHS's and the Lagrangian's (both valid).
@@ -49,7 +53,8 @@ from planopt.models.schema import Instance
 
 from .errors import InputError, describe_validation_error, read_json
 from .instance import check_time_limit
-from .portfolio_lagrange import add_columns, best_responses, branch_on_reservations, column_generation, integer_master, job_plans, lagrangian_bound, reservation_floors
+from .portfolio_branching import branch_and_price
+from .portfolio_lagrange import add_columns, best_responses, column_generation, integer_master, job_plans, lagrangian_bound, reservation_floors
 from .portfolio_replay import TIER_ORDER, gpu_hours_needed
 from .portfolio_search import complete_plans, current_values, greedy_candidates, integer_vars, schedule_values, set_start, solve_fixed
 from .run import FEASIBILITY_TOLERANCE, _status  # the same tolerance as single-job solves
@@ -69,7 +74,9 @@ SEARCH_SHARE = 0.5        # of the time left after the warm start: what the sear
 LAGRANGE_MORE_SHARE = 0.5  # of the time left after the search, at most, for column generation (converged in ~11 s on 50 jobs)
 MASTER_SHARE = 0.6        # of the time left after column generation, at most, for the integer master (~3-5 s on 50 jobs)
 MASTER_ROUNDS = 3         # integer master, then best responses from its schedule as new columns, at most this often
-BRANCH_SHARE = 0.6        # of the time left after the master search, at most, for branching on a reservation
+BRANCH_SHARE = 0.85       # of the time left after the master search, at most, for the branching (the MIP proper adds nothing on 50 jobs in 60 s)
+BRANCH_MASTERS = 2        # the lowest leaves of the branching whose integer master is solved
+RESERVATION_GREEDY_SHARE = 0.05   # of the time left, at most, for the greedy from a reservation vector the branching proposes
 RESTORE_SECONDS = 3.0     # at least, kept for the fallback schedule's LP (all integers fixed: ~0.5-1.5 s on 50 jobs)
 MIN_SOLVE_SECONDS = 0.01   # the shortest time limit handed to HiGHS (the CLI's lower bound on --time-limit)
 POLISH_SECONDS = 60.0
@@ -588,13 +595,17 @@ class PortfolioModel:
                                                       threads=threads)
                     self.master_search(result, threads, end)
                     searched = self.search_objective
-                    seconds = BRANCH_SHARE * (end - time.perf_counter())
+                    left = end - time.perf_counter()
+                    seconds = min(BRANCH_SHARE * left, left - 2 * RESTORE_SECONDS)   # time kept to load and polish the best schedule
                     if seconds > MIN_SOLVE_SECONDS and searched - self.lagrange.bound_usd > rel_gap * abs(searched):
-                        branched = branch_on_reservations(self, self.lagrange, seconds, threads=threads)
+                        branch_end = time.perf_counter() + seconds   # the greedy of a proposed vector ends with the branching
+                        branched = branch_and_price(self, self.lagrange, seconds, threads=threads,
+                                                    incumbent=lambda: self.search_objective,
+                                                    on_reservations=lambda reserved: self.try_reservations(reserved, threads, branch_end))
                         if branched is not None:
                             self.lagrange = branched
                             # each branch's master, binary, may recombine its own columns into a better schedule
-                            for branch in sorted(branched.branches, key=lambda x: x.bound_usd):
+                            for branch in sorted(branched.branches, key=lambda x: x.bound_usd)[:BRANCH_MASTERS]:
                                 left = end - time.perf_counter()
                                 found = integer_master(self, branch, MASTER_SHARE * 0.5 * left) if left > RESTORE_SECONDS else None
                                 if found is not None:
@@ -775,6 +786,22 @@ class PortfolioModel:
         self.keep_schedule(solve_fixed(self, values, None, self.time_for(COMPLETE_SHARE, left, end), threads))
         self.keep_schedule(complete_plans(self, [vx for vx in values if id(vx[0]) in plan_vars], None,
                                           self.time_for(COMPLETE_SHARE, left, end), threads))
+
+    def try_reservations(self, reserved: dict[str, int], threads: int, end: float) -> None:
+        """A reservation vector the branching proposes (``branch_and_price``): the greedy from it
+        (``greedy_candidates``, for at most ``RESERVATION_GREEDY_SHARE`` of the time left), its best
+        schedule solved exactly (``try_schedule``), and its schedules as columns of the master."""
+        left = end - time.perf_counter()
+        if left <= RESTORE_SECONDS:
+            return
+        reserved = {g: max(n, self.reserved_floor.get(g, 0)) for g, n in reserved.items()}
+        found = greedy_candidates(self, self.job_plans, reserved, end=time.perf_counter() + RESERVATION_GREEDY_SHARE * left)
+        if not found:
+            return
+        if self.lagrange is not None:
+            add_columns(self, self.lagrange, [(out, values) for _, out, _, values in found])
+        _, out, res, _ = found[0]
+        self.try_schedule(out, res, threads, RESERVATION_GREEDY_SHARE * left, end)
 
     def load_best(self, threads: int, left: float, end: float | None) -> None:
         """Load the best schedule into the model; it becomes the fallback (``gang_values``)."""

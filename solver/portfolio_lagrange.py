@@ -131,9 +131,13 @@ class LagrangeResult:
     lam: np.ndarray | None = None          # [B, G, 3] the best multipliers
     theta: float = 1.0                     # the step scale where the ascent stopped
     master: tuple | None = None            # column generation's (HiGHS master, columns, index of the first column)
-    branched: tuple | None = None          # branch_on_reservations: (GPU type, q, R*, bound R <= , bound R >=)
+    branched: tuple | None = None          # portfolio_branching: the first branching (GPU type, q, R*, its children's bounds)
     lp_reserved: np.ndarray | None = None  # [G] the reservations of column generation's last master LP
-    branches: tuple = ()                   # branch_on_reservations: the two branches' results (their masters)
+    branches: tuple = ()                   # branching: the leaves' results (their masters), best bound first
+    lp_columns: np.ndarray | None = None   # the job columns' values in column generation's last master LP
+    nodes: int = 0                         # portfolio_branching.branch_and_price: column generations run in its nodes
+    depth: int = 0                         # portfolio_branching.branch_and_price: the deepest leaf
+    job_branchings: int = 0                # portfolio_branching.branch_and_price: branchings on a job's schedules
 
 
 def job_plans(pm, j: int) -> JobPlans:
@@ -243,6 +247,60 @@ def job_minimum(jp: JobPlans, lam: np.ndarray, gpu_index: dict, tier_mask: np.nd
     else:
         held = [(int(b), int(np.argmin(hold[p, b] + jp.hour_usd[p, b] * cap_hours[p]))) for b in order[: K[r, p]]]
     return best, (int(jp.recipes[r]), p, held)
+
+
+@dataclass(frozen=True)
+class JobRule:
+    """A branching's restriction of one job's choices (``portfolio_branching``): its plan's
+    (hardware, interval) pair among ``pairs`` (None: any), no GPU held in the buckets of
+    ``buckets_out``, some GPU held in each bucket of ``buckets_in``."""
+    pairs: frozenset | None = None
+    buckets_out: frozenset = frozenset()
+    buckets_in: frozenset = frozenset()
+
+    def admits(self, p: int, held) -> bool:
+        buckets = {b for b, _ in held}
+        return ((self.pairs is None or p in self.pairs) and not (buckets & self.buckets_out)
+                and self.buckets_in <= buckets)
+
+
+FORCE_USD = 1e9   # subtracted from a bucket that must be held: every schedule holding it gains it once (costs are far below)
+
+
+def ruled_minimum(jp: JobPlans, lam: np.ndarray, gpu_index: dict, rule: JobRule | None,
+                  tier_mask: np.ndarray | None = None) -> tuple[float, tuple | None]:
+    """``job_minimum`` over the schedules ``rule`` admits: pairs and buckets out by ``tier_mask``;
+    a bucket in by subtracting ``FORCE_USD`` from its holds (each schedule that holds it gains
+    exactly ``FORCE_USD`` once, one tier per bucket), added back after; a minimum still above
+    ``FORCE_USD / 2`` per bucket in means no admitted schedule holds them all (infinite).
+    ``tier_mask`` [P, B, 3] closes tiers further (a node's reservation cap)."""
+    if rule is None:
+        return job_minimum(jp, lam, gpu_index, tier_mask=tier_mask)
+    P, B = len(jp.pairs), lam.shape[0]
+    mask = np.ones((P, B, 3), dtype=bool) if tier_mask is None else tier_mask.copy()
+    if rule.pairs is not None:
+        mask[[p for p in range(P) if p not in rule.pairs]] = False
+    for b in rule.buckets_out:
+        mask[:, b, :] = False
+    if not rule.buckets_in:
+        return job_minimum(jp, lam, gpu_index, tier_mask=mask)
+    force = len(rule.buckets_in) * FORCE_USD
+    best, choice = math.inf, None
+    for c in sorted(set(jp.count.tolist())):   # per GPU count, so that a forced hold gains FORCE_USD exactly
+        group = mask.copy()
+        group[jp.count != c] = False
+        if not group.any():
+            continue
+        shifted = lam.copy()
+        for b in rule.buckets_in:
+            shifted[b, :, :] -= FORCE_USD / c
+        v, ch = job_minimum(jp, shifted, gpu_index, tier_mask=group)
+        if ch is None or v + force >= FORCE_USD / 2:
+            continue   # no admitted schedule of this count holds every bucket in
+        v = v + force   # the schedule's share at lam itself: each forced bucket held once
+        if v < best:
+            best, choice = v, ch
+    return best, choice
 
 
 def project_capped_simplex(v: np.ndarray, cap: float) -> np.ndarray:
@@ -537,7 +595,7 @@ def _true_cost(jp: JobPlans, lam: np.ndarray, gpu_index: dict, v: float, ch: tup
 
 def column_generation(pm, plans: list, reserved_floor: dict[str, int], seconds: float,
                       start: LagrangeResult | None = None, threads: int = 1,
-                      reserved_cap: dict[str, int] | None = None) -> LagrangeResult:
+                      reserved_cap: dict[str, int] | None = None, job_rules: dict | None = None) -> LagrangeResult:
     r"""The Lagrangian dual by column generation: the restricted master LP over the job schedules
     found so far (columns: a job's plan and held (bucket, tier) set, at its share without
     multipliers),
@@ -553,7 +611,11 @@ def column_generation(pm, plans: list, reserved_floor: dict[str, int], seconds: 
     for duals whose sum exceeds the commitment where :math:`\underline R > 0`). Until
     ``seconds`` pass or no column prices out (then the master's value is the dual optimum).
     Columns cover at first the minimisers of ``start`` (a subgradient ascent's result), and an
-    expensive artificial column per job keeps the master feasible."""
+    expensive artificial column per job keeps the master feasible. ``reserved_cap`` and
+    ``job_rules`` (job -> ``JobRule``) restrict the portfolio to a node of the branching: the
+    pricing (``ruled_minimum``) and the columns kept from ``start`` stay within them (no job
+    holds more reserved GPUs of a type than its cap), so the bound is a bound of that node's
+    schedules."""
     import highspy
     from pyomo.common.tee import capture_output
 
@@ -595,6 +657,15 @@ def column_generation(pm, plans: list, reserved_floor: dict[str, int], seconds: 
                                  for jp in plans) + float((res_cap * np.maximum(high, 0)).sum()))
     for j in range(J):
         h.addCol(penalty, 0.0, inf, 1, np.array([j], dtype=np.int32), np.array([1.0]))
+    rules = job_rules or {}
+    # a job cannot hold more reserved GPUs of a type than the node lets it reserve
+    cap_masks = {}
+    for j, jp in enumerate(plans):
+        over = [p for p in range(len(jp.pairs)) if jp.count[p] > high[gpu_index[jp.gpu[p]]] + 1e-9]
+        if over:
+            mask = np.ones((len(jp.pairs), B, 3), dtype=bool)
+            mask[over, :, 0] = False
+            cap_masks[j] = mask
     seen: set = set()
     columns: list = []   # after the G reservation and J artificial columns: (job, recipe, h, i, [(b, tier)])
 
@@ -613,8 +684,8 @@ def column_generation(pm, plans: list, reserved_floor: dict[str, int], seconds: 
 
     def lagrangian(lam: np.ndarray) -> tuple[float, list, list]:
         mins, chs = [], []
-        for jp in plans:
-            v, ch = job_minimum(jp, lam, gpu_index)
+        for j, jp in enumerate(plans):
+            v, ch = ruled_minimum(jp, lam, gpu_index, rules.get(j), cap_masks.get(j))
             mins.append(v)
             chs.append(ch)
         coef = res_cap - lam[:, :, 0].sum(axis=0)
@@ -627,12 +698,16 @@ def column_generation(pm, plans: list, reserved_floor: dict[str, int], seconds: 
         cost0 = np.array(h0.getLp().col_cost_)
         for c, (j, r, hh, i, held) in enumerate(columns0):
             jp = plans[j]
-            add(j, (r, jp.pairs.index((hh, i)), held), float(cost0[first0 + c]))
+            p = jp.pairs.index((hh, i))
+            if (j in rules and not rules[j].admits(p, held)) or (j in cap_masks and any(k == 0 for _, k in held)
+                                                                  and not cap_masks[j][p, 0, 0]):
+                continue   # outside this node
+            add(j, (r, p, held), float(cost0[first0 + c]))
     best = copy.copy(start)   # never changes the caller's result
     lam = start.lam.copy() if start is not None and start.lam is not None else None
     it = 0
     history = []
-    lp_reserved = None
+    lp_reserved = lp_columns = None
     if lam is None:
         lam = np.zeros((B, G, 3))
         lam[:, :, 0] = res_cap[None, :] / B
@@ -658,6 +733,7 @@ def column_generation(pm, plans: list, reserved_floor: dict[str, int], seconds: 
         master = h.getInfo().objective_function_value
         sol = h.getSolution()
         lp_reserved = np.array(sol.col_value[:G])
+        lp_columns = np.array(sol.col_value[G + J:G + J + len(columns)])
         duals = np.array(sol.row_dual)
         new = np.zeros((B, G, 3))
         for (b, g, k), row in cap_row.items():
@@ -668,6 +744,7 @@ def column_generation(pm, plans: list, reserved_floor: dict[str, int], seconds: 
     if best is not None:
         best.master = (h, columns, G + J)
         best.lp_reserved = lp_reserved
+        best.lp_columns = lp_columns
     if best is not None and start is not None:
         best.iterations = it + start.iterations
         best.seconds = time.perf_counter() - t_start + start.seconds
@@ -735,56 +812,3 @@ def add_columns(pm, lag: LagrangeResult, schedules: list) -> None:
             h.addCol(float(values[j]), 0.0, highspy.kHighsInf, len(rows), np.array(rows, dtype=np.int32),
                      np.array([1.0] + [float(n)] * len(held)))
             columns.append((j, r, hh, i, list(held)))
-
-
-def branch_on_reservations(pm, lag: LagrangeResult, seconds: float, threads: int = 1) -> LagrangeResult | None:
-    """One level of branching on the reservations for the column generation bound. Some optimal
-    schedule reserves, of each GPU type, a multiple of the greatest common divisor q of the
-    counts its plans hold (the most GPUs held at once is such a multiple, and reserving more
-    only costs; reservations come in whole nodes, so this holds where the node size divides q
-    or q divides it, and only such types are branched on), so restricting R_g to multiples of
-    q keeps the optimum. For the type whose
-    master-LP reservation R* is furthest from a multiple of q (in USD), the two branches
-    R_g <= q floor(R*/q) and R_g >= q ceil(R*/q) each get column generation (warm-started from
-    ``lag``'s multipliers and columns, half of ``seconds`` each), and the lesser of their bounds
-    is a valid bound on the portfolio, never below ``lag``'s (each branch only narrows R).
-    Returns it as a LagrangeResult (its ``master``: the first branch's), or None when every
-    reservation is a multiple already or time ran out."""
-    if lag.master is None:
-        return None
-    d = pm.data
-    if lag.lp_reserved is None:
-        return None
-    x = lag.lp_reserved
-    best_g, worst = None, 0.0
-    for n, g in enumerate(d.gpus):
-        counts = {int(jp.count[p]) for jp in pm.job_plans for p in range(len(jp.pairs)) if jp.gpu[p] == g}
-        if not counts:
-            continue
-        q = math.gcd(*counts)
-        node = d.node_gpus[g]
-        if q % node and node % q:
-            continue   # whole nodes of a size that neither divides nor is divided by q: R need not be a multiple of q
-        rem = x[n] % q
-        frac = min(rem, q - rem)
-        usd = frac * d.reserved_price[g] * d.committed_hours[g]
-        if frac > 1e-6 and usd > worst:
-            best_g, worst = (g, q, x[n]), usd
-    if best_g is None:
-        return None
-    g, q, r = best_g
-    floor = dict(pm.reserved_floor)
-    down = column_generation(pm, pm.job_plans, floor, seconds / 2, start=lag, threads=threads,
-                             reserved_cap={g: int(q * math.floor(r / q))})
-    up_floor = {**floor, g: max(floor.get(g, 0), int(q * math.ceil(r / q)))}
-    up = column_generation(pm, pm.job_plans, up_floor, seconds / 2, start=lag, threads=threads)
-    if down is None or up is None:
-        return None
-    bound = min(down.bound_usd, up.bound_usd)
-    if not bound > lag.bound_usd:
-        return None
-    out = LagrangeResult(bound, lag.multipliers, lag.job_min_usd, lag.choice, lag.held, lag.iterations + down.iterations + up.iterations,
-                         lag.seconds + down.seconds + up.seconds, lag.history, lag.lam, lag.theta, lag.master)
-    out.branched = (g, q, r, down.bound_usd, up.bound_usd)
-    out.branches = (down, up)
-    return out
