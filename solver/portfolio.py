@@ -78,6 +78,8 @@ BRANCH_SHARE = 0.85       # of the time left after the master search, at most, f
 BRANCH_MASTERS = 2        # the lowest leaves of the branching whose integer master is solved
 RESERVATION_GREEDY_SHARE = 0.05   # of the time left, at most, for the greedy from a reservation vector the branching proposes
 RESTORE_SECONDS = 3.0     # at least, kept for the fallback schedule's LP (all integers fixed: ~0.5-1.5 s on 50 jobs)
+RESTORE_MARGIN = 1.5      # times the longest schedule LP measured in this solve, kept for loading the best schedule
+FINISH_RESTORES = 3       # restore times the branching leaves: the leaves' masters, their schedules, the final load
 MIN_SOLVE_SECONDS = 0.01   # the shortest time limit handed to HiGHS (the CLI's lower bound on --time-limit)
 POLISH_SECONDS = 60.0
 FALLBACK_SECONDS = 20.0    # at most, kept from a time limit for the gang heuristic's schedule LP (gang_fallback)
@@ -415,6 +417,7 @@ class PortfolioModel:
         self.log_streams: list = []                       # where HiGHS's logs go (solve: stderr under -v)
         self.best: tuple[float, list] | None = None      # the search's best: (objective, integer values)
         self.candidates: list = []                       # the greedy's schedules (greedy_candidates)
+        self.longest_restore = 0.0                       # wall seconds of the longest schedule LP (integers fixed) so far
 
     def warm_start(self, floors: bool = True, starts: bool = True, end: float | None = None) -> float:
         """The Lagrangian relaxation of the shared capacity (``portfolio_lagrange.lagrangian_bound``),
@@ -596,7 +599,10 @@ class PortfolioModel:
                     self.master_search(result, threads, end)
                     searched = self.search_objective
                     left = end - time.perf_counter()
-                    seconds = min(BRANCH_SHARE * left, left - 2 * RESTORE_SECONDS)   # time kept to load and polish the best schedule
+                    # what follows the branching (the leaves' masters and schedules, loading the best) is
+                    # kept from it, measured on this portfolio: its schedule LPs take ~2 s on 100 jobs
+                    finish = FINISH_RESTORES * self.restore_seconds()
+                    seconds = min(BRANCH_SHARE * left, left - finish)
                     if seconds > MIN_SOLVE_SECONDS and searched - self.lagrange.bound_usd > rel_gap * abs(searched):
                         branch_end = time.perf_counter() + seconds   # the greedy of a proposed vector ends with the branching
                         branched = branch_and_price(self, self.lagrange, seconds, threads=threads,
@@ -604,12 +610,14 @@ class PortfolioModel:
                                                     on_reservations=lambda reserved: self.try_reservations(reserved, threads, branch_end))
                         if branched is not None:
                             self.lagrange = branched
-                            # each branch's master, binary, may recombine its own columns into a better schedule
+                            # each branch's master, binary, may recombine its own columns into a better schedule;
+                            # they stop in time to load the best schedule (one restore time) before the end
+                            work_end = end - self.restore_seconds()
                             for branch in sorted(branched.branches, key=lambda x: x.bound_usd)[:BRANCH_MASTERS]:
-                                left = end - time.perf_counter()
-                                found = integer_master(self, branch, MASTER_SHARE * 0.5 * left) if left > RESTORE_SECONDS else None
+                                left = work_end - time.perf_counter()
+                                found = integer_master(self, branch, MASTER_SHARE * 0.5 * left) if left > self.restore_seconds() else None
                                 if found is not None:
-                                    self.try_schedule(found[0], found[1], threads, left, end)
+                                    self.try_schedule(found[0], found[1], threads, left, work_end)
                             self.load_best(threads, end - time.perf_counter(), end)
                             searched = self.search_objective
         lag_bound = None
@@ -648,8 +656,11 @@ class PortfolioModel:
             use_mip = False   # the search's schedule is better
         found = use_mip
         if not use_mip and status != "infeasible" and self.gang_values is not None:
-            # the fallback LP is short (all integers fixed): it may overrun the limit a little rather than lose the schedule
-            found = self.gang_fallback(threads, None if fallback_end is None else max(RESTORE_SECONDS, fallback_end - time.perf_counter()))
+            if res is None and self.holds_best():
+                found = True   # proved without the MIP, and load_best left the best schedule in the model
+            else:
+                # the fallback LP is short (all integers fixed): it may overrun the limit a little rather than lose the schedule
+                found = self.gang_fallback(threads, None if fallback_end is None else max(RESTORE_SECONDS, fallback_end - time.perf_counter()))
             if found and searched is None:
                 result.message = "the MIP found no schedule in time: this is the gang heuristic's (gang_schedule), its best for its plans and reservations"
         if found:
@@ -777,13 +788,34 @@ class PortfolioModel:
             per_job, shared = integer_vars(self)
             self.best = (obj, current_values([v for vs in per_job for v in vs] + shared))
 
+    def restore_seconds(self) -> float:
+        """Wall seconds to keep for loading a schedule (its LP with every integer fixed, the bounds
+        set through Pyomo included): ``RESTORE_MARGIN`` times the longest measured so far in this
+        solve, at least ``RESTORE_SECONDS``."""
+        return max(RESTORE_SECONDS, RESTORE_MARGIN * self.longest_restore)
+
+    def solve_schedule_lp(self, values: list, time_limit: float, threads: int) -> float | None:
+        """``solve_fixed`` of a whole schedule (every integer fixed), its wall time measured."""
+        t0 = time.perf_counter()
+        obj = solve_fixed(self, values, None, time_limit, threads)
+        self.longest_restore = max(self.longest_restore, time.perf_counter() - t0)
+        return obj
+
+    def holds_best(self) -> bool:
+        """The model's values are a schedule as good as the best one kept: only solves' feasible
+        solutions are ever loaded into it, so an objective value at the best's is such a schedule."""
+        if self.best is None:
+            return False
+        loaded = pyo.value(self.model.objective, exception=False)
+        return loaded is not None and loaded <= self.best[0] + 1e-7 * abs(self.best[0])
+
     def try_schedule(self, out: list, reserved: dict[str, int], threads: int, left: float, end: float | None) -> None:
         """A schedule given per job as (recipe, h, i, [(bucket, tier)]) with its reservations: its
         schedule LP with every integer value fixed, and the sub-MIP for its plans alone."""
         values = schedule_values(self, out, reserved)
         per_job, _ = integer_vars(self)
         plan_vars = {id(v) for vs in per_job for v in vs if v.parent_component() is not self.model.holds}
-        self.keep_schedule(solve_fixed(self, values, None, self.time_for(COMPLETE_SHARE, left, end), threads))
+        self.keep_schedule(self.solve_schedule_lp(values, self.time_for(COMPLETE_SHARE, left, end), threads))
         self.keep_schedule(complete_plans(self, [vx for vx in values if id(vx[0]) in plan_vars], None,
                                           self.time_for(COMPLETE_SHARE, left, end), threads))
 
@@ -807,8 +839,8 @@ class PortfolioModel:
         """Load the best schedule into the model; it becomes the fallback (``gang_values``)."""
         if self.best is None:
             return
-        if pyo.value(self.model.objective) > self.best[0] + 1e-7 * abs(self.best[0]):
-            solve_fixed(self, self.best[1], None, max(RESTORE_SECONDS, self.time_for(COMPLETE_SHARE, left, end)), threads)
+        if not self.holds_best():
+            self.solve_schedule_lp(self.best[1], max(RESTORE_SECONDS, self.time_for(COMPLETE_SHARE, left, end)), threads)
         self.gang_values = list(self.best[1])
         self.search_objective = self.best[0]
 

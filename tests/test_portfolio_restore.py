@@ -1,0 +1,43 @@
+"""What the portfolio solve keeps at its end (solver/portfolio.py): when the search and the bound
+prove the gap, no MIP proper runs and the schedule returned is the one already in the model,
+which ``holds_best`` must recognise (it is what lets a time-limited solve skip reloading the best
+schedule, the time that made 100-job solves overrun, BENCHMARKS.md §3) -- and must not mistake
+another schedule for."""
+
+from __future__ import annotations
+
+import math
+
+import pyomo.environ as pyo
+import pytest
+
+from planopt.portfolio import PortfolioModel
+
+from conftest import split_seeds
+from portfolio_oracle import best_portfolio_cost, tiny_portfolio
+
+TOLERANCE = 1e-6   # relative, as the time-limited path's test
+
+
+@pytest.mark.parametrize("seed", split_seeds(range(24), 8))
+def test_the_model_holds_the_best_schedule_at_the_end_and_a_changed_one_is_told_apart(seed):
+    p = tiny_portfolio(seed)
+    pm = PortfolioModel(p)
+    res = pm.solve(rel_gap=1e-9, time_limit=120.0)
+    if not res.jobs or pm.best is None:
+        pytest.skip("no schedule, or the search found none")
+    oracle = best_portfolio_cost(pm.data)
+    assert math.isclose(res.mip_cost_usd, oracle, rel_tol=TOLERANCE, abs_tol=TOLERANCE)
+    assert pm.holds_best()
+    assert pyo.value(pm.model.objective) <= pm.best[0] * (1 + 1e-7) + 1e-9
+    # one more reserved node of every type raises the cost: that is not the best schedule
+    m = pm.model
+    for g in m.G:
+        m.reserved_nodes[g].set_value(round(pyo.value(m.reserved_nodes[g])) + 1)
+        m.reserved[g].set_value(pyo.value(m.reserved[g]) + pm.data.node_gpus[g])
+    if pyo.value(m.objective) <= pm.best[0] * (1 + 1e-7):
+        pytest.skip("reservations are free in this portfolio")
+    assert not pm.holds_best()
+    pm.load_best(threads=1, left=30.0, end=None)
+    assert pm.holds_best()
+    assert math.isclose(pyo.value(m.objective), pm.best[0], rel_tol=1e-7, abs_tol=1e-7)
