@@ -586,6 +586,14 @@ class PortfolioModel:
             result.warm_start_seconds = self.warm_start(floors=cost_floors, starts=warm_start, end=end)
         if end is not None and time.perf_counter() >= end:
             return self.out_of_time(result, time_limit, time.perf_counter() - (started_at if started_at is not None else start))
+        least = self.least_cost_bound()
+        budget = d.portfolio.budget_usd
+        if budget is not None and least is not None and least > budget * (1 + 1e-9) + 1e-6:
+            # proved over budget by the bound alone: the time left goes to the least cost that would do
+            result.status = "infeasible"
+            result.message = self.explain_infeasible(end, least_usd=least) if explain else "no schedule within budget_usd"
+            result.solve_seconds = time.perf_counter() - start
+            return result
         searched = self.search_objective if d.later_starts else None   # the search's best objective
         if warm_start and self.plan_fixes:
             self.search(result, threads, end)
@@ -620,10 +628,7 @@ class PortfolioModel:
                                     self.try_schedule(found[0], found[1], threads, left, work_end)
                             self.load_best(threads, end - time.perf_counter(), end)
                             searched = self.search_objective
-        lag_bound = None
-        if self.lagrange is not None and math.isfinite(self.lagrange.bound_usd):
-            # the Lagrangian bound is valid on its own (portfolio_lagrange)
-            lag_bound = self.lagrange.bound_usd * (1.0 - FLOOR_SLACK) - FLOOR_SLACK
+        lag_bound = self.least_cost_bound()
         proved = searched is not None and lag_bound is not None and searched - lag_bound <= rel_gap * abs(searched)
         remaining = None if end is None else max(MIN_SOLVE_SECONDS, end - time.perf_counter())
         fallback_end = None
@@ -684,6 +689,14 @@ class PortfolioModel:
         elif status == "infeasible":
             result.message = self.explain_infeasible(end) if explain else "no schedule"
         return result
+
+    def least_cost_bound(self) -> float | None:
+        """A lower bound in USD on the cost of every schedule, the budget row left out: the
+        Lagrangian bound (valid for any multipliers, ``portfolio_lagrange``) less its slack
+        against solver tolerances; None before it is computed or when it is not finite."""
+        if self.lagrange is None or not math.isfinite(self.lagrange.bound_usd):
+            return None
+        return self.lagrange.bound_usd * (1.0 - FLOOR_SLACK) - FLOOR_SLACK
 
     def start_from_bucket_zero(self, result: PortfolioResult, rel_gap: float, threads: int, end: float) -> None:
         """Later starts under a time limit: when bucket 0 is a start of every such type, first solve
@@ -901,10 +914,11 @@ class PortfolioModel:
                 v.setub(ub)
         return incumbent
 
-    def explain_infeasible(self, end: float | None = None) -> str:
-        """Why there is no schedule: the budget (the least cost without it, re-solved), or the jobs
-        that cannot meet their deadline even alone (each solved as a one-job portfolio), or the
-        shared GPUs. Every re-solve stops at ``end`` (a ``time.perf_counter`` instant)."""
+    def explain_infeasible(self, end: float | None = None, least_usd: float | None = None) -> str:
+        """Why there is no schedule: the budget (the least cost without it, re-solved with the warm
+        start and search; ``least_usd``: a bound over the budget that already proves it), or the
+        jobs that cannot meet their deadline even alone (each solved as a one-job portfolio), or
+        the shared GPUs. Every re-solve stops at ``end`` (a ``time.perf_counter`` instant)."""
         d = self.data
 
         def left() -> float | None:
@@ -913,16 +927,23 @@ class PortfolioModel:
         out_of_time = "no schedule (the time limit left no time to find out why)"
         budget = d.portfolio.budget_usd
         if budget is not None:
+            over = (f"no schedule within budget_usd ${budget:,.0f}" if least_usd is None else
+                    f"no schedule within budget_usd ${budget:,.0f}: every schedule costs at least ${math.ceil(least_usd):,.0f} "
+                    f"(the Lagrangian bound over the shared GPUs)")
             if left() is not None and left() < MIN_SOLVE_SECONDS:
-                return out_of_time
+                return over if least_usd is not None else out_of_time
             free = PortfolioModel(PortfolioData(d.portfolio.model_copy(update={"budget_usd": None}), d.instances))
-            res = free.solve(time_limit=left(), warm_start=False, explain=False)
+            res = free.solve(time_limit=left(), explain=False)
+            sep = ": " if least_usd is None else "; "
             if res.cost_usd is not None and res.status == "optimal":
-                return (f"no schedule within budget_usd ${budget:,.0f}: the least-cost schedule costs ${res.cost_usd:,.0f}; "
+                return (f"{over}{sep}the least-cost schedule costs ${res.cost_usd:,.0f}; "
                         f"a budget of ${math.ceil(res.cost_usd):,.0f} would let every job meet its deadline")
             if res.cost_usd is not None:
-                return (f"no schedule within budget_usd ${budget:,.0f}: the cheapest schedule found costs ${res.cost_usd:,.0f} "
-                        f"(not proven least within the time limit)")
+                return (f"{over}{sep}the cheapest schedule found costs ${res.cost_usd:,.0f} "
+                        f"(not proven least within the time limit); a budget of ${math.ceil(res.cost_usd):,.0f} would let "
+                        f"every job meet its deadline")
+            if least_usd is not None:
+                return f"{over}; no schedule without the budget was found in the time left"
         def fits_alone(j: int, deadline: int) -> bool | None:
             """Job j alone with this deadline bucket has a schedule (None: out of time)."""
             if left() is not None and left() < MIN_SOLVE_SECONDS:
