@@ -741,8 +741,8 @@ class PortfolioModel:
         follows once column generation has run."""
         t0 = time.perf_counter()
         left = SEARCH_SECONDS / SEARCH_SHARE if end is None else end - t0
-        if left <= MIN_SOLVE_SECONDS:
-            return
+        if left <= max(MIN_SOLVE_SECONDS, self.restore_seconds()):
+            return   # no time to load what it would find: the MIP and the gang heuristic's schedule get it
         self.candidates = greedy_candidates(self, self.job_plans, self.reserved_floor,
                                             end=None if end is None else t0 + GREEDY_SHARE * (end - t0))
         if self.candidates:

@@ -59,16 +59,17 @@ class PortfolioOptions:
 
 
 def check_portfolio_options(source: str | Path | dict[str, Any] | PortfolioData, names: dict[str, str] = CLI_NAMES,
-                            **given: Any) -> PortfolioOptions:
+                            started_at: float | None = None, **given: Any) -> PortfolioOptions:
     """The portfolio ``source`` loaded and the options ``given`` (keys of ``OPTIONS``) checked;
-    an InputError names the first wrong option by ``names``."""
+    an InputError names the first wrong option by ``names``. ``started_at`` (a
+    ``time.perf_counter`` instant, default now) is when the time limit starts counting."""
     from .chance import DEFAULT_SCENARIOS, check_confidence
     from .instance import check_time_limit
     from .portfolio import check_budget, load_portfolio
     from .portfolio_chance import check_saa_scenarios
     from .portfolio_risk import check_risk_scenarios
     from .risk import check_seed
-    started_at = time.perf_counter()
+    started_at = time.perf_counter() if started_at is None else started_at
     unknown = set(given) - set(OPTIONS)
     if unknown:  # a programming error, not a user's: the callers pass only OPTIONS
         raise TypeError(f"unknown portfolio options {sorted(unknown)}")

@@ -1,16 +1,27 @@
+import gc
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 INSTANCES = ROOT / "instances"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
+@pytest.fixture(autouse=True)
+def _heap_collectable_again():
+    """``main()`` freezes the heap just before the process exits (``cli/app.py``: a fast exit); a
+    test that calls it in-process goes on living, so its objects are made collectable again."""
+    yield
+    if gc.get_freeze_count():
+        gc.unfreeze()
+
+
 def split_seeds(seeds, default: int) -> list:
     """Random-instance seeds for ``pytest.mark.parametrize``: the first ``default`` run in the default
     ``pytest -q``, the rest are marked ``slow`` (``.ci/run`` runs them with ``-m slow``), so the default run
     stays well under 10 minutes on 2 cores while CI still holds every seed to its oracle."""
-    import pytest
     seeds = list(seeds)
     return seeds[:default] + [pytest.param(s, marks=pytest.mark.slow) for s in seeds[default:]]
 

@@ -11,6 +11,7 @@ Exit codes: 0 optimal (or valid), 1 internal error, 2 invalid input,
 
 from __future__ import annotations
 
+import gc
 import sys
 
 import typer
@@ -57,6 +58,8 @@ def main() -> None:
     Every failure before a command runs (a bad flag, a bad value, a missing argument) is one line
     ``error: ...`` and exit 2, under ``--json`` also one JSON error object on stdout; Ctrl-C is one
     line ``interrupted`` and exit 130 (``interrupt.py``)."""
+    from . import clock
+    clock.start()   # a portfolio's --time-limit counts from here (clock.py)
     # A name from the user may hold a lone surrogate (JSON's "\ud800"); print it escaped, not crash.
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
@@ -77,6 +80,10 @@ def main() -> None:
     finally:
         interrupt.hold_if_stopping()
         interrupt.uninstall()
+    # The interpreter's last garbage collection would walk every object left (a 40-job portfolio's
+    # Pyomo model: ~900,000 in cycles, 0.4-0.7 s after the answer is printed). Frozen objects are
+    # left to the operating system; atexit handlers (Dask's clean-up) still run.
+    gc.freeze()
     sys.exit(code if isinstance(code, int) else 0)
 
 

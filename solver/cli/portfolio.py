@@ -116,7 +116,8 @@ def solve_portfolio_command(file: Path, json_out: bool, time_limit: Optional[flo
     ``--cvar`` are refused. ``--out`` (CSV or Parquet) gets one row per job; it and ``--plot`` are
     checked before the solve and written together or not at all (``files.OutputFiles``)."""
     from ..portfolio_options import check_portfolio_options, solve_with_options
-    options = check_portfolio_options(file, objective=objective, budget_usd=budget_usd, deadline_hours=deadline_hours,
+    from .clock import started_at
+    options = check_portfolio_options(file, started_at=started_at(), objective=objective, budget_usd=budget_usd, deadline_hours=deadline_hours,
                                       max_forgetting_points=max_forgetting, min_quality=min_quality, cvar=cvar,
                                       scenarios=scenarios, seed=seed, confidence=confidence, time_limit=time_limit)
     files = OutputFiles()
