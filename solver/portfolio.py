@@ -82,8 +82,6 @@ RESTORE_MARGIN = 1.5      # times the longest schedule LP measured in this solve
 FINISH_RESTORES = 3       # restore times the branching leaves: the leaves' masters, their schedules, the final load
 MIN_SOLVE_SECONDS = 0.01   # the shortest time limit handed to HiGHS (the CLI's lower bound on --time-limit)
 POLISH_SECONDS = 60.0
-FALLBACK_SECONDS = 20.0    # at most, kept from a time limit for the gang heuristic's schedule LP (gang_fallback)
-FALLBACK_SHARE = 0.25      # of the MIP's time, at most, kept for it
 EXPLAIN_SECONDS = 30.0     # per one-job solve when explaining an infeasible portfolio
 LATER_BASE_SHARE = 0.5     # of the time left, at most, for the bucket-0 twin of a portfolio with later starts
 EXPLAIN_JOBS = 5           # jobs for which an infeasible portfolio's explanation searches a deadline that would do      # the schedule LP after the MIP; it takes well under a second on the benchmarks
@@ -630,13 +628,15 @@ class PortfolioModel:
                             searched = self.search_objective
         lag_bound = self.least_cost_bound()
         proved = searched is not None and lag_bound is not None and searched - lag_bound <= rel_gap * abs(searched)
-        remaining = None if end is None else max(MIN_SOLVE_SECONDS, end - time.perf_counter())
-        fallback_end = None
-        if remaining is not None and self.gang_values is not None:
-            # keep time for the fallback schedule's LP, in case the MIP finds no better schedule
-            reserve = max(RESTORE_SECONDS, min(FALLBACK_SECONDS, FALLBACK_SHARE * remaining))
-            remaining = max(MIN_SOLVE_SECONDS, remaining - reserve)
-            fallback_end = end
+        fallback_tried = fallback_loaded = False
+        if not proved and end is not None and self.gang_values is not None:
+            # Under a time limit the schedule to fall back on is in the model before the MIP proper
+            # runs (the search's best, or the gang heuristic's loaded now), so the MIP may take the
+            # time left but one schedule LP (the polish): a MIP that finds nothing in time loses nothing.
+            fallback_loaded = self.holds_best()
+            if not fallback_loaded:
+                fallback_tried, fallback_loaded = True, self.load_fallback(threads, end)
+        remaining = None if end is None else max(MIN_SOLVE_SECONDS, end - time.perf_counter() - RESTORE_MARGIN * self.longest_restore)
         if remaining is not None and self.solver.pending is not None and len(self.solver.pending[0]):
             # HiGHS completes a partial start by a sub-MIP that has the whole time limit to itself
             # before the MIP proper gets it again (seen in its log): give each half.
@@ -657,15 +657,16 @@ class PortfolioModel:
         status = "optimal" if res is None else _status(res)
         result.status = status
         use_mip = res is not None and res.solution_status in (SolutionStatus.optimal, SolutionStatus.feasible) and status != "infeasible"
-        if use_mip and searched is not None and res.incumbent_objective > searched + 1e-9 * abs(searched):
-            use_mip = False   # the search's schedule is better
+        known = searched if searched is not None else pyo.value(self.model.objective) if fallback_loaded else None
+        if use_mip and known is not None and res.incumbent_objective > known + 1e-9 * abs(known):
+            use_mip = False   # the schedule already in the model (the search's, or the gang heuristic's) is better
         found = use_mip
         if not use_mip and status != "infeasible" and self.gang_values is not None:
-            if res is None and self.holds_best():
-                found = True   # proved without the MIP, and load_best left the best schedule in the model
-            else:
+            if fallback_loaded or (res is None and self.holds_best()):
+                found = True   # the model holds it (loaded before the MIP, or left there by load_best)
+            elif not fallback_tried:
                 # the fallback LP is short (all integers fixed): it may overrun the limit a little rather than lose the schedule
-                found = self.gang_fallback(threads, None if fallback_end is None else max(RESTORE_SECONDS, fallback_end - time.perf_counter()))
+                found = self.gang_fallback(threads, None if end is None else max(RESTORE_SECONDS, end - time.perf_counter()))
             if found and searched is None:
                 result.message = "the MIP found no schedule in time: this is the gang heuristic's (gang_schedule), its best for its plans and reservations"
         if found:
@@ -856,6 +857,19 @@ class PortfolioModel:
             self.solve_schedule_lp(self.best[1], max(RESTORE_SECONDS, self.time_for(COMPLETE_SHARE, left, end)), threads)
         self.gang_values = list(self.best[1])
         self.search_objective = self.best[0]
+
+    def load_fallback(self, threads: int, end: float) -> bool:
+        """The gang heuristic's schedule loaded into the model now (``gang_fallback``), timed as a
+        schedule LP; the start pending for the MIP proper is kept for it. Like the fallback after
+        the MIP, it may overrun ``end`` a little (at most ``RESTORE_SECONDS``) rather than lose
+        the schedule."""
+        pending, self.solver.pending = self.solver.pending, None
+        t0 = time.perf_counter()
+        try:
+            return self.gang_fallback(threads, max(RESTORE_SECONDS, end - t0))
+        finally:
+            self.solver.pending = pending
+            self.longest_restore = max(self.longest_restore, time.perf_counter() - t0)
 
     def gang_fallback(self, threads: int, time_limit: float | None) -> bool:
         """The gang heuristic's schedule (``gang_values``: plans, held buckets, reservations) with
