@@ -78,6 +78,7 @@ def main() -> None:
     except typer.TyperException as exc:  # click's usage errors, as typer vendors them
         _usage_failure(exc, json_out)
     finally:
+        clock.stop()
         interrupt.hold_if_stopping()
         interrupt.uninstall()
     # The interpreter's last garbage collection would walk every object left (a 40-job portfolio's
