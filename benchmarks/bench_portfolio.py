@@ -164,7 +164,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--render", type=Path, help="print the Markdown table of a results JSON and exit")
     ap.add_argument("--quick", action="store_true", help="5 and 50 jobs only, no ablations")
-    ap.add_argument("--out", type=Path, default=Path("results_portfolio.json"), help="raw rows (JSON)")
+    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results" / "portfolio.json",
+                    help="raw rows (JSON; default benchmarks/results/, which git ignores)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--part", choices=["scale", "deep", "all", "target", "seeds", "wall", "capacity", "later"], default="all",
                     help="scale: sizes and 1 %% ablations; deep: ablations to tight gaps; seeds: --jobs over --seeds; "
@@ -178,6 +179,7 @@ def main() -> None:
     ap.add_argument("--whole-time", action="store_true",
                     help="seeds: the time limit counts from before the model is built (the whole wall time)")
     args = ap.parse_args()
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     if args.render:
         print(render(json.loads(args.render.read_text())["rows"]))
         return

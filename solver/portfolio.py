@@ -64,6 +64,8 @@ from .verbosity import solver_log_streams
 # default is 1e-4; tests of small portfolios use 1e-9 through `rel_gap`).
 RELATIVE_GAP = 1e-4
 FLOOR_SLACK = 1e-6  # relative (and USD) slack on each job's cost floor, against solver tolerances
+BUDGET_RELATIVE_SLACK = 1e-9   # a total over budget_usd by less than this share (plus BUDGET_SLACK_USD) is within it:
+BUDGET_SLACK_USD = 1e-6        # the LP's rounding of a schedule that meets the budget row exactly
 LAGRANGE_SECONDS = 10.0   # the subgradient ascent: on 50 jobs ~0.1 s an iteration, within 0.1 % of its plateau after ~90 (BENCHMARKS.md §3)
 LAGRANGE_SHARE = 0.1      # of the time left, at most, for it
 COMPLETE_SECONDS = 10.0   # at most, for the sub-MIP completing the warm start's plans (~1 s on 50 jobs)
@@ -77,14 +79,14 @@ MASTER_ROUNDS = 3         # integer master, then best responses from its schedul
 BRANCH_SHARE = 0.85       # of the time left after the master search, at most, for the branching (the MIP proper adds nothing on 50 jobs in 60 s)
 BRANCH_MASTERS = 2        # the lowest leaves of the branching whose integer master is solved
 RESERVATION_GREEDY_SHARE = 0.05   # of the time left, at most, for the greedy from a reservation vector the branching proposes
-RESTORE_SECONDS = 3.0     # at least, kept for the fallback schedule's LP (all integers fixed: ~0.5-1.5 s on 50 jobs)
+RESTORE_SECONDS = 3.0     # at least, kept for loading one schedule (its LP, all integers fixed: ~0.5-1.5 s on 50 jobs, ~2 s on 100; BENCHMARKS.md §3)
 RESTORE_MARGIN = 1.5      # times the longest schedule LP measured in this solve, kept for loading the best schedule
 FINISH_RESTORES = 3       # restore times the branching leaves: the leaves' masters, their schedules, the final load
 MIN_SOLVE_SECONDS = 0.01   # the shortest time limit handed to HiGHS (the CLI's lower bound on --time-limit)
-POLISH_SECONDS = 60.0
+POLISH_SECONDS = 60.0      # at most, for the polish (the schedule LP at the MIP's integers) without a time limit
 EXPLAIN_SECONDS = 30.0     # per one-job solve when explaining an infeasible portfolio
 LATER_BASE_SHARE = 0.5     # of the time left, at most, for the bucket-0 twin of a portfolio with later starts
-EXPLAIN_JOBS = 5           # jobs for which an infeasible portfolio's explanation searches a deadline that would do      # the schedule LP after the MIP; it takes well under a second on the benchmarks
+EXPLAIN_JOBS = 5           # jobs for which an infeasible portfolio's explanation searches a deadline that would do
 RESULT_VERSION = "1.2"  # of the JSON output; minor: keys added (1.1: risk; 1.2: region in procurement and schedule rows), major: a key changes meaning or goes away
 HEURISTIC_EFFORT = 0.05  # HiGHS's default; 0.3 found no better incumbents on the 50-job benchmark
 
@@ -298,6 +300,11 @@ class PortfolioResult:
 
 
 # --- the evaluator of a schedule -----------------------------------------
+def over_budget(total_usd: float, budget_usd: float | None) -> bool:
+    """``total_usd`` exceeds the total spend cap (None: no cap), beyond the LP's rounding."""
+    return budget_usd is not None and total_usd > budget_usd * (1 + BUDGET_RELATIVE_SLACK) + BUDGET_SLACK_USD
+
+
 def evaluate_schedule(pdata: PortfolioData, plans: list[Plan], spot_shares: list[float],
                       gpu_hours: list[dict[tuple[int, str], float]], reserved: dict[str, int],
                       evaluators: list[Evaluator] | None = None, tolerance: float = 1e-6,
@@ -372,7 +379,7 @@ def evaluate_schedule(pdata: PortfolioData, plans: list[Plan], spot_shares: list
             violations.append(f"capacity: {k} {g} in bucket {b}: jobs hold {v:g} GPUs at once > {cap:g}")
     total = sum(breakdown.values())
     budget = pdata.portfolio.budget_usd
-    if budget is not None and total > budget * (1 + 1e-9) + 1e-6:
+    if over_budget(total, budget):
         violations.append(f"budget_usd: {total:,.0f} > {budget:,.0f}")
     return out, breakdown, violations
 
@@ -585,8 +592,7 @@ class PortfolioModel:
         if end is not None and time.perf_counter() >= end:
             return self.out_of_time(result, time_limit, time.perf_counter() - (started_at if started_at is not None else start))
         least = self.least_cost_bound()
-        budget = d.portfolio.budget_usd
-        if budget is not None and least is not None and least > budget * (1 + 1e-9) + 1e-6:
+        if least is not None and over_budget(least, d.portfolio.budget_usd):
             # proved over budget by the bound alone: the time left goes to the least cost that would do
             result.status = "infeasible"
             result.message = self.explain_infeasible(end, least_usd=least) if explain else "no schedule within budget_usd"
@@ -953,8 +959,9 @@ class PortfolioModel:
                 return (f"{over}{sep}the least-cost schedule costs ${res.cost_usd:,.0f}; "
                         f"a budget of ${math.ceil(res.cost_usd):,.0f} would let every job meet its deadline")
             if res.cost_usd is not None:
+                within = "" if res.gap is None else f"within {100 * res.gap:.2f} % of the least, "
                 return (f"{over}{sep}the cheapest schedule found costs ${res.cost_usd:,.0f} "
-                        f"(not proven least within the time limit); a budget of ${math.ceil(res.cost_usd):,.0f} would let "
+                        f"({within}not proven least within the time limit); a budget of ${math.ceil(res.cost_usd):,.0f} would let "
                         f"every job meet its deadline")
             if least_usd is not None:
                 return f"{over}; no schedule without the budget was found in the time left"
