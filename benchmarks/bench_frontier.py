@@ -32,10 +32,10 @@ from pathlib import Path
 import numpy as np
 
 from planopt.instance import load_instance
-from planopt.models.costs import Evaluator
+from planopt.models.cost.evaluator import Evaluator
 from planopt.models.formulation import LIMITS
-from planopt.oracle import all_plans
-from planopt.run import PlanModel
+from planopt.oracles.by_plan import all_plans
+from planopt.job.model import PlanModel
 
 ROOT = Path(__file__).resolve().parent.parent
 INSTANCE = ROOT / "instances" / "qwen3-8b-math.json"
@@ -46,7 +46,7 @@ REL = 1e-6
 
 
 def pareto_frontier(pm, x, y):
-    from planopt.frontier import pareto_frontier as exact
+    from planopt.studies.frontier import pareto_frontier as exact
     return exact(pm, x, y)
 
 
@@ -180,7 +180,7 @@ def sweep_cases():
 
 
 def sweep_table() -> list[str]:
-    from planopt.sweep import run_sweep
+    from planopt.studies.sweep import run_sweep
     rows = ["| sweep of 100 budgets | rebuild + solve ×100 s | persistent, every value re-solved s | speed-up | "
             "persistent with exact reuse s (solves) | speed-up | distinct plans | rows agree |",
             "|---|---:|---:|---:|---:|---:|---:|---|"]

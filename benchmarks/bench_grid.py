@@ -8,9 +8,9 @@ The grid is ``planopt sweep FILE --confidence ... --budget-usd ...``: by default
 8 confidences × 5 budgets on instances/tiny.json with 200 scenarios per solve,
 budgets from $1,500 to $3,500, where every point is feasible (a solve there takes about
 0.5 to 1 s on an idle core). The
-same task list (``planopt.sweep.grid_tasks``) is solved
+same task list (``planopt.studies.sweep.grid_tasks``) is solved
 
-1. serially, in this process (``planopt.distributed.run_serial``);
+1. serially, in this process (``planopt.studies.distributed.run_serial``);
 2. on a ``distributed.LocalCluster(n_workers=W, threads_per_worker=1,
    processes=True)``: its start, a first run (the workers import planopt),
    then runs on the warm cluster (what a long-lived cluster given by
@@ -36,8 +36,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from planopt.distributed import run_dask, run_serial
-from planopt.sweep import grid_tasks, parse_confidences, parse_values
+from planopt.studies.distributed import run_dask, run_serial
+from planopt.studies.sweep import grid_tasks, parse_confidences, parse_values
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -25,9 +25,9 @@ import json
 import os
 import time
 
-from planopt.generate import random_portfolio
-from planopt.portfolio import load_portfolio, solve_portfolio
-from planopt.portfolio_replay import replay_schedule
+from planopt.portfolio.generate import random_portfolio
+from planopt.portfolio.solve import load_portfolio, solve_portfolio
+from planopt.portfolio.replay import replay_schedule
 
 
 def cheapest_listed(pdata) -> dict[str, str]:

@@ -17,7 +17,7 @@ relative gap is at most 1 % or 120 s pass. ``time_to_1pct_s`` is the solve time 
 the 1 % gap was proven (blank when it was not). Ablations switch one choice off at a time
 on the 50-job portfolio:
 
-- ``warm_start``: the Lagrangian relaxation of the shared capacity (``solver/portfolio_lagrange.py``):
+- ``warm_start``: the Lagrangian relaxation of the shared capacity (``solver/portfolio/lagrange.py``):
   per-job share floors in the MIP, and each job's minimising plan as HiGHS's partial start; with
   it the search (greedy, best responses, sub-MIPs for fixed plans) and, under a time limit,
   column generation, the integer master and one branching on a reservation (the time is in
@@ -40,9 +40,9 @@ import platform
 import time
 from pathlib import Path
 
-from planopt.generate import random_portfolio
-from planopt.portfolio import PortfolioModel, solve_portfolio
-from planopt.portfolio_replay import replay_schedule
+from planopt.portfolio.generate import random_portfolio
+from planopt.portfolio.solve import PortfolioModel, solve_portfolio
+from planopt.portfolio.replay import replay_schedule
 
 TIME_LIMIT = 120.0
 TARGET_GAP = 0.01
@@ -126,9 +126,9 @@ def capacity_rows(sizes: list[int], seeds: list[int], samples: list[int], time_l
     """Per generated portfolio (3 GPU types, 8 weekly buckets): the least-cost schedule and the time
     of its risk over RISK_SCENARIOS scenarios; then --confidence 0.9 on each SAA sample size: time,
     status, gap, cost over the least-cost schedule's, in- and out-of-sample undisrupted shares."""
-    from planopt.portfolio import load_portfolio
-    from planopt.portfolio_chance import solve_portfolio_at_confidence
-    from planopt.portfolio_risk import portfolio_risk
+    from planopt.portfolio.solve import load_portfolio
+    from planopt.portfolio.chance import solve_portfolio_at_confidence
+    from planopt.portfolio.risk import portfolio_risk
     rows = []
     for jobs in sizes:
         for seed in seeds:

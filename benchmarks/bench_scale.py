@@ -56,10 +56,10 @@ def peak_mib() -> float:
 
 
 def child(kind: str, label: str) -> dict:
-    from planopt.enumerate_arrays import best_plan_arrays
+    from planopt.oracles.arrays import best_plan_arrays
     from planopt.instance import load_instance
-    from planopt.models.costs import Evaluator
-    from planopt.run import PlanModel  # imports before the clocks start: both sides import Pyomo (run.py)
+    from planopt.models.cost.evaluator import Evaluator
+    from planopt.job.model import PlanModel  # imports before the clocks start: both sides import Pyomo (run.py)
     inst = load_instance(scaled(*LADDER[label]))
     recipes, hardware, intervals = Evaluator(inst).space()
     out = {"plans": len(recipes) * len(hardware) * len(intervals), "base_mib": peak_mib()}

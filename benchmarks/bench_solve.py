@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 
 from planopt.instance import load_instance
-from planopt.models.costs import Evaluator
-from planopt.oracle import all_plans
-from planopt.run import PlanModel
+from planopt.models.cost.evaluator import Evaluator
+from planopt.oracles.by_plan import all_plans
+from planopt.job.model import PlanModel
 
 ROOT = Path(__file__).resolve().parent.parent
 INSTANCES = ROOT / "instances"
@@ -72,12 +72,12 @@ t0 = time.perf_counter()
 from planopt.cli import app
 t1 = time.perf_counter()
 from planopt.api import solve_instance
-from planopt.diagnose import sensitivity
+from planopt.job.diagnose import sensitivity
 from planopt.instance import load_instance
-from planopt.report import solve_report
-from planopt.risk import REPORT_SCENARIOS, plan_risk
-from planopt.risk_report import risk_section
-from planopt.run import PlanModel
+from planopt.report.text import solve_report
+from planopt.uncertainty.risk import REPORT_SCENARIOS, plan_risk
+from planopt.report.risk import risk_section
+from planopt.job.model import PlanModel
 t2 = time.perf_counter()
 inst = load_instance(sys.argv[1])
 t3 = time.perf_counter()

@@ -124,10 +124,10 @@ def enumerate_staged(inst, budget_s: float = 120.0, chunk: int = CHUNK, probe_ch
     project more than ``budget_s`` seconds, that projection."""
     import numpy as np
 
-    from planopt.models.costs import LIMIT_METRIC, Evaluator, exceeds
+    from planopt.models.cost.evaluator import LIMIT_METRIC, Evaluator, exceeds
     from planopt.models.formulation.staged_data import collect_staged
-    from planopt.models.stage_outcomes import affine_stage
-    from planopt.run import TIE_BREAK_RELATIVE
+    from planopt.models.cost.stage_outcomes import affine_stage
+    from planopt.job.model import TIE_BREAK_RELATIVE
 
     start, start_cpu = time.perf_counter(), time.process_time()
     ev = Evaluator(inst)
@@ -278,7 +278,7 @@ def enumerate_staged(inst, budget_s: float = 120.0, chunk: int = CHUNK, probe_ch
 
 def _decode(sd, q: int, pairs: tuple, i: int, stage_table):
     """The StagedPlan of sequence ``q`` at pair indices ``pairs`` (per stage) and interval ``i``."""
-    from planopt.models.staged_plan import Stage, StagedPlan
+    from planopt.models.schema.staged_plan import Stage, StagedPlan
     seq = sd.sequences[q]
     stages = []
     for s, m in enumerate(seq):
@@ -294,10 +294,10 @@ def _decode(sd, q: int, pairs: tuple, i: int, stage_table):
 
 def child(kind: str, label: str, setting: str, budget_s: float, time_limit: float) -> dict:
     from planopt.instance import load_instance
-    from planopt.models.costs import Evaluator
-    from planopt.models.staged_costs import staged_metrics
-    from planopt.staged_oracle import staged_space_size
-    from planopt.staged_run import StagedPlanModel  # imports before the clocks start (both sides import Pyomo)
+    from planopt.models.cost.evaluator import Evaluator
+    from planopt.models.cost.staged import staged_metrics
+    from planopt.oracles.staged import staged_space_size
+    from planopt.job.staged import StagedPlanModel  # imports before the clocks start (both sides import Pyomo)
     inst = load_instance(scaled(*LADDER[label], setting=setting))
     out = {"plans": staged_space_size(inst), "base_mib": peak_mib()}
     if kind == "mip":
@@ -474,7 +474,7 @@ def cli(runs: int) -> None:
 
 def main(args) -> None:
     from planopt.instance import load_instance
-    from planopt.staged_oracle import staged_space_size
+    from planopt.oracles.staged import staged_space_size
     labels, settings = args.sizes.split(","), args.settings.split(",")
     import planopt
     head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()

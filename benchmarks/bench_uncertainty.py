@@ -20,10 +20,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from planopt.chance import ChanceModel
+from planopt.uncertainty.chance import ChanceModel
 from planopt.instance import load_instance
-from planopt.risk import plan_risk
-from planopt.run import solve
+from planopt.uncertainty.risk import plan_risk
+from planopt.job.model import solve
 
 ROOT = Path(__file__).resolve().parent.parent
 INSTANCES = ["tiny", "qwen3-8b-math", "qwen3-32b-agentic-rl", "llama-70b-domain-injection", "infeasible-deadline"]

@@ -6,7 +6,7 @@ Run:  python benchmarks/calibration_coverage.py [--scenarios N] [--seed S] [--no
 For the public set (instances/calibration) and the validation set
 (instances/calibration-validation), one markdown table per set: case, figure,
 published, P10, P50, P90 of the prediction under the uncertainty model
-(``planopt.calibration_intervals.case_intervals``, the intervals
+(``planopt.uncertainty.calibration_intervals.case_intervals``, the intervals
 ``planopt calibrate`` prints) and whether the published figure is inside; then
 the coverage line: the share of published figures inside their sampled P10-P90
 (nominal 80 %) and the median width P90/P10, by kind and over the set.
@@ -26,8 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from planopt.calibrate import calibrate_case
-from planopt.calibration_intervals import FIXED, N_SCENARIOS, SAMPLED, SEED, case_intervals
+from planopt.uncertainty.calibrate import calibrate_case
+from planopt.uncertainty.calibration_intervals import FIXED, N_SCENARIOS, SAMPLED, SEED, case_intervals
 
 ROOT = Path(__file__).resolve().parent.parent
 SETS = {"public": ROOT / "instances" / "calibration", "validation": ROOT / "instances" / "calibration-validation"}
@@ -138,11 +138,11 @@ def predictive_range(log_ratios: np.ndarray) -> tuple[float, float]:
 
 def step_spread_check(all_records: list[dict]) -> list[str]:
     """The step-time spreads against the current model's residuals (predicted / published step seconds of
-    the step_seconds rows, the rule of models/spreads.py and benchmarks/uncertainty_spreads.py: numpy linear
+    the step_seconds rows, the rule of models/catalog/spreads.py and benchmarks/uncertainty_spreads.py: numpy linear
     quantiles), each checked leave-one-out: is a row inside the range computed from the other rows?
     Beside it, the log-normal predictive range (Student t), which allows for the few rows."""
-    from planopt.calibrate import load_case
-    from planopt.models import spreads
+    from planopt.uncertainty.calibrate import load_case
+    from planopt.models.catalog import spreads
     out = ["| students | rows | spreads.py P10-P90 | current rows: sample P10-P90 | leave-one-out inside | "
            "log-normal predictive P10-P90 | leave-one-out inside |",
            "|---|---:|---|---|---:|---|---:|"]
@@ -178,7 +178,7 @@ def main() -> None:
     parser.add_argument("--noise-seeds", type=int, default=0, help="also report endpoint noise over this many seeds")
     args = parser.parse_args()
     print(f"Intervals: {args.scenarios} stratified scenarios per case, seed {args.seed} "
-          f"(planopt.calibration_intervals; `planopt calibrate DIR` prints the same).\n")
+          f"(planopt.uncertainty.calibration_intervals; `planopt calibrate DIR` prints the same).\n")
     every: list[dict] = []
     for name, directory in SETS.items():
         records, seconds = measure(directory, args.scenarios, args.seed)

@@ -1,4 +1,4 @@
-"""Model memory by plan-space size: the measurements behind ``solver/plan_space.py``'s coefficients and cap.
+"""Model memory by plan-space size: the measurements behind ``solver/job/plan_space.py``'s coefficients and cap.
 
 Run:  python benchmarks/model_memory.py
 
@@ -38,7 +38,7 @@ def variants() -> dict[str, dict]:
 
 def main() -> None:
     from planopt.instance import load_instance
-    from planopt.plan_space import plan_space
+    from planopt.job.plan_space import plan_space
     planopt = str(Path(sys.executable).parent / "planopt")
     rows, base_kib = [], None
     load = os.getloadavg()[0]

@@ -1,4 +1,4 @@
-r"""Derive the step-time spreads of ``models/spreads.py`` from the calibration residuals.
+r"""Derive the step-time spreads of ``models/catalog/spreads.py`` from the calibration residuals.
 
 For every ``step_seconds`` row of instances/calibration and
 instances/calibration-validation, the ratio predicted / published is the rate
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from planopt.calibrate import calibrate_case, load_case
+from planopt.uncertainty.calibrate import calibrate_case, load_case
 
 ROOT = Path(__file__).resolve().parent.parent
 FOLDERS = ("instances/calibration", "instances/calibration-validation")

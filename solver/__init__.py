@@ -14,47 +14,32 @@ Names are imported on first use, so that a command line that needs no solver
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 
 # public name -> (module, attribute)
 _EXPORTS = {
-    "Metrics": ("planopt.models.costs", "Metrics"),
-    "Plan": ("planopt.models.plan", "Plan"),
-    "Instance": ("planopt.models.schema", "Instance"),
+    "Metrics": ("planopt.models.cost.evaluator", "Metrics"),
+    "Plan": ("planopt.models.schema.plan", "Plan"),
+    "Instance": ("planopt.models.schema.instance", "Instance"),
     "solve": ("planopt.api", "solve_instance"),
     "evaluate": ("planopt.api", "evaluate_plan"),
     "breakdown_frame": ("planopt.api", "breakdown_frame"),
     "InputError": ("planopt.errors", "InputError"),
-    "frontier": ("planopt.frontier", "frontier_frame"),
+    "frontier": ("planopt.studies.frontier", "frontier_frame"),
     "load_instance": ("planopt.instance", "load_instance"),
-    "PortfolioResult": ("planopt.portfolio", "PortfolioResult"),
-    "load_portfolio": ("planopt.portfolio", "load_portfolio"),
-    "solve_portfolio": ("planopt.portfolio", "solve_portfolio"),
-    "Risk": ("planopt.risk", "Risk"),
-    "risk": ("planopt.risk", "risk_of"),
-    "PlanModel": ("planopt.run", "PlanModel"),
-    "SolveResult": ("planopt.run", "SolveResult"),
-    "sweep": ("planopt.sweep", "sweep_frame"),
-    "confidence_sweep": ("planopt.sweep", "chance_grid_frame"),
-    "probability_frontier": ("planopt.frontier", "probability_frontier_frame"),
+    "PortfolioResult": ("planopt.portfolio.solve", "PortfolioResult"),
+    "load_portfolio": ("planopt.portfolio.solve", "load_portfolio"),
+    "solve_portfolio": ("planopt.portfolio.solve", "solve_portfolio"),
+    "replay_schedule": ("planopt.portfolio.replay", "replay_schedule"),
+    "Risk": ("planopt.uncertainty.risk", "Risk"),
+    "risk": ("planopt.uncertainty.risk", "risk_of"),
+    "PlanModel": ("planopt.job.model", "PlanModel"),
+    "SolveResult": ("planopt.job.model", "SolveResult"),
+    "sweep": ("planopt.studies.sweep", "sweep_frame"),
+    "confidence_sweep": ("planopt.studies.sweep", "chance_grid_frame"),
+    "probability_frontier": ("planopt.studies.frontier", "probability_frontier_frame"),
 }
 
 __all__ = ["__version__", *_EXPORTS]
-
-
-class _Package(types.ModuleType):
-    """Keeps the API functions ``frontier``, ``sweep`` and ``risk`` when Python binds the
-    submodules of the same names on the package as they are imported (as an eager
-    ``from .frontier import frontier_frame as frontier`` used to do)."""
-
-    def __setattr__(self, name: str, value) -> None:
-        if name in _EXPORTS and isinstance(value, types.ModuleType) and value.__name__ == f"{__name__}.{name}":
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
 
 
 def _version() -> str:

@@ -5,16 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from planopt.models.costs import Evaluator, Metrics
-from planopt.models.plan import Plan
-from planopt.models.schema import Instance
-from planopt.models.staged_costs import evaluate_staged
-from planopt.models.staged_plan import StagedPlan, read_plan
+from planopt.models.cost.evaluator import Evaluator, Metrics
+from planopt.models.schema.plan import Plan
+from planopt.models.schema.instance import Instance
+from planopt.models.cost.staged import evaluate_staged
+from planopt.models.schema.staged_plan import StagedPlan, read_plan
 
-from .diagnose import explain_infeasible, sensitivity as limit_sensitivity
-from .errors import InputError
-from .instance import LIMIT_RANGES, check_limit, check_time_limit, load_instance
-from .run import DEFAULT_SOLVER, PlanModel, SolveResult
+from planopt.job.diagnose import explain_infeasible, sensitivity as limit_sensitivity
+from planopt.errors import InputError
+from planopt.instance import LIMIT_RANGES, check_limit, check_time_limit, load_instance
+from planopt.job.model import DEFAULT_SOLVER, PlanModel, SolveResult
 
 if TYPE_CHECKING:  # pandas is imported only when a DataFrame is asked for
     import pandas as pd
@@ -48,7 +48,7 @@ def solve_instance(source: str | Path | dict[str, Any] | Instance, time_limit: f
     if inst.constraints.confidence is not None:
         if solver != DEFAULT_SOLVER:
             raise InputError(f"solver: chance-constrained solves (a confidence) run on {DEFAULT_SOLVER} only, got {solver!r}")
-        from .chance import DEFAULT_SCENARIOS, solve_chance
+        from planopt.uncertainty.chance import DEFAULT_SCENARIOS, solve_chance
         return solve_chance(inst, inst.constraints.confidence, scenarios or DEFAULT_SCENARIOS, seed, cvar, time_limit)
     if cvar is not None:
         raise InputError("--cvar: needs --confidence (CVaR is the objective of a chance-constrained solve)")
@@ -63,12 +63,12 @@ def solve_instance(source: str | Path | dict[str, Any] | Instance, time_limit: f
                 if not result.relaxations[0]["together"] else "no plan satisfies every limit, and no single relaxation suffices"
         else:
             result.message = "no plan satisfies every limit, and relaxing the limits does not help (memory or options)"
-        from planopt.models.data_reuse import shortage_note
+        from planopt.models.cost.data_reuse import shortage_note
         note = shortage_note(inst)
         if note:
             result.message += f"; {note}"
     if scenarios is not None and result.plan is not None:
-        from .risk import plan_risk
+        from planopt.uncertainty.risk import plan_risk
         result.risk = plan_risk(inst.for_student(result.student) if inst.candidate_students else inst, result.plan,
                                 scenarios, seed).to_dict()
     return result

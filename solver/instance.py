@@ -9,9 +9,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from planopt.models.schema import Instance
+from planopt.models.schema.instance import Instance
 
-from .errors import InputError, describe_validation_error, read_json
+from planopt.errors import InputError, describe_validation_error, read_json
 
 
 def load_instance(source: str | Path | dict[str, Any] | Instance) -> Instance:

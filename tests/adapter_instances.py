@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import random
 
-from planopt.models.schema import Instance
-from planopt.oracle import all_plans
+from planopt.models.schema.instance import Instance
+from planopt.oracles.by_plan import all_plans
 
 from random_instances import OFF_LIMIT, random_job_dict, random_limits
 

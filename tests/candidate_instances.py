@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import random
 
-from planopt.models.schema import Instance
-from planopt.candidate_oracle import all_candidate_plans
+from planopt.models.schema.instance import Instance
+from planopt.oracles.candidates import all_candidate_plans
 
 from random_instances import SMALL_MODELS, random_job_dict, with_drawn_limits
 

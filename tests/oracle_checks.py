@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import math
 
-from planopt.enumerate_arrays import best_plan_arrays
-from planopt.models.schema import Instance
-from planopt.oracle import best_plan
-from planopt.run import SolveResult, solve
+from planopt.oracles.arrays import best_plan_arrays
+from planopt.models.schema.instance import Instance
+from planopt.oracles.by_plan import best_plan
+from planopt.job.model import SolveResult, solve
 
 
 def close(a: float, b: float, rel: float = 1e-6) -> bool:
@@ -35,10 +35,10 @@ def assert_mip_equals_both_oracles(inst: Instance) -> SolveResult:
 def assert_staged_mip_equals_the_staged_oracle(inst: Instance) -> SolveResult:
     """The staged contract: the MIP's status, objective and cost equal the staged oracle's, its plan re-evaluated
     by the staged evaluator is feasible at the same cost, and the MIP's own values equal the evaluator's."""
-    from planopt.models.costs import Evaluator
-    from planopt.models.staged_costs import evaluate_staged
-    from planopt.models.staged_plan import StagedPlan
-    from planopt.staged_oracle import best_staged_plan
+    from planopt.models.cost.evaluator import Evaluator
+    from planopt.models.cost.staged import evaluate_staged
+    from planopt.models.schema.staged_plan import StagedPlan
+    from planopt.oracles.staged import best_staged_plan
     mip, oracle = solve(inst), best_staged_plan(inst)
     assert mip.status == oracle.status, (mip.status, oracle.status, mip.message)
     if oracle.status != "optimal":
@@ -58,9 +58,9 @@ def assert_scenarios_equal_the_evaluator(inst: Instance, scenarios, plans) -> No
     for every plan given and every metric a limit or an objective reads."""
     import pytest
 
-    from planopt.models import uncertainty as U
-    from planopt.models.costs import Evaluator
-    from planopt.models.scenarios import ScenarioEvaluator
+    from planopt.models.uncertainty import model as U
+    from planopt.models.cost.evaluator import Evaluator
+    from planopt.models.uncertainty.scenarios import ScenarioEvaluator
     se = ScenarioEvaluator(Evaluator(inst), scenarios)
     for plan in plans:
         sm = se.plan_metrics(plan)
@@ -94,10 +94,10 @@ def assert_least_relaxations_equal_the_oracle(inst: Instance, fitting) -> dict:
     """``explain_infeasible`` on ``inst`` (infeasible): each limit relaxed alone needs exactly the best value
     of its metric among the plans (``fitting``: every plan's Metrics that fit in memory) meeting the other
     limits, and a limit no such plan exists for is not offered. Returns the relaxations alone."""
-    from planopt.diagnose import explain_infeasible
-    from planopt.models.costs import exceeds
+    from planopt.job.diagnose import explain_infeasible
+    from planopt.models.cost.evaluator import exceeds
     from planopt.models.formulation import LIMITS
-    from planopt.run import PlanModel
+    from planopt.job.model import PlanModel
     active = {k: v for k, v in inst.constraints.model_dump().items() if k in LIMITS and v is not None}
     rows = explain_infeasible(PlanModel(inst))
     alone = {r["constraint"]: r["required"] for r in rows if not r["together"]}

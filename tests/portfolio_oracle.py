@@ -27,9 +27,9 @@ import random
 import highspy
 import numpy as np
 
-from planopt.models.costs import Evaluator
+from planopt.models.cost.evaluator import Evaluator
 from planopt.models.formulation.portfolio import hourly_noncompute_usd, spot_overhead_share
-from planopt.models.schema import Instance
+from planopt.models.schema.instance import Instance
 
 GPUS = {"H100-SXM": 1.87, "A100-80GB": 1.79, "L40S": 1.86}  # $/GPU-hour, the scale of the random prices
 
@@ -458,7 +458,7 @@ def assert_time_limited_path_matches_brute_force(p: dict) -> None:
     reservation and, when the Lagrangian bound proves the gap, skips the MIP proper: the schedule
     must still be the oracle's optimum and every bound at most it (a bound above the optimum would
     end the search on a worse schedule)."""
-    from planopt.portfolio import PortfolioModel, load_portfolio
+    from planopt.portfolio.solve import PortfolioModel, load_portfolio
     oracle = best_portfolio_cost(load_portfolio(p))
     pm = PortfolioModel(p)
     res = pm.solve(rel_gap=1e-9, time_limit=120.0)
@@ -474,8 +474,8 @@ def assert_risk_equals_brute_force(source: dict, scenarios: int, seed: int) -> N
     """The least-cost schedule of ``source`` replayed in ``scenarios`` capacity scenarios (seed ``seed``): the
     vectorised replay equals ``replay_one_scenario``, scenario by scenario (skipped when no schedule exists)."""
     import pytest
-    from planopt.portfolio import load_portfolio, solve_portfolio
-    from planopt.portfolio_risk import draw, schedule_risk
+    from planopt.portfolio.solve import load_portfolio, solve_portfolio
+    from planopt.portfolio.risk import draw, schedule_risk
     res = solve_portfolio(source, rel_gap=1e-9)
     if not res.jobs:
         pytest.skip("infeasible tiny portfolio")

@@ -12,8 +12,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from planopt.models.schema import Instance
-from planopt.oracle import all_plans
+from planopt.models.schema.instance import Instance
+from planopt.oracles.by_plan import all_plans
 
 SMALL_MODELS = ["Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-4B", "Qwen3-8B", "Llama-3.1-8B", "Qwen3-30B-A3B"]
 TEACHERS = ["Qwen3-8B", "Qwen3-14B", "Qwen3-32B", "Qwen3-30B-A3B", "Llama-3.1-70B"]

@@ -8,9 +8,9 @@ from __future__ import annotations
 import math
 import random
 
-from planopt.models import defaults as d
-from planopt.models.schema import Instance
-from planopt.oracle import all_plans
+from planopt.models.catalog import defaults as d
+from planopt.models.schema.instance import Instance
+from planopt.oracles.by_plan import all_plans
 
 from random_instances import random_job_dict, with_drawn_limits
 
@@ -66,7 +66,7 @@ def staged_retention_job_dict(seed: int) -> dict:
 
 
 def staged_retention_instance_dict(seed: int) -> dict:
-    from planopt.staged_oracle import all_staged_plans
+    from planopt.oracles.staged import all_staged_plans
     rng = random.Random(30_000 + seed)
     inst = staged_retention_job_dict(seed)
     return with_drawn_limits(inst, all_staged_plans(Instance.model_validate(inst)), rng)

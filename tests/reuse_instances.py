@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import random
 
-from planopt.models.schema import Instance
-from planopt.oracle import all_plans
+from planopt.models.schema.instance import Instance
+from planopt.oracles.by_plan import all_plans
 
 from random_instances import random_job_dict, with_drawn_limits
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import itertools
 import random
 
-from planopt.models.schema import Instance
-from planopt.staged_oracle import all_staged_plans, staged_space_size
+from planopt.models.schema.instance import Instance
+from planopt.oracles.staged import all_staged_plans, staged_space_size
 
 from random_instances import GPUS, SMALL_MODELS, TEACHERS, with_drawn_limits
 

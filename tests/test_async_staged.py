@@ -14,15 +14,15 @@ import json
 
 import pytest
 
-from planopt.models import uncertainty as U
-from planopt.models.costs import Evaluator
-from planopt.models.plan import Recipe
-from planopt.models.schema import Instance
-from planopt.models.scenarios import ScenarioEvaluator
-from planopt.models.stage_outcomes import stage_outcome
-from planopt.models.staged_costs import staged_metrics
-from planopt.models.staged_plan import StagedPlan
-from planopt.run import solve
+from planopt.models.uncertainty import model as U
+from planopt.models.cost.evaluator import Evaluator
+from planopt.models.schema.plan import Recipe
+from planopt.models.schema.instance import Instance
+from planopt.models.uncertainty.scenarios import ScenarioEvaluator
+from planopt.models.cost.stage_outcomes import stage_outcome
+from planopt.models.cost.staged import staged_metrics
+from planopt.models.schema.staged_plan import StagedPlan
+from planopt.job.model import solve
 
 from conftest import INSTANCES, split_seeds
 from oracle_checks import assert_staged_mip_equals_the_staged_oracle
@@ -82,7 +82,7 @@ def test_the_staged_seeds_exercise_asynchronous_stages():
 
 
 def test_scenarios_equal_the_evaluator_on_a_staged_asynchronous_plan():
-    from planopt.staged_oracle import all_staged_plans
+    from planopt.oracles.staged import all_staged_plans
     for seed in SEEDS:
         inst = staged_async_instance(seed)
         if inst is None:
@@ -106,7 +106,7 @@ def test_scenarios_equal_the_evaluator_on_a_staged_asynchronous_plan():
 
 @pytest.mark.slow  # the candidate oracle lists every student's plans
 def test_a_choice_of_student_with_staleness_options_equals_its_oracle():
-    from planopt.candidate_oracle import best_candidate_plan
+    from planopt.oracles.candidates import best_candidate_plan
     data = json.loads((INSTANCES / "math-8b-or-32b.json").read_text())
     data["hardware"]["rollout_gpus"] = [{"name": "H100-SXM", "counts": [8, 32]}]
     data["training"]["staleness_steps_options"] = [0, 1]

@@ -1,4 +1,4 @@
-"""Asynchronous RL as a plan decision (issue 12, item 4; ``models/asynchronous.py``).
+"""Asynchronous RL as a plan decision (issue 12, item 4; ``models/cost/asynchronous.py``).
 
 - Each term against its formula: compute hours S + Σ_p max(G_p, T_p) on split hardware (the hours
   breakdown still sums to the wall time), quality q0 + (1 − δ)^s (q − q0), forgetting unchanged,
@@ -19,17 +19,17 @@ import pytest
 from typer.testing import CliRunner
 
 from planopt.cli import app
-from planopt.models import defaults as d
-from planopt.models import uncertainty as U
-from planopt.models.costs import Evaluator
-from planopt.models.plan import HardwareChoice, Plan, Recipe
-from planopt.models.schema import Instance
-from planopt.models.staged_plan import plan_json, read_plan
-from planopt.oracle import all_plans
-from planopt.plan_space import plan_space
-from planopt.models.hardware import hardware_options
-from planopt.models.recipes import enumerate_recipes
-from planopt.run import solve
+from planopt.models.catalog import defaults as d
+from planopt.models.uncertainty import model as U
+from planopt.models.cost.evaluator import Evaluator
+from planopt.models.schema.plan import HardwareChoice, Plan, Recipe
+from planopt.models.schema.instance import Instance
+from planopt.models.schema.staged_plan import plan_json, read_plan
+from planopt.oracles.by_plan import all_plans
+from planopt.job.plan_space import plan_space
+from planopt.models.cost.hardware import hardware_options
+from planopt.models.cost.recipes import enumerate_recipes
+from planopt.job.model import solve
 
 from conftest import INSTANCES
 from oracle_checks import assert_mip_equals_both_oracles, assert_scenarios_equal_the_evaluator

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from planopt.models.schema import Instance
-from planopt.oracle import all_plans
+from planopt.models.schema.instance import Instance
+from planopt.oracles.by_plan import all_plans
 
 from conftest import INSTANCES
 

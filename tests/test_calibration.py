@@ -12,7 +12,7 @@ import shutil
 import pytest
 from typer.testing import CliRunner
 
-from planopt.calibrate import arm_gpu_hours, calibrate_case, calibrate_dir, load_case, sft_hours, step_seconds
+from planopt.uncertainty.calibrate import arm_gpu_hours, calibrate_case, calibrate_dir, load_case, sft_hours, step_seconds
 from planopt.cli import app
 from conftest import INSTANCES
 
@@ -129,7 +129,7 @@ def test_interruptions_scale_with_gpus_and_hours(tmp_path):
 
 @pytest.mark.parametrize("mtbf_h, write_s", [(24.0, 60), (100.0, 120), (3.0, 300), (0.25, 300)])
 def test_the_optimiser_finds_the_exact_optimum_on_its_own(tmp_path, mtbf_h, write_s):
-    from planopt.models.physics import optimal_checkpoint_interval_hours, young_daly_interval_hours
+    from planopt.models.cost.physics import optimal_checkpoint_interval_hours, young_daly_interval_hours
     case = json.loads((CAL / "young-daly-3h.json").read_text())
     case.update(job_mtbf_hours=mtbf_h, checkpoint_write_seconds=write_s, restart_seconds=600)
     p = tmp_path / "yd.json"
@@ -324,9 +324,9 @@ def test_at_least_three_published_sft_runs_with_sources():
 
 def test_sft_hours_are_the_solver_evaluators_training_hours():
     """The same work components price an SFT plan in `planopt solve`."""
-    from planopt.models.costs import Evaluator
-    from planopt.models.plan import HardwareChoice, Recipe
-    from planopt.models.schema import Instance
+    from planopt.models.cost.evaluator import Evaluator
+    from planopt.models.schema.plan import HardwareChoice, Recipe
+    from planopt.models.schema.instance import Instance
     base = json.loads(S1.read_text())
     total, by = sft_hours(load_case(S1))
     assert {k.split("|")[0] for k in by} == {"train_flops", "train_attention_flops", "train_fsdp_bytes"}
@@ -385,7 +385,7 @@ def test_step_seconds_with_cpu_offload_are_priced_not_rejected(tmp_path):
 def test_new_work_families_scale_with_their_rate_factor(tmp_path):
     """The scenario evaluator rescales hours by recipes.RATE_FACTOR: attention with
     mfu_factor, FSDP and host-link transfers with neither."""
-    from planopt.models.recipes import HOURS_CATEGORY, RATE_FACTOR
+    from planopt.models.cost.recipes import HOURS_CATEGORY, RATE_FACTOR
     for fam in ("train_attention_flops", "train_fsdp_bytes", "offload_stream_bytes", "offload_state_bytes"):
         assert fam in RATE_FACTOR and HOURS_CATEGORY[fam] == "training"
     case = load_case(_case(tmp_path, json.loads(S1.read_text()), cpu_offload=True))
@@ -426,7 +426,7 @@ def test_stated_truncation_cuts_long_examples_to_the_sequence(tmp_path):
 
 def test_instances_reject_untruncated_long_examples_and_offload_without_a_host_link():
     from pydantic import ValidationError
-    from planopt.models.schema import Instance
+    from planopt.models.schema.instance import Instance
     data = json.loads((INSTANCES / "tiny.json").read_text())
     data["sft_data"] = {**data["sft_data"], "example_tokens": 5000, "sequence_length_tokens": 4096}
     with pytest.raises(ValidationError, match="example_tokens 5000 is above sequence_length_tokens"):

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from planopt import calibration_intervals as ci
-from planopt.calibrate import calibrate_case, calibrate_dir
+from planopt.uncertainty import calibration_intervals as ci
+from planopt.uncertainty.calibrate import calibrate_case, calibrate_dir
 from planopt.cli import app
-from planopt.models import spreads
-from planopt.models import uncertainty as unc
+from planopt.models.catalog import spreads
+from planopt.models.uncertainty import model as unc
 from conftest import INSTANCES
 
 CAL = INSTANCES / "calibration"

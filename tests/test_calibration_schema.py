@@ -1,4 +1,4 @@
-"""Issue 13: calibration cases are read with a pydantic model (``models/calibration_case.py``), strict like
+"""Issue 13: calibration cases are read with a pydantic model (``models/schema/calibration_case.py``), strict like
 instances, with one-line errors naming the file and field, and a published schema (`planopt schema --kind
 calibration`)."""
 
@@ -10,10 +10,10 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from planopt.calibrate import load_case, parse_case
+from planopt.uncertainty.calibrate import load_case, parse_case
 from planopt.cli import app
 from planopt.errors import InputError
-from planopt.models.calibration_case import KIND_MODELS, KINDS
+from planopt.models.schema.calibration_case import KIND_MODELS, KINDS
 from conftest import INSTANCES
 
 CASES = sorted((INSTANCES / "calibration").glob("*.json")) + sorted((INSTANCES / "calibration-validation").glob("*.json"))

@@ -26,15 +26,15 @@ import random
 import pytest
 from typer.testing import CliRunner
 
-from planopt.candidate_oracle import all_candidate_plans, best_candidate_plan, candidate_space_size
-from planopt.candidate_run import CandidatePlanModel
+from planopt.oracles.candidates import all_candidate_plans, best_candidate_plan, candidate_space_size
+from planopt.job.candidates import CandidatePlanModel
 from planopt.cli import app
-from planopt.models.costs import Evaluator, exceeds
+from planopt.models.cost.evaluator import Evaluator, exceeds
 from planopt.models.formulation import LIMITS
-from planopt.models.schema import Instance
-from planopt.models.staged_plan import read_plan
-from planopt.oracle import all_plans, best_plan, lexicographic_best
-from planopt.run import PlanModel, solve
+from planopt.models.schema.instance import Instance
+from planopt.models.schema.staged_plan import read_plan
+from planopt.oracles.by_plan import all_plans, best_plan, lexicographic_best
+from planopt.job.model import PlanModel, solve
 
 from candidate_instances import candidate_instance_dict, candidate_job_dict
 from oracle_checks import (assert_least_relaxations_equal_the_oracle, assert_same_metrics, close, limit_steps, quantile,
@@ -494,7 +494,7 @@ def test_frontier_points_name_their_student_and_equal_the_oracles_frontier(seed,
     if seed == 7:
         assert len({p["plan"]["student"] for p in points}) == 3
         # each point's risk is priced on its own student's instance
-        from planopt.risk import REPORT_SCENARIOS, plan_risk
+        from planopt.uncertainty.risk import REPORT_SCENARIOS, plan_risk
         for point in points:
             want = plan_risk(inst.for_student(point["plan"]["student"]), read_plan(point["plan"]), REPORT_SCENARIOS)
             got = point["risk"]["percentiles"]
@@ -504,7 +504,7 @@ def test_frontier_points_name_their_student_and_equal_the_oracles_frontier(seed,
 
 
 def test_the_risk_is_priced_on_the_chosen_students_instance(cli, tmp_path):
-    from planopt.risk import plan_risk
+    from planopt.uncertainty.risk import plan_risk
     path, _, inst, _, _ = cli
     code, out, err = run("solve", path, "--json", "--no-sensitivity", "--scenarios", 300, "--seed", 5)
     assert code == 0, (out, err)
@@ -691,7 +691,7 @@ def test_frontier_and_enumerate_out_csv_name_the_student(cli, tmp_path):
 def test_binding_limits_and_their_relaxations_equal_the_oracle(seed):
     """`solve`'s Limits rows on a candidate model: a limit binds exactly when the oracle without it does better,
     and the objective after the stated relaxation is the oracle's at the relaxed limit."""
-    from planopt.diagnose import sensitivity
+    from planopt.job.diagnose import sensitivity
     inst = candidate_instance(seed)
     plans = candidate_plans(seed)
     fitting = [p.metrics for p in plans if p.metrics.fits_memory]
@@ -793,7 +793,7 @@ def _many_counts(counts: int) -> dict:
 
 
 def test_a_candidate_instance_over_the_model_cap_is_refused_before_building(monkeypatch, tmp_path):
-    import planopt.candidate_run as candidate_run
+    import planopt.job.candidates as candidate_run
     from planopt.errors import InputError
 
     def built(*args, **kwargs):
@@ -809,7 +809,7 @@ def test_a_candidate_instance_over_the_model_cap_is_refused_before_building(monk
 
 def test_the_model_size_estimate_counts_every_students_block():
     from planopt.errors import InputError
-    from planopt.plan_space import BASELINE_MIB, MAX_MODEL_MIB, check_model_size, plan_space
+    from planopt.job.plan_space import BASELINE_MIB, MAX_MODEL_MIB, check_model_size, plan_space
     inst = Instance.model_validate(_many_counts(3500))
     each = [plan_space(inst.for_student(n)).model_mib - BASELINE_MIB for n in inst.student_names()]
     assert max(each) + BASELINE_MIB < MAX_MODEL_MIB < sum(each) + BASELINE_MIB

@@ -13,11 +13,11 @@ import math
 import numpy as np
 import pytest
 
-from planopt.chance import ChanceModel, cvar, solve_chance
-from planopt.chance_oracle import best_chance_plan, most_reachable_share
+from planopt.uncertainty.chance import ChanceModel, cvar, solve_chance
+from planopt.oracles.chance import best_chance_plan, most_reachable_share
 from planopt.instance import load_instance
-from planopt.models.schema import Instance
-from planopt.models.uncertainty import draw
+from planopt.models.schema.instance import Instance
+from planopt.models.uncertainty.model import draw
 
 from conftest import INSTANCES
 from random_instances import random_instance_dict

@@ -24,11 +24,11 @@ def run(*args):
 
 def no_solve(monkeypatch):
     """Make any model build fail loudly: a command that checks its paths first never gets there."""
-    import planopt.run
+    import planopt.job.model
 
     def refuse(*args, **kwargs):
         raise AssertionError("the command built a model before checking its output paths")
-    monkeypatch.setattr(planopt.run.PlanModel, "__init__", refuse)
+    monkeypatch.setattr(planopt.job.model.PlanModel, "__init__", refuse)
 
 
 def bad_paths(tmp_path):
@@ -69,14 +69,14 @@ def test_a_device_is_not_an_output_file():
 
 def test_a_failing_second_output_leaves_nothing_behind(tmp_path, monkeypatch):
     """`sweep --out good.csv --plot chart.png`: the chart fails after the table was written; neither stays."""
-    import planopt.plots
+    import planopt.report.plots
 
     good = tmp_path / "good.csv"
     good.write_text("the previous table\n")
 
     def broken(*args, **kwargs):
         raise RuntimeError("the plotter broke")
-    monkeypatch.setattr(planopt.plots, "plot_sweep", broken)
+    monkeypatch.setattr(planopt.report.plots, "plot_sweep", broken)
     res = run("sweep", TINY, "--budget-usd", "500:900:3", "--out", good, "--plot", tmp_path / "chart.png")
     assert res.exit_code == 1 and "the plotter broke" in res.stderr
     assert good.read_text() == "the previous table\n"  # untouched: replaced whole or not at all
@@ -179,11 +179,11 @@ def test_portfolio_solve_out_has_one_row_per_job_and_checks_paths_first(tmp_path
     jobs = json.loads(res.stdout)["jobs"]
     frame = pd.read_parquet(path)
     assert frame["job"].tolist() == [j["name"] for j in jobs]
-    import planopt.portfolio
+    import planopt.portfolio.solve
 
     def refuse(*args, **kwargs):
         raise AssertionError("solved before checking the output paths")
-    monkeypatch.setattr(planopt.portfolio, "solve_portfolio", refuse)
+    monkeypatch.setattr(planopt.portfolio.solve, "solve_portfolio", refuse)
     res = run("solve", portfolio, "--out", tmp_path / "missing" / "jobs.csv")
     assert res.exit_code == 2 and res.stderr.startswith("error: --out: folder")
 

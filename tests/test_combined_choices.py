@@ -15,8 +15,8 @@ import random
 
 import pytest
 
-from planopt.models.schema import Instance
-from planopt.oracle import all_plans
+from planopt.models.schema.instance import Instance
+from planopt.oracles.by_plan import all_plans
 
 from oracle_checks import assert_mip_equals_both_oracles
 from random_instances import with_drawn_limits

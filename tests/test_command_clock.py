@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-import planopt.portfolio_options as portfolio_options
+import planopt.portfolio.options as portfolio_options
 from planopt.cli import clock
 from planopt.cli.app import main
 

@@ -11,9 +11,9 @@ import math
 
 import pytest
 
-from planopt.models.schema import Instance
-from planopt.oracle import best_plan
-from planopt.run import solve
+from planopt.models.schema.instance import Instance
+from planopt.oracles.by_plan import best_plan
+from planopt.job.model import solve
 
 from random_instances import random_instance_dict
 from conftest import split_seeds

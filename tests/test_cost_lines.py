@@ -13,12 +13,12 @@ import json
 import pytest
 
 from planopt.instance import load_instance
-from planopt.models import defaults as d
-from planopt.models import physics as ph
-from planopt.models.costs import COST_KEYS, HOURS_KEYS, Evaluator
-from planopt.models.recipes import EVAL, evaluation_runs
-from planopt.models.schema import Instance
-from planopt.run import solve
+from planopt.models.catalog import defaults as d
+from planopt.models.cost import physics as ph
+from planopt.models.cost.evaluator import COST_KEYS, HOURS_KEYS, Evaluator
+from planopt.models.cost.recipes import EVAL, evaluation_runs
+from planopt.models.schema.instance import Instance
+from planopt.job.model import solve
 
 from conftest import INSTANCES
 

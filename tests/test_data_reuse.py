@@ -18,12 +18,12 @@ import numpy as np
 import pytest
 
 from planopt.instance import load_instance
-from planopt.models import learning as lc
-from planopt.models.costs import Evaluator
-from planopt.models.data_reuse import best_on_policy_quality, plan_note, shortage_note
-from planopt.models.plan import Plan, Recipe
-from planopt.models.schema import Instance
-from planopt.run import solve
+from planopt.models.cost import learning as lc
+from planopt.models.cost.evaluator import Evaluator
+from planopt.models.cost.data_reuse import best_on_policy_quality, plan_note, shortage_note
+from planopt.models.schema.plan import Plan, Recipe
+from planopt.models.schema.instance import Instance
+from planopt.job.model import solve
 
 from conftest import INSTANCES
 from oracle_checks import assert_mip_equals_both_oracles

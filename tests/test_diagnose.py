@@ -18,8 +18,8 @@ from typer.testing import CliRunner
 from planopt.api import solve_instance
 from planopt.cli import app
 from planopt.models.formulation import LIMITS
-from planopt.models.schema import Instance
-from planopt.oracle import all_plans, best_plan
+from planopt.models.schema.instance import Instance
+from planopt.oracles.by_plan import all_plans, best_plan
 
 from conftest import INSTANCES, split_seeds
 from random_instances import random_instance_dict
@@ -27,7 +27,7 @@ from random_instances import random_instance_dict
 FLAGS = {"budget_usd": "--budget-usd", "deadline_hours": "--deadline-hours",
          "max_forgetting_points": "--max-forgetting", "min_quality": "--min-quality"}
 REL = 1e-6
-EVAL_TOL = 1e-9  # the evaluator's limit tolerance (planopt.models.costs.LIMIT_RELATIVE_TOLERANCE)
+EVAL_TOL = 1e-9  # the evaluator's limit tolerance (planopt.models.cost.evaluator.LIMIT_RELATIVE_TOLERANCE)
 
 
 def meets(metrics, name: str, limit: float) -> bool:

@@ -1,4 +1,4 @@
-"""Independent solves on Dask (planopt.distributed), the chance-constrained grid of `planopt sweep
+"""Independent solves on Dask (planopt.studies.distributed), the chance-constrained grid of `planopt sweep
 --confidence`, and the exact frontier of expected cost against the probability of meeting the limits.
 
 A real ``distributed.LocalCluster`` (2 worker processes, 1 thread each) is started once for the
@@ -11,14 +11,14 @@ import math
 import pytest
 from typer.testing import CliRunner
 
-from planopt.chance_oracle import scored_plans
+from planopt.oracles.chance import scored_plans
 from planopt.cli import app
-from planopt.distributed import _map_gather, _Progress, instance_payload, local_workers, run_dask, run_serial, run_tasks
-from planopt.frontier import chance_frontier
-from planopt.models.schema import Instance
-from planopt.models.uncertainty import draw
-from planopt.risk import plan_risk
-from planopt.sweep import grid_tasks
+from planopt.studies.distributed import _map_gather, _Progress, instance_payload, local_workers, run_dask, run_serial, run_tasks
+from planopt.studies.frontier import chance_frontier
+from planopt.models.schema.instance import Instance
+from planopt.models.uncertainty.model import draw
+from planopt.uncertainty.risk import plan_risk
+from planopt.studies.sweep import grid_tasks
 
 from conftest import INSTANCES
 from random_instances import random_instance_dict
@@ -169,8 +169,8 @@ def test_one_confidence_with_a_budget_range_solves_each_budget_chance_constraine
     assert code == 0
     rows = json.loads(out)["rows"]
     assert [(r["budget_usd"], r["confidence"]) for r in rows] == [(600.0, 0.8), (1400.0, 0.8)]
-    from planopt.chance import solve_chance
-    from planopt.models.staged_plan import plan_json
+    from planopt.uncertainty.chance import solve_chance
+    from planopt.models.schema.staged_plan import plan_json
     from planopt.instance import load_instance
     for r in rows:
         alone = solve_chance(load_instance(TINY).with_overrides(budget_usd=r["budget_usd"]), 0.8, N, 0)

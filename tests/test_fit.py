@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from planopt import fit as F
+from planopt.uncertainty import fit as F
 from planopt.cli import app
 from planopt.instance import load_instance
-from planopt.models import uncertainty as unc
-from planopt.models.costs import Evaluator
+from planopt.models.uncertainty import model as unc
+from planopt.models.cost.evaluator import Evaluator
 from conftest import INSTANCES
 
 runner = CliRunner()

@@ -14,11 +14,11 @@ import pytest
 from typer.testing import CliRunner
 
 from planopt.cli import app
-from planopt.frontier import METRIC_SENSE, METRICS, pareto_frontier
+from planopt.studies.frontier import METRIC_SENSE, METRICS, pareto_frontier
 from planopt.models.formulation import LIMITS
-from planopt.models.schema import Instance
-from planopt.oracle import all_plans
-from planopt.run import PlanModel
+from planopt.models.schema.instance import Instance
+from planopt.oracles.by_plan import all_plans
+from planopt.job.model import PlanModel
 
 from conftest import INSTANCES, split_seeds
 from random_instances import random_instance_dict

@@ -6,8 +6,8 @@ import math
 import pytest
 
 from planopt.instance import load_instance
-from planopt.oracle import MAX_PLANS, best_plan, space_size
-from planopt.run import solve
+from planopt.oracles.by_plan import MAX_PLANS, best_plan, space_size
+from planopt.job.model import solve
 from conftest import INSTANCES
 
 JOBS = sorted(p for p in INSTANCES.glob("*.json") if json.loads(p.read_text()).get("kind", "job") == "job")
@@ -32,16 +32,16 @@ def test_mip_metrics_equal_evaluator(path):
 
 def plans_of(inst) -> int:
     """The instance's plan count as its oracle lists it: staged plans, every student's plans, or one job's."""
-    from planopt.candidate_oracle import candidate_space_size
-    from planopt.staged_oracle import staged_space_size
+    from planopt.oracles.candidates import candidate_space_size
+    from planopt.oracles.staged import staged_space_size
     if inst.training.staged:
         return staged_space_size(inst)
     return candidate_space_size(inst) if inst.candidate_students else space_size(inst)
 
 
 def reference_best(inst, limit: int):
-    from planopt.candidate_oracle import best_candidate_plan
-    from planopt.staged_oracle import best_staged_plan
+    from planopt.oracles.candidates import best_candidate_plan
+    from planopt.oracles.staged import best_staged_plan
     if inst.training.staged:
         return best_staged_plan(inst, limit)
     return best_candidate_plan(inst, limit) if inst.candidate_students else best_plan(inst, limit=limit)

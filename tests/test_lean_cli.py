@@ -31,7 +31,7 @@ def test_lean_solve_returns_what_a_full_pyomo_import_returns(path):
 
     from planopt.api import solve_instance
     from planopt.instance import load_instance
-    from planopt.risk import report_scenarios   # the CLI's: none for a teacher trained as a stage
+    from planopt.uncertainty.risk import report_scenarios   # the CLI's: none for a teacher trained as a stage
     full = solve_instance(path, scenarios=report_scenarios(load_instance(path))).to_dict()
     lean = json.loads(subprocess.run([sys.executable, "-m", "planopt.cli", "solve", str(path), "--json"],
                                      capture_output=True, text=True).stdout)

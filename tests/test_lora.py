@@ -17,15 +17,15 @@ import json
 import pytest
 
 from planopt.instance import load_instance
-from planopt.models import defaults as d
-from planopt.models import physics as ph
-from planopt.models import uncertainty as U
-from planopt.models.costs import Evaluator
-from planopt.models.hardware import HardwareProfile
-from planopt.models.plan import HardwareChoice, Plan, Recipe
-from planopt.models.schema import Instance
-from planopt.oracle import all_plans, best_plan
-from planopt.run import solve
+from planopt.models.catalog import defaults as d
+from planopt.models.cost import physics as ph
+from planopt.models.uncertainty import model as U
+from planopt.models.cost.evaluator import Evaluator
+from planopt.models.cost.hardware import HardwareProfile
+from planopt.models.schema.plan import HardwareChoice, Plan, Recipe
+from planopt.models.schema.instance import Instance
+from planopt.oracles.by_plan import all_plans, best_plan
+from planopt.job.model import solve
 
 from adapter_instances import adapter_instance_dict, adapter_job_dict
 from oracle_checks import assert_mip_equals_both_oracles, assert_scenarios_equal_the_evaluator

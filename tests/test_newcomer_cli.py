@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 import planopt
 from planopt.cli import app, emit_json, main
 from planopt.instance import LIMIT_RANGES, TIME_LIMIT_RANGE_SECONDS, load_instance
-from planopt.run import PlanModel
+from planopt.job.model import PlanModel
 from conftest import INSTANCES
 
 runner = CliRunner()

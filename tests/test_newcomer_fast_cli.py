@@ -58,8 +58,9 @@ def test_a_text_solve_loads_rich_for_its_tables_but_not_its_progress_bars():
 
 
 def test_api_names_resolve_to_functions_even_after_their_modules_load():
-    import planopt.frontier  # noqa: F401  (binds the submodule on the package)
-    import planopt.sweep  # noqa: F401
+    import planopt.studies.frontier  # noqa: F401  (binds the submodule on its package, not on planopt)
+    import planopt.studies.sweep  # noqa: F401
+    import planopt.uncertainty.risk  # noqa: F401
     assert callable(planopt.frontier) and callable(planopt.sweep) and callable(planopt.risk)
     assert planopt.frontier.__name__ == "frontier_frame"
 

@@ -47,7 +47,7 @@ def test_distinct_gpu_types_are_accepted(tmp_path):
 
 def test_sweep_parse_accepts_a_list_and_refuses_a_one_value_range_with_two_ends():
     from planopt.errors import InputError
-    from planopt.sweep import parse_range
+    from planopt.studies.sweep import parse_range
     assert parse_range("500,700,900", "--budget-usd") == [500.0, 700.0, 900.0]
     assert parse_range("750", "--budget-usd") == [750.0]
     assert parse_range("0:10:3", "--budget-usd") == [0.0, 5.0, 10.0]

@@ -35,7 +35,7 @@ def test_report_names_the_price_and_where_it_comes_from(tmp_path):
 
 def test_a_plan_that_does_not_fit_reports_no_work(tmp_path):
     """Issue 13 item 8: a 1 x L4-style misfit showed 0 GPU-hours and a cost; it is reported as not fitting."""
-    from planopt.oracle import all_plans
+    from planopt.oracles.by_plan import all_plans
     from planopt.instance import load_instance
     inst = load_instance(INSTANCES / "tiny.json")
     misfit = next(p.plan for p in all_plans(inst) if not p.metrics.fits_memory)
@@ -108,8 +108,8 @@ def test_frontier_confidence_is_refused_with_the_way_to_get_it():
 def test_frontier_points_and_sweep_rows_say_how_uncertain_they_are():
     """Estimates come with their uncertainty: every frontier point and sweep row carries its risk."""
     from planopt.instance import load_instance
-    from planopt.risk import REPORT_SCENARIOS, plan_risk
-    from planopt.models.staged_plan import read_plan
+    from planopt.uncertainty.risk import REPORT_SCENARIOS, plan_risk
+    from planopt.models.schema.staged_plan import read_plan
     front = json.loads(CliRunner().invoke(app, ["frontier", str(INSTANCES / "tiny.json"), "--json"]).stdout)
     inst = load_instance(INSTANCES / "tiny.json")
     for point in front["points"]:

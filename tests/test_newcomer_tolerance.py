@@ -15,12 +15,12 @@ import pytest
 from typer.testing import CliRunner
 
 from planopt.cli import app
-from planopt.frontier import pareto_filter
+from planopt.studies.frontier import pareto_filter
 from planopt.instance import load_instance
-from planopt.models.costs import LIMIT_RELATIVE_TOLERANCE, Evaluator, exceeds, limit_slack
+from planopt.models.cost.evaluator import LIMIT_RELATIVE_TOLERANCE, Evaluator, exceeds, limit_slack
 from planopt.models.formulation import LIMITS
-from planopt.oracle import all_plans, best_plan
-from planopt.run import TIE_BREAK_RELATIVE, PlanModel
+from planopt.oracles.by_plan import all_plans, best_plan
+from planopt.job.model import TIE_BREAK_RELATIVE, PlanModel
 
 from conftest import INSTANCES, split_seeds
 from random_instances import random_instance_dict
@@ -161,7 +161,7 @@ def test_a_plan_admitted_only_by_the_solver_tolerance_is_cut_off(monkeypatch):
     cheapest plan although the deadline sits just outside the tolerance around its wall time.
 
     ``PlanModel.solve`` must check the plan by the rule, cut it off and return the oracle's answer."""
-    monkeypatch.setattr("planopt.run.SEARCH_WIDTH_SLACKS", 1e6)  # 1e6 slacks = 1e-3 relative
+    monkeypatch.setattr("planopt.job.model.SEARCH_WIDTH_SLACKS", 1e6)  # 1e6 slacks = 1e-3 relative
     inst = load_instance(without_limits(json.loads((INSTANCES / "tiny.json").read_text())))
     cheapest = best_plan(inst).metrics
     deadline = limit_past(cheapest.wall_hours, "<=", PLACEMENTS["outside"])

@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 
 from planopt.cli import app
 from planopt.models.catalog.prices import offers
-from planopt.models.costs import Evaluator
-from planopt.models.hardware import price_usd_per_gpu_hour
-from planopt.models.schema import Instance
+from planopt.models.cost.evaluator import Evaluator
+from planopt.models.cost.hardware import price_usd_per_gpu_hour
+from planopt.models.schema.instance import Instance
 
 from conftest import INSTANCES, refused, split_seeds
 from oracle_checks import assert_mip_equals_both_oracles

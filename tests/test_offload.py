@@ -22,13 +22,13 @@ import pytest
 from typer.testing import CliRunner
 
 from planopt.cli import app
-from planopt.models.costs import Evaluator
-from planopt.models.hardware import HardwareProfile, hardware_options, memory_classes
-from planopt.models.plan import HardwareChoice, Plan
-from planopt.models.recipes import OFFLOAD_STATE, OFFLOAD_STREAM, family_of
-from planopt.models.schema import Instance
-from planopt.oracle import all_plans
-from planopt.run import solve
+from planopt.models.cost.evaluator import Evaluator
+from planopt.models.cost.hardware import HardwareProfile, hardware_options, memory_classes
+from planopt.models.schema.plan import HardwareChoice, Plan
+from planopt.models.cost.recipes import OFFLOAD_STATE, OFFLOAD_STREAM, family_of
+from planopt.models.schema.instance import Instance
+from planopt.oracles.by_plan import all_plans
+from planopt.job.model import solve
 
 from adapter_instances import TIGHT_GPUS, TIGHT_STUDENTS, adapter_instance_dict
 from conftest import INSTANCES
@@ -159,7 +159,7 @@ def test_offload_is_a_real_decision_on_the_random_instances():
 
 
 def test_scenarios_equal_the_evaluator_on_offloaded_plans():
-    from planopt.models import uncertainty as U
+    from planopt.models.uncertainty import model as U
     inst = sft_32b_on([{"name": "H100-SXM", "counts": [2]}], "if_needed")
     plan = solve(inst).plan
     assert plan.cpu_offload

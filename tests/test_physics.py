@@ -5,10 +5,10 @@ import math
 
 import pytest
 
-from planopt.models import defaults as d
-from planopt.models import physics as ph
+from planopt.models.catalog import defaults as d
+from planopt.models.cost import physics as ph
 from planopt.models.catalog import find_gpu
-from planopt.models.schema import Architecture, Efficiency
+from planopt.models.schema.instance import Architecture, Efficiency
 
 # Llama-3.1-8B shapes (hardware.md E) and the H100 SXM datasheet (hardware.md A.1)
 LLAMA8 = Architecture(params_b=8.03, layers=32, hidden=4096, kv_heads=8, head_dim=128)

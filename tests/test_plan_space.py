@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 from planopt.cli import app
 from planopt.errors import InputError
 from planopt.instance import load_instance
-from planopt.models.costs import Evaluator
-from planopt.plan_space import MAX_MODEL_MIB, check_model_size, plan_space, schedule_count
-from planopt.run import PlanModel
+from planopt.models.cost.evaluator import Evaluator
+from planopt.job.plan_space import MAX_MODEL_MIB, check_model_size, plan_space, schedule_count
+from planopt.job.model import PlanModel
 from conftest import INSTANCES
 from random_instances import random_instance_dict
 
@@ -83,8 +83,8 @@ def test_a_model_over_the_cap_is_refused_before_any_recipe_is_listed(monkeypatch
     def never(*args, **kwargs):
         raise AssertionError("the refusal must come before the recipes are listed")
 
-    monkeypatch.setattr("planopt.models.costs.enumerate_recipes", never)
-    monkeypatch.setattr("planopt.models.recipes.enumerate_recipes", never)
+    monkeypatch.setattr("planopt.models.cost.evaluator.enumerate_recipes", never)
+    monkeypatch.setattr("planopt.models.cost.recipes.enumerate_recipes", never)
     with pytest.raises(InputError) as exc:
         PlanModel(inst)
     message = str(exc.value)

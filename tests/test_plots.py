@@ -15,12 +15,12 @@ from types import SimpleNamespace
 
 import pytest
 
-import planopt.plots as plots
+import planopt.report.plots as plots
 from planopt.instance import load_instance
-from planopt.labels import change_labels, figure_text, printable
-from planopt.models.plan import Plan
-from planopt.run import PlanModel
-from planopt.sweep import run_sweep
+from planopt.report.labels import change_labels, figure_text, printable
+from planopt.models.schema.plan import Plan
+from planopt.job.model import PlanModel
+from planopt.studies.sweep import run_sweep
 from conftest import INSTANCES
 
 WEIRD_NAMES = ["cost $x^$", "$\\frac{1}{0}$ ^_^ $$", "lone \ud800 surrogate", "tab\there \\$ and ünïcödé 名前"]
@@ -217,9 +217,9 @@ def test_weird_names_draw_in_every_plot(tmp_path, figures, tiny_sweep_rows, name
 
 
 def test_weird_names_in_the_risk_and_schedule_plots(tmp_path):
-    from planopt.portfolio_plot import plot_schedule
-    from planopt.risk import plan_risk
-    from planopt.risk_report import plot_risk
+    from planopt.report.portfolio_plot import plot_schedule
+    from planopt.uncertainty.risk import plan_risk
+    from planopt.report.risk import plot_risk
     inst = load_instance(INSTANCES / "tiny.json")
     plan = PlanModel(inst).solve().plan
     for n, name in enumerate(WEIRD_NAMES):
@@ -234,7 +234,7 @@ def test_weird_names_in_the_risk_and_schedule_plots(tmp_path):
 
 def test_weird_names_in_the_text_report():
     import planopt
-    from planopt.report import solve_report
+    from planopt.report.text import solve_report
     raw = json.loads((INSTANCES / "tiny.json").read_text())
     for name in WEIRD_NAMES:
         inst = load_instance({**raw, "name": name})

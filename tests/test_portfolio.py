@@ -9,10 +9,10 @@ import pytest
 from typer.testing import CliRunner
 
 from planopt.cli import app
-from planopt.models.costs import Evaluator
-from planopt.models.schema import Instance
-from planopt.portfolio import PortfolioModel, load_portfolio, solve_portfolio
-from planopt.run import solve
+from planopt.models.cost.evaluator import Evaluator
+from planopt.models.schema.instance import Instance
+from planopt.portfolio.solve import PortfolioModel, load_portfolio, solve_portfolio
+from planopt.job.model import solve
 
 from conftest import INSTANCES, split_seeds
 from portfolio_oracle import (assert_time_limited_path_matches_brute_force, best_portfolio_cost, close, tiny_portfolio,
@@ -63,7 +63,7 @@ def test_loose_linking_keeps_the_optimum(seed):
 
 @pytest.mark.parametrize("seed", split_seeds(range(30), 6))
 def test_lagrangian_floors_hold_at_the_optimum(seed):
-    """The warm start's Lagrangian (solver/portfolio_lagrange.py) against the optimum found without
+    """The warm start's Lagrangian (solver/portfolio/lagrange.py) against the optimum found without
     it: each job's share at the multipliers, recomputed here from the optimal schedule (its
     non-compute money, its on-demand and spot GPU-hours at their prices, and the multiplier of
     every (bucket, tier) it holds times its GPU count), is at least the job's floor; the
@@ -150,7 +150,7 @@ def test_one_job_on_demand_equals_single_job_solve():
 
 
 def test_reserved_capacity_is_never_exceeded():
-    from planopt.generate import random_portfolio
+    from planopt.portfolio.generate import random_portfolio
     p = random_portfolio(jobs=8, gpu_types=3, buckets=6, seed=3, bucket_hours=24)
     res = solve_portfolio(p, time_limit=60)
     assert res.status in ("optimal", "time_limit") and res.jobs

@@ -1,4 +1,4 @@
-"""Branch-and-price on the reservations (solver/portfolio_branching.py) against brute force: on
+"""Branch-and-price on the reservations (solver/portfolio/branching.py) against brute force: on
 random tiny portfolios its bound (the least leaf bound over several levels) is at most the
 enumerated optimum, never below the column generation bound it starts from, with and without
 pruning by an incumbent."""
@@ -10,9 +10,9 @@ import copy
 import numpy as np
 import pytest
 
-from planopt.portfolio import PortfolioModel, load_portfolio
-from planopt.portfolio_branching import branch_and_price, branching_type, reservation_step
-from planopt.portfolio_lagrange import JobRule, column_generation, job_minimum, ruled_minimum
+from planopt.portfolio.solve import PortfolioModel, load_portfolio
+from planopt.portfolio.branching import branch_and_price, branching_type, reservation_step
+from planopt.portfolio.lagrange import JobRule, column_generation, job_minimum, ruled_minimum
 
 from conftest import split_seeds
 from portfolio_oracle import best_portfolio_cost, tiny_portfolio

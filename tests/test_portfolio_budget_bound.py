@@ -1,4 +1,4 @@
-"""A budget below what any schedule costs (solver/portfolio.py): the Lagrangian bound proves it
+"""A budget below what any schedule costs (solver/portfolio/solve.py): the Lagrangian bound proves it
 before any search or MIP, and the time left goes to the least cost that would do. Held to the
 brute-force optimum on random tiny portfolios: the bound named is at most the optimum (else a
 feasible budget would be refused) and above the budget, and the budget said to do is the
@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from planopt.portfolio import PortfolioModel, load_portfolio
+from planopt.portfolio.solve import PortfolioModel, load_portfolio
 
 from conftest import split_seeds
 from portfolio_oracle import best_portfolio_cost, tiny_portfolio

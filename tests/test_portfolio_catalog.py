@@ -10,8 +10,8 @@ import math
 import pytest
 
 from planopt.models.catalog.prices import TERM_HOURS, offers
-from planopt.portfolio import load_portfolio, solve_portfolio
-from planopt.portfolio_replay import replay_schedule
+from planopt.portfolio.solve import load_portfolio, solve_portfolio
+from planopt.portfolio.replay import replay_schedule
 
 from conftest import refused
 from portfolio_oracle import best_portfolio_cost, close, tiny_job, tiny_portfolio

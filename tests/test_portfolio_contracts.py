@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from planopt.portfolio import load_portfolio, solve_portfolio
-from planopt.portfolio_replay import replay_schedule
+from planopt.portfolio.solve import load_portfolio, solve_portfolio
+from planopt.portfolio.replay import replay_schedule
 
 from conftest import INSTANCES, refused
 from portfolio_oracle import assert_optimum_is, best_portfolio_cost, close, later3_portfolio, later_portfolio, tiny_portfolio
@@ -127,7 +127,7 @@ def test_bad_start_buckets_exit_2_naming_the_field(tmp_path, starts, lead, field
 
 def test_a_contract_is_paid_for_whole_terms_from_its_start():
     from planopt.models.catalog.prices import TERM_HOURS
-    from planopt.models.portfolio import PortfolioData
+    from planopt.models.schema.portfolio import PortfolioData
     month = TERM_HOURS["reserved_1m"]
     assert PortfolioData.contract_hours(None, 100.0) == 100.0
     assert PortfolioData.contract_hours("1m", 100.0) == month

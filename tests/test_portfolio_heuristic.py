@@ -8,9 +8,9 @@ import json
 
 import pyomo.environ as pyo
 
-from planopt.generate import random_portfolio
-from planopt.portfolio import PortfolioModel, load_portfolio, solve_portfolio
-from planopt.portfolio_replay import replay_schedule
+from planopt.portfolio.generate import random_portfolio
+from planopt.portfolio.solve import PortfolioModel, load_portfolio, solve_portfolio
+from planopt.portfolio.replay import replay_schedule
 
 from portfolio_oracle import best_portfolio_cost, tiny_portfolio
 
@@ -66,7 +66,7 @@ def test_when_the_mip_finds_nothing_the_heuristic_schedule_is_returned_and_repla
     pm.solver.pending = None
     assert pm.gang_fallback(threads=1, time_limit=None)
     res_cost = pyo.value(pm.model.cost_usd)
-    from planopt.portfolio import PortfolioResult
+    from planopt.portfolio.solve import PortfolioResult
     result = PortfolioResult("time_limit", buckets=len(pm.data.buckets), bucket_hours=pm.data.bucket_hours,
                              gpu_types=list(pm.data.gpus), providers=dict(pm.data.provider),
                              reserved_price=dict(pm.data.reserved_price),

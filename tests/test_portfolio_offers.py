@@ -13,11 +13,11 @@ import pytest
 from typer.testing import CliRunner
 
 from planopt.cli import app
-from planopt.portfolio import load_portfolio, solve_portfolio
-from planopt.portfolio_chance import solve_portfolio_at_confidence, undisrupted
-from planopt.portfolio_replay import replay_schedule
-from planopt.portfolio_result_schema import PortfolioResultSchema
-from planopt.portfolio_risk import draw
+from planopt.portfolio.solve import load_portfolio, solve_portfolio
+from planopt.portfolio.chance import solve_portfolio_at_confidence, undisrupted
+from planopt.portfolio.replay import replay_schedule
+from planopt.report.portfolio_schema import PortfolioResultSchema
+from planopt.portfolio.risk import draw
 
 from conftest import refused, split_seeds
 from portfolio_oracle import (assert_optimum_is, assert_risk_equals_brute_force, assert_time_limited_path_matches_brute_force,
@@ -167,7 +167,7 @@ def test_one_listing_keeps_the_plain_gpu_name():
 
 
 def test_generate_offers_each_type_from_several_providers_and_keeps_the_jobs(tmp_path):
-    from planopt.generate import random_portfolio
+    from planopt.portfolio.generate import random_portfolio
     one = random_portfolio(4, 3, 4, seed=2)
     three = random_portfolio(4, 3, 4, seed=2, offers=3)
     assert three["jobs"] == one["jobs"]                      # the offers have a random stream of their own

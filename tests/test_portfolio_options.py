@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from planopt.cli import app
-from planopt.portfolio import PortfolioModel, PortfolioResult, load_portfolio, solve_portfolio
+from planopt.portfolio.solve import PortfolioModel, PortfolioResult, load_portfolio, solve_portfolio
 
 from conftest import INSTANCES
 

@@ -1,4 +1,4 @@
-"""Every returned portfolio schedule runs: the discrete-event replay (planopt.portfolio_replay),
+"""Every returned portfolio schedule runs: the discrete-event replay (planopt.portfolio.replay),
 which reads only the JSON output, finds no pool over capacity, every job's GPUs held together and
 every job's work done by its deadline; and the replay does catch schedules that do not run."""
 
@@ -9,10 +9,10 @@ import json
 
 import pytest
 
-from planopt.generate import random_portfolio
-from planopt.models.costs import Evaluator
-from planopt.portfolio import load_portfolio, solve_portfolio
-from planopt.portfolio_replay import replay_schedule
+from planopt.portfolio.generate import random_portfolio
+from planopt.models.cost.evaluator import Evaluator
+from planopt.portfolio.solve import load_portfolio, solve_portfolio
+from planopt.portfolio.replay import replay_schedule
 
 from conftest import INSTANCES, split_seeds
 from portfolio_oracle import tiny_portfolio, twin_portfolio

@@ -1,4 +1,4 @@
-"""What the portfolio solve keeps at its end (solver/portfolio.py): when the search and the bound
+"""What the portfolio solve keeps at its end (solver/portfolio/solve.py): when the search and the bound
 prove the gap, no MIP proper runs and the schedule returned is the one already in the model,
 which ``holds_best`` must recognise (it is what lets a time-limited solve skip reloading the best
 schedule, the time that made 100-job solves overrun, BENCHMARKS.md §3) -- and must not mistake
@@ -11,7 +11,7 @@ import math
 import pyomo.environ as pyo
 import pytest
 
-from planopt.portfolio import PortfolioModel
+from planopt.portfolio.solve import PortfolioModel
 
 from conftest import split_seeds
 from portfolio_oracle import best_portfolio_cost, tiny_portfolio

@@ -8,8 +8,8 @@ import math
 from typer.testing import CliRunner
 
 from planopt.cli import app
-from planopt.portfolio import RESULT_VERSION, PortfolioResult, solve_portfolio
-from planopt.portfolio_result_schema import PortfolioResultSchema
+from planopt.portfolio.solve import RESULT_VERSION, PortfolioResult, solve_portfolio
+from planopt.report.portfolio_schema import PortfolioResultSchema
 
 from conftest import INSTANCES
 from portfolio_oracle import tiny_portfolio

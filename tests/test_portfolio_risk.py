@@ -15,10 +15,10 @@ from typer.testing import CliRunner
 
 from planopt.cli import app
 from planopt.errors import InputError
-from planopt.models.portfolio_capacity import draw_capacity, first_preemption_hours
-from planopt.portfolio import load_portfolio, solve_portfolio
-from planopt.portfolio_result_schema import PortfolioResultSchema
-from planopt.portfolio_risk import draw, portfolio_risk, schedule_risk
+from planopt.models.uncertainty.capacity import draw_capacity, first_preemption_hours
+from planopt.portfolio.solve import load_portfolio, solve_portfolio
+from planopt.report.portfolio_schema import PortfolioResultSchema
+from planopt.portfolio.risk import draw, portfolio_risk, schedule_risk
 
 from conftest import INSTANCES
 from portfolio_oracle import assert_risk_equals_brute_force, replay_one_scenario, tiny_portfolio
@@ -193,7 +193,7 @@ def test_cli_refuses_what_a_portfolio_does_not_take(tmp_path):
 
 
 # --- a schedule held at a stated confidence (SAA) -----------------------------
-from planopt.portfolio_chance import solve_portfolio_at_confidence, undisrupted  # noqa: E402
+from planopt.portfolio.chance import solve_portfolio_at_confidence, undisrupted  # noqa: E402
 from portfolio_oracle import best_chance_cost, close  # noqa: E402
 
 CHANCE_SCENARIOS = 5   # brute force: every set of ceil(C S) of them

@@ -5,11 +5,11 @@ import math
 import pytest
 
 from planopt.instance import load_instance
-from planopt.models import physics
-from planopt.models.costs import Evaluator
-from planopt.models.schema import Instance
-from planopt.oracle import all_plans
-from planopt.run import PlanModel, solve
+from planopt.models.cost import physics
+from planopt.models.cost.evaluator import Evaluator
+from planopt.models.schema.instance import Instance
+from planopt.oracles.by_plan import all_plans
+from planopt.job.model import PlanModel, solve
 from conftest import INSTANCES
 from random_instances import random_instance_dict
 

@@ -8,8 +8,8 @@ import sys
 import pytest
 
 from planopt.instance import load_instance
-from planopt.oracle import best_plan
-from planopt.run import solve
+from planopt.oracles.by_plan import best_plan
+from planopt.job.model import solve
 from conftest import INSTANCES, ROOT
 
 README = (ROOT / "README.md").read_text()
@@ -143,7 +143,7 @@ def test_readme_states_the_split_rollout_optimum_and_what_colocation_reaches():
     """Issue 12 item 3: every figure of the split-rollout instance's sentences is what the solver finds."""
     import json
     import planopt
-    from planopt.models import defaults as d
+    from planopt.models.catalog import defaults as d
     section = _sentence("**Separate rollout hardware.**")
     assert f"in {d.ROLLOUT_HBM_SHARE:.0%} of their memory" in section.replace(" %", "%")
     assert f"has {d.DEDICATED_ROLLOUT_HBM_SHARE:.0%} of their memory" in section.replace(" %", "%")
@@ -190,7 +190,7 @@ def test_readme_states_the_asynchronous_optimum_and_the_staleness_penalty():
     """Issue 12 item 4: the asynchronous section's figures are the defaults' and the solver's."""
     import json
     import planopt
-    from planopt.models import defaults as d
+    from planopt.models.catalog import defaults as d
     line = _sentence("**Asynchronous RL.**")
     stated = re.search(r"δ = `priors\.staleness_gain_loss_per_step` = (?P<delta>[\d.]+), .*?AIME24: (?P<q0>[\d.]+) synchronous, "
                        r"(?P<q8>[\d.]+) at η = 8 and (?P<q16>[\d.]+) at η = 16, from a base of (?P<base>[\d.]+)\).*?"
@@ -216,8 +216,8 @@ def test_readme_states_the_trained_teacher_optimum():
     """Issue 12 item 1: every figure of the trained-teacher instance's sentence is the instance's or the solver's."""
     import json
     import planopt
-    from planopt.models.schema import Instance
-    from planopt.models.teacher_training import teacher_option
+    from planopt.models.schema.instance import Instance
+    from planopt.models.cost.teacher_training import teacher_option
     line = _sentence("**A teacher trained as a stage.**")
     stated = re.search(
         r"On `(?P<file>[\w.-]+)` \(the math job, whose (?P<teacher>[\w.-]+) teacher must first be brought from (?P<base>\d+) to "

@@ -9,8 +9,8 @@ from pydantic import ValidationError
 from typer.testing import CliRunner
 
 from planopt.cli import app
-from planopt.result_schema import EvaluateResultSchema, ResultSchema, SolveResultSchema
-from planopt.run import RESULT_VERSION
+from planopt.report.result_schema import EvaluateResultSchema, ResultSchema, SolveResultSchema
+from planopt.job.model import RESULT_VERSION
 
 from conftest import INSTANCES
 

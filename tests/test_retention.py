@@ -1,4 +1,4 @@
-"""Checkpoint retention as a choice (issue 12 item 7, ``models/retention.py``): the formulas, the plan
+"""Checkpoint retention as a choice (issue 12 item 7, ``models/cost/retention.py``): the formulas, the plan
 field, the refusals, and the MIP held to both oracles on random instances."""
 
 from __future__ import annotations
@@ -9,16 +9,16 @@ import math
 
 import pytest
 
-from planopt.models import defaults as d
-from planopt.models import uncertainty as U
-from planopt.models.costs import Evaluator, exceeds
+from planopt.models.catalog import defaults as d
+from planopt.models.uncertainty import model as U
+from planopt.models.cost.evaluator import Evaluator, exceeds
 from planopt.models.formulation import LIMITS
-from planopt.models.plan import Plan
-from planopt.models.retention import RetentionChoice, covers, retention_options
-from planopt.models.schema import Instance
-from planopt.models.staged_plan import plan_json, read_plan
-from planopt.oracle import all_plans, best_plan
-from planopt.run import PlanModel, solve
+from planopt.models.schema.plan import Plan
+from planopt.models.cost.retention import RetentionChoice, covers, retention_options
+from planopt.models.schema.instance import Instance
+from planopt.models.schema.staged_plan import plan_json, read_plan
+from planopt.oracles.by_plan import all_plans, best_plan
+from planopt.job.model import PlanModel, solve
 
 from conftest import INSTANCES, split_seeds
 from oracle_checks import (assert_mip_equals_both_oracles, assert_same_metrics, assert_scenarios_equal_the_evaluator,
@@ -184,7 +184,7 @@ def test_an_instance_refuses_retention_where_it_is_not_modelled(tmp_path, source
 def test_solve_and_evaluate_print_the_retention_and_check_it(tmp_path):
     from typer.testing import CliRunner
     from planopt.cli import app
-    from planopt.result_schema import EvaluateResultSchema, SolveResultSchema
+    from planopt.report.result_schema import EvaluateResultSchema, SolveResultSchema
     inst = math_instance({"keep_last_options": [1, 3], "tiers": ["hot", "cold"], "rollback_detection_hours": 0.75})
     path = tmp_path / "ret.json"
     path.write_text(inst.model_dump_json(exclude_none=True))
@@ -242,7 +242,7 @@ def test_mip_equals_both_oracles_with_retention_options_more_seeds(seed):
 def test_the_random_retention_instances_exercise_every_option_and_the_cover():
     """The seeds above are not vacuous: optima keep 1, 2 and 3, hot and cold, some fall back to milestones, and
     some plans are uncovered."""
-    from planopt.models.retention import deep_share
+    from planopt.models.cost.retention import deep_share
     chosen, uncovered, deep = set(), 0, 0
     for seed in SEEDS:
         inst = retention_instance(seed)
@@ -288,8 +288,8 @@ def test_scenario_evaluator_equals_the_evaluator_with_retention(seed):
 def test_a_long_detection_delay_makes_a_deeper_retention_optimal():
     """At a short interval a long delay needs many kept checkpoints; the optimum pays for them (or for a
     longer interval) rather than break the cover."""
-    from planopt.enumerate_arrays import best_plan_arrays
-    from planopt.run import solve
+    from planopt.oracles.arrays import best_plan_arrays
+    from planopt.job.model import solve
     inst = math_instance({"keep_last_options": [1, 2, 4, 8], "rollback_detection_hours": 1.5},
                          checkpointing={"interval_minutes_options": [15, 30]})
     res, fast = solve(inst), best_plan_arrays(inst)
@@ -302,9 +302,9 @@ def test_the_shipped_retention_example_keeps_more_than_the_default():
     """instances/retention/: a 1.5 h detection delay at 15-60 min intervals; the optimum keeps 4 checkpoints
     (checkpointing.keep_last is 2), the vectorised oracle agrees (the plan-by-plan one is held to the MIP on
     the random instances above)."""
-    from planopt.enumerate_arrays import best_plan_arrays
+    from planopt.oracles.arrays import best_plan_arrays
     from planopt.instance import load_instance
-    from planopt.run import solve
+    from planopt.job.model import solve
     inst = load_instance(INSTANCES / "retention" / "qwen3-8b-math-long-rollback-detection.json")
     mip, fast = solve(inst), best_plan_arrays(inst)
     assert mip.status == fast.status == "optimal"
@@ -316,7 +316,7 @@ def test_the_shipped_retention_example_keeps_more_than_the_default():
 # --- staged plans share the retention option ----------------------------------------------------
 
 def _staged_size(seed: int) -> int:
-    from planopt.staged_oracle import staged_space_size
+    from planopt.oracles.staged import staged_space_size
     return staged_space_size(Instance.model_validate(staged_retention_job_dict(seed)))
 
 
@@ -328,8 +328,8 @@ STAGED_SLOW = [s for s, n in STAGED_SIZES.items() if 1500 < n <= 3000]
 
 
 def _check_staged_seed(seed: int) -> None:
-    from planopt.run import solve
-    from planopt.staged_oracle import best_staged_plan
+    from planopt.job.model import solve
+    from planopt.oracles.staged import best_staged_plan
     inst = Instance.model_validate(staged_retention_instance_dict(seed))
     mip, oracle = solve(inst), best_staged_plan(inst)
     assert mip.status == oracle.status, (mip.status, oracle.status)
@@ -361,9 +361,9 @@ def test_the_staged_seeds_are_many_and_offer_several_stages():
 
 
 def test_a_staged_plan_json_carries_one_retention_and_every_stage_is_priced_under_it():
-    from planopt.models.staged_costs import evaluate_staged
-    from planopt.models.staged_plan import StagedPlan
-    from planopt.staged_oracle import all_staged_plans
+    from planopt.models.cost.staged import evaluate_staged
+    from planopt.models.schema.staged_plan import StagedPlan
+    from planopt.oracles.staged import all_staged_plans
     inst = Instance.model_validate(staged_retention_job_dict(STAGED_FAST[0]))
     plan = next(sp.plan for sp in all_staged_plans(inst) if len(sp.plan.stages) > 1 and sp.metrics.fits_memory)
     data = plan.to_dict()
@@ -427,7 +427,7 @@ def candidate_retention_instance(seed: int) -> Instance:
     import random
 
     from candidate_instances import candidate_job_dict
-    from planopt.candidate_oracle import all_candidate_plans
+    from planopt.oracles.candidates import all_candidate_plans
     from random_instances import with_drawn_limits
     from retention_instances import retention_block, with_a_covering_option
     rng = random.Random(190_000 + seed)
@@ -439,7 +439,7 @@ def candidate_retention_instance(seed: int) -> Instance:
 
 @pytest.mark.parametrize("seed", range(8))
 def test_a_choice_of_student_with_retention_options_equals_its_oracle(seed):
-    from planopt.candidate_oracle import best_candidate_plan
+    from planopt.oracles.candidates import best_candidate_plan
     from oracle_checks import close
     inst = candidate_retention_instance(seed)
     mip, oracle = solve(inst), best_candidate_plan(inst)

@@ -1,4 +1,4 @@
-"""Separate rollout hardware as a plan decision (issue 12, item 3; ``models/rollout.py``).
+"""Separate rollout hardware as a plan decision (issue 12, item 3; ``models/cost/rollout.py``).
 
 - Each term of a split choice against its formula: generation on the rollout GPUs (their own
   tensor-parallel size, the dedicated HBM share), training and scoring on the training GPUs, the
@@ -21,17 +21,17 @@ import random
 
 import pytest
 
-from planopt.models import defaults as d
-from planopt.models import physics as ph
-from planopt.models import uncertainty as U
-from planopt.models.costs import Evaluator
-from planopt.models.hardware import hardware_options
-from planopt.models.plan import HardwareChoice, Plan, Recipe
-from planopt.models.schema import Instance
-from planopt.models.staged_plan import StagedPlan, plan_json, read_plan
-from planopt.oracle import all_plans
-from planopt.plan_space import plan_space
-from planopt.run import solve
+from planopt.models.catalog import defaults as d
+from planopt.models.cost import physics as ph
+from planopt.models.uncertainty import model as U
+from planopt.models.cost.evaluator import Evaluator
+from planopt.models.cost.hardware import hardware_options
+from planopt.models.schema.plan import HardwareChoice, Plan, Recipe
+from planopt.models.schema.instance import Instance
+from planopt.models.schema.staged_plan import StagedPlan, plan_json, read_plan
+from planopt.oracles.by_plan import all_plans
+from planopt.job.plan_space import plan_space
+from planopt.job.model import solve
 from typer.testing import CliRunner
 from planopt.cli import app
 
@@ -250,7 +250,7 @@ def staged_split_instance(seed: int, max_plans: int = 3000, needs=("rl", "opd"),
     """A random staged job with one rollout option per instance (each stage then chooses colocated or split),
     limits drawn from its own staged plans; None when the job has none of the methods ``needs`` or lists too
     many plans. ``training`` updates the job's training block (e.g. staleness options)."""
-    from planopt.staged_oracle import all_staged_plans, staged_space_size
+    from planopt.oracles.staged import all_staged_plans, staged_space_size
     from staged_instances import shrunk_staged_job_dict
     rng = random.Random(rng_base + seed)
     inst = shrunk_staged_job_dict(seed)
@@ -295,8 +295,8 @@ def test_the_staged_mip_equals_the_staged_oracle_with_rollout_options(seed):
 
 @pytest.mark.parametrize("seed", [11, 13, 50, 56, 63, 78])  # seeds whose point optimum splits (and a few more)
 def test_the_chance_mip_equals_enumeration_with_rollout_options(seed):
-    from planopt.chance import solve_chance
-    from planopt.chance_oracle import best_chance_plan
+    from planopt.uncertainty.chance import solve_chance
+    from planopt.oracles.chance import best_chance_plan
     from oracle_checks import close
     inst = Instance.model_validate(random_split_instance_dict(seed))
     mip = solve_chance(inst, 0.7, 16, seed, out_of_sample=100, guard=False)
@@ -323,7 +323,7 @@ def test_a_portfolio_job_with_rollout_gpus_is_refused_naming_the_field(tmp_path)
 def test_a_choice_of_student_with_rollout_options_equals_its_oracle():
     """candidate_students: one block per student, each with split choices (a student too large for a rollout set
     simply does not fit it); the time optimum splits."""
-    from planopt.candidate_oracle import best_candidate_plan
+    from planopt.oracles.candidates import best_candidate_plan
     data = json.loads((INSTANCES / "math-8b-or-32b.json").read_text())
     data["hardware"]["rollout_gpus"] = [{"name": "H100-SXM", "counts": [8, 32]}, {"name": "L40S", "counts": [1]}]
     data["objective"] = "time"

@@ -23,13 +23,13 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from planopt.enumerate_arrays import MAX_ARRAY_BYTES, best_plan_arrays, plan_arrays
+from planopt.oracles.arrays import MAX_ARRAY_BYTES, best_plan_arrays, plan_arrays
 from planopt.errors import InputError
-from planopt.models.costs import Evaluator
+from planopt.models.cost.evaluator import Evaluator
 from planopt.models.formulation.data import collect, dominated_hardware, dominated_recipes
-from planopt.models.schema import Instance
-from planopt.oracle import best_plan
-from planopt.run import PlanModel
+from planopt.models.schema.instance import Instance
+from planopt.oracles.by_plan import best_plan
+from planopt.job.model import PlanModel
 
 from conftest import INSTANCES, split_seeds
 from random_instances import GPUS, LARGE as LARGE_GRID, random_instance_dict, random_job_dict, random_limits

@@ -15,14 +15,14 @@ from typer.testing import CliRunner
 
 from planopt.cli import app
 from planopt.instance import load_instance
-from planopt.models import spreads
-from planopt.models import uncertainty as U
-from planopt.models.costs import Evaluator
-from planopt.models.recipes import RATE_FACTOR, family_of
-from planopt.models.schema import Instance
-from planopt.oracle import all_plans
-from planopt.risk import plan_risk
-from planopt.run import solve
+from planopt.models.catalog import spreads
+from planopt.models.uncertainty import model as U
+from planopt.models.cost.evaluator import Evaluator
+from planopt.models.cost.recipes import RATE_FACTOR, family_of
+from planopt.models.schema.instance import Instance
+from planopt.oracles.by_plan import all_plans
+from planopt.uncertainty.risk import plan_risk
+from planopt.job.model import solve
 
 from conftest import INSTANCES
 from random_instances import random_instance_dict
@@ -62,7 +62,7 @@ def test_every_family_scales_exactly_as_the_inverse_of_its_rate_factor():
 
 
 def test_every_family_has_a_rate_factor():
-    from planopt.models.recipes import HOURS_CATEGORY
+    from planopt.models.cost.recipes import HOURS_CATEGORY
     assert set(HOURS_CATEGORY) == set(RATE_FACTOR)
 
 
@@ -208,7 +208,7 @@ def test_api_solve_with_confidence_is_chance_constrained_and_risk_has_a_frame():
 
 
 def test_step_time_spreads_are_what_the_calibration_rows_give():
-    """models/spreads.py's step-time ranges are derived from the current calibration
+    """models/catalog/spreads.py's step-time ranges are derived from the current calibration
     residuals (benchmarks/uncertainty_spreads.py); a physics change that moves the
     rows must re-derive them."""
     import importlib.util
@@ -236,7 +236,8 @@ def test_scenario_evaluator_equals_the_evaluator_where_data_repeats(seed):
 
 
 def test_repeat_scale_spread_is_centred_on_the_published_fit():
-    from planopt.models import defaults as d, spreads as sp
+    from planopt.models.catalog import defaults as d
+    from planopt.models.catalog import spreads as sp
     low, high = sp.FACTOR_REPEAT_SCALE
     assert low * d.REPEAT_SCALE_EPOCHS == pytest.approx(2.9157) and low * high == pytest.approx(1.0)
     inst = load_instance(INSTANCES / "qwen3-32b-agentic-rl.json")

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from planopt.cli import app
 from planopt.errors import InputError
-from planopt.risk import check_seed
+from planopt.uncertainty.risk import check_seed
 from conftest import INSTANCES
 
 TINY, PORTFOLIO = str(INSTANCES / "tiny.json"), str(INSTANCES / "portfolio-small.json")

@@ -128,8 +128,8 @@ def test_catalog_is_the_cli_catalog_json_with_its_filters(server):
 
 
 def test_calibrate_a_shipped_case_and_an_inline_one(server):
-    from planopt.calibrate import calibrate_case
-    from planopt.calibration_intervals import with_intervals
+    from planopt.uncertainty.calibrate import calibrate_case
+    from planopt.uncertainty.calibration_intervals import with_intervals
     path = ROOT / "instances" / "calibration" / "young-daly-3h.json"
     expected = [r.to_dict() for r in with_intervals(calibrate_case(path))]
     assert server.call("POST", "/api/calibrate", {"case": "young-daly-3h"}) == expected

@@ -20,7 +20,7 @@ KILL_WAIT_SECONDS = 10.0
 
 
 def long_job_body():
-    from planopt.generate import random_portfolio
+    from planopt.portfolio.generate import random_portfolio
     p = LONG_PORTFOLIO
     return {"kind": "portfolio", "body": {"portfolio": random_portfolio(p["jobs"], p["gpu_types"], p["buckets"], seed=p["seed"])}}
 

@@ -4,7 +4,7 @@
 ``scenarios``, ``seed``, ``confidence`` and ``budget_usd`` with the JSON
 ``planopt solve portfolio.json --json`` prints for the same flags (timings aside),
 and a wrong value with the CLI's one line, its flag spelt as the request's field
-(both check through ``planopt.portfolio_options``), as a 4xx.
+(both check through ``planopt.portfolio.options``), as a 4xx.
 """
 
 import json
@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from planopt.cli import app
-from planopt.portfolio_options import CLI_NAMES
+from planopt.portfolio.options import CLI_NAMES
 from conftest import INSTANCES
 from service_server import Server, without_timings
 
@@ -61,8 +61,8 @@ def test_portfolio_scenarios_are_the_cli_risk_on_both_endpoints(server):
     assert api["status"] == "optimal" and api["risk"]["scenarios"] == 200 and api["risk"]["seed"] == 3
     assert without_timings(api) == without_timings(cli) == without_timings(via_solve)
     # the risk block is the library's replay of the printed schedule over the same draw
-    from planopt.portfolio import load_portfolio
-    from planopt.portfolio_risk import portfolio_risk
+    from planopt.portfolio.solve import load_portfolio
+    from planopt.portfolio.risk import portfolio_risk
     assert api["risk"] == portfolio_risk(load_portfolio(PORTFOLIO), api, 200, 3).to_dict()
     # and another seed is another draw: the seed is passed, not dropped
     other = server.call("POST", "/api/portfolio/solve", {"portfolio": "portfolio-small", "scenarios": 200, "seed": 4})

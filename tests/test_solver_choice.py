@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 from planopt.api import solve_instance
 from planopt.cli import app
 from planopt.errors import InputError
-from planopt.models.schema import Instance
-from planopt.oracle import best_plan
-from planopt.run import solve
+from planopt.models.schema.instance import Instance
+from planopt.oracles.by_plan import best_plan
+from planopt.job.model import solve
 from conftest import INSTANCES
 from random_instances import random_instance_dict
 

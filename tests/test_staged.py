@@ -25,18 +25,18 @@ import numpy as np
 import pytest
 
 from planopt.instance import load_instance
-from planopt.models import uncertainty as U
-from planopt.models.costs import Evaluator, exceeds
+from planopt.models.uncertainty import model as U
+from planopt.models.cost.evaluator import Evaluator, exceeds
 from planopt.models.formulation import LIMITS
-from planopt.models.plan import Plan
-from planopt.models.scenarios import ScenarioEvaluator
-from planopt.models.schema import Instance
-from planopt.models.stage_outcomes import affine_stage, stage_outcome
-from planopt.models.staged_costs import check_staged_plan, evaluate_staged, staged_metrics
-from planopt.models.staged_plan import Stage, StagedPlan, read_plan
-from planopt.run import PlanModel, solve
-from planopt.staged_oracle import all_staged_plans, best_staged_plan, staged_space_size
-from planopt.staged_run import StagedPlanModel
+from planopt.models.schema.plan import Plan
+from planopt.models.uncertainty.scenarios import ScenarioEvaluator
+from planopt.models.schema.instance import Instance
+from planopt.models.cost.stage_outcomes import affine_stage, stage_outcome
+from planopt.models.cost.staged import check_staged_plan, evaluate_staged, staged_metrics
+from planopt.models.schema.staged_plan import Stage, StagedPlan, read_plan
+from planopt.job.model import PlanModel, solve
+from planopt.oracles.staged import all_staged_plans, best_staged_plan, staged_space_size
+from planopt.job.staged import StagedPlanModel
 
 from conftest import INSTANCES
 from oracle_checks import (assert_least_relaxations_equal_the_oracle, assert_same_metrics, close, limit_steps,
@@ -177,7 +177,7 @@ PAIRED_SEEDS = _paired_seeds(8)
 def _oracle_at(plans, limits: dict, objective: str):
     """The staged oracle under ``limits``, over plans listed once: the evaluator's rule for a limit
     (``costs.exceeds``) and the oracle's lexicographic choice (``oracle.lexicographic_best``)."""
-    from planopt.oracle import lexicographic_best
+    from planopt.oracles.by_plan import lexicographic_best
     feasible = [p for p in plans if p.metrics.fits_memory and not any(
         limits.get(name) is not None and exceeds(getattr(p.metrics, expr), limits[name], sense)
         for name, (expr, sense) in LIMITS.items())]
@@ -223,7 +223,7 @@ def test_one_model_resolved_under_changed_limits_equals_the_oracle(seed):
 
 @pytest.mark.parametrize("seed", [s for s in FAST_SEEDS if SIZES[s] <= 400][5:11])
 def test_one_model_resolved_under_each_objective_equals_the_oracle(seed):
-    from planopt.oracle import lexicographic_best
+    from planopt.oracles.by_plan import lexicographic_best
     inst = staged_instance(seed)
     feasible = [p for p in all_staged_plans(inst) if p.feasible]
     pm = PlanModel(inst)
@@ -433,7 +433,7 @@ def test_plan_risk_of_a_staged_plan_without_spread_is_its_point_metrics(seed):
     """``plan_risk`` (what ``--scenarios`` reports) of staged plans on the instance with its limits and every
     uncertain parameter fixed at its point value (``uncertainty``): every percentile is the plan's metric,
     and the plan meets its limits in all scenarios or in none, as the evaluator says."""
-    from planopt.risk import plan_risk
+    from planopt.uncertainty.risk import plan_risk
     _, plans = _staged_sample(seed, 3)
     if not plans:
         pytest.skip("no plan of this seed fits in memory")
@@ -643,7 +643,7 @@ def _pareto(metrics, x: str, y: str):
 
 @pytest.mark.parametrize("seed", [s for s in FAST_SEEDS if SIZES[s] <= 400][:5])
 def test_the_cost_quality_frontier_of_a_staged_instance_equals_the_oracles(seed):
-    from planopt.frontier import pareto_frontier
+    from planopt.studies.frontier import pareto_frontier
     inst = staged_instance(seed)
     feasible = [p.metrics for p in all_staged_plans(inst) if p.feasible]
     front = pareto_frontier(PlanModel(inst), "cost_usd", "quality")

@@ -10,8 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from planopt.cli import app
-from planopt.models.schema import Instance
-from planopt.staged_oracle import staged_space_size
+from planopt.models.schema.instance import Instance
+from planopt.oracles.staged import staged_space_size
 
 from conftest import INSTANCES
 from oracle_checks import close

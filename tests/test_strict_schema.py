@@ -18,7 +18,7 @@ from planopt.cli import app
 
 from planopt.errors import InputError
 from planopt.instance import load_instance
-from planopt.portfolio import load_portfolio
+from planopt.portfolio.solve import load_portfolio
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = json.loads((ROOT / "instances" / "tiny.json").read_text())

@@ -8,10 +8,10 @@ import pytest
 from typer.testing import CliRunner
 
 from planopt.cli import app
-from planopt.models.schema import Instance
-from planopt.oracle import all_plans
-from planopt.run import PlanModel
-from planopt.sweep import parse_range, run_sweep
+from planopt.models.schema.instance import Instance
+from planopt.oracles.by_plan import all_plans
+from planopt.job.model import PlanModel
+from planopt.studies.sweep import parse_range, run_sweep
 from planopt.errors import InputError
 
 from conftest import INSTANCES
@@ -51,7 +51,7 @@ def assert_rows_equal_independent_solves(inst: Instance, limit: str, values: lis
             assert close(got.metrics.objective(obj), alone.metrics.objective(obj)), (limit, row.value, got.plan, alone.plan)
             assert close(got.metrics.cost_usd, alone.metrics.cost_usd), (limit, row.value, got.plan, alone.plan)
             check = Instance.model_validate({**inst.model_dump(), "constraints": {**inst.constraints.model_dump(), limit: row.value}})
-            from planopt.models.costs import evaluate
+            from planopt.models.cost.evaluator import evaluate
             assert evaluate(check, got.plan).feasible
     return rows
 

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from planopt.tables import render_table
+from planopt.report.tables import render_table
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 HEADER = ("limit", "value", "plan", "binding", "relaxing one step")

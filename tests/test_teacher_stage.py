@@ -1,4 +1,4 @@
-"""A teacher that does not exist yet, trained as a stage (issue 12, item 1; ``models/teacher_training.py``).
+"""A teacher that does not exist yet, trained as a stage (issue 12, item 1; ``models/cost/teacher_training.py``).
 
 Random OPD jobs with ``teacher.exists: false`` and a ``teacher.training`` block: the MIP equals both
 oracles; the folded lump is the teacher job's own evaluated cost and wall time; the Pareto pruning
@@ -16,13 +16,13 @@ import pytest
 from typer.testing import CliRunner
 
 from planopt.cli import app
-from planopt.models import recipes as recipes_module
-from planopt.models.costs import Evaluator
-from planopt.models.schema import Instance
-from planopt.models.staged_plan import plan_json, read_plan
-from planopt.models.teacher_training import pareto_set, teacher_instance, teacher_space
-from planopt.oracle import all_plans, best_plan
-from planopt.result_schema import ResultSchema
+from planopt.models.cost import recipes as recipes_module
+from planopt.models.cost.evaluator import Evaluator
+from planopt.models.schema.instance import Instance
+from planopt.models.schema.staged_plan import plan_json, read_plan
+from planopt.models.cost.teacher_training import pareto_set, teacher_instance, teacher_space
+from planopt.oracles.by_plan import all_plans, best_plan
+from planopt.report.result_schema import ResultSchema
 from oracle_checks import assert_mip_equals_both_oracles, close
 from random_instances import SMALL, _take, random_job_dict, with_drawn_limits
 from conftest import split_seeds
@@ -131,7 +131,7 @@ def test_the_pareto_pruning_loses_no_optimum(seed, monkeypatch):
 
 
 def test_pareto_set_keeps_the_first_of_ties_and_drops_the_dominated():
-    from planopt.models.teacher_training import TeacherOption
+    from planopt.models.cost.teacher_training import TeacherOption
     opts = [TeacherOption(f"p{n}", c, w, 0.0) for n, (c, w) in enumerate([(5, 5), (3, 9), (5, 5), (4, 9), (9, 1), (6, 5)])]
     assert [o.plan for o in pareto_set(opts)] == ["p1", "p0", "p4"]
 
@@ -249,7 +249,7 @@ def _with_trained_teacher(d: dict, rng: random.Random) -> dict | None:
 
 
 def staged_teacher_instance(seed: int) -> Instance | None:
-    from planopt.staged_oracle import all_staged_plans
+    from planopt.oracles.staged import all_staged_plans
     from staged_instances import shrunk_staged_job_dict
     d = shrunk_staged_job_dict(seed)
     rng = random.Random(seed)
@@ -259,7 +259,7 @@ def staged_teacher_instance(seed: int) -> Instance | None:
 
 
 def candidate_teacher_instance(seed: int) -> Instance | None:
-    from planopt.candidate_oracle import all_candidate_plans
+    from planopt.oracles.candidates import all_candidate_plans
     from candidate_instances import candidate_job_dict
     d = candidate_job_dict(seed)
     rng = random.Random(seed)
@@ -279,8 +279,8 @@ def _staged_contract(seed: int):
         return None
     mip, _ = assert_staged_contract(inst)
     if mip.plan is not None:   # the staged shape round-trips, teacher plan included
-        from planopt.models.staged_costs import evaluate_staged
-        from planopt.models.staged_plan import StagedPlan
+        from planopt.models.cost.staged import evaluate_staged
+        from planopt.models.schema.staged_plan import StagedPlan
         again = StagedPlan.from_dict(json.loads(json.dumps(mip.plan.to_dict())))
         assert again == mip.plan
         assert evaluate_staged(Evaluator(inst), again).cost_usd == mip.metrics.cost_usd
@@ -288,8 +288,8 @@ def _staged_contract(seed: int):
 
 
 def _candidate_contract(seed: int):
-    from planopt.candidate_oracle import all_candidate_plans
-    from planopt.run import PlanModel
+    from planopt.oracles.candidates import all_candidate_plans
+    from planopt.job.model import PlanModel
     from test_candidates import assert_candidate_contract
     inst = candidate_teacher_instance(seed)
     if inst is None:
@@ -327,7 +327,7 @@ def test_candidate_mip_with_a_trained_teacher_equals_the_candidate_oracle_slow(s
 def test_the_shipped_instance_costs_what_its_teacher_plan_as_a_lump_costs():
     """The trained teacher folded into the plan is exactly the old lump at that teacher plan's cost and wall hours."""
     from conftest import INSTANCES
-    from planopt.run import solve
+    from planopt.job.model import solve
     d = json.loads((INSTANCES / "qwen3-8b-math-train-the-teacher.json").read_text())
     inst = Instance.model_validate(d)
     res = solve(inst)

@@ -20,7 +20,7 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from . import CatalogLookupError, find_gpu
+from planopt.models.catalog import CatalogLookupError, find_gpu
 
 PRICES_FILE = Path(__file__).resolve().parent / "prices.json"
 
@@ -131,7 +131,7 @@ def select_prices(provider: str | None = None, gpu: str | None = None) -> list[P
     Raises ``KeyError`` with ``"provider"`` or ``"gpu"`` and a message when the
     provider is unknown or the GPU is not in the catalog, so that the CLI and the
     service name their own field (``--provider`` / ``provider``)."""
-    from . import CatalogLookupError, find_gpu
+    from planopt.models.catalog import CatalogLookupError, find_gpu
     rows = list(load_prices())
     if provider is not None:
         if provider not in providers():

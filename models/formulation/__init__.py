@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import pyomo.core as pyo  # not pyomo.environ: its plugins cost every CLI call ~0.3 s unused (BENCHMARKS.md §1)
 
-from ..costs import Evaluator
-from .accounting import define_accounting
-from .checkpointing import define_checkpointing
-from .choices import define_choices
-from .data import FormulationData, collect, prune
-from .limits import LIMITS, define_limits, recipe_within_limits, set_limits
-from .retention import define_retention
-from .objectives import OBJECTIVES, activate_objective, define_objectives
-from .work import define_work
+from planopt.models.cost.evaluator import Evaluator
+from planopt.models.formulation.accounting import define_accounting
+from planopt.models.formulation.checkpointing import define_checkpointing
+from planopt.models.formulation.choices import define_choices
+from planopt.models.formulation.data import FormulationData, collect, prune
+from planopt.models.formulation.limits import LIMITS, define_limits, recipe_within_limits, set_limits
+from planopt.models.formulation.retention import define_retention
+from planopt.models.formulation.objectives import OBJECTIVES, activate_objective, define_objectives
+from planopt.models.formulation.work import define_work
 
 __all__ = ["build", "FormulationData", "LIMITS", "OBJECTIVES", "set_limits", "activate_objective", "recipe_within_limits"]
 

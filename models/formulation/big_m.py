@@ -9,7 +9,7 @@ coefficient drifted from the data.
 
 from __future__ import annotations
 
-from .data import FormulationData
+from planopt.models.formulation.data import FormulationData
 
 
 def big_m_breaches(data: FormulationData, recipe, hardware, tolerance: float = 1e-9) -> list[str]:

@@ -30,17 +30,17 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pyomo.core as pyo  # not pyomo.environ: its plugins cost every CLI call ~0.3 s unused (BENCHMARKS.md §1)
 
-from ..costs import Evaluator
-from ..schema import Instance
-from .accounting import define_accounting
-from .checkpointing import define_checkpointing
-from .choices import define_choices
-from .data import FormulationData, collect, prune
-from .limits import recipe_floors, define_limits, recipe_within_limits
-from .linear import flattened, linear
-from .objectives import activate_objective, define_objectives
-from .retention import define_retention
-from .work import define_work
+from planopt.models.cost.evaluator import Evaluator
+from planopt.models.schema.instance import Instance
+from planopt.models.formulation.accounting import define_accounting
+from planopt.models.formulation.checkpointing import define_checkpointing
+from planopt.models.formulation.choices import define_choices
+from planopt.models.formulation.data import FormulationData, collect, prune
+from planopt.models.formulation.limits import recipe_floors, define_limits, recipe_within_limits
+from planopt.models.formulation.linear import flattened, linear
+from planopt.models.formulation.objectives import activate_objective, define_objectives
+from planopt.models.formulation.retention import define_retention
+from planopt.models.formulation.work import define_work
 
 
 @dataclass

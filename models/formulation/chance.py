@@ -58,14 +58,14 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.expr.numeric_expr import LinearExpression
 
-from .. import physics as ph
-from ..costs import OBJECTIVE_METRIC, Evaluator
-from ..recipes import RATE_FACTOR, family_of
-from ..scenarios import LIMIT_METRIC, RATE_FAMILIES, ScenarioEvaluator, widened
-from ..uncertainty import Scenarios
-from .choices import define_choices
-from .data import FormulationData, collect
-from .work import define_work
+from planopt.models.cost import physics as ph
+from planopt.models.cost.evaluator import OBJECTIVE_METRIC, Evaluator
+from planopt.models.cost.recipes import RATE_FACTOR, family_of
+from planopt.models.uncertainty.scenarios import LIMIT_METRIC, RATE_FAMILIES, ScenarioEvaluator, widened
+from planopt.models.uncertainty.model import Scenarios
+from planopt.models.formulation.choices import define_choices
+from planopt.models.formulation.data import FormulationData, collect
+from planopt.models.formulation.work import define_work
 
 RECIPE_METRICS = ("quality", "forgetting_points")  # metrics of the recipe alone
 # Counting allowed violations: floor((1 - alpha) S) computed with this guard so that

@@ -22,8 +22,8 @@ from __future__ import annotations
 import numpy as np
 import pyomo.core as pyo  # not pyomo.environ: its plugins cost every CLI call ~0.3 s unused (BENCHMARKS.md §1)
 
-from .data import FormulationData
-from .linear import linear
+from planopt.models.formulation.data import FormulationData
+from planopt.models.formulation.linear import linear
 
 
 def define_choices(m: pyo.ConcreteModel, data: FormulationData) -> None:

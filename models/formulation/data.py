@@ -30,10 +30,10 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from .. import physics as ph
-from ..asynchronous import combined_hours
-from ..costs import Evaluator
-from ..plan import HardwareChoice, Recipe
+from planopt.models.cost import physics as ph
+from planopt.models.cost.asynchronous import combined_hours
+from planopt.models.cost.evaluator import Evaluator
+from planopt.models.schema.plan import HardwareChoice, Recipe
 
 
 @dataclass
@@ -88,7 +88,7 @@ class FormulationData:
 
 def component_class(key: str) -> str | None:
     """The memory class a component belongs to (decode/tail/sync carry one), or None."""
-    from ..costs import _component_class
+    from planopt.models.cost.evaluator import _component_class
     return _component_class(key)
 
 

@@ -22,7 +22,7 @@ recipe chosen this is the same constraint, written so that the solver need
 not branch to discover it; the persistent solver only updates bounds.
 
 The slacks :math:`s \ge 0` are fixed at 0 except in the elastic model that
-explains infeasibility (``planopt.diagnose``), which frees some of them and
+explains infeasibility (``planopt.job.diagnose``), which frees some of them and
 minimises their normalised sum. A limit the instance does not set is
 deactivated, not dropped, so a sweep can switch it on without rebuilding.
 """
@@ -32,8 +32,8 @@ from __future__ import annotations
 import numpy as np
 import pyomo.core as pyo  # not pyomo.environ: its plugins cost every CLI call ~0.3 s unused (BENCHMARKS.md §1)
 
-from ..costs import LIMIT_METRIC, exceeds, limit_slack
-from ..schema import Constraints
+from planopt.models.cost.evaluator import LIMIT_METRIC, exceeds, limit_slack
+from planopt.models.schema.instance import Constraints
 
 # The limit rows are wider than the rule by a number of slacks, so that HiGHS's
 # own tolerances never cut off a plan the rule accepts. With rows one slack wide

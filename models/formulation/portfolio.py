@@ -42,7 +42,7 @@ count of the type):
 
 A job holds the GPUs of every tier it uses in a bucket from the start of the
 bucket, so the GPUs the jobs hold at once, not their GPU-hours, fit each tier:
-the schedule replays as it is (``planopt.portfolio_replay``), with each job
+the schedule replays as it is (``planopt.portfolio.replay``), with each job
 running ``u / n`` hours on each tier it holds, one tier after another. Two jobs
 do not take turns on the same GPUs within a bucket; a finer bucket is the way
 to model that. On-demand and spot GPUs are paid for the hours a job runs on
@@ -86,15 +86,15 @@ from dataclasses import dataclass, field
 
 import pyomo.environ as pyo
 
-from .. import physics as ph
-from ..costs import Evaluator
-from ..portfolio import PortfolioData
-from .accounting import define_accounting
-from .checkpointing import define_checkpointing
-from .choices import define_choices
-from .data import FormulationData, collect
-from .limits import define_limits
-from .work import define_work
+from planopt.models.cost import physics as ph
+from planopt.models.cost.evaluator import Evaluator
+from planopt.models.schema.portfolio import PortfolioData
+from planopt.models.formulation.accounting import define_accounting
+from planopt.models.formulation.checkpointing import define_checkpointing
+from planopt.models.formulation.choices import define_choices
+from planopt.models.formulation.data import FormulationData, collect
+from planopt.models.formulation.limits import define_limits
+from planopt.models.formulation.work import define_work
 
 TIERS = ("reserved", "on_demand", "spot")
 EARLIER_USD = 1e-6  # per GPU-hour and bucket index: breaks ties towards early buckets
@@ -352,7 +352,7 @@ def add_share_floors(m: pyo.ConcreteModel, form: PortfolioFormulation, multiplie
     (``job_share_usd``), ``multipliers`` the :math:`\lambda_{bgk} \ge 0` in USD per GPU held
     in a bucket, with :math:`\sum_b \lambda_{bg,\mathrm{res}} \le p^{res}_g C_g` per GPU type,
     and ``floors[j]`` a proven lower bound on :math:`s_j` over job ``j``'s own choices alone
-    (``solver/portfolio_lagrange.py`` derives both and proves that the rows cut off no
+    (``solver/portfolio/lagrange.py`` derives both and proves that the rows cut off no
     schedule; with them the LP relaxation is at least the Lagrangian bound
     :math:`\sum_j \mathrm{floors}_j - \sum_{k \ne \mathrm{res}} \lambda a`)."""
     for name in ("job_share_floor", "job_share_usd", "JSHARE"):

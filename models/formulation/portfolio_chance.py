@@ -1,7 +1,7 @@
 r"""A portfolio schedule that runs undisrupted in at least a share C of capacity scenarios (SAA).
 
 On top of the portfolio MIP (``portfolio.build_portfolio``), for the S
-scenarios of ``models/portfolio_capacity.py`` (on-demand GPUs obtainable
+scenarios of ``models/uncertainty/capacity.py`` (on-demand GPUs obtainable
 :math:`O_{s,g,b}`, preemption uniforms :math:`U_{s,j,b}`), one binary
 :math:`w_s` per scenario says the schedule runs *undisrupted* in scenario
 ``s``: every on-demand gang it holds is obtainable and no spot run is
@@ -51,7 +51,7 @@ scenarios the schedule runs as planned, so every job meets its deadline there
 whatever the recourse; and no schedule of lower cost runs undisrupted in as
 many. A schedule that meets its deadlines only *through* recourse (spare
 reservations, later buckets) is not credited: the share meeting every deadline
-under ``solver/portfolio_risk.py``'s recourse is at least the undisrupted share
+under ``solver/portfolio/risk.py``'s recourse is at least the undisrupted share
 (reported next to it), and may be higher.
 """
 
@@ -62,8 +62,8 @@ import math
 import numpy as np
 import pyomo.environ as pyo
 
-from ..portfolio_capacity import CapacityScenarios
-from .portfolio import PortfolioFormulation
+from planopt.models.uncertainty.capacity import CapacityScenarios
+from planopt.models.formulation.portfolio import PortfolioFormulation
 
 
 def spot_room_gpu_hours(scen: CapacityScenarios, preemptions_per_gpu_hour: float, j: int, b: int) -> np.ndarray:

@@ -28,9 +28,9 @@ from __future__ import annotations
 import numpy as np
 import pyomo.core as pyo  # not pyomo.environ: its plugins cost every CLI call ~0.3 s unused (BENCHMARKS.md §1)
 
-from ..retention import covers, deep_rollback_share, storage_usd_per_train_hour
-from .data import FormulationData
-from .linear import flattened, linear
+from planopt.models.cost.retention import covers, deep_rollback_share, storage_usd_per_train_hour
+from planopt.models.formulation.data import FormulationData
+from planopt.models.formulation.linear import flattened, linear
 
 
 def retention_coefficients(data: FormulationData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -50,18 +50,18 @@ from __future__ import annotations
 import numpy as np
 import pyomo.core as pyo  # not pyomo.environ: its plugins cost every CLI call ~0.3 s unused (BENCHMARKS.md §1)
 
-from ..costs import Evaluator
-from ..stage_outcomes import AFFINE_METHODS, affine_stage
-from .accounting import define_accounting
-from .checkpointing import define_checkpointing
-from .choices import define_choices
-from .data import FormulationData
-from .limits import define_limits, recipe_within_limits
-from .linear import flattened, linear
-from .objectives import activate_objective, define_objectives
-from .retention import define_retention
-from .staged_data import StagedData, collect_staged, interval_floors
-from .work import define_work
+from planopt.models.cost.evaluator import Evaluator
+from planopt.models.cost.stage_outcomes import AFFINE_METHODS, affine_stage
+from planopt.models.formulation.accounting import define_accounting
+from planopt.models.formulation.checkpointing import define_checkpointing
+from planopt.models.formulation.choices import define_choices
+from planopt.models.formulation.data import FormulationData
+from planopt.models.formulation.limits import define_limits, recipe_within_limits
+from planopt.models.formulation.linear import flattened, linear
+from planopt.models.formulation.objectives import activate_objective, define_objectives
+from planopt.models.formulation.retention import define_retention
+from planopt.models.formulation.staged_data import StagedData, collect_staged, interval_floors
+from planopt.models.formulation.work import define_work
 
 
 def build_staged(ev: Evaluator) -> tuple[pyo.ConcreteModel | None, StagedData]:

@@ -32,10 +32,10 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..costs import Evaluator
-from ..schema import METHODS
-from ..stage_outcomes import stage_outcome
-from .data import FormulationData, collect, dominated_hardware, dominated_recipes, subset_hardware, subset_recipes
+from planopt.models.cost.evaluator import Evaluator
+from planopt.models.schema.instance import METHODS
+from planopt.models.cost.stage_outcomes import stage_outcome
+from planopt.models.formulation.data import FormulationData, collect, dominated_hardware, dominated_recipes, subset_hardware, subset_recipes
 
 
 @dataclass
@@ -125,7 +125,7 @@ def _score_tables(data: StagedData) -> None:
 
 
 def _point_priors(inst, method: str):
-    from ..stage_outcomes import StagePriors
+    from planopt.models.cost.stage_outcomes import StagePriors
     return StagePriors.point(inst, method)
 
 

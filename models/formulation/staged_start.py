@@ -23,10 +23,10 @@ from __future__ import annotations
 import numpy as np
 import pyomo.core as pyo  # not pyomo.environ: its plugins cost every CLI call ~0.3 s unused (BENCHMARKS.md §1)
 
-from .limits import LIMITS
-from .objectives import OBJECTIVES
-from .staged_data import StagedData, interval_floors
-from .start import meets_model_rows, plan_values
+from planopt.models.formulation.limits import LIMITS
+from planopt.models.formulation.objectives import OBJECTIVES
+from planopt.models.formulation.staged_data import StagedData, interval_floors
+from planopt.models.formulation.start import meets_model_rows, plan_values
 
 
 def staged_start(m: pyo.ConcreteModel, data: StagedData) -> list[tuple[object, float]] | None:

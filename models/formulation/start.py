@@ -26,11 +26,11 @@ from __future__ import annotations
 import numpy as np
 import pyomo.core as pyo  # not pyomo.environ: its plugins cost every CLI call ~0.3 s unused (BENCHMARKS.md §1)
 
-from ..asynchronous import groups
-from ..costs import exceeds
-from .data import FormulationData
-from .limits import LIMITS
-from .objectives import OBJECTIVES
+from planopt.models.cost.asynchronous import groups
+from planopt.models.cost.evaluator import exceeds
+from planopt.models.formulation.data import FormulationData
+from planopt.models.formulation.limits import LIMITS
+from planopt.models.formulation.objectives import OBJECTIVES
 
 
 def _candidates(data: FormulationData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

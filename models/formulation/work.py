@@ -36,9 +36,9 @@ from __future__ import annotations
 import numpy as np
 import pyomo.core as pyo  # not pyomo.environ: its plugins cost every CLI call ~0.3 s unused (BENCHMARKS.md §1)
 
-from ..asynchronous import groups
-from .data import FormulationData
-from .linear import linear
+from planopt.models.cost.asynchronous import groups
+from planopt.models.formulation.data import FormulationData
+from planopt.models.formulation.linear import linear
 
 
 def define_work(m: pyo.ConcreteModel, data: FormulationData, one_row_per_hardware: bool = False) -> None:

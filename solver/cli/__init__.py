@@ -7,7 +7,7 @@
 - ``guard``: errors to one line and an exit code · ``output``: strict JSON on stdout
 """
 
-from .app import app, main
-from .output import emit_json
+from planopt.cli.app import app, main
+from planopt.cli.output import emit_json
 
 __all__ = ["app", "emit_json", "main"]

@@ -1,5 +1,5 @@
 """``python -m planopt.cli``: the same as the ``planopt`` console script."""
 
-from .app import main
+from planopt.cli.app import main
 
 main()

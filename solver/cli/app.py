@@ -16,8 +16,8 @@ import sys
 
 import typer
 
-from . import calibrate, catalog, check, fit, frontier, portfolio, serve, solve, uncertainty
-from .output import emit_json
+from planopt.cli import calibrate, catalog, check, fit, frontier, portfolio, serve, solve, uncertainty
+from planopt.cli.output import emit_json
 
 HELP = "Exact planner for LLM post-training: SFT, RL or on-policy distillation, on which GPUs, for least cost."
 
@@ -37,7 +37,7 @@ def _root(version: bool = typer.Option(False, "--version", callback=_print_versi
           verbose: bool = typer.Option(False, "--verbose", "-v", help="the solver's log and each stage's time on stderr"),
           quiet: bool = typer.Option(False, "--quiet", "-q", help="nothing on stderr but errors (no progress bars)")) -> None:
     """Exact planner for LLM post-training: SFT, RL or on-policy distillation, on which GPUs, for least cost."""
-    from .. import verbosity
+    from planopt import verbosity
     if verbose and quiet:
         raise typer.BadParameter("choose one of -v/--verbose and -q/--quiet")
     verbosity.set_level(verbosity.VERBOSE if verbose else verbosity.QUIET if quiet else verbosity.NORMAL)
@@ -58,7 +58,7 @@ def main() -> None:
     Every failure before a command runs (a bad flag, a bad value, a missing argument) is one line
     ``error: ...`` and exit 2, under ``--json`` also one JSON error object on stdout; Ctrl-C is one
     line ``interrupted`` and exit 130 (``interrupt.py``)."""
-    from . import clock
+    from planopt.cli import clock
     clock.start()   # a portfolio's --time-limit counts from here (clock.py)
     # A name from the user may hold a lone surrogate (JSON's "\ud800"); print it escaped, not crash.
     for stream in (sys.stdout, sys.stderr):
@@ -66,8 +66,8 @@ def main() -> None:
             stream.reconfigure(errors="backslashreplace")
     argv = hoist_root_flags(sys.argv[1:])
     json_out = "--json" in argv
-    from . import interrupt
-    from ..verbosity import timed
+    from planopt.cli import interrupt
+    from planopt.verbosity import timed
     interrupt.install(json_out)
     try:
         command = next((a for a in argv if not a.startswith("-")), "")
@@ -97,7 +97,7 @@ def hoist_root_flags(argv: list[str]) -> list[str]:
 
 def _usage_failure(exc, json_out: bool) -> None:
     """One line for a usage error (no usage box), the user's long strings shortened."""
-    from ..messages import shorten_words
+    from planopt.messages import shorten_words
     if exc.__class__.__name__ == "NoArgsIsHelpError":  # `planopt` alone: typer has printed the help, as asked
         sys.exit(0)
     message = exc.format_message() if hasattr(exc, "format_message") else str(exc)

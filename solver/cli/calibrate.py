@@ -12,10 +12,10 @@ from typing import Optional
 
 import typer
 
-from .files import TABLE_SUFFIXES, OutputFiles, table_writer
-from .guard import guarded
-from .output import emit_json
-from .progress import progress_bar
+from planopt.cli.files import TABLE_SUFFIXES, OutputFiles, table_writer
+from planopt.cli.guard import guarded
+from planopt.cli.output import emit_json
+from planopt.cli.progress import progress_bar
 
 commands = typer.Typer()
 
@@ -28,15 +28,15 @@ def calibrate(directory: Path = typer.Argument(..., help="folder of calibration 
                                              help="P10-P90 of each prediction under the uncertainty model (rows gain interval)"),
               out: Optional[Path] = typer.Option(None, "--out", help="also write the rows to a .csv or .parquet file")):
     """Predict published runs with the evaluator and compare (exit 0 all pass, 1 any fails, 2 unreadable case)."""
-    from ..calibrate import calibrate_dir
-    from ..report import table
+    from planopt.uncertainty.calibrate import calibrate_dir
+    from planopt.report.text import table
     files = OutputFiles()
     files.check("--out", out, TABLE_SUFFIXES)
     with files:
         with progress_bar("calibration cases", unit="figures predicted") as bar:
             rows = calibrate_dir(directory, progress=bar.update)
         if intervals:
-            from ..calibration_intervals import with_intervals
+            from planopt.uncertainty.calibration_intervals import with_intervals
             with progress_bar("P10-P90 of each prediction"):
                 rows = with_intervals(rows)
         if out is not None:
@@ -44,7 +44,7 @@ def calibrate(directory: Path = typer.Argument(..., help="folder of calibration 
     if json_out:
         emit_json([r.to_dict() for r in rows])
     else:
-        from ..calibration_intervals import interval_cells, interval_footer
+        from planopt.uncertainty.calibration_intervals import interval_cells, interval_footer
         extra = ("P10-P90", "inside") if intervals else ()
         body = [(r.id, r.figure, _num(r.predicted), _num(r.published), _num(r.ratio, 3) if r.ratio is not None else "-",
                  f"{r.tolerance:g}", "pass" if r.passed else "FAIL") + (interval_cells(r, _num) if intervals else ())

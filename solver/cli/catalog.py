@@ -8,10 +8,10 @@ from typing import Optional
 
 import typer
 
-from .files import OutputFiles
-from .guard import guarded
-from .options import JSON
-from .output import emit_json
+from planopt.cli.files import OutputFiles
+from planopt.cli.guard import guarded
+from planopt.cli.options import JSON
+from planopt.cli.output import emit_json
 
 commands = typer.Typer()
 
@@ -25,8 +25,8 @@ def catalog(json_out: bool = JSON,
     """List the GPU prices by provider, region and tier, each with its source and date."""
     from planopt.models.catalog.prices import COLUMNS, select_prices
 
-    from ..errors import InputError
-    from ..report import table
+    from planopt.errors import InputError
+    from planopt.report.text import table
     try:
         rows = select_prices(provider, gpu)
     except KeyError as exc:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import typer
 
-from .guard import guarded
-from .output import emit_json
+from planopt.cli.guard import guarded
+from planopt.cli.output import emit_json
 
 commands = typer.Typer()
 
@@ -16,10 +16,10 @@ commands = typer.Typer()
 @guarded
 def validate(file: Path = typer.Argument(..., help="instance JSON")):
     """Check an instance (job or portfolio) against the schema and build its model without solving."""
-    from ..errors import InputError, read_json
+    from planopt.errors import InputError, read_json
     if read_json(file).get("kind") == "portfolio":
-        from ..plan_space import check_model_size
-        from ..portfolio import PortfolioModel, load_portfolio
+        from planopt.job.plan_space import check_model_size
+        from planopt.portfolio.solve import PortfolioModel, load_portfolio
         data = load_portfolio(file)
         plans = 0
         for name, inst in zip(data.names, data.instances):  # each job's own model, before the portfolio's
@@ -32,9 +32,9 @@ def validate(file: Path = typer.Argument(..., help="instance JSON")):
         typer.echo(f"{file}: valid portfolio · {len(d.instances)} jobs × {len(d.gpus)} GPU types × "
                    f"{len(d.buckets)} buckets · {plans:,} plans over the jobs · model built in {pm.build_seconds:.2f} s")
         return
-    from ..instance import load_instance
-    from ..plan_space import MAX_MODEL_MIB, check_model_size
-    from ..run import PlanModel
+    from planopt.instance import load_instance
+    from planopt.job.plan_space import MAX_MODEL_MIB, check_model_size
+    from planopt.job.model import PlanModel
     inst = load_instance(file)
     space = check_model_size(inst)  # an instance solve would refuse is refused here, with the same line
     pm = PlanModel(inst)
@@ -44,10 +44,10 @@ def validate(file: Path = typer.Argument(..., help="instance JSON")):
 
 def plan_space_line(pm) -> str:
     """The plan space as arithmetic that adds up: the instance's options, then what the model keeps of them."""
-    from ..candidate_run import CandidatePlanModel
-    from ..staged_run import StagedPlanModel
+    from planopt.job.candidates import CandidatePlanModel
+    from planopt.job.staged import StagedPlanModel
     if isinstance(pm, StagedPlanModel):
-        from ..staged_oracle import staged_space_size
+        from planopt.oracles.staged import staged_space_size
         d = pm.data
         sequences = ", ".join(" → ".join(q) for q in d.sequences)
         why = [f"{reason}: {n:,}" for reason, n in d.dropped.items() if n]
@@ -63,10 +63,10 @@ def plan_space_line(pm) -> str:
 
 def plan_space_line_of(inst, data=None) -> str:
     """One student's plan space (and, with ``data``, what the model keeps of it)."""
-    from planopt.models.costs import Evaluator
+    from planopt.models.cost.evaluator import Evaluator
     ev = Evaluator(inst)
     recipes, hardware, intervals = (len(options) for options in ev.space())
-    n_k = len(ev.retention_options())  # a retention block's options multiply the plans (models/retention.py)
+    n_k = len(ev.retention_options())  # a retention block's options multiply the plans (models/cost/retention.py)
     times_k, k = (f" × {n_k:,} retention options", n_k) if n_k else ("", 1)
     if data is None:
         return (f"{recipes:,} recipes × {hardware:,} hardware options × {intervals:,} intervals{times_k}"
@@ -86,23 +86,23 @@ def plan_space_line_of(inst, data=None) -> str:
 @guarded
 def schema(kind: str = typer.Option("job", "--kind", help="job (default), portfolio, result (the output of solve/evaluate on a job), portfolio-result (the output of solving a portfolio) or calibration (a calibration case)")):
     """Print the JSON Schema of an instance (a job, or a portfolio of jobs) or of a calibration case."""
-    from ..errors import InputError
+    from planopt.errors import InputError
     if kind == "calibration":
-        from planopt.models.calibration_case import calibration_json_schema
+        from planopt.models.schema.calibration_case import calibration_json_schema
         emit_json(calibration_json_schema())
         return
     if kind == "result":
-        from ..result_schema import result_json_schema
+        from planopt.report.result_schema import result_json_schema
         emit_json(result_json_schema())
         return
     if kind == "portfolio-result":
-        from ..portfolio_result_schema import portfolio_result_json_schema
+        from planopt.report.portfolio_schema import portfolio_result_json_schema
         emit_json(portfolio_result_json_schema())
         return
     if kind == "job":
-        from planopt.models.schema import Instance as model
+        from planopt.models.schema.instance import Instance as model
     elif kind == "portfolio":
-        from planopt.models.portfolio import Portfolio as model
+        from planopt.models.schema.portfolio import Portfolio as model
     else:
         raise InputError(f"--kind: expected 'job', 'portfolio', 'result', 'portfolio-result' or 'calibration', got {kind!r}")
     emit_json(model.model_json_schema())

@@ -24,8 +24,8 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Iterable, Optional
 
-from ..errors import InputError
-from ..messages import shorten
+from planopt.errors import InputError
+from planopt.messages import shorten
 
 TABLE_SUFFIXES = (".csv", ".parquet")
 PLOT_SUFFIXES = (".png", ".svg", ".pdf")

@@ -1,7 +1,7 @@
 """CLI command for fitting to a pilot run (registered on `planopt.cli.app`).
 
 ``planopt fit FILE PILOT.csv --out FITTED.json [--json]``: updates the
-parameters the pilot measured (``solver/fit.py``: the file format and the
+parameters the pilot measured (``solver/uncertainty/fit.py``: the file format and the
 method), prints the prior and posterior of each, and writes the instance with
 the fitted point values and their narrower ranges in ``uncertainty``.
 Exit 0 on success, 2 on bad input (one line naming the file, line and column).
@@ -16,9 +16,9 @@ from pathlib import Path
 
 import typer
 
-from .guard import guarded
-from .output import emit_json
-from ..errors import InputError
+from planopt.cli.guard import guarded
+from planopt.cli.output import emit_json
+from planopt.errors import InputError
 
 commands = typer.Typer()
 
@@ -26,13 +26,13 @@ commands = typer.Typer()
 @commands.command()
 @guarded
 def fit(file: Path = typer.Argument(..., help="instance JSON"),
-        pilot: Path = typer.Argument(..., help="pilot measurements (CSV; columns in `solver/fit.py` and the README)"),
+        pilot: Path = typer.Argument(..., help="pilot measurements (CSV; columns in `solver/uncertainty/fit.py` and the README)"),
         out: Path = typer.Option(..., "--out", help="where to write the fitted instance (JSON)"),
         json_out: bool = typer.Option(False, "--json", help="print one JSON object instead of tables")):
     """Fit the uncertain parameters to a pilot run and write the fitted instance."""
-    from ..errors import read_json
-    from ..fit import fit as fit_pilot, fitted_json, read_pilot
-    from ..instance import load_instance
+    from planopt.errors import read_json
+    from planopt.uncertainty.fit import fit as fit_pilot, fitted_json, read_pilot
+    from planopt.instance import load_instance
     check_out_path(out, file, pilot)
     raw = read_json(file)
     inst = load_instance(file)
@@ -81,7 +81,7 @@ def write_atomically(path: Path, text: str) -> None:
 
 def _check_written(loaded, result) -> None:
     """The written JSON must load to the fitted values (an internal error otherwise, exit 1)."""
-    from planopt.models import uncertainty as unc
+    from planopt.models.uncertainty import model as unc
     points = {p.name: p.point for p in unc.parameters(loaded)}
     for name, value in result.values().items():
         if abs(points[name] - value) > 1e-12 * max(1.0, abs(value)):
@@ -93,7 +93,7 @@ def _num(x: float) -> str:
 
 
 def fit_report(file: Path, pilot: Path, out: Path, result, inst) -> str:
-    from ..report import table
+    from planopt.report.text import table
     params = [(p.name, p.rows, f"{_num(p.prior.quantile(0.1))}–{_num(p.prior.quantile(0.9))}",
                f"{_num(p.posterior['p10'])}–{_num(p.posterior['p90'])}" if p.updated else "(held)",
                f"{_num(p.point_before)} → {_num(p.point_after)}") for p in result.parameters]

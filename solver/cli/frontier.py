@@ -5,7 +5,7 @@
 expected metric against the probability of meeting every limit (``frontier.chance_frontier``).
 ``planopt sweep FILE --budget-usd LO:HI:N``: one limit over many values.
 ``planopt sweep FILE --confidence LIST_OR_RANGE [--budget-usd LIST_OR_RANGE]``: a
-grid of independent chance-constrained solves, run on Dask (``planopt.distributed``):
+grid of independent chance-constrained solves, run on Dask (``planopt.studies.distributed``):
 a LocalCluster of this machine's cores, the cluster at ``--scheduler``, or ``--serial``.
 Exit codes as elsewhere: 0 done, 2 invalid input, 3 no feasible plan at all
 (frontier only; a sweep reports each value's status in its rows).
@@ -18,13 +18,13 @@ from typing import Optional
 
 import typer
 
-from ..labels import gpus_text, human, method_text
-from ..verbosity import quiet
-from .files import PLOT_SUFFIXES, TABLE_SUFFIXES, OutputFiles, table_writer
-from .guard import guarded
-from .options import BUDGET, DEADLINE, EXIT, FORGETTING, JSON, QUALITY, ObjectiveName
-from .output import emit_json
-from .progress import progress_bar
+from planopt.report.labels import gpus_text, human, method_text
+from planopt.verbosity import quiet
+from planopt.cli.files import PLOT_SUFFIXES, TABLE_SUFFIXES, OutputFiles, table_writer
+from planopt.cli.guard import guarded
+from planopt.cli.options import BUDGET, DEADLINE, EXIT, FORGETTING, JSON, QUALITY, ObjectiveName
+from planopt.cli.output import emit_json
+from planopt.cli.progress import progress_bar
 
 commands = typer.Typer()
 
@@ -41,15 +41,15 @@ def _outputs(out: Optional[Path], plot: Optional[Path]) -> OutputFiles:
 
 
 def _load_job(file: Path, command: str):
-    from ..errors import InputError, read_json
-    from ..instance import load_instance
+    from planopt.errors import InputError, read_json
+    from planopt.instance import load_instance
     if read_json(file).get("kind") == "portfolio":
         raise InputError(f"{file}: `planopt {command}` takes a single-job instance, not a portfolio")
     return load_instance(file)
 
 
 def _fmt(metric: str, value: float) -> str:
-    from ..report import hours, usd
+    from planopt.report.text import hours, usd
     if metric == "cost_usd":
         return usd(value)
     if metric == "wall_hours":
@@ -60,7 +60,7 @@ def _fmt(metric: str, value: float) -> str:
 def _plan_cells(plan, student: str | None = None) -> tuple:
     """A plan's table cells (``PLAN_HEADER``); a staged plan's stages joined by arrows; with ``student``
     (a choice among ``candidate_students``) the method cell names it."""
-    from planopt.models.staged_plan import StagedPlan
+    from planopt.models.schema.staged_plan import StagedPlan
     who = f"{student}: " if student else ""
     if isinstance(plan, StagedPlan):
         def each(cell) -> str:
@@ -97,8 +97,8 @@ def frontier(file: Path = typer.Argument(..., help="instance JSON"),
     """Exact Pareto frontier of two metrics: every non-dominated plan, by ε-constraint on the MIP.
     With `--y probability`: expected x against the probability of meeting every limit (chance-constrained).
     The limit flags override the instance's limits, as in `planopt solve` (issue 13 item 6)."""
-    from ..errors import InputError
-    from ..frontier import PROBABILITY
+    from planopt.errors import InputError
+    from planopt.studies.frontier import PROBABILITY
     limits = {"budget": budget_usd, "deadline": deadline_hours, "forgetting": max_forgetting, "quality": min_quality}
     if confidence is not None:
         raise InputError("--confidence: a frontier under uncertainty is `--x cost_usd --y probability` (expected cost "
@@ -110,7 +110,7 @@ def frontier(file: Path = typer.Argument(..., help="instance JSON"),
                          "--scheduler ADDRESS` for a grid of independent chance-constrained solves")
     if PROBABILITY in (x, y):
         if seed is not None:
-            from ..risk import check_seed
+            from planopt.uncertainty.risk import check_seed
             check_seed(seed)
         raise typer.Exit(_probability_frontier(file, x, y, scenarios, seed, json_out, out, plot, limits))
     for flag, value in (("--scenarios", scenarios), ("--seed", seed)):
@@ -121,15 +121,15 @@ def frontier(file: Path = typer.Argument(..., help="instance JSON"),
 
 def _job_with_limits(file: Path, limits: dict):
     """The single-job instance with the limit flags applied (checked as `planopt solve` checks them)."""
-    from .options import with_overrides
+    from planopt.cli.options import with_overrides
     _load_job(file, "frontier")  # refuses a portfolio with its own message
     return with_overrides(file, None, limits["budget"], limits["deadline"], limits["forgetting"], limits["quality"])
 
 
 def _metric_frontier(file: Path, x: str, y: str, json_out: bool, out, plot, limits: dict) -> int:
-    from ..frontier import METRICS, grid_caps, pareto_frontier, points_frame
-    from ..report import table
-    from ..run import PlanModel
+    from planopt.studies.frontier import METRICS, grid_caps, pareto_frontier, points_frame
+    from planopt.report.text import table
+    from planopt.job.model import PlanModel
     files = _outputs(out, plot)
     inst = _job_with_limits(file, limits)
     with files:
@@ -138,7 +138,7 @@ def _metric_frontier(file: Path, x: str, y: str, json_out: bool, out, plot, limi
         if out is not None:
             files.write(out, table_writer(points_frame(front)))
         if plot is not None:
-            from ..plots import plot_frontier
+            from planopt.report.plots import plot_frontier
             files.write(plot, lambda path: plot_frontier(front, path, name=inst.name))
     # the point best in y comes first: does the option grid stop the frontier there?
     capped = grid_caps(inst, front.points[0].plan) if front.points else []
@@ -168,11 +168,11 @@ def _metric_frontier(file: Path, x: str, y: str, json_out: bool, out, plot, limi
 
 def _probability_frontier(file: Path, x: str, y: str, scenarios, seed, json_out: bool, out, plot, limits: dict) -> int:
     """Expected ``x`` (or ``y``) against the in-sample probability of meeting every limit."""
-    from ..chance import DEFAULT_SCENARIOS
-    from ..errors import InputError
-    from ..frontier import PROBABILITY, chance_frontier, chance_points_frame, check_metric
-    from ..plots import plot_chance_frontier
-    from ..risk import check_scenarios
+    from planopt.uncertainty.chance import DEFAULT_SCENARIOS
+    from planopt.errors import InputError
+    from planopt.studies.frontier import PROBABILITY, chance_frontier, chance_points_frame, check_metric
+    from planopt.report.plots import plot_chance_frontier
+    from planopt.uncertainty.risk import check_scenarios
     if x == y:
         raise InputError(f"--x and --y must differ (both are {x})")
     metric, flag = (y, "--y") if x == PROBABILITY else (x, "--x")
@@ -188,7 +188,7 @@ def _probability_frontier(file: Path, x: str, y: str, scenarios, seed, json_out:
         if plot is not None:
             files.write(plot, lambda path: plot_chance_frontier(front, path, name=inst.name))
     if json_out:
-        from ..sweep import json_safe
+        from planopt.studies.sweep import json_safe
         emit_json(json_safe({"x": x, "y": y, **front.to_dict()}))
     else:
         _print_probability_frontier(inst, front)
@@ -196,8 +196,8 @@ def _probability_frontier(file: Path, x: str, y: str, scenarios, seed, json_out:
 
 
 def _print_probability_frontier(inst, front) -> None:
-    from ..frontier import METRICS
-    from ..report import table
+    from planopt.studies.frontier import METRICS
+    from planopt.report.text import table
     others = [m for m in METRICS if m != front.metric]
     typer.echo(f"{inst.name}: exact frontier of expected {human(front.metric)} vs the probability of meeting every limit "
                f"over {front.scenarios} scenarios (seed {front.seed}): {len(front.points)} points, "
@@ -236,14 +236,14 @@ def sweep(file: Path = typer.Argument(..., help="instance JSON"),
           json_out: bool = JSON, out: Optional[Path] = OUT, plot: Optional[Path] = PLOT):
     """Re-solve one persistent model over a range of one limit (only its right-hand side changes);
     with --confidence, a grid of chance-constrained solves run on Dask."""
-    from ..errors import InputError
+    from planopt.errors import InputError
     given = [(name, flag, text) for (name, flag), text in zip(
         LIMIT_FLAGS, (budget_usd, deadline_hours, max_forgetting, min_quality)) if text is not None]
-    from ..instance import check_time_limit
+    from planopt.instance import check_time_limit
     check_time_limit(time_limit)
     if confidence is not None:
         if seed is not None:
-            from ..risk import check_seed
+            from planopt.uncertainty.risk import check_seed
             check_seed(seed)
         _chance_grid(file, given, confidence, objective, time_limit, reuse, scenarios, seed, scheduler, serial,
                      json_out, out, plot)
@@ -256,17 +256,17 @@ def sweep(file: Path = typer.Argument(..., help="instance JSON"),
 
 
 def _check_limit_values(limit: str, flag: str, text: str, values: list[float]) -> None:
-    from ..errors import InputError
+    from planopt.errors import InputError
     if limit != "min_quality" and min(values) < 0:
         raise InputError(f"{flag}: expected non-negative values, got {text!r}")
 
 
 def _limit_sweep(file: Path, given, objective, time_limit, reuse: bool, json_out: bool, out, plot) -> None:
     """The single-limit sweep of one persistent model."""
-    from ..errors import InputError
-    from ..report import table
-    from ..run import PlanModel
-    from ..sweep import parse_range, rows_frame, run_sweep
+    from planopt.errors import InputError
+    from planopt.report.text import table
+    from planopt.job.model import PlanModel
+    from planopt.studies.sweep import parse_range, rows_frame, run_sweep
     if len(given) != 1:
         raise InputError("sweep: give exactly one range among --budget-usd, --deadline-hours, --max-forgetting, "
                          f"--min-quality (got {len(given)})")
@@ -282,7 +282,7 @@ def _limit_sweep(file: Path, given, objective, time_limit, reuse: bool, json_out
         if out is not None:
             files.write(out, table_writer(rows_frame(rows)))
         if plot is not None:
-            from ..plots import plot_sweep
+            from planopt.report.plots import plot_sweep
             files.write(plot, lambda path: plot_sweep(rows, path, name=inst.name))
     risks = _risks([(inst.with_overrides(**{limit: r.value}), r.result.plan, r.result.student) for r in rows])
     if json_out:
@@ -316,7 +316,7 @@ RISK_NOTE = ("  (figures are point estimates; 'limits met' and P10-P90 are over 
 
 
 def _risks(items):
-    from ..risk import report_risks
+    from planopt.uncertainty.risk import report_risks
     return report_risks(items)
 
 
@@ -334,10 +334,10 @@ def _fmt_limit(limit: str, value: float) -> str:
 def _chance_grid(file: Path, given, confidence: str, objective, time_limit, reuse, scenarios, seed, scheduler,
                  serial: bool, json_out: bool, out, plot) -> None:
     """``sweep --confidence``: chance-constrained solves over confidence x (at most) one limit, on Dask."""
-    from ..distributed import check_scheduler
-    from ..errors import InputError
-    from ..risk import check_scenarios
-    from ..sweep import check_grid, parse_confidences, parse_values, run_grid
+    from planopt.studies.distributed import check_scheduler
+    from planopt.errors import InputError
+    from planopt.uncertainty.risk import check_scenarios
+    from planopt.studies.sweep import check_grid, parse_confidences, parse_values, run_grid
     if reuse is not None:
         raise InputError("--reuse/--resolve-all: applies to a sweep of one persistent model; with --confidence "
                          "every point is its own chance-constrained solve")
@@ -357,7 +357,7 @@ def _chance_grid(file: Path, given, confidence: str, objective, time_limit, reus
     check_grid(confidences, limit, values)
     files = _outputs(out, plot)
     inst = _load_job(file, "sweep").with_overrides(objective=objective.value if objective else None)
-    from ..risk import refuse_trained_teacher
+    from planopt.uncertainty.risk import refuse_trained_teacher
     refuse_trained_teacher(inst)  # before the cluster starts: each point would refuse
     with files:
         points = run_grid(inst, confidences, limit, values, scenarios, seed or 0, time_limit, scheduler, serial,
@@ -367,8 +367,8 @@ def _chance_grid(file: Path, given, confidence: str, objective, time_limit, reus
 
 
 def _write_grid(files: OutputFiles, inst, points, scenarios, out, plot) -> None:
-    from ..chance import DEFAULT_SCENARIOS
-    from ..sweep import grid_frame, plot_grid
+    from planopt.uncertainty.chance import DEFAULT_SCENARIOS
+    from planopt.studies.sweep import grid_frame, plot_grid
     n = scenarios or DEFAULT_SCENARIOS
     if out is not None:
         files.write(out, table_writer(grid_frame(points)))
@@ -378,8 +378,8 @@ def _write_grid(files: OutputFiles, inst, points, scenarios, out, plot) -> None:
 
 
 def _report_grid(inst, points, limit, scenarios, seed: int, json_out: bool) -> None:
-    from ..chance import DEFAULT_SCENARIOS
-    from ..report import table
+    from planopt.uncertainty.chance import DEFAULT_SCENARIOS
+    from planopt.report.text import table
     n = scenarios or DEFAULT_SCENARIOS
     if json_out:
         emit_json({"limit": limit, "objective": inst.objective, "scenarios": n, "seed": seed,

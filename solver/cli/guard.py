@@ -12,8 +12,8 @@ import os
 
 import typer
 
-from .interrupt import hold_if_stopping
-from .output import emit_json
+from planopt.cli.interrupt import hold_if_stopping
+from planopt.cli.output import emit_json
 
 
 def guarded(fn):
@@ -23,7 +23,7 @@ def guarded(fn):
     ``{"status": "error", "error": ...}``, so it always holds exactly one."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        from ..errors import InputError
+        from planopt.errors import InputError
         json_out = bool(kwargs.get("json_out"))
         try:
             return fn(*args, **kwargs)
@@ -46,7 +46,7 @@ def guarded(fn):
 def fail(line: str, error: str, json_out: bool, code: int):
     """Print ``line`` on stderr (and the JSON error object on stdout under --json); exit with ``code``.
     Long words (a 200 kB bad value) are shortened."""
-    from ..messages import shorten_words
+    from planopt.messages import shorten_words
     line, error = shorten_words(line), shorten_words(error)
     typer.echo(line, err=True)
     if json_out:

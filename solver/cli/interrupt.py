@@ -88,7 +88,7 @@ def stop(json_out: bool) -> None:
     """Clean up and end the process now (see the module's doc)."""
     import json
 
-    from . import files, output
+    from planopt.cli import files, output
     with _stdout_lock:  # an answer being printed is printed whole, and then no error object follows
         _stopping.set()
         answered = _stdout_claimed

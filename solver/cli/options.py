@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from .output import emit_json
+from planopt.cli.output import emit_json
 
 EXIT = {"optimal": 0, "infeasible": 3, "time_limit": 4, "error": 1}
 
@@ -30,7 +30,7 @@ JSON = typer.Option(False, "--json", help="print one JSON object instead of tabl
 
 def with_overrides(path: Path, objective, budget, deadline, forgetting, quality):
     """The instance at ``path`` with the command line's objective and limits applied (each checked first)."""
-    from ..instance import check_limit, load_instance
+    from planopt.instance import check_limit, load_instance
     for flag, name, value in (("--budget-usd", "budget_usd", budget), ("--deadline-hours", "deadline_hours", deadline),
                               ("--max-forgetting", "max_forgetting_points", forgetting), ("--min-quality", "min_quality", quality)):
         if value is not None:
@@ -42,16 +42,16 @@ def with_overrides(path: Path, objective, budget, deadline, forgetting, quality)
 
 def print_result(inst, result, json_out: bool) -> None:
     """Print a SolveResult as JSON or as the report, and exit with its status code."""
-    from ..report import solve_report
+    from planopt.report.text import solve_report
     if json_out:
         emit_json(result.to_dict())
     else:
         typer.echo(solve_report(inst, result))
         if result.risk:
-            from ..risk_report import risk_section
+            from planopt.report.risk import risk_section
             typer.echo("\n" + risk_section(result.risk))
         elif result.plan is not None:
-            from ..risk import NO_RISK_NOTE, report_scenarios
+            from planopt.uncertainty.risk import NO_RISK_NOTE, report_scenarios
             if report_scenarios(inst) is None:  # say why the usual risk section is missing
                 typer.echo("\n" + NO_RISK_NOTE)
     raise typer.Exit(EXIT[result.status])

@@ -11,7 +11,7 @@ from typing import Any
 
 import typer
 
-from ..json_safe import finite_json
+from planopt.json_safe import finite_json
 
 
 _emitted = False
@@ -19,7 +19,7 @@ _emitted = False
 
 def emit_json(obj: Any) -> None:
     """One strict JSON object: non-finite numbers become null (JSON has no Infinity or NaN)."""
-    from .interrupt import print_answer
+    from planopt.cli.interrupt import print_answer
     text = json.dumps(finite_json(obj), indent=2, default=_json_default, allow_nan=False)
 
     def write() -> None:

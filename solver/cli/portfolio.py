@@ -13,17 +13,17 @@ from typing import Optional
 
 import typer
 
-from .files import JSON_SUFFIXES, PLOT_SUFFIXES, TABLE_SUFFIXES, OutputFiles, table_writer, write_text
-from .guard import guarded
-from .options import EXIT
-from .output import emit_json
-from .progress import progress_bar
+from planopt.cli.files import JSON_SUFFIXES, PLOT_SUFFIXES, TABLE_SUFFIXES, OutputFiles, table_writer, write_text
+from planopt.cli.guard import guarded
+from planopt.cli.options import EXIT
+from planopt.cli.output import emit_json
+from planopt.cli.progress import progress_bar
 
 generate_app = typer.Typer(no_args_is_help=True, help="Write random instances for benchmarks and demos.")
 
 
 def portfolio_report(result) -> str:
-    from ..report import table, usd
+    from planopt.report.text import table, usd
     head = f"planopt · portfolio {result.name} · {result.status}"
     if result.gap is not None and math.isfinite(result.gap):
         head += f" (gap {result.gap:.2%})"
@@ -68,7 +68,7 @@ def portfolio_report(result) -> str:
 
 def risk_lines(risk: dict) -> list[str]:
     """The schedule's risk under capacity scenarios (``portfolio_risk``) as report lines."""
-    from ..report import table, usd
+    from planopt.report.text import table, usd
     pc, ex = risk["percentiles"]["cost_usd"], risk["expected"]
     chance = []
     if risk.get("chance"):
@@ -88,7 +88,7 @@ def risk_lines(risk: dict) -> list[str]:
 
 def procurement_lines(result) -> list[tuple]:
     """The procurement rows, consecutive buckets of the same pool and count merged into one line."""
-    from ..report import usd
+    from planopt.report.text import usd
     merged: list[dict] = []
     for row in result.procurement_rows():
         last = merged[-1] if merged else None
@@ -115,8 +115,8 @@ def solve_portfolio_command(file: Path, json_out: bool, time_limit: Optional[flo
     the total spend and ``--objective cost`` is the portfolio's objective; every other limit and
     ``--cvar`` are refused. ``--out`` (CSV or Parquet) gets one row per job; it and ``--plot`` are
     checked before the solve and written together or not at all (``files.OutputFiles``)."""
-    from ..portfolio_options import check_portfolio_options, solve_with_options
-    from .clock import started_at
+    from planopt.portfolio.options import check_portfolio_options, solve_with_options
+    from planopt.cli.clock import started_at
     options = check_portfolio_options(file, started_at=started_at(), objective=objective, budget_usd=budget_usd, deadline_hours=deadline_hours,
                                       max_forgetting_points=max_forgetting, min_quality=min_quality, cvar=cvar,
                                       scenarios=scenarios, seed=seed, confidence=confidence, time_limit=time_limit)
@@ -129,7 +129,7 @@ def solve_portfolio_command(file: Path, json_out: bool, time_limit: Optional[flo
         if out is not None:
             files.write(out, table_writer(result.jobs_frame()))
         if plot is not None and result.jobs:
-            from ..portfolio_plot import plot_schedule
+            from planopt.report.portfolio_plot import plot_schedule
             files.write(plot, lambda path: plot_schedule(result, path))
     if json_out:
         emit_json(result.to_dict())
@@ -154,13 +154,13 @@ def generate_portfolio(jobs: int = typer.Option(5, "--jobs", min=1, help="number
                                                   "catalog sells (at most; the catalog's prices): the MIP chooses the provider"),
                        out: Optional[Path] = typer.Option(None, "--out", help="output JSON file (default: stdout)")):
     """Write a realistic random portfolio (catalog models and GPUs) for benchmarks and demos."""
-    from ..errors import InputError
-    from ..generate import random_portfolio
+    from planopt.errors import InputError
+    from planopt.portfolio.generate import random_portfolio
     if buckets < 2:
         raise InputError("--buckets: expected at least 2")
     # Refused before any job is drawn (a generator asked for 100,000 jobs ran for minutes in
     # silence): no more jobs than one portfolio MIP is asked to plan (portfolio.MAX_PORTFOLIO_JOBS).
-    from ..portfolio import MAX_PORTFOLIO_JOBS
+    from planopt.portfolio.solve import MAX_PORTFOLIO_JOBS
     if jobs > MAX_PORTFOLIO_JOBS:
         raise InputError(f"--jobs: at most {MAX_PORTFOLIO_JOBS:,} (got {jobs:,}): a portfolio MIP of that many jobs "
                          f"cannot be planned; split it into portfolios that share no GPUs")

@@ -19,7 +19,7 @@ import time
 from contextlib import contextmanager
 from typing import Iterator, Optional
 
-from ..verbosity import is_terminal
+from planopt.verbosity import is_terminal
 
 # A run shows its bar once it has lasted this long.
 SHOW_AFTER_SECONDS = 2.0
@@ -35,7 +35,7 @@ class ProgressBar:
 
     def __init__(self, label: str, total: Optional[int] = None, enabled: Optional[bool] = None,
                  after: Optional[float] = None, unit: Optional[str] = None):
-        from ..verbosity import quiet
+        from planopt.verbosity import quiet
         self.label, self.total, self.unit = label, total, unit
         self.after = SHOW_AFTER_SECONDS if after is None else after
         self.enabled = (stderr_is_terminal() and not quiet()) if enabled is None else enabled

@@ -18,7 +18,7 @@ from typing import Optional
 
 import typer
 
-from ..errors import InputError
+from planopt.errors import InputError
 
 SCENARIOS = typer.Option(None, "--scenarios", help="scenarios of the uncertainty model: a plan's risk, or the sample of --confidence (default 200)")
 CONFIDENCE = typer.Option(None, "--confidence", help="share of scenarios in which every limit must hold (0-1): a chance-constrained plan")
@@ -27,7 +27,7 @@ CVAR = typer.Option(None, "--cvar", help="with --confidence: minimise CVaR of co
 
 
 def check_plot_path(plot: Path) -> None:
-    from ..plots import check_plot_path as check
+    from planopt.report.plots import check_plot_path as check
     check(plot)
 
 
@@ -39,12 +39,12 @@ def solve_with_scenarios(inst, scenarios: Optional[int], confidence: Optional[fl
                          time_limit: Optional[float], sensitivity: bool, plot: Optional[Path], files=None):
     """A chance-constrained solve, or a point solve whose plan's risk is measured; the --plot goes through
     ``files`` (a checked ``OutputFiles``) when given."""
-    from ..api import solve_instance
-    from ..chance import DEFAULT_SCENARIOS, check_confidence
-    from ..risk import check_scenarios, plan_risk
+    from planopt.api import solve_instance
+    from planopt.uncertainty.chance import DEFAULT_SCENARIOS, check_confidence
+    from planopt.uncertainty.risk import check_scenarios, plan_risk
     if plot is not None and files is None:
         check_plot_path(plot)
-    from ..risk import refuse_trained_teacher
+    from planopt.uncertainty.risk import refuse_trained_teacher
     refuse_trained_teacher(inst)  # before the solve: its scenarios would need the teacher job's own
     if confidence is not None:
         inst = inst.with_overrides(confidence=check_confidence(confidence))
@@ -52,7 +52,7 @@ def solve_with_scenarios(inst, scenarios: Optional[int], confidence: Optional[fl
         check_scenarios(scenarios)
     result = solve_instance(inst, time_limit=time_limit, sensitivity=sensitivity, scenarios=scenarios, seed=seed, cvar=cvar)
     if plot is not None and result.plan is not None:
-        from ..risk_report import plot_risk
+        from planopt.report.risk import plot_risk
         risk = plan_risk(inst, result.plan, scenarios or DEFAULT_SCENARIOS, seed)
         if files is None:
             plot_risk(risk, plot, inst.name)
@@ -67,16 +67,16 @@ def evaluate_risk(inst, plan, scenarios: Optional[int], seed: int, plot: Optiona
     if scenarios is None:
         if plot is not None:
             raise InputError("--plot: needs --scenarios (the picture is the risk distributions)")
-        from ..risk import report_scenarios
+        from planopt.uncertainty.risk import report_scenarios
         scenarios = report_scenarios(inst)
         if scenarios is None:  # not asked for, and not yet priced under scenarios (risk.refuse_trained_teacher)
             return None
-    from ..risk import plan_risk
+    from planopt.uncertainty.risk import plan_risk
     if plot is not None and files is None:
         check_plot_path(plot)
     risk = plan_risk(inst, plan, scenarios, seed)
     if plot is not None:
-        from ..risk_report import plot_risk
+        from planopt.report.risk import plot_risk
         if files is None:
             plot_risk(risk, plot, inst.name)
         else:

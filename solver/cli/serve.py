@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from .guard import guarded
+from planopt.cli.guard import guarded
 
 commands = typer.Typer()
 
@@ -25,10 +25,10 @@ def serve(host: str = typer.Option("127.0.0.1", "--host", help="address to liste
                                                    "(portfolio jobs by path); none by default"),
           max_jobs: int = typer.Option(8, "--max-jobs-per-client", help="jobs one client may have queued or running")):
     """Serve the planning API and the page over HTTP (every endpoint but /api/health needs the bearer token)."""
-    from ..distributed import check_scheduler
-    from ..errors import InputError
-    from ..service.server import serve as run
-    from ..service.settings import DEFAULT_DB, Settings, check_allow_dir, read_token
+    from planopt.studies.distributed import check_scheduler
+    from planopt.errors import InputError
+    from planopt.service.server import serve as run
+    from planopt.service.settings import DEFAULT_DB, Settings, check_allow_dir, read_token
     if not 0 <= port <= 65535:
         raise InputError(f"--port: expected a port from 0 to 65535, got {port}")
     if max_jobs < 1:

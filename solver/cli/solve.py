@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from . import risk_options
-from .files import PLOT_SUFFIXES, TABLE_SUFFIXES, OutputFiles, table_writer
-from .guard import guarded
-from .options import BUDGET, DEADLINE, FORGETTING, JSON, OBJECTIVE, QUALITY, ObjectiveName, print_result, with_overrides
-from .output import emit_json
+from planopt.cli import risk_options
+from planopt.cli.files import PLOT_SUFFIXES, TABLE_SUFFIXES, OutputFiles, table_writer
+from planopt.cli.guard import guarded
+from planopt.cli.options import BUDGET, DEADLINE, FORGETTING, JSON, OBJECTIVE, QUALITY, ObjectiveName, print_result, with_overrides
+from planopt.cli.output import emit_json
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -34,17 +34,17 @@ def solve(file: Path = typer.Argument(..., help="instance JSON"),
           out: Optional[Path] = typer.Option(None, "--out", help="also write the plan, its metrics and its cost and time breakdowns as one row (a portfolio: one row per job) to a .csv or .parquet file"),
           solver: str = typer.Option("highs", "--solver", help="MIP solver: highs (default), or any Pyomo drives and this machine has, e.g. scip (pip install pyscipopt)")):
     """Find the optimal plan of a job (or a portfolio of jobs) and explain it."""
-    from ..api import solve_frame, solve_instance
-    from ..errors import InputError, read_json
-    from ..instance import check_time_limit
-    from ..run import DEFAULT_SOLVER, make_solver
-    from ..risk import check_seed
+    from planopt.api import solve_frame, solve_instance
+    from planopt.errors import InputError, read_json
+    from planopt.instance import check_time_limit
+    from planopt.job.model import DEFAULT_SOLVER, make_solver
+    from planopt.uncertainty.risk import check_seed
     check_time_limit(time_limit)
     check_seed(seed)  # a negative one was numpy's ValueError, an internal error
     if read_json(file).get("kind") == "portfolio":
         if solver != DEFAULT_SOLVER:  # --cvar is refused with the portfolio's other options (portfolio_options)
             raise InputError("--solver: applies to one job; a portfolio does not take it yet")
-        from .portfolio import solve_portfolio_command
+        from planopt.cli.portfolio import solve_portfolio_command
         raise typer.Exit(solve_portfolio_command(file, json_out=json_out, time_limit=time_limit, plot=plot, objective=objective,
                                                  budget_usd=budget_usd, deadline_hours=deadline_hours,
                                                  max_forgetting=max_forgetting, min_quality=min_quality, out=out,
@@ -68,7 +68,7 @@ def solve(file: Path = typer.Argument(..., help="instance JSON"),
         if value is not None:
             raise InputError(f"{flag}: needs --scenarios or --confidence on one job (a portfolio's --plot draws its schedule)")
     # every plan's estimate comes with its uncertainty: risk over the default scenario count
-    from ..risk import report_scenarios
+    from planopt.uncertainty.risk import report_scenarios
     with files:
         result = solve_instance(inst, time_limit=time_limit, sensitivity=sensitivity, scenarios=report_scenarios(inst),
                                 seed=seed, solver=solver)
@@ -84,13 +84,13 @@ def evaluate(file: Path = typer.Argument(..., help="instance JSON"),
              json_out: bool = JSON, scenarios: Optional[int] = risk_options.SCENARIOS, seed: int = risk_options.SEED,
              plot: Optional[Path] = typer.Option(None, "--plot", help="with --scenarios: the risk distributions (PNG, SVG or PDF)")):
     """Compute every metric of a given plan with the evaluator."""
-    from planopt.models.costs import Evaluator
-    from planopt.models.staged_plan import plan_json, read_plan
-    from ..api import evaluate_any, instance_for_plan
-    from ..errors import InputError, read_json
-    from ..instance import load_instance
-    from ..report import breakdown, hours, metric_rows, plan_rows, table, usd
-    from ..risk import check_seed
+    from planopt.models.cost.evaluator import Evaluator
+    from planopt.models.schema.staged_plan import plan_json, read_plan
+    from planopt.api import evaluate_any, instance_for_plan
+    from planopt.errors import InputError, read_json
+    from planopt.instance import load_instance
+    from planopt.report.text import breakdown, hours, metric_rows, plan_rows, table, usd
+    from planopt.uncertainty.risk import check_seed
     check_seed(seed)
     inst = load_instance(file)
     raw = read_json(plan_file)
@@ -109,7 +109,7 @@ def evaluate(file: Path = typer.Argument(..., help="instance JSON"),
     fits = metrics.fits_memory  # a plan that does not fit does no work: no costs or hours to report
     plan_table = table(([("student", inst.student_name)] if chooses_student else []) + plan_rows(plan, inst))
     if json_out:
-        from ..run import RESULT_VERSION
+        from planopt.job.model import RESULT_VERSION
         emit_json({"version": RESULT_VERSION, "plan": plan_json(plan, inst.student.preset), "fits_memory": fits, "metrics": metrics.summary() if fits else None,
                    "feasible": metrics.feasible, "violations": metrics.violations,
                    "cost_breakdown_usd": metrics.cost_breakdown_usd if fits else None,
@@ -124,10 +124,10 @@ def evaluate(file: Path = typer.Argument(..., help="instance JSON"),
                               "Cost breakdown", breakdown(metrics.cost_breakdown_usd, usd, "total"), "",
                               "Time breakdown", breakdown(metrics.hours_breakdown, hours, "wall time")]))
         if risk is not None:
-            from ..risk_report import risk_section
+            from planopt.report.risk import risk_section
             typer.echo("\n" + risk_section(risk.to_dict()))
         else:
-            from ..risk import NO_RISK_NOTE
+            from planopt.uncertainty.risk import NO_RISK_NOTE
             typer.echo("\n" + NO_RISK_NOTE)
 
 
@@ -147,8 +147,8 @@ def enumerate(file: Path = typer.Argument(..., help="instance JSON"), json_out: 
     ``--by-plan`` calls the evaluator once per plan (``oracle.best_plan``), the
     obviously-correct reference the tests hold the array oracle to. ``--all``
     lists every plan, plan by plan."""
-    from .. import oracle
-    from ..errors import InputError, read_json
+    from planopt.oracles import by_plan as oracle
+    from planopt.errors import InputError, read_json
     if read_json(file).get("kind") == "portfolio":
         raise InputError(f"{file}: kind: enumerate plans single jobs (kind 'job'), got a portfolio; "
                          f"`planopt solve {file}` plans a portfolio")
@@ -161,9 +161,9 @@ def enumerate(file: Path = typer.Argument(..., help="instance JSON"), json_out: 
     inst = with_overrides(file, objective, budget_usd, deadline_hours, max_forgetting, min_quality)
     staged, candidates = inst.training.staged, bool(inst.candidate_students)
     if staged:
-        from .. import staged_oracle
+        from planopt.oracles import staged as staged_oracle
     if candidates:  # every student's plans, plan by plan
-        from .. import candidate_oracle
+        from planopt.oracles import candidates as candidate_oracle
     if all_plans:
         with files:
             plans = (staged_oracle.all_staged_plans(inst) if staged else candidate_oracle.all_candidate_plans(inst)
@@ -171,13 +171,13 @@ def enumerate(file: Path = typer.Argument(..., help="instance JSON"), json_out: 
             if out is not None:
                 files.write(out, table_writer(plans_frame(plans)))
         if json_out:
-            from planopt.models.staged_plan import plan_json
+            from planopt.models.schema.staged_plan import plan_json
             emit_json({"plans": [{"plan": plan_json(p.plan, getattr(p, "student", None) or inst.student.preset), "fits_memory": p.metrics.fits_memory,
                                   "metrics": p.metrics.summary() if p.metrics.fits_memory else None,
                                   "feasible": p.feasible, "violations": p.metrics.violations} for p in plans]})
         else:
-            from ..labels import gpus_text, method_text
-            from ..report import table
+            from planopt.report.labels import gpus_text, method_text
+            from planopt.report.text import table
 
             def numbers(m):
                 if not m.fits_memory:  # no work is done by a plan that cannot run
@@ -207,7 +207,7 @@ def enumerate(file: Path = typer.Argument(..., help="instance JSON"), json_out: 
     if by_plan:
         print_result(inst, oracle.best_plan(inst), json_out)
         return
-    from ..enumerate_arrays import best_plan_arrays
+    from planopt.oracles.arrays import best_plan_arrays
     print_result(inst, best_plan_arrays(inst), json_out)
 
 
@@ -215,7 +215,7 @@ def plans_frame(plans) -> "pd.DataFrame":
     """``enumerate --all`` as a table: one row per plan, its fields, whether it fits and is feasible, its metrics
     (empty for a plan that does not fit in memory: it does no work)."""
     import pandas as pd
-    from ..api import integer_columns, plan_record
+    from planopt.api import integer_columns, plan_record
     rows = []
     for p in plans:
         row = {"student": p.student} if getattr(p, "student", None) else {}
@@ -230,5 +230,5 @@ def plans_frame(plans) -> "pd.DataFrame":
 def stage_summary(stage) -> str:
     """One stage in a few words: ``RL 400 steps 8×H100``."""
     lora = f" LoRA-{stage.recipe.lora_rank}" if stage.recipe.lora_rank else ""
-    from ..labels import gpus_text
+    from planopt.report.labels import gpus_text
     return f"{stage.method.upper()} {stage.recipe.steps} steps{lora} {gpus_text(stage.hardware)}"

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import typer
 
-from .guard import guarded
-from .output import emit_json
+from planopt.cli.guard import guarded
+from planopt.cli.output import emit_json
 
 commands = typer.Typer()
 
@@ -23,9 +23,9 @@ commands = typer.Typer()
 def uncertainty(file: Path = typer.Argument(..., help="instance JSON"),
                 json_out: bool = typer.Option(False, "--json", help="print one JSON object instead of a table")):
     """List the instance's uncertain parameters: point value, P10-P90 and the source of each spread."""
-    from planopt.models.uncertainty import parameters
-    from ..instance import load_instance
-    from ..report import table
+    from planopt.models.uncertainty.model import parameters
+    from planopt.instance import load_instance
+    from planopt.report.text import table
     params = parameters(load_instance(file))
     if json_out:
         emit_json({"parameters": [p.to_dict() for p in params]})

@@ -9,7 +9,7 @@ may name), ``errors`` (4xx with the CLI's one line), ``openapi`` (the contract),
 ``server`` (uvicorn and the token).
 """
 
-from .app import create_app
-from .settings import Settings
+from planopt.service.app import create_app
+from planopt.service.settings import Settings
 
 __all__ = ["create_app", "Settings"]

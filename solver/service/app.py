@@ -12,12 +12,12 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from . import errors, routes_api, routes_jobs, routes_page
-from .jobs import JobRunner
-from .openapi import published_openapi
-from .security import Guard
-from .settings import Settings
-from .store import JobStore
+from planopt.service import errors, routes_api, routes_jobs, routes_page
+from planopt.service.jobs import JobRunner
+from planopt.service.openapi import published_openapi
+from planopt.service.security import Guard
+from planopt.service.settings import Settings
+from planopt.service.store import JobStore
 
 log = logging.getLogger("planopt.service")
 

@@ -18,8 +18,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
-from ..errors import InputError
-from .paths import PathRefused
+from planopt.errors import InputError
+from planopt.service.paths import PathRefused
 
 log = logging.getLogger("planopt.service")
 INTERNAL = "internal error (the service log has the details)"

@@ -25,7 +25,7 @@ import threading
 import time
 from typing import Any, Optional
 
-from .store import JobStore
+from planopt.service.store import JobStore
 
 log = logging.getLogger("planopt.service")
 
@@ -39,8 +39,8 @@ def run_job(job_id: str, kind: str, instance: dict[str, Any], options: dict[str,
     """On a Dask worker: one job's payload; ``{"ok": True, "result": ...}`` or ``{"ok": False, "error": line}``
     for bad input (anything else raises, and the service reports an internal error without its text)."""
     from distributed import get_worker
-    from ..errors import InputError
-    from .payloads import KINDS
+    from planopt.errors import InputError
+    from planopt.service.payloads import KINDS
     worker = get_worker()
     topic = TOPIC.format(job_id)
     worker.log_event(topic, {"started": time.time(), "pid": os.getpid(), "worker": worker.address})
@@ -76,7 +76,7 @@ class JobRunner:
         with self._lock:
             if self._client is None:
                 from distributed import Client, LocalCluster
-                from ..distributed import CONNECT_TIMEOUT_SECONDS, check_scheduler, local_workers
+                from planopt.studies.distributed import CONNECT_TIMEOUT_SECONDS, check_scheduler, local_workers
                 if self.scheduler is not None:
                     self._client = Client(check_scheduler(self.scheduler), timeout=CONNECT_TIMEOUT_SECONDS)
                 else:

@@ -18,8 +18,8 @@ REF = "#/components/schemas/{model}"
 def published_openapi(app) -> dict[str, Any]:
     if app.openapi_schema:
         return app.openapi_schema
-    from planopt.models.portfolio import Portfolio
-    from planopt.models.schema import Instance
+    from planopt.models.schema.portfolio import Portfolio
+    from planopt.models.schema.instance import Instance
     doc = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
     schemas = doc.setdefault("components", {}).setdefault("schemas", {})
     for model in (Instance, Portfolio):

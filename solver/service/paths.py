@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any, Optional
 
-from ..errors import InputError, read_json
+from planopt.errors import InputError, read_json
 
 # The repository's instances/ folder (an editable install, or a checkout on sys.path).
 SHIPPED_DIR = Path(__file__).resolve().parents[2] / "instances"

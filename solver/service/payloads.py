@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Optional
 
-from ..json_safe import finite_json as strict  # the CLI's --json data, exactly
+from planopt.json_safe import finite_json as strict  # the CLI's --json data, exactly
 
 Progress = Optional[Callable[[int, int], None]]
 
@@ -27,8 +27,8 @@ OBJECTIVES = ("cost", "quality", "time", "forgetting")
 
 def _job_instance(instance: dict[str, Any], limits: dict[str, Any], objective: Optional[str] = None):
     """The validated single-job instance with the request's limits and objective applied."""
-    from ..errors import InputError
-    from ..instance import check_limit, load_instance
+    from planopt.errors import InputError
+    from planopt.instance import check_limit, load_instance
     if instance.get("kind") == "portfolio":
         raise InputError("instance: kind: this endpoint plans single jobs (kind 'job'), got a portfolio; "
                          "use /api/portfolio/solve")
@@ -42,10 +42,10 @@ def _job_instance(instance: dict[str, Any], limits: dict[str, Any], objective: O
 
 def solve_inputs(instance: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
     """Every check of a solve request, as the CLI makes them; the arguments of ``solve_instance``."""
-    from ..chance import check_confidence, check_cvar
-    from ..errors import InputError
-    from ..instance import check_time_limit
-    from ..risk import check_scenarios, check_seed, report_scenarios
+    from planopt.uncertainty.chance import check_confidence, check_cvar
+    from planopt.errors import InputError
+    from planopt.instance import check_time_limit
+    from planopt.uncertainty.risk import check_scenarios, check_seed, report_scenarios
     time_limit = check_time_limit(options.get("time_limit"), "time_limit")
     inst = _job_instance(instance, options, options.get("objective"))
     confidence, scenarios = options.get("confidence"), options.get("scenarios")
@@ -67,7 +67,7 @@ def solve_inputs(instance: dict[str, Any], options: dict[str, Any]) -> dict[str,
 
 def solve_payload(instance: dict[str, Any], options: dict[str, Any], progress: Progress = None) -> dict[str, Any]:
     """``planopt solve FILE --json`` with the CLI's overrides; a portfolio goes to :func:`portfolio_payload`."""
-    from ..api import solve_instance
+    from planopt.api import solve_instance
     if instance.get("kind") == "portfolio":
         return portfolio_payload(instance, options, progress)
     return strict(solve_instance(**solve_inputs(instance, options)).to_dict())
@@ -76,11 +76,11 @@ def solve_payload(instance: dict[str, Any], options: dict[str, Any], progress: P
 def evaluate_payload(instance: dict[str, Any], plan: dict[str, Any], scenarios: Optional[int] = None,
                      seed: int = 0) -> dict[str, Any]:
     """``planopt evaluate FILE PLAN.json --json``: every metric of a given plan, and its risk."""
-    from planopt.models.costs import Evaluator
-    from planopt.models.staged_plan import plan_json, read_plan
-    from ..api import evaluate_any, instance_for_plan
-    from ..errors import InputError
-    from ..risk import check_scenarios, check_seed, plan_risk, report_scenarios
+    from planopt.models.cost.evaluator import Evaluator
+    from planopt.models.schema.staged_plan import plan_json, read_plan
+    from planopt.api import evaluate_any, instance_for_plan
+    from planopt.errors import InputError
+    from planopt.uncertainty.risk import check_scenarios, check_seed, plan_risk, report_scenarios
     check_seed(seed, "seed")
     inst = _job_instance(instance, {})
     plan = plan.get("plan", plan) if isinstance(plan.get("plan"), dict) else plan
@@ -93,7 +93,7 @@ def evaluate_payload(instance: dict[str, Any], plan: dict[str, Any], scenarios: 
     scenarios = check_scenarios(scenarios, "scenarios") if scenarios is not None else report_scenarios(inst)
     risk = None if scenarios is None else plan_risk(inst, parsed, scenarios, seed)
     fits = metrics.fits_memory
-    from ..run import RESULT_VERSION
+    from planopt.job.model import RESULT_VERSION
     return strict({"version": RESULT_VERSION, "plan": plan_json(parsed, inst.student.preset), "fits_memory": fits, "metrics": metrics.summary() if fits else None,
                    "feasible": metrics.feasible, "violations": metrics.violations,
                    "cost_breakdown_usd": metrics.cost_breakdown_usd if fits else None,
@@ -102,16 +102,16 @@ def evaluate_payload(instance: dict[str, Any], plan: dict[str, Any], scenarios: 
 
 
 def _risks(items):
-    from ..risk import report_risks
+    from planopt.uncertainty.risk import report_risks
     return report_risks(items)
 
 
 def frontier_inputs(instance: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
     """Every check of a frontier request, as the CLI makes them."""
-    from ..chance import DEFAULT_SCENARIOS
-    from ..errors import InputError
-    from ..frontier import PROBABILITY, check_metric
-    from ..risk import check_scenarios, check_seed
+    from planopt.uncertainty.chance import DEFAULT_SCENARIOS
+    from planopt.errors import InputError
+    from planopt.studies.frontier import PROBABILITY, check_metric
+    from planopt.uncertainty.risk import check_scenarios, check_seed
     x, y = options.get("x", "cost_usd"), options.get("y", "quality")
     inst = _job_instance(instance, options)
     if x == y:
@@ -132,8 +132,8 @@ def frontier_inputs(instance: dict[str, Any], options: dict[str, Any]) -> dict[s
 
 def frontier_payload(instance: dict[str, Any], options: dict[str, Any], progress: Progress = None) -> dict[str, Any]:
     """``planopt frontier FILE --x X --y Y --json`` (``y = probability``: the chance frontier)."""
-    from ..frontier import chance_frontier, grid_caps, pareto_frontier
-    from ..run import PlanModel
+    from planopt.studies.frontier import chance_frontier, grid_caps, pareto_frontier
+    from planopt.job.model import PlanModel
     given = frontier_inputs(instance, options)
     inst, x, y = given["inst"], given["x"], given["y"]
     if given["metric"] is not None:
@@ -148,9 +148,9 @@ def frontier_payload(instance: dict[str, Any], options: dict[str, Any], progress
 
 def sweep_inputs(instance: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
     """Every check of a sweep request (``values`` a list, or ``range`` the CLI's ``LO:HI:N`` text)."""
-    from ..errors import InputError
-    from ..instance import check_time_limit
-    from ..sweep import check_values, parse_range
+    from planopt.errors import InputError
+    from planopt.instance import check_time_limit
+    from planopt.studies.sweep import check_values, parse_range
     limit = options.get("limit")
     if limit not in LIMIT_FIELDS:
         raise InputError(f"limit: expected one of {', '.join(LIMIT_FIELDS)}, got {limit!r}")
@@ -173,8 +173,8 @@ def sweep_inputs(instance: dict[str, Any], options: dict[str, Any]) -> dict[str,
 
 def sweep_payload(instance: dict[str, Any], options: dict[str, Any], progress: Progress = None) -> dict[str, Any]:
     """``planopt sweep FILE --LIMIT LO:HI:N --json``: one persistent model re-solved over a limit's values."""
-    from ..run import PlanModel
-    from ..sweep import run_sweep
+    from planopt.job.model import PlanModel
+    from planopt.studies.sweep import run_sweep
     given = sweep_inputs(instance, options)
     inst, limit, values = given["inst"], given["limit"], given["values"]
     rows = run_sweep(PlanModel(inst), limit, values, time_limit=given["time_limit"], reuse=given["reuse"],
@@ -189,8 +189,8 @@ def portfolio_inputs(portfolio: dict[str, Any], options: dict[str, Any]):
     (``portfolio_options``: its schema, every job's instance, the options the request sets,
     the capacity fields its scenarios need), under the request's field names. A field a
     portfolio does not take (``sensitivity`` of ``/api/solve``) is ignored, as the CLI does."""
-    from ..errors import InputError
-    from ..portfolio_options import FIELD_NAMES, OPTIONS, check_portfolio_options
+    from planopt.errors import InputError
+    from planopt.portfolio.options import FIELD_NAMES, OPTIONS, check_portfolio_options
     if portfolio.get("kind") != "portfolio":
         raise InputError(f"portfolio: kind: expected 'portfolio', got {portfolio.get('kind')!r}")
     refuse_paths(portfolio)
@@ -201,14 +201,14 @@ def portfolio_payload(portfolio: dict[str, Any], options: dict[str, Any], progre
     """``planopt solve portfolio.json --json [--budget-usd X] [--scenarios N] [--confidence C] [--seed S]``;
     every job's instance must already be inline (the service resolves paths under its allowed folder
     first, ``service.paths``)."""
-    from ..portfolio_options import solve_with_options
+    from planopt.portfolio.options import solve_with_options
     return strict(solve_with_options(portfolio_inputs(portfolio, options)).to_dict())
 
 
 def refuse_paths(portfolio: dict[str, Any]) -> None:
     """Never let the library read a file a request names: jobs given by path are inlined by
     ``service.paths`` (under the operator's allowed folder) before they get here."""
-    from ..errors import InputError
+    from planopt.errors import InputError
     jobs = portfolio.get("jobs")
     for i, job in enumerate(jobs if isinstance(jobs, list) else []):  # not a list: the schema says so, next
         if isinstance(job, dict) and isinstance(job.get("instance"), str):
@@ -218,7 +218,7 @@ def refuse_paths(portfolio: dict[str, Any]) -> None:
 def catalog_payload(provider: Optional[str] = None, gpu: Optional[str] = None) -> dict[str, Any]:
     """``planopt catalog --json [--provider P] [--gpu G]``: the GPU prices by provider, region and tier, with sources."""
     from planopt.models.catalog.prices import COLUMNS, select_prices
-    from ..errors import InputError
+    from planopt.errors import InputError
     try:
         rows = select_prices(provider, gpu)
     except KeyError as exc:
@@ -236,23 +236,23 @@ def specs_payload() -> dict[str, Any]:
 
 def calibrate_payload(case_path: str) -> list[dict[str, Any]]:
     """``planopt calibrate`` on one case file: its rows, each with its P10-P90 interval."""
-    from ..calibrate import calibrate_case
-    from ..calibration_intervals import with_intervals
+    from planopt.uncertainty.calibrate import calibrate_case
+    from planopt.uncertainty.calibration_intervals import with_intervals
     return strict([r.to_dict() for r in with_intervals(calibrate_case(case_path))])
 
 
 def validate_payload(instance: dict[str, Any]) -> dict[str, Any]:
     """``planopt validate``: the instance is checked and its model built; the plan space as the CLI words it."""
     if instance.get("kind") == "portfolio":
-        from ..portfolio import PortfolioModel
+        from planopt.portfolio.solve import PortfolioModel
         refuse_paths(instance)
         pm = PortfolioModel(instance)
         d = pm.data
         return {"valid": True, "kind": "portfolio", "jobs": len(d.instances), "gpu_types": len(d.gpus),
                 "buckets": len(d.buckets), "build_seconds": pm.build_seconds}
-    from ..cli.check import plan_space_line
-    from ..instance import load_instance
-    from ..run import PlanModel
+    from planopt.cli.check import plan_space_line
+    from planopt.instance import load_instance
+    from planopt.job.model import PlanModel
     pm = PlanModel(load_instance(instance))
     return {"valid": True, "kind": "job", "plan_space": plan_space_line(pm), "build_seconds": pm.build_seconds}
 

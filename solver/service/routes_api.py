@@ -14,10 +14,10 @@ from typing import Any, Optional
 
 from fastapi import APIRouter, Request
 
-from . import payloads
-from .errors import StrictJSONResponse
-from .paths import inline_jobs, portfolio_file, shipped, shipped_case, shipped_names
-from .requests import (CalibrateRequest, EvaluateRequest, FrontierRequest, PortfolioRequest, SolveRequest,
+from planopt.service import payloads
+from planopt.service.errors import StrictJSONResponse
+from planopt.service.paths import inline_jobs, portfolio_file, shipped, shipped_case, shipped_names
+from planopt.service.requests import (CalibrateRequest, EvaluateRequest, FrontierRequest, PortfolioRequest, SolveRequest,
                        SweepRequest, ValidateRequest)
 
 router = APIRouter(prefix="/api", default_response_class=StrictJSONResponse)
@@ -33,7 +33,7 @@ def resolve_instance(ref: Any, settings) -> dict[str, Any]:
 
 
 def resolve_portfolio(body: PortfolioRequest, settings) -> dict[str, Any]:
-    from ..errors import InputError
+    from planopt.errors import InputError
     if (body.portfolio is None) == (body.path is None):
         raise InputError("portfolio: give exactly one of portfolio (an object or a shipped name) and path")
     if body.path is not None:
@@ -107,7 +107,7 @@ def calibrate(body: CalibrateRequest) -> list[dict[str, Any]]:
     if isinstance(body.case, str):
         return payloads.calibrate_payload(str(shipped_case(body.case)))
     import json
-    from ..errors import InputError
+    from planopt.errors import InputError
     with tempfile.TemporaryDirectory() as folder:  # the library reads cases from files
         path = Path(folder) / "case.json"
         path.write_text(json.dumps(body.case, allow_nan=False))

@@ -16,10 +16,10 @@ from fastapi import APIRouter, Request
 from pydantic import ValidationError
 from fastapi.exceptions import RequestValidationError
 
-from .errors import StrictJSONResponse, error
-from .requests import JOB_BODIES, JobRequest
-from .routes_api import options_of, resolve_instance, resolve_portfolio
-from .store import public
+from planopt.service.errors import StrictJSONResponse, error
+from planopt.service.requests import JOB_BODIES, JobRequest
+from planopt.service.routes_api import options_of, resolve_instance, resolve_portfolio
+from planopt.service.store import public
 
 router = APIRouter(prefix="/api/jobs", default_response_class=StrictJSONResponse)
 log = logging.getLogger("planopt.service")
@@ -37,7 +37,7 @@ def job_inputs(job: JobRequest, settings) -> tuple[dict[str, Any], dict[str, Any
         body = JOB_BODIES[job.kind].model_validate(job.body)
     except ValidationError as exc:  # the job's field `body`, then the endpoint's field
         raise RequestValidationError([{**e, "loc": ("body", "body", *e["loc"])} for e in exc.errors()]) from None
-    from .payloads import check_job
+    from planopt.service.payloads import check_job
     instance = resolve_portfolio(body, settings) if job.kind == "portfolio" else resolve_instance(body.instance, settings)
     options = options_of(body)
     check_job(job.kind, instance, options)

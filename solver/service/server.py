@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import sys
 
-from .settings import Settings
+from planopt.service.settings import Settings
 
 
 def configure_logging() -> None:
@@ -22,7 +22,7 @@ def configure_logging() -> None:
 def serve(settings: Settings, host: str, port: int) -> None:
     """Serve until interrupted (Ctrl-C or SIGTERM stop it cleanly: jobs cancelled, the cluster closed)."""
     import uvicorn
-    from .app import create_app
+    from planopt.service.app import create_app
     configure_logging()
     uvicorn.run(create_app(settings), host=host, port=port, access_log=False, log_level="warning",
                 timeout_graceful_shutdown=5)

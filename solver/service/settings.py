@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from ..errors import InputError
+from planopt.errors import InputError
 
 TOKEN_ENV = "PLANOPT_TOKEN"
 # The largest request body: the biggest shipped portfolio is about 10 kB, so 1 MB is room for any

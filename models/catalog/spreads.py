@@ -1,0 +1,147 @@
+"""Sourced spreads of the uncertain defaults: the data of the uncertainty model.
+
+Each entry is a published or measured range read as the 10th and 90th
+percentiles of a log-normal distribution (``uncertainty.Range``). Beside each
+is its source, like every default in ``defaults.py``; "INFERRED" marks
+arithmetic on a source and "weak" a range with little evidence behind it.
+
+Two kinds of range:
+
+- ``FACTOR_*``: a multiplier on the point value the instance holds (its own
+  value, or the sourced default). Used where the evidence is a residual or a
+  disagreement between estimates, not an absolute figure.
+- ``ABSOLUTE_*``: the parameter's value itself, where sources publish the
+  range of the quantity (failure rates, restart times, write bandwidths).
+  Such a range applies only while the instance leaves the field at its
+  default: a value the user sets is the user's own measurement (see
+  ``uncertainty.parameters``).
+
+Rule for two published estimates :math:`a < b` of one quantity (the only
+evidence for several priors): treated as two draws of the log-normal, its
+median is :math:`\\sqrt{ab}` and its standard deviation the two-sample one,
+:math:`\\sigma = \\ln(b/a)/\\sqrt 2`; the P10–P90 range is then
+:math:`\\sqrt{ab}\\, e^{\\pm 1.2816 \\sigma}` (``two_estimates``).
+"""
+
+from __future__ import annotations
+
+import math
+
+from planopt.models.catalog import defaults as d
+
+Z_P90 = 1.2815515655446004  # standard normal 90th percentile: a P10-P90 range spans ±Z_P90 σ
+
+
+def two_estimates(a: float, b: float) -> tuple[float, float]:
+    """P10-P90 range of a log-normal fitted to two published estimates (median √(ab), σ = |ln(b/a)|/√2)."""
+    median = math.sqrt(a * b)
+    sigma = abs(math.log(b / a)) / math.sqrt(2.0)
+    return median * math.exp(-Z_P90 * sigma), median * math.exp(Z_P90 * sigma)
+
+
+# --- Step time (achieved MFU and decode speed) ------------------------------------
+# The step-time model's error on published runs. For every step_seconds row of
+# instances/calibration and instances/calibration-validation (NeMo RL v0.5/v0.6/v0.7
+# GRPO rows, H100 and GB200), the ratio r = predicted / published step seconds is
+# the rate multiplier that reproduces the row (r < 1: the model runs fast), so the
+# range of r is the range of efficiency.mfu_factor and efficiency.decode_factor.
+# Split by dense and mixture-of-experts students, each range is the 80 %
+# prediction interval of a log-normal fitted to the rows' ratios (Student t with
+# n - 1 degrees of freedom: the range a new row falls in, allowing for the 6 dense
+# and 20 MoE rows behind the fits; the MoE range sits below 1 because most MoE rows
+# run slower than the model prices them, see CALIBRATION.md). Recomputed by `python benchmarks/uncertainty_spreads.py`;
+# tests/test_scenarios.py checks these constants against the rows.
+# MFU and decode speed are drawn together (one draw per scenario): the rows time
+# whole steps and cannot tell the two apart, and one software stack runs both.
+FACTOR_STEP_TIME_DENSE = (0.725, 1.081)
+FACTOR_STEP_TIME_MOE = (0.465, 0.949)
+
+# --- Reliability (absolute ranges) ---------------------------------------------
+# Unexpected interruptions per GPU-hour: 2.0e-5 on Llama 3's production cluster
+# (arXiv 2407.21783 §3.3.4, the default) to 1.2e-4 on research clusters (Meta,
+# "Revisiting Reliability in Large-Scale ML Research Clusters", arXiv
+# 2410.21680, 4e-5 to 1.2e-4; MosaicML MPT-7B). Read as P10-P90 (INFERRED).
+ABSOLUTE_FAILURES_PER_GPU_HOUR = (d.FAILURES_PER_GPU_HOUR, 1.2e-4)
+# Restart minutes: re-scheduling and re-loading take minutes (OPT-175B logbook);
+# Llama 3's >90 % effective training time with one interruption every ~3.1 h
+# bounds the time lost per interruption by 19 min (defaults.RESTART_MINUTES).
+# P10 5 min (INFERRED, weak: half the default), P90 19 min (the bound).
+ABSOLUTE_RESTART_MINUTES = (5.0, 19.0)
+# Checkpoint write GB/s per node: Llama 3's Tectonic sustained 2 TB/s and peaked
+# at 7 TB/s over 2,048 nodes -> 0.98 and 3.4 GB/s per node (arXiv 2407.21783
+# §3.3.1, INFERRED in defaults.CHECKPOINT_WRITE_GB_PER_S_PER_NODE).
+ABSOLUTE_CHECKPOINT_WRITE_GB_PER_S_PER_NODE = (0.98, 3.4)
+
+# --- Learning curves (factors on the point value) -------------------------------
+# OPD signal scale: two published anchors, Qwen3 Table 21 (0.92M samples,
+# the default) and TML's Qwen3-8B OPD run (0.49M; defaults.OPD_SIGNAL_SCALE_SAMPLES
+# cross-check), -> two_estimates on the ratio 0.49/0.92 around the default.
+FACTOR_SIGNAL_SCALE_OPD = two_estimates(0.49 / 0.92, 1.0)
+# RL and SFT rest on one anchor each (Qwen3 Table 21; TML's two SFT points): no
+# second estimate, so they take OPD's relative spread centred on their point
+# value (INFERRED, weak: the only measured disagreement between anchors).
+_OPD_HALF_WIDTH = math.sqrt(FACTOR_SIGNAL_SCALE_OPD[1] / FACTOR_SIGNAL_SCALE_OPD[0])
+FACTOR_SIGNAL_SCALE_SINGLE_ANCHOR = (1.0 / _OPD_HALF_WIDTH, _OPD_HALF_WIDTH)
+# RL ceiling share of headroom, 0.5: Qwen3-235B-A22B had closed half its AIME'24
+# headroom after 170 RL steps and DAPO's Qwen2.5-32B reached 50 from 0 on AIME'24
+# (arXiv 2503.14476): where two runs stood when they stopped, so the asymptote
+# may lie above 0.5; but RL_SIGNAL_SCALE_SAMPLES was anchored with the ceiling at
+# 0.5, and a higher ceiling at that scale would overstate the anchor's progress.
+# 0.8x-1.3x leans upward for the first reason (INFERRED, weak: no run trained to
+# saturation).
+FACTOR_CEILING_RL = (0.8, 1.3)
+# SFT ceiling share, 0.70 fitted to TML's two Qwen3-8B-Base points (60 % at
+# 400K examples, ~70 % at 2M): the 2M point is read "~70", ±5 points of the
+# 70-point headroom moves the ceiling by ±0.07 of 0.70 -> 0.9x-1.1x (INFERRED).
+FACTOR_CEILING_SFT = (0.9, 1.1)
+
+# --- Forgetting (factors on the point value) --------------------------------------
+# SFT forgetting share: 40 of 85 IF-eval points after narrow SFT (TML, the
+# default 0.47) against under 2 of ~66 MMLU points for Llama-3-8B trained only on
+# WebInstruct (0.03): a factor of ~16 between general benchmarks. two_estimates
+# on the ratio 0.03/0.47 around the default.
+FACTOR_FORGETTING_SFT = two_estimates((2.0 / 66.0) / (40.0 / 85.0), 1.0)
+# RL / OPD forgetting share, 0.02 (weak: no published matched drop; Qwen3 Table
+# 21 shows MMLU-Redux up after both, RL's Razor small drops): 0.25x-4x, a
+# factor 16 like SFT's benchmark spread (INFERRED, weak).
+FACTOR_FORGETTING_ON_POLICY = (0.25, 4.0)
+# SFT mix exponent, 5.32, fitted exactly to TML's two mixes (85 -> 45 at 100 %,
+# 85 -> 79 at 70 %). Reading the 70 % point's 6-point drop as 4 to 8 points
+# (the scale of benchmark noise on IF-eval, INFERRED) moves the exponent from
+# ln(8/40)/ln 0.7 = 4.51 to ln(4/40)/ln 0.7 = 6.46: 0.85x-1.21x.
+FACTOR_SFT_MIX_EXPONENT = (math.log(8.0 / 40.0) / math.log(0.7) / d.SFT_FORGETTING_MIX_EXPONENT,
+                           math.log(4.0 / 40.0) / math.log(0.7) / d.SFT_FORGETTING_MIX_EXPONENT)
+
+# --- Data reuse (factor on the point value) ---------------------------------------
+# R*, the repetitions after which a repeated prompt or example is worth 1/e of a fresh
+# one (defaults.REPEAT_SCALE_EPOCHS = 15.39, Muennighoff et al. 2023, arXiv 2305.16264
+# App. A). Its own fit table (Table "Comparison of different versions of our parametric
+# fit") gives R*_D = 2.9157 when only data repetition decays, against 15.3878 when
+# parameters decay too: the P10 is that ratio, 0.19x. The P90 mirrors it (5.3x): RL
+# prompts may keep far more value per repeat than pre-training tokens (1-shot RLVR,
+# Wang et al. 2025, arXiv 2504.20571: one MATH prompt repeated for the whole run
+# matched a 1.2k-prompt set on MATH500, 73.6 % both). INFERRED, weak: no fit of
+# repetition in post-training.
+FACTOR_REPEAT_SCALE = (2.9157 / d.REPEAT_SCALE_EPOCHS, d.REPEAT_SCALE_EPOCHS / 2.9157)
+
+# --- LoRA shares of full fine-tuning's gain and forgetting (factor on the point value) --
+# Gain share (defaults.LORA_GAIN_SHARE). SFT: from 0.6 (Biderman et al. 2024, code IFT:
+# "LoRA substantially underperforms full finetuning" at rank 16-256, the low end
+# INFERRED from their Fig. 2 gap) to 1.0 (high-rank LoRA tracks full fine-tuning on
+# SFT, "LoRA Without Regret", 2025). OPD: 0.87 (the SFT gap) to 1.0. RL: 0.85 (Hugging
+# Face's rank-1 GRPO replication: "full fine-tuning pulls ahead and stays there", the
+# size INFERRED) to 1.0 (rank-1 LoRA matches, "LoRA Without Regret").
+FACTOR_LORA_GAIN_SFT = (0.6 / d.LORA_GAIN_SHARE["sft"], 1.0 / d.LORA_GAIN_SHARE["sft"])
+FACTOR_LORA_GAIN_OPD = (d.LORA_GAIN_SHARE["sft"] / d.LORA_GAIN_SHARE["opd"], 1.0 / d.LORA_GAIN_SHARE["opd"])
+FACTOR_LORA_GAIN_RL = (0.85 / d.LORA_GAIN_SHARE["rl"], 1.0 / d.LORA_GAIN_SHARE["rl"])
+# Forgetting share (defaults.LORA_FORGETTING_SHARE). SFT: 0.08 (Biderman et al., code
+# IFT: 0.015/0.195) to 1.0 (Thinking Machines' personalisation experiment: LoRA of rank
+# 32-256 "learns less and forgets ... still", reference/post-training.md). RL, OPD: 0.5
+# to 1.0 (INFERRED: LoRA may move less KL than full weights for the same reward).
+FACTOR_LORA_FORGETTING_SFT = (0.08 / d.LORA_FORGETTING_SHARE["sft"], 1.0 / d.LORA_FORGETTING_SHARE["sft"])
+FACTOR_LORA_FORGETTING_ON_POLICY = (0.5, 1.0)   # on the point share 1.0 of RL and OPD
+
+# Asynchronous RL's share of gain lost per staleness step: AReaL's estimates at η = 2 and η = 16 (decoupled
+# objective, AIME24; defaults.STALENESS_GAIN_LOSS_PER_STEP gives the arithmetic) read as two draws (INFERRED; weak:
+# one model, one benchmark, one run each).
+ABSOLUTE_STALENESS_GAIN_LOSS_PER_STEP = two_estimates(0.0077, 0.018)

@@ -1,0 +1,1 @@
+"""The cost model: the evaluator (every metric of a plan, from the formulas) and its physics."""

@@ -1,0 +1,369 @@
+r"""The evaluator: every metric of a plan, straight from the formulas.
+
+This is the single source of truth. The MIP (``formulation/``) is built from
+the same recipe and hardware profiles, and tests hold it to this module on
+every plan it returns and on every instance small enough to enumerate.
+
+For recipe :math:`r`, hardware :math:`h = (g, n)` and checkpoint interval
+:math:`\tau`:
+
+.. math::
+
+   T &= \sum_c \mathrm{amount}_c(r)\, u_c(h) / 3600
+        \qquad \text{(compute hours, no failures)} \\
+   H_{train} &= T\,(1 + o_h(\tau)), \qquad
+        o_h(\tau) = w_h/\tau + \lambda_h (\tau/2 + \rho) \\
+   \mathrm{wall} &= \mathrm{lead}(r) + H_{train} \\
+   \mathrm{cost} &= n\,p_g\,(H_{train} - H_{eval})                  &&\text{compute} \\
+        &+ n\,p_g\,H_{eval}                                          &&\text{evaluation} \\
+        &+ \mathrm{labels}(r) + \mathrm{reward}(r) + \mathrm{teacher}(r) &&\text{data} \\
+        &+ k_{keep}\,C_{GB}(r)\,p_{hot}\,H_{train}/730 + m\,C_{GB}(r)\,p_{cold}\,M + \mathrm{logs}(r) &&\text{storage} \\
+        &+ \mathrm{sandboxes}(r)                                     &&\text{environments} \\
+        &+ \mathrm{egress}(r)                                        &&\text{network} \\
+        &+ G_{log}(r)\,p_{ingest}                                     &&\text{log ingest} \\
+        &+ \mathrm{fixed} + p_{ops}\,\mathrm{wall}                    &&\text{operations} \\
+        &+ p_{repair}\,F(r)                                          &&\text{forgetting repair}
+
+For asynchronous RL (``asynchronous.py``) :math:`T` overlaps each phase's generation with
+its training, :math:`T = S + \sum_p \max(G_p, T_p)`, and the hours breakdown carries
+the overlap as a negative ``async_overlap`` line, so that it still sums to the wall time.
+On a split choice (separate rollout GPUs, ``rollout.py``) :math:`n\,p_g` reads
+:math:`n\,p_g + n_r\,p_{g_r}` (both GPU sets are billed for the whole run) and the
+GPU-hours count :math:`n + n_r` GPUs.
+
+:math:`H_{eval} = T_{eval}(1 + o_h(\tau))` is the validation decodes' share of the
+training hours (their GPU time, failures and checkpoints included); the compute
+line is the rest, so the two add up to :math:`n p_g H_{train}` as before.
+:math:`C_{GB}(r)` is the recipe's checkpoint (the adapter's for LoRA). Egress is
+billed only for what ``network.crosses_region`` lists (traffic inside a cluster,
+weight hand-over included, is free).
+
+With a ``retention`` block the plan also chooses a retention option :math:`\rho`
+(``retention.py``): :math:`o_h(\tau)` gains the rollback share
+:math:`n \lambda_{rb}(\tau/2 + D + r)`, the recent checkpoints' storage
+:math:`k_{keep} C_{GB} p_{hot} H_{train}/730` becomes :math:`s_h(\tau,\rho) H_{train}`,
+and a plan whose :math:`(k, \tau)` does not cover the detection delay is infeasible.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from planopt.models.cost import physics as ph
+from planopt.models.cost.asynchronous import combine
+from planopt.models.cost.hardware import HardwareProfile, hardware_options, memory_classes, offload_refusal
+from planopt.models.schema.plan import HardwareChoice, Plan, Recipe
+from planopt.models.cost.retention import (RetentionChoice, check_choice, coverage_violation, deep_rollback_share, retention_options,
+                        rollback_share, storage_usd_per_train_hour)
+from planopt.models.cost.recipes import HOURS_CATEGORY, RecipeProfile, check_recipe, enumerate_recipes, family_of, profile
+from planopt.models.schema.instance import Instance
+
+COST_KEYS = ("compute", "evaluation", "data", "storage", "environments", "network", "log_ingest", "operations",
+             "forgetting_repair")
+# Each limit: the metric it bounds and its sense; each objective: the metric it optimises.
+# The one table the evaluator, the oracles, the scenario evaluator and the MIPs share.
+LIMIT_METRIC = {"budget_usd": ("cost_usd", "<="), "deadline_hours": ("wall_hours", "<="),
+                "max_forgetting_points": ("forgetting_points", "<="), "min_quality": ("quality", ">=")}
+OBJECTIVE_METRIC = {"cost": "cost_usd", "time": "wall_hours", "quality": "quality", "forgetting": "forgetting_points"}
+HOURS_KEYS = ("data_lead_time", "generation", "scoring", "training", "evaluation", "environment_wait", "checkpoint_writes",
+              "failure_rework")
+# THE tolerance rule for limits (``limit_slack`` and ``exceeds``), shared by the
+# evaluator, the oracle, the recipe fixing and the MIP's check of every plan it
+# returns: a plan meets a limit L when its value is at most L + limit_slack(L)
+# (at least L - limit_slack(L) for a minimum). 1e-9 relative is far below any
+# difference a user means (a tenth of a cent on a million dollars) and far above
+# float rounding in the cost sums (about 1e-15 relative), so rounding never
+# decides a limit.
+LIMIT_RELATIVE_TOLERANCE = 1e-9
+
+
+@dataclass
+class Metrics:
+    cost_usd: float
+    wall_hours: float
+    quality: float
+    forgetting_points: float
+    gpu_hours: float
+    memory_per_gpu_gb: float
+    cost_breakdown_usd: dict[str, float]
+    hours_breakdown: dict[str, float]
+    flops: dict[str, float]
+    fits_memory: bool
+    violations: list[str] = field(default_factory=list)
+
+    @property
+    def feasible(self) -> bool:
+        return not self.violations
+
+    def summary(self) -> dict[str, float]:
+        return {"cost_usd": self.cost_usd, "wall_hours": self.wall_hours, "quality": self.quality,
+                "forgetting_points": self.forgetting_points, "gpu_hours": self.gpu_hours,
+                "memory_per_gpu_gb": self.memory_per_gpu_gb}
+
+    def objective(self, name: str) -> float:
+        """The value each objective minimises (quality is maximised, so negated)."""
+        return {"cost": self.cost_usd, "time": self.wall_hours, "quality": -self.quality,
+                "forgetting": self.forgetting_points}[name]
+
+
+def limit_slack(limit: float) -> float:
+    """How far past ``limit`` a value may lie and still meet it: 1e-9 of max(1, |limit|)."""
+    return LIMIT_RELATIVE_TOLERANCE * max(1.0, abs(limit))
+
+
+def exceeds(value: float, limit: float, sense: str) -> bool:
+    """Whether ``value`` breaks ``limit`` (``sense`` "<=" for a maximum, ">=" for a minimum).
+
+    The rule: ``value > limit + limit_slack(limit)`` for a maximum,
+    ``value < limit - limit_slack(limit)`` for a minimum."""
+    if sense == "<=":
+        return value > limit + limit_slack(limit)
+    if sense == ">=":
+        return value < limit - limit_slack(limit)
+    raise ValueError(f"sense: expected '<=' or '>=', got {sense!r}")
+
+
+def cost_breakdown_usd(inst: Instance, rp: RecipeProfile, usd_per_hour_of_gpus, train_hours, wall_hours,
+                       forgetting_points, eval_train_hours=0.0, checkpoint_usd_per_train_hour=None) -> dict[str, float]:
+    """The cost lines of a plan. Works element-wise on numpy arrays of the
+    scenario-dependent inputs (GPUs' price per hour, hours, forgetting), so the
+    scenario evaluator (``scenarios.py``) prices scenarios with this same sum.
+    ``eval_train_hours`` (:math:`H_{eval}`) only splits the GPU money between the
+    compute and evaluation lines; the sum does not depend on it. ``checkpoint_usd_per_train_hour``
+    is the retention option's :math:`s_h(\tau,\rho)` (``retention.py``); None: ``keep_last`` hot."""
+    ckpt_gb = rp.checkpoint_gb
+    st, ck, ops = inst.storage, inst.checkpointing, inst.operations
+    if checkpoint_usd_per_train_hour is None:
+        checkpoint_usd_per_train_hour = ck.keep_last * ckpt_gb * st.hot_usd_per_gb_month / ph.d.HOURS_PER_MONTH
+    return {
+        "compute": usd_per_hour_of_gpus * (train_hours - eval_train_hours),
+        "evaluation": usd_per_hour_of_gpus * eval_train_hours,
+        "data": rp.data_usd,
+        "storage": (checkpoint_usd_per_train_hour * train_hours
+                    + ck.milestones_kept * ckpt_gb * st.cold_usd_per_gb_month * ck.milestone_retention_months
+                    + rp.log_storage_usd),
+        "environments": rp.environments_usd,
+        "network": rp.network_usd,
+        "log_ingest": rp.log_ingest_usd,
+        "operations": ops.fixed_usd + ops.usd_per_wall_hour * wall_hours,
+        "forgetting_repair": inst.forgetting_repair_usd_per_point * forgetting_points,
+    }
+
+
+@dataclass
+class RecipeArrays:
+    """Recipe profiles as arrays (``Evaluator.recipe_arrays``): row r is ``recipes[r]``."""
+
+    recipes: list[Recipe]
+    components: list[str]          # sorted work component keys (columns of ``amounts``)
+    classes: list[str]             # sorted memory classes (values of ``recipe_class``)
+    amounts: np.ndarray            # [recipe, component] work amounts (0 where the recipe has none)
+    recipe_class: np.ndarray       # [recipe] index into ``classes``
+    quality: np.ndarray            # [recipe]
+    forgetting_points: np.ndarray  # [recipe]
+    lead_hours: np.ndarray         # [recipe]
+    data_usd: np.ndarray           # [recipe]
+    environments_usd: np.ndarray   # [recipe]
+    log_storage_usd: np.ndarray    # [recipe]
+    checkpoint_gb: np.ndarray      # [recipe] one checkpoint (the adapter's for LoRA)
+    network_usd: np.ndarray        # [recipe]
+    log_ingest_usd: np.ndarray     # [recipe]
+
+
+@dataclass
+class HardwareArrays:
+    """Hardware profiles as arrays (``Evaluator.hardware_arrays``): column h is ``hardware[h]``."""
+
+    hardware: list[HardwareChoice]
+    fits: np.ndarray                   # [class, hardware] the memory class fits
+    seconds_per_unit: np.ndarray       # [component, hardware]; 0 where the component's class does not fit
+    usable: np.ndarray                 # [component, hardware] the component can run there (its class fits)
+    overhead: np.ndarray               # [hardware, interval] o_h(tau)
+    count: np.ndarray                  # [hardware] GPUs
+    price_usd_per_gpu_hour: np.ndarray  # [hardware] per training GPU: the choice's GPUs' money per hour / count (rollout GPUs' included)
+
+
+def _component_class(key: str) -> str | None:
+    """The memory class a component key carries (decode, tail and sync do), or None."""
+    parts = key.split("|")
+    if len(parts) < 2:
+        return None
+    base = parts[1].partition("+lora")[0].partition("@")[0]   # rl@s1: asynchronous RL's class
+    return parts[1] if base in ("rl", "sft") or base.startswith("opd:") else None
+
+
+class Evaluator:
+    """Evaluates plans of one instance, caching recipe and hardware profiles."""
+
+    def __init__(self, inst: Instance):
+        self.inst = inst
+        self._recipes: dict[Recipe, RecipeProfile] = {}
+        self._hardware: dict[HardwareChoice, HardwareProfile] = {}
+
+    def recipe(self, r: Recipe) -> RecipeProfile:
+        if r not in self._recipes:
+            self._recipes[r] = profile(self.inst, r)
+        return self._recipes[r]
+
+    def hardware(self, h: HardwareChoice) -> HardwareProfile:
+        if h not in self._hardware:
+            self._hardware[h] = HardwareProfile(self.inst, h)
+        return self._hardware[h]
+
+    def compute_hours_by_component(self, r: Recipe, h: HardwareChoice) -> dict[str, float]:
+        rp, hp = self.recipe(r), self.hardware(h)
+        return {key: amount * hp.seconds_per_unit(key) / 3600.0 for key, amount in rp.amounts.items()}
+
+    def metrics(self, r: Recipe, h: HardwareChoice, interval_minutes: float,
+                retention: RetentionChoice | None = None) -> Metrics:
+        """Every metric of (r, h, interval[, retention]); ``retention`` is required exactly when the instance
+        has a ``retention`` block."""
+        inst, rp, hp = self.inst, self.recipe(r), self.hardware(h)
+        if (retention is None) != (inst.retention is None):
+            raise ValueError("plan.retention: " + ("expected one of the instance's retention options, got null"
+                                                   if retention is None else "the instance has no retention block; expected null"))
+        memory, why = hp.memory_bytes_per_gpu(r.memory_class)
+        by_component = self.compute_hours_by_component(r, h) if why is None else {}
+        # generation and training overlap phase by phase for asynchronous RL (asynchronous.py); otherwise the sum
+        compute_hours = float(combine(by_component)) if r.staleness_steps else sum(by_component.values())
+        tau = interval_minutes / 60.0
+        hours = dict.fromkeys(HOURS_KEYS, 0.0)
+        hours["data_lead_time"] = rp.lead_hours
+        for key, value in by_component.items():
+            hours[HOURS_CATEGORY[family_of(key)]] += value
+        if r.staleness_steps:  # the hours generation and training overlap (negative), so the breakdown sums to the wall time
+            hours["async_overlap"] = compute_hours - sum(by_component.values())
+        overhead = hp.overhead_share(interval_minutes) + rollback_share(inst, h.count, interval_minutes, hp.restart_hours)
+        if retention is not None:  # falling back to a milestone costs more re-work (retention.py)
+            overhead = overhead + float(deep_rollback_share(inst, retention, h.count, interval_minutes))
+        # writes cost w/τ per hour of work; the rest of the exact overhead is failures
+        # (re-work, restarts, failed writes), so the breakdown sums to the wall time
+        hours["checkpoint_writes"] = compute_hours * hp.checkpoint_write_hours / tau
+        hours["failure_rework"] = compute_hours * (overhead - hp.checkpoint_write_hours / tau)
+        train_hours = compute_hours * (1.0 + overhead)
+        wall = rp.lead_hours + train_hours
+        per_hour = None if retention is None else float(storage_usd_per_train_hour(
+            inst, retention, hp.checkpoint_gb, h.count, interval_minutes))
+        costs = cost_breakdown_usd(inst, rp, hp.usd_per_hour_of_gpus, train_hours, wall, rp.forgetting_points,
+                                   hours["evaluation"] * (1.0 + overhead), per_hour)
+        m = Metrics(cost_usd=sum(costs.values()), wall_hours=wall, quality=rp.quality,
+                    forgetting_points=rp.forgetting_points, gpu_hours=h.total_count * train_hours,
+                    memory_per_gpu_gb=memory / ph.GB, cost_breakdown_usd=costs, hours_breakdown=hours,
+                    flops=dict(rp.flops), fits_memory=why is None)
+        m.violations = self.violations(m, why)
+        if retention is not None and (late := coverage_violation(inst, retention, interval_minutes)):
+            m.violations.append(late)
+        return m
+
+    def violations(self, m: Metrics, memory_reason: str | None) -> list[str]:
+        c = self.inst.constraints
+        out = []
+        if memory_reason is not None:
+            out.append(f"memory: {memory_reason}")
+        if c.budget_usd is not None and exceeds(m.cost_usd, c.budget_usd, "<="):
+            out.append(f"budget_usd: {m.cost_usd:,.0f} > {c.budget_usd:,.0f}")
+        if c.deadline_hours is not None and exceeds(m.wall_hours, c.deadline_hours, "<="):
+            out.append(f"deadline_hours: {m.wall_hours:,.1f} > {c.deadline_hours:,.1f}")
+        if c.max_forgetting_points is not None and exceeds(m.forgetting_points, c.max_forgetting_points, "<="):
+            out.append(f"max_forgetting_points: {m.forgetting_points:.2f} > {c.max_forgetting_points:.2f}")
+        if c.min_quality is not None and exceeds(m.quality, c.min_quality, ">="):
+            out.append(f"min_quality: {m.quality:.2f} < {c.min_quality:.2f}")
+        return out
+
+    def check_plan(self, plan: Plan) -> None:
+        """Raise ValueError naming the field when the plan is not one of the instance's options."""
+        check_recipe(self.inst, plan.recipe)
+        options = set(hardware_options(self.inst))
+        if plan.hardware not in options:
+            offload_refusal(self.inst, plan.hardware, options)
+            gpus = {o.key: o.counts for o in self.inst.hardware.gpus}
+            if plan.gpu not in gpus:
+                raise ValueError(f"plan.gpu: '{plan.gpu}' is not in hardware.gpus ({', '.join(gpus)})")
+            if plan.gpu_count not in gpus[plan.gpu]:
+                raise ValueError(f"plan.gpu_count: {plan.gpu_count} is not an allowed count for {plan.gpu} {gpus[plan.gpu]} within availability")
+            if plan.rollout_gpu is not None:
+                rollout = {o.key: o.counts for o in self.inst.hardware.rollout_gpus}
+                if plan.rollout_gpu not in rollout:
+                    raise ValueError(f"plan.rollout.gpu: '{plan.rollout_gpu}' is not in hardware.rollout_gpus "
+                                     f"({', '.join(rollout) or 'none: generation runs on the training GPUs'})")
+                raise ValueError(f"plan.rollout.gpu_count: {plan.rollout_gpu_count} is not an allowed count for "
+                                 f"{plan.rollout_gpu} {rollout[plan.rollout_gpu]} within availability")
+            raise ValueError(f"plan.gpu_count: {plan.gpu_count} is not an allowed count for {plan.gpu} {gpus[plan.gpu]} within availability")
+        if plan.checkpoint_interval_minutes not in self.inst.checkpointing.interval_minutes_options:
+            raise ValueError(f"plan.checkpoint_interval_minutes: expected one of {self.inst.checkpointing.interval_minutes_options}")
+        check_choice(self.inst, plan.retention)
+
+    def evaluate(self, plan: Plan) -> Metrics:
+        self.check_plan(plan)
+        return self.metrics(plan.recipe, plan.hardware, plan.checkpoint_interval_minutes, plan.retention)
+
+    def space(self) -> tuple[list[Recipe], list[HardwareChoice], list[float]]:
+        return (enumerate_recipes(self.inst), hardware_options(self.inst),
+                sorted(set(self.inst.checkpointing.interval_minutes_options)))
+
+    def retention_options(self) -> list[RetentionChoice]:
+        """The retention options a plan chooses from (``retention.retention_options``); [] without a block."""
+        return retention_options(self.inst)
+
+    def memory_classes(self) -> list[str]:
+        return memory_classes(self.inst)
+
+    def recipe_arrays(self, recipes: list[Recipe] | None = None) -> RecipeArrays:
+        """The profiles of ``recipes`` (default: the instance's) as arrays, one row per recipe."""
+        recipes = self.space()[0] if recipes is None else recipes
+        profiles = [self.recipe(r) for r in recipes]
+        components = sorted({c for p in profiles for c in p.amounts})
+        col = {c: n for n, c in enumerate(components)}
+        classes = sorted({r.memory_class for r in recipes})
+        cls = {k: n for n, k in enumerate(classes)}
+        rows, cols, vals = [], [], []
+        for n, p in enumerate(profiles):
+            for c, v in p.amounts.items():
+                rows.append(n)
+                cols.append(col[c])
+                vals.append(v)
+        amounts = np.zeros((len(recipes), len(components)))
+        amounts[rows, cols] = vals
+
+        def column(attr: str) -> np.ndarray:
+            return np.fromiter((getattr(p, attr) for p in profiles), dtype=float, count=len(profiles))
+
+        return RecipeArrays(recipes, components, classes, amounts,
+                            np.fromiter((cls[r.memory_class] for r in recipes), dtype=int, count=len(recipes)),
+                            column("quality"), column("forgetting_points"), column("lead_hours"), column("data_usd"),
+                            column("environments_usd"), column("log_storage_usd"), column("checkpoint_gb"),
+                            column("network_usd"), column("log_ingest_usd"))
+
+    def hardware_arrays(self, hardware: list[HardwareChoice], components: list[str], classes: list[str],
+                        intervals: list[float]) -> HardwareArrays:
+        """The profiles of ``hardware`` as arrays: per component the seconds per unit
+        (``HardwareProfile.seconds_per_unit``, asked only where the component's memory class
+        fits), per memory class the fit, per checkpoint interval the overhead share."""
+        n_h = len(hardware)
+        fits = np.zeros((len(classes), n_h), dtype=bool)
+        spu = np.zeros((len(components), n_h))
+        usable = np.zeros((len(components), n_h), dtype=bool)
+        overhead = np.zeros((n_h, len(intervals)))
+        comp_class = [_component_class(c) for c in components]
+        for h, hw in enumerate(hardware):
+            hp = self.hardware(hw)
+            fit = {k: hp.fits(k) for k in classes}
+            fits[:, h] = [fit[k] for k in classes]
+            for c, key in enumerate(components):
+                k = comp_class[c]
+                if k is None or fit.get(k, False):
+                    usable[c, h] = True
+                    spu[c, h] = hp.seconds_per_unit(key)
+            overhead[h] = [hp.overhead_share(i) + rollback_share(self.inst, hw.count, i, hp.restart_hours)
+                           for i in intervals]
+        count = np.array([hw.count for hw in hardware], dtype=float)
+        # count x price is the choice's GPU money per hour, a split choice's rollout GPUs included (rollout.py)
+        price = np.array([self.hardware(hw).usd_per_hour_of_gpus / hw.count for hw in hardware], dtype=float)
+        return HardwareArrays(list(hardware), fits, spu, usable, overhead, count, price)
+
+
+def evaluate(inst: Instance, plan: Plan) -> Metrics:
+    """Every metric of ``plan`` on ``inst`` (raises ValueError for a plan outside the options)."""
+    return Evaluator(inst).evaluate(plan)

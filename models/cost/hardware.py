@@ -1,0 +1,313 @@
+r"""Hardware choices: what each (GPU type, count) costs, holds and how fast it works.
+
+For every work component of ``recipes.py`` this module gives the wall seconds
+one unit of it takes on a hardware choice :math:`h = (g, n)`, so that a
+recipe's compute time on :math:`h` is linear in its amounts:
+
+.. math:: T(r, h) = \sum_c \mathrm{amount}_c(r) \cdot u_c(h)
+
+- decode tokens at :math:`k` samples per prompt: the replica batch is
+  :math:`b = \min(b_{max}, B k / \mathrm{replicas})` and
+  :math:`u = t_{step}(b) / (b \cdot \mathrm{replicas})`;
+- per step, the tail (the step waits for the longest response):
+  :math:`(R_{max} - \bar R)\, t_{step}(1)`, and the weight hand-over
+  :math:`W / (tp \cdot \min(\mathrm{link}, \beta_{refit}))` (:math:`W` the adapter's
+  bytes for a LoRA class);
+- validation decode tokens: as decode, at the replica batch
+  :math:`\min(b_{max}, P_{eval}/\mathrm{replicas})`;
+- FLOPs: :math:`1 / (n \cdot \mathrm{peak}_p \cdot \mathrm{MFU})`;
+- expert-parallel all-to-all bytes (MoE students): :math:`1 / (n \cdot \beta_{a2a})`,
+  :math:`\beta_{a2a}` the scale-out link across nodes, one direction of the
+  scale-up link inside one; a decode iteration also pays the tensor-parallel
+  all-reduces (``physics.tp_decode_allreduce_seconds``);
+- environment waits: one second per second;
+- on a split choice (separate rollout GPUs, ``rollout.py``), decode, tail,
+  prefill and validation decodes as above on the rollout GPUs (their own
+  tensor-parallel size, the engine in ``DEDICATED_ROLLOUT_HBM_SHARE`` of their
+  HBM), and the hand-over over the network, ``physics.split_weight_transfer_seconds``;
+- SFT attention FLOPs as FLOPs; FSDP collective bytes
+  :math:`(n-1)/(n^2 \cdot \mathrm{link})`; CPU-offload bytes over the host link,
+  :math:`1/(n^2 \beta_{host})` per micro-step stream and :math:`1/(n \beta_{host})`
+  per optimiser step (``physics``); zero on a choice that does not offload
+  (:func:`offloads`), so every recipe carries the offload amounts and only an
+  offloading choice pays them.
+
+CPU offload as a decision (``training.cpu_offload: "if_needed"``): next to each
+(GPU, count, adapter) choice on a GPU with a known host link, an offloading twin
+is offered when some memory class fits only with offload, and on that twin a
+class fits only if it does not fit without offload. So a plan offloads exactly
+when its training state fits its GPUs no other way (issue 9, item 6), and the
+space grows only where offload is the one way to run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from planopt.models.cost import physics as ph
+from planopt.models.cost import rollout
+from planopt.models.catalog import GpuSpec
+from dataclasses import replace
+
+from planopt.models.schema.plan import HardwareChoice, split_class, staleness_of_class
+from planopt.models.cost.recipes import (ATTN, DECODE, ENV_WAIT, EVAL, FSDP, LOGPROB_A2A, OFFLOAD_STATE, OFFLOAD_STREAM, PREFILL, REWARD_MODEL,
+                      STUDENT_FWD, SYNC, TAIL, TEACHER, TRAIN, TRAIN_A2A, adapter_ranks, family_of, sft_sequence_tokens)
+from planopt.models.schema.instance import GpuOption, Instance
+
+
+def option_of(inst: Instance, gpu: str) -> GpuOption | None:
+    return next((o for o in inst.hardware.gpus if o.key == gpu), None)
+
+
+def price_usd_per_gpu_hour(inst: Instance, option: GpuOption) -> float | None:
+    """Instance override, else the catalog's on-demand or spot price (None when the tier has none)."""
+    if option.price_usd_per_gpu_hour is not None:
+        return option.price_usd_per_gpu_hour
+    spec = option.spec()
+    return spec.price_spot_usd_per_gpu_hour if inst.hardware.pricing == "spot" else spec.price_on_demand_usd_per_gpu_hour
+
+
+def hardware_options(inst: Instance) -> list[HardwareChoice]:
+    """(GPU, count, adapter) within availability and with a price, in a stable order: one
+    choice per adapter the instance offers (``plan.py``: the adapter sets the checkpoint)."""
+    mode = inst.training.cpu_offload
+    classes = memory_classes(inst) if mode == "if_needed" else []
+    out = []
+    rollouts = rollout.rollout_choices(inst, price_usd_per_gpu_hour)
+    for lora in adapter_ranks(inst):
+        for o in inst.hardware.gpus:
+            if price_usd_per_gpu_hour(inst, o) is None:
+                continue
+            for n in sorted(set(o.counts)):
+                if o.available_gpus is None or n <= o.available_gpus:
+                    offload = mode is True
+                    # colocated, then split choices (``rollout.py``): the same training GPUs plus each rollout set
+                    choices = [HardwareChoice(o.key, n, lora, cpu_offload=offload)]
+                    choices += [HardwareChoice(o.key, n, lora, g, k, cpu_offload=offload) for g, k in rollouts
+                                if rollout.pair_allowed(inst, o.key, n, g, k)]
+                    for base in choices:
+                        out.append(base)
+                        if classes and ph.host_link_gb_per_s(o.spec()) is not None:
+                            twin = HardwareProfile(inst, replace(base, cpu_offload=True))
+                            if any(twin.fits(c) for c in classes):
+                                out.append(twin.choice)
+    return out
+
+
+def offloads(inst: Instance, choice: HardwareChoice) -> bool:
+    """Whether a choice runs with the training state in host memory: always under
+    ``training.cpu_offload: true``, as the choice says under ``"if_needed"``, never under false."""
+    mode = inst.training.cpu_offload
+    return mode is True or (mode == "if_needed" and choice.cpu_offload)
+
+
+def memory_classes(inst: Instance) -> list[str]:
+    classes = []
+    for lora in adapter_ranks(inst):
+        suffix = "" if lora is None else f"+lora{lora}"
+        for m in inst.training.methods:
+            if m == "opd":
+                classes.extend(f"opd:{p}{suffix}" for p in sorted(set(inst.teacher.precision_options)))
+            else:
+                classes.append(m + suffix)
+                if m == "rl":  # asynchronous RL at each staleness above 0 (asynchronous.py)
+                    classes.extend(f"rl@s{s}{suffix}" for s in sorted(set(inst.training.staleness_steps_options)) if s)
+    return classes
+
+
+@dataclass(frozen=True)
+class HardwareProfile:
+    inst: Instance
+    choice: HardwareChoice
+
+    @cached_property
+    def gpu(self) -> GpuSpec:
+        return option_of(self.inst, self.choice.gpu).spec()
+
+    @property
+    def count(self) -> int:
+        return self.choice.count
+
+    @cached_property
+    def price_usd_per_gpu_hour(self) -> float:
+        return price_usd_per_gpu_hour(self.inst, option_of(self.inst, self.choice.gpu))
+
+    @cached_property
+    def rollout_option(self) -> GpuOption | None:
+        return None if not self.choice.split else \
+            next(o for o in self.inst.hardware.rollout_gpus if o.key == self.choice.rollout_gpu)
+
+    @cached_property
+    def rollout_gpu(self) -> GpuSpec | None:
+        """The separate rollout GPUs' spec (None when colocated)."""
+        return None if self.rollout_option is None else self.rollout_option.spec()
+
+    @cached_property
+    def usd_per_hour_of_gpus(self) -> float:
+        r""":math:`n p_g` (+ :math:`n_r p_{g_r}` for separate rollout GPUs): what the choice's GPUs cost per hour."""
+        own = self.count * self.price_usd_per_gpu_hour
+        if self.rollout_option is None:
+            return own
+        return own + self.choice.rollout_count * price_usd_per_gpu_hour(self.inst, self.rollout_option)
+
+    @cached_property
+    def checkpoint_write_hours(self) -> float:
+        r""":math:`w = 14 N / (\mathrm{bw}_{node} \cdot \mathrm{nodes})` (:math:`14 N_{LoRA}` for an adapter)."""
+        bw = self.inst.reliability.checkpoint_write_gb_per_s_per_node * ph.GB * ph.nodes(self.gpu, self.count)
+        return ph.checkpoint_bytes(self.inst.student, self.choice.lora_rank) / bw / 3600.0
+
+    @cached_property
+    def checkpoint_gb(self) -> float:
+        """One resumable checkpoint of this choice's adapter (full state or the adapter's), GB."""
+        return ph.checkpoint_bytes(self.inst.student, self.choice.lora_rank) / ph.GB
+
+    @cached_property
+    def failures_per_hour(self) -> float:
+        r"""Job failure rate :math:`\lambda = (n + n_r) \cdot \lambda_{GPU}` (Llama 3 interruptions; :math:`n_r` the
+        separate rollout GPUs, 0 when colocated: a synchronous step stops when any GPU fails)."""
+        return self.choice.total_count * self.inst.reliability.failures_per_gpu_hour  # rollout GPUs fail too
+
+    @property
+    def restart_hours(self) -> float:
+        return self.inst.reliability.restart_minutes / 60.0
+
+    def overhead_share(self, interval_minutes: float) -> float:
+        return ph.checkpoint_overhead_share(self.checkpoint_write_hours, self.failures_per_hour,
+                                            interval_minutes / 60.0, self.restart_hours)
+
+    # --- memory ------------------------------------------------------------
+    def _train_seq_tokens(self, method: str) -> float:
+        t = self.inst.task
+        return sft_sequence_tokens(self.inst) if method == "sft" else t.prompt_tokens + t.max_response_tokens
+
+    @cached_property
+    def rollout_efficiency(self):
+        """Efficiency settings of the rollout engine: the instance's, or with the dedicated HBM share when split."""
+        return self.inst.efficiency if not self.choice.split else rollout.dedicated_efficiency(self.inst.efficiency)
+
+    @property
+    def rollout_gpus(self) -> tuple[GpuSpec, int]:
+        """The GPUs that generate, and how many: the training GPUs, or the separate rollout set."""
+        return (self.gpu, self.count) if not self.choice.split else (self.rollout_gpu, self.choice.rollout_count)
+
+    @cached_property
+    def rollout_tp(self) -> int | None:
+        gpu, n = self.rollout_gpus
+        if self.choice.split:  # an engine on GPUs of its own: the size of most throughput (rollout.py)
+            t = self.inst.task
+            return rollout.dedicated_tensor_parallel(self.inst.student, gpu, n, self.rollout_efficiency,
+                                                     rollout.longest_sequence_tokens(self.inst),
+                                                     t.prompt_tokens + t.response_tokens / 2.0)
+        return ph.rollout_tensor_parallel(self.inst.student, gpu, n, self.rollout_efficiency,
+                                          rollout.longest_sequence_tokens(self.inst))
+
+    def memory_bytes_per_gpu(self, memory_class: str) -> tuple[float, str | None]:
+        """Peak bytes per GPU over the phases of a step, and why it does not fit (None if it does)."""
+        inst, gpu, n = self.inst, self.gpu, self.count
+        method, precision, lora = split_class(memory_class)
+        if lora != self.choice.lora_rank:
+            return 0.0, (f"the class trains {'LoRA rank ' + str(lora) if lora else 'full weights'}, this choice "
+                         f"checkpoints {'LoRA rank ' + str(self.choice.lora_rank) if self.choice.lora_rank else 'full weights'}")
+        if inst.training.cpu_offload == "if_needed" and self.choice.cpu_offload \
+                and HardwareProfile(inst, replace(self.choice, cpu_offload=False)).fits(memory_class):
+            return 0.0, "fits without CPU offload (training.cpu_offload: \"if_needed\" offloads only a job that fits no other way)"
+        seq = self._train_seq_tokens(method)
+        limit = inst.efficiency.train_hbm_share * gpu.hbm_gb * ph.GB
+        peak = ph.train_memory_bytes_per_gpu(inst.student, n, seq, offloads(inst, self.choice), lora)
+        if peak > limit:
+            return peak, f"training state {peak / ph.GB:.0f} GB/GPU > {limit / ph.GB:.0f} GB usable"
+        if staleness_of_class(memory_class) and not self.choice.split:
+            return 0.0, "asynchronous RL overlaps generation with training: it needs separate rollout GPUs"
+        if method == "sft":
+            if self.choice.split:
+                return peak, "SFT generates nothing: separate rollout GPUs would sit idle"
+            return peak, None
+        if self.rollout_tp is None:
+            return peak, "rollout engine cannot hold the student's weights and one longest sequence's KV cache"
+        engine_gpu = self.rollout_gpus[0]
+        peak = max(peak, self.rollout_efficiency.rollout_hbm_share * engine_gpu.hbm_gb * ph.GB)
+        frozen = []
+        if method == "opd":
+            frozen.append((inst.teacher.architecture, precision, "teacher"))
+        if method == "rl" and inst.reward.reward_model is not None:
+            frozen.append((inst.reward.reward_model, "bf16", "reward model"))
+        for arch, precision, what in frozen:
+            m = ph.sharded_forward_memory_bytes_per_gpu(arch, precision, n, seq)
+            if m > limit:
+                return m, f"{what} weights {m / ph.GB:.0f} GB/GPU > {limit / ph.GB:.0f} GB usable"
+            peak = max(peak, m)
+        return peak, None
+
+    def fits(self, memory_class: str) -> bool:
+        return self.memory_bytes_per_gpu(memory_class)[1] is None
+
+    # --- time per unit of work ------------------------------------------------
+    def seconds_per_unit(self, key: str) -> float:
+        """Wall seconds one unit of component ``key`` takes on this hardware."""
+        inst, gpu, n, eff = self.inst, self.gpu, self.count, self.inst.efficiency
+        fam = family_of(key)
+        parts = key.split("|")
+        if fam == STUDENT_FWD or (fam == PREFILL and not self.choice.split):
+            return ph.compute_seconds(1.0, inst.student, gpu, n, eff)
+        if fam in (TRAIN, ATTN):
+            return ph.compute_seconds(1.0, inst.student, gpu, n, eff)
+        if fam == FSDP:
+            return ph.fsdp_seconds_per_byte(gpu, n)
+        if fam in (OFFLOAD_STREAM, OFFLOAD_STATE) and not offloads(inst, self.choice):
+            return 0.0
+        if fam == OFFLOAD_STREAM:
+            return ph.offload_stream_seconds_per_byte(gpu, n)
+        if fam == OFFLOAD_STATE:
+            return ph.offload_state_seconds_per_byte(gpu, n)
+        if fam == TEACHER:
+            return ph.compute_seconds(1.0, inst.teacher.architecture, gpu, n, eff, parts[1])
+        if fam == REWARD_MODEL:
+            return ph.compute_seconds(1.0, inst.reward.reward_model, gpu, n, eff)
+        if fam == ENV_WAIT:
+            return 1.0
+        if fam in (TRAIN_A2A, LOGPROB_A2A):
+            return ph.alltoall_seconds(1.0, gpu, n)
+        if fam == PREFILL and self.choice.split:
+            return ph.compute_seconds(1.0, inst.student, *self.rollout_gpus, eff)
+        if fam == SYNC and self.choice.split:
+            return ph.split_weight_transfer_seconds(inst.student, gpu, self.rollout_gpu, split_class(parts[1])[2])
+        # generation runs on the rollout GPUs (the training GPUs when colocated), its engine in their HBM share
+        gpu, n = self.rollout_gpus
+        eff = self.rollout_efficiency
+        task, tp = inst.task, self.rollout_tp
+        # A sequence still decoding has, on average, half its response behind it.
+        live_context = task.prompt_tokens + task.response_tokens / 2.0
+        if fam == EVAL:
+            tp = tp or n  # a choice that holds no rollout engine (SFT only): the whole job decodes as one group
+            replicas = n / tp
+            batch = min(ph.max_decode_batch(inst.student, gpu, tp, live_context, eff), max(1.0, inst.evaluation.prompts / replicas))
+            return ph.decode_step_seconds(inst.student, gpu, tp, batch, live_context, eff) / (batch * replicas)
+        replicas = n / tp
+        if fam == DECODE:
+            method, k = split_class(parts[1])[0], int(parts[2])
+            per_replica = inst.training.methods[method].prompts_per_step * k / replicas
+            batch = min(ph.max_decode_batch(inst.student, gpu, tp, live_context, eff), max(1.0, per_replica))
+            return ph.decode_step_seconds(inst.student, gpu, tp, batch, live_context, eff) / (batch * replicas)
+        if fam == TAIL:
+            tail_tokens = task.max_response_tokens - task.response_tokens
+            return tail_tokens * ph.decode_step_seconds(inst.student, gpu, tp, 1.0, live_context, eff)
+        if fam == SYNC:
+            return ph.weight_sync_seconds(inst.student, self.gpu, self.count, tp, split_class(parts[1])[2])
+        raise KeyError(key)
+
+
+def offload_refusal(inst: Instance, choice: HardwareChoice, options: set[HardwareChoice], where: str = "plan") -> None:
+    """Raise ValueError naming ``{where}.cpu_offload`` when ``choice`` is not among ``options`` but its
+    twin with the other offload is: the plan's offload is what the instance does not allow."""
+    if replace(choice, cpu_offload=not choice.cpu_offload) not in options:
+        return
+    mode = inst.training.cpu_offload
+    if mode is True:
+        why = "training.cpu_offload is true, so every plan offloads; expected true"
+    elif mode is False:
+        why = "training.cpu_offload is false, so no plan offloads; expected false"
+    else:
+        why = (f"{choice.count} × {choice.gpu} holds the training state without offload, and training.cpu_offload "
+               "\"if_needed\" offloads only a job that fits no other way; expected false")
+    raise ValueError(f"{where}.cpu_offload: {why}")

@@ -1,0 +1,135 @@
+r"""What a recipe reaches and what it forgets: learning curves and forgetting.
+
+Every function works on floats and, element by element, on numpy arrays of
+the uncertain priors, so that the evaluator (one value per prior) and the
+scenario evaluator (``scenarios.py``, one value per scenario) share these
+formulas. Learning curve of one phase with effective signal :math:`S`:
+
+.. math:: q \leftarrow q + (C - q)\,(1 - e^{-S / S_0})
+
+- SFT: :math:`S` = effective external examples :math:`D'(U, X)` of :math:`X` seen
+  over :math:`U` distinct ones; :math:`C = q_0 + c\,(q_{max} - q_0)`.
+- RL: :math:`S = \text{prompts}_{eff} \cdot (k-1) \cdot P_{mixed}(q/q_{max}, k)`: a group of
+  :math:`k` samples gives :math:`k-1` comparisons against its mean, and only
+  groups with mixed outcomes carry a gradient; :math:`C` as for SFT.
+- OPD: :math:`S = \text{prompts}_{eff} \cdot k` (dense per-token signal);
+  :math:`C = \text{teacher score} \cdot (1 - \text{precision penalty})`.
+
+Repeated data (Muennighoff et al. 2023, arXiv 2305.16264): :math:`D` draws of
+:math:`U` distinct items (prompts, examples), :math:`R = D/U - 1` repetitions,
+are worth
+
+.. math:: D'(U, D) = U + U R^* (1 - e^{-R/R^*}) \quad (D > U), \qquad D' = D \quad (D \le U)
+
+fresh ones, so the :math:`n`-th draw is worth :math:`e^{-\max(0, n/U - 1)/R^*}`.
+A phase of RL/OPD drawing prompts :math:`D_{j-1} .. D_j` of the run counts
+:math:`\text{prompts}_{eff} = D'(U, D_j) - D'(U, D_{j-1})` with :math:`U` = ``task.prompts_available``.
+
+Forgetting (RL's Razor: it tracks how far training moves the model):
+
+.. math:: F_{SFT} = G \cdot \phi \cdot s^{\alpha} (1 - e^{-E/E_0}), \qquad
+          F_{RL,OPD} = G \cdot \phi \cdot \frac{q - q_0}{C - q_0}
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from planopt.models.catalog import defaults as d
+from planopt.models.schema.plan import Recipe
+from planopt.models.schema.instance import Instance, Task
+
+
+def mixed_group_probability(pass_rate, k: int):
+    r"""Probability a group of :math:`k` samples has both a success and a failure,
+    so that a group-relative advantage is non-zero (DAPO, arXiv 2503.14476, drops
+    the other groups): :math:`1 - p^k - (1-p)^k`."""
+    p = np.clip(pass_rate, 0.0, 1.0)
+    return 1.0 - p**k - (1.0 - p) ** k
+
+
+def effective_draws(unique, draws, repeat_scale):
+    r"""What ``draws`` draws of ``unique`` distinct items are worth in fresh ones:
+    :math:`D' = U + U R^* (1 - e^{-R/R^*})`, :math:`R = D/U - 1`, where :math:`D > U`; :math:`D` otherwise.
+    Increasing in :math:`U` and :math:`D`; at most :math:`U (1 + R^*)` (repeats stop paying)."""
+    draws = np.asarray(draws, dtype=float)
+    u = np.minimum(np.asarray(unique, dtype=float), draws)
+    safe = np.where(u > 0, u, 1.0)
+    repeats = np.where(u > 0, draws / safe - 1.0, 0.0)
+    return np.where(u > 0, u + u * repeat_scale * (1.0 - np.exp(-repeats / repeat_scale)), 0.0)
+
+
+def sft_distinct_examples(external_examples: float, owned: float, max_epochs: int) -> float:
+    r"""Distinct new-domain examples behind :math:`X` seen at most :math:`E` passes each:
+    owned ones first, reused up to :math:`E` epochs, then bought:
+    :math:`U = \max(\min(X, U_{own}), X/E)`, of which :math:`\max(0, X/E - U_{own})` are bought."""
+    return max(min(external_examples, owned), external_examples / max_epochs)
+
+
+def sft_effective_examples(external_examples: float, owned: float, max_epochs: int, repeat_scale):
+    """Fresh-example worth of ``external_examples`` new-domain examples seen over
+    :func:`sft_distinct_examples` distinct ones: the argument of :func:`sft_quality`."""
+    return effective_draws(sft_distinct_examples(external_examples, owned, max_epochs), external_examples, repeat_scale)
+
+
+def lora_outcomes(baseline, quality_full, forgetting_full, gain_share, forgetting_share):
+    r"""A LoRA plan's quality and forgetting from full fine-tuning's at the same recipe:
+    :math:`q = q_0 + g\,(q^{full} - q_0)`, :math:`F = \phi\, F^{full}` (shares per method,
+    ``priors.lora_gain_share`` and ``priors.lora_forgetting_share``; sources in ``defaults.py``)."""
+    return baseline + gain_share * (quality_full - baseline), forgetting_share * forgetting_full
+
+
+def sft_ceiling(task: Task, ceiling_share):
+    return task.baseline_score + ceiling_share * (task.score_ceiling - task.baseline_score)
+
+
+def sft_quality(task: Task, effective_examples, signal_scale, ceiling_share):
+    ceiling = sft_ceiling(task, ceiling_share)
+    return ceiling - (ceiling - task.baseline_score) * np.exp(-effective_examples / signal_scale)
+
+
+def sft_forgetting(task: Task, external_share: float, examples: float, forgetting_share, mix_exponent, forgetting_scale):
+    return (task.general_score_baseline * forgetting_share * external_share ** mix_exponent
+            * (1.0 - np.exp(-examples / forgetting_scale)))
+
+
+def on_policy_ceiling(inst: Instance, r: Recipe, ceiling_share):
+    task = inst.task
+    if r.method == "opd":
+        return inst.teacher.score * (1.0 - d.TEACHER_PRECISION_SCORE_PENALTY[r.teacher_precision])
+    return task.baseline_score + ceiling_share * (task.score_ceiling - task.baseline_score)
+
+
+def phase_effective_prompts(inst: Instance, r: Recipe, repeat_scale) -> list:
+    """Per phase, the fresh-prompt worth of the prompts it draws: :math:`D'(U, D_j) - D'(U, D_{j-1})`."""
+    drawn = r.steps / inst.training.phases * inst.training.methods[r.method].prompts_per_step
+    unique = inst.task.prompts_available
+    worth = [effective_draws(unique, j * drawn, repeat_scale) for j in range(len(r.samples_per_prompt) + 1)]
+    return [after - before for before, after in zip(worth, worth[1:])]
+
+
+def on_policy_quality(inst: Instance, r: Recipe, signal_scale, ceiling_share, repeat_scale, start=None):
+    """Score after the recipe's phases; each phase trains ``steps / phases`` steps at its samples per prompt,
+    on prompts worth :func:`phase_effective_prompts` fresh ones. ``start``: the score the run starts from
+    (a later stage of a staged plan, ``stage_outcomes.py``); the task's baseline when None."""
+    task = inst.task
+    ceiling = on_policy_ceiling(inst, r, ceiling_share)
+    q = (task.baseline_score if start is None else start) + 0.0 * ceiling  # broadcast to the shape of the priors
+    for k, prompts in zip(r.samples_per_prompt, phase_effective_prompts(inst, r, repeat_scale)):
+        if r.method == "rl":
+            signal = prompts * (k - 1) * mixed_group_probability(q / task.score_ceiling, k)
+        else:
+            signal = prompts * k
+        q = q + (ceiling - q) * (1.0 - np.exp(-signal / signal_scale))
+    return q
+
+
+def on_policy_progress(task: Task, quality, ceiling):
+    """Share of the way from the baseline to the ceiling (0 where there is no headroom)."""
+    headroom = ceiling - task.baseline_score
+    safe = np.where(headroom != 0, headroom, 1.0)
+    return np.where(headroom != 0, (quality - task.baseline_score) / safe, 0.0)
+
+
+def on_policy_forgetting(task: Task, quality, ceiling, forgetting_share):
+    return task.general_score_baseline * forgetting_share * np.abs(on_policy_progress(task, quality, ceiling))

@@ -1,0 +1,435 @@
+r"""Recipes: the training choices that quality and forgetting depend on.
+
+A recipe fixes the method, the training length, the samples per prompt in
+each phase (RL, OPD), the teacher precision (OPD), the data mix and the most
+epochs over each distinct new-domain example (SFT), and the adapter (full
+weights, or LoRA of rank :math:`r`). Its
+*profile* is everything that does not depend on the hardware:
+
+- work amounts per component (tokens to decode, FLOPs to compute, steps), each
+  later multiplied by a per-hardware time per unit (``hardware.py``), the
+  validation decodes included (``evaluation.every_steps``);
+- money that does not scale with GPU time (labels, verifiers, sandboxes, logs,
+  log ingest, egress of what crosses a region);
+- lead time before training can start (labels, teacher: a lump, or a teacher plan's wall
+  hours when the teacher is trained as a stage, ``teacher_training.py``);
+- quality reached and forgetting;
+- the size of a checkpoint (full state, or the adapter's).
+
+LoRA (``lora_rank``): training FLOPs :math:`4N` per token instead of :math:`6N`
+(frozen weights have no weight gradients), FSDP and offload traffic without
+gradients for the frozen weights, the weight hand-over of the adapter alone, and
+quality and forgetting as shares of full fine-tuning's (``learning.lora_outcomes``):
+
+.. math:: q = q_0 + g_m (q^{full} - q_0), \qquad F = \phi_m F^{full}
+
+Asynchronous RL (``staleness_steps`` above 0, ``asynchronous.py``): the same work,
+each component under its sampling phase's key so that generation and training can
+overlap phase by phase, and :math:`(1 - \delta)^s` of the quality gain.
+
+Quality and forgetting come from ``learning.py`` (learning curves, forgetting).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+from planopt.models.cost import learning as lc
+from planopt.models.cost import physics as ph
+from planopt.models.schema.plan import Recipe
+from planopt.models.schema.instance import Instance
+
+
+# Component families, and the part of the wall-clock breakdown each fills.
+DECODE, TAIL, SYNC, PREFILL = "decode_tokens", "rollout_tail_steps", "weight_sync_steps", "prefill_flops"
+STUDENT_FWD, TEACHER, REWARD_MODEL, TRAIN, ENV_WAIT = "student_logprob_flops", "teacher_flops", "reward_model_flops", "train_flops", "env_wait_seconds"
+# Expert-parallel all-to-all bytes of a mixture-of-experts student (zero for dense).
+TRAIN_A2A, LOGPROB_A2A = "train_alltoall_bytes", "logprob_alltoall_bytes"
+# SFT attention FLOPs (they grow with the sequence), FSDP / ZeRO-3 collective bytes,
+# and host-link bytes under CPU offload (per micro-step stream, per optimiser step state).
+ATTN, FSDP, OFFLOAD_STREAM, OFFLOAD_STATE = "train_attention_flops", "train_fsdp_bytes", "offload_stream_bytes", "offload_state_bytes"
+# Validation decodes: eval-set tokens generated on the plan's GPUs (issue 12, item 8).
+EVAL = "eval_decode_tokens"
+HOURS_CATEGORY = {DECODE: "generation", TAIL: "generation", PREFILL: "generation", STUDENT_FWD: "scoring",
+                  TEACHER: "scoring", REWARD_MODEL: "scoring", TRAIN: "training", SYNC: "training",
+                  ENV_WAIT: "environment_wait", TRAIN_A2A: "training", LOGPROB_A2A: "scoring",
+                  ATTN: "training", FSDP: "training", OFFLOAD_STREAM: "training", OFFLOAD_STATE: "training",
+                  EVAL: "evaluation"}
+# The rate multiplier of ``schema.Efficiency`` each family's time scales with, exactly
+# as 1/factor (None: neither). The scenario evaluator (``scenarios.py``) rescales
+# component hours by it; ``tests/test_scenarios.py`` checks the proportionality on
+# every family, so a new family must be listed here.
+RATE_FACTOR = {DECODE: "decode_factor", TAIL: "decode_factor", PREFILL: "mfu_factor", STUDENT_FWD: "mfu_factor",
+               TEACHER: "mfu_factor", REWARD_MODEL: "mfu_factor", TRAIN: "mfu_factor", SYNC: None, ENV_WAIT: None,
+               TRAIN_A2A: None, LOGPROB_A2A: None, ATTN: "mfu_factor", FSDP: None, OFFLOAD_STREAM: None, OFFLOAD_STATE: None,
+               EVAL: "decode_factor"}
+
+
+def component(family: str, *qualifiers: object) -> str:
+    """Component key, e.g. ``decode_tokens|opd:fp8|8``."""
+    return "|".join([family, *map(str, qualifiers)])
+
+
+def family_of(key: str) -> str:
+    return key.split("|", 1)[0]
+
+
+@dataclass(frozen=True)
+class RecipeProfile:
+    recipe: Recipe
+    amounts: dict[str, float]
+    flops: dict[str, float]
+    samples: float
+    data_usd: float
+    environments_usd: float
+    log_storage_usd: float
+    lead_hours: float
+    quality: float
+    forgetting_points: float
+    extra: dict[str, float] = field(default_factory=dict)
+    checkpoint_gb: float = 0.0      # one resumable checkpoint (full state, or the adapter's)
+    network_usd: float = 0.0        # egress of what crosses a region (``network.crosses_region``)
+    log_ingest_usd: float = 0.0     # trajectory-log ingest and indexing
+
+
+def schedules(inst: Instance) -> list[tuple[int, ...]]:
+    """Samples per prompt per phase; tapered schedules never rise."""
+    opts = sorted(set(inst.training.samples_per_prompt_options))
+    out = []
+    for combo in itertools.product(opts, repeat=inst.training.phases):
+        if inst.training.taper_only and any(a < b for a, b in zip(combo, combo[1:])):
+            continue
+        out.append(combo)
+    return out
+
+
+def adapter_ranks(inst: Instance) -> list:
+    """The adapters a plan may choose: None (full weights) and/or each LoRA rank, in a stable order."""
+    t = inst.training
+    return ([None] if "full" in t.adapter_options else []) + \
+        (sorted(set(t.lora_rank_options)) if "lora" in t.adapter_options else [])
+
+
+def enumerate_recipes(inst: Instance) -> list[Recipe]:
+    """Every recipe the instance allows, in a stable order: of every method in ``training.methods``, or, when
+    ``training.stage_sequences`` lists only one-stage sequences, of those methods alone (a staged instance's
+    stages pick their own methods from these, ``formulation/staged_data.py``)."""
+    t = inst.training
+    allowed = set(t.methods) if t.staged else {seq[0] for seq in t.sequences()}
+    recipes: list[Recipe] = []
+    for lora in adapter_ranks(inst):
+        for method, opts in inst.training.methods.items():
+            if method not in allowed:
+                continue
+            for steps in sorted(set(opts.steps_options)):
+                if method == "sft":
+                    for share in sorted(set(inst.sft_data.external_data_share_options)):
+                        recipes.extend(Recipe("sft", steps, (), None, share, e, lora)
+                                       for e in sorted(set(inst.sft_data.max_epochs_options)))
+                elif method == "rl":
+                    recipes.extend(Recipe("rl", steps, s, lora_rank=lora, staleness_steps=stale) for s in schedules(inst)
+                                   for stale in sorted(set(inst.training.staleness_steps_options)))
+                else:
+                    for p in sorted(set(inst.teacher.precision_options)):
+                        recipes.extend(Recipe("opd", steps, s, p, lora_rank=lora, teacher_training=t)
+                                       for s in schedules(inst) for t in teacher_plans(inst))
+    return recipes
+
+
+def teacher_plans(inst: Instance) -> list:
+    """The teacher plans an OPD recipe is offered with: each plan of the (cost, wall) Pareto set of a teacher
+    trained as a stage (``teacher_training.py``: an exact pruning), or [None] (the teacher exists, or is a lump)."""
+    if inst.teacher is None or inst.teacher.training is None or inst.teacher.exists:
+        return [None]
+    from planopt.models.cost.teacher_training import teacher_space
+    return [o.plan for o in teacher_space(inst).pareto]
+
+
+def check_recipe(inst: Instance, r: Recipe) -> None:
+    """Raise ValueError naming the plan field when a recipe is not an option of the instance."""
+    opts = inst.training.methods.get(r.method)
+    if opts is None:
+        raise ValueError(f"plan.method: '{r.method}' is not in training.methods ({', '.join(inst.training.methods)})")
+    if r.steps not in opts.steps_options:
+        raise ValueError(f"plan.steps: {r.steps} is not in training.methods.{r.method}.steps_options {opts.steps_options}")
+    if r.adapter not in inst.training.adapter_options:
+        raise ValueError(f"plan.adapter: '{r.adapter}' is not in training.adapter_options {inst.training.adapter_options}")
+    if r.lora_rank is not None and r.lora_rank not in inst.training.lora_rank_options:
+        raise ValueError(f"plan.lora_rank: {r.lora_rank} is not in training.lora_rank_options {inst.training.lora_rank_options}")
+    if r.method == "sft":
+        _teacher_lump(inst, r)
+        if r.samples_per_prompt or r.teacher_precision is not None:
+            raise ValueError("plan.samples_per_prompt / plan.teacher_precision: must be empty/null for sft")
+        if r.external_data_share not in inst.sft_data.external_data_share_options:
+            raise ValueError(f"plan.external_data_share: expected one of {inst.sft_data.external_data_share_options}")
+        if r.max_epochs not in inst.sft_data.max_epochs_options:
+            raise ValueError(f"plan.max_epochs: expected one of sft_data.max_epochs_options {inst.sft_data.max_epochs_options}")
+        if r.staleness_steps:
+            raise ValueError(f"plan.staleness_steps: {r.staleness_steps} is not an option: expected 0 for sft (only RL runs asynchronously)")
+        return
+    if r.external_data_share is not None:
+        raise ValueError(f"plan.external_data_share: must be null for {r.method}")
+    if r.max_epochs is not None:
+        raise ValueError(f"plan.max_epochs: must be null for {r.method}")
+    if tuple(r.samples_per_prompt) not in set(schedules(inst)):
+        raise ValueError(f"plan.samples_per_prompt: expected {inst.training.phases} values from {inst.training.samples_per_prompt_options}"
+                         + (" that never rise" if inst.training.taper_only else ""))
+    if r.staleness_steps not in inst.training.staleness_steps_options or (r.staleness_steps and r.method != "rl"):
+        raise ValueError(f"plan.staleness_steps: {r.staleness_steps} is not an option: expected "
+                         + ("one of training.staleness_steps_options " + str(inst.training.staleness_steps_options)
+                            if r.method == "rl" else f"0 for {r.method} (only RL runs asynchronously)"))
+    if r.method == "opd":
+        if r.teacher_precision not in inst.teacher.precision_options:
+            raise ValueError(f"plan.teacher_precision: expected one of {inst.teacher.precision_options}")
+    elif r.teacher_precision is not None:
+        raise ValueError("plan.teacher_precision: must be null for rl")
+    _teacher_lump(inst, r)  # a teacher plan only where the teacher is trained as a stage, and a usable one
+
+
+def _train_alltoall_passes(inst: Instance) -> float:
+    """All-to-all passes of a training step: forward and backward (a dispatch's
+    backward is a combine), plus a recomputed forward with activation recomputation."""
+    return 3.0 if inst.training.activation_recompute else 2.0
+
+
+@dataclass(frozen=True)
+class SftShape:
+    """How SFT examples become micro-steps: real tokens per example, tokens computed
+    per example (with padding), the attention context of a token, and examples per
+    GPU per micro-step."""
+
+    real_tokens: float
+    computed_tokens: float
+    context_tokens: float
+    examples_per_microstep: float
+
+    @property
+    def microbatch_tokens(self) -> float:
+        return self.computed_tokens * self.examples_per_microstep
+
+
+def sft_shape(inst: Instance) -> SftShape:
+    r"""Sequence length :math:`S` (default: one example), real tokens
+    :math:`t = \min(\bar t, S)` (truncation). Packed: examples fill sequences of
+    :math:`S`, attend within themselves (varlen attention, context :math:`t`), and a
+    micro-step holds :math:`S/t` of them. Not packed: a micro-step holds
+    ``micro_batch_examples`` :math:`m`; one runs at its own length (no padding),
+    several are padded to :math:`S` (``padding="max_length"``, as FastChat's
+    Vicuna trainer does) and the padding is computed and attended too."""
+    data = inst.sft_data
+    seq = data.sequence_length_tokens or data.example_tokens
+    real = min(data.example_tokens, seq)
+    if data.packing:
+        return SftShape(real, real, real, seq / real)
+    m = data.micro_batch_examples
+    padded = real if m == 1 else seq
+    return SftShape(real, padded, padded, float(m))
+
+
+def sft_sequence_tokens(inst: Instance) -> float:
+    """Tokens one GPU holds in a micro-step (its activation memory)."""
+    return sft_shape(inst).microbatch_tokens
+
+
+def _sft_profile(inst: Instance, r: Recipe) -> RecipeProfile:
+    r"""SFT work (shape in :func:`sft_shape`): 6N or 8N FLOPs per computed token,
+    attention FLOPs at the token's context, one set of FSDP collectives (and, with
+    CPU offload, of host-link streaming) per micro-step, the optimiser state over
+    the host link once per optimiser step (``prompts_per_step`` examples). The
+    new-domain examples seen, :math:`X`, come from :math:`U` distinct ones
+    (``learning.sft_distinct_examples``: owned ones reused up to ``max_epochs``
+    passes, then bought) and count :math:`D'(U, X)` fresh ones on the learning
+    curve; forgetting follows the examples seen, repeated or not."""
+    stu, task, data, pri = inst.student, inst.task, inst.sft_data, inst.priors
+    recompute = inst.training.activation_recompute
+    examples = r.steps * inst.training.methods["sft"].prompts_per_step
+    external = examples * r.external_data_share
+    distinct = lc.sft_distinct_examples(external, data.examples_available, r.max_epochs)
+    to_buy = max(0.0, distinct - data.examples_available)
+    effective = float(lc.sft_effective_examples(external, data.examples_available, r.max_epochs, pri.sft_repeat_scale_epochs))
+    shape = sft_shape(inst)
+    tokens = examples * shape.real_tokens
+    padded = examples * shape.computed_tokens
+    train = padded * ph.train_flops_per_token(stu, recompute, r.lora_rank)
+    model_train = tokens * ph.train_flops_per_token(stu, False, r.lora_rank)
+    sequences = examples / shape.examples_per_microstep  # micro-steps summed over the GPUs
+    quality = float(lc.sft_quality(task, effective, pri.sft.signal_scale_samples, pri.sft.ceiling_share_of_headroom))
+    forgetting = float(lc.sft_forgetting(task, r.external_data_share, examples, pri.sft.forgetting_share_of_baseline,
+                                         pri.sft_forgetting_mix_exponent, pri.sft_forgetting_scale_samples))
+    quality, forgetting = _adapter_outcomes(inst, r, quality, forgetting)
+    attention = padded * ph.attention_flops_per_token(stu, shape.context_tokens, recompute)
+    amounts = {component(TRAIN): train, component(ATTN): attention,
+               component(FSDP): sequences * ph.fsdp_bytes_per_sequence(stu, r.lora_rank)}
+    a2a = ph.moe_alltoall_bytes_per_token(stu)
+    if a2a > 0:
+        amounts[component(TRAIN_A2A)] = padded * a2a * _train_alltoall_passes(inst)
+    if inst.training.cpu_offload:
+        amounts[component(OFFLOAD_STREAM)] = sequences * ph.offload_stream_bytes_per_sequence(stu, r.lora_rank)
+        amounts[component(OFFLOAD_STATE)] = r.steps * ph.offload_state_bytes_per_step(stu, r.lora_rank)
+    _add_evaluation(inst, r, amounts)
+    return RecipeProfile(
+        recipe=r, amounts=amounts, flops={"student_train": model_train, "student_train_hardware": train, "student_attention": attention},
+        samples=examples, data_usd=to_buy * data.usd_per_labeled_example, environments_usd=0.0, log_storage_usd=0.0,
+        lead_hours=24.0 * to_buy / data.labeled_examples_per_day, quality=quality, forgetting_points=forgetting,
+        extra={"examples": examples, "labels_bought": to_buy, "trained_tokens": tokens, "computed_tokens": padded, "sequences": sequences,
+               "distinct_examples": distinct, "effective_examples": effective, "external_examples": external},
+        **_side_money(inst, r, log_gb=0.0))
+
+
+def _on_policy_profile(inst: Instance, r: Recipe) -> RecipeProfile:
+    stu, task, pri = inst.student, inst.task, inst.priors.of(r.method)
+    prompts = inst.training.methods[r.method].prompts_per_step
+    seq = task.prompt_tokens + task.response_tokens
+    phase_steps = r.steps / inst.training.phases
+    cls = r.memory_class
+    amounts: dict[str, float] = {}
+
+    def add(key: str, value: float) -> None:
+        amounts[key] = amounts.get(key, 0.0) + value
+
+    samples = 0.0
+    for k in r.samples_per_prompt:
+        n = phase_steps * prompts * k
+        samples += n
+        add(component(DECODE, cls, k), n * task.response_tokens)
+    ceiling = lc.on_policy_ceiling(inst, r, pri.ceiling_share_of_headroom)
+    q = float(lc.on_policy_quality(inst, r, pri.signal_scale_samples, pri.ceiling_share_of_headroom,
+                                   inst.priors.prompt_repeat_scale_epochs))
+    drawn = r.steps * prompts
+    effective = float(lc.effective_draws(task.prompts_available, drawn, inst.priors.prompt_repeat_scale_epochs))
+    add(component(TAIL, cls), r.steps)
+    add(component(SYNC, cls), r.steps)
+    fwd = ph.forward_flops_per_token(stu)
+    add(component(PREFILL), samples * task.prompt_tokens * fwd)
+    # RL: the reference model's pass (KL), plus the policy's own unless the software
+    # release skips it (force_on_policy_ratio, NeMo RL v0.7; physics.recomputes_policy_logprobs).
+    logprob_passes = (int(ph.recomputes_policy_logprobs(inst.efficiency)) + int(inst.training.reference_logprobs)
+                      if r.method == "rl" else 1)
+    add(component(STUDENT_FWD), samples * seq * fwd * logprob_passes)
+    flops = {"student_generate": samples * (task.prompt_tokens + task.response_tokens) * fwd,
+             "student_logprob": samples * seq * fwd * logprob_passes}
+    if r.method == "opd":
+        t = samples * seq * ph.forward_flops_per_token(inst.teacher.architecture)
+        add(component(TEACHER, r.teacher_precision), t)
+        flops["teacher"] = t
+    if r.method == "rl" and inst.reward.reward_model is not None:
+        rm = samples * seq * ph.forward_flops_per_token(inst.reward.reward_model)
+        add(component(REWARD_MODEL), rm)
+        flops["reward_model"] = rm
+    train = samples * seq * ph.train_flops_per_token(stu, inst.training.activation_recompute, r.lora_rank)
+    add(component(TRAIN), train)
+    a2a = ph.moe_alltoall_bytes_per_token(stu)
+    if a2a > 0:
+        add(component(LOGPROB_A2A), samples * seq * a2a * logprob_passes)
+        add(component(TRAIN_A2A), samples * seq * a2a * _train_alltoall_passes(inst))
+    if inst.training.cpu_offload:
+        # one sequence per GPU and micro-step; the optimiser state moves once per step
+        add(component(OFFLOAD_STREAM), samples * ph.offload_stream_bytes_per_sequence(stu, r.lora_rank))
+        add(component(OFFLOAD_STATE), r.steps * ph.offload_state_bytes_per_step(stu, r.lora_rank))
+    flops["student_train"] = samples * seq * ph.train_flops_per_token(stu, False, r.lora_rank)
+    flops["student_train_hardware"] = train
+    if inst.environments.latency_seconds_per_step > 0:
+        add(component(ENV_WAIT), r.steps * inst.environments.latency_seconds_per_step)
+
+    progress = float(lc.on_policy_progress(task, q, ceiling))
+    forgetting = float(lc.on_policy_forgetting(task, q, ceiling, pri.forgetting_share_of_baseline))
+    q, forgetting = _adapter_outcomes(inst, r, q, forgetting)
+    if r.staleness_steps:
+        amounts, q = _asynchronous(inst, r, amounts, samples, q)
+    _add_evaluation(inst, r, amounts)
+    data = samples * inst.reward.verifier_usd_per_sample + inst.reward.design_usd if r.method == "rl" else 0.0
+    teacher_usd, lead = _teacher_lump(inst, r)
+    data += teacher_usd
+    env = samples * inst.environments.cpu_seconds_per_sample / 3600.0 * inst.environments.sandbox_usd_per_cpu_hour
+    log_gb = samples * task.response_tokens * inst.storage.trajectory_log_share * ph.d.LOG_BYTES_PER_TOKEN / ph.GB
+    logs = log_gb * inst.storage.hot_usd_per_gb_month * inst.storage.log_retention_months
+    return RecipeProfile(recipe=r, amounts=amounts, flops=flops, samples=samples, data_usd=data,
+                         environments_usd=env, log_storage_usd=logs, lead_hours=lead, quality=q,
+                         forgetting_points=forgetting, extra={"progress": progress, "log_gb": log_gb,
+                                                              "prompts_drawn": drawn, "effective_prompts": effective},
+                         **_side_money(inst, r, log_gb))
+
+
+def _teacher_lump(inst: Instance, r: Recipe) -> tuple[float, float]:
+    r"""(money, lead hours) of obtaining the teacher: for OPD with a missing teacher, ``training_usd`` /
+    ``training_hours`` (a lump), or with ``teacher.training`` the teacher plan's own cost :math:`c_\theta`
+    and wall hours :math:`w_\theta` (``teacher_training.py``); (0, 0) otherwise. ValueError naming
+    ``plan.teacher_training`` when the recipe's teacher plan is not a usable one."""
+    from planopt.models.cost.teacher_training import teacher_option
+    option = teacher_option(inst, r.teacher_training, r.method)
+    if option is not None:
+        return option.cost_usd, option.wall_hours
+    if r.method == "opd" and not inst.teacher.exists:
+        return inst.teacher.training_usd, inst.teacher.training_hours
+    return 0.0, 0.0
+
+
+def _asynchronous(inst: Instance, r: Recipe, amounts: dict, samples: float, quality: float) -> tuple[dict, float]:
+    r"""An asynchronous recipe (``asynchronous.py``): each component split by phase (per-step work by the phase's
+    steps, per-sample work by its samples, decode by its samples per prompt) under its phase key, and
+    :math:`q = q_0 + (1 - \delta)^s (q - q_0)`."""
+    from planopt.models.cost.asynchronous import gain_kept, phase_key
+    phases = inst.training.phases
+    per_step = {TAIL, SYNC, OFFLOAD_STATE, ENV_WAIT}
+    share = [k / sum(r.samples_per_prompt) for k in r.samples_per_prompt]        # each phase's share of the samples
+    out: dict[str, float] = {}
+    for key, amount in amounts.items():
+        fam = family_of(key)
+        for p, k in enumerate(r.samples_per_prompt):
+            if fam == DECODE:
+                if int(key.split("|")[2]) != k:
+                    continue
+                part = amount / r.samples_per_prompt.count(k)   # phases of one k decode alike
+            else:
+                part = amount / phases if fam in per_step else amount * share[p]
+            out[phase_key(key, p)] = out.get(phase_key(key, p), 0.0) + part
+    q0 = inst.task.baseline_score
+    return out, float(q0 + gain_kept(inst.priors.staleness_gain_loss_per_step, r.staleness_steps) * (quality - q0))
+
+
+def _adapter_outcomes(inst: Instance, r: Recipe, quality: float, forgetting: float) -> tuple[float, float]:
+    """Full fine-tuning's quality and forgetting, or LoRA's shares of them (``learning.lora_outcomes``)."""
+    if r.lora_rank is None:
+        return quality, forgetting
+    pri = inst.priors
+    q, f = lc.lora_outcomes(inst.task.baseline_score, quality, forgetting, getattr(pri.lora_gain_share, r.method),
+                            getattr(pri.lora_forgetting_share, r.method))
+    return float(q), float(f)
+
+
+def evaluation_runs(inst: Instance, r: Recipe) -> int:
+    r"""Validation runs of a recipe: :math:`\lfloor \text{steps} / \text{every} \rfloor` (none when ``every_steps`` is null)."""
+    every = inst.evaluation.every_steps
+    return 0 if every is None else r.steps // every
+
+
+def _add_evaluation(inst: Instance, r: Recipe, amounts: dict) -> None:
+    r"""Eval-set tokens decoded: runs :math:`\times` prompts :math:`\times` mean response tokens, one sample per prompt."""
+    runs = evaluation_runs(inst, r)
+    if runs > 0:
+        amounts[component(EVAL)] = runs * inst.evaluation.prompts * inst.task.response_tokens
+
+
+def _side_money(inst: Instance, r: Recipe, log_gb: float) -> dict:
+    r"""Checkpoint size and the money beside GPU time that the recipe sets:
+
+    .. math::
+       \mathrm{ingest} = G_{log}\, p_{ingest}, \qquad
+       \mathrm{egress} = p_{egress} \big([\text{weights}]\, W + [\text{logs}]\, G_{log}
+                          + [\text{milestones}]\, m\, C\big)
+
+    with :math:`W` the trained weights (or adapter) in bf16, :math:`C` one checkpoint,
+    :math:`m` the milestones kept; each bracket is 1 when ``network.crosses_region`` lists it."""
+    ckpt_gb = ph.checkpoint_bytes(inst.student, r.lora_rank) / ph.GB
+    net = inst.network
+    crossing = (("final_weights" in net.crosses_region) * ph.handover_bytes(inst.student, r.lora_rank) / ph.GB
+                + ("trajectory_logs" in net.crosses_region) * log_gb
+                + ("milestones" in net.crosses_region) * inst.checkpointing.milestones_kept * ckpt_gb)
+    return {"checkpoint_gb": ckpt_gb, "network_usd": crossing * net.egress_usd_per_gb,
+            "log_ingest_usd": log_gb * inst.storage.log_ingest_usd_per_gb}
+
+
+def profile(inst: Instance, r: Recipe) -> RecipeProfile:
+    """The hardware-independent profile of a recipe."""
+    return _sft_profile(inst, r) if r.method == "sft" else _on_policy_profile(inst, r)

@@ -1,0 +1,656 @@
+"""The instance schema: one post-training job, its options and its limits.
+
+Units are in the field names (``_usd``, ``_hours``, ``_gb``, ``_tflops``,
+``_b`` for billions of parameters). Unknown fields are rejected, so a typo
+never silently falls back to a default. Every default is either a choice the
+user makes (an option list) or a sourced coefficient from ``defaults.py``.
+``planopt schema`` prints the JSON Schema of :class:`Instance`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Annotated, ClassVar, Literal, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from planopt.models.catalog import defaults as d
+from planopt.models.catalog import CatalogLookupError, GpuSpec, find_gpu, find_model
+
+# Sane ranges (issue 13 item 18). Every number of an instance is finite (``Strict``), at most
+# MAX_MAGNITUDE, and a strictly positive one at least MIN_POSITIVE; counts that multiply into a step's work
+# (steps, prompts per step, samples, GPUs, layers) are at most MAX_COUNT; scores at most MAX_SCORE points.
+# All lie far beyond any real job (a trillion dollars, examples or prompts; a billionth of a dollar, hour or
+# token; ten million steps or GPUs; 100 trillion parameters), so only typos and absurd values are refused:
+# 1e308 overflows the cost model to inf, which HiGHS reads as "no bound", and 5e-324 divides to inf.
+MAX_MAGNITUDE = 1e12
+MIN_POSITIVE = 1e-9
+MAX_COUNT = 10**7
+MAX_SCORE = 1e6            # points, as the limits' range (solver/instance.py LIMIT_RANGES)
+MAX_PARAMS_B = 1e5         # billions of parameters
+PositiveFloat = Annotated[float, Field(ge=MIN_POSITIVE, le=MAX_MAGNITUDE)]
+NonNegativeFloat = Annotated[float, Field(ge=0, le=MAX_MAGNITUDE)]
+PositiveInt = Annotated[int, Field(ge=1, le=MAX_COUNT)]
+NonNegativeInt = Annotated[int, Field(ge=0, le=MAX_COUNT)]
+LargeCount = Annotated[int, Field(ge=0, le=int(MAX_MAGNITUDE))]   # examples and prompts owned
+Score = Annotated[float, Field(ge=0, le=MAX_SCORE)]
+ParamsB = Annotated[float, Field(ge=MIN_POSITIVE, le=MAX_PARAMS_B)]
+Share = Annotated[float, Field(ge=MIN_POSITIVE, le=1)]         # an efficiency or HBM share in (0, 1]
+
+Method = Literal["sft", "rl", "opd"]
+Precision = Literal["bf16", "fp8", "int8", "int4"]
+Objective = Literal["cost", "quality", "time", "forgetting"]
+METHODS: tuple[str, ...] = ("sft", "rl", "opd")   # also the order stages run in (``Training.stage_sequences``)
+MAX_STAGES = 3
+
+
+class Strict(BaseModel):
+    """Base of every schema model: unknown fields, coercion and non-finite numbers are refused.
+
+    ``strict``: a number field takes a JSON number only (``true`` is not 1, ``"8"``
+    is not 8; an integer field takes no ``8.0``), a string field a string only.
+    ``allow_inf_nan=False``: ``Infinity`` and ``NaN`` (which Python's ``json``
+    reads) are refused, so no limit or price reaches the solver as "no limit".
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
+
+
+class Architecture(Strict):
+    """A transformer: a catalog ``preset`` name, explicit fields, or both (fields override)."""
+
+    preset: Optional[str] = Field(None, description="model name from the catalog, e.g. 'Qwen3-8B'")
+    params_b: Optional[ParamsB] = Field(None, description="total parameters, billions")
+    active_params_b: Optional[ParamsB] = Field(None, description="parameters active per token, billions (MoE)")
+    layers: Optional[PositiveInt] = None
+    hidden: Optional[PositiveInt] = None
+    kv_heads: Optional[PositiveInt] = None
+    head_dim: Optional[PositiveInt] = None
+
+    @model_validator(mode="after")
+    def _resolve(self) -> "Architecture":
+        fields = ("params_b", "active_params_b", "layers", "hidden", "kv_heads", "head_dim")
+        values = {f: getattr(self, f) for f in fields}
+        if self.preset is not None:
+            try:
+                spec = find_model(self.preset)
+            except CatalogLookupError as exc:
+                raise ValueError(str(exc)) from None
+            for f in fields:
+                if values[f] is None:
+                    object.__setattr__(self, f, getattr(spec, f))
+            object.__setattr__(self, "preset", spec.name)
+        if self.active_params_b is None and self.params_b is not None:
+            object.__setattr__(self, "active_params_b", self.params_b)
+        missing = [f for f in fields if getattr(self, f) is None]
+        if missing:
+            raise ValueError(f"needs a 'preset' or the fields {', '.join(missing)}")
+        if self.active_params_b > self.params_b:
+            raise ValueError("active_params_b must not exceed params_b")
+        return self
+
+    @property
+    def is_moe(self) -> bool:
+        return self.active_params_b < self.params_b
+
+
+class Task(Strict):
+    """What is trained for and what must not be lost."""
+
+    baseline_score: Score = Field(description="target-task score before post-training")
+    score_ceiling: Annotated[float, Field(ge=MIN_POSITIVE, le=MAX_SCORE)] = Field(100.0, description="best score the benchmark allows")
+    general_score_baseline: Annotated[float, Field(ge=MIN_POSITIVE, le=MAX_SCORE)] = Field(description="general-capability score (e.g. IF-eval) before training; forgetting is measured against it")
+    prompt_tokens: NonNegativeFloat = Field(description="mean prompt tokens per sample")
+    response_tokens: PositiveFloat = Field(description="mean response tokens per sample")
+    max_response_tokens: PositiveFloat = Field(description="longest response allowed; the rollout waits for it")
+    prompts_available: Annotated[int, Field(ge=1, le=int(MAX_MAGNITUDE))] = Field(description="distinct task prompts for RL/OPD; drawing more than this repeats prompts, each repeat worth less (learning.effective_draws)")
+
+    @model_validator(mode="after")
+    def _check(self) -> "Task":
+        if self.max_response_tokens < self.response_tokens:
+            raise ValueError("max_response_tokens must be at least response_tokens")
+        if self.baseline_score > self.score_ceiling:
+            raise ValueError("baseline_score must not exceed score_ceiling")
+        return self
+
+
+class MethodOptions(Strict):
+    steps_options: list[PositiveInt] = Field(min_length=1, description="training length levels (optimizer steps)")
+    prompts_per_step: PositiveInt = Field(description="prompts per step (RL/OPD) or examples per step (SFT)")
+
+
+class Training(Strict):
+    methods: dict[Method, MethodOptions] = Field(min_length=1, description="allowed methods and their length options")
+    activation_recompute: bool = Field(True, description="8·N instead of 6·N FLOPs per trained token")
+    reference_logprobs: bool = Field(True, description="RL computes reference-model log-probs for a KL penalty")
+    phases: PositiveInt = Field(3, le=6, description="sampling phases; steps are split evenly")
+    samples_per_prompt_options: list[PositiveInt] = Field([2, 4, 8, 16], min_length=1)
+    taper_only: bool = Field(True, description="samples per prompt never rise from one phase to the next")
+    cpu_offload: Union[bool, Literal["if_needed"]] = Field(
+        False, description="ZeRO-3 / FSDP offload of parameters, gradients and optimiser state to host memory, priced over the "
+        "host link: true (every plan offloads), false (none does), or \"if_needed\" (a decision: a plan offloads exactly when its "
+        "training state fits its GPUs no other way, on GPUs with a known host link)")
+    adapter_options: list[Literal["full", "lora"]] = Field(list(d.ADAPTER_OPTIONS_DEFAULT), min_length=1, description="a plan's choice of training all weights ('full') or low-rank adapters on every linear layer ('lora'): memory, FLOPs, weight hand-over, checkpoint size, quality and forgetting")
+    lora_rank_options: list[PositiveInt] = Field(list(d.LORA_RANK_OPTIONS_DEFAULT), min_length=1, description="LoRA ranks a 'lora' plan may choose (positive integers)")
+    staleness_steps_options: list[NonNegativeInt] = Field(
+        [0], min_length=1, description="asynchronous RL: how many steps behind the trained policy generation may run "
+                                       "(0: synchronous); above 0 needs RL and hardware.rollout_gpus")
+    stage_sequences: Optional[list[list[Method]]] = Field(
+        None, description="staged recipes: the method sequences a plan may run, one stage after another, each stage with "
+        "its own recipe and hardware (e.g. [[\"sft\", \"rl\"], [\"rl\"]]); stages run in the order sft, rl, opd, each at "
+        "most once, up to three; null: one stage of any method in `methods`")
+
+    @field_validator("stage_sequences")
+    @classmethod
+    def _allowed_sequences(cls, sequences):
+        if sequences is None:
+            return None
+        if not sequences:
+            raise ValueError("expected at least one stage sequence, or null for one-stage plans")
+        for n, seq in enumerate(sequences):
+            if not 1 <= len(seq) <= MAX_STAGES or any(METHODS.index(a) >= METHODS.index(b) for a, b in zip(seq, seq[1:])):
+                raise ValueError(f"[{n}]: {list(seq)} is not an allowed stage sequence; stages run in the order "
+                                 f"sft, rl, opd, each at most once, one to {MAX_STAGES} of them")
+        unique = list(dict.fromkeys(tuple(seq) for seq in sequences))
+        return [list(seq) for seq in unique]
+
+    def sequences(self) -> list[tuple[str, ...]]:
+        """The stage sequences a plan may run (``stage_sequences``, or each method of ``methods`` alone)."""
+        if self.stage_sequences is None:
+            return [(m,) for m in self.methods]
+        return [tuple(seq) for seq in self.stage_sequences]
+
+    @property
+    def staged(self) -> bool:
+        """Whether some plan runs more than one stage."""
+        return any(len(seq) > 1 for seq in self.sequences())
+
+
+class SftData(Strict):
+    examples_available: LargeCount = Field(description="labeled external examples already owned")
+    usd_per_labeled_example: NonNegativeFloat
+    labeled_examples_per_day: PositiveFloat = Field(description="labeling throughput for examples still to buy")
+    example_tokens: PositiveFloat = Field(description="tokens per SFT example (prompt + answer)")
+    external_data_share_options: list[Share] = Field([1.0], min_length=1, description="share of new-domain data in the SFT mix; the rest is general data")
+    sequence_length_tokens: Optional[PositiveFloat] = Field(None, description="training sequence (truncation or packing) length; default example_tokens (no padding)")
+    packing: bool = Field(False, description="examples packed into full sequences of sequence_length_tokens; otherwise each runs at its own length, padded to sequence_length_tokens when a micro-batch holds several")
+    truncation: bool = Field(False, description="examples longer than sequence_length_tokens are cut to it")
+    micro_batch_examples: PositiveInt = Field(1, description="examples per GPU per micro-step when not packing")
+    max_epochs_options: list[PositiveInt] = Field(list(d.SFT_MAX_EPOCHS_OPTIONS_DEFAULT), min_length=1, description="a plan's choice of the most passes over each distinct new-domain example: owned examples are reused up to this many epochs before any is bought (1: buy every example beyond those owned)")
+
+    @model_validator(mode="after")
+    def _shares(self) -> "SftData":
+        if any(not (0.0 < s <= 1.0) for s in self.external_data_share_options):
+            raise ValueError("external_data_share_options must lie in (0, 1]")
+        if (self.sequence_length_tokens is not None and self.example_tokens > self.sequence_length_tokens
+                and not self.truncation):
+            raise ValueError(f"example_tokens {self.example_tokens:g} is above sequence_length_tokens "
+                             f"{self.sequence_length_tokens:g}; set truncation: true or a longer sequence")
+        return self
+
+
+class Reward(Strict):
+    verifier_usd_per_sample: NonNegativeFloat = 0.0
+    reward_model: Optional[Architecture] = Field(None, description="a reward model scores every RL sample on the GPUs")
+    design_usd: NonNegativeFloat = Field(0.0, description="one-off cost of building the reward (RL only)")
+
+
+class TeacherTraining(Strict):
+    """How a teacher that does not exist yet is trained, as a stage of its own (``teacher_training.py``): a
+    one-stage job on the teacher's architecture from ``baseline_score`` up to ``teacher.score``, priced by
+    the same evaluator; null (the default) keeps ``training_usd`` / ``training_hours`` as a lump."""
+
+    baseline_score: Score = Field(description="the teacher's score on the target task before its training")
+    methods: dict[Method, MethodOptions] = Field(min_length=1, description="how the teacher may be trained: 'sft' "
+                                                 "and/or 'rl' with their steps_options and prompts_per_step (no 'opd': "
+                                                 "there is no teacher of the teacher)")
+    gpus: Optional[list["GpuOption"]] = Field(None, min_length=1, description="GPUs the teacher's job may use "
+                                              "(null: hardware.gpus)")
+
+
+class Teacher(Strict):
+    architecture: Architecture
+    score: Score = Field(description="teacher's score on the target task")
+    exists: bool = True
+    training_usd: NonNegativeFloat = Field(0.0, description="cost to obtain the teacher when it does not exist")
+    training_hours: NonNegativeFloat = Field(0.0, description="lead time to obtain the teacher when it does not exist")
+    precision_options: list[Precision] = Field(["bf16"], min_length=1)
+    training: Optional[TeacherTraining] = Field(None, description="train the missing teacher as a stage the plan "
+                                                "chooses (see TeacherTraining) instead of the training_usd / "
+                                                "training_hours lump")
+
+
+class Environments(Strict):
+    cpu_seconds_per_sample: NonNegativeFloat = Field(0.0, description="CPU sandbox time per on-policy sample")
+    sandbox_usd_per_cpu_hour: NonNegativeFloat = 0.0
+    latency_seconds_per_step: NonNegativeFloat = Field(0.0, description="serial wait on environments per step; GPUs idle and billed")
+
+
+class GpuOption(Strict):
+    """A GPU type the job may use. Spec fields override the catalog entry; a
+    name the catalog does not know needs every spec field and a price."""
+
+    name: str
+    offer: Optional[str] = Field(
+        None, pattern=r"^[A-Za-z0-9_:/-]+$",
+        description="a label that tells this entry apart from another entry of the same GPU type (two providers' or "
+                    "regions' offers at their own prices, e.g. 'aws/us-east-1'): the plan names it NAME@offer and the "
+                    "MIP chooses between them; none: the GPU type is listed once")
+    provider: Optional[str] = Field(
+        None, description="a provider of the price catalog (`planopt catalog`): the price is its offer's at hardware.pricing's "
+                          "tier, the offer label defaults to provider/region, and an offer whose nodes are linked by "
+                          "ethernet only takes counts within one node")
+    region: Optional[str] = Field(None, description="the provider's region (default: the first one the price catalog lists)")
+    counts: list[PositiveInt] = Field(min_length=1)
+    available_gpus: Optional[PositiveInt] = Field(None, description="cap on count from availability")
+    price_usd_per_gpu_hour: Optional[PositiveFloat] = Field(None, description="overrides the catalog price")
+    bf16_tflops: Optional[PositiveFloat] = None
+    fp8_tflops: Optional[PositiveFloat] = None
+    hbm_gb: Optional[PositiveFloat] = None
+    hbm_tbps: Optional[PositiveFloat] = None
+    intra_node_gb_per_s: Optional[PositiveFloat] = None
+    inter_node_gb_per_s: Optional[PositiveFloat] = None
+    gpus_per_node: Optional[PositiveInt] = None
+
+    SPEC_FIELDS: ClassVar[tuple[str, ...]] = ("bf16_tflops", "fp8_tflops", "hbm_gb", "hbm_tbps",
+                                              "intra_node_gb_per_s", "inter_node_gb_per_s", "gpus_per_node")
+
+    @model_validator(mode="after")
+    def _known(self) -> "GpuOption":
+        try:
+            object.__setattr__(self, "name", find_gpu(self.name).name)
+        except CatalogLookupError as exc:
+            required = [f for f in self.SPEC_FIELDS if f != "fp8_tflops"] + ["price_usd_per_gpu_hour"]
+            if any(getattr(self, f) is None for f in required):
+                raise ValueError(f"{exc} (or give a custom GPU all of {', '.join(required)})") from None
+        if self.provider is not None:
+            self._from_price_catalog()
+        elif self.region is not None:
+            raise ValueError("region: needs a provider (one of the price catalog's, see `planopt catalog`)")
+        return self
+
+    def _from_price_catalog(self) -> None:
+        """The provider's offer: its region, the offer label, and the one-node rule of an ethernet offer
+        (the price is set by ``Hardware``, which knows the pricing tier)."""
+        from planopt.models.catalog.prices import provider_offer
+        offered = provider_offer(self.provider, self.name, self.region)
+        row = next(iter(offered.values()))
+        object.__setattr__(self, "region", row.region)
+        if self.offer is None:
+            object.__setattr__(self, "offer", f"{self.provider}/{row.region}")
+        multi = [n for n in self.counts if n > row.node_gpus]
+        if row.interconnect == "ethernet" and multi:
+            raise ValueError(f"counts: {self.provider} links its {row.node_gpus}-GPU {self.name} nodes by ethernet only, and "
+                             f"multi-node training needs InfiniBand-class links; expected counts up to {row.node_gpus}, got {multi}")
+
+    def catalog_price(self, tier: str) -> Optional[float]:
+        """The provider's price of this GPU at ``tier`` (on_demand or spot); None without a provider or such a tier."""
+        from planopt.models.catalog.prices import offers
+        if self.provider is None:
+            return None
+        row = offers(self.provider, self.name, self.region).get(tier)
+        return None if row is None else row.usd_per_gpu_hour
+
+    @property
+    def key(self) -> str:
+        """How plans and every table name this entry: the GPU name, with ``@offer`` when it has one."""
+        return self.name if self.offer is None else f"{self.name}@{self.offer}"
+
+    def spec(self) -> GpuSpec:
+        """The catalog entry with this option's overrides applied (its name stays the catalog's, so an
+        offer's physics is its GPU type's)."""
+        overrides = {f: getattr(self, f) for f in self.SPEC_FIELDS if getattr(self, f) is not None}
+        try:
+            base = find_gpu(self.name)
+        except CatalogLookupError:
+            return GpuSpec(name=self.name, aliases=(), vendor="custom", int8_tops=None,
+                           price_on_demand_usd_per_gpu_hour=self.price_usd_per_gpu_hour,
+                           price_on_demand_high_usd_per_gpu_hour=None, price_spot_usd_per_gpu_hour=None,
+                           price_reserved_usd_per_gpu_hour=None, source="instance", as_of="instance",
+                           **{"fp8_tflops": None, **overrides})
+        return dataclasses.replace(base, **overrides)
+
+
+class Hardware(Strict):
+    gpus: list[GpuOption] = Field(min_length=1)
+    pricing: Literal["on_demand", "spot"] = "on_demand"
+    rollout_gpus: list[GpuOption] = Field(
+        [], description="separate rollout hardware: GPU types and counts that may run generation apart from the "
+                        "training GPUs (each RL/OPD plan then chooses colocated or split); empty: always colocated")
+
+    @field_validator("gpus", "rollout_gpus")
+    @classmethod
+    def _each_gpu_once(cls, gpus: list[GpuOption]) -> list[GpuOption]:
+        """A second entry of one GPU type and offer (after catalog aliases resolve) would be silently
+        ignored: refuse it."""
+        first: dict[str, int] = {}
+        for n, option in enumerate(gpus):
+            if option.key in first:
+                raise ValueError(f"entries {first[option.key]} and {n} are both {option.key!r}; list each GPU type once, "
+                                 "with all its counts in one entry (or tell two offers apart with 'offer')")
+            first[option.key] = n
+        return gpus
+
+
+class Checkpointing(Strict):
+    interval_minutes_options: list[PositiveFloat] = Field([15, 30, 60, 120, 240], min_length=1)
+    keep_last: PositiveInt = Field(2, description="recent checkpoints kept in hot storage during the run")
+    milestones_kept: NonNegativeInt = Field(0, description="checkpoints archived to cold storage")
+    milestone_retention_months: NonNegativeFloat = 0.0
+
+
+class Retention(Strict):
+    """Checkpoint retention as a choice (issue 12 item 7; ``retention.py`` has the formulas).
+
+    Present, it makes how many recent checkpoints to keep and their storage tier
+    decisions of the plan (``plan.retention``) and prices rollback events; absent
+    (the default), ``checkpointing.keep_last`` checkpoints are kept hot and no
+    rollback event is priced, as before."""
+
+    keep_last_options: Optional[list[PositiveInt]] = Field(
+        None, min_length=1, description="recent checkpoints a plan may keep (default: [checkpointing.keep_last])")
+    tiers: list[Literal["hot", "cold"]] = Field(
+        ["hot"], min_length=1, description="storage tiers the recent checkpoints may live in: hot (S3 Standard) or "
+        "cold (Glacier Instant Retrieval: cheaper per GB-month, but billed a minimum duration and a fee per GB read back)")
+    milestone_options: list[NonNegativeInt] = Field(
+        [0], min_length=1, description="milestones a plan may keep during the run (the newest so many, cold): a "
+        "rollback that spoils every recent checkpoint falls back to one")
+    milestone_every_checkpoints: PositiveInt = Field(
+        1, description="every how many checkpoints one is also kept as a milestone (a policy; 1: every one)")
+    rollback_events_per_gpu_hour: NonNegativeFloat = Field(
+        d.ROLLBACK_EVENTS_PER_GPU_HOUR, description="loss spikes or divergences that force a restart from an older "
+        "checkpoint, per GPU-hour (default: PaLM 540B's ~20 spikes over 8.4M chip-hours)")
+    rollback_detection_hours: NonNegativeFloat = Field(
+        0.0, description="hours from a rollback event until it is noticed; every checkpoint written meanwhile is bad "
+        "(no published default: 0 means noticed at once; PaLM restarted ~100 steps before the spike)")
+    cold_retrieval_usd_per_gb: NonNegativeFloat = Field(d.COLD_RETRIEVAL_USD_PER_GB, description="reading a cold checkpoint back, USD per GB")
+    cold_min_storage_hours: NonNegativeFloat = Field(d.COLD_MIN_STORAGE_HOURS, description="the least hours a cold object is billed")
+
+
+class Reliability(Strict):
+    failures_per_gpu_hour: NonNegativeFloat = d.FAILURES_PER_GPU_HOUR
+    restart_minutes: NonNegativeFloat = d.RESTART_MINUTES
+    checkpoint_write_gb_per_s_per_node: PositiveFloat = d.CHECKPOINT_WRITE_GB_PER_S_PER_NODE
+
+
+class Storage(Strict):
+    hot_usd_per_gb_month: NonNegativeFloat = d.HOT_STORAGE_USD_PER_GB_MONTH
+    cold_usd_per_gb_month: NonNegativeFloat = d.COLD_STORAGE_USD_PER_GB_MONTH
+    trajectory_log_share: float = Field(0.0, ge=0, le=1, description="share of generated trajectories logged in full")
+    log_retention_months: NonNegativeFloat = 1.0
+    log_ingest_usd_per_gb: NonNegativeFloat = Field(d.LOG_INGEST_USD_PER_GB, description="ingest and indexing of trajectory logs by a log service, USD per GB")
+
+
+class Operations(Strict):
+    fixed_usd: NonNegativeFloat = 0.0
+    usd_per_wall_hour: NonNegativeFloat = Field(0.0, description="people and tooling while the job runs")
+
+
+class Efficiency(Strict):
+    mfu_train: Optional[float] = Field(None, ge=MIN_POSITIVE, le=1, description="overrides the size-based MFU default")
+    decode_mbu: float = Field(d.DECODE_MBU, ge=MIN_POSITIVE, le=1)
+    rollout_hbm_share: float = Field(d.ROLLOUT_HBM_SHARE, ge=MIN_POSITIVE, le=1)
+    train_hbm_share: float = Field(d.TRAIN_HBM_SHARE, ge=MIN_POSITIVE, le=1)
+    scaling_efficiency_per_doubling: float = Field(d.SCALING_EFFICIENCY_PER_DOUBLING, ge=MIN_POSITIVE, le=1)
+    # Multipliers on the modelled rates: 1.0 is the model as calibrated. A pilot run
+    # (``planopt fit``) or a scenario of the uncertainty model (``models/uncertainty/model.py``)
+    # sets them; every compute pass's time scales exactly as 1/mfu_factor and every
+    # decode iteration's as 1/decode_factor.
+    mfu_factor: float = Field(1.0, ge=MIN_POSITIVE, le=10, description="multiplies the achieved MFU of every training and scoring pass")
+    decode_factor: float = Field(1.0, ge=MIN_POSITIVE, le=10, description="multiplies the speed of every decode iteration of the rollout engine")
+    software_release: Literal[tuple(d.SOFTWARE_RELEASES)] = Field(  # type: ignore[valid-type]
+        d.SOFTWARE_RELEASE_DEFAULT, description="RL software release whose measured speed and log-prob passes apply "
+        "(defaults.SOFTWARE_RELEASES, dated); default the newest")
+
+
+class MethodPrior(Strict):
+    signal_scale_samples: PositiveFloat
+    ceiling_share_of_headroom: float = Field(ge=0, le=1, description="RL/SFT: share of the headroom to score_ceiling reachable; OPD uses the teacher")
+    forgetting_share_of_baseline: float = Field(ge=0, le=1)
+
+
+class LoraShares(Strict):
+    """A share per method (``priors.lora_gain_share``, ``priors.lora_forgetting_share``)."""
+
+    sft: Annotated[float, Field(ge=0, le=10)]
+    rl: Annotated[float, Field(ge=0, le=10)]
+    opd: Annotated[float, Field(ge=0, le=10)]
+
+
+class Evaluation(Strict):
+    """Validation runs during training: a decode of the eval set on the plan's GPUs every so many steps."""
+
+    every_steps: Optional[PositiveInt] = Field(d.EVAL_EVERY_STEPS, description="steps between validation runs; null: none")
+    prompts: PositiveInt = Field(d.EVAL_PROMPTS, description="held-out prompts per validation run, one sample each")
+
+
+class Network(Strict):
+    """Billed traffic: inside one cluster nothing is; egress only for what crosses a region."""
+
+    egress_usd_per_gb: NonNegativeFloat = Field(d.EGRESS_USD_PER_GB, description="USD per GB leaving the region")
+    crosses_region: list[Literal["final_weights", "trajectory_logs", "milestones"]] = Field(
+        [], description="what the job sends to another region: the trained weights (or adapter) once, the trajectory logs, the archived milestone checkpoints")
+
+
+class Priors(Strict):
+    sft: MethodPrior = MethodPrior(signal_scale_samples=d.SFT_SIGNAL_SCALE_SAMPLES, ceiling_share_of_headroom=d.SFT_CEILING_SHARE_OF_HEADROOM, forgetting_share_of_baseline=d.SFT_FORGETTING_SHARE_OF_BASELINE)
+    rl: MethodPrior = MethodPrior(signal_scale_samples=d.RL_SIGNAL_SCALE_SAMPLES, ceiling_share_of_headroom=d.RL_CEILING_SHARE_OF_HEADROOM, forgetting_share_of_baseline=d.RL_FORGETTING_SHARE_OF_BASELINE)
+    opd: MethodPrior = MethodPrior(signal_scale_samples=d.OPD_SIGNAL_SCALE_SAMPLES, ceiling_share_of_headroom=1.0, forgetting_share_of_baseline=d.OPD_FORGETTING_SHARE_OF_BASELINE)
+    sft_forgetting_mix_exponent: PositiveFloat = d.SFT_FORGETTING_MIX_EXPONENT
+    sft_forgetting_scale_samples: PositiveFloat = d.SFT_FORGETTING_SCALE_SAMPLES
+    sft_repeat_scale_epochs: PositiveFloat = Field(d.REPEAT_SCALE_EPOCHS, description="R*: repetitions of an SFT example after which a repeat is worth 1/e of a fresh one")
+    prompt_repeat_scale_epochs: PositiveFloat = Field(d.REPEAT_SCALE_EPOCHS, description="R*: repetitions of an RL/OPD prompt after which a repeat is worth 1/e of a fresh one")
+    lora_gain_share: LoraShares = Field(default_factory=lambda: LoraShares(**d.LORA_GAIN_SHARE), description="per method, the share of full fine-tuning's quality gain a LoRA plan keeps")
+    lora_forgetting_share: LoraShares = Field(default_factory=lambda: LoraShares(**d.LORA_FORGETTING_SHARE), description="per method, the share of full fine-tuning's forgetting a LoRA plan keeps")
+    staleness_gain_loss_per_step: float = Field(d.STALENESS_GAIN_LOSS_PER_STEP, ge=0, lt=1, description="asynchronous RL: the share of the quality gain lost per step of staleness (a plan keeps (1 - δ)^s of it)")
+
+    def of(self, method: str) -> MethodPrior:
+        return getattr(self, method)
+
+
+class CandidateStudent(Strict):
+    """Another base model the plan may post-train instead of ``student``, with its own scores on the task."""
+
+    name: str = Field(min_length=1, description="how plans name this student (plan.student)")
+    architecture: Architecture
+    baseline_score: Score = Field(description="its target-task score before post-training")
+    general_score_baseline: Annotated[float, Field(ge=MIN_POSITIVE, le=MAX_SCORE)] = Field(
+        description="its general-capability score before training; its forgetting is measured against it")
+
+
+class Constraints(Strict):
+    budget_usd: Optional[NonNegativeFloat] = None
+    deadline_hours: Optional[NonNegativeFloat] = None
+    max_forgetting_points: Optional[NonNegativeFloat] = None
+    min_quality: Optional[float] = None
+    confidence: Optional[float] = Field(None, gt=0, lt=1, description="share of scenarios of the uncertainty model in which every limit must hold (a chance-constrained plan)")
+
+
+class Range(Strict):
+    """An uncertain parameter's range: ``low`` and ``high`` are the central ``confidence`` interval of a log-normal."""
+
+    low: PositiveFloat
+    high: PositiveFloat
+    confidence: float = Field(0.8, gt=0, lt=1, description="probability that the value lies between low and high")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "Range":
+        if self.low > self.high:
+            raise ValueError("low must not exceed high")
+        return self
+
+
+class Instance(Strict):
+    """One post-training job."""
+
+    name: str = "job"
+    kind: Literal["job"] = "job"
+    student: Architecture
+    task: Task
+    training: Training
+    sft_data: Optional[SftData] = None
+    reward: Reward = Reward()
+    teacher: Optional[Teacher] = None
+    environments: Environments = Environments()
+    hardware: Hardware
+    checkpointing: Checkpointing = Checkpointing()
+    retention: Optional[Retention] = Field(None, description="checkpoint retention as a choice (see Retention)")
+    reliability: Reliability = Reliability()
+    storage: Storage = Storage()
+    operations: Operations = Operations()
+    evaluation: Evaluation = Evaluation()
+    network: Network = Network()
+    efficiency: Efficiency = Efficiency()
+    priors: Priors = Priors()
+    forgetting_repair_usd_per_point: NonNegativeFloat = Field(0.0, description="hidden cost of forgetting: repair per point lost")
+    candidate_students: Optional[list[CandidateStudent]] = Field(
+        None, min_length=1, description="other base models a plan may choose instead of `student` (which is a "
+        "candidate too, named by its preset or 'student'): a bigger one with lighter post-training against a smaller "
+        "one trained harder; the MIP chooses the student jointly with everything else")
+    constraints: Constraints = Constraints()
+    objective: Objective = "cost"
+    uncertainty: dict[str, Union[NonNegativeFloat, Range]] = Field(
+        default_factory=dict, description="overrides of the uncertainty model: a parameter name (`planopt uncertainty FILE` lists them) "
+        "mapped to a point value (no spread) or a range {low, high, confidence}")
+
+    @field_validator("uncertainty", mode="before")
+    @classmethod
+    def _uncertainty_entries(cls, entries):
+        """Each entry is a non-negative number (a point) or a range; errors name the entry's field."""
+        if not isinstance(entries, dict):
+            return entries
+        out = {}
+        for name, entry in entries.items():
+            if isinstance(entry, dict):
+                try:
+                    out[name] = Range.model_validate(entry)
+                except ValidationError as exc:
+                    err = exc.errors()[0]
+                    where = ".".join(str(p) for p in (name, *err["loc"]))
+                    raise ValueError(f"{where}: {err['msg'].removeprefix('Value error, ')}") from None
+            elif (isinstance(entry, bool) or not isinstance(entry, (int, float)) or not math.isfinite(entry)
+                  or not 0 <= entry <= MAX_MAGNITUDE):
+                raise ValueError(f"{name}: expected a number from 0 to {MAX_MAGNITUDE:g} or {{low, high, confidence}}, "
+                                 f"got {entry!r}")
+            else:
+                out[name] = float(entry)
+        return out
+
+    @model_validator(mode="after")
+    def _provider_prices(self) -> "Instance":
+        """An entry with a provider and no price takes the provider's price at ``hardware.pricing``'s tier
+        (before the checks below, which read the prices)."""
+        hw = self.hardware
+        for field, options in (("gpus", hw.gpus), ("rollout_gpus", hw.rollout_gpus)):
+            for n, option in enumerate(options):
+                if option.provider is None or option.price_usd_per_gpu_hour is not None:
+                    continue
+                price = option.catalog_price(hw.pricing)
+                if price is None:
+                    raise ValueError(f"hardware.{field}.{n}.provider: {option.provider} has no {hw.pricing.replace('_', '-')} "
+                                     f"price for {option.name} in {option.region}; give price_usd_per_gpu_hour, or another provider")
+                object.__setattr__(option, "price_usd_per_gpu_hour", price)
+        return self
+
+    @model_validator(mode="after")
+    def _method_needs(self) -> "Instance":
+        if "sft" in self.training.methods and self.sft_data is None:
+            raise ValueError("training.methods has 'sft' but sft_data is missing")
+        if "opd" in self.training.methods and self.teacher is None:
+            raise ValueError("training.methods has 'opd' but teacher is missing")
+        for n, seq in enumerate(self.training.stage_sequences or []):
+            for method in seq:
+                if method not in self.training.methods:
+                    raise ValueError(f"training.stage_sequences.{n}: '{method}' is not in training.methods "
+                                     f"({', '.join(self.training.methods)})")
+        if self.uncertainty:
+            from planopt.models.uncertainty.model import check_overrides  # the parameter names depend on the instance
+            check_overrides(self)
+        if self.hardware.rollout_gpus:
+            from planopt.models.cost.rollout import check_rollout_options  # physics imports this module
+            check_rollout_options(self)
+        if any(s > 0 for s in self.training.staleness_steps_options):
+            from planopt.models.cost.asynchronous import check_staleness_options
+            check_staleness_options(self)
+        if self.hardware.pricing == "spot":
+            for n, option in enumerate(self.hardware.gpus + self.hardware.rollout_gpus):
+                if option.price_usd_per_gpu_hour is None and option.spec().price_spot_usd_per_gpu_hour is None:
+                    raise ValueError(f"hardware.gpus.{n}.price_usd_per_gpu_hour: the catalog has no spot price "
+                                     f"for {option.name}; give one, or use on-demand pricing")
+        return self
+
+    @model_validator(mode="after")
+    def _candidates_distinct(self) -> "Instance":
+        names = self.student_names()
+        for n, c in enumerate(self.candidate_students or []):
+            if names.count(c.name) > 1:
+                raise ValueError(f"candidate_students.{n}.name: {c.name!r} names two students (the instance's "
+                                 f"student is {self.student_name!r}); give each a distinct name")
+            if c.baseline_score > self.task.score_ceiling:
+                raise ValueError(f"candidate_students.{n}.baseline_score: {c.baseline_score:g} is above "
+                                 f"task.score_ceiling {self.task.score_ceiling:g}")
+        if self.retention is not None:
+            from planopt.models.cost.retention import covers, milestones_needed, most_bad, retention_options  # the cover rule
+            longest = max(self.checkpointing.interval_minutes_options)
+            if not any(covers(self, o.keep_last, longest, o.milestones) for o in retention_options(self)):
+                raise ValueError(f"retention.keep_last_options: no option covers the {self.retention.rollback_detection_hours:g} h "
+                                 f"rollback detection delay at any checkpoint interval (the longest, {longest:g} min, "
+                                 f"needs keep_last >= {most_bad(self, longest) + 1} or milestone_options up to "
+                                 f"{milestones_needed(self, longest)})")
+        if self.retention is not None and self.constraints.confidence is not None:
+            raise ValueError("retention: retention choices are not yet combined with chance constraints "
+                             "(constraints.confidence); remove one")
+        if self.candidate_students and self.training.staged:
+            raise ValueError("candidate_students: a choice of student is not yet combined with staged recipes "
+                             "(training.stage_sequences); give one or the other")
+        return self
+
+    @model_validator(mode="after")
+    def _teacher_training(self) -> "Instance":
+        if self.teacher is not None and self.teacher.training is not None:
+            from planopt.models.cost.teacher_training import check_teacher_training  # builds the teacher's own job (an Instance)
+            check_teacher_training(self)
+        return self
+
+    @model_validator(mode="after")
+    def _offload_needs_host_link(self) -> "Instance":
+        if self.training.cpu_offload is True:  # "if_needed" offers offload only where a host link is known
+            for n, option in enumerate(self.hardware.gpus):
+                if option.name not in d.HOST_LINK_GB_PER_S_PER_GPU:
+                    raise ValueError(f"hardware.gpus.{n}.name: training.cpu_offload needs a host-link bandwidth, "
+                                     f"and '{option.name}' has none (known: {', '.join(d.HOST_LINK_GB_PER_S_PER_GPU)})")
+        return self
+
+    @property
+    def student_name(self) -> str:
+        """How plans name ``student``: its catalog preset, or 'student'."""
+        return self.student.preset or "student"
+
+    def student_names(self) -> list[str]:
+        """Every student a plan may train: ``student`` first, then ``candidate_students``."""
+        return [self.student_name] + [c.name for c in self.candidate_students or []]
+
+    def for_student(self, name: str) -> "Instance":
+        """This job with ``name`` as its only student (its architecture and its scores on the task);
+        ValueError naming ``plan.student`` when the instance lists no such student."""
+        if name == self.student_name:
+            return self.model_copy(update={"candidate_students": None}) if self.candidate_students else self
+        for c in self.candidate_students or []:
+            if c.name == name:
+                task = self.task.model_copy(update={"baseline_score": c.baseline_score,
+                                                    "general_score_baseline": c.general_score_baseline})
+                return self.model_copy(update={"student": c.architecture, "task": task, "candidate_students": None})
+        raise ValueError(f"plan.student: {name!r} is not a student of the instance ({', '.join(self.student_names())})")
+
+    def with_overrides(self, **changes) -> "Instance":
+        """A copy with constraint/objective fields replaced (None leaves a field as is)."""
+        cons = {k: v for k, v in changes.items() if k in Constraints.model_fields and v is not None}
+        new = self.model_copy(update={"constraints": self.constraints.model_copy(update=cons)})
+        if changes.get("objective") is not None:
+            new = new.model_copy(update={"objective": changes["objective"]})
+        return new
+
+
+TeacherTraining.model_rebuild()
+Teacher.model_rebuild()

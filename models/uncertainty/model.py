@@ -1,0 +1,246 @@
+r"""The uncertainty model: which defaults are uncertain, how much, and what moves together.
+
+A *parameter* is an instance field whose value is an estimate (achieved MFU
+and decode speed, learning-curve scales and ceilings, forgetting shares and
+the mix exponent, failures per GPU-hour, restart time, checkpoint write
+bandwidth, and prices where the instance gives a range). Each has a
+log-normal distribution given by a P10–P90 range from ``spreads.py`` (with
+its source there), or by the instance's own ``uncertainty`` entry:
+
+.. math:: v = m \, e^{\sigma z}, \qquad m = \sqrt{\ell h}, \qquad
+          \sigma = \frac{\ln(h/\ell)}{2\, \Phi^{-1}((1 + c)/2)}
+
+for a range :math:`[\ell, h]` of central probability :math:`c` (0.8 for a
+P10–P90 range). Parameters of one *group* share the standard normal
+:math:`z` of a scenario (drawn together): MFU and decode speed, which whole
+step times cannot tell apart. A scenario is one value per parameter; the
+evaluator stays deterministic, so a scenario's metrics are the evaluator's
+metrics on the instance with those values (``apply``), and
+``scenarios.py`` computes the same thing for many scenarios at once.
+
+Rules the sources leave open, decided here:
+
+- A factor range (``spreads.FACTOR_*``) multiplies the instance's value,
+  whatever it is. An absolute range (``spreads.ABSOLUTE_*``) describes the
+  quantity itself and applies only while the instance leaves the field at
+  its default: a value the user set is the user's measurement and is a
+  point value, unless ``uncertainty`` gives it a range.
+- Prices have no default spread: the catalog's low and high prices are
+  different providers, which a user chooses, not uncertainty about one
+  provider's price. An instance may give a price range
+  (``hardware.<GPU>.price_usd_per_gpu_hour``).
+- Shares are clipped to [0, 1] and rate factors to the schema's (0, 10].
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import math
+from dataclasses import dataclass, field
+from statistics import NormalDist
+from typing import TYPE_CHECKING, Optional
+
+import numpy as np
+
+from planopt.models.catalog import defaults as d
+from planopt.models.catalog import spreads as sp
+
+if TYPE_CHECKING:
+    from planopt.models.schema.instance import Instance
+
+DEFAULT_SEED = 0
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One uncertain parameter of an instance."""
+
+    name: str                    # e.g. "priors.rl.signal_scale_samples"
+    point: float                 # the instance's value (what a deterministic solve uses)
+    low: Optional[float]         # central range, None for a point value
+    high: Optional[float]
+    confidence: float            # central probability of [low, high]
+    group: str                   # parameters of one group share a scenario's z
+    source: str                  # where the spread comes from
+    lower_bound: float = 0.0     # values are clipped into [lower_bound, upper_bound]
+    upper_bound: float = math.inf
+
+    @property
+    def median(self) -> float:
+        return self.point if self.low is None else math.sqrt(self.low * self.high)
+
+    @property
+    def sigma(self) -> float:
+        """Log-normal sigma of the central range (0 for a point value)."""
+        if self.low is None or self.high == self.low:
+            return 0.0
+        return math.log(self.high / self.low) / (2.0 * NormalDist().inv_cdf((1.0 + self.confidence) / 2.0))
+
+    def quantile(self, q: float) -> float:
+        z = NormalDist().inv_cdf(q)
+        return float(np.clip(self.median * math.exp(self.sigma * z), self.lower_bound, self.upper_bound))
+
+    def values(self, z: np.ndarray) -> np.ndarray:
+        return np.clip(self.median * np.exp(self.sigma * z), self.lower_bound, self.upper_bound)
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "point": self.point, "p10": self.quantile(0.1), "p50": self.quantile(0.5),
+                "p90": self.quantile(0.9), "group": self.group, "source": self.source}
+
+
+@dataclass
+class Scenarios:
+    """``n`` scenarios: one array of values per parameter name."""
+
+    n: int
+    seed: int
+    values: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def at(self, s: int) -> dict[str, float]:
+        return {name: float(v[s]) for name, v in self.values.items()}
+
+
+# --- the parameters of an instance ------------------------------------------------
+
+def _factor(name: str, point: float, factor: tuple[float, float], group: str, source: str, **bounds) -> Parameter:
+    return Parameter(name, point, point * factor[0], point * factor[1], 0.8, group, source, **bounds)
+
+
+def _absolute(name: str, point: float, default: float, rng: tuple[float, float], group: str, source: str) -> Parameter:
+    if point != default:  # the user's own value: a point, unless `uncertainty` gives a range
+        return Parameter(name, point, None, None, 0.8, group, "instance value (a point; give a range in `uncertainty`)")
+    return Parameter(name, point, rng[0], rng[1], 0.8, group, source)
+
+
+def default_parameters(inst: "Instance") -> list[Parameter]:
+    """The uncertain parameters of ``inst`` with their default spreads (before the instance's overrides)."""
+    eff, rel, pri = inst.efficiency, inst.reliability, inst.priors
+    step = sp.FACTOR_STEP_TIME_MOE if inst.student.is_moe else sp.FACTOR_STEP_TIME_DENSE
+    step_src = ("spreads.FACTOR_STEP_TIME_" + ("MOE" if inst.student.is_moe else "DENSE")
+                + ": P10-P90 of predicted/published step seconds over the calibration rows")
+    out = [
+        _factor("efficiency.mfu_factor", eff.mfu_factor, step, "step_time", step_src, upper_bound=10.0),
+        _factor("efficiency.decode_factor", eff.decode_factor, step, "step_time", step_src, upper_bound=10.0),
+        _absolute("reliability.failures_per_gpu_hour", rel.failures_per_gpu_hour, d.FAILURES_PER_GPU_HOUR,
+                  sp.ABSOLUTE_FAILURES_PER_GPU_HOUR, "failures", "spreads.ABSOLUTE_FAILURES_PER_GPU_HOUR: Llama 3 to research clusters"),
+        _absolute("reliability.restart_minutes", rel.restart_minutes, d.RESTART_MINUTES,
+                  sp.ABSOLUTE_RESTART_MINUTES, "restart", "spreads.ABSOLUTE_RESTART_MINUTES"),
+        _absolute("reliability.checkpoint_write_gb_per_s_per_node", rel.checkpoint_write_gb_per_s_per_node,
+                  d.CHECKPOINT_WRITE_GB_PER_S_PER_NODE, sp.ABSOLUTE_CHECKPOINT_WRITE_GB_PER_S_PER_NODE, "write_bandwidth",
+                  "spreads.ABSOLUTE_CHECKPOINT_WRITE_GB_PER_S_PER_NODE: Llama 3 sustained to peak"),
+    ]
+    methods = inst.training.methods
+    for m in ("sft", "rl", "opd"):
+        if m not in methods:
+            continue
+        prior = pri.of(m)
+        scale = sp.FACTOR_SIGNAL_SCALE_OPD if m == "opd" else sp.FACTOR_SIGNAL_SCALE_SINGLE_ANCHOR
+        out.append(_factor(f"priors.{m}.signal_scale_samples", prior.signal_scale_samples, scale, f"signal_{m}",
+                           "spreads.FACTOR_SIGNAL_SCALE_" + ("OPD" if m == "opd" else "SINGLE_ANCHOR")))
+        if m != "opd":  # OPD's ceiling is the teacher's score, an instance field
+            ceiling = sp.FACTOR_CEILING_RL if m == "rl" else sp.FACTOR_CEILING_SFT
+            out.append(_factor(f"priors.{m}.ceiling_share_of_headroom", prior.ceiling_share_of_headroom, ceiling,
+                               f"ceiling_{m}", f"spreads.FACTOR_CEILING_{m.upper()}", upper_bound=1.0))
+        forget = sp.FACTOR_FORGETTING_SFT if m == "sft" else sp.FACTOR_FORGETTING_ON_POLICY
+        out.append(_factor(f"priors.{m}.forgetting_share_of_baseline", prior.forgetting_share_of_baseline, forget,
+                           f"forgetting_{m}", "spreads.FACTOR_FORGETTING_" + ("SFT" if m == "sft" else "ON_POLICY"),
+                           upper_bound=1.0))
+    if "sft" in methods:
+        out.append(_factor("priors.sft_forgetting_mix_exponent", pri.sft_forgetting_mix_exponent,
+                           sp.FACTOR_SFT_MIX_EXPONENT, "mix_exponent", "spreads.FACTOR_SFT_MIX_EXPONENT"))
+        out.append(_factor("priors.sft_repeat_scale_epochs", pri.sft_repeat_scale_epochs, sp.FACTOR_REPEAT_SCALE,
+                           "repeat_sft", "spreads.FACTOR_REPEAT_SCALE: two fits of Muennighoff et al. 2023"))
+    if "rl" in methods or "opd" in methods:
+        out.append(_factor("priors.prompt_repeat_scale_epochs", pri.prompt_repeat_scale_epochs, sp.FACTOR_REPEAT_SCALE,
+                           "repeat_prompts", "spreads.FACTOR_REPEAT_SCALE: two fits of Muennighoff et al. 2023"))
+    if "lora" in inst.training.adapter_options:
+        for m in methods:
+            gain = f"FACTOR_LORA_GAIN_{m.upper()}"
+            keep = "FACTOR_LORA_FORGETTING_" + ("SFT" if m == "sft" else "ON_POLICY")
+            out.append(_factor(f"priors.lora_gain_share.{m}", getattr(pri.lora_gain_share, m), getattr(sp, gain),
+                               f"lora_gain_{m}", f"spreads.{gain}: Biderman et al. 2024 to LoRA Without Regret"))
+            out.append(_factor(f"priors.lora_forgetting_share.{m}", getattr(pri.lora_forgetting_share, m),
+                               getattr(sp, keep), f"lora_forgetting_{m}",
+                               f"spreads.{keep}: " + ("Biderman et al. 2024 code IFT to no reduction" if m == "sft"
+                                                      else "INFERRED: an adapter may move less KL, to no reduction")))
+    if any(s > 0 for s in inst.training.staleness_steps_options):
+        stale = _absolute("priors.staleness_gain_loss_per_step", pri.staleness_gain_loss_per_step,
+                          d.STALENESS_GAIN_LOSS_PER_STEP, sp.ABSOLUTE_STALENESS_GAIN_LOSS_PER_STEP, "staleness",
+                          "spreads.ABSOLUTE_STALENESS_GAIN_LOSS_PER_STEP: AReaL's staleness ablation at η = 2 and 16")
+        out.append(dataclasses.replace(stale, upper_bound=0.999))  # a share of the gain lost per step, below 1
+    from planopt.models.cost.hardware import price_usd_per_gpu_hour
+    listed = set()
+    for option in inst.hardware.gpus + inst.hardware.rollout_gpus:  # one price per GPU type, drawn once
+        price = price_usd_per_gpu_hour(inst, option)
+        if price is not None and option.key not in listed:
+            listed.add(option.key)
+            out.append(Parameter(f"hardware.{option.key}.price_usd_per_gpu_hour", price, None, None, 0.8,
+                                 f"price_{option.key}", "no default spread (the catalog's range is across providers)"))
+    return out
+
+
+def check_overrides(inst: "Instance") -> None:
+    """Raise ValueError naming the field for an ``uncertainty`` key that is not a parameter of the instance."""
+    known = {p.name for p in default_parameters(inst)}
+    for name in inst.uncertainty:
+        if name not in known:
+            raise ValueError(f"uncertainty.{name}: unknown parameter; expected one of {', '.join(sorted(known))}")
+
+
+def parameters(inst: "Instance") -> list[Parameter]:
+    """The uncertain parameters of ``inst``, its ``uncertainty`` overrides applied."""
+    out = []
+    for p in default_parameters(inst):
+        given = inst.uncertainty.get(p.name)
+        if given is None:
+            out.append(p)
+        elif isinstance(given, (int, float)):
+            out.append(Parameter(p.name, float(given), None, None, 0.8, p.group, "instance uncertainty (a point value)",
+                                 p.lower_bound, p.upper_bound))
+        else:
+            out.append(Parameter(p.name, p.point, given.low, given.high, given.confidence, p.group,
+                                 "instance uncertainty (a range)", p.lower_bound, p.upper_bound))
+    return out
+
+
+def draw(inst: "Instance", n: int, seed: int = DEFAULT_SEED) -> Scenarios:
+    """``n`` scenarios of ``inst``'s parameters; each group's parameters share one standard normal draw."""
+    params = parameters(inst)
+    rng = np.random.default_rng(seed)
+    groups = sorted({p.group for p in params})
+    z = {g: rng.standard_normal(n) for g in groups}
+    return Scenarios(n, seed, {p.name: p.values(z[p.group]) for p in params})
+
+
+def point_scenario(inst: "Instance") -> dict[str, float]:
+    """Each parameter's point value: applied, it leaves the instance's metrics unchanged."""
+    return {p.name: p.point for p in default_parameters(inst)}
+
+
+# --- one scenario as an instance -------------------------------------------------
+
+def _replace(model, path: list[str], value):
+    head = path[0]
+    if len(path) == 1:
+        return model.model_copy(update={head: value})
+    return model.model_copy(update={head: _replace(getattr(model, head), path[1:], value)})
+
+
+def apply(inst: "Instance", values: dict[str, float]) -> "Instance":
+    """The instance with each parameter set to its value in one scenario."""
+    out = inst
+    prices = {}
+    for name, value in values.items():
+        parts = name.split(".")
+        if parts[0] == "hardware":
+            prices[parts[1]] = float(value)
+        else:
+            out = _replace(out, parts, float(value))
+    if prices:
+        gpus = [g.model_copy(update={"price_usd_per_gpu_hour": prices[g.key]}) if g.key in prices else g
+                for g in out.hardware.gpus]
+        rollout = [g.model_copy(update={"price_usd_per_gpu_hour": prices[g.key]}) if g.key in prices else g
+                   for g in out.hardware.rollout_gpus]
+        out = out.model_copy(update={"hardware": out.hardware.model_copy(update={"gpus": gpus, "rollout_gpus": rollout})})
+    return out

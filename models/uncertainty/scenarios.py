@@ -1,0 +1,248 @@
+r"""The evaluator, vectorised over scenarios of the uncertainty model.
+
+For a plan :math:`(r, h, \tau)` and scenarios :math:`s = 1..S` (values of the
+parameters in ``uncertainty.py``), every metric is the evaluator's
+(``costs.py``) on the instance with scenario :math:`s`'s values
+(``uncertainty.apply``), computed for all scenarios at once:
+
+.. math::
+   T^s &= \sum_c \mathrm{amount}_c(r)\, u_c(h)\, \frac{f_{\phi(c)}}{f^s_{\phi(c)}}
+        \qquad (\phi(c) = \text{the rate factor of } c\text{'s family, } \texttt{recipes.RATE\_FACTOR}) \\
+   H^s &= T^s \big(1 + o(w \beta / \beta^s,\ n \lambda^s,\ \tau,\ \rho^s)\big), \qquad
+   \mathrm{wall}^s = \mathrm{lead}(r) + H^s \\
+   q^s, F^s &= \text{the learning curve and forgetting of } r \text{ under scenario } s\text{'s priors, repeat scales and LoRA shares included (}\texttt{learning.py}\text{)} \\
+   \mathrm{cost}^s &= \texttt{costs.cost\_breakdown\_usd}(n\, p^s_g, H^s, \mathrm{wall}^s, F^s)
+
+Component times are exactly proportional to the inverse of their rate
+factor (``tests/test_scenarios.py`` checks every family), and the
+checkpoint write time to the inverse of the write bandwidth, so the scaling
+above is exact, not a linearisation. Each metric is also split into a part
+that depends on the recipe alone and a part per (hardware, interval) and
+rate family (``coefficients``), which is what the chance-constrained MIP
+(``formulation/chance.py``) needs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from planopt.models.cost import learning as lc
+from planopt.models.cost import physics as ph
+from planopt.models.cost.asynchronous import combine, gain_kept
+from planopt.models.cost.retention import RetentionChoice, deep_rollback_share, rollback_share, storage_usd_per_train_hour
+from planopt.models.cost.evaluator import LIMIT_METRIC, Evaluator, cost_breakdown_usd, limit_slack
+from planopt.models.schema.plan import HardwareChoice, Plan, Recipe
+from planopt.models.cost.recipes import EVAL, RATE_FACTOR, family_of
+from planopt.models.cost.stage_outcomes import StagePriors, stage_outcome
+from planopt.models.cost.staged import STAGE_COST_KEYS, check_staged_plan
+from planopt.models.schema.staged_plan import StagedPlan
+from planopt.models.uncertainty.model import Scenarios
+
+METRICS = ("cost_usd", "wall_hours", "quality", "forgetting_points", "gpu_hours")
+RATE_FAMILIES = ("mfu_factor", "decode_factor", None)
+
+
+@dataclass
+class ScenarioMetrics:
+    """One plan's metrics in each scenario (arrays of length S)."""
+
+    cost_usd: np.ndarray
+    wall_hours: np.ndarray
+    quality: np.ndarray
+    forgetting_points: np.ndarray
+    gpu_hours: np.ndarray
+
+    def metric(self, name: str) -> np.ndarray:
+        return getattr(self, name)
+
+
+class ScenarioEvaluator:
+    """Plans of one instance under ``scenarios``; profiles come from one point :class:`Evaluator`."""
+
+    def __init__(self, ev: Evaluator, scenarios: Scenarios):
+        self.ev, self.sc = ev, scenarios
+        self.inst = ev.inst
+        if self.inst.teacher is not None and self.inst.teacher.training is not None:
+            # the teacher job's hours and money move with each scenario's rates and prices: never approximate them
+            raise ValueError("teacher.training: a teacher trained as a stage is not yet combined with scenarios")
+        self._outcomes: dict[Recipe, tuple[np.ndarray, np.ndarray]] = {}
+
+    def value(self, name: str, point: float) -> np.ndarray:
+        """A parameter's values over the scenarios (its point value where the model has no such parameter)."""
+        v = self.sc.values.get(name)
+        return np.full(self.sc.n, float(point)) if v is None else v
+
+    # --- recipe part -------------------------------------------------------------
+    def outcomes(self, r: Recipe) -> tuple[np.ndarray, np.ndarray]:
+        """Quality and forgetting of ``r`` in each scenario."""
+        if r not in self._outcomes:
+            self._outcomes[r] = self._outcomes_of(r)
+        return self._outcomes[r]
+
+    def _prior(self, method: str, field: str) -> np.ndarray:
+        return self.value(f"priors.{method}.{field}", getattr(self.inst.priors.of(method), field))
+
+    def _outcomes_of(self, r: Recipe) -> tuple[np.ndarray, np.ndarray]:
+        inst, task, m = self.inst, self.inst.task, r.method
+        scale, ceiling_share, share = (self._prior(m, f) for f in
+                                       ("signal_scale_samples", "ceiling_share_of_headroom", "forgetting_share_of_baseline"))
+        if m == "sft":
+            examples = r.steps * inst.training.methods["sft"].prompts_per_step
+            repeat = self.value("priors.sft_repeat_scale_epochs", inst.priors.sft_repeat_scale_epochs)
+            effective = lc.sft_effective_examples(examples * r.external_data_share, inst.sft_data.examples_available,
+                                                  r.max_epochs, repeat)
+            q = lc.sft_quality(task, effective, scale, ceiling_share)
+            exponent = self.value("priors.sft_forgetting_mix_exponent", inst.priors.sft_forgetting_mix_exponent)
+            f = lc.sft_forgetting(task, r.external_data_share, examples, share, exponent, inst.priors.sft_forgetting_scale_samples)
+        else:
+            repeat = self.value("priors.prompt_repeat_scale_epochs", inst.priors.prompt_repeat_scale_epochs)
+            q = lc.on_policy_quality(inst, r, scale, ceiling_share, repeat)
+            f = lc.on_policy_forgetting(task, q, lc.on_policy_ceiling(inst, r, ceiling_share), share)
+        if r.lora_rank is not None:
+            gain = self.value(f"priors.lora_gain_share.{m}", getattr(inst.priors.lora_gain_share, m))
+            keep = self.value(f"priors.lora_forgetting_share.{m}", getattr(inst.priors.lora_forgetting_share, m))
+            q, f = lc.lora_outcomes(task.baseline_score, q, f, gain, keep)
+        if r.staleness_steps:  # asynchronous RL keeps (1 - delta)^s of the gain (asynchronous.py)
+            delta = self.value("priors.staleness_gain_loss_per_step", inst.priors.staleness_gain_loss_per_step)
+            q = task.baseline_score + gain_kept(delta, r.staleness_steps) * (q - task.baseline_score)
+        return np.broadcast_to(q, (self.sc.n,)).astype(float), np.broadcast_to(f, (self.sc.n,)).astype(float)
+
+    # --- hardware part -----------------------------------------------------------
+    def rate_scale(self, family: str | None) -> np.ndarray:
+        """Hours at the point rate factor times this give hours in each scenario: f / f^s."""
+        if family is None:
+            return np.ones(self.sc.n)
+        point = getattr(self.inst.efficiency, family)
+        return point / self.value(f"efficiency.{family}", point)
+
+    def hours_by_rate(self, r: Recipe, h: HardwareChoice) -> dict:
+        """Compute hours of ``r`` on ``h`` at the point values, split by rate factor."""
+        out = dict.fromkeys(RATE_FAMILIES, 0.0)
+        for key, hours in self.ev.compute_hours_by_component(r, h).items():
+            out[RATE_FACTOR[family_of(key)]] += hours
+        return out
+
+    def overhead(self, h: HardwareChoice, interval_minutes: float) -> np.ndarray:
+        """:math:`o^s_h(\\tau)`: checkpoint writes and failures in each scenario."""
+        hp, rel = self.ev.hardware(h), self.inst.reliability
+        bw = self.value("reliability.checkpoint_write_gb_per_s_per_node", rel.checkpoint_write_gb_per_s_per_node)
+        write = hp.checkpoint_write_hours * rel.checkpoint_write_gb_per_s_per_node / bw
+        failures = h.total_count * self.value("reliability.failures_per_gpu_hour", rel.failures_per_gpu_hour)
+        restart = self.value("reliability.restart_minutes", rel.restart_minutes) / 60.0
+        return np.asarray(ph.checkpoint_overhead_share(write, failures, interval_minutes / 60.0, restart)
+                          + rollback_share(self.inst, h.count, interval_minutes, restart), dtype=float)
+
+    def gpus_usd_per_hour(self, h: HardwareChoice) -> np.ndarray:
+        """:math:`n\\, p^s_g` (+ :math:`n_r p^s_{g_r}` for separate rollout GPUs): what the plan's GPUs cost per hour in each scenario."""
+        hp = self.ev.hardware(h)
+        price = self.value(f"hardware.{h.gpu}.price_usd_per_gpu_hour", hp.price_usd_per_gpu_hour)
+        if not h.split:
+            return h.count * price
+        # separate rollout GPUs (rollout.py): n_r p^s of their own type too
+        point = (hp.usd_per_hour_of_gpus - h.count * hp.price_usd_per_gpu_hour) / h.rollout_count
+        return h.count * price + h.rollout_count * self.value(f"hardware.{h.rollout_gpu}.price_usd_per_gpu_hour", point)
+
+    # --- whole plans -------------------------------------------------------------
+    def _run(self, r: Recipe, h: HardwareChoice, interval_minutes: float, forgetting,
+             retention: RetentionChoice | None = None) -> tuple[dict, np.ndarray, np.ndarray]:
+        """(cost lines, training hours, wall hours) of ``r`` on ``h`` run alone, in each scenario."""
+        rp = self.ev.recipe(r)
+        # a recipe that does not fit does no work (as in ``Evaluator.metrics``): no hours to price
+        fits = self.ev.hardware(h).fits(r.memory_class)
+        if fits and r.staleness_steps:  # asynchronous RL: each component at its scenario's rate, then overlapped
+            compute = combine({k: v * self.rate_scale(RATE_FACTOR[family_of(k)])
+                               for k, v in self.ev.compute_hours_by_component(r, h).items()})
+        else:
+            by_rate = self.hours_by_rate(r, h) if fits else dict.fromkeys(RATE_FAMILIES, 0.0)
+            compute = sum(hours * self.rate_scale(fam) for fam, hours in by_rate.items())
+        stretch = 1.0 + self.overhead(h, interval_minutes)
+        if retention is not None:  # a fall-back to a milestone (retention.py): the evaluator's order of sums
+            stretch = 1.0 + (self.overhead(h, interval_minutes) + float(deep_rollback_share(self.inst, retention, h.count,
+                                                                                          interval_minutes)))
+        train = compute * stretch
+        wall = rp.lead_hours + train
+        by_component = self.ev.compute_hours_by_component(r, h) if fits else {}
+        evaluation = sum(v for k, v in by_component.items() if family_of(k) == EVAL)
+        eval_train = evaluation * self.rate_scale(RATE_FACTOR[EVAL]) * stretch
+        per_hour = None
+        if retention is not None:  # the recent checkpoints' money at the scenario's failure rate (retention.py)
+            rel = self.inst.reliability
+            failures = self.value("reliability.failures_per_gpu_hour", rel.failures_per_gpu_hour)
+            per_hour = storage_usd_per_train_hour(self.inst, retention, self.ev.hardware(h).checkpoint_gb, h.count,
+                                                  interval_minutes, failures)
+        return (cost_breakdown_usd(self.inst, rp, self.gpus_usd_per_hour(h), train, wall, forgetting, eval_train, per_hour),
+                train, wall)
+
+    def metrics(self, r: Recipe, h: HardwareChoice, interval_minutes: float,
+                retention: RetentionChoice | None = None) -> ScenarioMetrics:
+        quality, forgetting = self.outcomes(r)
+        costs, train, wall = self._run(r, h, interval_minutes, forgetting, retention)
+        return ScenarioMetrics(cost_usd=np.asarray(sum(costs.values()), dtype=float) + np.zeros(self.sc.n),
+                               wall_hours=wall, quality=quality, forgetting_points=forgetting, gpu_hours=h.total_count * train)
+
+    def stage_priors(self, method: str) -> StagePriors:
+        """The priors of a stage of ``method`` in each scenario (``stage_outcomes.StagePriors``)."""
+        inst, point = self.inst, StagePriors.point(self.inst, method)
+        repeat = "sft_repeat_scale_epochs" if method == "sft" else "prompt_repeat_scale_epochs"
+        return StagePriors(self._prior(method, "signal_scale_samples"), self._prior(method, "ceiling_share_of_headroom"),
+                           self._prior(method, "forgetting_share_of_baseline"), self.value(f"priors.{repeat}", point.repeat_scale),
+                           self.value("priors.sft_forgetting_mix_exponent", inst.priors.sft_forgetting_mix_exponent),
+                           self.value(f"priors.lora_gain_share.{method}", point.lora_gain),
+                           self.value(f"priors.lora_forgetting_share.{method}", point.lora_forgetting),
+                           self.value("priors.staleness_gain_loss_per_step", point.staleness_loss))
+
+    def staged_metrics(self, plan: StagedPlan) -> ScenarioMetrics:
+        """A staged plan in each scenario: the stages' hours and money summed, scores chained from stage to
+        stage under the scenario's priors (``staged_costs.py``, ``stage_outcomes.py``)."""
+        inst, n = self.inst, self.sc.n
+        quality = np.full(n, inst.task.baseline_score)
+        forgetting, wall, gpu_hours, money = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
+        for stage in plan.stages:
+            quality, f = stage_outcome(inst, stage.recipe, quality, self.stage_priors(stage.method))
+            forgetting = forgetting + f
+            costs, train, stage_wall = self._run(stage.recipe, stage.hardware, plan.checkpoint_interval_minutes, 0.0,
+                                                 plan.retention)
+            money = money + sum(costs[k] for k in STAGE_COST_KEYS)
+            wall, gpu_hours = wall + stage_wall, gpu_hours + stage.hardware.total_count * train
+        ops = inst.operations
+        cost = money + ops.fixed_usd + ops.usd_per_wall_hour * wall + inst.forgetting_repair_usd_per_point * forgetting
+        return ScenarioMetrics(cost_usd=np.asarray(cost, dtype=float), wall_hours=wall, quality=np.asarray(quality, dtype=float),
+                               forgetting_points=np.asarray(forgetting, dtype=float), gpu_hours=gpu_hours)
+
+    def plan_metrics(self, plan: Plan | StagedPlan) -> ScenarioMetrics:
+        if isinstance(plan, StagedPlan):
+            check_staged_plan(self.ev, plan)
+            return self.staged_metrics(plan)
+        self.ev.check_plan(plan)
+        return self.metrics(plan.recipe, plan.hardware, plan.checkpoint_interval_minutes, plan.retention)
+
+
+def limits_of(inst) -> dict[str, float]:
+    """The limits the instance sets."""
+    c = inst.constraints
+    return {name: getattr(c, name) for name in LIMIT_METRIC if getattr(c, name) is not None}
+
+
+def widened(limit: float, sense: str) -> float:
+    """The loosest value that still meets ``limit`` by the evaluator's rule (``costs.exceeds``)."""
+    return limit + limit_slack(limit) if sense == "<=" else limit - limit_slack(limit)
+
+
+def meets(sm: ScenarioMetrics, limits: dict[str, float]) -> dict[str, np.ndarray]:
+    """Per limit, whether each scenario meets it (the evaluator's tolerance rule, ``costs.limit_slack``)."""
+    out = {}
+    for name, limit in limits.items():
+        metric, sense = LIMIT_METRIC[name]
+        bound = widened(limit, sense)
+        out[name] = sm.metric(metric) <= bound if sense == "<=" else sm.metric(metric) >= bound
+    return out
+
+
+def meets_all(sm: ScenarioMetrics, limits: dict[str, float]) -> np.ndarray:
+    per = meets(sm, limits)
+    ok = np.ones(len(sm.cost_usd), dtype=bool)
+    for v in per.values():
+        ok &= v
+    return ok

@@ -1,0 +1,1 @@
+"""One job: build the plan model, solve it, extract the plan; sensitivity and infeasibility."""

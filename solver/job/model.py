@@ -1,0 +1,380 @@
+"""build -> solve -> extract: one job's MIP, ending in one :class:`SolveResult`.
+
+The steps are separate so that sweeps and frontiers reuse a built model:
+``PlanModel.build`` makes the Pyomo model from the evaluator's coefficients,
+``PlanModel.solve`` runs HiGHS (persistent, so a changed limit only updates a
+right-hand side), and ``PlanModel.extract`` reads the plan and has the
+evaluator compute its metrics.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import pyomo.core as pyo  # not pyomo.environ: its plugins cost every CLI call ~0.3 s unused (BENCHMARKS.md §1)
+from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
+from pyomo.contrib.solver.solvers.highs import Highs
+
+from planopt.models.cost.evaluator import Evaluator, Metrics, exceeds
+from planopt.models.formulation import LIMITS, activate_objective, build, set_limits
+from planopt.models.formulation.big_m import big_m_breaches
+from planopt.models.formulation.limits import SEARCH_WIDTH_SLACKS, set_row_width
+from planopt.models.formulation.start import mip_start
+from planopt.models.schema.plan import Plan
+from planopt.models.schema.instance import Instance
+from planopt.models.schema.staged_plan import plan_json
+
+from planopt.messages import shorten
+from planopt.errors import InputError
+from planopt.verbosity import note, solver_log_streams
+
+# HiGHS settings: the gap is closed to 1e-9 so "optimal" means optimal to the
+# tests' 1e-6; feasibility tolerances match the evaluator's limit tolerance.
+# Presolve is off: HiGHS 1.16's presolve was seen to return a plan 5e-4 worse
+# than optimal, reported as optimal, when a limit sat just off another plan's
+# value (where ε-constraints and sweeps put limits); these models are small
+# enough that presolve buys nothing measurable (BENCHMARKS.md).
+RELATIVE_GAP = 1e-9
+FEASIBILITY_TOLERANCE = 1e-9
+# Plans whose first objective lies within this relative distance of the best
+# count as tied and are told apart by cost (the oracle uses the same rule).
+TIE_BREAK_RELATIVE = 1e-7
+# A solver never writes to stdout (it would corrupt `--json`): its log, including
+# HiGHS's warnings about huge bounds, is off, or under `-v` sent to stderr
+# (Pyomo captures the solver's stdout and tees it to the streams given).
+DEFAULT_SOLVER = "highs"
+# of the JSON output of solve and evaluate (schema: result_schema.py); bumped when a key changes meaning or goes away
+RESULT_VERSION = "2.1"  # 2.0: the plan is {student, stages: [...], checkpoint_interval_minutes, retention} (issue 12); 2.1: a stage's rollout may be {gpu, gpu_count}
+# Short names for the persistent interfaces Pyomo registers (pyomo.contrib.solver).
+SOLVER_ALIASES = {"scip": "scip_persistent", "gurobi": "gurobi_persistent"}
+# `solve` searches with limit rows wider than the evaluator's rule (formulation/
+# limits.py, SEARCH_WIDTH_SLACKS), so a returned plan may break a limit by the
+# rule (costs.exceeds): it is then cut off and the model re-solved. Only plans
+# within 1e-6 relative past a budget or deadline can need a cut (the recipe
+# fixing applies the rule to quality and forgetting exactly); this bounds them.
+MAX_TOLERANCE_CUTS = 50
+
+
+class HighsWithStart(Highs):
+    """Pyomo's persistent HiGHS, handing HiGHS a MIP start just before each run.
+
+    ``start`` (a callable returning ``[(var, value), ...]`` or None) is asked
+    after Pyomo has pushed its updates, because an update (a changed limit)
+    makes HiGHS drop a start set before it. Columns it leaves out are 0. HiGHS
+    checks the start and discards it when it is infeasible; it only ever gives
+    an incumbent, so the proven optimum is unchanged.
+    """
+
+    start = None
+
+    def _solve(self):
+        values = self.start() if self.start is not None else None
+        if values:
+            import numpy as np
+            from highspy import HighsSolution
+            try:  # Pyomo's column map is private: without it, solve without a start
+                column = self._pyomo_var_to_solver_var_map
+                full = np.zeros(len(column))
+                for var, value in values:
+                    full[column[id(var)]] = value
+            except (AttributeError, KeyError):
+                full = None
+            if full is not None:
+                solution = HighsSolution()
+                solution.col_value = full.tolist()
+                solution.value_valid = True
+                # HiGHS prints a warning to stdout when it rejects a start (`--json` must stay one object):
+                # quiet while it is handed over; the run's own options, set next, say what it may print
+                self._solver_model.setOptionValue("output_flag", False)
+                self._solver_model.setSolution(solution)
+        return super()._solve()
+
+
+def run_highs(solver: Highs, model: pyo.ConcreteModel, time_limit: float | None):
+    """One HiGHS solve with the project's settings (above); solutions are loaded by the caller."""
+    log = solver_log_streams()
+    return solver.solve(
+        model, load_solutions=False, raise_exception_on_nonoptimal_result=False,
+        time_limit=time_limit, rel_gap=RELATIVE_GAP, abs_gap=0.0, tee=log,
+        solver_options={"mip_feasibility_tolerance": FEASIBILITY_TOLERANCE,
+                        "primal_feasibility_tolerance": FEASIBILITY_TOLERANCE,
+                        "random_seed": 0, "threads": 1, "presolve": "off",
+                        "output_flag": bool(log), "log_to_console": bool(log)})
+
+
+def make_solver(name: str = DEFAULT_SOLVER, label: str = "solver"):
+    """The solver interface named ``name``: HiGHS (persistent, with the MIP start), or any MIP solver
+    Pyomo's solver interfaces drive (``scip``, ``gurobi``, ...); InputError naming ``label`` (the
+    argument or flag) when unknown or not installed."""
+    if name == DEFAULT_SOLVER:
+        return HighsWithStart()
+    import pyomo.environ  # noqa: F401  (registers Pyomo's solver interfaces; the HiGHS path does without them)
+    from pyomo.contrib.solver.common.factory import SolverFactory
+    key = SOLVER_ALIASES.get(name, name) if isinstance(name, str) else None
+    if key not in SolverFactory:
+        known = sorted({DEFAULT_SOLVER, *SOLVER_ALIASES, *SolverFactory})
+        raise InputError(f"{label}: unknown solver {shorten(repr(name))}; expected one of {', '.join(known)}")
+    solver = SolverFactory(key)
+    available = solver.available()
+    if not available:
+        raise InputError(f"{label}: {name} is not available here ({available}); install it "
+                         f"(scip: `pip install pyscipopt`), or use the default, {DEFAULT_SOLVER}")
+    return solver
+
+
+def run_solver(solver, model: pyo.ConcreteModel, time_limit: float | None):
+    """One solve: HiGHS with the project's settings, another solver with the same gap and time limit."""
+    if isinstance(solver, Highs):
+        return run_highs(solver, model, time_limit)
+    return solver.solve(model, load_solutions=False, raise_exception_on_nonoptimal_result=False,
+                        time_limit=time_limit, rel_gap=RELATIVE_GAP, abs_gap=0.0, tee=solver_log_streams())
+
+
+def drop_constant_rows(model: pyo.ConcreteModel) -> None:
+    """Deactivate rows without variables (``0 == 0`` where an option has no work of a kind): HiGHS skips
+    them, Pyomo's SCIP interface cannot pass them on. A constant row that does not hold makes the model
+    infeasible; it is kept, so the solver says so."""
+    from pyomo.core.expr.visitor import identify_variables
+    for con in model.component_data_objects(pyo.Constraint, active=True):
+        if next(identify_variables(con.body), None) is None:
+            value = pyo.value(con.body)
+            lower, upper = pyo.value(con.lower), pyo.value(con.upper)
+            if (lower is None or value >= lower) and (upper is None or value <= upper):
+                con.deactivate()
+
+
+@dataclass
+class SolveResult:
+    status: str                      # optimal | infeasible | time_limit | error
+    objective: str
+    plan: Optional[Plan] = None
+    metrics: Optional[Metrics] = None
+    mip_values: dict[str, float] = field(default_factory=dict)
+    gap: Optional[float] = None
+    build_seconds: float = 0.0
+    solve_seconds: float = 0.0
+    message: str = ""
+    big_m_breaches: list[str] = field(default_factory=list)
+    binding: list[dict[str, Any]] = field(default_factory=list)
+    relaxations: list[dict[str, Any]] = field(default_factory=list)
+    risk: Optional[dict[str, Any]] = None  # scenarios of the uncertainty model (``planopt.uncertainty.risk``, ``planopt.uncertainty.chance``)
+    student: Optional[str] = None    # the student the plan trains (``plan.student`` of the JSON)
+
+    @property
+    def has_plan(self) -> bool:
+        return self.plan is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"version": RESULT_VERSION, "status": self.status, "objective": self.objective, "gap": self.gap,
+                               "plan": plan_json(self.plan, self.student) if self.plan else None,
+                               "metrics": self.metrics.summary() if self.metrics else None,
+                               "cost_breakdown_usd": self.metrics.cost_breakdown_usd if self.metrics else None,
+                               "hours_breakdown": self.metrics.hours_breakdown if self.metrics else None,
+                               "build_seconds": self.build_seconds, "solve_seconds": self.solve_seconds}
+        if self.binding:
+            out["binding"] = self.binding
+        if self.status == "infeasible":
+            out["relaxations"] = self.relaxations
+            out["message"] = self.message
+        if self.risk is not None:
+            out["risk"] = self.risk
+        return out
+
+
+class PlanModel:
+    """A built MIP for one instance, re-solvable under changed limits and objectives.
+
+    ``PlanModel(inst)`` of an instance whose plans may run several stages
+    (``training.stage_sequences``) is a ``staged_run.StagedPlanModel``, and of one that lists
+    ``candidate_students`` a ``candidate_run.CandidatePlanModel``: every caller (solve,
+    frontiers, sweeps, the service) gets the right model without asking for it."""
+
+    def __new__(cls, inst: Instance, *args, **kwargs):
+        if cls is PlanModel and inst.training.staged:
+            from planopt.job.staged import StagedPlanModel
+            return super().__new__(StagedPlanModel)
+        if cls is PlanModel and inst.candidate_students:
+            from planopt.job.candidates import CandidatePlanModel
+            return super().__new__(CandidatePlanModel)
+        return super().__new__(cls)
+
+    def __init__(self, inst: Instance, evaluator: Evaluator | None = None, solver: str = DEFAULT_SOLVER):
+        from planopt.job.plan_space import check_model_size
+        check_model_size(inst)  # refuse a model over the memory cap before listing a single recipe
+        self.inst = inst
+        self.evaluator = evaluator or Evaluator(inst)
+        self.solver = make_solver(solver)  # before the build: an unknown solver is an input error, found at once
+        start = time.perf_counter()
+        self.model, self.data = self._build()
+        self.build_seconds = time.perf_counter() - start
+        note(f"model built in {self.build_seconds:.3f} s")
+        start_values = self._mip_start()
+        if self.model is not None and isinstance(self.solver, HighsWithStart) and start_values is not None:
+            self.solver.start = start_values
+        elif self.model is not None:
+            drop_constant_rows(self.model)
+        # the limits the MIP bounds (constraints.confidence is a chance-constrained solve's, see chance.py)
+        self.limits = {k: v for k, v in inst.constraints.model_dump().items() if k in LIMITS}
+        self.objective = inst.objective
+
+    def _build(self):
+        """(Pyomo model or None, its data): the one-job formulation (staged and candidate models override it)."""
+        return build(self.evaluator)
+
+    def _mip_start(self):
+        """A callable giving HiGHS a MIP start, or None: from the per-recipe floors (formulation/start.py).
+        None with a retention block: the floors' start does not set the retention option."""
+        if self.inst.retention is not None:
+            return None
+        return lambda: mip_start(self.model, self.data)
+
+    def set_limits(self, **values: Optional[float]) -> None:
+        """Change limits (None removes one); the model is not rebuilt."""
+        unknown = set(values) - set(LIMITS)
+        if unknown:
+            raise KeyError(f"unknown limit {sorted(unknown)[0]}")
+        self.limits.update(values)
+        if self.model is not None:
+            set_limits(self.model, values)
+
+    def set_objective(self, name: str) -> None:
+        self.objective = name
+        if self.model is not None:
+            activate_objective(self.model, name)
+
+    def _run(self, time_limit: float | None):
+        start = time.perf_counter()
+        try:
+            return run_solver(self.solver, self.model, time_limit)
+        finally:
+            note(f"solver run: {time.perf_counter() - start:.3f} s")
+
+    def solve(self, time_limit: float | None = None) -> SolveResult:
+        """Solve; every plan returned meets the limits by the evaluator's rule (see MAX_TOLERANCE_CUTS)."""
+        if self.model is None:
+            return self._solve_once(time_limit)
+        resting_width = set_row_width(self.model, SEARCH_WIDTH_SLACKS)
+        try:
+            for _ in range(MAX_TOLERANCE_CUTS):
+                result = self._solve_once(time_limit)
+                if result.metrics is None or not self.broken_limits(result.metrics):
+                    return result
+                self._cut_off_last_plan()
+            result.status, result.message = "error", "the solver kept returning plans that break a limit by its tolerance"
+            return result
+        finally:
+            if hasattr(self.model, "tolerance_cuts"):
+                self.model.del_component(self.model.tolerance_cuts)
+            set_row_width(self.model, resting_width)
+
+    def broken_limits(self, metrics: Metrics) -> list[str]:
+        """The model's current limits (``self.limits``, which sweeps change) that ``metrics`` break, by the evaluator's rule."""
+        return [name for name, (expr, sense) in LIMITS.items()
+                if self.limits.get(name) is not None and exceeds(getattr(metrics, expr), self.limits[name], sense)]
+
+    def _cut_off_last_plan(self) -> None:
+        """Forbid the (recipe, hardware, interval) just extracted: a no-good cut on the three one-hot choices."""
+        m = self.model
+        if not hasattr(m, "tolerance_cuts"):
+            m.tolerance_cuts = pyo.ConstraintList()
+        r, h, t, k = self._chosen
+        if k is None:
+            m.tolerance_cuts.add(m.recipe_chosen[r] + m.hardware_chosen[h] + m.interval_chosen[t] <= 2)
+        else:  # with a retention option, the plan is four one-hot choices
+            m.tolerance_cuts.add(m.recipe_chosen[r] + m.hardware_chosen[h] + m.interval_chosen[t]
+                                 + m.retention_chosen[k] <= 3)
+
+    def _solve_once(self, time_limit: float | None) -> SolveResult:
+        if self.model is None:
+            why = "no training recipe" if not self.data.recipes else "no (GPU, count) option that holds any recipe in memory"
+            hint = lora_memory_hint(self.inst) if self.data.recipes else None
+            return SolveResult("infeasible", self.objective, build_seconds=self.build_seconds,
+                               message=f"the instance has {why}" + (f"; {hint}" if hint else ""))
+        start = time.perf_counter()
+        res = self._run(time_limit)
+        status = _status(res)
+        if status == "optimal" and self.objective != "cost":
+            res, status = self._tie_break_by_cost(res, time_limit)
+        seconds = time.perf_counter() - start
+        result = SolveResult(status, self.objective, build_seconds=self.build_seconds, solve_seconds=seconds)
+        if res.solution_status in (SolutionStatus.optimal, SolutionStatus.feasible) and status != "infeasible":
+            res.solution_loader.load_vars()
+            self.extract(result)
+            inc, bound = res.incumbent_objective, res.objective_bound
+            if inc is not None and bound is not None:
+                result.gap = abs(inc - bound) / max(1e-9, abs(inc)) if status != "optimal" else 0.0
+            elif status == "optimal":
+                result.gap = 0.0
+        elif status == "infeasible":
+            result.message = "no plan satisfies every limit"
+        return result
+
+    def _tie_break_by_cost(self, res, time_limit):
+        """Second, lexicographic solve: the cheapest plan among those optimal for the first objective."""
+        expr, sense = {"quality": (self.model.quality, ">="), "time": (self.model.wall_hours, "<="),
+                       "forgetting": (self.model.forgetting_points, "<=")}[self.objective]
+        best = res.incumbent_objective
+        slack = TIE_BREAK_RELATIVE * max(1.0, abs(best))
+        self.model.tie_break = pyo.Constraint(expr=expr >= best - slack if sense == ">=" else expr <= best + slack)
+        primary = self.objective
+        activate_objective(self.model, "cost")
+        try:
+            res2 = self._run(time_limit)
+        finally:
+            self.model.del_component(self.model.tie_break)
+            activate_objective(self.model, primary)
+        status2 = _status(res2)
+        if status2 in ("optimal", "time_limit"):
+            return res2, status2
+        return self._run(time_limit), "optimal"  # the tie-break failed numerically: keep the first optimum
+
+    def extract(self, result: SolveResult) -> None:
+        m, data = self.model, self.data
+        r = next(i for i in m.R if pyo.value(m.recipe_chosen[i]) > 0.5)
+        h = next(i for i in m.H if pyo.value(m.hardware_chosen[i]) > 0.5)
+        t = next(i for i in m.I if pyo.value(m.interval_chosen[i]) > 0.5)
+        k = next((i for i in m.RET if pyo.value(m.retention_chosen[i]) > 0.5), None) if hasattr(m, "RET") else None
+        self._chosen = (r, h, t, k)
+        recipe, hardware, interval = data.recipes[r], data.hardware[h], data.intervals[t]
+        keep = None if k is None else self.evaluator.retention_options()[k]
+        result.plan = Plan.of(recipe, hardware, interval, keep)
+        result.student = self.inst.student.preset
+        result.metrics = self.evaluator.metrics(recipe, hardware, interval, keep)
+        result.mip_values = {k: pyo.value(getattr(m, k)) for k in ("cost_usd", "wall_hours", "quality", "forgetting_points")}
+        result.big_m_breaches = big_m_breaches(data, recipe, hardware)
+
+
+def _status(res) -> str:
+    tc = res.termination_condition
+    if tc == TerminationCondition.convergenceCriteriaSatisfied:
+        return "optimal"
+    if tc in (TerminationCondition.provenInfeasible, TerminationCondition.infeasibleOrUnbounded):
+        return "infeasible"
+    if tc == TerminationCondition.maxTimeLimit:
+        return "time_limit"
+    return "error"
+
+
+def solve(inst: Instance, time_limit: float | None = None, solver: str = DEFAULT_SOLVER) -> SolveResult:
+    """Build and solve one job with ``solver`` (HiGHS by default); the plan's metrics come from the evaluator."""
+    return PlanModel(inst, solver=solver).solve(time_limit)
+
+
+def lora_memory_hint(inst) -> str | None:
+    """When no (GPU, count) holds any full-weight recipe and the instance offers no LoRA, say which
+    choices a LoRA adapter at its smallest offered rank would fit (frozen bf16 weights and the
+    adapter's Adam state, ``physics.train_memory_bytes_per_gpu``); None otherwise."""
+    if "lora" in inst.training.adapter_options:
+        return None
+    from planopt.models.cost.evaluator import Evaluator
+    rank = min(inst.training.lora_rank_options)
+    trial = inst.model_copy(update={"training": inst.training.model_copy(update={"adapter_options": ["lora"],
+                                                                                 "lora_rank_options": [rank]})})
+    ev = Evaluator(trial)
+    fit = [h for h in ev.space()[1] if any(ev.hardware(h).fits(k) for k in ev.memory_classes())]
+    if not fit:
+        return None
+    shown = ", ".join(f"{h.count} × {h.gpu}" for h in fit[:3]) + (" …" if len(fit) > 3 else "")
+    return f"with training.adapter_options [\"full\", \"lora\"] a rank-{rank} LoRA adapter fits on {shown}"

@@ -1,0 +1,243 @@
+r"""The size of an instance's plan space and of its MIP, counted from the options without building anything.
+
+A plan is a recipe, a hardware choice and a checkpoint interval, so
+
+.. math::
+   |\mathrm{plans}| = R \cdot H \cdot I, \qquad
+   R = A \sum_{m} |\mathrm{steps}_m| \cdot
+       \begin{cases} |\mathrm{mixes}| \cdot |\mathrm{epochs}| & m = \mathrm{sft} \\
+                     S \cdot |\mathrm{staleness}| & m = \mathrm{rl} \\
+                     S \cdot |\mathrm{precisions}| & m = \mathrm{opd} \end{cases}, \qquad
+   S = \begin{cases} \binom{k + p - 1}{p} & \text{taper only (non-increasing schedules)} \\
+                     k^{p} & \text{otherwise} \end{cases}
+
+with :math:`k` samples-per-prompt options over :math:`p` phases, :math:`A` the
+adapters (full weights and/or each LoRA rank), :math:`H` the (GPU type, count,
+adapter) triples within availability and with a price (:math:`A` per pair), each
+also with every separate rollout (GPU type, count) of ``hardware.rollout_gpus``
+(:math:`H = A \cdot G (1 + G_r)` for :math:`G` training and :math:`G_r` rollout
+choices, less the pairs of two vendors or of one type whose sum is over its availability),
+:math:`I` the checkpoint intervals. With a teacher trained as a stage (``teacher.training``) each OPD
+recipe is offered once per teacher plan of the (cost, wall) Pareto set (``teacher_training.py``). These are the counts of ``recipes.enumerate_recipes`` and
+``hardware.hardware_options`` (``tests/test_plan_space.py`` holds them equal),
+computed in microseconds even when the lists would not fit in memory.
+
+The MIP never lists plans: it has one binary per recipe and per hardware
+choice, and per-hardware work and interval variables. Its memory is estimated as
+
+.. math::
+   M \approx M_0 + R \cdot m_R + H \cdot m_H + R \cdot H \cdot m_{RH}
+
+(coefficients below, measured) and ``solve`` refuses, before building anything,
+an instance whose estimate is over :data:`MAX_MODEL_MIB`, naming the option
+whose reduction to one value would shrink the model most.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from planopt.models.cost.hardware import price_usd_per_gpu_hour
+from planopt.models.schema.instance import Instance
+from planopt.models.cost.retention import retention_options
+
+from planopt.errors import InputError
+
+# Memory of the built and solved model: peak RSS of `planopt solve FILE --no-sensitivity` on edits of
+# qwen3-8b-math.json, BENCHMARKS.md §1 "Model memory by plan-space size" (benchmarks/model_memory.py,
+# 2026-11-30, two runs): 1,000 and 4,000 counts of one GPU type cost 85-95 KiB per hardware choice above the
+# instance as shipped; 5 and 6 phases of 4 samples-per-prompt options without taper_only (16,393 and 65,545
+# recipes) 3.8-4.1 KiB per recipe; the fit of §1's scale ladder (bench_scale.py, 10^6-10^8 plans) leaves about
+# 14 bytes per recipe × hardware pair (the [recipe, hardware] coefficient arrays of formulation/data.py).
+BASELINE_MIB = 74                # `planopt solve qwen3-8b-math.json --no-sensitivity`: imports, instance, small model
+MODEL_KIB_PER_RECIPE = 4.5       # rounded up from 3.8-4.1
+MODEL_KIB_PER_HARDWARE = 95      # the largest of 85-95
+MODEL_BYTES_PER_PAIR = 14
+# A staged model (formulation/staged.py) holds one pair variable per allowed (first-stage recipe, second-stage
+# option): peak RSS of building the model of qwen3-32b-sft-then-rl.json with 2, 5 and 8 SFT step options
+# (1,572, 9,558 and 25,893 pairs) grew by 33.1 MiB over 24,321 pairs, 1.39 KiB each (2026-12-01, by hand,
+# `resource.getrusage` after `PlanModel(inst)`); rounded up. Each stage slot also holds its recipes again.
+MODEL_KIB_PER_STAGE_PAIR = 1.5
+# The cap: 2.5× the largest model benchmarked (204 MiB at 10^8 plans, BENCHMARKS.md §1). Near it a solve
+# already takes about a minute on the benchmark machine (4,000 GPU counts: 33-44 s, 411 MiB, without the
+# sensitivity re-solves); beyond it the build alone runs for minutes, so the user hears why up front.
+MAX_MODEL_MIB = 512
+
+
+@dataclass(frozen=True)
+class PlanSpace:
+    """Counts of an instance's options, and what each option multiplies in."""
+
+    recipes: int
+    hardware: int
+    intervals: int
+    # option (a field path) -> the number of values it offers
+    options: dict[str, int] = field(default_factory=dict)
+    # option -> estimated model MiB if it offered a single value
+    model_mib_without: dict[str, float] = field(default_factory=dict)
+    stage_pairs: int = 0        # a staged model's (first-stage recipe, second-stage option) pairs
+    other_students_mib: float = 0.0   # with candidate_students: the other students' blocks
+    retention: int = 1          # retention options (keep_last × tiers of a ``retention`` block; 1 without one)
+
+    @property
+    def plans(self) -> int:
+        return self.recipes * self.hardware * self.intervals * self.retention
+
+    @property
+    def model_mib(self) -> float:
+        return model_mib(self.recipes, self.hardware, self.stage_pairs) + self.other_students_mib
+
+    @property
+    def dominant(self) -> str | None:
+        """The option whose reduction to one value shrinks the estimated model most (None: no option has two)."""
+        candidates = {k: v for k, v in self.model_mib_without.items() if self.options.get(k, 1) > 1}
+        return min(candidates, key=candidates.get) if candidates else None
+
+    def describe(self) -> str:
+        """The arithmetic, for people: ``R recipes × H hardware options × I intervals = N plans``."""
+        if self.stage_pairs:
+            return (f"{self.recipes:,} stage recipes over the stage slots, {self.hardware:,} hardware options per stage, "
+                    f"{self.stage_pairs:,} pairs of first and second stages")
+        retention = f" × {self.retention:,} retention options" if self.retention > 1 else ""
+        return (f"{self.recipes:,} recipes × {self.hardware:,} hardware options × {self.intervals:,} "
+                f"checkpoint intervals{retention} = {self.plans:,} plans")
+
+
+def model_mib(recipes: int, hardware: int, stage_pairs: int = 0) -> float:
+    """Estimated peak memory of building and solving the MIP, MiB (module docstring; a staged model's pairs too)."""
+    return (BASELINE_MIB + recipes * MODEL_KIB_PER_RECIPE / 1024 + hardware * MODEL_KIB_PER_HARDWARE / 1024
+            + recipes * hardware * MODEL_BYTES_PER_PAIR / 2**20 + stage_pairs * MODEL_KIB_PER_STAGE_PAIR / 1024)
+
+
+def schedule_count(options: int, phases: int, taper_only: bool) -> int:
+    """Sampling schedules: non-increasing sequences of ``phases`` values from ``options`` (multisets), or all."""
+    return math.comb(options + phases - 1, phases) if taper_only else options ** phases
+
+
+def _option_counts(inst: Instance) -> dict[str, int]:
+    """Every option list that multiplies the space, with its number of distinct usable values."""
+    t = inst.training
+    counts: dict[str, int] = {f"training.methods.{m}.steps_options": len(set(o.steps_options)) for m, o in t.methods.items()}
+    if any(m != "sft" for m in t.methods):
+        counts["training.samples_per_prompt_options"] = len(set(t.samples_per_prompt_options))
+        counts["training.phases"] = t.phases
+    if "opd" in t.methods:
+        counts["teacher.precision_options"] = len(set(inst.teacher.precision_options))
+        if inst.teacher.training is not None:  # each OPD recipe once per Pareto teacher plan (teacher_training.py)
+            from planopt.models.cost.recipes import teacher_plans
+            counts["teacher.training"] = len(teacher_plans(inst))
+    if "rl" in t.methods:
+        counts["training.staleness_steps_options"] = len(set(t.staleness_steps_options))
+    counts["training.adapter_options"] = len(set(t.adapter_options))
+    if "lora" in t.adapter_options:
+        counts["training.lora_rank_options"] = len(set(t.lora_rank_options))
+    if "sft" in t.methods:
+        counts["sft_data.external_data_share_options"] = len(set(inst.sft_data.external_data_share_options))
+        counts["sft_data.max_epochs_options"] = len(set(inst.sft_data.max_epochs_options))
+    for n, option in enumerate(inst.hardware.gpus):
+        usable = 0
+        if price_usd_per_gpu_hour(inst, option) is not None:  # a GPU with no price in the tier is left out
+            usable = sum(1 for c in set(option.counts) if option.available_gpus is None or c <= option.available_gpus)
+        counts[f"hardware.gpus.{n}.counts"] = usable
+    for n, option in enumerate(inst.hardware.rollout_gpus):
+        usable = 0
+        if price_usd_per_gpu_hour(inst, option) is not None:
+            usable = sum(1 for c in set(option.counts) if option.available_gpus is None or c <= option.available_gpus)
+        counts[f"hardware.rollout_gpus.{n}.counts"] = usable
+    counts["checkpointing.interval_minutes_options"] = len(set(inst.checkpointing.interval_minutes_options))
+    return counts
+
+
+def _pairs_not_allowed(inst: Instance) -> int:
+    """(training, rollout) choices that may not pair: of two vendors, or of one GPU type on both sides
+    whose sum exceeds the training entry's ``available_gpus`` (``rollout.pair_allowed`` leaves them out)."""
+    from planopt.models.cost.rollout import pair_allowed, rollout_choices
+    rollouts = rollout_choices(inst, price_usd_per_gpu_hour)
+    out = 0
+    for o in inst.hardware.gpus:
+        if price_usd_per_gpu_hour(inst, o) is None:
+            continue
+        for n in set(o.counts):
+            if o.available_gpus is None or n <= o.available_gpus:
+                out += sum(not pair_allowed(inst, o.key, n, g, k) for g, k in rollouts)
+    return out
+
+
+def _sizes(inst: Instance, counts: dict[str, int], exact: bool = True) -> tuple[int, int, int, int]:
+    """(recipes the model holds, hardware choices, intervals, stage pairs): the methods of one-stage sequences
+    (``recipes.enumerate_recipes``); a staged model holds each slot's recipes and its pairs (``staged_data``)."""
+    t = inst.training
+    schedules = (schedule_count(counts["training.samples_per_prompt_options"], counts["training.phases"], t.taper_only)
+                 if "training.phases" in counts else 0)
+    adapters = _adapters(inst, counts)
+    per_method = {}
+    for m in t.methods:
+        steps = counts[f"training.methods.{m}.steps_options"]
+        if m == "sft":
+            per_method[m] = steps * counts["sft_data.external_data_share_options"] * counts["sft_data.max_epochs_options"]
+        elif m == "rl":
+            per_method[m] = steps * schedules * counts["training.staleness_steps_options"]
+        else:
+            per_method[m] = steps * schedules * counts["teacher.precision_options"] * counts.get("teacher.training", 1)
+        per_method[m] *= adapters
+    sequences = t.sequences()
+    slots = [{q[s] for q in sequences if len(q) > s} for s in range(max(len(q) for q in sequences))]
+    recipes = sum(per_method[m] for methods in slots for m in methods)
+    follows = {(q[0], q[1] if len(q) > 1 else None) for q in sequences} if len(slots) > 1 else set()
+    pairs = sum(per_method[a] * (1 if b is None else per_method[b]) for a, b in follows)
+    # each training choice colocated, and with each separate rollout choice (``rollout.py``); ``exact``: less the
+    # pairs that may not pair (two vendors, or over a shared type's availability; the what-if sizes skip it)
+    training = sum(v for k, v in counts.items() if k.startswith("hardware.gpus."))
+    rollouts = sum(v for k, v in counts.items() if k.startswith("hardware.rollout_gpus."))
+    hardware = training * (1 + rollouts) - (_pairs_not_allowed(inst) if exact and rollouts else 0)
+    return recipes, hardware * adapters, counts["checkpointing.interval_minutes_options"], pairs
+
+
+def _adapters(inst: Instance, counts: dict[str, int]) -> int:
+    """Adapters a plan may choose (``recipes.adapter_ranks``): full weights and/or each LoRA rank; both the
+    recipes and the hardware choices are per adapter. One adapter option left: the first one the instance lists."""
+    kinds = list(dict.fromkeys(inst.training.adapter_options))[:counts["training.adapter_options"]]
+    return ("full" in kinds) + (counts.get("training.lora_rank_options", 0) if "lora" in kinds else 0)
+
+
+def plan_space(inst: Instance) -> PlanSpace:
+    """The instance's plan-space size, and the estimated model size with each option cut to one value."""
+    if inst.candidate_students:  # one block per student: the sum of their models over one baseline
+        spaces = [plan_space(inst.for_student(name)) for name in inst.student_names()]
+        first = spaces[0]
+        extra = sum(s.model_mib - BASELINE_MIB for s in spaces[1:])
+        return PlanSpace(first.recipes, first.hardware, first.intervals, first.options,
+                         {k: v + extra for k, v in first.model_mib_without.items()}, first.stage_pairs, extra)
+    counts = _option_counts(inst)
+    recipes, hardware, intervals, pairs = _sizes(inst, counts)
+    without = {}
+    for key, n in counts.items():
+        if n > 1:
+            r, h, _, p = _sizes(inst, {**counts, key: 1}, exact=False)
+            without[key] = model_mib(r, h, p)
+    # the retention one-hot adds a few rows per (hardware, interval) pair, not per recipe: left out of the memory estimate
+    return PlanSpace(recipes, hardware, intervals, counts, without, pairs, retention=max(1, len(retention_options(inst))))
+
+
+def check_model_size(inst: Instance, cap_mib: float = MAX_MODEL_MIB) -> PlanSpace:
+    """The plan space, if the model fits under ``cap_mib``; else an InputError naming the option that blows it up."""
+    space = plan_space(inst)
+    if space.model_mib <= cap_mib:
+        return space
+    key = space.dominant
+    why = ""
+    if key is not None:
+        n = space.options[key]
+        if key in ("training.phases", "training.samples_per_prompt_options"):
+            t = inst.training
+            k = space.options["training.samples_per_prompt_options"]
+            schedules = schedule_count(k, t.phases, t.taper_only)
+            what = (f"{k} samples_per_prompt_options over {t.phases} phases"
+                    + ("" if t.taper_only else " without taper_only") + f" give {schedules:,} sampling schedules")
+        else:
+            what = f"{n:,} values"
+        why = (f"; most of it comes from {key} ({what}): one value would bring it to about "
+               f"{space.model_mib_without[key]:,.0f} MiB")
+    raise InputError(f"{key or 'instance'}: {space.describe()}; the model would need about {space.model_mib:,.0f} MiB, "
+                     f"over the cap of {cap_mib:,.0f} MiB{why}")

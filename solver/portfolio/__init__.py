@@ -1,0 +1,1 @@
+"""Portfolios and procurement: many jobs sharing reserved, on-demand and spot GPUs."""

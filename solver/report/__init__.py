@@ -1,0 +1,1 @@
+"""How results are shown: text and tables for people, JSON shapes and plots."""

@@ -1,0 +1,173 @@
+"""The published shape of a single-job result (``planopt solve JOB --json``, ``planopt evaluate JOB PLAN --json``).
+
+``planopt schema --kind result`` prints this JSON Schema, so that a system that embeds planopt can
+rely on the keys: ``version`` says which shape it is (``RESULT_VERSION`` in ``run.py``; bumped when
+a key changes meaning or goes away; new keys may appear within a version). A solve prints a
+:class:`SolveResultSchema`, an evaluation an :class:`EvaluateResultSchema`; the published schema
+is either (``anyOf``). ``tests/test_result_schema.py`` validates real outputs of every shipped
+instance against these models, so the schema cannot drift from them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field, RootModel
+
+from planopt.job.model import RESULT_VERSION
+
+
+class _Closed(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class RolloutOut(_Closed):
+    """Separate rollout hardware: the GPUs generation runs on, apart from the stage's training GPUs."""
+
+    gpu: str
+    gpu_count: int
+
+
+class TeacherTrainingOut(_Closed):
+    """The teacher's own one-stage plan, when the teacher does not exist yet and is trained as a stage
+    (``teacher.training``, ``models/cost/teacher_training.py``); its cost and wall hours are in the OPD stage's
+    data cost and lead time."""
+
+    method: Literal["sft", "rl"]
+    steps: int
+    samples_per_prompt: list[int]
+    teacher_precision: None = None
+    external_data_share: Optional[float]
+    max_epochs: Optional[int]
+    adapter: Literal["full", "lora"]
+    lora_rank: Optional[int]
+    gpu: str
+    gpu_count: int
+    checkpoint_interval_minutes: float
+    cpu_offload: bool = False
+    rollout: Optional[RolloutOut] = None
+    staleness_steps: int = Field(0, ge=0)
+    retention: Optional["RetentionOut"] = None
+
+
+class StageOut(_Closed):
+    """One stage of a plan: its recipe and the hardware it runs on."""
+
+    method: Literal["sft", "rl", "opd"]
+    steps: int
+    samples_per_prompt: list[int] = Field(description="samples per prompt in each phase (RL, OPD); empty for SFT")
+    teacher_precision: Optional[str]
+    external_data_share: Optional[float]
+    max_epochs: Optional[int]
+    adapter: Literal["full", "lora"]
+    lora_rank: Optional[int]
+    cpu_offload: bool = Field(description="training state (parameters, gradients, optimiser) offloaded to host memory")
+    gpu: str
+    gpu_count: int
+    rollout: Optional[RolloutOut] = Field(description="separate rollout hardware (version 2.1), or null: generation "
+                                                      "runs on the stage's own GPUs")
+    staleness_steps: int = Field(ge=0, description="asynchronous RL's staleness in steps (version 2.1); 0: synchronous")
+    teacher_training: Optional[TeacherTrainingOut] = Field(None, description="an OPD stage whose teacher does not exist "
+                                                           "yet and is trained as a stage: the teacher's own plan; absent "
+                                                           "otherwise (version 2.1)")
+
+
+class RetentionOut(_Closed):
+    """The chosen checkpoint retention (an instance with a ``retention`` block; ``models/cost/retention.py``)."""
+
+    keep_last: int = Field(ge=1, description="newest checkpoints kept during the run")
+    tier: Literal["hot", "cold"] = Field(description="their storage tier: hot (S3 Standard) or cold (Glacier Instant Retrieval)")
+    milestones: int = Field(ge=0, description="milestones kept during the run (cold), the newest so many")
+
+
+TeacherTrainingOut.model_rebuild()  # its retention is the class above
+StageOut.model_rebuild()
+
+
+class PlanOut(_Closed):
+    """A plan, as ``planopt evaluate`` reads it back: one to three stages run one after another."""
+
+    student: Optional[str] = Field(description="the student model trained (its catalog name), or null")
+    stages: list[StageOut] = Field(min_length=1, max_length=3)
+    checkpoint_interval_minutes: float
+    retention: Optional[RetentionOut] = Field(description="the chosen checkpoint retention, or null when the instance has "
+                                              "no ``retention`` block (``checkpointing.keep_last`` checkpoints kept hot)")
+
+
+class MetricsOut(_Closed):
+    cost_usd: float
+    wall_hours: float
+    quality: float
+    forgetting_points: float
+    gpu_hours: float
+    memory_per_gpu_gb: float
+
+
+class BindingRow(_Open):
+    constraint: str
+    limit: float
+    plan_value: float
+    binding: bool
+
+
+class Relaxation(_Open):
+    constraint: str = Field(description="the limit to relax")
+    required: Optional[float] = Field(description="the value it would need for a plan to exist")
+
+
+class Risk(_Open):
+    """The plan's estimate under uncertainty (its keys depend on --scenarios, --confidence and --cvar)."""
+
+    scenarios: int
+    seed: int
+    percentiles: dict[str, dict[str, float]] = Field(description="metric -> {p10, p50, p90}")
+    expected: dict[str, float]
+
+
+class SolveResultSchema(_Closed):
+    """The JSON output of ``planopt solve JOB --json``."""
+
+    version: Literal[RESULT_VERSION] = Field(description="the version of this shape")
+    status: Literal["optimal", "infeasible", "time_limit", "error"]
+    objective: str = Field(description="what the solve minimised (cost, time, forgetting) or maximised (quality)")
+    gap: Optional[float] = Field(description="relative gap to the proven bound; null without a plan")
+    plan: Optional[PlanOut]
+    metrics: Optional[MetricsOut]
+    cost_breakdown_usd: Optional[dict[str, float]]
+    hours_breakdown: Optional[dict[str, float]]
+    build_seconds: float
+    solve_seconds: float
+    binding: Optional[list[BindingRow]] = Field(None, description="each limit: the plan's value, whether it binds, what relaxing it buys")
+    relaxations: Optional[list[Relaxation]] = Field(None, description="infeasible: relaxations that would each make a plan exist")
+    message: Optional[str] = None
+    risk: Optional[Risk] = None
+
+
+class EvaluateResultSchema(_Closed):
+    """The JSON output of ``planopt evaluate JOB PLAN --json``."""
+
+    version: Literal[RESULT_VERSION] = Field(description="the version of this shape")
+    plan: PlanOut
+    fits_memory: bool
+    metrics: Optional[MetricsOut] = Field(description="null when the plan does not fit in memory (it does no work)")
+    feasible: bool
+    violations: list[str]
+    cost_breakdown_usd: Optional[dict[str, float]]
+    hours_breakdown: Optional[dict[str, float]]
+    flops: dict[str, float] = Field(description="FLOPs by phase")
+    risk: Optional[Risk] = None
+
+
+class ResultSchema(RootModel[Union[SolveResultSchema, EvaluateResultSchema]]):
+    """A single-job result: a solve's or an evaluation's."""
+
+
+def result_json_schema() -> dict[str, Any]:
+    schema = ResultSchema.model_json_schema()
+    schema["$id"] = f"planopt/result/{RESULT_VERSION}"
+    schema["title"] = "planopt single-job result"
+    return schema

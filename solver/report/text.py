@@ -1,0 +1,221 @@
+"""Readable text for people: plans, limits and breakdowns as tables (drawn by rich, ``tables.py``)."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from planopt.models.cost.evaluator import Metrics
+from planopt.models.schema.plan import Plan
+from planopt.models.schema.instance import Instance
+from planopt.models.schema.staged_plan import StagedPlan
+
+from planopt.report.labels import printable
+
+METHOD_NAMES = {"sft": "SFT (supervised fine-tuning)", "rl": "RL (reinforcement learning)",
+                "opd": "OPD (on-policy distillation)"}
+OBJECTIVE_NAMES = {"cost": "least cost", "quality": "most quality", "time": "least time", "forgetting": "least forgetting"}
+
+
+def table(rows: Sequence[Sequence[Any]], header: Sequence[str] | None = None, indent: str = "  ") -> str:
+    """``rows`` under ``header`` as a rich table: plain ASCII-ruled text off a terminal (``tables.render_table``)."""
+    from planopt.report.tables import render_table
+    return render_table(rows, header, indent)
+
+
+def usd(x: float) -> str:
+    return f"${x:,.0f}" if abs(x) >= 100 else f"${x:,.2f}"
+
+
+def hours(x: float) -> str:
+    return f"{x:,.1f} h" if abs(x) >= 1 else f"{x * 60:,.1f} min"   # negative: asynchronous RL's overlap
+
+
+def plan_rows(plan: Plan | StagedPlan, inst: Instance | None = None) -> list[tuple[str, str]]:
+    """The plan's decisions as rows; with ``inst``, a trained teacher's rows carry its cost and hours."""
+    if isinstance(plan, StagedPlan):
+        return staged_plan_rows(plan, inst)
+    rows = [("method", METHOD_NAMES[plan.method]), ("GPUs", f"{plan.gpu_count} × {plan.gpu}"),
+            ("training length", f"{plan.steps:,} steps")]
+    if plan.rollout_gpu is not None:
+        rows.insert(2, ("rollout GPUs", f"{plan.rollout_gpu_count} × {plan.rollout_gpu} (separate: generation runs there, "
+                                        "weights cross the network each step)"))
+    if plan.samples_per_prompt:
+        rows.append(("samples per prompt", " → ".join(map(str, plan.samples_per_prompt)) + f"  ({len(plan.samples_per_prompt)} phases)"))
+    if plan.teacher_precision:
+        rows.append(("teacher precision", plan.teacher_precision))
+    rows += teacher_training_rows(plan, inst)
+    if plan.external_data_share is not None:
+        rows.append(("SFT data mix", f"{plan.external_data_share:.0%} new-domain, {1 - plan.external_data_share:.0%} general"))
+    if plan.method == "sft" and plan.max_epochs is not None:
+        rows.append(("SFT epochs", f"at most {plan.max_epochs} per distinct example (owned ones reused before any is bought)"))
+    if plan.adapter == "lora":
+        rows.append(("adapter", f"LoRA rank {plan.lora_rank} on every linear layer (frozen base weights)"))
+    if plan.cpu_offload:
+        rows.append(("CPU offload", "parameters, gradients and optimiser state in host memory (priced over the host link)"))
+    if plan.staleness_steps:
+        rows.append(("asynchronous", f"generation up to {plan.staleness_steps} step{'s' if plan.staleness_steps > 1 else ''} "
+                                     "behind the trained policy, overlapping training"))
+    rows.append(("checkpoint interval", f"{plan.checkpoint_interval_minutes:g} min"))
+    rows += retention_rows(plan.retention)
+    return rows
+
+
+def teacher_training_rows(plan: Plan, inst: Instance | None = None) -> list[tuple[str, str]]:
+    """A teacher trained as a stage (``teacher_training.py``): its own plan as rows, the first one
+    "SFT 400 steps on 8 × H100, $X, Y h" (cost and hours with ``inst``); none otherwise."""
+    t = plan.teacher_training
+    if t is None:
+        return []
+    head = f"{t.method.upper()} {t.steps:,} steps on {t.gpu_count} × {t.gpu}"
+    if inst is not None:
+        from planopt.models.cost.teacher_training import teacher_option
+        option = teacher_option(inst, t, plan.method)
+        head += (f", {usd(option.cost_usd)}, {hours(option.wall_hours)} (reaches {option.quality:.2f}; "
+                 f"teacher.score {inst.teacher.score:g}; in the data cost and the lead time)")
+    rows = [("teacher training", head)]
+    if t.rollout_gpu is not None:
+        rows.append(("  teacher rollout GPUs", f"{t.rollout_gpu_count} × {t.rollout_gpu}"))
+    if t.samples_per_prompt:
+        rows.append(("  teacher samples per prompt", " → ".join(map(str, t.samples_per_prompt))))
+    if t.external_data_share is not None:
+        rows.append(("  teacher SFT data mix", f"{t.external_data_share:.0%} new-domain, at most {t.max_epochs} epochs"))
+    if t.adapter == "lora":
+        rows.append(("  teacher adapter", f"LoRA rank {t.lora_rank}"))
+    if t.cpu_offload:
+        rows.append(("  teacher CPU offload", "yes"))
+    if t.staleness_steps:
+        rows.append(("  teacher asynchronous", f"staleness {t.staleness_steps}"))
+    rows.append(("  teacher checkpoint interval", f"{t.checkpoint_interval_minutes:g} min"))
+    rows += [("  teacher " + label, value) for label, value in retention_rows(t.retention)]
+    return rows
+
+
+def retention_rows(retention) -> list[tuple[str, str]]:
+    """The chosen checkpoint retention (a ``retention`` block's choice, ``models/cost/retention.py``); none without one."""
+    if retention is None:
+        return []
+    tier = "hot (S3 Standard)" if retention.tier == "hot" else "cold (Glacier Instant Retrieval)"
+    milestones = f" and {retention.milestones} milestones (cold)" if retention.milestones else ""
+    return [("checkpoint retention", f"newest {retention.keep_last} kept, {tier}{milestones}; a rollback event goes "
+             "back to the last good one (its re-work is in the failure rework hours)")]
+
+
+def staged_plan_rows(plan: StagedPlan, inst: Instance | None = None) -> list[tuple[str, str]]:
+    """A staged plan: its sequence, then each stage's rows (as a one-stage plan's) under "stage N"."""
+    if len(plan.stages) == 1:
+        stage = plan.stages[0]
+        return plan_rows(Plan.of(stage.recipe, stage.hardware, plan.checkpoint_interval_minutes, plan.retention), inst)
+    rows = [("stages", " → ".join(m.upper() for m in plan.methods))]
+    for n, stage in enumerate(plan.stages, 1):
+        one = plan_rows(Plan.of(stage.recipe, stage.hardware, plan.checkpoint_interval_minutes), inst)[:-1]
+        rows += [(f"stage {n}: {label}" if k == 0 else f"         {label}", value) for k, (label, value) in enumerate(one)]
+    rows.append(("checkpoint interval", f"{plan.checkpoint_interval_minutes:g} min"))
+    rows += retention_rows(plan.retention)
+    return rows
+
+
+def metric_rows(inst: Instance, m: Metrics) -> list[tuple[str, str]]:
+    return [("cost", usd(m.cost_usd)), ("wall time", hours(m.wall_hours)),
+            ("quality", f"{m.quality:.2f}  (from {inst.task.baseline_score:g})"),
+            ("forgetting", f"{m.forgetting_points:.2f} points of {inst.task.general_score_baseline:g}"),
+            ("GPU-hours", f"{m.gpu_hours:,.1f}"), ("memory per GPU", f"{m.memory_per_gpu_gb:,.1f} GB")]
+
+
+def breakdown(values: dict[str, float], fmt, total_label: str) -> str:
+    total = sum(values.values())
+    rows = [(k.replace("_", " "), fmt(v), f"{v / total:.0%}" if total else "-") for k, v in values.items() if v]
+    rows.append((total_label, fmt(total), "100%" if total else "-"))
+    return table(rows)
+
+
+# How a person reads each limit's numbers, and the objective's.
+LIMIT_FORMAT = {"budget_usd": lambda x: usd(x), "deadline_hours": lambda x: hours(x),
+                "max_forgetting_points": lambda x: f"{x:,.2f} pts", "min_quality": lambda x: f"{x:,.2f} pts"}
+OBJECTIVE_FORMAT = {"cost": LIMIT_FORMAT["budget_usd"], "time": LIMIT_FORMAT["deadline_hours"],
+                    "quality": LIMIT_FORMAT["min_quality"], "forgetting": LIMIT_FORMAT["max_forgetting_points"]}
+
+
+def limit_rows(binding: list[dict[str, Any]], objective: str = "cost") -> str:
+    rows = []
+    for b in binding:
+        fmt = LIMIT_FORMAT[b["constraint"]]
+        after = ""
+        if b.get("binding"):
+            imp = b.get("improvement")
+            better = "no better plan" if not imp else f"better by {OBJECTIVE_FORMAT[objective](abs(imp))}"
+            after = f"at {fmt(b['relaxed_to'])}: {better}"
+        rows.append((b["constraint"], fmt(b["limit"]), fmt(b["plan_value"]), "yes" if b.get("binding") else "no", after))
+    return table(rows, header=("limit", "value", "plan", "binding", "relaxing one step"))
+
+
+def price_row(inst: Instance, plan: Plan | StagedPlan) -> tuple[str, str]:
+    """Which price the plan's GPUs are billed at (each GPU type of a staged plan's), and where it comes from."""
+    from planopt.models.cost.hardware import option_of, price_usd_per_gpu_hour
+    hw = [s.hardware for s in plan.stages] if isinstance(plan, StagedPlan) else [plan.hardware]
+    gpus = list(dict.fromkeys([h.gpu for h in hw] + [h.rollout_gpu for h in hw if h.split]))
+    rollout = {o.key: o for o in inst.hardware.rollout_gpus}
+    parts = []
+    for gpu in gpus:
+        option = option_of(inst, gpu) or rollout[gpu]
+        price = price_usd_per_gpu_hour(inst, option)
+        if option.provider is not None and price == option.catalog_price(inst.hardware.pricing):
+            source = f"{option.provider} {option.region}, {inst.hardware.pricing.replace('_', '-')}, price catalog"
+        elif option.price_usd_per_gpu_hour is not None:
+            source = "the instance's price"
+        else:
+            spec = option.spec()
+            source = f"catalog, {inst.hardware.pricing.replace('_', '-')}, as of {spec.as_of}"
+        parts.append(f"${price:,.2f} per GPU-hour ({source})" + (f" for {gpu}" if len(gpus) > 1 else ""))
+    return ("GPU price", "; ".join(parts))
+
+
+def reuse_notes(inst: Instance, plan: Plan | StagedPlan) -> list[str]:
+    """``data_reuse.plan_note`` of the plan, or of each stage of a staged plan (as if that stage ran alone)."""
+    from planopt.models.cost.data_reuse import plan_note
+    if not isinstance(plan, StagedPlan):
+        return [n for n in [plan_note(inst, plan)] if n]
+    out = []
+    for k, stage in enumerate(plan.stages, 1):
+        note = plan_note(inst, Plan.of(stage.recipe, stage.hardware, plan.checkpoint_interval_minutes))
+        if note:
+            out.append((f"stage {k}, as if run alone: " if len(plan.stages) > 1 else "") + note)
+    return out
+
+
+def solve_report(inst: Instance, result) -> str:
+    """The text report of a solve; printable on any UTF-8 terminal (``labels.printable``: a name from
+    the user may hold a lone surrogate, which no encoder accepts)."""
+    return printable(_solve_report(inst, result))
+
+
+def _solve_report(inst: Instance, result) -> str:
+    head = f"planopt · {inst.name} · {result.status}"
+    if result.gap is not None:
+        head += f" (gap {result.gap:.2%})"
+    head += f" · objective: {OBJECTIVE_NAMES[result.objective]}"
+    out = [head, ""]
+    if result.plan is None:
+        out.append(result.message or "no plan")
+        if result.relaxations:
+            out.append("")
+            out.append("What would make a plan exist:")
+            rows = [(r["constraint"], f"{r['required']:,.6g}", "together with the others below" if r["together"] else "alone")
+                    for r in result.relaxations]
+            out.append(table(rows, header=("relax", "to", "")))
+        return "\n".join(out)
+    student_rows = []
+    if inst.candidate_students and result.student:  # the chosen student's scores are the ones that apply
+        others = [n for n in inst.student_names() if n != result.student]
+        student_rows = [("student", f"{result.student}  (chosen over {', '.join(others)})")]
+        inst = inst.for_student(result.student)
+    out += ["Plan", table(student_rows + plan_rows(result.plan, inst) + [price_row(inst, result.plan)]), "",
+            "Results", table(metric_rows(inst, result.metrics))]
+    notes = reuse_notes(inst, result.plan)
+    if notes:
+        out += ["", "Data reuse"] + ["  " + note for note in notes]
+    if result.binding:
+        out += ["", "Limits", limit_rows(result.binding, result.objective)]
+    out += ["", "Cost breakdown", breakdown(result.metrics.cost_breakdown_usd, usd, "total"),
+            "", "Time breakdown", breakdown(result.metrics.hours_breakdown, hours, "wall time")]
+    out += ["", f"model built in {result.build_seconds:.2f} s, solved in {result.solve_seconds:.2f} s"]
+    return "\n".join(out)

@@ -1,0 +1,1 @@
+"""Risk, chance-constrained plans, fitting to pilots and calibration against published runs."""
