@@ -278,14 +278,14 @@ def enumerate_staged(inst, budget_s: float = 120.0, chunk: int = CHUNK, probe_ch
 
 def _decode(sd, q: int, pairs: tuple, i: int, stage_table):
     """The StagedPlan of sequence ``q`` at pair indices ``pairs`` (per stage) and interval ``i``."""
-    from planopt.models.schema.staged_plan import Stage, StagedPlan
+    from planopt.models.schema.plan import Stage, Plan
     seq = sd.sequences[q]
     stages = []
     for s, m in enumerate(seq):
         r, h, _, _ = stage_table(s, m)
         d = sd.slots[s]
         stages.append(Stage(d.recipes[int(r[pairs[s]])], d.hardware[int(h[pairs[s]])]))
-    return StagedPlan(tuple(stages), sd.intervals[i], sd.evaluator.inst.student.preset)
+    return Plan(tuple(stages), sd.intervals[i], sd.evaluator.inst.student.preset)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -295,8 +295,7 @@ def _decode(sd, q: int, pairs: tuple, i: int, stage_table):
 def child(kind: str, label: str, setting: str, budget_s: float, time_limit: float) -> dict:
     from planopt.instance import load_instance
     from planopt.models.cost.evaluator import Evaluator
-    from planopt.models.cost.staged import staged_metrics
-    from planopt.oracles.staged import staged_space_size
+        from planopt.oracles.staged import staged_space_size
     from planopt.job.staged import StagedPlanModel  # imports before the clocks start (both sides import Pyomo)
     inst = load_instance(scaled(*LADDER[label], setting=setting))
     out = {"plans": staged_space_size(inst), "base_mib": peak_mib()}
@@ -326,7 +325,7 @@ def child(kind: str, label: str, setting: str, budget_s: float, time_limit: floa
         res = enumerate_staged(inst, budget_s=budget_s)
         out.update({k: v for k, v in res.items() if k != "plan"})
         if res.get("plan") is not None:
-            m = staged_metrics(Evaluator(inst), res["plan"])       # re-scored by the staged evaluator
+            m = Evaluator(inst).plan_metrics(res["plan"])       # re-scored by the staged evaluator
             out.update(eval_objective=m.objective(inst.objective), eval_cost=m.cost_usd, quality=m.quality,
                        plan=res["plan"].to_dict())
     out["peak_mib"] = peak_mib()

@@ -6,10 +6,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from planopt.models.cost.evaluator import Evaluator, Metrics
-from planopt.models.schema.plan import Plan
+from planopt.models.schema.plan import Plan, read_plan
 from planopt.models.schema.instance import Instance
-from planopt.models.cost.staged import evaluate_staged
-from planopt.models.schema.staged_plan import StagedPlan, read_plan
 
 from planopt.job.diagnose import explain_infeasible, sensitivity as limit_sensitivity
 from planopt.errors import InputError
@@ -69,40 +67,26 @@ def solve_instance(source: str | Path | dict[str, Any] | Instance, time_limit: f
             result.message += f"; {note}"
     if scenarios is not None and result.plan is not None:
         from planopt.uncertainty.risk import plan_risk
-        result.risk = plan_risk(inst.for_student(result.student) if inst.candidate_students else inst, result.plan,
-                                scenarios, seed).to_dict()
+        result.risk = plan_risk(inst, result.plan, scenarios, seed).to_dict()
     return result
 
 
-def instance_for_plan(inst: Instance, plan: Any) -> Instance:
-    """The instance a plan's JSON is evaluated on: with ``candidate_students``, the one of the student it names
-    (``plan.student``); ValueError naming the field when it names none or another."""
-    name = plan.get("student") if isinstance(plan, dict) else getattr(plan, "student", None)
-    if inst.candidate_students and name is None:
-        raise ValueError(f"plan.student: the instance lists candidate_students; name the student the plan trains "
-                         f"(one of {', '.join(inst.student_names())})")
-    return inst if name is None else inst.for_student(name)
+def instance_for_plan(inst: Instance, plan: Plan) -> Instance:
+    """The instance of the student ``plan`` trains (``Instance.for_student``; ``inst`` itself without
+    ``candidate_students``): what its report and its risk read. ValueError naming ``plan.student``."""
+    if not inst.candidate_students:
+        return inst
+    Evaluator(inst).for_student(plan.student)  # names the field when the plan names no student or another
+    return inst.for_student(plan.student)
 
 
-def evaluate_any(ev: Evaluator, plan: Plan | StagedPlan) -> Metrics:
-    """The evaluator's metrics of a one-stage or a staged plan (ValueError naming the field when it is not an option)."""
-    if isinstance(plan, StagedPlan):
-        return evaluate_staged(ev, plan)
-    allowed = ev.inst.training.sequences()
-    if (plan.method,) not in allowed:
-        raise ValueError(f"plan.stages: the methods {[plan.method]} are not an allowed stage sequence "
-                         f"(training.stage_sequences: {[list(s) for s in allowed]})")
-    return ev.evaluate(plan)
-
-
-def evaluate_plan(source: str | Path | dict[str, Any] | Instance, plan: Plan | StagedPlan | dict[str, Any]) -> Metrics:
-    """Every metric of ``plan`` on the instance; InputError naming the field when the plan is
-    not one of the instance's options (e.g. a plan solved on another instance)."""
+def evaluate_plan(source: str | Path | dict[str, Any] | Instance, plan: Plan | dict[str, Any]) -> Metrics:
+    """Every metric of ``plan`` (a :class:`Plan` or its JSON, either shape) on the instance; InputError naming the
+    field when the plan is not one of the instance's options (e.g. a plan solved on another instance)."""
     inst = load_instance(source)
     name = str(source) if isinstance(source, (str, Path)) else "instance"
     try:
-        inst = instance_for_plan(inst, plan)
-        return evaluate_any(Evaluator(inst), plan if isinstance(plan, (Plan, StagedPlan)) else read_plan(plan))
+        return Evaluator(inst).evaluate(plan if isinstance(plan, Plan) else read_plan(plan))
     except ValueError as exc:
         raise InputError(f"{name}: {exc}") from None
 
@@ -117,7 +101,7 @@ def breakdown_frame(result: SolveResult) -> "pd.DataFrame":
     return pd.DataFrame(rows, columns=["kind", "component", "value"])
 
 
-def plan_record(plan: Plan | StagedPlan) -> dict[str, Any]:
+def plan_record(plan: Plan) -> dict[str, Any]:
     """A plan's fields as one flat record (a sampling schedule as ``8-4-4``); a staged plan's stage fields
     as ``stage1.method``, ``stage2.gpu``, ... after its ``stages`` (``sft-rl``) and ``student``."""
     def flat(d: dict, prefix: str = "") -> dict:
@@ -128,8 +112,8 @@ def plan_record(plan: Plan | StagedPlan) -> dict[str, Any]:
             else:
                 out[prefix + k] = "-".join(map(str, v)) if isinstance(v, (list, tuple)) else v
         return out
-    if not isinstance(plan, StagedPlan):
-        return flat(plan.to_dict())
+    if len(plan.stages) == 1:
+        return flat(plan.flat_dict())
     d = plan.to_dict()
     row = {"stages": "-".join(plan.methods), **({"student": d["student"]} if d["student"] is not None else {}),
            "checkpoint_interval_minutes": d["checkpoint_interval_minutes"]}

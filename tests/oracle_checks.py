@@ -36,8 +36,7 @@ def assert_staged_mip_equals_the_staged_oracle(inst: Instance) -> SolveResult:
     """The staged contract: the MIP's status, objective and cost equal the staged oracle's, its plan re-evaluated
     by the staged evaluator is feasible at the same cost, and the MIP's own values equal the evaluator's."""
     from planopt.models.cost.evaluator import Evaluator
-    from planopt.models.cost.staged import evaluate_staged
-    from planopt.models.schema.staged_plan import StagedPlan
+    from planopt.models.schema.plan import Plan
     from planopt.oracles.staged import best_staged_plan
     mip, oracle = solve(inst), best_staged_plan(inst)
     assert mip.status == oracle.status, (mip.status, oracle.status, mip.message)
@@ -45,8 +44,8 @@ def assert_staged_mip_equals_the_staged_oracle(inst: Instance) -> SolveResult:
         return mip
     assert close(mip.metrics.objective(inst.objective), oracle.metrics.objective(inst.objective)), (mip.plan, oracle.plan)
     assert close(mip.metrics.cost_usd, oracle.metrics.cost_usd), (mip.plan, oracle.plan)
-    plan = mip.plan if isinstance(mip.plan, StagedPlan) else StagedPlan.of_plan(mip.plan)
-    again = evaluate_staged(Evaluator(inst), plan)
+    plan = mip.plan
+    again = Evaluator(inst).evaluate(plan)
     assert again.feasible and close(again.cost_usd, mip.metrics.cost_usd)
     for key, value in mip.mip_values.items():
         assert close(value, getattr(mip.metrics, key)), (key, value, getattr(mip.metrics, key))

@@ -20,8 +20,7 @@ from planopt.models.schema.plan import Recipe
 from planopt.models.schema.instance import Instance
 from planopt.models.uncertainty.scenarios import ScenarioEvaluator
 from planopt.models.cost.stage_outcomes import stage_outcome
-from planopt.models.cost.staged import staged_metrics
-from planopt.models.schema.staged_plan import StagedPlan
+from planopt.models.schema.plan import Plan
 from planopt.job.model import solve
 
 from conftest import INSTANCES, split_seeds
@@ -39,7 +38,7 @@ def staged_async_instance(seed: int, max_plans: int = 4000) -> Instance | None:
 
 
 def _stages(plan):
-    return [] if plan is None else (list(plan.stages) if isinstance(plan, StagedPlan) else [plan])
+    return [] if plan is None else list(plan.stages)
 
 
 def test_an_asynchronous_first_stage_ends_where_the_one_stage_plan_does():
@@ -97,9 +96,9 @@ def test_scenarios_equal_the_evaluator_on_a_staged_asynchronous_plan():
     assert "priors.staleness_gain_loss_per_step" in scenarios.values
     se = ScenarioEvaluator(Evaluator(inst), scenarios)
     for plan in plans[:5]:
-        sm = se.staged_metrics(plan)
+        sm = se.plan_metrics(plan)
         for s in range(scenarios.n):
-            m = staged_metrics(Evaluator(U.apply(inst, scenarios.at(s))), plan)
+            m = Evaluator(U.apply(inst, scenarios.at(s))).plan_metrics(plan)
             for key in ("cost_usd", "wall_hours", "quality", "forgetting_points", "gpu_hours"):
                 assert sm.metric(key)[s] == pytest.approx(getattr(m, key), rel=1e-12, abs=1e-12), (key, s)
 

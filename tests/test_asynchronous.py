@@ -24,7 +24,7 @@ from planopt.models.uncertainty import model as U
 from planopt.models.cost.evaluator import Evaluator
 from planopt.models.schema.plan import HardwareChoice, Plan, Recipe
 from planopt.models.schema.instance import Instance
-from planopt.models.schema.staged_plan import plan_json, read_plan
+from planopt.models.schema.plan import plan_json, read_plan
 from planopt.oracles.by_plan import all_plans
 from planopt.job.plan_space import plan_space
 from planopt.models.cost.hardware import hardware_options

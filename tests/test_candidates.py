@@ -32,7 +32,7 @@ from planopt.cli import app
 from planopt.models.cost.evaluator import Evaluator, exceeds
 from planopt.models.formulation import LIMITS
 from planopt.models.schema.instance import Instance
-from planopt.models.schema.staged_plan import read_plan
+from planopt.models.schema.plan import read_plan
 from planopt.oracles.by_plan import all_plans, best_plan, lexicographic_best
 from planopt.job.model import PlanModel, solve
 

@@ -99,7 +99,7 @@ def test_a_lora_plan_ships_its_adapter_not_the_weights():
     inst = instance(network={"crosses_region": ["final_weights"]},
                     training={"adapter_options": ["full", "lora"], "lora_rank_options": [16]})
     plan = plan_of(instance())
-    lora = type(plan).from_dict({**plan.to_dict(), "adapter": "lora", "lora_rank": 16})
+    lora = type(plan).from_dict({**plan.flat_dict(), "adapter": "lora", "lora_rank": 16})
     full_usd = Evaluator(inst).evaluate(plan).cost_breakdown_usd["network"]
     lora_usd = Evaluator(inst).evaluate(lora).cost_breakdown_usd["network"]
     assert lora_usd == pytest.approx(full_usd * ph.lora_params(inst.student, 16) / (inst.student.params_b * 1e9), rel=1e-12)

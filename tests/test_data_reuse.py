@@ -198,7 +198,7 @@ def test_an_rl_plan_with_max_epochs_is_refused():
     inst = load_instance(AGENTIC)
     plan = solve(inst).plan
     with pytest.raises(ValueError, match="plan.max_epochs: must be null for rl"):
-        Evaluator(inst).evaluate(Plan.from_dict({**plan.to_dict(), "max_epochs": 2}))
+        Evaluator(inst).evaluate(Plan.from_dict({**plan.flat_dict(), "max_epochs": 2}))
 
 
 def test_bad_max_epochs_options_exit_2(tmp_path):

@@ -170,7 +170,7 @@ def test_one_confidence_with_a_budget_range_solves_each_budget_chance_constraine
     rows = json.loads(out)["rows"]
     assert [(r["budget_usd"], r["confidence"]) for r in rows] == [(600.0, 0.8), (1400.0, 0.8)]
     from planopt.uncertainty.chance import solve_chance
-    from planopt.models.schema.staged_plan import plan_json
+    from planopt.models.schema.plan import plan_json
     from planopt.instance import load_instance
     for r in rows:
         alone = solve_chance(load_instance(TINY).with_overrides(budget_usd=r["budget_usd"]), 0.8, N, 0)

@@ -47,17 +47,17 @@ def with_lora(path=MATH, ranks=(16,), options=("full", "lora"), **training) -> I
 
 def test_a_plan_without_adapter_is_full_fine_tuning_and_evaluates_as_before():
     inst = load_instance(MATH)
-    plan = solve(inst).plan.to_dict()
+    plan = solve(inst).plan.flat_dict()
     assert plan["adapter"] == "full" and plan["lora_rank"] is None
     old = {k: v for k, v in plan.items() if k not in ("adapter", "lora_rank")}
     a, b = Evaluator(inst).evaluate(Plan.from_dict(old)), Evaluator(inst).evaluate(Plan.from_dict(plan))
     assert a.cost_usd == b.cost_usd and a.quality == b.quality and a.cost_breakdown_usd == b.cost_breakdown_usd
-    assert Plan.from_dict(plan).to_dict() == plan
+    assert Plan.from_dict(plan).flat_dict() == plan
 
 
 def test_a_lora_plan_is_refused_where_the_instance_offers_none():
     inst = load_instance(MATH)
-    plan = {**solve(inst).plan.to_dict(), "adapter": "lora", "lora_rank": 16}
+    plan = {**solve(inst).plan.flat_dict(), "adapter": "lora", "lora_rank": 16}
     with pytest.raises(ValueError, match="plan.adapter"):
         Evaluator(inst).evaluate(Plan.from_dict(plan))
     inst = with_lora(ranks=(8,))
@@ -175,7 +175,7 @@ def test_hand_over_and_checkpoint_hold_the_adapter_only():
     assert lora.checkpoint_write_hours / full.checkpoint_write_hours == pytest.approx(adapter / (stu.params_b * 1e9))
     plan = solve(load_instance(MATH)).plan                                     # full weights
     assert plan.adapter == "full"
-    lplan = Plan.from_dict({**plan.to_dict(), "adapter": "lora", "lora_rank": 16})
+    lplan = Plan.from_dict({**plan.flat_dict(), "adapter": "lora", "lora_rank": 16})
     m_full, m_lora = Evaluator(inst).evaluate(plan), Evaluator(inst).evaluate(lplan)
     assert m_lora.hours_breakdown["checkpoint_writes"] < m_full.hours_breakdown["checkpoint_writes"] / 100
 

@@ -109,7 +109,7 @@ def test_frontier_points_and_sweep_rows_say_how_uncertain_they_are():
     """Estimates come with their uncertainty: every frontier point and sweep row carries its risk."""
     from planopt.instance import load_instance
     from planopt.uncertainty.risk import REPORT_SCENARIOS, plan_risk
-    from planopt.models.schema.staged_plan import read_plan
+    from planopt.models.schema.plan import read_plan
     front = json.loads(CliRunner().invoke(app, ["frontier", str(INSTANCES / "tiny.json"), "--json"]).stdout)
     inst = load_instance(INSTANCES / "tiny.json")
     for point in front["points"]:

@@ -18,7 +18,7 @@ import pytest
 import planopt.report.plots as plots
 from planopt.instance import load_instance
 from planopt.report.labels import change_labels, figure_text, printable
-from planopt.models.schema.plan import Plan
+from planopt.models.schema.plan import HardwareChoice, Plan, Recipe
 from planopt.job.model import PlanModel
 from planopt.studies.sweep import run_sweep
 from conftest import INSTANCES
@@ -41,8 +41,8 @@ def figures(monkeypatch):
 
 
 def _opd(steps: int, schedule=(8, 4, 4), gpu="H100-SXM", count=8, method="opd") -> Plan:
-    return Plan(method, gpu, count, steps, schedule if method != "sft" else (), "fp8" if method == "opd" else None,
-                240.0, 1.0 if method == "sft" else None)
+    return Plan.of(Recipe(method, steps, schedule if method != "sft" else (), "fp8" if method == "opd" else None,
+                          1.0 if method == "sft" else None), HardwareChoice(gpu, count), 240.0)
 
 
 def _frontier(plans, costs, qualities):
@@ -188,7 +188,8 @@ def test_probability_frontier_plot_from_the_command_line(tmp_path, figures):
 
 def test_change_labels_name_the_adapter_when_it_changes():
     from dataclasses import replace
-    plans = [_opd(100), replace(_opd(100), lora_rank=16)]
+    base = _opd(100)
+    plans = [base, Plan.of(replace(base.recipe, lora_rank=16), replace(base.hardware, lora_rank=16), 240.0)]
     labels, common = change_labels(plans)
     assert labels == ["full weights", "LoRA rank 16"] and "steps" not in labels[1] and "100 steps" in common
 

@@ -16,7 +16,7 @@ from planopt.models.formulation import LIMITS
 from planopt.models.schema.plan import Plan
 from planopt.models.cost.retention import RetentionChoice, covers, retention_options
 from planopt.models.schema.instance import Instance
-from planopt.models.schema.staged_plan import plan_json, read_plan
+from planopt.models.schema.plan import plan_json, read_plan
 from planopt.oracles.by_plan import all_plans, best_plan
 from planopt.job.model import PlanModel, solve
 
@@ -44,7 +44,7 @@ def a_plan(inst: Instance, retention: RetentionChoice | None = None, interval: f
     recipes, hardware, intervals = ev.space()
     r = recipes[0]
     h = next(h for h in hardware if ev.hardware(h).fits(r.memory_class))
-    return Plan.of(r, h, intervals[0] if interval is None else interval, retention)
+    return Plan.of(r, h, intervals[0] if interval is None else interval, retention, student=inst.student.preset)
 
 
 @functools.lru_cache(maxsize=None)
@@ -135,7 +135,7 @@ def test_the_plan_json_carries_the_retention_and_reads_back():
     assert_same_metrics(Evaluator(inst).evaluate(back), Evaluator(inst).evaluate(plan), rel=0)
     assert Plan.from_dict(plan.to_dict()) == plan
     # without a retention the one-stage fields are those of before (portfolio results keep them)
-    assert "retention" not in a_plan(math_instance()).to_dict()
+    assert "retention" not in a_plan(math_instance()).flat_dict()
 
 
 @pytest.mark.parametrize("retention,message", [
@@ -361,21 +361,20 @@ def test_the_staged_seeds_are_many_and_offer_several_stages():
 
 
 def test_a_staged_plan_json_carries_one_retention_and_every_stage_is_priced_under_it():
-    from planopt.models.cost.staged import evaluate_staged
-    from planopt.models.schema.staged_plan import StagedPlan
+    from planopt.models.schema.plan import Plan
     from planopt.oracles.staged import all_staged_plans
     inst = Instance.model_validate(staged_retention_job_dict(STAGED_FAST[0]))
     plan = next(sp.plan for sp in all_staged_plans(inst) if len(sp.plan.stages) > 1 and sp.metrics.fits_memory)
     data = plan.to_dict()
     assert data["retention"] == plan.retention.to_dict()
     back = read_plan(json.loads(json.dumps(data)))
-    assert isinstance(back, StagedPlan) and back == plan
+    assert len(back.stages) > 1 and back == plan
     ev = Evaluator(inst)
-    metrics = evaluate_staged(ev, back)
+    metrics = ev.evaluate(back)
     alone = [ev.metrics(s.recipe, s.hardware, plan.checkpoint_interval_minutes, plan.retention) for s in plan.stages]
     assert metrics.cost_breakdown_usd["storage"] == pytest.approx(sum(m.cost_breakdown_usd["storage"] for m in alone))
     with pytest.raises(ValueError, match=r"^plan\.retention: expected one of"):
-        evaluate_staged(ev, StagedPlan(plan.stages, plan.checkpoint_interval_minutes, plan.student))
+        ev.evaluate(Plan(plan.stages, plan.checkpoint_interval_minutes, plan.student))
 
 
 @pytest.mark.parametrize("args", [["solve", "--confidence", "0.8"], ["frontier", "--y", "probability", "--scenarios", "20"]])

@@ -28,7 +28,7 @@ from planopt.models.cost.evaluator import Evaluator
 from planopt.models.cost.hardware import hardware_options
 from planopt.models.schema.plan import HardwareChoice, Plan, Recipe
 from planopt.models.schema.instance import Instance
-from planopt.models.schema.staged_plan import StagedPlan, plan_json, read_plan
+from planopt.models.schema.plan import Plan, plan_json, read_plan
 from planopt.oracles.by_plan import all_plans
 from planopt.job.plan_space import plan_space
 from planopt.job.model import solve
@@ -191,14 +191,14 @@ def test_a_split_plan_prints_its_rollout_and_reads_back():
     back = read_plan(json.loads(json.dumps(out)))
     assert back == plan
     assert Plan.from_dict(plan.to_dict()) == plan
-    staged = StagedPlan.from_dict(out)
+    staged = Plan.from_dict(out)
     assert staged.stages[0].hardware == plan.hardware and staged.to_dict() == out
 
 
 def test_a_colocated_plan_prints_a_null_rollout_and_its_one_stage_dict_as_before():
     plan = solve(tiny_with_rollout()).plan
     assert plan_json(plan)["stages"][0]["rollout"] is None
-    assert "rollout" not in plan.to_dict() and "rollout_gpu" not in plan.to_dict()
+    assert "rollout" not in plan.flat_dict() and "rollout_gpu" not in plan.flat_dict()
 
 
 @pytest.mark.parametrize("rollout, staleness, field", [
@@ -280,7 +280,7 @@ def test_the_staged_seeds_exist_and_some_split():
         inst = staged_split_instance(seed, max_plans=1500)
         assert inst is not None, seed
         plan = solve(inst).plan
-        stages = [] if plan is None else (plan.stages if isinstance(plan, StagedPlan) else [plan])
+        stages = [] if plan is None else plan.stages
         splits += any(getattr(s, "hardware", s).rollout_gpu is not None for s in stages)
     assert splits > 0
 

@@ -32,8 +32,7 @@ from planopt.models.schema.plan import Plan
 from planopt.models.uncertainty.scenarios import ScenarioEvaluator
 from planopt.models.schema.instance import Instance
 from planopt.models.cost.stage_outcomes import affine_stage, stage_outcome
-from planopt.models.cost.staged import check_staged_plan, evaluate_staged, staged_metrics
-from planopt.models.schema.staged_plan import Stage, StagedPlan, read_plan
+from planopt.models.schema.plan import Stage, Plan, read_plan
 from planopt.job.model import PlanModel, solve
 from planopt.oracles.staged import all_staged_plans, best_staged_plan, staged_space_size
 from planopt.job.staged import StagedPlanModel
@@ -87,12 +86,12 @@ def assert_staged_contract(inst: Instance, oracle=None, mip=None):
         assert mip.plan is None
         return mip, oracle
     objective = inst.objective
-    assert isinstance(mip.plan, StagedPlan)
+    assert isinstance(mip.plan, Plan)
     assert close(mip.metrics.objective(objective), oracle.metrics.objective(objective)), (mip.plan, oracle.plan)
     assert close(mip.metrics.cost_usd, oracle.metrics.cost_usd), (mip.plan, oracle.plan)
     ev = Evaluator(inst)
-    check_staged_plan(ev, mip.plan)    # one of the instance's options (ValueError otherwise)
-    again = evaluate_staged(ev, mip.plan)
+    ev.check_plan(mip.plan)    # one of the instance's options (ValueError otherwise)
+    again = ev.evaluate(mip.plan)
     assert_same_metrics(mip.metrics, again)
     assert again.feasible and mip.metrics.feasible, again.violations
     assert set(mip.mip_values) == {"cost_usd", "wall_hours", "quality", "forgetting_points"}
@@ -277,9 +276,9 @@ def test_a_one_stage_staged_plan_has_the_evaluators_metrics(path):
     methods, infeasible = set(), 0
     for r, h, interval in sample:
         alone = ev.metrics(r, h, interval)
-        plan = StagedPlan.single(r, h, interval, inst.student.preset)
-        assert_same_metrics(staged_metrics(ev, plan), alone)
-        assert_same_metrics(evaluate_staged(ev, plan), ev.evaluate(Plan.of(r, h, interval)))
+        plan = Plan.of(r, h, interval, student=inst.student.preset)
+        assert_same_metrics(ev.plan_metrics(plan), alone)
+        assert_same_metrics(ev.evaluate(plan), ev.evaluate(Plan.of(r, h, interval, student=inst.student.preset)))
         methods.add(r.method)
         infeasible += not alone.feasible
     assert methods == set(inst.training.methods)
@@ -368,7 +367,7 @@ def test_a_later_opd_or_sft_stage_gains_less_the_higher_it_starts(k):
 # --- 5. scenarios of staged plans -------------------------------------------------------------
 
 @functools.lru_cache(maxsize=None)
-def _fitting_plans(seed: int) -> tuple[Instance, list[StagedPlan]]:
+def _fitting_plans(seed: int) -> tuple[Instance, list[Plan]]:
     inst = Instance.model_validate(shrunk_staged_job_dict(seed))
     return inst, [p.plan for p in all_staged_plans(inst) if p.metrics.fits_memory]
 
@@ -407,8 +406,8 @@ def test_point_scenarios_of_staged_plans_equal_the_evaluator(seed):
     ev = Evaluator(inst)
     se = ScenarioEvaluator(ev, scenarios)
     for plan in plans:
-        point = staged_metrics(ev, plan)
-        for sm in (se.staged_metrics(plan), se.plan_metrics(plan)):
+        point = ev.plan_metrics(plan)
+        for sm in (se.plan_metrics(plan),):
             for key in SUMMARY:
                 assert sm.metric(key) == pytest.approx(np.full(3, getattr(point, key)), rel=1e-12, abs=1e-9), (key, plan)
 
@@ -421,9 +420,9 @@ def test_drawn_scenarios_of_staged_plans_equal_the_evaluator_on_each_scenarios_i
     scenarios = U.draw(inst, 4, seed)
     se = ScenarioEvaluator(Evaluator(inst), scenarios)
     for plan in plans:
-        sm = se.staged_metrics(plan)
+        sm = se.plan_metrics(plan)
         for s in range(scenarios.n):
-            m = staged_metrics(Evaluator(U.apply(inst, scenarios.at(s))), plan)
+            m = Evaluator(U.apply(inst, scenarios.at(s))).plan_metrics(plan)
             for key in SUMMARY:
                 assert sm.metric(key)[s] == pytest.approx(getattr(m, key), rel=1e-12, abs=1e-12), (key, s, plan)
 
@@ -442,7 +441,7 @@ def test_plan_risk_of_a_staged_plan_without_spread_is_its_point_metrics(seed):
     inst = Instance.model_validate(job)
     ev = Evaluator(inst)
     for plan in plans:
-        point = staged_metrics(ev, plan)
+        point = ev.plan_metrics(plan)
         risk = plan_risk(inst, plan, n=40, seed=seed).to_dict()
         for key in ("cost_usd", "wall_hours", "quality", "forgetting_points"):
             for p in ("p10", "p50", "p90"):
@@ -476,11 +475,11 @@ def test_staged_plans_round_trip_through_json():
             assert list(stage) == ["method", "steps", "samples_per_prompt", "teacher_precision", "external_data_share",
                                    "max_epochs", "adapter", "lora_rank", "cpu_offload", "gpu", "gpu_count", "rollout", "staleness_steps"]
             assert stage["rollout"] is None and stage["staleness_steps"] == 0
-        for back in (StagedPlan.from_dict(data), StagedPlan.from_dict(json.loads(json.dumps(data)))):
+        for back in (Plan.from_dict(data), Plan.from_dict(json.loads(json.dumps(data)))):
             assert back == plan
             assert back.to_dict() == data
         ev = Evaluator(inst)
-        assert_same_metrics(evaluate_staged(ev, StagedPlan.from_dict(json.loads(json.dumps(data)))), staged_metrics(ev, plan))
+        assert_same_metrics(ev.evaluate(Plan.from_dict(json.loads(json.dumps(data)))), ev.plan_metrics(plan))
         read = read_plan(json.loads(json.dumps(data)))
         if len(plan.stages) > 1:
             assert read == plan
@@ -494,13 +493,13 @@ def test_an_old_one_stage_plan_reads_as_a_plan():
     ev, sample = _sample_singles(inst, 10, 3)
     for r, h, interval in sample:
         old = Plan.of(r, h, interval)
-        data = json.loads(json.dumps(old.to_dict()))
+        data = json.loads(json.dumps(old.flat_dict()))
         assert "stages" not in data
         back = read_plan(data)
         assert isinstance(back, Plan) and back == old
-        as_staged = StagedPlan.from_dict(data)
-        assert as_staged == StagedPlan.of_plan(old) and len(as_staged.stages) == 1
-        assert_same_metrics(evaluate_staged(ev, as_staged), ev.evaluate(old))
+        as_staged = Plan.from_dict(data)
+        assert as_staged == old and len(as_staged.stages) == 1
+        assert_same_metrics(ev.evaluate(as_staged), ev.evaluate(old))
 
 
 @functools.lru_cache(maxsize=None)
@@ -572,9 +571,8 @@ XFAIL: dict = {}
                                          for name, edit, field in BAD_PLANS])
 def test_bad_staged_plan_json_names_the_field(edit, field):
     inst, data = _bad(edit)
-    from planopt.api import evaluate_any   # what `planopt evaluate` and the service call
     with pytest.raises(ValueError) as info:
-        evaluate_any(Evaluator(inst), read_plan(json.loads(json.dumps(data))))
+        Evaluator(inst).evaluate(read_plan(json.loads(json.dumps(data))))
     message = str(info.value)
     assert message.split(":")[0] == field, message
     if field == "plan.stages" and "dpo" in json.dumps(data):
@@ -582,10 +580,9 @@ def test_bad_staged_plan_json_names_the_field(edit, field):
 
 
 def test_the_bad_plan_base_is_a_valid_three_stage_plan():
-    from planopt.api import evaluate_any
     inst, plan = three_stage_case()
     assert len(plan.stages) == 3
-    assert_same_metrics(evaluate_any(Evaluator(inst), read_plan(plan.to_dict())), staged_metrics(Evaluator(inst), plan))
+    assert_same_metrics(Evaluator(inst).evaluate(read_plan(plan.to_dict())), Evaluator(inst).plan_metrics(plan))
     assert isinstance(plan.stages[0], Stage)
 
 
@@ -611,11 +608,11 @@ def test_a_staged_one_stage_plan_of_a_sequence_not_allowed_is_refused():
     inst = _sft_then_rl_only()
     ev, r, h, interval = _rl_alone(inst)
     with pytest.raises(ValueError, match=r"^plan\.stages: the methods \['rl'\]"):
-        evaluate_staged(ev, StagedPlan.single(r, h, interval))
+        ev.evaluate(Plan.of(r, h, interval))
     from planopt.api import evaluate_plan
     from planopt.errors import InputError
     with pytest.raises(InputError, match="plan.stages"):
-        evaluate_plan(inst, StagedPlan.single(r, h, interval).to_dict())
+        evaluate_plan(inst, Plan.of(r, h, interval).to_dict())
 
 
 # An old-shape (one-stage) plan is checked against training.stage_sequences too.
@@ -653,5 +650,5 @@ def test_the_cost_quality_frontier_of_a_staged_instance_equals_the_oracles(seed)
     for (c, q), (ec, eq) in zip(got, expected):
         assert close(c, ec) and close(q, eq), ((c, q), (ec, eq))
     for p in front.points:
-        assert isinstance(p.plan, StagedPlan) and p.metrics.feasible
-        check_staged_plan(Evaluator(inst), p.plan)
+        assert isinstance(p.plan, Plan) and p.metrics.feasible
+        Evaluator(inst).check_plan(p.plan)

@@ -19,7 +19,7 @@ from planopt.cli import app
 from planopt.models.cost import recipes as recipes_module
 from planopt.models.cost.evaluator import Evaluator
 from planopt.models.schema.instance import Instance
-from planopt.models.schema.staged_plan import plan_json, read_plan
+from planopt.models.schema.plan import plan_json, read_plan
 from planopt.models.cost.teacher_training import pareto_set, teacher_instance, teacher_space
 from planopt.oracles.by_plan import all_plans, best_plan
 from planopt.report.result_schema import ResultSchema
@@ -279,11 +279,10 @@ def _staged_contract(seed: int):
         return None
     mip, _ = assert_staged_contract(inst)
     if mip.plan is not None:   # the staged shape round-trips, teacher plan included
-        from planopt.models.cost.staged import evaluate_staged
-        from planopt.models.schema.staged_plan import StagedPlan
-        again = StagedPlan.from_dict(json.loads(json.dumps(mip.plan.to_dict())))
+        from planopt.models.schema.plan import Plan
+        again = Plan.from_dict(json.loads(json.dumps(mip.plan.to_dict())))
         assert again == mip.plan
-        assert evaluate_staged(Evaluator(inst), again).cost_usd == mip.metrics.cost_usd
+        assert Evaluator(inst).evaluate(again).cost_usd == mip.metrics.cost_usd
     return mip
 
 

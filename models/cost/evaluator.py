@@ -54,6 +54,7 @@ import numpy as np
 from planopt.models.cost import physics as ph
 from planopt.models.cost.asynchronous import combine
 from planopt.models.cost.hardware import HardwareProfile, hardware_options, memory_classes, offload_refusal
+from planopt.models.cost.stage_outcomes import stage_outcome
 from planopt.models.schema.plan import HardwareChoice, Plan, Recipe
 from planopt.models.cost.retention import (RetentionChoice, check_choice, coverage_violation, deep_rollback_share, retention_options,
                         rollback_share, storage_usd_per_train_hour)
@@ -77,6 +78,8 @@ HOURS_KEYS = ("data_lead_time", "generation", "scoring", "training", "evaluation
 # float rounding in the cost sums (about 1e-15 relative), so rounding never
 # decides a limit.
 LIMIT_RELATIVE_TOLERANCE = 1e-9
+# The cost lines a stage contributes on its own; operations and forgetting repair are the plan's.
+STAGE_COST_KEYS = tuple(k for k in COST_KEYS if k not in ("operations", "forgetting_repair"))
 
 
 @dataclass
@@ -201,6 +204,7 @@ class Evaluator:
         self.inst = inst
         self._recipes: dict[Recipe, RecipeProfile] = {}
         self._hardware: dict[HardwareChoice, HardwareProfile] = {}
+        self._students: dict[str, Evaluator] = {}
 
     def recipe(self, r: Recipe) -> RecipeProfile:
         if r not in self._recipes:
@@ -272,32 +276,110 @@ class Evaluator:
             out.append(f"min_quality: {m.quality:.2f} < {c.min_quality:.2f}")
         return out
 
+    def for_student(self, name: str | None) -> "Evaluator":
+        """The evaluator of the plans that train ``name`` (the instance's own student, or one of its
+        ``candidate_students``: ``Instance.for_student``); ValueError naming ``plan.student`` for another name."""
+        inst = self.inst
+        if name is None or name == inst.student_name or (not inst.candidate_students and name == inst.student.preset):
+            if inst.candidate_students and name is None:
+                raise ValueError(f"plan.student: the instance lists candidate_students; name the student the plan "
+                                 f"trains (one of {', '.join(inst.student_names())})")
+            return self if not inst.candidate_students else self._student(inst.student_name)
+        return self._student(name)
+
+    def _student(self, name: str) -> "Evaluator":
+        if name not in self._students:
+            self._students[name] = Evaluator(self.inst.for_student(name))
+        return self._students[name]
+
+    def check_stage(self, recipe: Recipe, hardware: HardwareChoice, where: str = "plan") -> None:
+        """Raise ValueError naming ``where.<field>`` when the stage is not one of the instance's options."""
+        try:
+            check_recipe(self.inst, recipe)
+            options = set(hardware_options(self.inst))
+            if hardware not in options:
+                offload_refusal(self.inst, hardware, options)
+                self._hardware_refusal(hardware)
+        except ValueError as exc:
+            raise ValueError(str(exc).replace("plan.", f"{where}.", 1)) from None
+
+    def _hardware_refusal(self, hw: HardwareChoice) -> None:
+        gpus = {o.key: o.counts for o in self.inst.hardware.gpus}
+        if hw.gpu not in gpus:
+            raise ValueError(f"plan.gpu: '{hw.gpu}' is not in hardware.gpus ({', '.join(gpus)})")
+        if hw.count in gpus[hw.gpu] and hw.rollout_gpu is not None:
+            rollout = {o.key: o.counts for o in self.inst.hardware.rollout_gpus}
+            if hw.rollout_gpu not in rollout:
+                raise ValueError(f"plan.rollout.gpu: '{hw.rollout_gpu}' is not in hardware.rollout_gpus "
+                                 f"({', '.join(rollout) or 'none: generation runs on the training GPUs'})")
+            raise ValueError(f"plan.rollout.gpu_count: {hw.rollout_count} is not an allowed count for "
+                             f"{hw.rollout_gpu} {rollout[hw.rollout_gpu]} within availability")
+        raise ValueError(f"plan.gpu_count: {hw.count} is not an allowed count for {hw.gpu} {gpus[hw.gpu]} within availability")
+
     def check_plan(self, plan: Plan) -> None:
-        """Raise ValueError naming the field when the plan is not one of the instance's options."""
-        check_recipe(self.inst, plan.recipe)
-        options = set(hardware_options(self.inst))
-        if plan.hardware not in options:
-            offload_refusal(self.inst, plan.hardware, options)
-            gpus = {o.key: o.counts for o in self.inst.hardware.gpus}
-            if plan.gpu not in gpus:
-                raise ValueError(f"plan.gpu: '{plan.gpu}' is not in hardware.gpus ({', '.join(gpus)})")
-            if plan.gpu_count not in gpus[plan.gpu]:
-                raise ValueError(f"plan.gpu_count: {plan.gpu_count} is not an allowed count for {plan.gpu} {gpus[plan.gpu]} within availability")
-            if plan.rollout_gpu is not None:
-                rollout = {o.key: o.counts for o in self.inst.hardware.rollout_gpus}
-                if plan.rollout_gpu not in rollout:
-                    raise ValueError(f"plan.rollout.gpu: '{plan.rollout_gpu}' is not in hardware.rollout_gpus "
-                                     f"({', '.join(rollout) or 'none: generation runs on the training GPUs'})")
-                raise ValueError(f"plan.rollout.gpu_count: {plan.rollout_gpu_count} is not an allowed count for "
-                                 f"{plan.rollout_gpu} {rollout[plan.rollout_gpu]} within availability")
-            raise ValueError(f"plan.gpu_count: {plan.gpu_count} is not an allowed count for {plan.gpu} {gpus[plan.gpu]} within availability")
-        if plan.checkpoint_interval_minutes not in self.inst.checkpointing.interval_minutes_options:
-            raise ValueError(f"plan.checkpoint_interval_minutes: expected one of {self.inst.checkpointing.interval_minutes_options}")
-        check_choice(self.inst, plan.retention)
+        """Raise ValueError naming the field when the plan is not one of the instance's options: its student, its
+        stages' methods (an allowed sequence), the interval, the retention option, and each stage's recipe and
+        hardware (named ``plan.<field>`` for a one-stage plan, ``plan.stages.<n>.<field>`` otherwise)."""
+        ev = self.for_student(plan.student)
+        allowed = ev.inst.training.sequences()
+        if plan.methods not in allowed:
+            raise ValueError(f"plan.stages: the methods {list(plan.methods)} are not an allowed stage sequence "
+                             f"(training.stage_sequences: {[list(s) for s in allowed]})")
+        for n, stage in enumerate(plan.stages):
+            ev.check_stage(stage.recipe, stage.hardware, "plan" if len(plan.stages) == 1 else f"plan.stages.{n}")
+        intervals = ev.inst.checkpointing.interval_minutes_options
+        if plan.checkpoint_interval_minutes not in intervals:
+            raise ValueError(f"plan.checkpoint_interval_minutes: expected one of {intervals}")
+        check_choice(ev.inst, plan.retention)
 
     def evaluate(self, plan: Plan) -> Metrics:
+        """Every metric of any plan of the instance (ValueError naming the field for a plan outside its options)."""
         self.check_plan(plan)
-        return self.metrics(plan.recipe, plan.hardware, plan.checkpoint_interval_minutes, plan.retention)
+        return self.plan_metrics(plan)
+
+    def plan_metrics(self, plan: Plan) -> Metrics:
+        r"""Every metric of ``plan`` (not checked: see :meth:`evaluate`). Stages run one after another, each on
+        its own hardware, all at the plan's interval :math:`\tau` (and retention option). With :math:`M_s` the
+        metrics of stage :math:`s` run alone (:meth:`metrics`):
+
+        .. math::
+           \mathrm{wall} &= \sum_s \mathrm{wall}_s, \qquad
+           \mathrm{cost} = \sum_s \big(\text{every line but operations and repair}\big)_s
+               + \mathrm{fixed} + p_{ops}\,\mathrm{wall} + p_{repair} \sum_s F_s \\
+           q &= q_S, \qquad q_1, F_1 = \text{the first stage's own}, \qquad
+           q_s, F_s = \texttt{stage\_outcome}(r_s, q_{s-1})
+
+        For one stage these are :math:`M_1` exactly: the one-stage case, not another formula."""
+        ev = self.for_student(plan.student)
+        inst, tau = ev.inst, plan.checkpoint_interval_minutes
+        alone = [ev.metrics(s.recipe, s.hardware, tau, plan.retention) for s in plan.stages]
+        q, forgetting = alone[0].quality, [alone[0].forgetting_points]
+        for stage in plan.stages[1:]:
+            q, f = stage_outcome(inst, stage.recipe, q)
+            forgetting.append(f)
+        wall = sum(m.wall_hours for m in alone)
+        total_forgetting = sum(forgetting)
+        costs = {k: sum(m.cost_breakdown_usd[k] for m in alone) for k in STAGE_COST_KEYS}
+        costs["operations"] = inst.operations.fixed_usd + inst.operations.usd_per_wall_hour * wall
+        costs["forgetting_repair"] = inst.forgetting_repair_usd_per_point * total_forgetting
+        costs = {k: costs[k] for k in COST_KEYS}
+        hours = {k: sum(m.hours_breakdown.get(k, 0.0) for m in alone) for k in dict.fromkeys(
+            k for m in alone for k in m.hours_breakdown)}
+        flops: dict[str, float] = {}
+        for m in alone:
+            for k, v in m.flops.items():
+                flops[k] = flops.get(k, 0.0) + v
+        out = Metrics(cost_usd=sum(costs.values()), wall_hours=wall, quality=q, forgetting_points=total_forgetting,
+                      gpu_hours=sum(m.gpu_hours for m in alone), memory_per_gpu_gb=max(m.memory_per_gpu_gb for m in alone),
+                      cost_breakdown_usd=costs, hours_breakdown=hours, flops=flops,
+                      fits_memory=all(m.fits_memory for m in alone))
+        label = (lambda n: f"stage {n + 1}: ") if len(alone) > 1 else (lambda n: "")
+        memory = [label(n) + v.removeprefix("memory: ") for n, m in enumerate(alone) for v in m.violations
+                  if v.startswith("memory:")]
+        out.violations = ev.violations(out, "; ".join(memory) if memory else None)
+        if plan.retention is not None and (late := coverage_violation(inst, plan.retention, tau)):
+            out.violations.append(late)
+        return out
 
     def space(self) -> tuple[list[Recipe], list[HardwareChoice], list[float]]:
         return (enumerate_recipes(self.inst), hardware_options(self.inst),

@@ -1,59 +1,102 @@
-r"""A plan: one value for every decision of a job.
+r"""A plan: one value for every decision of a job, in one shape for every kind of plan.
 
-A plan splits into a *recipe* (what is trained and how: method, length,
-sampling schedule, teacher precision, data mix, for SFT the most epochs
-over each distinct example, the adapter: full weights or LoRA of a rank,
-and for RL its staleness: synchronous or asynchronous, ``asynchronous.py``),
-a *hardware* choice (GPU type and count, and optionally separate rollout GPUs
-that generate apart from them, ``rollout.py``) and a *checkpoint interval*. Quality
-and forgetting depend on the recipe alone; time and money on all three.
+A plan is a *student* (the base model it post-trains: the instance's own, or one of its
+``candidate_students``), one to three *stages* run one after another, a *checkpoint
+interval* every stage shares, and, with a ``retention`` block, the *retention option*
+every stage shares. A one-stage plan is the one-stage case of this shape, not a shape of
+its own.
 
-The adapter is part of the recipe (its quality, forgetting, FLOPs and memory)
-and also of the hardware choice the formulation indexes (``HardwareChoice.lora_rank``):
-what a checkpoint holds sets its write time and its storage per hour, which the
-checkpoint overhead :math:`o_h(\tau)` and the hourly price :math:`\pi_h` carry per
-hardware choice. A recipe's memory class fits only hardware choices of its own
-adapter, so the two always agree in a plan.
+Each stage is a *recipe* (what is trained and how: method, length, sampling schedule,
+teacher precision, data mix, for SFT the most epochs over each distinct example, the
+adapter: full weights or LoRA of a rank, for RL its staleness: synchronous or
+asynchronous, ``cost/asynchronous.py``, and for OPD with a teacher trained as a stage the
+teacher's own plan, ``cost/teacher_training.py``) on a *hardware* choice (GPU type and
+count, CPU offload, and optionally separate rollout GPUs that generate apart from them,
+``cost/rollout.py``). Quality and forgetting depend on the recipes alone; time and money
+on all of it.
 
-CPU offload (``training.cpu_offload``) is a property of the hardware choice alone
-(``HardwareChoice.cpu_offload``): it frees the GPUs of the training state and adds
-host-link transfers whose amounts every recipe carries (``recipes.py``) and whose
-seconds per unit are zero on a choice that does not offload (``hardware.py``), so
-recipe × hardware stays a product of one-hots and the time stays exact.
+The adapter is part of the recipe (its quality, forgetting, FLOPs and memory) and also of
+the hardware choice the formulation indexes (``HardwareChoice.lora_rank``): what a
+checkpoint holds sets its write time and its storage per hour. A recipe's memory class
+fits only hardware choices of its own adapter, so the two always agree in a plan. CPU
+offload is a property of the hardware choice alone (``HardwareChoice.cpu_offload``).
 
-A teacher trained as a stage (``teacher.training``, ``teacher_training.py``) is part of an OPD recipe
-(``Recipe.teacher_training``: the teacher's own one-stage plan): it sets the recipe's data money and lead
-time only, so recipe × hardware stays a product of one-hots here too.
+The JSON shape (what ``solve --json`` prints and ``evaluate`` reads; ``Plan.to_dict``)::
+
+    {"student": "Qwen3-32B",
+     "stages": [{"method": "sft", "steps": 400, "samples_per_prompt": [], "teacher_precision": null,
+                 "external_data_share": 1.0, "max_epochs": 2, "adapter": "full", "lora_rank": null,
+                 "cpu_offload": false, "gpu": "H100", "gpu_count": 16, "rollout": null, "staleness_steps": 0}, ...],
+     "checkpoint_interval_minutes": 60, "retention": null}
+
+``rollout`` is null (colocated) or ``{"gpu": "L40S", "gpu_count": 16}``; ``retention`` is
+null or the chosen option ``{"keep_last": 3, "tier": "cold", "milestones": 0}``. An OPD
+stage whose teacher is trained as a stage also carries ``teacher_training``: the teacher's
+own one-stage plan in the *flat* shape (``Plan.flat_dict``: the one stage's fields beside
+``checkpoint_interval_minutes``), which is also the shape of a portfolio job's plan
+(``planopt schema --kind portfolio-result``). ``Plan.from_dict`` reads both shapes.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import json
+from dataclasses import dataclass
 from typing import Any, Optional
 
-from planopt.models.cost.retention import RetentionChoice
+RETENTION_TIERS = ("hot", "cold")
+
+
+@dataclass(frozen=True, order=True)
+class RetentionChoice:
+    """One retention option (``cost/retention.py``): keep the newest ``keep_last`` checkpoints in ``tier``, and
+    the newest ``milestones`` milestones (cold)."""
+
+    keep_last: int
+    tier: str
+    milestones: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape ``{"keep_last", "tier", "milestones"}``."""
+        return {"keep_last": self.keep_last, "tier": self.tier, "milestones": self.milestones}
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str = "plan.retention") -> "RetentionChoice":
+        """Read ``{"keep_last": int >= 1, "tier": "hot" | "cold", "milestones": int >= 0 (default 0)}``;
+        ValueError naming the field."""
+        if not isinstance(data, dict):
+            raise ValueError(f"{where}: expected an object {{keep_last, tier, milestones}} or null, got {data!r}")
+        unknown = set(data) - {"keep_last", "tier", "milestones"}
+        if unknown:
+            raise ValueError(f"{where}.{sorted(unknown)[0]}: unknown field")
+        k = data.get("keep_last")
+        if not _is_int(k) or k < 1:
+            raise ValueError(f"{where}.keep_last: expected a positive integer, got {k!r}")
+        tier = data.get("tier")
+        if tier not in RETENTION_TIERS:
+            raise ValueError(f"{where}.tier: expected 'hot' or 'cold', got {tier!r}")
+        m = data.get("milestones", 0)
+        if not _is_int(m) or m < 0:
+            raise ValueError(f"{where}.milestones: expected a non-negative integer, got {m!r}")
+        return cls(k, tier, m)
 
 
 @dataclass(frozen=True, order=True)
 class Recipe:
+    """What a stage trains and how (the module docstring); quality and forgetting depend on it alone."""
+
     method: str
     steps: int
     samples_per_prompt: tuple[int, ...] = ()
     teacher_precision: Optional[str] = None
     external_data_share: Optional[float] = None
-    # SFT: the most passes over each distinct new-domain example (owned ones are reused
-    # up to this many epochs before any is bought); None for RL and OPD. An SFT recipe
-    # built without it has 1: one pass, every example beyond those owned bought, as
-    # before epochs were a choice, so older plans and callers mean what they meant.
+    # SFT: the most passes over each distinct new-domain example (owned ones are reused up to this many epochs
+    # before any is bought); None for RL and OPD. An SFT recipe built without it has 1: one pass.
     max_epochs: Optional[int] = None
-    # LoRA rank, or None for full fine-tuning (the default: what a recipe meant before
-    # adapters were a choice).
+    # LoRA rank, or None for full fine-tuning.
     lora_rank: Optional[int] = None
-    # Asynchronous RL (``asynchronous.py``): how many steps behind the trained policy
-    # generation may run; 0 (the default) is synchronous, as before.
+    # Asynchronous RL (``cost/asynchronous.py``): how many steps behind the trained policy generation may run; 0 is synchronous.
     staleness_steps: int = 0
-    # OPD with a teacher trained as a stage (``teacher.training``, ``teacher_training.py``): the teacher's
-    # own one-stage plan, one of the instance's usable ones; None: the teacher exists or is a lump, as before.
+    # OPD with a teacher trained as a stage (``cost/teacher_training.py``): the teacher's own one-stage plan.
     teacher_training: Optional["Plan"] = None
 
     def __post_init__(self) -> None:
@@ -62,6 +105,7 @@ class Recipe:
 
     @property
     def adapter(self) -> str:
+        """``full`` or ``lora``."""
         return "full" if self.lora_rank is None else "lora"
 
     @property
@@ -90,14 +134,14 @@ def staleness_of_class(memory_class: str) -> int:
 
 @dataclass(frozen=True, order=True)
 class HardwareChoice:
+    """The GPUs a stage runs on (the module docstring); time and money depend on it."""
+
     gpu: str
     count: int
-    # The adapter the job checkpoints (None: full weights), which sets the checkpoint's
-    # size: see the module docstring.
+    # The adapter the job checkpoints (None: full weights), which sets the checkpoint's size.
     lora_rank: Optional[int] = None
-    # Separate rollout hardware (``hardware.rollout_gpus``): generation runs on
-    # ``rollout_count`` GPUs of type ``rollout_gpu`` instead of on the training GPUs
-    # (``rollout.py``). None / 0: colocated, as before.
+    # Separate rollout hardware (``hardware.rollout_gpus``, ``cost/rollout.py``): generation on ``rollout_count``
+    # GPUs of type ``rollout_gpu``. None / 0: colocated.
     rollout_gpu: Optional[str] = None
     rollout_count: int = 0
     # ZeRO-3 / FSDP offload of parameters, gradients and optimiser state to host memory.
@@ -114,151 +158,258 @@ class HardwareChoice:
         return self.count + self.rollout_count
 
 
-@dataclass(frozen=True)
-class Plan:
-    method: str
-    gpu: str
-    gpu_count: int
-    steps: int
-    samples_per_prompt: tuple[int, ...]
-    teacher_precision: Optional[str]
-    checkpoint_interval_minutes: float
-    external_data_share: Optional[float]
-    max_epochs: Optional[int] = None  # SFT epochs over distinct examples (``Recipe.max_epochs``); 1 when absent
-    adapter: str = "full"             # "full" or "lora" (issue 12's stage field); "full" when absent
-    lora_rank: Optional[int] = None   # the LoRA rank; null for full fine-tuning
-    cpu_offload: bool = False         # training state offloaded to host memory (``training.cpu_offload``)
-    retention: Optional[RetentionChoice] = None  # the retention option (``retention.py``); null without a ``retention`` block
-    rollout_gpu: Optional[str] = None  # separate rollout GPUs' type (``HardwareChoice.rollout_gpu``); null: colocated
-    rollout_gpu_count: int = 0         # and their count (0 when colocated)
-    staleness_steps: int = 0           # asynchronous RL's staleness (``Recipe.staleness_steps``); 0: synchronous
-    teacher_training: Optional["Plan"] = None  # the trained teacher's own plan (``Recipe.teacher_training``); None: none
+# The fields of a stage in the JSON shape, in order.
+STAGE_FIELDS = ("method", "steps", "samples_per_prompt", "teacher_precision", "external_data_share", "max_epochs",
+                "adapter", "lora_rank", "cpu_offload", "gpu", "gpu_count", "rollout", "staleness_steps", "teacher_training")
 
-    def __lt__(self, other: "Plan") -> bool:
-        """A total order (recipes holding teacher plans sort): by the canonical JSON of the fields."""
-        return _sort_key(self) < _sort_key(other)
 
-    def __post_init__(self) -> None:
-        if self.method == "sft" and self.max_epochs is None:
-            object.__setattr__(self, "max_epochs", 1)
+@dataclass(frozen=True, order=True)
+class Stage:
+    """One stage of a plan: a recipe on a hardware choice."""
+
+    recipe: Recipe
+    hardware: HardwareChoice
 
     @property
-    def recipe(self) -> Recipe:
-        return Recipe(self.method, self.steps, tuple(self.samples_per_prompt), self.teacher_precision,
-                      self.external_data_share, self.max_epochs, self.lora_rank if self.adapter == "lora" else None,
-                      self.staleness_steps, self.teacher_training)
-
-    @property
-    def hardware(self) -> HardwareChoice:
-        return HardwareChoice(self.gpu, self.gpu_count, self.lora_rank if self.adapter == "lora" else None,
-                              self.rollout_gpu, self.rollout_gpu_count, cpu_offload=self.cpu_offload)
-
-    @classmethod
-    def of(cls, recipe: Recipe, hardware: HardwareChoice, interval_minutes: float,
-           retention: Optional[RetentionChoice] = None) -> "Plan":
-        return cls(recipe.method, hardware.gpu, hardware.count, recipe.steps, recipe.samples_per_prompt,
-                   recipe.teacher_precision, interval_minutes, recipe.external_data_share, recipe.max_epochs,
-                   recipe.adapter, recipe.lora_rank, cpu_offload=hardware.cpu_offload, retention=retention,
-                   rollout_gpu=hardware.rollout_gpu, rollout_gpu_count=hardware.rollout_count,
-                   staleness_steps=recipe.staleness_steps, teacher_training=recipe.teacher_training)
-
-    @property
-    def rollout(self) -> Optional[dict[str, Any]]:
-        """The JSON ``rollout`` field: ``{"gpu", "gpu_count"}`` of separate rollout GPUs, or None (colocated)."""
-        return None if self.rollout_gpu is None else {"gpu": self.rollout_gpu, "gpu_count": self.rollout_gpu_count}
+    def method(self) -> str:
+        """The stage's method."""
+        return self.recipe.method
 
     def to_dict(self) -> dict[str, Any]:
-        """The one-stage fields; ``rollout`` only for a split plan (a colocated plan's dict is as before, which the
-        portfolio result's published one-stage shape relies on)."""
-        out = asdict(self)
-        out["samples_per_prompt"] = list(self.samples_per_prompt)
-        if self.retention is None:
-            del out["retention"]  # the shape before retention choices (portfolio results keep it)
-        if not self.cpu_offload:
-            del out["cpu_offload"]  # likewise: a plan that does not offload keeps the earlier shape
-        del out["rollout_gpu"], out["rollout_gpu_count"]
-        if self.rollout_gpu is not None:
-            out["rollout"] = self.rollout
-        if not self.staleness_steps:
-            del out["staleness_steps"]
-        if self.teacher_training is None:
-            del out["teacher_training"]  # absent unless the teacher is trained as a stage: the earlier shape
-        else:
-            out["teacher_training"] = self.teacher_training.to_dict()
+        """The stage's JSON fields (``STAGE_FIELDS``)."""
+        r, h = self.recipe, self.hardware
+        out = {"method": r.method, "steps": r.steps, "samples_per_prompt": list(r.samples_per_prompt),
+               "teacher_precision": r.teacher_precision, "external_data_share": r.external_data_share,
+               "max_epochs": r.max_epochs, "adapter": r.adapter, "lora_rank": r.lora_rank,
+               "cpu_offload": h.cpu_offload, "gpu": h.gpu, "gpu_count": h.count,
+               "rollout": None if h.rollout_gpu is None else {"gpu": h.rollout_gpu, "gpu_count": h.rollout_count},
+               "staleness_steps": r.staleness_steps}
+        if r.teacher_training is not None:  # absent unless the teacher is trained as a stage
+            out["teacher_training"] = r.teacher_training.flat_dict()
         return out
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Plan":
-        """Build from the ``plan`` object ``solve --json`` prints; raises ValueError naming the field."""
+    def from_dict(cls, data: Any, where: str) -> "Stage":
+        """Read a stage's JSON fields; ValueError naming ``where.<field>``."""
+        if not isinstance(data, dict):
+            raise ValueError(f"{where}: expected a JSON object")
+        unknown = set(data) - set(STAGE_FIELDS)
+        if unknown:
+            raise ValueError(f"{where}.{sorted(unknown)[0]}: unknown field")
+        return _read_stage(data, where)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A student, one to three stages, the checkpoint interval and the retention option they share."""
+
+    stages: tuple[Stage, ...]
+    checkpoint_interval_minutes: float
+    student: Optional[str] = None
+    retention: Optional[RetentionChoice] = None
+
+    @classmethod
+    def of(cls, recipe: Recipe, hardware: HardwareChoice, interval_minutes: float,
+           retention: Optional[RetentionChoice] = None, student: Optional[str] = None) -> "Plan":
+        """The one-stage plan of ``recipe`` on ``hardware``."""
+        return cls((Stage(recipe, hardware),), float(interval_minutes), student, retention)
+
+    def with_student(self, student: Optional[str]) -> "Plan":
+        """The same plan naming ``student``."""
+        return Plan(self.stages, self.checkpoint_interval_minutes, student, self.retention)
+
+    @property
+    def methods(self) -> tuple[str, ...]:
+        """The stages' methods, in order."""
+        return tuple(s.method for s in self.stages)
+
+    @property
+    def stage(self) -> Stage:
+        """The one stage of a one-stage plan (ValueError for a plan of several stages)."""
+        if len(self.stages) != 1:
+            raise ValueError(f"plan: a plan of {len(self.stages)} stages has no single stage; read plan.stages")
+        return self.stages[0]
+
+    @property
+    def recipe(self) -> Recipe:
+        """The recipe of a one-stage plan."""
+        return self.stage.recipe
+
+    @property
+    def hardware(self) -> HardwareChoice:
+        """The hardware of a one-stage plan."""
+        return self.stage.hardware
+
+    # the one-stage fields, read off the one stage (``flat_dict``'s names)
+    method = property(lambda self: self.recipe.method)
+    steps = property(lambda self: self.recipe.steps)
+    samples_per_prompt = property(lambda self: self.recipe.samples_per_prompt)
+    teacher_precision = property(lambda self: self.recipe.teacher_precision)
+    external_data_share = property(lambda self: self.recipe.external_data_share)
+    max_epochs = property(lambda self: self.recipe.max_epochs)
+    adapter = property(lambda self: self.recipe.adapter)
+    lora_rank = property(lambda self: self.recipe.lora_rank)
+    staleness_steps = property(lambda self: self.recipe.staleness_steps)
+    teacher_training = property(lambda self: self.recipe.teacher_training)
+    gpu = property(lambda self: self.hardware.gpu)
+    gpu_count = property(lambda self: self.hardware.count)
+    cpu_offload = property(lambda self: self.hardware.cpu_offload)
+    rollout_gpu = property(lambda self: self.hardware.rollout_gpu)
+    rollout_gpu_count = property(lambda self: self.hardware.rollout_count)
+
+    def __lt__(self, other: "Plan") -> bool:
+        """A total order (recipes holding teacher plans sort): by the canonical JSON of the plans."""
+        return _sort_key(self) < _sort_key(other)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape of the module docstring."""
+        return {"student": self.student, "stages": [s.to_dict() for s in self.stages],
+                "checkpoint_interval_minutes": self.checkpoint_interval_minutes,
+                "retention": None if self.retention is None else self.retention.to_dict()}
+
+    def flat_dict(self) -> dict[str, Any]:
+        """The flat one-stage shape: the stage's fields (``rollout``, ``cpu_offload``, ``staleness_steps`` and
+        ``retention`` only where they differ from their defaults, as portfolio results publish it) and
+        ``checkpoint_interval_minutes``."""
+        stage = self.stage.to_dict()
+        out = {k: stage[k] for k in ("method", "gpu", "gpu_count", "steps", "samples_per_prompt", "teacher_precision")}
+        out["checkpoint_interval_minutes"] = self.checkpoint_interval_minutes
+        out.update({k: stage[k] for k in ("external_data_share", "max_epochs", "adapter", "lora_rank")})
+        if self.cpu_offload:
+            out["cpu_offload"] = True
+        if self.retention is not None:
+            out["retention"] = self.retention.to_dict()
+        if self.staleness_steps:
+            out["staleness_steps"] = self.staleness_steps
+        if "teacher_training" in stage:
+            out["teacher_training"] = stage["teacher_training"]
+        if stage["rollout"] is not None:
+            out["rollout"] = stage["rollout"]
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "Plan":
+        """Read either shape (``stages``, or the flat one-stage fields); ValueError naming the field."""
         if not isinstance(data, dict):
             raise ValueError("plan: expected a JSON object")
-        fields = {"method": str, "gpu": str, "gpu_count": int, "steps": int, "checkpoint_interval_minutes": (int, float)}
-        for name, typ in fields.items():
-            if name not in data:
-                raise ValueError(f"plan.{name}: missing")
-            if not isinstance(data[name], typ) or isinstance(data[name], bool):
-                raise ValueError(f"plan.{name}: expected {typ.__name__ if isinstance(typ, type) else 'a number'}, got {data[name]!r}")
-        unknown = set(data) - (set(cls.__dataclass_fields__) - {"rollout_gpu", "rollout_gpu_count"}) - {"rollout"}
+        if "stages" not in data:
+            return _read_flat(data)
+        unknown = set(data) - {"student", "stages", "checkpoint_interval_minutes", "retention"}
         if unknown:
             raise ValueError(f"plan.{sorted(unknown)[0]}: unknown field")
-        spp = data.get("samples_per_prompt") or []
-        if not isinstance(spp, list) or not all(isinstance(k, int) and not isinstance(k, bool) for k in spp):
-            raise ValueError("plan.samples_per_prompt: expected a list of integers")
-        share = data.get("external_data_share")
-        if share is not None and not isinstance(share, (int, float)):
-            raise ValueError("plan.external_data_share: expected a number or null")
-        epochs = data.get("max_epochs")
-        if epochs is not None and (not isinstance(epochs, int) or isinstance(epochs, bool) or epochs < 1):
-            raise ValueError(f"plan.max_epochs: expected a positive integer or null, got {epochs!r}")
-        adapter = data.get("adapter", "full")
-        if adapter not in ("full", "lora"):
-            raise ValueError(f"plan.adapter: expected 'full' or 'lora', got {adapter!r}")
-        rank = data.get("lora_rank")
-        if rank is not None and (not isinstance(rank, int) or isinstance(rank, bool) or rank < 1):
-            raise ValueError(f"plan.lora_rank: expected a positive integer or null, got {rank!r}")
-        if adapter == "lora" and rank is None:
-            raise ValueError("plan.lora_rank: expected a positive integer for a 'lora' plan, got null")
-        if adapter == "full" and rank is not None:
-            raise ValueError(f"plan.lora_rank: must be null for a 'full' plan, got {rank!r}")
-        offload = data.get("cpu_offload", False)
-        if not isinstance(offload, bool):
-            raise ValueError(f"plan.cpu_offload: expected true or false, got {offload!r}")
+        stages = data["stages"]
+        if not isinstance(stages, list) or not 1 <= len(stages) <= 3:
+            raise ValueError("plan.stages: expected a list of one to three stages")
+        interval = data.get("checkpoint_interval_minutes")
+        if isinstance(interval, bool) or not isinstance(interval, (int, float)):
+            raise ValueError(f"plan.checkpoint_interval_minutes: expected a number, got {interval!r}")
         retention = data.get("retention")
         retention = None if retention is None else RetentionChoice.from_dict(retention)
-        rollout_gpu, rollout_count = read_rollout(data.get("rollout"), "plan.rollout")
-        staleness = data.get("staleness_steps", 0)
-        if isinstance(staleness, bool) or not isinstance(staleness, int) or staleness < 0:
-            raise ValueError(f"plan.staleness_steps: expected a non-negative integer, got {staleness!r}")
-        teacher = read_teacher_training(data.get("teacher_training"))
-        return cls(data["method"], data["gpu"], data["gpu_count"], data["steps"], tuple(spp),
-                   data.get("teacher_precision"), float(data["checkpoint_interval_minutes"]),
-                   None if share is None else float(share), epochs, adapter, rank, cpu_offload=offload,
-                   retention=retention, rollout_gpu=rollout_gpu, rollout_gpu_count=rollout_count, staleness_steps=staleness,
-                   teacher_training=teacher)
+        student = data.get("student")
+        if student is not None and not isinstance(student, str):
+            raise ValueError(f"plan.student: expected a string or null, got {student!r}")
+        return cls(tuple(Stage.from_dict(s, f"plan.stages.{n}") for n, s in enumerate(stages)), float(interval),
+                   student, retention)
 
 
-def _sort_key(plan: "Plan") -> str:
-    import json
+def read_plan(data: Any) -> Plan:
+    """A plan's JSON in either shape (``Plan.from_dict``)."""
+    return Plan.from_dict(data)
+
+
+def _sort_key(plan: Plan) -> str:
     return json.dumps(plan.to_dict(), sort_keys=True, default=str)
 
 
-def read_teacher_training(value: Any) -> Optional["Plan"]:
-    """The ``teacher_training`` field of a plan's JSON: null, or the teacher's own one-stage plan (which has no
-    teacher of its own); ValueError naming ``plan.teacher_training.<field>``."""
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+# The flat shape's fields: a stage's (less ``rollout``'s parts) and the plan's interval and retention.
+FLAT_FIELDS = set(STAGE_FIELDS) | {"checkpoint_interval_minutes", "retention"}
+
+
+def _read_flat(data: dict) -> Plan:
+    """A plan in the flat one-stage shape; ValueError naming ``plan.<field>``."""
+    unknown = set(data) - FLAT_FIELDS
+    if unknown:
+        raise ValueError(f"plan.{sorted(unknown)[0]}: unknown field")
+    interval = data.get("checkpoint_interval_minutes")
+    if "checkpoint_interval_minutes" not in data:
+        raise ValueError("plan.checkpoint_interval_minutes: missing")
+    if isinstance(interval, bool) or not isinstance(interval, (int, float)):
+        raise ValueError(f"plan.checkpoint_interval_minutes: expected a number, got {interval!r}")
+    retention = data.get("retention")
+    retention = None if retention is None else RetentionChoice.from_dict(retention)
+    stage = _read_stage({k: v for k, v in data.items() if k not in ("checkpoint_interval_minutes", "retention")}, "plan")
+    return Plan((stage,), float(interval), None, retention)
+
+
+def _read_stage(data: dict, where: str) -> Stage:
+    """The recipe and hardware of a stage's fields (``STAGE_FIELDS``); ValueError naming ``where.<field>``."""
+    for name, typ in (("method", str), ("gpu", str), ("gpu_count", int), ("steps", int)):
+        if name not in data:
+            raise ValueError(f"{where}.{name}: missing")
+        if not isinstance(data[name], typ) or isinstance(data[name], bool):
+            raise ValueError(f"{where}.{name}: expected {typ.__name__}, got {data[name]!r}")
+    spp = data.get("samples_per_prompt") or []
+    if not isinstance(spp, list) or not all(_is_int(k) for k in spp):
+        raise ValueError(f"{where}.samples_per_prompt: expected a list of integers")
+    share = data.get("external_data_share")
+    if share is not None and (isinstance(share, bool) or not isinstance(share, (int, float))):
+        raise ValueError(f"{where}.external_data_share: expected a number or null")
+    epochs = data.get("max_epochs")
+    if epochs is not None and (not _is_int(epochs) or epochs < 1):
+        raise ValueError(f"{where}.max_epochs: expected a positive integer or null, got {epochs!r}")
+    rank = _read_adapter(data, where)
+    offload = data.get("cpu_offload", False)
+    if not isinstance(offload, bool):
+        raise ValueError(f"{where}.cpu_offload: expected true or false, got {offload!r}")
+    rollout_gpu, rollout_count = read_rollout(data.get("rollout"), f"{where}.rollout")
+    staleness = data.get("staleness_steps", 0)
+    if not _is_int(staleness) or staleness < 0:
+        raise ValueError(f"{where}.staleness_steps: expected a non-negative integer, got {staleness!r}")
+    teacher = read_teacher_training(data.get("teacher_training"), f"{where}.teacher_training")
+    recipe = Recipe(data["method"], data["steps"], tuple(spp), data.get("teacher_precision"),
+                    None if share is None else float(share), epochs, rank, staleness, teacher)
+    return Stage(recipe, HardwareChoice(data["gpu"], data["gpu_count"], rank, rollout_gpu, rollout_count, offload))
+
+
+def _read_adapter(data: dict, where: str) -> Optional[int]:
+    """The LoRA rank of a stage's ``adapter`` and ``lora_rank`` fields (None: full weights)."""
+    adapter = data.get("adapter", "full")
+    if adapter not in ("full", "lora"):
+        raise ValueError(f"{where}.adapter: expected 'full' or 'lora', got {adapter!r}")
+    rank = data.get("lora_rank")
+    if rank is not None and (not _is_int(rank) or rank < 1):
+        raise ValueError(f"{where}.lora_rank: expected a positive integer or null, got {rank!r}")
+    if adapter == "lora" and rank is None:
+        raise ValueError(f"{where}.lora_rank: expected a positive integer for a 'lora' plan, got null")
+    if adapter == "full" and rank is not None:
+        raise ValueError(f"{where}.lora_rank: must be null for a 'full' plan, got {rank!r}")
+    return rank
+
+
+def read_teacher_training(value: Any, where: str = "plan.teacher_training") -> Optional[Plan]:
+    """The ``teacher_training`` field of a stage: null, or the teacher's own one-stage plan (which has no
+    teacher of its own); ValueError naming ``<where>.<field>``."""
     if value is None:
         return None
     if not isinstance(value, dict):
-        raise ValueError(f"plan.teacher_training: expected null or a plan object, got {value!r}")
+        raise ValueError(f"{where}: expected null or a plan object, got {value!r}")
     if value.get("teacher_training") is not None:
-        raise ValueError("plan.teacher_training.teacher_training: expected null (there is no teacher of the teacher)")
+        raise ValueError(f"{where}.teacher_training: expected null (there is no teacher of the teacher)")
     try:
-        return Plan.from_dict(value)
+        plan = Plan.from_dict(value)
     except ValueError as exc:
-        raise ValueError("plan.teacher_training." + str(exc).removeprefix("plan.")) from None
+        raise ValueError(f"{where}." + str(exc).removeprefix("plan.")) from None
+    if len(plan.stages) != 1:
+        raise ValueError(f"{where}.stages: the teacher's plan has one stage")
+    return plan
 
 
 def read_rollout(value: Any, where: str) -> tuple[Optional[str], int]:
-    """(rollout GPU, count) of a plan's ``rollout`` JSON: null, or ``{"gpu": str, "gpu_count": positive int}``;
+    """(rollout GPU, count) of a stage's ``rollout`` JSON: null, or ``{"gpu": str, "gpu_count": positive int}``;
     ValueError naming the field."""
     if value is None:
         return None, 0
@@ -270,6 +421,11 @@ def read_rollout(value: Any, where: str) -> tuple[Optional[str], int]:
     gpu, count = value.get("gpu"), value.get("gpu_count")
     if not isinstance(gpu, str):
         raise ValueError(f"{where}.gpu: expected a GPU name, got {gpu!r}")
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+    if not _is_int(count) or count < 1:
         raise ValueError(f"{where}.gpu_count: expected a positive integer, got {count!r}")
     return gpu, count
+
+
+def plan_json(plan: Plan, student: Optional[str] = None) -> dict[str, Any]:
+    """The JSON shape of ``plan`` (``Plan.to_dict``), naming ``student`` when the plan names none."""
+    return (plan if plan.student is not None or student is None else plan.with_student(student)).to_dict()

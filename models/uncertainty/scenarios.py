@@ -32,12 +32,10 @@ from planopt.models.cost import learning as lc
 from planopt.models.cost import physics as ph
 from planopt.models.cost.asynchronous import combine, gain_kept
 from planopt.models.cost.retention import RetentionChoice, deep_rollback_share, rollback_share, storage_usd_per_train_hour
-from planopt.models.cost.evaluator import LIMIT_METRIC, Evaluator, cost_breakdown_usd, limit_slack
+from planopt.models.cost.evaluator import LIMIT_METRIC, STAGE_COST_KEYS, Evaluator, cost_breakdown_usd, limit_slack
 from planopt.models.schema.plan import HardwareChoice, Plan, Recipe
 from planopt.models.cost.recipes import EVAL, RATE_FACTOR, family_of
 from planopt.models.cost.stage_outcomes import StagePriors, stage_outcome
-from planopt.models.cost.staged import STAGE_COST_KEYS, check_staged_plan
-from planopt.models.schema.staged_plan import StagedPlan
 from planopt.models.uncertainty.model import Scenarios
 
 METRICS = ("cost_usd", "wall_hours", "quality", "forgetting_points", "gpu_hours")
@@ -68,6 +66,7 @@ class ScenarioEvaluator:
             # the teacher job's hours and money move with each scenario's rates and prices: never approximate them
             raise ValueError("teacher.training: a teacher trained as a stage is not yet combined with scenarios")
         self._outcomes: dict[Recipe, tuple[np.ndarray, np.ndarray]] = {}
+        self._students: dict[str, ScenarioEvaluator] = {}
 
     def value(self, name: str, point: float) -> np.ndarray:
         """A parameter's values over the scenarios (its point value where the model has no such parameter)."""
@@ -193,30 +192,38 @@ class ScenarioEvaluator:
                            self.value(f"priors.lora_forgetting_share.{method}", point.lora_forgetting),
                            self.value("priors.staleness_gain_loss_per_step", point.staleness_loss))
 
-    def staged_metrics(self, plan: StagedPlan) -> ScenarioMetrics:
-        """A staged plan in each scenario: the stages' hours and money summed, scores chained from stage to
-        stage under the scenario's priors (``staged_costs.py``, ``stage_outcomes.py``)."""
-        inst, n = self.inst, self.sc.n
-        quality = np.full(n, inst.task.baseline_score)
-        forgetting, wall, gpu_hours, money = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
-        for stage in plan.stages:
-            quality, f = stage_outcome(inst, stage.recipe, quality, self.stage_priors(stage.method))
+    def plan_metrics(self, plan: Plan) -> ScenarioMetrics:
+        """Any plan of the instance in each scenario (ValueError naming the field for a plan outside its options):
+        the stages' hours and money summed, the first stage's score and forgetting its own (:meth:`outcomes`),
+        each later one's chained from the score before it under the scenario's priors (``stage_outcomes.py``),
+        as the point evaluator does (``Evaluator.plan_metrics``)."""
+        self.ev.check_plan(plan)
+        se = self.for_student(plan.student)
+        inst, n = se.inst, se.sc.n
+        quality, forgetting = se.outcomes(plan.stages[0].recipe)
+        for stage in plan.stages[1:]:
+            quality, f = stage_outcome(inst, stage.recipe, quality, se.stage_priors(stage.method))
             forgetting = forgetting + f
-            costs, train, stage_wall = self._run(stage.recipe, stage.hardware, plan.checkpoint_interval_minutes, 0.0,
-                                                 plan.retention)
+        wall, gpu_hours, money = np.zeros(n), np.zeros(n), np.zeros(n)
+        for stage in plan.stages:
+            costs, train, stage_wall = se._run(stage.recipe, stage.hardware, plan.checkpoint_interval_minutes, 0.0,
+                                               plan.retention)
             money = money + sum(costs[k] for k in STAGE_COST_KEYS)
             wall, gpu_hours = wall + stage_wall, gpu_hours + stage.hardware.total_count * train
         ops = inst.operations
         cost = money + ops.fixed_usd + ops.usd_per_wall_hour * wall + inst.forgetting_repair_usd_per_point * forgetting
-        return ScenarioMetrics(cost_usd=np.asarray(cost, dtype=float), wall_hours=wall, quality=np.asarray(quality, dtype=float),
-                               forgetting_points=np.asarray(forgetting, dtype=float), gpu_hours=gpu_hours)
+        return ScenarioMetrics(cost_usd=np.asarray(cost, dtype=float) + np.zeros(n), wall_hours=wall,
+                               quality=np.asarray(quality, dtype=float) + np.zeros(n),
+                               forgetting_points=np.asarray(forgetting, dtype=float) + np.zeros(n), gpu_hours=gpu_hours)
 
-    def plan_metrics(self, plan: Plan | StagedPlan) -> ScenarioMetrics:
-        if isinstance(plan, StagedPlan):
-            check_staged_plan(self.ev, plan)
-            return self.staged_metrics(plan)
-        self.ev.check_plan(plan)
-        return self.metrics(plan.recipe, plan.hardware, plan.checkpoint_interval_minutes, plan.retention)
+    def for_student(self, name: str | None) -> "ScenarioEvaluator":
+        """The scenario evaluator of the plans that train ``name`` (``Evaluator.for_student``): the same draws."""
+        ev = self.ev.for_student(name)
+        if ev is self.ev:
+            return self
+        if name not in self._students:
+            self._students[name] = ScenarioEvaluator(ev, self.sc)
+        return self._students[name]
 
 
 def limits_of(inst) -> dict[str, float]:

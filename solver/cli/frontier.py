@@ -60,9 +60,8 @@ def _fmt(metric: str, value: float) -> str:
 def _plan_cells(plan, student: str | None = None) -> tuple:
     """A plan's table cells (``PLAN_HEADER``); a staged plan's stages joined by arrows; with ``student``
     (a choice among ``candidate_students``) the method cell names it."""
-    from planopt.models.schema.staged_plan import StagedPlan
     who = f"{student}: " if student else ""
-    if isinstance(plan, StagedPlan):
+    if len(plan.stages) > 1:
         def each(cell) -> str:
             return " → ".join(cell(s.recipe, s.hardware) for s in plan.stages)
         return (who + each(lambda r, h: method_text(r.method, r.staleness_steps)), each(lambda r, h: gpus_text(h)), each(lambda r, h: str(r.steps)),

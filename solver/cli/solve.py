@@ -85,8 +85,8 @@ def evaluate(file: Path = typer.Argument(..., help="instance JSON"),
              plot: Optional[Path] = typer.Option(None, "--plot", help="with --scenarios: the risk distributions (PNG, SVG or PDF)")):
     """Compute every metric of a given plan with the evaluator."""
     from planopt.models.cost.evaluator import Evaluator
-    from planopt.models.schema.staged_plan import plan_json, read_plan
-    from planopt.api import evaluate_any, instance_for_plan
+    from planopt.models.schema.plan import plan_json, read_plan
+    from planopt.api import instance_for_plan
     from planopt.errors import InputError, read_json
     from planopt.instance import load_instance
     from planopt.report.text import breakdown, hours, metric_rows, plan_rows, table, usd
@@ -97,9 +97,9 @@ def evaluate(file: Path = typer.Argument(..., help="instance JSON"),
     raw = raw.get("plan", raw) if isinstance(raw.get("plan"), dict) else raw
     chooses_student = bool(inst.candidate_students)
     try:
-        inst = instance_for_plan(inst, raw)
         plan = read_plan(raw)
-        metrics = evaluate_any(Evaluator(inst), plan)
+        metrics = Evaluator(inst).evaluate(plan)
+        shown = instance_for_plan(inst, plan)  # the student's own job, for the tables
     except ValueError as exc:
         raise InputError(f"{plan_file}: {exc}") from None
     files = OutputFiles()
@@ -107,10 +107,10 @@ def evaluate(file: Path = typer.Argument(..., help="instance JSON"),
     with files:
         risk = risk_options.evaluate_risk(inst, plan, scenarios, seed, plot, files)
     fits = metrics.fits_memory  # a plan that does not fit does no work: no costs or hours to report
-    plan_table = table(([("student", inst.student_name)] if chooses_student else []) + plan_rows(plan, inst))
+    plan_table = table(([("student", plan.student)] if chooses_student else []) + plan_rows(plan, shown))
     if json_out:
         from planopt.job.model import RESULT_VERSION
-        emit_json({"version": RESULT_VERSION, "plan": plan_json(plan, inst.student.preset), "fits_memory": fits, "metrics": metrics.summary() if fits else None,
+        emit_json({"version": RESULT_VERSION, "plan": plan_json(plan, shown.student.preset), "fits_memory": fits, "metrics": metrics.summary() if fits else None,
                    "feasible": metrics.feasible, "violations": metrics.violations,
                    "cost_breakdown_usd": metrics.cost_breakdown_usd if fits else None,
                    "hours_breakdown": metrics.hours_breakdown if fits else None, "flops": metrics.flops,
@@ -119,7 +119,7 @@ def evaluate(file: Path = typer.Argument(..., help="instance JSON"),
         typer.echo("\n".join(["Plan", plan_table, "",
                               "Does not fit in memory, so it cannot run: " + "; ".join(metrics.violations)]))
     else:
-        typer.echo("\n".join(["Plan", plan_table, "", "Results", table(metric_rows(inst, metrics)), "",
+        typer.echo("\n".join(["Plan", plan_table, "", "Results", table(metric_rows(shown, metrics)), "",
                               "Feasible: " + ("yes" if metrics.feasible else "no — " + "; ".join(metrics.violations)), "",
                               "Cost breakdown", breakdown(metrics.cost_breakdown_usd, usd, "total"), "",
                               "Time breakdown", breakdown(metrics.hours_breakdown, hours, "wall time")]))
@@ -171,7 +171,7 @@ def enumerate(file: Path = typer.Argument(..., help="instance JSON"), json_out: 
             if out is not None:
                 files.write(out, table_writer(plans_frame(plans)))
         if json_out:
-            from planopt.models.schema.staged_plan import plan_json
+            from planopt.models.schema.plan import plan_json
             emit_json({"plans": [{"plan": plan_json(p.plan, getattr(p, "student", None) or inst.student.preset), "fits_memory": p.metrics.fits_memory,
                                   "metrics": p.metrics.summary() if p.metrics.fits_memory else None,
                                   "feasible": p.feasible, "violations": p.metrics.violations} for p in plans]})

@@ -38,7 +38,7 @@ class CandidatePlanModel(PlanModel):
         recipe, hardware, interval = d.recipes[r], d.hardware[h], d.intervals[t]
         ev = data.evaluators[j]                                   # the chosen student's evaluator
         keep = None if k is None else ev.retention_options()[k]
-        result.plan = Plan.of(recipe, hardware, interval, keep)
+        result.plan = Plan.of(recipe, hardware, interval, keep, student=data.names[j])
         result.student = data.names[j]
         result.metrics = ev.metrics(recipe, hardware, interval, keep)
         result.mip_values = {k: pyo.value(getattr(m, k)) for k in ("cost_usd", "wall_hours", "quality", "forgetting_points")}

@@ -24,7 +24,7 @@ from planopt.models.formulation.limits import SEARCH_WIDTH_SLACKS, set_row_width
 from planopt.models.formulation.start import mip_start
 from planopt.models.schema.plan import Plan
 from planopt.models.schema.instance import Instance
-from planopt.models.schema.staged_plan import plan_json
+from planopt.models.schema.plan import plan_json
 
 from planopt.messages import shorten
 from planopt.errors import InputError
@@ -339,7 +339,7 @@ class PlanModel:
         self._chosen = (r, h, t, k)
         recipe, hardware, interval = data.recipes[r], data.hardware[h], data.intervals[t]
         keep = None if k is None else self.evaluator.retention_options()[k]
-        result.plan = Plan.of(recipe, hardware, interval, keep)
+        result.plan = Plan.of(recipe, hardware, interval, keep, student=self.inst.student.preset)
         result.student = self.inst.student.preset
         result.metrics = self.evaluator.metrics(recipe, hardware, interval, keep)
         result.mip_values = {k: pyo.value(getattr(m, k)) for k in ("cost_usd", "wall_hours", "quality", "forgetting_points")}

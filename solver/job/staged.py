@@ -14,8 +14,7 @@ import pyomo.core as pyo  # not pyomo.environ: its plugins cost every CLI call ~
 from planopt.models.formulation.staged import build_staged
 from planopt.models.formulation.staged_start import staged_start
 from planopt.models.schema.instance import Instance
-from planopt.models.cost.staged import staged_metrics
-from planopt.models.schema.staged_plan import Stage, StagedPlan
+from planopt.models.schema.plan import Plan, Stage
 
 from planopt.job.model import DEFAULT_SOLVER, PlanModel, SolveResult
 
@@ -55,11 +54,11 @@ class StagedPlanModel(PlanModel):
         self._chosen = (q, stages, t, k)
         slots = self.data.slots
         keep = None if k is None else self.evaluator.retention_options()[k]
-        plan = StagedPlan(tuple(Stage(slots[s].recipes[r], slots[s].hardware[h]) for s, r, h in stages),
-                          self.data.intervals[t], self.inst.student.preset, keep)
+        plan = Plan(tuple(Stage(slots[s].recipes[r], slots[s].hardware[h]) for s, r, h in stages),
+                    self.data.intervals[t], self.inst.student.preset, keep)
         result.plan = plan
-        result.student = plan.student
-        result.metrics = staged_metrics(self.evaluator, plan)
+        result.student = self.inst.student.preset
+        result.metrics = self.evaluator.plan_metrics(plan)
         m = self.model
         result.mip_values = {k: pyo.value(getattr(m, k)) for k in ("cost_usd", "wall_hours", "quality", "forgetting_points")}
 

@@ -228,6 +228,6 @@ def best_plan_arrays(inst: Instance, max_plans: int = MAX_PLANS, max_bytes: int 
     i, k = divmod(rest, n_k)
     recipe, hw, interval, keep = recipes[r], hardware[h], intervals[i], (p.retention or [None])[k]
     seconds = time.perf_counter() - start
-    return SolveResult("optimal", objective, plan=Plan.of(recipe, hw, interval, keep),
+    return SolveResult("optimal", objective, plan=Plan.of(recipe, hw, interval, keep, student=ev.inst.student.preset),
                        metrics=ev.metrics(recipe, hw, interval, keep),
                        gap=0.0, solve_seconds=seconds, student=ev.inst.student.preset)

@@ -49,7 +49,7 @@ def all_plans(inst: Instance, limit: int = MAX_PLANS) -> list[ScoredPlan]:
     size = len(recipes) * len(hardware) * len(intervals) * len(retention)
     if size > limit:
         raise InputError(f"enumerate: the instance has {size:,} plans, over the oracle's limit of {limit:,}; use `planopt solve`")
-    return [ScoredPlan(Plan.of(r, h, i, k), ev.metrics(r, h, i, k))
+    return [ScoredPlan(Plan.of(r, h, i, k, student=inst.student.preset), ev.metrics(r, h, i, k))
             for r, h, i, k in itertools.product(recipes, hardware, intervals, retention)]
 
 

@@ -29,7 +29,7 @@ def all_candidate_plans(inst: Instance, limit: int = MAX_PLANS) -> list[StudentP
     if size > limit:
         raise InputError(f"enumerate: the instance has {size:,} plans over its students, over the oracle's limit of "
                          f"{limit:,}; use `planopt solve`")
-    return [StudentPlan(sp.plan, sp.metrics, name) for name in inst.student_names()
+    return [StudentPlan(sp.plan.with_student(name), sp.metrics, name) for name in inst.student_names()
             for sp in all_plans(inst.for_student(name), limit)]
 
 
@@ -59,7 +59,7 @@ def best_candidate_plan_arrays(inst: Instance) -> SolveResult:
     for name in inst.student_names():
         res = best_plan_arrays(inst.for_student(name))
         if res.status == "optimal":
-            bests.append(StudentPlan(res.plan, res.metrics, name))
+            bests.append(StudentPlan(res.plan.with_student(name), res.metrics, name))
         elif res.status != "infeasible":
             return res
     return _best_of(inst, bests, start)

@@ -53,7 +53,7 @@ def scored_plans(inst: Instance, scenarios: Scenarios, cvar_level: float | None 
         sm = se.metrics(r, h, tau)
         violations = int((~meets_all(sm, limits)).sum())
         expected = {k: float(np.mean(sm.metric(k))) for k in OBJECTIVE_METRIC.values()}
-        out.append(ChancePlan(Plan.of(r, h, tau), violations, expected,
+        out.append(ChancePlan(Plan.of(r, h, tau, student=inst.student.preset), violations, expected,
                               cvar(sm.cost_usd, cvar_level) if cvar_level is not None else None))
     return out
 

@@ -13,8 +13,7 @@ import time
 
 from planopt.models.cost.evaluator import Evaluator
 from planopt.models.schema.instance import Instance
-from planopt.models.cost.staged import staged_metrics
-from planopt.models.schema.staged_plan import Stage, StagedPlan
+from planopt.models.schema.plan import Plan, Stage
 
 from planopt.errors import InputError
 from planopt.oracles.by_plan import MAX_PLANS, ScoredPlan, lexicographic_best
@@ -56,8 +55,8 @@ def all_staged_plans(inst: Instance, limit: int = MAX_PLANS) -> list[ScoredPlan]
     for stages in staged_space(ev):
         for combo in itertools.product(*stages):
             for interval, keep in itertools.product(intervals, retention):
-                plan = StagedPlan(tuple(combo), interval, inst.student.preset, keep)
-                out.append(ScoredPlan(plan, staged_metrics(ev, plan)))
+                plan = Plan(tuple(combo), interval, inst.student.preset, keep)
+                out.append(ScoredPlan(plan, ev.plan_metrics(plan)))
     return out
 
 

@@ -177,7 +177,7 @@ class JobSchedule:
         metrics = {**self.metrics.summary(), "wall_hours": self.wall_hours, "gpu_hours": sum(self.gpu_hours.values()),
                    "cost_usd": self.cost_usd, "compute_usd": self.compute_usd, "noncompute_usd": self.noncompute_usd,
                    "spot_share": self.spot_share}
-        return {"name": self.name, "plan": self.plan.to_dict(), "metrics": metrics,
+        return {"name": self.name, "plan": self.plan.flat_dict(), "metrics": metrics,
                 "start_bucket": self.start_bucket, "finish_bucket": self.finish_bucket,
                 "release_bucket": self.release_bucket, "deadline_bucket": self.deadline_bucket,
                 "schedule": self.schedule_rows()}

@@ -23,6 +23,8 @@ tick labels are mathtext.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import re
 from typing import Any, Callable, Iterable, Optional, Sequence
 
@@ -73,7 +75,8 @@ def method_text(method: str, staleness_steps: int = 0) -> str:
 # One entry per part of a plan: how to read it from the plan, and how to show it.
 PLAN_PARTS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Optional[str]]]] = {
     "method": (lambda p: (p.method, getattr(p, "staleness_steps", 0)), lambda v: method_text(*v).upper()),
-    "GPUs": (lambda p: p.hardware, gpus_text),
+    # the GPUs alone: the adapter the choice also carries (``HardwareChoice.lora_rank``) is the "adapter" part
+    "GPUs": (lambda p: replace(p.hardware, lora_rank=None), gpus_text),
     "steps": (lambda p: p.steps, lambda v: f"{v:,} steps"),
     "samples per prompt": (lambda p: tuple(p.samples_per_prompt),
                            lambda v: ("→".join(map(str, v)) + " samples") if v else None),

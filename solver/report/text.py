@@ -7,7 +7,6 @@ from typing import Any, Sequence
 from planopt.models.cost.evaluator import Metrics
 from planopt.models.schema.plan import Plan
 from planopt.models.schema.instance import Instance
-from planopt.models.schema.staged_plan import StagedPlan
 
 from planopt.report.labels import printable
 
@@ -30,46 +29,57 @@ def hours(x: float) -> str:
     return f"{x:,.1f} h" if abs(x) >= 1 else f"{x * 60:,.1f} min"   # negative: asynchronous RL's overlap
 
 
-def plan_rows(plan: Plan | StagedPlan, inst: Instance | None = None) -> list[tuple[str, str]]:
-    """The plan's decisions as rows; with ``inst``, a trained teacher's rows carry its cost and hours."""
-    if isinstance(plan, StagedPlan):
-        return staged_plan_rows(plan, inst)
-    rows = [("method", METHOD_NAMES[plan.method]), ("GPUs", f"{plan.gpu_count} × {plan.gpu}"),
-            ("training length", f"{plan.steps:,} steps")]
-    if plan.rollout_gpu is not None:
-        rows.insert(2, ("rollout GPUs", f"{plan.rollout_gpu_count} × {plan.rollout_gpu} (separate: generation runs there, "
-                                        "weights cross the network each step)"))
-    if plan.samples_per_prompt:
-        rows.append(("samples per prompt", " → ".join(map(str, plan.samples_per_prompt)) + f"  ({len(plan.samples_per_prompt)} phases)"))
-    if plan.teacher_precision:
-        rows.append(("teacher precision", plan.teacher_precision))
-    rows += teacher_training_rows(plan, inst)
-    if plan.external_data_share is not None:
-        rows.append(("SFT data mix", f"{plan.external_data_share:.0%} new-domain, {1 - plan.external_data_share:.0%} general"))
-    if plan.method == "sft" and plan.max_epochs is not None:
-        rows.append(("SFT epochs", f"at most {plan.max_epochs} per distinct example (owned ones reused before any is bought)"))
-    if plan.adapter == "lora":
-        rows.append(("adapter", f"LoRA rank {plan.lora_rank} on every linear layer (frozen base weights)"))
-    if plan.cpu_offload:
-        rows.append(("CPU offload", "parameters, gradients and optimiser state in host memory (priced over the host link)"))
-    if plan.staleness_steps:
-        rows.append(("asynchronous", f"generation up to {plan.staleness_steps} step{'s' if plan.staleness_steps > 1 else ''} "
-                                     "behind the trained policy, overlapping training"))
+def plan_rows(plan: Plan, inst: Instance | None = None) -> list[tuple[str, str]]:
+    """The plan's decisions as rows: a one-stage plan's stage rows, or its sequence and each stage's rows under
+    "stage N"; then the interval and retention they share. With ``inst``, a trained teacher's rows carry its
+    cost and hours."""
+    if len(plan.stages) == 1:
+        rows = stage_rows(plan.stage, inst)
+    else:
+        rows = [("stages", " → ".join(m.upper() for m in plan.methods))]
+        for n, stage in enumerate(plan.stages, 1):
+            rows += [(f"stage {n}: {label}" if k == 0 else f"         {label}", value)
+                     for k, (label, value) in enumerate(stage_rows(stage, inst))]
     rows.append(("checkpoint interval", f"{plan.checkpoint_interval_minutes:g} min"))
-    rows += retention_rows(plan.retention)
+    return rows + retention_rows(plan.retention)
+
+
+def stage_rows(stage, inst: Instance | None = None) -> list[tuple[str, str]]:
+    """One stage's decisions as rows."""
+    r, h = stage.recipe, stage.hardware
+    rows = [("method", METHOD_NAMES[r.method]), ("GPUs", f"{h.count} × {h.gpu}"), ("training length", f"{r.steps:,} steps")]
+    if h.rollout_gpu is not None:
+        rows.insert(2, ("rollout GPUs", f"{h.rollout_count} × {h.rollout_gpu} (separate: generation runs there, "
+                                        "weights cross the network each step)"))
+    if r.samples_per_prompt:
+        rows.append(("samples per prompt", " → ".join(map(str, r.samples_per_prompt)) + f"  ({len(r.samples_per_prompt)} phases)"))
+    if r.teacher_precision:
+        rows.append(("teacher precision", r.teacher_precision))
+    rows += teacher_training_rows(r, inst)
+    if r.external_data_share is not None:
+        rows.append(("SFT data mix", f"{r.external_data_share:.0%} new-domain, {1 - r.external_data_share:.0%} general"))
+    if r.method == "sft" and r.max_epochs is not None:
+        rows.append(("SFT epochs", f"at most {r.max_epochs} per distinct example (owned ones reused before any is bought)"))
+    if r.adapter == "lora":
+        rows.append(("adapter", f"LoRA rank {r.lora_rank} on every linear layer (frozen base weights)"))
+    if h.cpu_offload:
+        rows.append(("CPU offload", "parameters, gradients and optimiser state in host memory (priced over the host link)"))
+    if r.staleness_steps:
+        rows.append(("asynchronous", f"generation up to {r.staleness_steps} step{'s' if r.staleness_steps > 1 else ''} "
+                                     "behind the trained policy, overlapping training"))
     return rows
 
 
-def teacher_training_rows(plan: Plan, inst: Instance | None = None) -> list[tuple[str, str]]:
-    """A teacher trained as a stage (``teacher_training.py``): its own plan as rows, the first one
+def teacher_training_rows(recipe, inst: Instance | None = None) -> list[tuple[str, str]]:
+    """A teacher trained as a stage (``teacher_training.py``) of an OPD recipe: its own plan as rows, the first one
     "SFT 400 steps on 8 × H100, $X, Y h" (cost and hours with ``inst``); none otherwise."""
-    t = plan.teacher_training
+    t = recipe.teacher_training
     if t is None:
         return []
     head = f"{t.method.upper()} {t.steps:,} steps on {t.gpu_count} × {t.gpu}"
     if inst is not None:
         from planopt.models.cost.teacher_training import teacher_option
-        option = teacher_option(inst, t, plan.method)
+        option = teacher_option(inst, t, recipe.method)
         head += (f", {usd(option.cost_usd)}, {hours(option.wall_hours)} (reaches {option.quality:.2f}; "
                  f"teacher.score {inst.teacher.score:g}; in the data cost and the lead time)")
     rows = [("teacher training", head)]
@@ -98,20 +108,6 @@ def retention_rows(retention) -> list[tuple[str, str]]:
     milestones = f" and {retention.milestones} milestones (cold)" if retention.milestones else ""
     return [("checkpoint retention", f"newest {retention.keep_last} kept, {tier}{milestones}; a rollback event goes "
              "back to the last good one (its re-work is in the failure rework hours)")]
-
-
-def staged_plan_rows(plan: StagedPlan, inst: Instance | None = None) -> list[tuple[str, str]]:
-    """A staged plan: its sequence, then each stage's rows (as a one-stage plan's) under "stage N"."""
-    if len(plan.stages) == 1:
-        stage = plan.stages[0]
-        return plan_rows(Plan.of(stage.recipe, stage.hardware, plan.checkpoint_interval_minutes, plan.retention), inst)
-    rows = [("stages", " → ".join(m.upper() for m in plan.methods))]
-    for n, stage in enumerate(plan.stages, 1):
-        one = plan_rows(Plan.of(stage.recipe, stage.hardware, plan.checkpoint_interval_minutes), inst)[:-1]
-        rows += [(f"stage {n}: {label}" if k == 0 else f"         {label}", value) for k, (label, value) in enumerate(one)]
-    rows.append(("checkpoint interval", f"{plan.checkpoint_interval_minutes:g} min"))
-    rows += retention_rows(plan.retention)
-    return rows
 
 
 def metric_rows(inst: Instance, m: Metrics) -> list[tuple[str, str]]:
@@ -148,10 +144,10 @@ def limit_rows(binding: list[dict[str, Any]], objective: str = "cost") -> str:
     return table(rows, header=("limit", "value", "plan", "binding", "relaxing one step"))
 
 
-def price_row(inst: Instance, plan: Plan | StagedPlan) -> tuple[str, str]:
+def price_row(inst: Instance, plan: Plan) -> tuple[str, str]:
     """Which price the plan's GPUs are billed at (each GPU type of a staged plan's), and where it comes from."""
     from planopt.models.cost.hardware import option_of, price_usd_per_gpu_hour
-    hw = [s.hardware for s in plan.stages] if isinstance(plan, StagedPlan) else [plan.hardware]
+    hw = [s.hardware for s in plan.stages]
     gpus = list(dict.fromkeys([h.gpu for h in hw] + [h.rollout_gpu for h in hw if h.split]))
     rollout = {o.key: o for o in inst.hardware.rollout_gpus}
     parts = []
@@ -169,11 +165,9 @@ def price_row(inst: Instance, plan: Plan | StagedPlan) -> tuple[str, str]:
     return ("GPU price", "; ".join(parts))
 
 
-def reuse_notes(inst: Instance, plan: Plan | StagedPlan) -> list[str]:
-    """``data_reuse.plan_note`` of the plan, or of each stage of a staged plan (as if that stage ran alone)."""
+def reuse_notes(inst: Instance, plan: Plan) -> list[str]:
+    """``data_reuse.plan_note`` of each stage (of a staged plan's as if that stage ran alone)."""
     from planopt.models.cost.data_reuse import plan_note
-    if not isinstance(plan, StagedPlan):
-        return [n for n in [plan_note(inst, plan)] if n]
     out = []
     for k, stage in enumerate(plan.stages, 1):
         note = plan_note(inst, Plan.of(stage.recipe, stage.hardware, plan.checkpoint_interval_minutes))

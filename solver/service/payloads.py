@@ -77,24 +77,24 @@ def evaluate_payload(instance: dict[str, Any], plan: dict[str, Any], scenarios: 
                      seed: int = 0) -> dict[str, Any]:
     """``planopt evaluate FILE PLAN.json --json``: every metric of a given plan, and its risk."""
     from planopt.models.cost.evaluator import Evaluator
-    from planopt.models.schema.staged_plan import plan_json, read_plan
-    from planopt.api import evaluate_any, instance_for_plan
+    from planopt.models.schema.plan import plan_json, read_plan
+    from planopt.api import instance_for_plan
     from planopt.errors import InputError
     from planopt.uncertainty.risk import check_scenarios, check_seed, plan_risk, report_scenarios
     check_seed(seed, "seed")
     inst = _job_instance(instance, {})
     plan = plan.get("plan", plan) if isinstance(plan.get("plan"), dict) else plan
     try:
-        inst = instance_for_plan(inst, plan)
         parsed = read_plan(plan)
-        metrics = evaluate_any(Evaluator(inst), parsed)
+        metrics = Evaluator(inst).evaluate(parsed)
+        shown = instance_for_plan(inst, parsed)
     except (ValueError, TypeError, KeyError) as exc:
         raise InputError(f"plan: {exc}") from None
     scenarios = check_scenarios(scenarios, "scenarios") if scenarios is not None else report_scenarios(inst)
     risk = None if scenarios is None else plan_risk(inst, parsed, scenarios, seed)
     fits = metrics.fits_memory
     from planopt.job.model import RESULT_VERSION
-    return strict({"version": RESULT_VERSION, "plan": plan_json(parsed, inst.student.preset), "fits_memory": fits, "metrics": metrics.summary() if fits else None,
+    return strict({"version": RESULT_VERSION, "plan": plan_json(parsed, shown.student.preset), "fits_memory": fits, "metrics": metrics.summary() if fits else None,
                    "feasible": metrics.feasible, "violations": metrics.violations,
                    "cost_breakdown_usd": metrics.cost_breakdown_usd if fits else None,
                    "hours_breakdown": metrics.hours_breakdown if fits else None, "flops": metrics.flops,

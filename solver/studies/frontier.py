@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 from planopt.models.cost.evaluator import OBJECTIVE_METRIC, Metrics
 from planopt.models.formulation import activate_objective
 from planopt.models.schema.plan import Plan
-from planopt.models.schema.staged_plan import plan_json
+from planopt.models.schema.plan import plan_json
 
 from planopt.errors import InputError
 from planopt.studies.sweep import plan_columns
@@ -164,8 +164,7 @@ def _optimise(pm: PlanModel, front: Frontier, objective: str, time_limit: float 
 def grid_caps(inst, plan) -> list[str]:
     """The option lists whose largest value this plan uses: at a frontier's end, a sign that the
     option grid, not economics, stops the frontier there (issue 13 item 6). A staged plan: any stage's."""
-    from planopt.models.schema.staged_plan import StagedPlan
-    if isinstance(plan, StagedPlan):
+    if len(plan.stages) > 1:
         caps = [c for s in plan.stages for c in grid_caps(inst, Plan.of(s.recipe, s.hardware, plan.checkpoint_interval_minutes))]
         return list(dict.fromkeys(caps))
     caps = []
@@ -365,7 +364,7 @@ class _ChanceWalk:
         r = next(i for i in m.R if pyo.value(m.recipe_chosen[i]) > 0.5)
         h = next(i for i in m.H if pyo.value(m.hardware_chosen[i]) > 0.5)
         t = next(i for i in m.I if pyo.value(m.interval_chosen[i]) > 0.5)
-        return Plan.of(base.recipes[r], base.hardware[h], base.intervals[t])
+        return Plan.of(base.recipes[r], base.hardware[h], base.intervals[t], student=self.evaluator.inst.student.preset)
 
 
 def chance_frontier(inst, metric: str = "cost_usd", scenarios: int = 200, seed: int = 0,

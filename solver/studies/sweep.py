@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 
 from planopt.models.formulation import LIMITS
-from planopt.models.schema.staged_plan import StagedPlan, plan_json, read_plan
+from planopt.models.schema.plan import plan_json, read_plan
 
 from planopt.errors import InputError
 from planopt.instance import check_limit
@@ -158,10 +158,10 @@ def plan_columns(plan) -> dict[str, Any]:
     """A one-stage plan's columns (``PLAN_COLUMNS``); a staged plan's as ``stage1.method``, ... (``api.plan_record``)."""
     if plan is None:
         return dict.fromkeys(PLAN_COLUMNS)
-    if isinstance(plan, StagedPlan):
+    if len(plan.stages) > 1:
         from planopt.api import plan_record
         return plan_record(plan)
-    d = plan.to_dict()
+    d = plan.flat_dict()
     d["samples_per_prompt"] = "-".join(map(str, plan.samples_per_prompt))
     d["rollout.gpu"], d["rollout.gpu_count"] = (plan.rollout_gpu, plan.rollout_gpu_count) if plan.rollout_gpu else (None, None)
     d["staleness_steps"] = plan.staleness_steps

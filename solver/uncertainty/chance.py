@@ -175,7 +175,7 @@ class ChanceModel:
         r = next(i for i in m.R if pyo.value(m.recipe_chosen[i]) > 0.5)
         h = next(i for i in m.H if pyo.value(m.hardware_chosen[i]) > 0.5)
         t = next(i for i in m.I if pyo.value(m.interval_chosen[i]) > 0.5)
-        plan = Plan.of(data.recipes[r], data.hardware[h], data.intervals[t])
+        plan = Plan.of(data.recipes[r], data.hardware[h], data.intervals[t], student=self.inst.student.preset)
         result.plan = plan
         result.metrics = self.evaluator.metrics(plan.recipe, plan.hardware, plan.checkpoint_interval_minutes)
         result.mip_values = {f"expected_{k}": pyo.value(getattr(m, f"expected_{k}")) for k in OBJECTIVE_METRIC}

@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from planopt.models.cost.evaluator import Evaluator
-from planopt.models.schema.plan import Plan
-from planopt.models.schema.staged_plan import StagedPlan, read_plan
+from planopt.models.schema.plan import Plan, read_plan
 from planopt.models.uncertainty.scenarios import ScenarioEvaluator, ScenarioMetrics, limits_of, meets
 from planopt.models.schema.instance import Instance
 from planopt.models.uncertainty.model import DEFAULT_SEED, draw
@@ -108,15 +107,15 @@ def report_scenarios(inst: Instance) -> int | None:
     return None if inst.teacher is not None and inst.teacher.training is not None else REPORT_SCENARIOS
 
 
-def plan_risk(inst: Instance, plan: Plan | StagedPlan, n: int = 10_000, seed: int = DEFAULT_SEED, evaluator: Evaluator | None = None) -> Risk:
+def plan_risk(inst: Instance, plan: Plan, n: int = 10_000, seed: int = DEFAULT_SEED, evaluator: Evaluator | None = None) -> Risk:
     """The plan's metrics over ``n`` seeded scenarios. A plan that does not fit in
     memory meets no limit in any scenario (memory is not uncertain)."""
     refuse_trained_teacher(inst)
     check_scenarios(n)
     ev = evaluator or Evaluator(inst)
     samples = ScenarioEvaluator(ev, draw(inst, n, seed)).plan_metrics(plan)  # checks the plan first
-    stages = plan.stages if isinstance(plan, StagedPlan) else [plan]
-    fits = all(ev.hardware(s.hardware).fits(s.recipe.memory_class) for s in stages)
+    student = ev.for_student(plan.student)
+    fits = all(student.hardware(s.hardware).fits(s.recipe.memory_class) for s in plan.stages)
     limits = limits_of(inst)
     return Risk(n, seed, limits, samples, meets(samples, limits), fits)
 
@@ -126,7 +125,7 @@ def risk_of(source, plan, scenarios: int = 10_000, seed: int = DEFAULT_SEED) -> 
     (an instance path, dict or Instance; a Plan or its dict). ``Risk.to_dict()``, ``Risk.frame()``."""
     from planopt.instance import load_instance
     inst = load_instance(source)
-    return plan_risk(inst, plan if isinstance(plan, (Plan, StagedPlan)) else read_plan(plan), scenarios, seed)
+    return plan_risk(inst, plan if isinstance(plan, Plan) else read_plan(plan), scenarios, seed)
 
 
 def report_risks(items) -> list:
