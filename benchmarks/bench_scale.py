@@ -69,7 +69,7 @@ def child(kind: str, label: str) -> dict:
         build_wall, build_cpu = time.perf_counter() - wall, time.process_time() - cpu
         res = pm.solve()
         out.update(build_s=build_wall, build_cpu=build_cpu, highs_s=res.solve_seconds,
-                   recipes_kept=len(pm.data.recipes), recipes=pm.data.recipes_in_space)
+                   recipes_kept=len(pm.space.recipes), recipes=pm.space.slots[0].recipes_in_space)
     else:
         res = best_plan_arrays(inst)
     out.update(total_s=time.perf_counter() - wall, total_cpu=time.process_time() - cpu, peak_mib=peak_mib(),

@@ -12,10 +12,10 @@ limit settings (``SETTINGS``): the instance's own limits (cost objective), a cos
 objective with a high quality floor and a tight deadline, and a quality objective
 under a budget.
 
-The MIP: ``StagedPlanModel(inst)`` (build, timed) then ``.solve()`` (timed), in a child
+The MIP: ``PlanModel(inst)`` (build, timed) then ``.solve()`` (timed), in a child
 process of its own, so its peak resident memory is its own. The baseline: a vectorised
 numpy enumeration written as a user would write it (``enumerate_staged`` below), over
-the same profiles (``collect_staged(Evaluator(inst), prune_dominated=False)``: every
+the same profiles (``collect_space(Evaluator(inst), prune=False)``: every
 recipe, every hardware choice, every interval). Per sequence it broadcasts every
 (recipe, hardware) pair of each stage that fits in memory against the others' and every
 interval, a chunk of about ``CHUNK`` plans at a time: cost = fixed + the stages' own
@@ -24,7 +24,7 @@ pair tables (``pair_end``, ``pair_forget``) and, for a third stage, its affine m
 (``stage_outcomes.affine_stage``); feasibility by the evaluator's limit rule
 (``costs.exceeds``); the best by the lexicographic rule (the best objective, then the
 cheapest within ``TIE_BREAK_RELATIVE``). Its best plan is re-scored by the staged
-evaluator (``staged_metrics``) and must give the same objective as the MIP's (asserted).
+evaluator (``Evaluator.plan_metrics``) and must give the same objective as the MIP's (asserted).
 
 It first runs ``PROBE_CHUNKS`` chunks of each sequence; when the time those chunks
 project for the whole space is over ``--enum-budget`` seconds it stops there and
@@ -125,13 +125,13 @@ def enumerate_staged(inst, budget_s: float = 120.0, chunk: int = CHUNK, probe_ch
     import numpy as np
 
     from planopt.models.cost.evaluator import LIMIT_METRIC, Evaluator, exceeds
-    from planopt.models.formulation.staged_data import collect_staged
+    from planopt.models.formulation.space import collect_space
     from planopt.models.cost.stage_outcomes import affine_stage
     from planopt.job.model import TIE_BREAK_RELATIVE
 
     start, start_cpu = time.perf_counter(), time.process_time()
     ev = Evaluator(inst)
-    sd = collect_staged(ev, prune_dominated=False)
+    sd = collect_space(ev, prune=False)
     n_i = len(sd.intervals)
     fixed, repair = inst.operations.fixed_usd, inst.forgetting_repair_usd_per_point
     limits = [(LIMIT_METRIC[k][0], v, LIMIT_METRIC[k][1]) for k, v in inst.constraints.model_dump().items()
@@ -296,21 +296,21 @@ def child(kind: str, label: str, setting: str, budget_s: float, time_limit: floa
     from planopt.instance import load_instance
     from planopt.models.cost.evaluator import Evaluator
         from planopt.oracles.staged import staged_space_size
-    from planopt.job.staged import StagedPlanModel  # imports before the clocks start (both sides import Pyomo)
+    from planopt.job.model import PlanModel  # imports before the clocks start (both sides import Pyomo)
     inst = load_instance(scaled(*LADDER[label], setting=setting))
     out = {"plans": staged_space_size(inst), "base_mib": peak_mib()}
     if kind == "mip":
         from planopt.verbosity import VERBOSE, set_level
         set_level(VERBOSE)     # HiGHS's log on stderr, which run_child saves (LOG_DIR)
         t, c = time.perf_counter(), time.process_time()
-        pm = StagedPlanModel(inst)
+        pm = PlanModel(inst)
         build_s, build_cpu = time.perf_counter() - t, time.process_time() - c
         t, c = time.perf_counter(), time.process_time()
         res = pm.solve(time_limit=time_limit)
         solve_s, solve_cpu = time.perf_counter() - t, time.process_time() - c
         out.update(build_s=build_s, solve_s=solve_s, build_cpu=build_cpu, solve_cpu=solve_cpu,
                    highs_s=res.solve_seconds, status=res.status, gap=res.gap,
-                   recipes=[len(d.recipes) for d in pm.data.slots], hardware=[len(d.hardware) for d in pm.data.slots])
+                   recipes=[len(d.recipes) for d in pm.space.slots], hardware=[len(d.hardware) for d in pm.space.slots])
         try:
             info = pm.solver._solver_model.getInfo()   # highspy: of the last HiGHS run (the tie-break's, for quality)
             lp = pm.solver._solver_model.getLp()

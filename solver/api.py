@@ -54,7 +54,7 @@ def solve_instance(source: str | Path | dict[str, Any] | Instance, time_limit: f
     result = pm.solve(time_limit)
     if result.status == "optimal" and sensitivity:
         result.binding = limit_sensitivity(pm, result)
-    elif result.status == "infeasible" and pm.data.recipes and pm.data.hardware:
+    elif result.status == "infeasible" and pm.space.recipes and pm.space.hardware:
         result.relaxations = explain_infeasible(pm)
         if result.relaxations:
             result.message = "no plan satisfies every limit; the relaxations below would each make one exist" \

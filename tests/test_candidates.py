@@ -27,7 +27,6 @@ import pytest
 from typer.testing import CliRunner
 
 from planopt.oracles.candidates import all_candidate_plans, best_candidate_plan, candidate_space_size
-from planopt.job.candidates import CandidatePlanModel
 from planopt.cli import app
 from planopt.models.cost.evaluator import Evaluator, exceeds
 from planopt.models.formulation import LIMITS
@@ -120,7 +119,7 @@ def assert_candidate_contract(inst: Instance, mip, plans, oracle=None, objective
 def _contract(seed: int):
     inst = candidate_instance(seed)
     pm = PlanModel(inst)
-    assert isinstance(pm, CandidatePlanModel)
+    assert len(pm.space.slots[0].students) > 1
     mip = pm.solve()
     oracle = candidate_oracle(seed)
     assert_candidate_contract(inst, mip, candidate_plans(seed), oracle)
@@ -170,7 +169,7 @@ def test_one_model_resolved_under_changed_limits_equals_the_oracle(seed):
     fitting = [p.metrics for p in plans if p.metrics.fits_memory]
     assert fitting
     pm = PlanModel(inst)
-    assert isinstance(pm, CandidatePlanModel)
+    assert len(pm.space.slots[0].students) > 1
     fixed_vars = pm.model.limit_fixed_vars
     steps = limit_steps(fitting)
     # a quality floor between two students' best qualities rules out every recipe of the weaker one
@@ -230,7 +229,7 @@ def test_a_twin_candidate_gives_the_plain_instances_optimum(seed):
                                         "baseline_score": data["task"]["baseline_score"],
                                         "general_score_baseline": data["task"]["general_score_baseline"]}]
     twin = Instance.model_validate(twin_data)
-    assert isinstance(PlanModel(twin), CandidatePlanModel)
+    assert len(PlanModel(twin).space.slots[0].students) > 1
     assert candidate_space_size(twin) == 2 * len(all_plans(plain))
     a, b = solve(plain), solve(twin)
     oracle = best_plan(plain)
@@ -793,12 +792,12 @@ def _many_counts(counts: int) -> dict:
 
 
 def test_a_candidate_instance_over_the_model_cap_is_refused_before_building(monkeypatch, tmp_path):
-    import planopt.job.candidates as candidate_run
+    import planopt.job.model as job_model
     from planopt.errors import InputError
 
     def built(*args, **kwargs):
         raise AssertionError("the over-cap candidate model was built")
-    monkeypatch.setattr(candidate_run, "build_candidates", built)
+    monkeypatch.setattr(job_model, "build", built)
     data = _many_counts(6000)
     plain = {k: v for k, v in data.items() if k != "candidate_students"}
     with pytest.raises(InputError, match="hardware.gpus.0.counts"):

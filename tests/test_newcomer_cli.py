@@ -169,7 +169,7 @@ def test_validate_arithmetic_adds_up(name):
     assert tuple(number(x) for x in products[0][:3]) == offered
     if len(products) > 1:
         kept = tuple(number(x) for x in products[1][:3])
-        assert kept == (len(pm.data.recipes), len(pm.data.hardware), len(pm.data.intervals))
+        assert kept == (len(pm.space.recipes), len(pm.space.hardware), len(pm.space.intervals))
         # the reasons given account for every recipe and hardware option left out
         reasons = re.findall(r"(recipes|hardware)[^:;()]*: ([\d,]+)", res.stdout.split("the model keeps", 1)[1])
         for kind, position in (("recipes", 0), ("hardware", 1)):

@@ -32,8 +32,8 @@ def test_counts_equal_the_enumeration_on_shipped_instances(path):
     inst = load_instance(path)
     space = plan_space(inst)
     if inst.training.staged:  # the model holds each stage slot's recipes and the pairs of the first two
-        from planopt.models.formulation.staged_data import collect_staged
-        data = collect_staged(Evaluator(inst), prune_dominated=False)
+        from planopt.models.formulation.space import collect_space
+        data = collect_space(Evaluator(inst), prune=False)
         assert space.recipes == sum(len(d.recipes) for d in data.slots)
         assert space.stage_pairs == int(data.pair_allowed.sum()) > 0
         assert (space.hardware, space.intervals) == _enumerated(inst)[1:]

@@ -123,10 +123,10 @@ def test_dropped_recipes_are_dominated_on_every_plan(seed):
 
 def test_dominance_pruning_leaves_the_optimum_of_every_objective_and_limit():
     """Pruned and unpruned models agree under each objective and a tightening budget (the limits a sweep sets)."""
-    from planopt.models.formulation import build
+    from planopt.models.formulation import collect_space
     inst = Instance.model_validate({**large_instance_dict(3, 20_000, 200_000), "constraints": {}})
     ev = Evaluator(inst)
-    _, pruned = build(ev)
+    pruned = collect_space(ev).slots[0]
     full = collect(ev)
     assert len(pruned.recipes) < len(full.recipes), "nothing dominated: this test checks nothing"
     for objective in ("cost", "quality", "time", "forgetting"):
@@ -203,12 +203,12 @@ def test_mip_start_is_a_feasible_plan_and_optimal_when_only_recipe_limits_bind(s
         pm = PlanModel(inst)
         if pm.model is None:
             continue
-        plan = floor_plan(pm.model, pm.data)
+        plan = floor_plan(pm.model, pm.space.slots[0])
         best = best_plan_arrays(inst)
         if plan is None:
             continue
         r, h, i = plan
-        metrics = pm.evaluator.metrics(pm.data.recipes[r], pm.data.hardware[h], pm.data.intervals[i])
+        metrics = pm.evaluator.metrics(pm.space.slots[0].recipes[r], pm.space.slots[0].hardware[h], pm.space.slots[0].intervals[i])
         assert metrics.feasible, metrics.violations
         assert best.status == "optimal"
         if objective == "cost" and constraints is recipe_only:

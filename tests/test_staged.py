@@ -35,7 +35,6 @@ from planopt.models.cost.stage_outcomes import affine_stage, stage_outcome
 from planopt.models.schema.plan import Stage, Plan, read_plan
 from planopt.job.model import PlanModel, solve
 from planopt.oracles.staged import all_staged_plans, best_staged_plan, staged_space_size
-from planopt.job.staged import StagedPlanModel
 
 from conftest import INSTANCES
 from oracle_checks import (assert_least_relaxations_equal_the_oracle, assert_same_metrics, close, limit_steps,
@@ -124,7 +123,7 @@ def _seed_params(seeds):
 def test_staged_mip_equals_the_oracle(seed):
     inst = staged_instance(seed)
     pm = PlanModel(inst)
-    assert isinstance(pm, StagedPlanModel)
+    assert pm.space.staged
     assert_staged_contract(inst, staged_oracle(seed), pm.solve())
 
 
@@ -193,7 +192,7 @@ def test_one_model_resolved_under_changed_limits_equals_the_oracle(seed):
     if not fitting:
         pytest.skip("no plan of this seed fits in memory")
     pm = PlanModel(inst)
-    assert isinstance(pm, StagedPlanModel) and hasattr(pm.model, "pair")
+    assert pm.space.staged and hasattr(pm.model, "pair")
     pairs = pm.model.limit_fixed_vars
     # tighten, loosen, remove; then the budget; then both; then forgetting and deadline; each from the plans' values
     steps = limit_steps(fitting)

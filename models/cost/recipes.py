@@ -114,7 +114,7 @@ def adapter_ranks(inst: Instance) -> list:
 def enumerate_recipes(inst: Instance) -> list[Recipe]:
     """Every recipe the instance allows, in a stable order: of every method in ``training.methods``, or, when
     ``training.stage_sequences`` lists only one-stage sequences, of those methods alone (a staged instance's
-    stages pick their own methods from these, ``formulation/staged_data.py``)."""
+    stages pick their own methods from these, ``formulation/space.py``)."""
     t = inst.training
     allowed = set(t.methods) if t.staged else {seq[0] for seq in t.sequences()}
     recipes: list[Recipe] = []

@@ -1,43 +1,89 @@
-"""The Pyomo formulation of one job, built as a pipeline of ``define_*`` steps.
+"""The plan model of one job, built as a pipeline of ``define_*`` steps over its plan space.
 
-``build`` collects coefficients from the evaluator as arrays (``data.py``),
-drops the hardware choices another dominates for every recipe and then the
-recipes another dominates on every metric and hardware (``data.prune``,
-exact), then adds the choices, the disaggregated
-work, checkpointing, accounting, the user's limits and the objectives, in that
-order. Each step's module documents its constraints with their formulas.
+``space.collect_space`` takes the coefficients from the evaluator as arrays (every student's at
+once, ``students.py``; pruned exactly, ``data.prune``); ``build`` then adds, in this order:
+
+1. the plan's choices and what they cost: a space of one slot is the plan itself (``define_slot``:
+   the choices, the disaggregated work, checkpointing, accounting, retention, on the model); a
+   space of two or three slots is the stages layer (``stages.define_stages``: one such block
+   per slot, the sequence, the chained scores, the same student throughout);
+2. the user's limits (``limits.py``), with each layer's floors (``stages.define_pair_limits``);
+3. the objectives (``objectives.py``);
+4. the one-hot groups every plan is read from (``declare_choices``): the extractor, the
+   tolerance cuts and the MIP start of ``planopt.job.model.PlanModel`` read them, whatever the layers.
+
+Each step's module documents its constraints with their formulas. A step that does not apply
+returns early, as PyPSA's ``define_*`` steps do.
 """
 
 from __future__ import annotations
 
 import pyomo.core as pyo  # not pyomo.environ: its plugins cost every CLI call ~0.3 s unused (BENCHMARKS.md §1)
 
-from planopt.models.cost.evaluator import Evaluator
 from planopt.models.formulation.accounting import define_accounting
 from planopt.models.formulation.checkpointing import define_checkpointing
 from planopt.models.formulation.choices import define_choices
-from planopt.models.formulation.data import FormulationData, collect, prune
+from planopt.models.formulation.data import FormulationData
 from planopt.models.formulation.limits import LIMITS, define_limits, recipe_within_limits, set_limits
-from planopt.models.formulation.retention import define_retention
 from planopt.models.formulation.objectives import OBJECTIVES, activate_objective, define_objectives
+from planopt.models.formulation.retention import define_retention
+from planopt.models.formulation.space import PlanSpace, collect_space
+from planopt.models.formulation.staged_start import staged_start
+from planopt.models.formulation.stages import define_pair_limits, define_stages
+from planopt.models.formulation.start import mip_start
 from planopt.models.formulation.work import define_work
 
-__all__ = ["build", "FormulationData", "LIMITS", "OBJECTIVES", "set_limits", "activate_objective", "recipe_within_limits"]
+__all__ = ["build", "collect_space", "PlanSpace", "FormulationData", "LIMITS", "OBJECTIVES", "set_limits",
+           "activate_objective", "recipe_within_limits"]
 
 
-def build(ev: Evaluator, prune_dominated: bool = True) -> tuple[pyo.ConcreteModel | None, FormulationData]:
-    data = collect(ev)
-    if not data.recipes or not data.hardware:
-        return None, data  # nothing to choose from: the caller reports why
-    if prune_dominated:
-        data = prune(data)
-    m = pyo.ConcreteModel(name=ev.inst.name)
+def build(space: PlanSpace) -> pyo.ConcreteModel | None:
+    """The plan model of ``space`` (the module docstring), or None when it has nothing to choose from."""
+    inst = space.evaluator.inst
+    if not space.recipes or not space.hardware:
+        return None  # the caller reports why
+    m = pyo.ConcreteModel(name=inst.name)
+    if space.staged:
+        define_stages(m, space)
+    else:
+        define_slot(m, space.slots[0])
+    define_limits(m, inst.constraints, None if space.staged else space.slots[0])
+    define_pair_limits(m, space)
+    define_objectives(m)
+    activate_objective(m, inst.objective)
+    declare_choices(m, space)
+    return m
+
+
+def define_slot(m: pyo.ConcreteModel, data: FormulationData) -> None:
+    """The plan of a one-slot space: one recipe, one hardware choice, one interval (and retention option)."""
     define_choices(m, data)
     define_work(m, data, one_row_per_hardware=True)
     define_checkpointing(m, data)
     define_accounting(m, data)
     define_retention(m, data)  # after the cost it adds to, before the limits and objectives that read it
-    define_limits(m, ev.inst.constraints, data)
-    define_objectives(m)
-    activate_objective(m, ev.inst.objective)
-    return m, data
+
+
+def declare_choices(m: pyo.ConcreteModel, space: PlanSpace) -> None:
+    """``m.choice_groups``: each one-hot group of binaries a plan is read from, by name (``interval``,
+    ``retention``, ``sequence``, ``stage<s>.recipe``, ``stage<s>.hardware``), each in the order of its options."""
+    groups: dict[str, list] = {}
+    slots = [m] if not space.staged else [m.stage[s] for s in m.S]
+    for s, b in enumerate(slots):
+        if hasattr(b, "recipe_chosen"):
+            groups[f"stage{s}.recipe"] = list(b.recipe_chosen.values())
+            groups[f"stage{s}.hardware"] = list(b.hardware_chosen.values())
+    groups["interval"] = list(m.interval_chosen.values())
+    if hasattr(m, "sequence_chosen"):
+        groups["sequence"] = list(m.sequence_chosen.values())
+    if hasattr(m, "retention_chosen"):
+        groups["retention"] = list(m.retention_chosen.values())
+    m.choice_groups = groups
+
+
+def start_values(m: pyo.ConcreteModel, space: PlanSpace) -> list | None:
+    """A MIP start for the model's active objective and limits: the one-slot floors' (``start.py``) or the
+    stages' pairs' (``staged_start.py``); None with a retention block (neither sets the retention option)."""
+    if space.evaluator.inst.retention is not None:
+        return None
+    return staged_start(m, space) if space.staged else mip_start(m, space.slots[0])

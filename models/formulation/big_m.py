@@ -12,8 +12,10 @@ from __future__ import annotations
 from planopt.models.formulation.data import FormulationData
 
 
-def big_m_breaches(data: FormulationData, recipe, hardware, tolerance: float = 1e-9) -> list[str]:
-    ev = data.evaluator
+def big_m_breaches(data: FormulationData, r: int, h: int, tolerance: float = 1e-9) -> list[str]:
+    """The bounds the chosen plan (recipe ``r`` on hardware ``h``, positions in ``data``) reaches beyond."""
+    ev = data.evaluator_of(data.recipe_student(r))
+    recipe, hardware = data.recipes[r], data.hardware[h]
     out = []
     profile = ev.recipe(recipe)
     col = {c: n for n, c in enumerate(data.components)}
@@ -22,7 +24,6 @@ def big_m_breaches(data: FormulationData, recipe, hardware, tolerance: float = 1
         if amount > limit * (1 + tolerance):
             out.append(f"work_on_chosen_hardware[{c}]: amount {amount:g} > M {limit:g}")
     hours = sum(ev.compute_hours_by_component(recipe, hardware).values())
-    h = data.index_of_hardware(hardware)
     limit = data.compute_hours_max[h]
     if hours > limit * (1 + tolerance) + tolerance:
         out.append(f"compute_hours_on_chosen_interval[{hardware}]: {hours:g} h > M {limit:g} h")

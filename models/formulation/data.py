@@ -67,6 +67,12 @@ class FormulationData:
     compute_usd_floor: np.ndarray    # [recipe] least pi_h * training hours over the same pairs (inf: none)
     recipes_in_space: int = 0        # recipes before dominance pruning (``drop_dominated_recipes``)
     dropped: dict[str, int] = field(default_factory=dict)  # what was left out and why (``collect``, ``prune``)
+    # A choice of student (``students.py``): the students' names and evaluators, and whose each recipe and
+    # hardware choice is (positions into them); one student, the evaluator's, when empty.
+    students: list[str] = field(default_factory=list)
+    evaluators: list[Evaluator] = field(default_factory=list)
+    student_of_recipe: np.ndarray | None = None      # [recipe]
+    student_of_hardware: np.ndarray | None = None    # [hardware]
 
     @property
     def recipe_fits(self) -> np.ndarray:
@@ -79,11 +85,21 @@ class FormulationData:
         hs, is_ = np.nonzero(self.interval_kept)
         return list(zip(hs.tolist(), is_.tolist()))
 
-    def index_of_recipe(self, recipe: Recipe) -> int:
-        return self.recipes.index(recipe)
+    def recipe_student(self, r: int) -> int:
+        """The position of recipe ``r``'s student (0 with one student)."""
+        return 0 if self.student_of_recipe is None else int(self.student_of_recipe[r])
 
-    def index_of_hardware(self, hardware: HardwareChoice) -> int:
-        return self.hardware.index(hardware)
+    def hardware_student(self, h: int) -> int:
+        """The position of hardware choice ``h``'s student (0 with one student)."""
+        return 0 if self.student_of_hardware is None else int(self.student_of_hardware[h])
+
+    def evaluator_of(self, student: int) -> Evaluator:
+        """The evaluator of the student at position ``student``."""
+        return self.evaluators[student] if self.evaluators else self.evaluator
+
+    def student_name(self, student: int) -> str | None:
+        """How plans name the student at position ``student`` (None: the instance's own, as its JSON names it)."""
+        return self.students[student] if self.students else None
 
 
 def component_class(key: str) -> str | None:
@@ -296,7 +312,8 @@ def subset_recipes(data: FormulationData, idx: np.ndarray) -> FormulationData:
                    compute_hours=hours, compute_hours_max=tmax, compute_hours_min=tmin,
                    recipe_usd=data.recipe_usd[idx], lead_hours=data.lead_hours[idx], quality=data.quality[idx],
                    forgetting=data.forgetting[idx], train_hours_floor=data.train_hours_floor[idx],
-                   compute_usd_floor=data.compute_usd_floor[idx])
+                   compute_usd_floor=data.compute_usd_floor[idx],
+                   student_of_recipe=None if data.student_of_recipe is None else data.student_of_recipe[idx])
 
 
 def dominated_hardware(data: FormulationData, per_interval: bool = False) -> np.ndarray:
@@ -365,7 +382,8 @@ def subset_hardware(data: FormulationData, idx: np.ndarray) -> FormulationData:
     return replace(data, hardware=[data.hardware[h] for h in idx.tolist()], fits=fits, unit_hours=data.unit_hours[:, idx],
                    usable=data.usable[:, idx], compute_hours=hours, compute_hours_max=tmax, compute_hours_min=tmin,
                    overhead=overhead, interval_kept=kept, count=data.count[idx], gpu_price=data.gpu_price[idx],
-                   hourly_usd=hourly, train_hours_floor=hours_floor, compute_usd_floor=usd_floor)
+                   hourly_usd=hourly, train_hours_floor=hours_floor, compute_usd_floor=usd_floor,
+                   student_of_hardware=None if data.student_of_hardware is None else data.student_of_hardware[idx])
 
 
 def prune(data: FormulationData) -> FormulationData:

@@ -65,6 +65,9 @@ def define_limits(m: pyo.ConcreteModel, constraints: Constraints, data=None) -> 
         con = pyo.Constraint(expr=body <= param + slack if sense == "<=" else body >= param - slack)
         setattr(m, f"{name}_bound", con)
     m.recipe_floor = recipe_floors(data) if data is not None else None
+    # the binaries a limit may fix to 0 (``recipe_within_limits``): a one-slot plan's recipes; the stages
+    # layer sets its pairs of first and second stages instead (``stages.define_pair_limits``)
+    m.limit_fixed_vars = list(m.recipe_chosen.values()) if data is not None else []
     m.limit_values = {}  # the user's limits (the params hold the rows' widened bounds)
     m.row_width_slacks = RESTING_WIDTH_SLACKS
     set_limits(m, constraints.model_dump())
@@ -89,9 +92,7 @@ def recipe_within_limits(m: pyo.ConcreteModel) -> None:
             continue
         out |= exceeds(floors[name], m.limit_values[name], sense)  # the rule, element-wise
     ub = np.where(out, 0, 1).tolist()
-    # the staged model fixes pairs of first and second stages (formulation/staged.py), a job its recipes
-    fixed = m.limit_fixed_vars if hasattr(m, "limit_fixed_vars") else m.recipe_chosen.values()
-    for r, var in enumerate(fixed):
+    for r, var in enumerate(m.limit_fixed_vars):
         if var.ub != ub[r]:
             var.setub(ub[r])
 

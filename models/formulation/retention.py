@@ -38,7 +38,8 @@ def retention_coefficients(data: FormulationData) -> tuple[np.ndarray, np.ndarra
     covers, from the evaluator's formulas (``retention.py``)."""
     ev = data.evaluator
     options = ev.retention_options()
-    gb = np.array([ev.hardware(hw).checkpoint_gb for hw in data.hardware], dtype=float)
+    gb = np.array([data.evaluator_of(data.hardware_student(h)).hardware(hw).checkpoint_gb
+                   for h, hw in enumerate(data.hardware)], dtype=float)
     tau = np.array(data.intervals, dtype=float)
     per_hour = np.zeros((len(data.hardware), len(tau), len(options)))
     deep = np.zeros_like(per_hour)

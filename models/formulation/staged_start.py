@@ -25,11 +25,11 @@ import pyomo.core as pyo  # not pyomo.environ: its plugins cost every CLI call ~
 
 from planopt.models.formulation.limits import LIMITS
 from planopt.models.formulation.objectives import OBJECTIVES
-from planopt.models.formulation.staged_data import StagedData, interval_floors
+from planopt.models.formulation.space import PlanSpace, interval_floors
 from planopt.models.formulation.start import meets_model_rows, plan_values
 
 
-def staged_start(m: pyo.ConcreteModel, data: StagedData) -> list[tuple[object, float]] | None:
+def staged_start(m: pyo.ConcreteModel, data: PlanSpace) -> list[tuple[object, float]] | None:
     if not hasattr(m, "pair") or any(not getattr(m, f"{n}_slack").fixed for n in LIMITS):
         return None
     objective = next((k for k in OBJECTIVES if getattr(m, f"objective_{k}").active), None)
@@ -79,7 +79,7 @@ def staged_start(m: pyo.ConcreteModel, data: StagedData) -> list[tuple[object, f
     return _values(m, data, variant, n, i, o0, o1)
 
 
-def _values(m, data: StagedData, variant: str, n: int, i: int, o0, o1) -> list[tuple[object, float]]:
+def _values(m, data: PlanSpace, variant: str, n: int, i: int, o0, o1) -> list[tuple[object, float]]:
     r0s, os_ = m.pair_index
     r0, o = int(r0s[n]), int(os_[n])
     d1 = data.slots[1]

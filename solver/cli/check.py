@@ -44,21 +44,19 @@ def validate(file: Path = typer.Argument(..., help="instance JSON")):
 
 def plan_space_line(pm) -> str:
     """The plan space as arithmetic that adds up: the instance's options, then what the model keeps of them."""
-    from planopt.job.candidates import CandidatePlanModel
-    from planopt.job.staged import StagedPlanModel
-    if isinstance(pm, StagedPlanModel):
+    d = pm.space
+    if d.staged:
         from planopt.oracles.staged import staged_space_size
-        d = pm.data
         sequences = ", ".join(" → ".join(q) for q in d.sequences)
         why = [f"{reason}: {n:,}" for reason, n in d.dropped.items() if n]
         return (f"{staged_space_size(pm.inst):,} staged plans over the sequences {sequences} (per sequence, each stage's "
                 f"recipes × hardware options, × {len(d.intervals)} checkpoint intervals); the model keeps {d.plans:,}"
                 + (f" ({'; '.join(why)})" if why else ""))
-    if isinstance(pm, CandidatePlanModel):
+    if pm.inst.candidate_students:
         inst = pm.inst
         parts = [f"{name}: {plan_space_line_of(inst.for_student(name))}" for name in inst.student_names()]
         return f"{len(parts)} students · " + " · ".join(parts)
-    return plan_space_line_of(pm.evaluator.inst, pm.data)
+    return plan_space_line_of(pm.evaluator.inst, d.slots[0])
 
 
 def plan_space_line_of(inst, data=None) -> str:

@@ -18,10 +18,10 @@ from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondi
 from pyomo.contrib.solver.solvers.highs import Highs
 
 from planopt.models.cost.evaluator import Evaluator, Metrics, exceeds
-from planopt.models.formulation import LIMITS, activate_objective, build, set_limits
+from planopt.models.formulation import LIMITS, activate_objective, build, collect_space, set_limits, start_values
 from planopt.models.formulation.big_m import big_m_breaches
 from planopt.models.formulation.limits import SEARCH_WIDTH_SLACKS, set_row_width
-from planopt.models.formulation.start import mip_start
+from planopt.models.formulation.linear import linear
 from planopt.models.schema.plan import Plan
 from planopt.models.schema.instance import Instance
 from planopt.models.schema.plan import plan_json
@@ -184,21 +184,13 @@ class SolveResult:
 
 
 class PlanModel:
-    """A built MIP for one instance, re-solvable under changed limits and objectives.
+    """The one plan model of a job, built from its layers, re-solvable under changed limits and objectives.
 
-    ``PlanModel(inst)`` of an instance whose plans may run several stages
-    (``training.stage_sequences``) is a ``staged_run.StagedPlanModel``, and of one that lists
-    ``candidate_students`` a ``candidate_run.CandidatePlanModel``: every caller (solve,
-    frontiers, sweeps, the service) gets the right model without asking for it."""
-
-    def __new__(cls, inst: Instance, *args, **kwargs):
-        if cls is PlanModel and inst.training.staged:
-            from planopt.job.staged import StagedPlanModel
-            return super().__new__(StagedPlanModel)
-        if cls is PlanModel and inst.candidate_students:
-            from planopt.job.candidates import CandidatePlanModel
-            return super().__new__(CandidatePlanModel)
-        return super().__new__(cls)
+    Every kind of plan is this model: one stage or several (``training.stage_sequences``), the
+    instance's student or a choice of ``candidate_students``, with or without a ``retention``
+    block, asynchronous rollout or a trained teacher (``planopt.models.formulation``). A plan is
+    read from the one-hot groups its layers declare (``m.choice_groups``): one extractor, one
+    tolerance cut and one tie rule for all of them."""
 
     def __init__(self, inst: Instance, evaluator: Evaluator | None = None, solver: str = DEFAULT_SOLVER):
         from planopt.job.plan_space import check_model_size
@@ -207,28 +199,17 @@ class PlanModel:
         self.evaluator = evaluator or Evaluator(inst)
         self.solver = make_solver(solver)  # before the build: an unknown solver is an input error, found at once
         start = time.perf_counter()
-        self.model, self.data = self._build()
+        self.space = collect_space(self.evaluator)
+        self.model = build(self.space)
         self.build_seconds = time.perf_counter() - start
         note(f"model built in {self.build_seconds:.3f} s")
-        start_values = self._mip_start()
-        if self.model is not None and isinstance(self.solver, HighsWithStart) and start_values is not None:
-            self.solver.start = start_values
+        if self.model is not None and isinstance(self.solver, HighsWithStart) and inst.retention is None:
+            self.solver.start = lambda: start_values(self.model, self.space)
         elif self.model is not None:
             drop_constant_rows(self.model)
         # the limits the MIP bounds (constraints.confidence is a chance-constrained solve's, see chance.py)
         self.limits = {k: v for k, v in inst.constraints.model_dump().items() if k in LIMITS}
         self.objective = inst.objective
-
-    def _build(self):
-        """(Pyomo model or None, its data): the one-job formulation (staged and candidate models override it)."""
-        return build(self.evaluator)
-
-    def _mip_start(self):
-        """A callable giving HiGHS a MIP start, or None: from the per-recipe floors (formulation/start.py).
-        None with a retention block: the floors' start does not set the retention option."""
-        if self.inst.retention is not None:
-            return None
-        return lambda: mip_start(self.model, self.data)
 
     def set_limits(self, **values: Optional[float]) -> None:
         """Change limits (None removes one); the model is not rebuilt."""
@@ -275,21 +256,17 @@ class PlanModel:
                 if self.limits.get(name) is not None and exceeds(getattr(metrics, expr), self.limits[name], sense)]
 
     def _cut_off_last_plan(self) -> None:
-        """Forbid the (recipe, hardware, interval) just extracted: a no-good cut on the three one-hot choices."""
+        """Forbid the plan just extracted: a no-good cut on the binaries it chose, one per one-hot group."""
         m = self.model
         if not hasattr(m, "tolerance_cuts"):
             m.tolerance_cuts = pyo.ConstraintList()
-        r, h, t, k = self._chosen
-        if k is None:
-            m.tolerance_cuts.add(m.recipe_chosen[r] + m.hardware_chosen[h] + m.interval_chosen[t] <= 2)
-        else:  # with a retention option, the plan is four one-hot choices
-            m.tolerance_cuts.add(m.recipe_chosen[r] + m.hardware_chosen[h] + m.interval_chosen[t]
-                                 + m.retention_chosen[k] <= 3)
+        chosen = self._chosen_vars
+        m.tolerance_cuts.add(linear([1.0] * len(chosen), chosen) <= len(chosen) - 1)
 
     def _solve_once(self, time_limit: float | None) -> SolveResult:
         if self.model is None:
-            why = "no training recipe" if not self.data.recipes else "no (GPU, count) option that holds any recipe in memory"
-            hint = lora_memory_hint(self.inst) if self.data.recipes else None
+            why = "no training recipe" if not self.space.recipes else "no (GPU, count) option that holds any recipe in memory"
+            hint = lora_memory_hint(self.inst) if self.space.recipes else None
             return SolveResult("infeasible", self.objective, build_seconds=self.build_seconds,
                                message=f"the instance has {why}" + (f"; {hint}" if hint else ""))
         start = time.perf_counter()
@@ -330,20 +307,25 @@ class PlanModel:
             return res2, status2
         return self._run(time_limit), "optimal"  # the tie-break failed numerically: keep the first optimum
 
+    def chosen(self) -> dict[str, int]:
+        """The option each one-hot group of the loaded solution chose (``formulation.declare_choices``); a slot
+        the plan's sequence leaves empty chooses none."""
+        return {name: i for name, group in self.model.choice_groups.items()
+                for i in [next((n for n, v in enumerate(group) if pyo.value(v) > 0.5), None)] if i is not None}
+
     def extract(self, result: SolveResult) -> None:
-        m, data = self.model, self.data
-        r = next(i for i in m.R if pyo.value(m.recipe_chosen[i]) > 0.5)
-        h = next(i for i in m.H if pyo.value(m.hardware_chosen[i]) > 0.5)
-        t = next(i for i in m.I if pyo.value(m.interval_chosen[i]) > 0.5)
-        k = next((i for i in m.RET if pyo.value(m.retention_chosen[i]) > 0.5), None) if hasattr(m, "RET") else None
-        self._chosen = (r, h, t, k)
-        recipe, hardware, interval = data.recipes[r], data.hardware[h], data.intervals[t]
-        keep = None if k is None else self.evaluator.retention_options()[k]
-        result.plan = Plan.of(recipe, hardware, interval, keep, student=self.inst.student.preset)
-        result.student = self.inst.student.preset
-        result.metrics = self.evaluator.metrics(recipe, hardware, interval, keep)
+        """The loaded solution's plan, its metrics from the evaluator, and the MIP's own values of them."""
+        m, space, chosen = self.model, self.space, self.chosen()
+        stages = []
+        while f"stage{len(stages)}.recipe" in chosen:
+            s = len(stages)
+            stages.append((chosen[f"stage{s}.recipe"], chosen[f"stage{s}.hardware"]))
+        self._chosen_vars = [m.choice_groups[name][i] for name, i in chosen.items()]
+        result.plan = space.plan_of(stages, chosen["interval"], chosen.get("retention"))
+        result.student = result.plan.student if result.plan.student is not None else self.inst.student.preset
+        result.metrics = self.evaluator.plan_metrics(result.plan)
         result.mip_values = {k: pyo.value(getattr(m, k)) for k in ("cost_usd", "wall_hours", "quality", "forgetting_points")}
-        result.big_m_breaches = big_m_breaches(data, recipe, hardware)
+        result.big_m_breaches = [x for s, (r, h) in enumerate(stages) for x in big_m_breaches(space.slots[s], r, h)]
 
 
 def _status(res) -> str:

@@ -166,7 +166,7 @@ def _pairs_not_allowed(inst: Instance) -> int:
 
 def _sizes(inst: Instance, counts: dict[str, int], exact: bool = True) -> tuple[int, int, int, int]:
     """(recipes the model holds, hardware choices, intervals, stage pairs): the methods of one-stage sequences
-    (``recipes.enumerate_recipes``); a staged model holds each slot's recipes and its pairs (``staged_data``)."""
+    (``recipes.enumerate_recipes``); a staged model holds each slot's recipes and its pairs (``formulation/space.py``)."""
     t = inst.training
     schedules = (schedule_count(counts["training.samples_per_prompt_options"], counts["training.phases"], t.taper_only)
                  if "training.phases" in counts else 0)

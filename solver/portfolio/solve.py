@@ -1009,7 +1009,7 @@ class PortfolioModel:
             shares.append(min(1.0, max(0.0, spot / total)) if total > 0 else 0.0)
             g = fd.hardware[h].gpu
             hours.append({(b, k): max(0.0, pyo.value(m.gpu_hours[j, b, gg, k])) for (jj, b, gg, k) in m.U if jj == j and gg == g})
-            result.big_m_breaches += [f"{d.names[j]}: {x}" for x in big_m_breaches(fd, fd.recipes[r], fd.hardware[h])]
+            result.big_m_breaches += [f"{d.names[j]}: {x}" for x in big_m_breaches(fd, r, h)]
         reserved = {g: int(round(pyo.value(m.reserved[g]))) for g in m.G}
         result.reserved = reserved
         contracts: dict[str, dict[int, int]] = {}

@@ -1,4 +1,4 @@
-r"""The staged MIP: one block per stage slot, a sequence choice, and the chained scores.
+r"""The stages layer: one block per stage slot, a sequence choice, and the chained scores.
 
 A staged plan runs one of the instance's stage sequences (``training.stage_sequences``),
 each stage with its own recipe and hardware, all under one checkpoint interval.
@@ -18,7 +18,14 @@ hardware choice exactly when the sequence has an :math:`s`-th stage. Every block
 interval one-hot equals the plan's (``same_interval``); intervals are not pruned per
 hardware (``data.undominated_intervals`` assumes one hardware choice). With a ``retention``
 block each block prices its hours under its own retention one-hot (``retention.py``), equal
-to the plan's (``same_retention``). Totals:
+to the plan's (``same_retention``). With ``candidate_students`` each slot holds every student's
+recipes and hardware (``students.py``); the first two slots pair only recipes of one student
+(``space._score_tables``), and a third slot's student is the first's:
+
+.. math::
+   \sum_{r \in R_{2,j}} x_{2,r} \le \sum_{r \in R_{0,j}} x_{0,r} \quad\text{(same_student_in_third_stage)}
+
+Totals:
 
 .. math::
    \mathrm{wall} = \sum_s \mathrm{wall}_s, \qquad
@@ -50,26 +57,22 @@ from __future__ import annotations
 import numpy as np
 import pyomo.core as pyo  # not pyomo.environ: its plugins cost every CLI call ~0.3 s unused (BENCHMARKS.md §1)
 
-from planopt.models.cost.evaluator import Evaluator
 from planopt.models.cost.stage_outcomes import AFFINE_METHODS, affine_stage
 from planopt.models.formulation.accounting import define_accounting
 from planopt.models.formulation.checkpointing import define_checkpointing
 from planopt.models.formulation.choices import define_choices
 from planopt.models.formulation.data import FormulationData
-from planopt.models.formulation.limits import define_limits, recipe_within_limits
+from planopt.models.formulation.limits import recipe_within_limits
 from planopt.models.formulation.linear import flattened, linear
-from planopt.models.formulation.objectives import activate_objective, define_objectives
 from planopt.models.formulation.retention import define_retention
-from planopt.models.formulation.staged_data import StagedData, collect_staged, interval_floors
+from planopt.models.formulation.space import PlanSpace, interval_floors
 from planopt.models.formulation.work import define_work
 
 
-def build_staged(ev: Evaluator) -> tuple[pyo.ConcreteModel | None, StagedData]:
-    data = collect_staged(ev)
-    if any(not d.recipes or not d.hardware for d in data.slots[:1]) or not data.slots[0].hardware:
-        return None, data
-    inst = ev.inst
-    m = pyo.ConcreteModel(name=inst.name)
+def define_stages(m: pyo.ConcreteModel, data: PlanSpace) -> None:
+    """The plan of a staged space: the plan's interval, sequence and retention one-hots, one block per slot,
+    the chained scores, the same student throughout, and the totals (the module docstring)."""
+    inst = data.evaluator.inst
     n_i = len(data.intervals)
     m.I = pyo.Set(initialize=range(n_i))
     m.interval_chosen = pyo.Var(m.I, domain=pyo.Binary)
@@ -78,7 +81,7 @@ def build_staged(ev: Evaluator) -> tuple[pyo.ConcreteModel | None, StagedData]:
     m.sequence_chosen = pyo.Var(m.Q, domain=pyo.Binary)
     sigma = list(m.sequence_chosen.values())
     m.one_sequence = pyo.Constraint(expr=linear([1.0] * len(sigma), sigma) == 1)
-    options = ev.retention_options()
+    options = data.evaluator.retention_options()
     if options:  # one retention option for the plan, shared by the stages like the interval (retention.py)
         m.RET = pyo.Set(initialize=range(len(options)))
         m.retention_chosen = pyo.Var(m.RET, domain=pyo.Binary)
@@ -86,59 +89,80 @@ def build_staged(ev: Evaluator) -> tuple[pyo.ConcreteModel | None, StagedData]:
     m.S = pyo.Set(initialize=range(len(data.slots)))
     m.stage = pyo.Block(m.S)
     for s, d in enumerate(data.slots):
-        b = m.stage[s]
-        if not d.recipes or not d.hardware:
-            # no recipe of this slot fits anywhere: sequences that need it are ruled out
-            for q, seq in enumerate(data.sequences):
-                if len(seq) > s:
-                    sigma[q].fix(0)
-            b.used = pyo.Expression(expr=0.0)
-            b.cost_usd = pyo.Expression(expr=0.0)
-            b.wall_hours = pyo.Expression(expr=0.0)
-            continue
-        define_choices(b, d)
-        define_work(b, d)
-        define_checkpointing(b, d)
-        define_accounting(b, d)
-        define_retention(b, d)
-        if options:
-            vb, v = list(b.retention_chosen.values()), list(m.retention_chosen.values())
-            b.one_retention.deactivate()
-            b.same_retention = pyo.Constraint(b.RET, rule=lambda b, k: linear([1.0, -1.0], [vb[k], v[k]]) == 0)
-        x = list(b.recipe_chosen.values())
-        z = list(b.hardware_chosen.values())
-        b.one_recipe.deactivate()
-        b.one_interval.deactivate()
-        b.used = pyo.Expression(expr=linear([1.0] * len(x), x))
-        rows = []
-        for method in sorted({r.method for r in d.recipes}):
-            members = [x[r] for r, rec in enumerate(d.recipes) if rec.method == method]
-            runs = [sigma[q] for q, seq in enumerate(data.sequences) if len(seq) > s and seq[s] == method]
-            rows.append(linear([1.0] * len(members) + [-1.0] * len(runs), members + runs) == 0)
-        b.stage_method = pyo.ConstraintList()
-        for row in rows:
-            b.stage_method.add(row)
-        b.one_hardware.deactivate()
-        b.hardware_of_used_stage = pyo.Constraint(expr=linear([1.0] * len(z) + [-1.0] * len(x), z + x) == 0)
-        yb, y = list(b.interval_chosen.values()), list(m.interval_chosen.values())
-        b.same_interval = pyo.Constraint(b.I, rule=lambda b, i: linear([1.0, -1.0], [yb[i], y[i]]) == 0)
+        define_slot_block(m, m.stage[s], s, d, data, sigma)
     define_scores(m, data)
+    define_same_student(m, data)
     m.wall_hours = pyo.Expression(expr=flattened(sum(m.stage[s].wall_hours for s in m.S)))
     m.cost_usd = pyo.Expression(expr=flattened(inst.operations.fixed_usd + sum(m.stage[s].cost_usd for s in m.S)
                                                + inst.forgetting_repair_usd_per_point * m.forgetting_points))
-    define_limits(m, inst.constraints)
-    if hasattr(m, "pair"):
-        floors = _pair_floors(m, data)
-        _pair_floor_rows(m, data, floors)
-        m.recipe_floor = floors
-        m.limit_fixed_vars = list(m.pair.values())
-        recipe_within_limits(m)
-    define_objectives(m)
-    activate_objective(m, inst.objective)
-    return m, data
 
 
-def define_scores(m: pyo.ConcreteModel, data: StagedData) -> None:
+def define_slot_block(m: pyo.ConcreteModel, b, s: int, d: FormulationData, data: PlanSpace, sigma: list) -> None:
+    r"""Slot ``s``'s block: the single-job steps over its recipes, its one-hot rows scaled by whether the
+    sequence has an ``s``-th stage (``stage_method``, ``hardware_of_used_stage``), its interval and retention
+    the plan's (``same_interval``, ``same_retention``)."""
+    if not d.recipes or not d.hardware:
+        # no recipe of this slot fits anywhere: sequences that need it are ruled out
+        for q, seq in enumerate(data.sequences):
+            if len(seq) > s:
+                sigma[q].fix(0)
+        b.used = pyo.Expression(expr=0.0)
+        b.cost_usd = pyo.Expression(expr=0.0)
+        b.wall_hours = pyo.Expression(expr=0.0)
+        return
+    define_choices(b, d)
+    define_work(b, d)
+    define_checkpointing(b, d)
+    define_accounting(b, d)
+    define_retention(b, d)
+    if hasattr(m, "RET"):
+        vb, v = list(b.retention_chosen.values()), list(m.retention_chosen.values())
+        b.one_retention.deactivate()
+        b.same_retention = pyo.Constraint(b.RET, rule=lambda b, k: linear([1.0, -1.0], [vb[k], v[k]]) == 0)
+    x = list(b.recipe_chosen.values())
+    z = list(b.hardware_chosen.values())
+    b.one_recipe.deactivate()
+    b.one_interval.deactivate()
+    b.used = pyo.Expression(expr=linear([1.0] * len(x), x))
+    b.stage_method = pyo.ConstraintList()
+    for method in sorted({r.method for r in d.recipes}):
+        members = [x[r] for r, rec in enumerate(d.recipes) if rec.method == method]
+        runs = [sigma[q] for q, seq in enumerate(data.sequences) if len(seq) > s and seq[s] == method]
+        b.stage_method.add(linear([1.0] * len(members) + [-1.0] * len(runs), members + runs) == 0)
+    b.one_hardware.deactivate()
+    b.hardware_of_used_stage = pyo.Constraint(expr=linear([1.0] * len(z) + [-1.0] * len(x), z + x) == 0)
+    yb, y = list(b.interval_chosen.values()), list(m.interval_chosen.values())
+    b.same_interval = pyo.Constraint(b.I, rule=lambda b, i: linear([1.0, -1.0], [yb[i], y[i]]) == 0)
+
+
+def define_same_student(m: pyo.ConcreteModel, data: PlanSpace) -> None:
+    """``same_student_in_third_stage`` (the module docstring); nothing with one student or two slots (the
+    pair table holds the first two slots to one student)."""
+    d0 = data.slots[0]
+    if len(data.slots) < 3 or len(d0.students) < 2 or not hasattr(m.stage[2], "recipe_chosen"):
+        return
+    d2 = data.slots[2]
+    x0, x2 = list(m.stage[0].recipe_chosen.values()), list(m.stage[2].recipe_chosen.values())
+    m.same_student_in_third_stage = pyo.ConstraintList()
+    for j in range(len(d0.students)):
+        later = [x2[r] for r in range(len(d2.recipes)) if d2.recipe_student(r) == j]
+        first = [x0[r] for r in range(len(d0.recipes)) if d0.recipe_student(r) == j]
+        if later:
+            m.same_student_in_third_stage.add(linear([1.0] * len(later) + [-1.0] * len(first), later + first) <= 0)
+
+
+def define_pair_limits(m: pyo.ConcreteModel, data: PlanSpace) -> None:
+    """The pair floors of the first two stages as rows and as the limits' fixing (``_pair_floors``)."""
+    if not hasattr(m, "pair"):
+        return
+    floors = _pair_floors(m, data)
+    _pair_floor_rows(m, data, floors)
+    m.recipe_floor = floors
+    m.limit_fixed_vars = list(m.pair.values())
+    recipe_within_limits(m)
+
+
+def define_scores(m: pyo.ConcreteModel, data: PlanSpace) -> None:
     """The chained scores and forgetting of the module docstring (``quality``, ``forgetting_points``)."""
     baseline = data.evaluator.inst.task.baseline_score
     d0 = data.slots[0]
@@ -170,9 +194,9 @@ def define_scores(m: pyo.ConcreteModel, data: StagedData) -> None:
     m.forgetting_points = pyo.Expression(expr=flattened(sum(forgetting)))
 
 
-def _pair_with_first_stage(m: pyo.ConcreteModel, data: StagedData, x0: list):
+def _pair_with_first_stage(m: pyo.ConcreteModel, data: PlanSpace, x0: list):
     r"""Slot 1 paired with slot 0: :math:`p_{r_0,o} \ge 0` for each slot-0 recipe :math:`r_0` and each slot-1
-    option :math:`o` (a recipe, or none) that some sequence lets follow it (``staged_data``'s tables), with
+    option :math:`o` (a recipe, or none) that some sequence lets follow it (``space``'s tables), with
 
     .. math::
        \sum_{r_0} p_{r_0,o} = x_{1,o}\ (\text{none: } 1 - \sum_o x_{1,o}) \quad\text{(pair_of_second_stage)}, \qquad
@@ -207,10 +231,10 @@ def _pair_with_first_stage(m: pyo.ConcreteModel, data: StagedData, x0: list):
     return linear(values, p), linear(forgets, p), (float(values.min()), float(values.max()))
 
 
-def _pair_floors(m: pyo.ConcreteModel, data: StagedData) -> dict[str, np.ndarray]:
+def _pair_floors(m: pyo.ConcreteModel, data: PlanSpace) -> dict[str, np.ndarray]:
     r"""Per pair of the first two stages (in the order of ``m.pair``), what any plan through it reaches at best:
     cost and wall time at least the least over the shared interval of the two stages' floors at that interval
-    (``staged_data.interval_floors``), plus the least of a third stage (0 when a sequence may stop); forgetting
+    (``space.interval_floors``), plus the least of a third stage (0 when a sequence may stop); forgetting
     at least the pair's; score at most :math:`\max(Q, \max_{r_2} A_{r_2} + B_{r_2} Q)` over third-stage
     recipes. ``limits.recipe_within_limits`` fixes to 0 each pair a limit rules out on its own (exact), and
     ``pair_cost_floor`` / ``pair_wall_floor`` bound the plan's cost and wall time from below by them."""
@@ -236,15 +260,15 @@ def _pair_floors(m: pyo.ConcreteModel, data: StagedData) -> dict[str, np.ndarray
         if not any(len(q) < 3 for q in data.sequences):
             usd, wall = usd + f2["cheap_usd"].min(), wall + f2["fast_wall"].min()
         best = score.copy()
-        for r in d2.recipes:
-            a = affine_stage(inst, r)
+        for n, r in enumerate(d2.recipes):
+            a = affine_stage(d2.evaluator_of(d2.recipe_student(n)).inst, r)
             best = np.maximum(best, a.end_constant + a.end_slope * score)
         score = best
     cost = inst.operations.fixed_usd + usd + inst.forgetting_repair_usd_per_point * forgetting
     return {"budget_usd": cost, "deadline_hours": wall, "max_forgetting_points": forgetting, "min_quality": score}
 
 
-def _pair_floor_rows(m: pyo.ConcreteModel, data: StagedData, floors: dict[str, np.ndarray]) -> None:
+def _pair_floor_rows(m: pyo.ConcreteModel, data: PlanSpace, floors: dict[str, np.ndarray]) -> None:
     r"""Valid rows: the plan's cost and wall time are at least its pair's floors (``_pair_floors``, without a
     third stage's share) plus a third stage recipe's own (``data.plan_floors``):
 
@@ -280,10 +304,9 @@ def _times_binary(rows: pyo.ConstraintList, v, start, lo: float, hi: float, bina
     rows.add(v - start + hi * (1 - binary) >= 0)
 
 
-def _chain_affine_slot(b, d: FormulationData, data: StagedData, s: int, start, start_bound):
+def _chain_affine_slot(b, d: FormulationData, data: PlanSpace, s: int, start, start_bound):
     """Score and forgetting at the end of slot ``s`` (2 and later: only affine methods, by the order of
     stages) from the score ``start`` the previous slot ended at."""
-    inst = data.evaluator.inst
     lo, hi = start_bound
     x = list(b.recipe_chosen.values())
     if any(rec.method not in AFFINE_METHODS for rec in d.recipes):
@@ -295,7 +318,7 @@ def _chain_affine_slot(b, d: FormulationData, data: StagedData, s: int, start, s
     b.move_rows = pyo.ConstraintList()
     b.move_sign = pyo.Var(b.R, domain=pyo.Binary)
     for r in b.R:
-        a = affine_stage(inst, d.recipes[r])
+        a = affine_stage(d.evaluator_of(d.recipe_student(r)).inst, d.recipes[r])
         v = b.start_times_recipe[r]
         _times_binary(b.start_times_recipe_rows, v, start, lo, hi, x[r])
         terms.append(a.end_constant * x[r] + a.end_slope * v)
