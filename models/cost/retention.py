@@ -59,47 +59,11 @@ archived milestones (``checkpointing.milestones_kept``, after the run) and logs 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from planopt.models.catalog import defaults as d
-
-TIERS = ("hot", "cold")
-
-
-@dataclass(frozen=True, order=True)
-class RetentionChoice:
-    """One retention option: keep the newest ``keep_last`` checkpoints in ``tier``, and the newest
-    ``milestones`` milestones (cold)."""
-
-    keep_last: int
-    tier: str
-    milestones: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"keep_last": self.keep_last, "tier": self.tier, "milestones": self.milestones}
-
-    @classmethod
-    def from_dict(cls, data: Any, where: str = "plan.retention") -> "RetentionChoice":
-        """Read ``{"keep_last": int >= 1, "tier": "hot" | "cold", "milestones": int >= 0 (default 0)}``;
-        ValueError naming the field."""
-        if not isinstance(data, dict):
-            raise ValueError(f"{where}: expected an object {{keep_last, tier, milestones}} or null, got {data!r}")
-        unknown = set(data) - {"keep_last", "tier", "milestones"}
-        if unknown:
-            raise ValueError(f"{where}.{sorted(unknown)[0]}: unknown field")
-        k = data.get("keep_last")
-        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-            raise ValueError(f"{where}.keep_last: expected a positive integer, got {k!r}")
-        tier = data.get("tier")
-        if tier not in TIERS:
-            raise ValueError(f"{where}.tier: expected 'hot' or 'cold', got {tier!r}")
-        m = data.get("milestones", 0)
-        if not isinstance(m, int) or isinstance(m, bool) or m < 0:
-            raise ValueError(f"{where}.milestones: expected a non-negative integer, got {m!r}")
-        return cls(k, tier, m)
+from planopt.models.schema.retention_choice import TIERS, RetentionChoice  # noqa: F401  (the plan's shape, also read from here)
 
 
 def retention_options(inst) -> list[RetentionChoice]:
@@ -129,6 +93,17 @@ def covers(inst, keep_last: int, interval_minutes: float, milestones: int = 0) -
     r"""A rollback event always leaves a good checkpoint kept: among the recent ones
     (:math:`k \ge \lceil D/\tau \rceil + 1`) or among the milestones (:math:`m \ge` ``milestones_needed``)."""
     return keep_last >= most_bad(inst, interval_minutes) + 1 or milestones >= milestones_needed(inst, interval_minutes)
+
+
+def check_cover(inst) -> None:
+    """Refuse, naming ``retention.keep_last_options``, a retention block none of whose options covers the
+    rollback detection delay at any checkpoint interval (the longest interval is the easiest to cover)."""
+    longest = max(inst.checkpointing.interval_minutes_options)
+    if not any(covers(inst, o.keep_last, longest, o.milestones) for o in retention_options(inst)):
+        raise ValueError(f"retention.keep_last_options: no option covers the {inst.retention.rollback_detection_hours:g} h "
+                         f"rollback detection delay at any checkpoint interval (the longest, {longest:g} min, "
+                         f"needs keep_last >= {most_bad(inst, longest) + 1} or milestone_options up to "
+                         f"{milestones_needed(inst, longest)})")
 
 
 def deep_share(inst, keep_last: int, interval_minutes):

@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Optional
 
-from planopt.models.cost.retention import RetentionChoice
+from planopt.models.schema.retention_choice import RetentionChoice
 
 
 @dataclass(frozen=True, order=True)

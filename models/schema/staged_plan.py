@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from planopt.models.schema.plan import HardwareChoice, Plan, Recipe
-from planopt.models.cost.retention import RetentionChoice
+from planopt.models.schema.retention_choice import RetentionChoice
 
 STAGE_FIELDS = ("method", "steps", "samples_per_prompt", "teacher_precision", "external_data_share", "max_epochs",
                 "adapter", "lora_rank", "cpu_offload", "gpu", "gpu_count", "rollout", "staleness_steps", "teacher_training")
