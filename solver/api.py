@@ -9,66 +9,14 @@ from planopt.models.cost.evaluator import Evaluator, Metrics
 from planopt.models.schema.plan import Plan, read_plan
 from planopt.models.schema.instance import Instance
 
-from planopt.job.diagnose import explain_infeasible, sensitivity as limit_sensitivity
 from planopt.errors import InputError
-from planopt.instance import LIMIT_RANGES, check_limit, check_time_limit, load_instance
-from planopt.job.model import DEFAULT_SOLVER, PlanModel, SolveResult
+from planopt.instance import load_instance
+from planopt.job.model import SolveResult
+from planopt.studies.sweep import plan_record  # noqa: F401  (part of the API)
+from planopt.uncertainty.solve import OVERRIDES, solve_instance  # noqa: F401  (part of the API)
 
 if TYPE_CHECKING:  # pandas is imported only when a DataFrame is asked for
     import pandas as pd
-
-
-OVERRIDES = ("objective", "budget_usd", "deadline_hours", "max_forgetting_points", "min_quality", "confidence")
-
-
-def solve_instance(source: str | Path | dict[str, Any] | Instance, time_limit: float | None = None,
-                   sensitivity: bool = True, scenarios: int | None = None, seed: int = 0,
-                   cvar: float | None = None, solver: str = DEFAULT_SOLVER, **overrides: Any) -> SolveResult:
-    """Solve one job. ``overrides`` take ``objective``, ``budget_usd``, ``deadline_hours``,
-    ``max_forgetting_points``, ``min_quality`` and ``confidence``. An optimal result names its
-    binding limits; an infeasible one lists the least relaxations that would make a plan exist.
-
-    With a ``confidence`` (here or in the instance's constraints) the plan is chance-constrained
-    over ``scenarios`` sampled scenarios (default 200; ``cvar`` minimises CVaR of cost at that
-    level); without one, ``scenarios`` measures the optimal plan's risk. Either way
-    ``result.risk`` holds the JSON contract's ``risk`` object.
-
-    ``solver`` names the MIP solver: ``"highs"`` (the default), or any solver Pyomo's solver
-    interfaces drive and this machine has (``"scip"`` with PySCIPOpt installed, ``"gurobi"``, ...)."""
-    unknown = sorted(set(overrides) - set(OVERRIDES))
-    if unknown:
-        raise InputError(f"{unknown[0]}: unknown override; expected one of {', '.join(OVERRIDES)}")
-    for name, value in overrides.items():
-        if name in LIMIT_RANGES and value is not None:
-            check_limit(name, value, name)
-    check_time_limit(time_limit, "time_limit")
-    inst = load_instance(source).with_overrides(**overrides)
-    if inst.constraints.confidence is not None:
-        if solver != DEFAULT_SOLVER:
-            raise InputError(f"solver: chance-constrained solves (a confidence) run on {DEFAULT_SOLVER} only, got {solver!r}")
-        from planopt.uncertainty.chance import DEFAULT_SCENARIOS, solve_chance
-        return solve_chance(inst, inst.constraints.confidence, scenarios or DEFAULT_SCENARIOS, seed, cvar, time_limit)
-    if cvar is not None:
-        raise InputError("--cvar: needs --confidence (CVaR is the objective of a chance-constrained solve)")
-    pm = PlanModel(inst, solver=solver)
-    result = pm.solve(time_limit)
-    if result.status == "optimal" and sensitivity:
-        result.binding = limit_sensitivity(pm, result)
-    elif result.status == "infeasible" and pm.space.recipes and pm.space.hardware:
-        result.relaxations = explain_infeasible(pm)
-        if result.relaxations:
-            result.message = "no plan satisfies every limit; the relaxations below would each make one exist" \
-                if not result.relaxations[0]["together"] else "no plan satisfies every limit, and no single relaxation suffices"
-        else:
-            result.message = "no plan satisfies every limit, and relaxing the limits does not help (memory or options)"
-        from planopt.models.cost.data_reuse import shortage_note
-        note = shortage_note(inst)
-        if note:
-            result.message += f"; {note}"
-    if scenarios is not None and result.plan is not None:
-        from planopt.uncertainty.risk import plan_risk
-        result.risk = plan_risk(inst, result.plan, scenarios, seed).to_dict()
-    return result
 
 
 def instance_for_plan(inst: Instance, plan: Plan) -> Instance:
@@ -99,27 +47,6 @@ def breakdown_frame(result: SolveResult) -> "pd.DataFrame":
     rows = [("cost_usd", k, v) for k, v in result.metrics.cost_breakdown_usd.items()]
     rows += [("hours", k, v) for k, v in result.metrics.hours_breakdown.items()]
     return pd.DataFrame(rows, columns=["kind", "component", "value"])
-
-
-def plan_record(plan: Plan) -> dict[str, Any]:
-    """A plan's fields as one flat record (a sampling schedule as ``8-4-4``); a staged plan's stage fields
-    as ``stage1.method``, ``stage2.gpu``, ... after its ``stages`` (``sft-rl``) and ``student``."""
-    def flat(d: dict, prefix: str = "") -> dict:
-        out = {}
-        for k, v in d.items():
-            if isinstance(v, dict):  # a split stage's rollout: rollout.gpu, rollout.gpu_count
-                out.update(flat(v, f"{prefix}{k}."))
-            else:
-                out[prefix + k] = "-".join(map(str, v)) if isinstance(v, (list, tuple)) else v
-        return out
-    if len(plan.stages) == 1:
-        return flat(plan.flat_dict())
-    d = plan.to_dict()
-    row = {"stages": "-".join(plan.methods), **({"student": d["student"]} if d["student"] is not None else {}),
-           "checkpoint_interval_minutes": d["checkpoint_interval_minutes"]}
-    for n, stage in enumerate(d["stages"], 1):
-        row.update(flat(stage, f"stage{n}."))
-    return row
 
 
 def solve_frame(result: SolveResult) -> "pd.DataFrame":

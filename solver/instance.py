@@ -1,4 +1,5 @@
-"""Load and validate instances from files or dicts."""
+"""Load and validate instances from files or dicts: the schema's shape (``models/schema/instance.py``),
+then the consistency checks (``models/consistency.py``), then the limits' sane ranges."""
 
 from __future__ import annotations
 
@@ -9,23 +10,49 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from planopt.models.consistency import check_instance
 from planopt.models.schema.instance import Instance
 
 from planopt.errors import InputError, describe_validation_error, read_json
 
 
+def parse_instance(data: Any) -> Instance:
+    """An :class:`Instance` from ``data`` (a dict), its shape and then its consistency checked: pydantic's
+    ValidationError for the shape, ValueError naming the field for a consistency check."""
+    inst = Instance.model_validate(data)
+    check_instance(inst)
+    return inst
+
+
+def instance_from(data: Any, source: str) -> Instance:
+    """:func:`parse_instance` with InputError ``source: field: expected ...`` for every failure."""
+    try:
+        inst = Instance.model_validate(data)
+    except ValidationError as exc:
+        raise InputError(describe_validation_error(exc, source)) from None
+    return checked(inst, source)
+
+
+def checked(inst: Instance, source: str) -> Instance:
+    """``inst`` once its consistency checks pass; InputError ``source: field: ...`` otherwise (as the
+    schema's whole-instance checks read)."""
+    try:
+        check_instance(inst)
+    except ValueError as exc:
+        raise InputError(f"{source}: {exc}") from None
+    return inst
+
+
 def load_instance(source: str | Path | dict[str, Any] | Instance) -> Instance:
-    """An :class:`Instance` from a path, a dict or an Instance; raises InputError naming the field."""
+    """An :class:`Instance` from a path, a dict or an Instance (checked too: ``Instance.model_validate``
+    checks the shape only); raises InputError naming the field."""
     if isinstance(source, Instance):
-        return source
+        return checked(source, "instance")
     name = "instance"
     if not isinstance(source, dict):
         name = str(source)
         source = read_json(source)
-    try:
-        inst = Instance.model_validate(source)
-    except ValidationError as exc:
-        raise InputError(describe_validation_error(exc, name)) from None
+    inst = instance_from(source, name)
     for field, value in inst.constraints.model_dump().items():
         if field in LIMIT_RANGES and value is not None:
             check_limit(field, value, f"{name}: constraints.{field}")

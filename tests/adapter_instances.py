@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 
-from planopt.models.schema.instance import Instance
+from planopt.instance import parse_instance
 from planopt.oracles.by_plan import all_plans
 
 from random_instances import OFF_LIMIT, random_job_dict, random_limits
@@ -48,7 +48,7 @@ def adapter_instance_dict(seed: int, edit=None) -> dict:
     if edit is not None:
         edit(inst)
     rng = random.Random(140_000 + seed)
-    plans = [p for p in all_plans(Instance.model_validate(inst)) if p.metrics.fits_memory]
+    plans = [p for p in all_plans(parse_instance(inst)) if p.metrics.fits_memory]
     values = {key: [getattr(p.metrics, key) for p in plans] for key in ("cost_usd", "wall_hours", "forgetting_points", "quality")}
     inst["constraints"] = random_limits(rng, values)
     full = [p.metrics.forgetting_points for p in plans if p.plan.adapter == "full"]

@@ -29,7 +29,7 @@ import numpy as np
 
 from planopt.models.cost.evaluator import Evaluator
 from planopt.models.formulation.portfolio import hourly_noncompute_usd, spot_overhead_share
-from planopt.models.schema.instance import Instance
+from planopt.instance import parse_instance
 
 GPUS = {"H100-SXM": 1.87, "A100-80GB": 1.79, "L40S": 1.86}  # $/GPU-hour, the scale of the random prices
 
@@ -241,10 +241,10 @@ def tiny_portfolio(seed: int) -> dict:
     jobs = [tiny_job(rng, f"j{k}") for k in range(2)]
     for job in jobs:  # restrict to the portfolio's types, then a target some plans miss
         job["hardware"]["gpus"] = [o for o in job["hardware"]["gpus"] if o["name"] in gpus]
-        ev = Evaluator(Instance.model_validate(job))
+        ev = Evaluator(parse_instance(job))
         qualities = sorted({ev.recipe(r).quality for r in ev.space()[0]})
         job["constraints"] = {"min_quality": qualities[rng.randrange(len(qualities))] - 1e-6}
-    ev0 = Evaluator(Instance.model_validate(jobs[0]))
+    ev0 = Evaluator(parse_instance(jobs[0]))
     recipes, hardware, _ = ev0.space()
     hours = [ev0.metrics(r, hardware[0], 60.0).wall_hours for r in recipes]
     bucket_hours = max(0.5, round(sorted(hours)[len(hours) // 2] * rng.uniform(0.3, 1.5), 3))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from planopt.models.schema.instance import Instance
+from planopt.instance import parse_instance
 from planopt.oracles.by_plan import all_plans
 
 SMALL_MODELS = ["Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-4B", "Qwen3-8B", "Llama-3.1-8B", "Qwen3-30B-A3B"]
@@ -106,7 +106,7 @@ def random_job_dict(rng: random.Random, name: str, grid: Grid = SMALL) -> dict:
 def random_instance_dict(seed: int) -> dict:
     rng = random.Random(seed)
     inst = random_job_dict(rng, f"random-{seed}")
-    return with_drawn_limits(inst, all_plans(Instance.model_validate(inst)), rng)
+    return with_drawn_limits(inst, all_plans(parse_instance(inst)), rng)
 
 
 def with_drawn_limits(inst: dict, scored, rng: random.Random) -> dict:

@@ -9,7 +9,7 @@ import math
 import random
 
 from planopt.models.catalog import defaults as d
-from planopt.models.schema.instance import Instance
+from planopt.instance import parse_instance
 from planopt.oracles.by_plan import all_plans
 
 from random_instances import random_job_dict, with_drawn_limits
@@ -48,7 +48,7 @@ def retention_instance_dict(seed: int) -> dict:
     """``retention_job_dict`` with limits drawn from its plans' metrics (the draws go on from the same generator)."""
     rng = random.Random(10_000 + seed)
     inst = retention_job_dict(seed)
-    return with_drawn_limits(inst, all_plans(Instance.model_validate(inst)), rng)
+    return with_drawn_limits(inst, all_plans(parse_instance(inst)), rng)
 
 
 def staged_retention_job_dict(seed: int) -> dict:
@@ -69,4 +69,4 @@ def staged_retention_instance_dict(seed: int) -> dict:
     from planopt.oracles.staged import all_staged_plans
     rng = random.Random(30_000 + seed)
     inst = staged_retention_job_dict(seed)
-    return with_drawn_limits(inst, all_staged_plans(Instance.model_validate(inst)), rng)
+    return with_drawn_limits(inst, all_staged_plans(parse_instance(inst)), rng)

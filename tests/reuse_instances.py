@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 
-from planopt.models.schema.instance import Instance
+from planopt.instance import parse_instance
 from planopt.oracles.by_plan import all_plans
 
 from random_instances import random_job_dict, with_drawn_limits
@@ -35,4 +35,4 @@ def reuse_instance_dict(seed: int) -> dict:
     """A reuse job with limits drawn from its own plans' metrics."""
     inst = reuse_job_dict(seed)
     rng = random.Random(90_000 + seed)
-    return with_drawn_limits(inst, all_plans(Instance.model_validate(inst)), rng)
+    return with_drawn_limits(inst, all_plans(parse_instance(inst)), rng)

@@ -18,6 +18,7 @@ from planopt.models.uncertainty import model as U
 from planopt.models.cost.evaluator import Evaluator
 from planopt.models.schema.plan import Recipe
 from planopt.models.schema.instance import Instance
+from planopt.instance import parse_instance
 from planopt.models.uncertainty.scenarios import ScenarioEvaluator
 from planopt.models.cost.stage_outcomes import stage_outcome
 from planopt.models.schema.plan import Plan
@@ -45,7 +46,7 @@ def test_an_asynchronous_first_stage_ends_where_the_one_stage_plan_does():
     data = json.loads((INSTANCES / "qwen3-8b-math.json").read_text())
     data["hardware"]["rollout_gpus"] = [{"name": "H100-SXM", "counts": [8]}]
     data["training"]["staleness_steps_options"] = [0, 1]
-    inst = Instance.model_validate(data)
+    inst = parse_instance(data)
     ev = Evaluator(inst)
     for r in ev.space()[0]:
         if r.method == "rl" and r.staleness_steps:
@@ -110,7 +111,7 @@ def test_a_choice_of_student_with_staleness_options_equals_its_oracle():
     data["hardware"]["rollout_gpus"] = [{"name": "H100-SXM", "counts": [8, 32]}]
     data["training"]["staleness_steps_options"] = [0, 1]
     data["objective"] = "time"
-    inst = Instance.model_validate(data)
+    inst = parse_instance(data)
     mip, oracle = solve(inst), best_candidate_plan(inst)
     assert mip.status == oracle.status == "optimal"
     assert mip.metrics.wall_hours == pytest.approx(oracle.metrics.wall_hours, rel=1e-9)

@@ -24,6 +24,7 @@ from planopt.models.uncertainty import model as U
 from planopt.models.cost.evaluator import Evaluator
 from planopt.models.schema.plan import HardwareChoice, Plan, Recipe
 from planopt.models.schema.instance import Instance
+from planopt.instance import parse_instance
 from planopt.models.schema.plan import plan_json, read_plan
 from planopt.oracles.by_plan import all_plans
 from planopt.job.plan_space import plan_space
@@ -51,7 +52,7 @@ def tiny_async(**update) -> Instance:
     data["training"]["staleness_steps_options"] = [0, 1, 2]
     data["constraints"] = {}
     data.update(update)
-    return Instance.model_validate(data)
+    return parse_instance(data)
 
 
 # --- the terms ---------------------------------------------------------------------------
@@ -126,7 +127,7 @@ def random_async_instance_dict(seed: int) -> dict:
                                             for g in rng.sample(["H100-SXM", "H200", "A100-80GB", "L40S", "B200"], rng.randint(1, 2))]
         inst["training"]["staleness_steps_options"] = rng.choice([[0, 1], [0, 1, 2], [1]])
         try:
-            parsed = Instance.model_validate(inst)
+            parsed = parse_instance(inst)
         except ValueError:
             continue  # a rollout GPU too small for the student: drawn again
         plans = all_plans(parsed, limit=10**9)
@@ -135,7 +136,7 @@ def random_async_instance_dict(seed: int) -> dict:
 
 
 def _contract(seed: int) -> bool:
-    inst = Instance.model_validate(random_async_instance_dict(seed))
+    inst = parse_instance(random_async_instance_dict(seed))
     mip = assert_mip_equals_both_oracles(inst)
     return mip.status == "optimal" and mip.plan.staleness_steps > 0
 

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from planopt.models.schema.instance import Instance
+from planopt.instance import parse_instance
 from planopt.oracles.by_plan import all_plans
 
 from conftest import INSTANCES
@@ -15,7 +15,7 @@ from conftest import INSTANCES
 def test_hours_breakdown_sums_to_wall_time(failures_per_gpu_hour):
     data = json.loads((INSTANCES / "tiny.json").read_text())
     data["reliability"] = {"failures_per_gpu_hour": failures_per_gpu_hour}
-    inst = Instance.model_validate(data)
+    inst = parse_instance(data)
     plans = [p for p in all_plans(inst) if p.metrics.fits_memory]
     assert plans
     for p in plans[::25]:

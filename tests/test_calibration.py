@@ -326,13 +326,13 @@ def test_sft_hours_are_the_solver_evaluators_training_hours():
     """The same work components price an SFT plan in `planopt solve`."""
     from planopt.models.cost.evaluator import Evaluator
     from planopt.models.schema.plan import HardwareChoice, Recipe
-    from planopt.models.schema.instance import Instance
+    from planopt.instance import parse_instance
     base = json.loads(S1.read_text())
     total, by = sft_hours(load_case(S1))
     assert {k.split("|")[0] for k in by} == {"train_flops", "train_attention_flops", "train_fsdp_bytes"}
     w = base["workload"]
     steps = 5000 // 16  # 312 steps of 16 examples; the case's 5,000 examples are 312.5 steps
-    inst = Instance.model_validate({
+    inst = parse_instance({
         "student": {k: v for k, v in base["student"].items() if k != "name"},
         "task": {"baseline_score": 0, "general_score_baseline": 1, "prompt_tokens": 0, "response_tokens": 1,
                  "max_response_tokens": 1, "prompts_available": 1},
@@ -426,19 +426,19 @@ def test_stated_truncation_cuts_long_examples_to_the_sequence(tmp_path):
 
 def test_instances_reject_untruncated_long_examples_and_offload_without_a_host_link():
     from pydantic import ValidationError
-    from planopt.models.schema.instance import Instance
+    from planopt.instance import parse_instance
     data = json.loads((INSTANCES / "tiny.json").read_text())
     data["sft_data"] = {**data["sft_data"], "example_tokens": 5000, "sequence_length_tokens": 4096}
     with pytest.raises(ValidationError, match="example_tokens 5000 is above sequence_length_tokens"):
-        Instance.model_validate(data)
+        parse_instance(data)
     data["sft_data"]["truncation"] = True
-    Instance.model_validate(data)
+    parse_instance(data)
     data["training"]["cpu_offload"] = True
     data["hardware"] = {"gpus": [{"name": "Mystery-1", "counts": [8], "bf16_tflops": 900, "hbm_gb": 80, "hbm_tbps": 3.0,
                                   "intra_node_gb_per_s": 900, "inter_node_gb_per_s": 50, "gpus_per_node": 8,
                                   "price_usd_per_gpu_hour": 2.0}]}
     with pytest.raises(ValidationError, match="hardware.gpus.0.name: training.cpu_offload needs a host-link"):
-        Instance.model_validate(data)
+        parse_instance(data)
 
 
 # --- step-time physics (issue 9, items 1-4) --------------------------------------

@@ -31,6 +31,7 @@ from planopt.cli import app
 from planopt.models.cost.evaluator import Evaluator, exceeds
 from planopt.models.formulation import LIMITS
 from planopt.models.schema.instance import Instance
+from planopt.instance import parse_instance
 from planopt.models.schema.plan import read_plan
 from planopt.oracles.by_plan import all_plans, best_plan, lexicographic_best
 from planopt.job.model import PlanModel, solve
@@ -50,7 +51,7 @@ runner = CliRunner()
 
 @functools.lru_cache(maxsize=None)
 def candidate_instance(seed: int) -> Instance:
-    return Instance.model_validate(candidate_instance_dict(seed))
+    return parse_instance(candidate_instance_dict(seed))
 
 
 @functools.lru_cache(maxsize=None)
@@ -164,7 +165,7 @@ RESOLVE_SEEDS = [1, 7, 12, 18]
 def test_one_model_resolved_under_changed_limits_equals_the_oracle(seed):
     job = candidate_job_dict(seed)
     job["objective"] = random.Random(seed).choice(["cost", "quality"])
-    inst = Instance.model_validate(job)
+    inst = parse_instance(job)
     plans = all_candidate_plans(inst)
     fitting = [p.metrics for p in plans if p.metrics.fits_memory]
     assert fitting
@@ -223,12 +224,12 @@ def test_one_model_resolved_under_each_objective_equals_the_oracle(seed):
 def test_a_twin_candidate_gives_the_plain_instances_optimum(seed):
     data = candidate_instance_dict(seed)
     data.pop("candidate_students")
-    plain = Instance.model_validate(data)
+    plain = parse_instance(data)
     twin_data = copy.deepcopy(data)
     twin_data["candidate_students"] = [{"name": "twin", "architecture": copy.deepcopy(data["student"]),
                                         "baseline_score": data["task"]["baseline_score"],
                                         "general_score_baseline": data["task"]["general_score_baseline"]}]
-    twin = Instance.model_validate(twin_data)
+    twin = parse_instance(twin_data)
     assert len(PlanModel(twin).space.slots[0].students) > 1
     assert candidate_space_size(twin) == 2 * len(all_plans(plain))
     a, b = solve(plain), solve(twin)
@@ -252,7 +253,7 @@ def test_for_student_of_the_own_name_is_the_instance():
     inst = candidate_instance(18)
     own = inst.for_student(inst.student_name)
     assert own.student == inst.student and own.task == inst.task and own.candidate_students is None
-    plain = Instance.model_validate({k: v for k, v in json.loads(_instance_json(18)).items() if k != "candidate_students"})
+    plain = parse_instance({k: v for k, v in json.loads(_instance_json(18)).items() if k != "candidate_students"})
     for sp in all_plans(plain)[::11]:
         assert_same_metrics(Evaluator(own).evaluate(sp.plan), sp.metrics)
     with pytest.raises(ValueError, match="plan.student"):
@@ -275,14 +276,14 @@ def _small_gpu_job(seed: int) -> dict:
 @pytest.mark.parametrize("seed", [0, 1, 7, 12])
 def test_a_candidate_that_fits_nowhere_is_never_chosen(seed):
     base = _small_gpu_job(seed)
-    plans = [p for p in all_candidate_plans(Instance.model_validate(base)) if p.metrics.fits_memory]
+    plans = [p for p in all_candidate_plans(parse_instance(base)) if p.metrics.fits_memory]
     assert plans, "the small students fit on the small GPUs"
     rng = random.Random(seed)
     base["constraints"] = random_limits(rng, {k: [getattr(p.metrics, k) for p in plans]
                                               for k in ("cost_usd", "wall_hours", "forgetting_points", "quality")})
     with_huge = copy.deepcopy(base)
     with_huge["candidate_students"].append(HUGE)
-    inst = Instance.model_validate(with_huge)
+    inst = parse_instance(with_huge)
     listing = all_candidate_plans(inst)
     assert not any(p.metrics.fits_memory for p in listing if p.student == HUGE["name"])
     for objective in ("cost", "quality"):
@@ -290,7 +291,7 @@ def test_a_candidate_that_fits_nowhere_is_never_chosen(seed):
         mip = solve(inst_o)
         assert_candidate_contract(inst_o, mip, listing)
         assert mip.student != HUGE["name"]
-        without = solve(Instance.model_validate(dict(base, objective=objective)))
+        without = solve(parse_instance(dict(base, objective=objective)))
         assert mip.status == without.status
         if mip.status == "optimal":
             assert close(mip.metrics.objective(objective), without.metrics.objective(objective))
@@ -308,7 +309,7 @@ def _nowhere_dict() -> dict:
 
 
 def test_when_no_candidate_fits_anywhere_the_solve_is_infeasible_with_a_message(tmp_path):
-    inst = Instance.model_validate(_nowhere_dict())
+    inst = parse_instance(_nowhere_dict())
     assert not any(p.metrics.fits_memory for p in all_candidate_plans(inst))
     mip = solve(inst)
     assert mip.status == "infeasible" and mip.plan is None and mip.student is None
@@ -353,7 +354,7 @@ def cli(tmp_path_factory):
     data = json.loads(_instance_json(CLI_SEED))
     path = tmp_path_factory.mktemp("candidates") / "candidates.json"
     path.write_text(json.dumps(data))
-    inst = Instance.model_validate(data)
+    inst = parse_instance(data)
     oracle = best_candidate_plan(inst)
     assert oracle.status == "optimal" and oracle.student != inst.student_name
     assert unique_student(all_candidate_plans(inst), inst.objective, oracle)
@@ -469,7 +470,7 @@ def _pareto(plans):
 @pytest.mark.parametrize("seed", [7, 1, CLI_SEED])
 def test_frontier_points_name_their_student_and_equal_the_oracles_frontier(seed, tmp_path):
     data = candidate_instance_dict(seed)
-    inst = Instance.model_validate(data)
+    inst = parse_instance(data)
     path = tmp_path / "candidates.json"
     path.write_text(json.dumps(data))
     code, out, err = run("frontier", path, "--x", "cost_usd", "--y", "quality", "--json")
@@ -533,7 +534,7 @@ def test_an_own_student_that_fits_nowhere_leaves_the_candidates(tmp_path):
                                        "baseline_score": data["task"]["baseline_score"],
                                        "general_score_baseline": data["task"]["general_score_baseline"]})
     data["student"] = {"preset": HUGE["name"]}
-    inst = Instance.model_validate(data)
+    inst = parse_instance(data)
     plans = all_candidate_plans(inst)
     assert not any(p.metrics.fits_memory for p in plans if p.student == HUGE["name"])
     oracle = best_candidate_plan(inst)
@@ -626,7 +627,7 @@ def test_one_stage_sequences_with_candidates_are_not_staged_and_are_respected():
     assert set(data["training"]["methods"]) == {"sft", "rl", "opd"}
     data["training"]["stage_sequences"] = [["rl"]]
     for objective in ("cost", "quality", "time"):
-        inst = Instance.model_validate(dict(data, objective=objective))
+        inst = parse_instance(dict(data, objective=objective))
         mip, oracle = solve(inst), best_candidate_plan(inst)
         assert_candidate_contract(inst, mip, all_candidate_plans(inst), oracle)
         assert mip.plan.method == "rl"
@@ -801,15 +802,15 @@ def test_a_candidate_instance_over_the_model_cap_is_refused_before_building(monk
     data = _many_counts(6000)
     plain = {k: v for k, v in data.items() if k != "candidate_students"}
     with pytest.raises(InputError, match="hardware.gpus.0.counts"):
-        PlanModel(Instance.model_validate(plain))
+        PlanModel(parse_instance(plain))
     with pytest.raises(InputError, match="hardware.gpus.0.counts"):
-        PlanModel(Instance.model_validate(data))
+        PlanModel(parse_instance(data))
 
 
 def test_the_model_size_estimate_counts_every_students_block():
     from planopt.errors import InputError
     from planopt.job.plan_space import BASELINE_MIB, MAX_MODEL_MIB, check_model_size, plan_space
-    inst = Instance.model_validate(_many_counts(3500))
+    inst = parse_instance(_many_counts(3500))
     each = [plan_space(inst.for_student(n)).model_mib - BASELINE_MIB for n in inst.student_names()]
     assert max(each) + BASELINE_MIB < MAX_MODEL_MIB < sum(each) + BASELINE_MIB
     assert plan_space(inst).model_mib >= sum(each) + BASELINE_MIB - 1
@@ -819,7 +820,7 @@ def test_the_model_size_estimate_counts_every_students_block():
 
 def test_enumerate_of_a_candidate_instance_past_the_per_plan_limit_equals_solve(tmp_path):
     data = _many_counts(900)
-    inst = Instance.model_validate(data)
+    inst = parse_instance(data)
     assert 200_000 < candidate_space_size(inst) < 250_000
     path = tmp_path / "many.json"
     path.write_text(json.dumps(data))

@@ -16,7 +16,7 @@ import pytest
 from planopt.uncertainty.chance import ChanceModel, cvar, solve_chance
 from planopt.oracles.chance import best_chance_plan, most_reachable_share
 from planopt.instance import load_instance
-from planopt.models.schema.instance import Instance
+from planopt.instance import parse_instance
 from planopt.models.uncertainty.model import draw
 
 from conftest import INSTANCES
@@ -43,7 +43,7 @@ def close(a, b, rel=1e-6):
 
 @pytest.mark.parametrize("seed,confidence", CASES)
 def test_chance_mip_equals_enumeration_over_the_same_scenarios(seed, confidence):
-    inst = Instance.model_validate(random_instance_dict(seed))
+    inst = parse_instance(random_instance_dict(seed))
     mip = solve_chance(inst, confidence, SCENARIOS, seed, out_of_sample=200, guard=False)
     oracle = best_chance_plan(inst, draw(inst, SCENARIOS, seed), confidence)
     assert (mip.status == "optimal") == (oracle is not None), (mip.status, mip.message)
@@ -65,7 +65,7 @@ def test_chance_mip_equals_enumeration_over_the_same_scenarios(seed, confidence)
 def test_cvar_objective_equals_enumeration(seed):
     data = random_instance_dict(seed)
     data["objective"] = "cost"
-    inst = Instance.model_validate(data)
+    inst = parse_instance(data)
     mip = solve_chance(inst, 0.5, SCENARIOS, seed, cvar_level=0.8, out_of_sample=200, guard=False)
     oracle = best_chance_plan(inst, draw(inst, SCENARIOS, seed), 0.5, cvar_level=0.8)
     assert (mip.status == "optimal") == (oracle is not None)
@@ -84,7 +84,7 @@ def test_cvar_of_a_sample_is_the_mean_of_its_worst_tail():
 def test_infeasible_chance_problem_names_the_reachable_confidence():
     checked = 0
     for seed in range(40):
-        inst = Instance.model_validate(random_instance_dict(seed))
+        inst = parse_instance(random_instance_dict(seed))
         scenarios = draw(inst, SCENARIOS, seed)
         reachable = most_reachable_share(inst, scenarios)
         if not 0.0 < reachable < 0.95:
@@ -150,7 +150,7 @@ def test_the_guard_raises_the_in_sample_share_when_the_plan_misses_out_of_sample
     could not), and a guarded plan is never worse out of sample than the unguarded one."""
     raised = 0
     for seed in range(30):
-        inst = Instance.model_validate(random_instance_dict(seed))
+        inst = parse_instance(random_instance_dict(seed))
         plain = solve_chance(inst, 0.9, 20, seed, out_of_sample=4000, guard=False)
         if plain.plan is None or plain.risk["out_of_sample_share"] >= 0.88:
             continue

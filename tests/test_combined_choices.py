@@ -15,7 +15,7 @@ import random
 
 import pytest
 
-from planopt.models.schema.instance import Instance
+from planopt.instance import parse_instance
 from planopt.oracles.by_plan import all_plans
 
 from oracle_checks import assert_mip_equals_both_oracles
@@ -37,12 +37,12 @@ def combined_instance_dict(seed: int) -> dict:
     inst["retention"] = retention_block(rng)
     with_a_covering_option(inst)
     inst["training"]["cpu_offload"] = "if_needed"
-    plans = all_plans(Instance.model_validate(inst), limit=10**9)
+    plans = all_plans(parse_instance(inst), limit=10**9)
     return with_drawn_limits(inst, plans, rng)
 
 
 def _solve(seed: int):
-    inst = Instance.model_validate(combined_instance_dict(seed))
+    inst = parse_instance(combined_instance_dict(seed))
     return assert_mip_equals_both_oracles(inst)
 
 

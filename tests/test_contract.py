@@ -11,7 +11,7 @@ import math
 
 import pytest
 
-from planopt.models.schema.instance import Instance
+from planopt.instance import parse_instance
 from planopt.oracles.by_plan import best_plan
 from planopt.job.model import solve
 
@@ -27,7 +27,7 @@ def close(a: float, b: float, rel: float = 1e-6) -> bool:
 
 @pytest.mark.parametrize("seed", split_seeds(SEEDS, 50))
 def test_mip_optimum_equals_enumerated_optimum(seed):
-    inst = Instance.model_validate(random_instance_dict(seed))
+    inst = parse_instance(random_instance_dict(seed))
     mip, oracle = solve(inst), best_plan(inst)
     assert mip.status == oracle.status, (mip.status, oracle.status, mip.message)
     if oracle.status != "optimal":

@@ -18,6 +18,7 @@ from planopt.models.cost import physics as ph
 from planopt.models.cost.evaluator import COST_KEYS, HOURS_KEYS, Evaluator
 from planopt.models.cost.recipes import EVAL, evaluation_runs
 from planopt.models.schema.instance import Instance
+from planopt.instance import parse_instance
 from planopt.job.model import solve
 
 from conftest import INSTANCES
@@ -29,7 +30,7 @@ def instance(name: str = "qwen3-8b-math", **sections) -> Instance:
     data = json.loads((INSTANCES / f"{name}.json").read_text())
     for key, value in sections.items():
         data.setdefault(key, {}).update(value)
-    return Instance.model_validate(data)
+    return parse_instance(data)
 
 
 def plan_of(inst: Instance):

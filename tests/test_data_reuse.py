@@ -23,6 +23,7 @@ from planopt.models.cost.evaluator import Evaluator
 from planopt.models.cost.data_reuse import best_on_policy_quality, plan_note, shortage_note
 from planopt.models.schema.plan import Plan, Recipe
 from planopt.models.schema.instance import Instance
+from planopt.instance import parse_instance
 from planopt.job.model import solve
 
 from conftest import INSTANCES
@@ -93,7 +94,7 @@ def test_quality_falls_as_prompts_shrink_at_a_fixed_plan(name):
 
 @pytest.mark.parametrize("seed", range(20))
 def test_quality_falls_as_prompts_shrink_on_random_recipes(seed):
-    inst = Instance.model_validate(reuse_job_dict(seed))
+    inst = parse_instance(reuse_job_dict(seed))
     recipes = [r for r in Evaluator(inst).space()[0] if r.method != "sft"]
     if not recipes:
         pytest.skip("no RL/OPD recipe")
@@ -119,7 +120,7 @@ def _sft_instance(**sft_data) -> Instance:
     data = json.loads(AGENTIC.read_text())
     data["sft_data"].update(sft_data)
     data["constraints"] = {}
-    return Instance.model_validate(data)
+    return parse_instance(data)
 
 
 def test_a_plan_without_max_epochs_evaluates_as_one_epoch_as_before():
@@ -158,7 +159,7 @@ def test_the_objective_decides_between_buying_and_reusing(objective, expected):
     data["sft_data"].update(max_epochs_options=[1, 4, 16], external_data_share_options=[1.0])
     data["constraints"] = {}
     data["objective"] = objective
-    res = solve(Instance.model_validate(data))
+    res = solve(parse_instance(data))
     assert res.status == "optimal" and res.plan.max_epochs == expected
 
 
@@ -220,14 +221,14 @@ SEEDS = range(40)
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_mip_equals_both_oracles_where_reuse_matters(seed):
-    assert_mip_equals_both_oracles(Instance.model_validate(reuse_instance_dict(seed)))
+    assert_mip_equals_both_oracles(parse_instance(reuse_instance_dict(seed)))
 
 
 def test_the_random_reuse_instances_do_repeat_data():
     """The contract above is only worth something if its instances repeat prompts and examples."""
     repeats_prompts = repeats_examples = reuses_owned = 0
     for seed in SEEDS:
-        inst = Instance.model_validate(reuse_job_dict(seed))
+        inst = parse_instance(reuse_job_dict(seed))
         ev = Evaluator(inst)
         for r in ev.space()[0]:
             extra = ev.recipe(r).extra

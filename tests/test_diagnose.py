@@ -19,6 +19,7 @@ from planopt.api import solve_instance
 from planopt.cli import app
 from planopt.models.formulation import LIMITS
 from planopt.models.schema.instance import Instance
+from planopt.instance import parse_instance
 from planopt.oracles.by_plan import all_plans, best_plan
 
 from conftest import INSTANCES, split_seeds
@@ -38,7 +39,7 @@ def meets(metrics, name: str, limit: float) -> bool:
 
 def with_limits(inst: Instance, **changes) -> Instance:
     cons = {k: v for k, v in {**inst.constraints.model_dump(), **changes}.items() if v is not None}
-    return Instance.model_validate({**inst.model_dump(), "constraints": cons})
+    return parse_instance({**inst.model_dump(), "constraints": cons})
 
 
 def objective_value(result, objective):
@@ -49,7 +50,7 @@ def objective_value(result, objective):
 
 @pytest.mark.parametrize("seed", split_seeds(range(40), 8))
 def test_sensitivity_agrees_with_brute_force(seed):
-    inst = Instance.model_validate(random_instance_dict(seed))
+    inst = parse_instance(random_instance_dict(seed))
     result = solve_instance(inst)
     if result.status != "optimal":
         pytest.skip("infeasible instance (covered by the infeasibility tests)")
@@ -76,7 +77,7 @@ def test_sensitivity_agrees_with_brute_force(seed):
 
 def _tiny_quality_instance(**limits) -> Instance:
     raw = json.loads((INSTANCES / "tiny.json").read_text())
-    return Instance.model_validate({**raw, "objective": "quality", "constraints": limits})
+    return parse_instance({**raw, "objective": "quality", "constraints": limits})
 
 
 def test_binding_budget_and_slack_deadline_on_tiny():
@@ -104,7 +105,7 @@ def infeasible_instance(seed: int) -> Instance | None:
     """A random instance made infeasible by pulling two or three limits against each other."""
     rng = random.Random(1000 + seed)
     raw = random_instance_dict(seed)
-    plans = [p.metrics for p in all_plans(Instance.model_validate(raw)) if p.metrics.fits_memory]
+    plans = [p.metrics for p in all_plans(parse_instance(raw)) if p.metrics.fits_memory]
     if len(plans) < 2:
         return None
     def q(key, share):
@@ -118,7 +119,7 @@ def infeasible_instance(seed: int) -> Instance | None:
             cons[name] = q(key, rng.uniform(0.6, 1.0)) * (1 - 1e-6)
         else:
             cons[name] = q(key, rng.uniform(0.0, 0.4)) * rng.choice([0.5, 1.0 + 1e-6])
-    inst = Instance.model_validate({**raw, "constraints": cons})
+    inst = parse_instance({**raw, "constraints": cons})
     return inst if best_plan(inst).status == "infeasible" else None
 
 
@@ -180,7 +181,7 @@ def test_infeasible_random_instances_are_covered():
 
 
 def test_infeasible_deadline_instance(tmp_path):
-    inst = Instance.model_validate(json.loads((INSTANCES / "infeasible-deadline.json").read_text()))
+    inst = parse_instance(json.loads((INSTANCES / "infeasible-deadline.json").read_text()))
     rows = check_explanation(inst, tmp_path / "inst.json")
     # the deadline is what no plan meets: relaxing it alone is the one fix, to a sensible number of hours
     assert [(r["constraint"], r["together"]) for r in rows] == [("deadline_hours", False)]

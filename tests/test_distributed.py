@@ -15,7 +15,7 @@ from planopt.oracles.chance import scored_plans
 from planopt.cli import app
 from planopt.studies.distributed import _map_gather, _Progress, instance_payload, local_workers, run_dask, run_serial, run_tasks
 from planopt.studies.frontier import chance_frontier
-from planopt.models.schema.instance import Instance
+from planopt.instance import parse_instance
 from planopt.models.uncertainty.model import draw
 from planopt.uncertainty.risk import plan_risk
 from planopt.studies.sweep import grid_tasks
@@ -210,7 +210,7 @@ def test_bad_grid_options_exit_2_with_one_line_naming_the_flag(args, flag):
                                          (20, "quality"), (3, "wall_hours"), (38, "forgetting_points")])
 def test_probability_frontier_equals_enumeration_over_the_same_scenarios(seed, metric):
     n = 24
-    inst = Instance.model_validate(random_instance_dict(seed))
+    inst = parse_instance(random_instance_dict(seed))
     front = chance_frontier(inst, metric, n, seed, out_of_sample=200)
     plans = scored_plans(inst, draw(inst, n, seed))
     sign = -1.0 if metric == "quality" else 1.0  # minimise sign * expected metric
@@ -239,7 +239,7 @@ def test_cli_probability_frontier(tmp_path):
     data = json.loads(out)
     assert data["y"] == "probability" and data["scenarios"] == 24 and data["seed"] == 25
     # the frontier the test above holds to enumeration (not a hard-coded answer: the model's numbers move)
-    expected = chance_frontier(Instance.model_validate({**random_instance_dict(25), "objective": "cost"}), "cost_usd", 24, 25,
+    expected = chance_frontier(parse_instance({**random_instance_dict(25), "objective": "cost"}), "cost_usd", 24, 25,
                                out_of_sample=200).points
     assert len(expected) >= 3 and [p["violations"] for p in data["points"]] == [p.violations for p in expected]
     costs = [p["expected"]["cost_usd"] for p in data["points"]]

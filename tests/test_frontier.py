@@ -17,6 +17,7 @@ from planopt.cli import app
 from planopt.studies.frontier import METRIC_SENSE, METRICS, pareto_frontier
 from planopt.models.formulation import LIMITS
 from planopt.models.schema.instance import Instance
+from planopt.instance import parse_instance
 from planopt.oracles.by_plan import all_plans
 from planopt.job.model import PlanModel
 
@@ -91,12 +92,12 @@ def tiny_free_file(tmp_path):
 @pytest.mark.parametrize("limits", [True, False], ids=["own-limits", "no-limits"])
 @pytest.mark.parametrize("x,y", list(itertools.permutations(METRICS, 2)))
 def test_tiny_frontier_equals_enumerated_pareto_set(x, y, limits):
-    assert_frontier_matches(Instance.model_validate(tiny(limits)), x, y)
+    assert_frontier_matches(parse_instance(tiny(limits)), x, y)
 
 
 @pytest.mark.parametrize("seed", split_seeds(range(60), 12))
 def test_random_frontier_equals_enumerated_pareto_set(seed):
-    inst = Instance.model_validate(random_instance_dict(seed))
+    inst = parse_instance(random_instance_dict(seed))
     x, y = PAIRS[seed % len(PAIRS)]
     assert_frontier_matches(inst, x, y)
     x2, y2 = PAIRS[(seed + 2) % len(PAIRS)]
@@ -104,11 +105,11 @@ def test_random_frontier_equals_enumerated_pareto_set(seed):
 
 
 def test_frontier_keeps_the_instance_limits():
-    free = pareto_frontier(PlanModel(Instance.model_validate(tiny(limits=False))), "cost_usd", "quality").points
+    free = pareto_frontier(PlanModel(parse_instance(tiny(limits=False))), "cost_usd", "quality").points
     qualities = sorted(p.metrics.quality for p in free)
     cut = qualities[len(qualities) // 2]  # a quality floor and a forgetting cap that cut the free frontier
     forget = sorted(p.metrics.forgetting_points for p in free)[-2]
-    inst = Instance.model_validate({**tiny(), "constraints": {"min_quality": cut, "max_forgetting_points": forget}})
+    inst = parse_instance({**tiny(), "constraints": {"min_quality": cut, "max_forgetting_points": forget}})
     tight = pareto_frontier(PlanModel(inst), "cost_usd", "quality").points
     assert tight and len(tight) < len(free)
     assert all(p.metrics.quality >= cut - 1e-9 and p.metrics.forgetting_points <= forget + 1e-9 for p in tight)
@@ -116,7 +117,7 @@ def test_frontier_keeps_the_instance_limits():
 
 
 def test_frontier_of_an_infeasible_instance_is_empty(tmp_path):
-    inst = Instance.model_validate({**tiny(), "constraints": {"budget_usd": 1.0}})
+    inst = parse_instance({**tiny(), "constraints": {"budget_usd": 1.0}})
     assert pareto_frontier(PlanModel(inst), "cost_usd", "quality").points == []
     path = tmp_path / "broke.json"
     path.write_text(json.dumps({**tiny(), "constraints": {"budget_usd": 1.0}}))
@@ -131,7 +132,7 @@ def test_cli_frontier_json_csv_parquet_and_plot(tmp_path, tiny_free_file):
                               "--json", "--out", str(out_csv), "--plot", str(png)])
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
-    ref = reference_frontier(Instance.model_validate(tiny(limits=False)), "cost_usd", "quality")
+    ref = reference_frontier(parse_instance(tiny(limits=False)), "cost_usd", "quality")
     assert len(data["points"]) == len(ref) > 1
     for p in data["points"]:
         assert set(p) >= {"cost_usd", "wall_hours", "quality", "forgetting_points", "plan"}
@@ -157,7 +158,7 @@ def test_cli_frontier_rejects_bad_arguments(args):
 def test_python_api_frontier_dataframe():
     import planopt
     df = planopt.frontier(tiny(limits=False), "cost_usd", "quality")
-    assert len(df) == len(reference_frontier(Instance.model_validate(tiny(limits=False)), "cost_usd", "quality")) > 1
+    assert len(df) == len(reference_frontier(parse_instance(tiny(limits=False)), "cost_usd", "quality")) > 1
     assert list(df["cost_usd"]) == sorted(df["cost_usd"], reverse=True)
     assert {"cost_usd", "wall_hours", "quality", "forgetting_points", "method", "gpu", "gpu_count"} <= set(df.columns)
 

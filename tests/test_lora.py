@@ -24,6 +24,7 @@ from planopt.models.cost.evaluator import Evaluator
 from planopt.models.cost.hardware import HardwareProfile
 from planopt.models.schema.plan import HardwareChoice, Plan, Recipe
 from planopt.models.schema.instance import Instance
+from planopt.instance import parse_instance
 from planopt.oracles.by_plan import all_plans, best_plan
 from planopt.job.model import solve
 
@@ -40,7 +41,7 @@ def with_lora(path=MATH, ranks=(16,), options=("full", "lora"), **training) -> I
     data = json.loads(path.read_text())
     data["training"].update(adapter_options=list(options), lora_rank_options=list(ranks), **training)
     data["constraints"] = {}
-    return Instance.model_validate(data)
+    return parse_instance(data)
 
 
 # --- the plan fields ----------------------------------------------------------------
@@ -136,7 +137,7 @@ def test_on_memory_tight_hardware_only_the_adapter_fits():
     data["training"].update(adapter_options=["full", "lora"], lora_rank_options=[16])
     data["constraints"] = {}
     data["objective"] = "cost"
-    inst = Instance.model_validate(data)
+    inst = parse_instance(data)
     ev = Evaluator(inst)
     for n in (1, 2):
         assert not ev.hardware(HardwareChoice("L40S", n)).fits("sft")
@@ -188,7 +189,7 @@ def test_quality_and_forgetting_are_shares_of_full_fine_tunings(method):
     if method == "sft":
         data.setdefault("sft_data", {"examples_available": 1000, "usd_per_labeled_example": 1.0,
                                      "labeled_examples_per_day": 1e4, "example_tokens": 1000})
-    inst = Instance.model_validate(data)
+    inst = parse_instance(data)
     ev = Evaluator(inst)
     q0 = inst.task.baseline_score
     g, phi = getattr(inst.priors.lora_gain_share, method), getattr(inst.priors.lora_forgetting_share, method)
@@ -212,7 +213,7 @@ SEEDS = range(40)
 
 @pytest.mark.parametrize("seed", split_seeds(SEEDS, 10))
 def test_mip_equals_both_oracles_where_the_adapter_matters(seed):
-    inst = Instance.model_validate(adapter_instance_dict(seed))
+    inst = parse_instance(adapter_instance_dict(seed))
     mip = assert_mip_equals_both_oracles(inst)
     if mip.status != "optimal":
         return
@@ -224,7 +225,7 @@ def test_the_random_adapter_instances_exercise_both_adapters_memory_and_forgetti
     """The contract above is only worth something if its instances make the adapter matter."""
     only_lora_fits = forgetting_binds = lora_optimal = full_optimal = 0
     for seed in SEEDS:
-        inst = Instance.model_validate(adapter_instance_dict(seed))
+        inst = parse_instance(adapter_instance_dict(seed))
         plans = [p for p in all_plans(inst)]
         fits = {(p.plan.gpu, p.plan.gpu_count, p.plan.adapter) for p in plans if p.metrics.fits_memory}
         only_lora_fits += any((g, n, "full") not in fits for g, n, a in fits if a == "lora") \
@@ -249,7 +250,7 @@ def test_the_objective_decides_between_full_and_lora_sft():
     plans = {}
     for objective in ("quality", "forgetting"):
         data["objective"] = objective
-        res = solve(Instance.model_validate(data))
+        res = solve(parse_instance(data))
         assert res.status == "optimal"
         plans[objective] = res.plan.adapter
     assert plans == {"quality": "full", "forgetting": "lora"}
@@ -259,7 +260,7 @@ def test_the_objective_decides_between_full_and_lora_sft():
 
 @pytest.mark.parametrize("seed", range(6))
 def test_scenario_evaluator_equals_the_evaluator_with_lora(seed):
-    inst = Instance.model_validate(adapter_job_dict(seed))
+    inst = parse_instance(adapter_job_dict(seed))
     scenarios = U.draw(inst, 4, seed)
     assert any(name.startswith("priors.lora_gain_share.") for name in scenarios.values)
     plans = [p.plan for p in all_plans(inst) if p.metrics.fits_memory and p.plan.adapter == "lora"][::17][:4]
@@ -271,13 +272,13 @@ def test_when_nothing_fits_in_memory_solve_says_an_adapter_would():
     data = json.loads(MATH.read_text())
     data["hardware"] = {"gpus": [{"name": "L40S", "counts": [1, 2]}]}
     data["constraints"] = {}
-    res = solve(Instance.model_validate(data))
+    res = solve(parse_instance(data))
     assert res.status == "infeasible"
     assert 'training.adapter_options ["full", "lora"]' in res.message and "1 × L40S" in res.message
     data["training"].update(adapter_options=["full", "lora"])
-    assert solve(Instance.model_validate(data)).plan.adapter == "lora"
+    assert solve(parse_instance(data)).plan.adapter == "lora"
     data["hardware"] = {"gpus": [{"name": "L4", "counts": [1]}]}
     data["student"] = {"preset": "Llama-3.1-70B"}
     data["training"].update(adapter_options=["full"])
-    res = solve(Instance.model_validate(data))
+    res = solve(parse_instance(data))
     assert res.status == "infeasible" and "adapter" not in res.message     # no adapter fits either: no false hope

@@ -16,7 +16,7 @@ from planopt.cli import app
 from planopt.models.catalog.prices import offers
 from planopt.models.cost.evaluator import Evaluator
 from planopt.models.cost.hardware import price_usd_per_gpu_hour
-from planopt.models.schema.instance import Instance
+from planopt.instance import parse_instance
 
 from conftest import INSTANCES, refused, split_seeds
 from oracle_checks import assert_mip_equals_both_oracles
@@ -28,7 +28,7 @@ runner = CliRunner()
 def with_two_offers(inst: dict, seed: int) -> dict:
     """Every GPU type of the instance offered twice, at prices drawn around its own."""
     rng = random.Random(seed + 7000)
-    probe = Instance.model_validate(inst)
+    probe = parse_instance(inst)
     out = copy.deepcopy(inst)
     gpus = []
     for option, parsed in zip(out["hardware"]["gpus"], probe.hardware.gpus):
@@ -43,7 +43,7 @@ def with_two_offers(inst: dict, seed: int) -> dict:
 
 @pytest.mark.parametrize("seed", split_seeds(range(24), 10))
 def test_the_offer_is_the_oracles_optimum(seed):
-    inst = Instance.model_validate(with_two_offers(random_instance_dict(seed), seed))
+    inst = parse_instance(with_two_offers(random_instance_dict(seed), seed))
     mip = assert_mip_equals_both_oracles(inst)
     if mip.status == "optimal":
         assert "@" in mip.plan.gpu
@@ -53,7 +53,7 @@ def test_two_offers_of_one_gpu_differ_by_price_alone():
     base = json.loads((INSTANCES / "tiny.json").read_text())
     base["hardware"]["gpus"] = [{"name": "H100-SXM", "counts": [8], "offer": "a", "price_usd_per_gpu_hour": 2.0},
                                 {"name": "H100-SXM", "counts": [8], "offer": "b", "price_usd_per_gpu_hour": 3.0}]
-    inst = Instance.model_validate(base)
+    inst = parse_instance(base)
     ev = Evaluator(inst)
     recipes, hardware, _ = ev.space()
     a, b = (next(h for h in hardware if h.gpu == f"H100-SXM@{x}") for x in "ab")
@@ -67,12 +67,12 @@ def test_a_provider_brings_its_price_and_names_the_offer():
     base = json.loads((INSTANCES / "tiny.json").read_text())
     base["hardware"]["gpus"] = [{"name": "H100-SXM", "provider": "lambda", "counts": [8]},
                                 {"name": "H100-SXM", "provider": "nebius", "counts": [8]}]
-    inst = Instance.model_validate(base)
+    inst = parse_instance(base)
     keys = [o.key for o in inst.hardware.gpus]
     assert keys == ["H100-SXM@lambda/us", "H100-SXM@nebius/eu-north1"]
     assert [o.price_usd_per_gpu_hour for o in inst.hardware.gpus] == [
         offers("lambda", "H100-SXM")["on_demand"].usd_per_gpu_hour, offers("nebius", "H100-SXM")["on_demand"].usd_per_gpu_hour]
-    spot = Instance.model_validate({**base, "hardware": {**base["hardware"], "gpus": base["hardware"]["gpus"][1:],
+    spot = parse_instance({**base, "hardware": {**base["hardware"], "gpus": base["hardware"]["gpus"][1:],
                                                          "pricing": "spot"}})
     assert spot.hardware.gpus[0].price_usd_per_gpu_hour == offers("nebius", "H100-SXM")["spot"].usd_per_gpu_hour
 

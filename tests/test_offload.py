@@ -27,6 +27,7 @@ from planopt.models.cost.hardware import HardwareProfile, hardware_options, memo
 from planopt.models.schema.plan import HardwareChoice, Plan
 from planopt.models.cost.recipes import OFFLOAD_STATE, OFFLOAD_STREAM, family_of
 from planopt.models.schema.instance import Instance
+from planopt.instance import parse_instance
 from planopt.oracles.by_plan import all_plans
 from planopt.job.model import solve
 
@@ -57,7 +58,7 @@ def offload_instance_dict(seed: int) -> dict:
 
 
 def offload_instance(seed: int) -> Instance:
-    return Instance.model_validate(offload_instance_dict(seed))
+    return parse_instance(offload_instance_dict(seed))
 
 
 def sft_32b_on(gpus: list[dict], mode) -> Instance:
@@ -68,7 +69,7 @@ def sft_32b_on(gpus: list[dict], mode) -> Instance:
     data["training"]["cpu_offload"] = mode
     data["hardware"]["gpus"] = gpus
     data["constraints"] = {}
-    return Instance.model_validate(data)
+    return parse_instance(data)
 
 
 # --- the space -----------------------------------------------------------------------

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from planopt.cli import app
 from planopt.models.cost.evaluator import Evaluator
-from planopt.models.schema.instance import Instance
+from planopt.instance import parse_instance
 from planopt.portfolio.solve import PortfolioModel, load_portfolio, solve_portfolio
 from planopt.job.model import solve
 
@@ -136,12 +136,12 @@ def test_one_job_on_demand_equals_single_job_solve():
     job["constraints"].pop("deadline_hours", None)  # a portfolio replaces it with the deadline bucket
     job["constraints"].pop("budget_usd", None)      # and the job budget with the portfolio's
     gpus = [{"name": o["name"], "reserved_usd_per_gpu_hour": 1.0, "max_reserved_gpus": 0,
-             "on_demand_usd_per_gpu_hour": Evaluator(Instance.model_validate(job)).hardware(
-                 next(h for h in Evaluator(Instance.model_validate(job)).space()[1] if h.gpu == o["name"])).price_usd_per_gpu_hour,
+             "on_demand_usd_per_gpu_hour": Evaluator(parse_instance(job)).hardware(
+                 next(h for h in Evaluator(parse_instance(job)).space()[1] if h.gpu == o["name"])).price_usd_per_gpu_hour,
              "on_demand_available_gpus": 64} for o in job["hardware"]["gpus"]]
     p = {"kind": "portfolio", "horizon": {"buckets": 4, "bucket_hours": 1000}, "gpus": gpus,
          "jobs": [{"instance": job, "release_bucket": 0, "deadline_bucket": 3}]}
-    single = solve(Instance.model_validate(job))
+    single = solve(parse_instance(job))
     res = solve_portfolio(p, rel_gap=1e-9)
     assert single.status == res.status == "optimal"
     assert close(res.cost_usd, single.metrics.cost_usd), (res.cost_usd, single.metrics.cost_usd)

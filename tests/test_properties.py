@@ -7,7 +7,7 @@ import pytest
 from planopt.instance import load_instance
 from planopt.models.cost import physics
 from planopt.models.cost.evaluator import Evaluator
-from planopt.models.schema.instance import Instance
+from planopt.instance import parse_instance
 from planopt.oracles.by_plan import all_plans
 from planopt.job.model import PlanModel, solve
 from conftest import INSTANCES
@@ -29,9 +29,9 @@ def test_young_daly_interval_comes_out_when_nothing_else_pulls():
                  reliability={"failures_per_gpu_hour": 0.002, "restart_minutes": 0,
                               "checkpoint_write_gb_per_s_per_node": 0.5})
     data["hardware"] = {"gpus": [{"name": "H100-SXM", "counts": [8]}]}
-    res = solve(Instance.model_validate(data))
+    res = solve(parse_instance(data))
     assert res.status == "optimal"
-    hp = Evaluator(Instance.model_validate(data)).hardware(res.plan.hardware)
+    hp = Evaluator(parse_instance(data)).hardware(res.plan.hardware)
     tau_star = 60 * physics.young_daly_interval_hours(hp.checkpoint_write_hours, hp.failures_per_hour)
     assert 5 < tau_star < 595  # the optimum lies inside the grid, so the test can fail
     assert abs(res.plan.checkpoint_interval_minutes - tau_star) <= 1.0
@@ -51,7 +51,7 @@ def test_a_plan_that_does_not_fit_in_memory_is_never_chosen():
     data["teacher"]["architecture"] = {"preset": "Qwen3-32B"}
     data["teacher"]["score"] = 60.0
     data["hardware"] = {"gpus": [{"name": "L4", "counts": [1, 2]}, {"name": "H100-SXM", "counts": [8]}]}
-    inst = Instance.model_validate(data)
+    inst = parse_instance(data)
     plans = all_plans(inst)
     misfits = [p for p in plans if not p.metrics.fits_memory]
     res = solve(inst)
@@ -66,7 +66,7 @@ def test_tightening_a_limit_never_yields_a_cheaper_plan(seed):
     data = random_instance_dict(seed)
     data["objective"] = "cost"
     data["constraints"] = {}
-    inst = Instance.model_validate(data)
+    inst = parse_instance(data)
     pm = PlanModel(inst)
     free = pm.solve()
     if free.status != "optimal":
@@ -100,7 +100,7 @@ def test_more_distinct_prompts_never_lower_the_best_quality():
     best = []
     for n in (10, 1_000, 10_000, 100_000):
         data["task"] = {**data["task"], "prompts_available": n}
-        res = solve(Instance.model_validate(data))
+        res = solve(parse_instance(data))
         assert res.status == "optimal"
         best.append(res.metrics.quality)
     assert all(a <= b + 1e-9 for a, b in zip(best, best[1:])), best

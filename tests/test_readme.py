@@ -216,7 +216,7 @@ def test_readme_states_the_trained_teacher_optimum():
     """Issue 12 item 1: every figure of the trained-teacher instance's sentence is the instance's or the solver's."""
     import json
     import planopt
-    from planopt.models.schema.instance import Instance
+    from planopt.instance import parse_instance
     from planopt.models.cost.teacher_training import teacher_option
     line = _sentence("**A teacher trained as a stage.**")
     stated = re.search(
@@ -241,7 +241,7 @@ def test_readme_states_the_trained_teacher_optimum():
     assert f"{res.metrics.quality:.2f}" == stated["q"]
     assert (tp.method, tp.steps, tp.gpu_count, tp.gpu) == \
         (stated["tm"].lower(), int(stated["ts"].replace(",", "")), int(stated["tn"]), stated["tg"])
-    option = teacher_option(Instance.model_validate(data), tp, "opd")
+    option = teacher_option(parse_instance(data), tp, "opd")
     assert f"{option.cost_usd:,.0f}" == stated["tc"] and f"{option.wall_hours:.1f}" == stated["th"]
     assert f"{option.quality:.2f}" == stated["tq"]
     without = json.loads(json.dumps(data))

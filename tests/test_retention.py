@@ -16,6 +16,7 @@ from planopt.models.formulation import LIMITS
 from planopt.models.schema.plan import Plan
 from planopt.models.cost.retention import RetentionChoice, covers, retention_options
 from planopt.models.schema.instance import Instance
+from planopt.instance import parse_instance
 from planopt.models.schema.plan import plan_json, read_plan
 from planopt.oracles.by_plan import all_plans, best_plan
 from planopt.job.model import PlanModel, solve
@@ -36,7 +37,7 @@ def math_instance(retention: dict | None = None, **changes) -> Instance:
     if retention is not None:
         data["retention"] = retention
     data.update(changes)
-    return Instance.model_validate(data)
+    return parse_instance(data)
 
 
 def a_plan(inst: Instance, retention: RetentionChoice | None = None, interval: float | None = None) -> Plan:
@@ -49,7 +50,7 @@ def a_plan(inst: Instance, retention: RetentionChoice | None = None, interval: f
 
 @functools.lru_cache(maxsize=None)
 def retention_instance(seed: int) -> Instance:
-    return Instance.model_validate(retention_instance_dict(seed))
+    return parse_instance(retention_instance_dict(seed))
 
 
 # --- the source --------------------------------------------------------------------
@@ -317,7 +318,7 @@ def test_the_shipped_retention_example_keeps_more_than_the_default():
 
 def _staged_size(seed: int) -> int:
     from planopt.oracles.staged import staged_space_size
-    return staged_space_size(Instance.model_validate(staged_retention_job_dict(seed)))
+    return staged_space_size(parse_instance(staged_retention_job_dict(seed)))
 
 
 # seeds whose staged space lists at most 1,500 plans run by default (each oracle lists them all, twice
@@ -330,7 +331,7 @@ STAGED_SLOW = [s for s, n in STAGED_SIZES.items() if 1500 < n <= 3000]
 def _check_staged_seed(seed: int) -> None:
     from planopt.job.model import solve
     from planopt.oracles.staged import best_staged_plan
-    inst = Instance.model_validate(staged_retention_instance_dict(seed))
+    inst = parse_instance(staged_retention_instance_dict(seed))
     mip, oracle = solve(inst), best_staged_plan(inst)
     assert mip.status == oracle.status, (mip.status, oracle.status)
     if oracle.status != "optimal":
@@ -355,7 +356,7 @@ def test_staged_mip_equals_the_staged_oracle_with_one_shared_retention_more_seed
 
 def test_the_staged_seeds_are_many_and_offer_several_stages():
     assert len(STAGED_FAST) >= 20
-    longest = [max(len(q) for q in Instance.model_validate(staged_retention_job_dict(s)).training.sequences())
+    longest = [max(len(q) for q in parse_instance(staged_retention_job_dict(s)).training.sequences())
                for s in STAGED_FAST]
     assert sum(n >= 2 for n in longest) >= 10 and max(longest) == 3
 
@@ -363,7 +364,7 @@ def test_the_staged_seeds_are_many_and_offer_several_stages():
 def test_a_staged_plan_json_carries_one_retention_and_every_stage_is_priced_under_it():
     from planopt.models.schema.plan import Plan
     from planopt.oracles.staged import all_staged_plans
-    inst = Instance.model_validate(staged_retention_job_dict(STAGED_FAST[0]))
+    inst = parse_instance(staged_retention_job_dict(STAGED_FAST[0]))
     plan = next(sp.plan for sp in all_staged_plans(inst) if len(sp.plan.stages) > 1 and sp.metrics.fits_memory)
     data = plan.to_dict()
     assert data["retention"] == plan.retention.to_dict()
@@ -433,7 +434,7 @@ def candidate_retention_instance(seed: int) -> Instance:
     job = candidate_job_dict(seed)
     job["retention"] = retention_block(rng)
     with_a_covering_option(job)
-    return Instance.model_validate(with_drawn_limits(job, all_candidate_plans(Instance.model_validate(job)), rng))
+    return parse_instance(with_drawn_limits(job, all_candidate_plans(parse_instance(job)), rng))
 
 
 @pytest.mark.parametrize("seed", range(8))

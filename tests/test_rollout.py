@@ -28,6 +28,7 @@ from planopt.models.cost.evaluator import Evaluator
 from planopt.models.cost.hardware import hardware_options
 from planopt.models.schema.plan import HardwareChoice, Plan, Recipe
 from planopt.models.schema.instance import Instance
+from planopt.instance import parse_instance
 from planopt.models.schema.plan import Plan, plan_json, read_plan
 from planopt.oracles.by_plan import all_plans
 from planopt.job.plan_space import plan_space
@@ -52,7 +53,7 @@ def tiny_with_rollout(rollout=({"name": "L40S", "counts": [4, 8]}, {"name": "H10
     data = json.loads(TINY.read_text())
     data["hardware"]["rollout_gpus"] = [dict(o) for o in rollout]
     data["constraints"] = {}
-    return Instance.model_validate(data)
+    return parse_instance(data)
 
 
 # --- the terms of a split choice ------------------------------------------------------
@@ -68,14 +69,14 @@ def test_split_choices_are_every_training_choice_with_every_rollout_set():
     data = json.loads(TINY.read_text())
     data["hardware"]["gpus"][2]["available_gpus"] = 8
     data["hardware"]["rollout_gpus"] = [{"name": "H100-SXM", "counts": [4, 8]}]
-    shared = Instance.model_validate(data)
+    shared = parse_instance(data)
     pairs = [(h.count, h.rollout_count) for h in hardware_options(shared) if h.split and h.gpu == "H100-SXM"]
     assert pairs == [(1, 4), (2, 4), (4, 4)]
     assert plan_space(shared).hardware == len(hardware_options(shared))
     # one vendor on both sides: the weights go over one NCCL communicator
     data["hardware"]["rollout_gpus"] = [{"name": "MI300X", "counts": [8]}, {"name": "L40S", "counts": [8]}]
     data["hardware"]["gpus"].append({"name": "MI325X", "counts": [8]})
-    mixed = Instance.model_validate(data)
+    mixed = parse_instance(data)
     pairs = {(h.gpu, h.rollout_gpu) for h in hardware_options(mixed) if h.split}
     assert ("MI325X", "MI300X") in pairs and ("H100-SXM", "L40S") in pairs
     assert not {("MI325X", "L40S"), ("H100-SXM", "MI300X"), ("L4", "MI300X")} & pairs
@@ -140,7 +141,7 @@ def random_split_instance_dict(seed: int) -> dict:
         inst["hardware"]["rollout_gpus"] = [{"name": g, "counts": sorted(rng.sample([1, 2, 4, 8, 16], rng.randint(1, 2)))}
                                             for g in rng.sample(GPUS, rng.randint(1, 2))]
         try:
-            parsed = Instance.model_validate(inst)
+            parsed = parse_instance(inst)
         except ValueError:
             continue  # a rollout GPU too small for the student: drawn again
         if len(all_plans(parsed, limit=10**9)) <= 60_000:
@@ -148,7 +149,7 @@ def random_split_instance_dict(seed: int) -> dict:
 
 
 def _contract(seed: int) -> bool:
-    inst = Instance.model_validate(random_split_instance_dict(seed))
+    inst = parse_instance(random_split_instance_dict(seed))
     mip = assert_mip_equals_both_oracles(inst)
     return mip.status == "optimal" and mip.plan.rollout_gpu is not None
 
@@ -262,12 +263,12 @@ def staged_split_instance(seed: int, max_plans: int = 3000, needs=("rl", "opd"),
     if seed % 2:
         inst["objective"] = "time"  # where more GPUs generating pays most
     try:
-        parsed = Instance.model_validate(inst)
+        parsed = parse_instance(inst)
     except ValueError:
         return None
     if staged_space_size(parsed) > max_plans:
         return None
-    return Instance.model_validate(with_drawn_limits(inst, all_staged_plans(parsed), rng))
+    return parse_instance(with_drawn_limits(inst, all_staged_plans(parsed), rng))
 
 
 # seeds of range(40) whose staged_split_instance exists (test_the_staged_seeds_exist_and_some_split checks them)
@@ -298,7 +299,7 @@ def test_the_chance_mip_equals_enumeration_with_rollout_options(seed):
     from planopt.uncertainty.chance import solve_chance
     from planopt.oracles.chance import best_chance_plan
     from oracle_checks import close
-    inst = Instance.model_validate(random_split_instance_dict(seed))
+    inst = parse_instance(random_split_instance_dict(seed))
     mip = solve_chance(inst, 0.7, 16, seed, out_of_sample=100, guard=False)
     oracle = best_chance_plan(inst, U.draw(inst, 16, seed), 0.7)
     assert (mip.status == "optimal") == (oracle is not None), (mip.status, mip.message)
@@ -327,7 +328,7 @@ def test_a_choice_of_student_with_rollout_options_equals_its_oracle():
     data = json.loads((INSTANCES / "math-8b-or-32b.json").read_text())
     data["hardware"]["rollout_gpus"] = [{"name": "H100-SXM", "counts": [8, 32]}, {"name": "L40S", "counts": [1]}]
     data["objective"] = "time"
-    inst = Instance.model_validate(data)
+    inst = parse_instance(data)
     mip, oracle = solve(inst), best_candidate_plan(inst)
     assert mip.status == oracle.status == "optimal"
     assert mip.metrics.wall_hours == pytest.approx(oracle.metrics.wall_hours, rel=1e-9)

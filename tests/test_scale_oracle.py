@@ -27,7 +27,7 @@ from planopt.oracles.arrays import MAX_ARRAY_BYTES, best_plan_arrays, plan_array
 from planopt.errors import InputError
 from planopt.models.cost.evaluator import Evaluator
 from planopt.models.formulation.data import collect, dominated_hardware, dominated_recipes
-from planopt.models.schema.instance import Instance
+from planopt.instance import parse_instance
 from planopt.oracles.by_plan import best_plan
 from planopt.job.model import PlanModel
 
@@ -43,7 +43,7 @@ def close(a: float, b: float, rel: float = REL) -> bool:
 
 @pytest.mark.parametrize("seed", split_seeds(range(40), 8))
 def test_vectorised_oracle_equals_plan_by_plan_oracle(seed):
-    inst = Instance.model_validate(random_instance_dict(seed))
+    inst = parse_instance(random_instance_dict(seed))
     slow, fast = best_plan(inst), best_plan_arrays(inst)
     assert fast.status == slow.status
     if slow.status != "optimal":
@@ -60,10 +60,10 @@ def large_instance_dict(seed: int, low: int = 100_000, high: int = 1_000_000) ->
     rng = random.Random(10_000 + seed)
     while True:
         inst = random_job_dict(rng, f"large-{seed}", LARGE_GRID)
-        recipes, hardware, intervals = Evaluator(Instance.model_validate(inst)).space()
+        recipes, hardware, intervals = Evaluator(parse_instance(inst)).space()
         if low <= len(recipes) * len(hardware) * len(intervals) <= high:
             break
-    _, mt = plan_arrays(Instance.model_validate(inst))
+    _, mt = plan_arrays(parse_instance(inst))
     fits = mt["feasible"]  # no limits yet: fits in memory
     values = {key: np.asarray(mt[key])[fits] for key in ("cost_usd", "wall_hours", "forgetting_points", "quality")}
     inst["constraints"] = random_limits(rng, values)
@@ -75,7 +75,7 @@ LARGE = range(30)
 
 @pytest.fixture(scope="module")
 def large_instances():
-    return {seed: Instance.model_validate(large_instance_dict(seed)) for seed in LARGE}
+    return {seed: parse_instance(large_instance_dict(seed)) for seed in LARGE}
 
 
 @pytest.mark.parametrize("seed", split_seeds(LARGE, 6))
@@ -97,7 +97,7 @@ def test_mip_equals_vectorised_oracle_on_large_spaces(seed, large_instances):
 @pytest.mark.parametrize("seed", split_seeds(range(12), 6))
 def test_dropped_recipes_are_dominated_on_every_plan(seed):
     """Each recipe ``dominated_recipes`` drops has a kept recipe at least as good on every metric of every plan."""
-    inst = Instance.model_validate({**random_instance_dict(seed), "constraints": {}})
+    inst = parse_instance({**random_instance_dict(seed), "constraints": {}})
     data = collect(Evaluator(inst))
     if not data.recipes or not data.hardware:
         return
@@ -124,7 +124,7 @@ def test_dropped_recipes_are_dominated_on_every_plan(seed):
 def test_dominance_pruning_leaves_the_optimum_of_every_objective_and_limit():
     """Pruned and unpruned models agree under each objective and a tightening budget (the limits a sweep sets)."""
     from planopt.models.formulation import collect_space
-    inst = Instance.model_validate({**large_instance_dict(3, 20_000, 200_000), "constraints": {}})
+    inst = parse_instance({**large_instance_dict(3, 20_000, 200_000), "constraints": {}})
     ev = Evaluator(inst)
     pruned = collect_space(ev).slots[0]
     full = collect(ev)
@@ -147,7 +147,7 @@ def test_plan_arrays_refuse_before_allocating():
     raw["training"]["samples_per_prompt_options"] = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32]
     raw["checkpointing"]["interval_minutes_options"] = list(range(5, 245, 5))
     raw["hardware"]["gpus"] = [{"name": g, "counts": [8, 16, 24, 32, 48, 64, 96, 128]} for g in GPUS]
-    inst = Instance.model_validate(raw)
+    inst = parse_instance(raw)
     tracemalloc.start()
     try:
         with pytest.raises(InputError) as err:
@@ -167,7 +167,7 @@ def test_plan_arrays_refuse_before_allocating():
 def test_dropped_hardware_is_dominated_on_every_plan(seed):
     """Each hardware choice ``dominated_hardware`` drops has a kept one on which every recipe's best plan
     is at least as good, on the evaluator's metrics, as its every plan on the dropped one."""
-    inst = Instance.model_validate({**random_instance_dict(seed), "constraints": {}})
+    inst = parse_instance({**random_instance_dict(seed), "constraints": {}})
     data = collect(Evaluator(inst))
     if len(data.hardware) < 2:
         return
@@ -199,7 +199,7 @@ def test_mip_start_is_a_feasible_plan_and_optimal_when_only_recipe_limits_bind(s
     raw = large_instance_dict(seed)
     recipe_only = {k: v for k, v in raw["constraints"].items() if k in ("min_quality", "max_forgetting_points")}
     for constraints, objective in ((raw["constraints"], raw["objective"]), (recipe_only, "cost")):
-        inst = Instance.model_validate({**raw, "constraints": constraints, "objective": objective})
+        inst = parse_instance({**raw, "constraints": constraints, "objective": objective})
         pm = PlanModel(inst)
         if pm.model is None:
             continue
@@ -225,10 +225,10 @@ def reuse_large_instance_dict(seed: int) -> dict:
         if "sft" in inst["training"]["methods"]:
             inst["sft_data"]["examples_available"] = rng.choice([2_000, 50_000])
             inst["sft_data"]["max_epochs_options"] = sorted(rng.sample([1, 2, 4, 8, 16], rng.randint(2, 4)))
-        recipes, hardware, intervals = Evaluator(Instance.model_validate(inst)).space()
+        recipes, hardware, intervals = Evaluator(parse_instance(inst)).space()
         if 20_000 <= len(recipes) * len(hardware) * len(intervals) <= 400_000:
             break
-    _, mt = plan_arrays(Instance.model_validate(inst))
+    _, mt = plan_arrays(parse_instance(inst))
     fits = mt["feasible"]
     values = {key: np.asarray(mt[key])[fits] for key in ("cost_usd", "wall_hours", "forgetting_points", "quality")}
     inst["constraints"] = random_limits(rng, values)
@@ -237,7 +237,7 @@ def reuse_large_instance_dict(seed: int) -> dict:
 
 @pytest.mark.parametrize("seed", range(8))
 def test_mip_equals_vectorised_oracle_where_data_repeats(seed):
-    inst = Instance.model_validate(reuse_large_instance_dict(seed))
+    inst = parse_instance(reuse_large_instance_dict(seed))
     mip, oracle = PlanModel(inst).solve(), best_plan_arrays(inst)
     assert mip.status == oracle.status, (mip.status, oracle.status, mip.message)
     if oracle.status == "optimal":

@@ -20,6 +20,7 @@ from planopt.models.uncertainty import model as U
 from planopt.models.cost.evaluator import Evaluator
 from planopt.models.cost.recipes import RATE_FACTOR, family_of
 from planopt.models.schema.instance import Instance
+from planopt.instance import parse_instance
 from planopt.oracles.by_plan import all_plans
 from planopt.uncertainty.risk import plan_risk
 from planopt.job.model import solve
@@ -43,7 +44,7 @@ def with_efficiency(inst: Instance, **factors) -> Instance:
 def test_every_family_scales_exactly_as_the_inverse_of_its_rate_factor():
     seen = set()
     for seed in range(30):
-        inst = Instance.model_validate(random_instance_dict(seed))
+        inst = parse_instance(random_instance_dict(seed))
         factors = {"mfu_factor": inst.efficiency.mfu_factor * 2.0, "decode_factor": inst.efficiency.decode_factor * 4.0}
         ev, ev_fast = Evaluator(inst), Evaluator(with_efficiency(inst, **factors))
         recipes, hardware, _ = ev.space()
@@ -68,7 +69,7 @@ def test_every_family_has_a_rate_factor():
 
 @pytest.mark.parametrize("seed", range(25))
 def test_scenario_evaluator_equals_the_evaluator_on_each_scenarios_instance(seed):
-    inst = Instance.model_validate(random_instance_dict(seed))
+    inst = parse_instance(random_instance_dict(seed))
     scenarios = U.draw(inst, 6, seed)
     plans = [p.plan for p in all_plans(inst) if p.metrics.fits_memory][::37][:4]
     assert_scenarios_equal_the_evaluator(inst, scenarios, plans)
@@ -105,7 +106,7 @@ def test_draws_reproduce_the_stated_percentiles():
 def test_instance_overrides_a_point_or_a_range(tmp_path):
     data = json.loads((INSTANCES / "tiny.json").read_text())
     data["uncertainty"] = {"efficiency.mfu_factor": 1.0, "reliability.restart_minutes": {"low": 2, "high": 8, "confidence": 0.5}}
-    inst = Instance.model_validate(data)
+    inst = parse_instance(data)
     params = {p.name: p for p in U.parameters(inst)}
     assert params["efficiency.mfu_factor"].sigma == 0.0
     assert np.all(U.draw(inst, 100, 0).values["efficiency.mfu_factor"] == 1.0)
@@ -116,7 +117,7 @@ def test_instance_overrides_a_point_or_a_range(tmp_path):
 def test_a_value_the_user_set_is_a_point_unless_given_a_range():
     data = json.loads((INSTANCES / "tiny.json").read_text())
     data["reliability"] = {"failures_per_gpu_hour": 5e-5}
-    params = {p.name: p for p in U.parameters(Instance.model_validate(data))}
+    params = {p.name: p for p in U.parameters(parse_instance(data))}
     assert params["reliability.failures_per_gpu_hour"].sigma == 0.0
     assert params["reliability.restart_minutes"].sigma > 0.0
 
@@ -193,7 +194,7 @@ def test_uncertainty_command_lists_every_parameter_an_instance_may_override(tmp_
         assert p["p10"] <= p["p50"] <= p["p90"], p
     data = json.loads((INSTANCES / "qwen3-8b-math.json").read_text())
     data["uncertainty"] = {name: 1.0 for name in names}  # every listed name is a valid override
-    Instance.model_validate(data)
+    parse_instance(data)
 
 
 def test_api_solve_with_confidence_is_chance_constrained_and_risk_has_a_frame():
@@ -226,7 +227,7 @@ def test_step_time_spreads_are_what_the_calibration_rows_give():
 def test_scenario_evaluator_equals_the_evaluator_where_data_repeats(seed):
     """Repeated prompts and SFT epochs over owned examples: the repeat scales R* are drawn too."""
     from reuse_instances import reuse_job_dict
-    inst = Instance.model_validate(reuse_job_dict(seed))
+    inst = parse_instance(reuse_job_dict(seed))
     scenarios = U.draw(inst, 5, seed)
     names = set(scenarios.values)
     assert ("priors.prompt_repeat_scale_epochs" in names) == any(m != "sft" for m in inst.training.methods)

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from planopt.api import solve_instance
 from planopt.cli import app
 from planopt.errors import InputError
-from planopt.models.schema.instance import Instance
+from planopt.instance import parse_instance
 from planopt.oracles.by_plan import best_plan
 from planopt.job.model import solve
 from conftest import INSTANCES
@@ -31,7 +31,7 @@ def close(a: float, b: float) -> bool:
 @needs_scip
 @pytest.mark.parametrize("seed", range(24))
 def test_scip_optimum_equals_enumerated_optimum(seed):
-    inst = Instance.model_validate(random_instance_dict(seed))
+    inst = parse_instance(random_instance_dict(seed))
     mip, oracle = solve(inst, solver="scip"), best_plan(inst)
     assert mip.status == oracle.status, (mip.status, oracle.status, mip.message)
     if oracle.status != "optimal":

@@ -31,6 +31,7 @@ from planopt.models.formulation import LIMITS
 from planopt.models.schema.plan import Plan
 from planopt.models.uncertainty.scenarios import ScenarioEvaluator
 from planopt.models.schema.instance import Instance
+from planopt.instance import parse_instance
 from planopt.models.cost.stage_outcomes import affine_stage, stage_outcome
 from planopt.models.schema.plan import Stage, Plan, read_plan
 from planopt.job.model import PlanModel, solve
@@ -47,7 +48,7 @@ SHIPPED = sorted(p for p in INSTANCES.glob("*.json") if json.loads(p.read_text()
 
 
 def space_size(seed: int) -> int:
-    return staged_space_size(Instance.model_validate(shrunk_staged_job_dict(seed)))
+    return staged_space_size(parse_instance(shrunk_staged_job_dict(seed)))
 
 
 # The default run takes the seeds 0..59 whose space lists at most FAST_PLANS plans (52 of 60; the
@@ -60,7 +61,7 @@ SLOW_SEEDS = [s for s, n in SIZES.items() if n > FAST_PLANS] + list(range(60, 15
 
 @functools.lru_cache(maxsize=None)
 def staged_instance(seed: int) -> Instance:
-    return Instance.model_validate(staged_instance_dict(seed))
+    return parse_instance(staged_instance_dict(seed))
 
 
 @functools.lru_cache(maxsize=None)
@@ -103,7 +104,7 @@ def test_the_fast_seeds_are_most_of_them_and_cover_staged_spaces():
     assert len(FAST_SEEDS) >= 45
     kinds = set()
     for seed in FAST_SEEDS:
-        inst = Instance.model_validate(shrunk_staged_job_dict(seed))
+        inst = parse_instance(shrunk_staged_job_dict(seed))
         kinds |= {len(seq) for seq in inst.training.sequences()}
         assert inst.training.staged
     assert kinds == {1, 2, 3}
@@ -137,7 +138,7 @@ def test_a_staged_instance_whose_second_stage_fits_nowhere_is_infeasible():
     job = shrunk_staged_job_dict(35)
     assert job["training"]["stage_sequences"] == [["sft", "opd"]]
     assert job["hardware"]["gpus"] == [{"name": "L4", "counts": [1, 2]}]
-    inst = Instance.model_validate(job)
+    inst = parse_instance(job)
     assert best_staged_plan(inst).status == "infeasible"
     result = solve(inst)    # ValueError from build_staged
     assert result.status == "infeasible" and result.plan is None
@@ -186,7 +187,7 @@ def _oracle_at(plans, limits: dict, objective: str):
 def test_one_model_resolved_under_changed_limits_equals_the_oracle(seed):
     job = shrunk_staged_job_dict(seed)
     job["objective"] = random.Random(seed).choice(["cost", "quality"])
-    inst = Instance.model_validate(job)
+    inst = parse_instance(job)
     plans = all_staged_plans(inst)
     fitting = [p.metrics for p in plans if p.metrics.fits_memory]
     if not fitting:
@@ -299,7 +300,7 @@ def _recipes(inst: Instance, n: int = 200):
 def _instances_for_curves():
     out = [load_instance(p) for p in SHIPPED]
     lora = [s for s in FAST_SEEDS if "lora" in shrunk_staged_job_dict(s)["training"]["adapter_options"]][:8]
-    out += [Instance.model_validate(shrunk_staged_job_dict(s)) for s in FAST_SEEDS[:8] + lora]
+    out += [parse_instance(shrunk_staged_job_dict(s)) for s in FAST_SEEDS[:8] + lora]
     return out
 
 
@@ -367,7 +368,7 @@ def test_a_later_opd_or_sft_stage_gains_less_the_higher_it_starts(k):
 
 @functools.lru_cache(maxsize=None)
 def _fitting_plans(seed: int) -> tuple[Instance, list[Plan]]:
-    inst = Instance.model_validate(shrunk_staged_job_dict(seed))
+    inst = parse_instance(shrunk_staged_job_dict(seed))
     return inst, [p.plan for p in all_staged_plans(inst) if p.metrics.fits_memory]
 
 
@@ -436,8 +437,8 @@ def test_plan_risk_of_a_staged_plan_without_spread_is_its_point_metrics(seed):
     if not plans:
         pytest.skip("no plan of this seed fits in memory")
     job = staged_instance_dict(seed)
-    job["uncertainty"] = {p.name: p.point for p in U.parameters(Instance.model_validate(job))}
-    inst = Instance.model_validate(job)
+    job["uncertainty"] = {p.name: p.point for p in U.parameters(parse_instance(job))}
+    inst = parse_instance(job)
     ev = Evaluator(inst)
     for plan in plans:
         point = ev.plan_metrics(plan)
@@ -592,7 +593,7 @@ def _sft_then_rl_only() -> Instance:
     data = json.loads((INSTANCES / "qwen3-32b-agentic-rl.json").read_text())
     data["training"]["stage_sequences"] = [["sft", "rl"]]
     data["constraints"] = {}
-    return Instance.model_validate(data)
+    return parse_instance(data)
 
 
 def _rl_alone(inst: Instance):

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from planopt.cli import app
-from planopt.models.schema.instance import Instance
+from planopt.instance import parse_instance
 from planopt.oracles.staged import staged_space_size
 
 from conftest import INSTANCES
@@ -56,7 +56,7 @@ def test_solve_json_prints_one_object_with_stages_and_evaluate_gives_the_same_me
     plan = result["plan"]
     assert set(plan) == {"student", "stages", "checkpoint_interval_minutes", "retention"}
     assert 1 <= len(plan["stages"]) <= 3
-    assert tuple(s["method"] for s in plan["stages"]) in Instance.model_validate(data).training.sequences()
+    assert tuple(s["method"] for s in plan["stages"]) in parse_instance(data).training.sequences()
     assert result["metrics"]["cost_usd"] == pytest.approx(sum(result["cost_breakdown_usd"].values()), rel=1e-9)
     assert result["metrics"]["wall_hours"] == pytest.approx(sum(result["hours_breakdown"].values()), rel=1e-9)
     plan_file = tmp_path / "plan.json"
@@ -86,7 +86,7 @@ def test_solve_text_shows_the_stages(small):
 
 def test_enumerate_gives_the_same_optimum_as_solve(small):
     path, data = small
-    inst = Instance.model_validate(data)
+    inst = parse_instance(data)
     solved = json.loads(run("solve", path, "--json", "--no-sensitivity")[1])
     code, out, err = run("enumerate", path, "--json")
     assert code == 0, (out, err)
@@ -228,7 +228,7 @@ def test_frontier_of_a_staged_instance_lists_staged_plans(small):
     code, out, err = run("frontier", path, "--x", "cost_usd", "--y", "quality", "--json")
     assert code == 0, (out, err)
     points = json.loads(out)["points"]
-    allowed = Instance.model_validate(data).training.sequences()
+    allowed = parse_instance(data).training.sequences()
     assert len(points) > 1
     assert all(_methods(p["plan"]) in allowed for p in points)
     solved = json.loads(run("solve", path, "--json", "--no-sensitivity")[1])
@@ -244,7 +244,7 @@ def test_the_probability_frontier_of_a_staged_instance_is_refused_or_follows_its
         assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
         return
     assert code == 0, (out, err)
-    allowed = Instance.model_validate(data).training.sequences()
+    allowed = parse_instance(data).training.sequences()
     methods = [_methods(p["plan"]) for p in json.loads(out)["points"]]
     assert methods and all(m in allowed for m in methods), (methods, allowed)
 

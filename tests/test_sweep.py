@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from planopt.cli import app
 from planopt.models.schema.instance import Instance
+from planopt.instance import parse_instance
 from planopt.oracles.by_plan import all_plans
 from planopt.job.model import PlanModel
 from planopt.studies.sweep import parse_range, run_sweep
@@ -50,7 +51,7 @@ def assert_rows_equal_independent_solves(inst: Instance, limit: str, values: lis
             obj = inst.objective
             assert close(got.metrics.objective(obj), alone.metrics.objective(obj)), (limit, row.value, got.plan, alone.plan)
             assert close(got.metrics.cost_usd, alone.metrics.cost_usd), (limit, row.value, got.plan, alone.plan)
-            check = Instance.model_validate({**inst.model_dump(), "constraints": {**inst.constraints.model_dump(), limit: row.value}})
+            check = parse_instance({**inst.model_dump(), "constraints": {**inst.constraints.model_dump(), limit: row.value}})
             from planopt.models.cost.evaluator import evaluate
             assert evaluate(check, got.plan).feasible
     return rows
@@ -59,7 +60,7 @@ def assert_rows_equal_independent_solves(inst: Instance, limit: str, values: lis
 @pytest.mark.parametrize("seed", range(24))
 def test_sweep_rows_equal_independent_solves(seed):
     rng = random.Random(seed)
-    inst = Instance.model_validate(random_instance_dict(seed))
+    inst = parse_instance(random_instance_dict(seed))
     limit = ["budget_usd", "deadline_hours", "max_forgetting_points", "min_quality"][seed % 4]
     values = sweep_values(inst, limit, rng)
     assert_rows_equal_independent_solves(inst, limit, values, reuse=seed % 3 != 0)
@@ -67,7 +68,7 @@ def test_sweep_rows_equal_independent_solves(seed):
 
 def test_tiny_budget_sweep_with_quality_objective_reuses_exactly():
     raw = json.loads((INSTANCES / "tiny.json").read_text())
-    inst = Instance.model_validate({**raw, "constraints": {}, "objective": "quality"})
+    inst = parse_instance({**raw, "constraints": {}, "objective": "quality"})
     values = sweep_values(inst, "budget_usd", random.Random(1), n=14)
     rows = assert_rows_equal_independent_solves(inst, "budget_usd", values, reuse=True)
     assert any(r.reused for r in rows) and not all(r.reused for r in rows)

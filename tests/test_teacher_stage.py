@@ -19,6 +19,7 @@ from planopt.cli import app
 from planopt.models.cost import recipes as recipes_module
 from planopt.models.cost.evaluator import Evaluator
 from planopt.models.schema.instance import Instance
+from planopt.instance import parse_instance
 from planopt.models.schema.plan import plan_json, read_plan
 from planopt.models.cost.teacher_training import pareto_set, teacher_instance, teacher_space
 from planopt.oracles.by_plan import all_plans, best_plan
@@ -57,17 +58,17 @@ def teacher_job_dict(seed: int) -> dict:
         d["teacher"].update(architecture={"preset": rng.choice(TEACHER_PRESETS)}, exists=False, training_usd=0.0,
                             training_hours=0.0, score=baseline, training=training)
         try:
-            inst = Instance.model_validate(d)
+            inst = parse_instance(d)
         except ValueError:  # nothing of the teacher's job fits: draw again
             continue
         reached = sorted(o.quality for o in teacher_space(inst).usable.values())
         d["teacher"]["score"] = reached[int(rng.random() * len(reached))]
-        inst = Instance.model_validate(d)
+        inst = parse_instance(d)
         return with_drawn_limits(d, all_plans(inst), rng)
 
 
 def teacher_job(seed: int) -> Instance:
-    return Instance.model_validate(teacher_job_dict(seed))
+    return parse_instance(teacher_job_dict(seed))
 
 
 def trained_teacher_wins(result) -> bool | None:
@@ -240,7 +241,7 @@ def _with_trained_teacher(d: dict, rng: random.Random) -> dict | None:
                         training={"baseline_score": baseline, "methods": {"rl": {"steps_options": [50, 400], "prompts_per_step": 32}}})
     d.setdefault("reward", {})
     try:
-        inst = Instance.model_validate(d)
+        inst = parse_instance(d)
     except ValueError:
         return None
     reached = sorted(o.quality for o in teacher_space(inst).usable.values())
@@ -255,7 +256,7 @@ def staged_teacher_instance(seed: int) -> Instance | None:
     rng = random.Random(seed)
     if "opd" not in d["training"]["methods"] or _with_trained_teacher(d, rng) is None:
         return None
-    return Instance.model_validate(with_drawn_limits(d, all_staged_plans(Instance.model_validate(d)), rng))
+    return parse_instance(with_drawn_limits(d, all_staged_plans(parse_instance(d)), rng))
 
 
 def candidate_teacher_instance(seed: int) -> Instance | None:
@@ -265,7 +266,7 @@ def candidate_teacher_instance(seed: int) -> Instance | None:
     rng = random.Random(seed)
     if "opd" not in d["training"]["methods"] or _with_trained_teacher(d, rng) is None:
         return None
-    return Instance.model_validate(with_drawn_limits(d, all_candidate_plans(Instance.model_validate(d)), rng))
+    return parse_instance(with_drawn_limits(d, all_candidate_plans(parse_instance(d)), rng))
 
 
 STAGED_SEEDS, STAGED_SLOW_SEEDS = [0, 3, 5, 6, 9, 11], [s for s in range(12, 40)] + [1, 2, 4, 7, 8, 10]
@@ -328,12 +329,12 @@ def test_the_shipped_instance_costs_what_its_teacher_plan_as_a_lump_costs():
     from conftest import INSTANCES
     from planopt.job.model import solve
     d = json.loads((INSTANCES / "qwen3-8b-math-train-the-teacher.json").read_text())
-    inst = Instance.model_validate(d)
+    inst = parse_instance(d)
     res = solve(inst)
     option = teacher_space(inst).usable[res.plan.teacher_training]
     d["teacher"].pop("training")
     d["teacher"].update(training_usd=option.cost_usd, training_hours=option.wall_hours)
-    lump = solve(Instance.model_validate(d))
+    lump = solve(parse_instance(d))
     assert lump.plan.recipe == replace_teacher(res.plan.recipe, None)
     assert lump.metrics.cost_usd == pytest.approx(res.metrics.cost_usd, rel=1e-12)
     assert lump.metrics.wall_hours == pytest.approx(res.metrics.wall_hours, rel=1e-12)

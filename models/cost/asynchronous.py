@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from planopt.models.cost.recipes import (DECODE, ENV_WAIT, LOGPROB_A2A, OFFLOAD_STATE, OFFLOAD_STREAM, PREFILL, REWARD_MODEL, STUDENT_FWD,
+from planopt.models.cost.components import (DECODE, ENV_WAIT, LOGPROB_A2A, OFFLOAD_STATE, OFFLOAD_STREAM, PREFILL, REWARD_MODEL, STUDENT_FWD,
                       TAIL, TEACHER, TRAIN, TRAIN_A2A, family_of)
 
 # what overlaps: generation (and the environment's serial wait) against the training side

@@ -51,7 +51,7 @@ from planopt.models.catalog import GpuSpec
 from dataclasses import replace
 
 from planopt.models.schema.plan import HardwareChoice, split_class, staleness_of_class
-from planopt.models.cost.recipes import (ATTN, DECODE, ENV_WAIT, EVAL, FSDP, LOGPROB_A2A, OFFLOAD_STATE, OFFLOAD_STREAM, PREFILL, REWARD_MODEL,
+from planopt.models.cost.components import (ATTN, DECODE, ENV_WAIT, EVAL, FSDP, LOGPROB_A2A, OFFLOAD_STATE, OFFLOAD_STREAM, PREFILL, REWARD_MODEL,
                       STUDENT_FWD, SYNC, TAIL, TEACHER, TRAIN, TRAIN_A2A, adapter_ranks, family_of, sft_sequence_tokens)
 from planopt.models.schema.instance import GpuOption, Instance
 

@@ -36,43 +36,13 @@ import itertools
 from dataclasses import dataclass, field
 
 from planopt.models.cost import learning as lc
+from planopt.models.cost.components import (  # noqa: F401  (also read from here)
+    DECODE, TAIL, SYNC, PREFILL, STUDENT_FWD, TEACHER, REWARD_MODEL, TRAIN, ENV_WAIT, TRAIN_A2A, LOGPROB_A2A, ATTN,
+    FSDP, OFFLOAD_STREAM, OFFLOAD_STATE, EVAL, HOURS_CATEGORY, RATE_FACTOR, SftShape, adapter_ranks, component,
+    family_of, sft_sequence_tokens, sft_shape)
 from planopt.models.cost import physics as ph
 from planopt.models.schema.plan import Recipe
 from planopt.models.schema.instance import Instance
-
-
-# Component families, and the part of the wall-clock breakdown each fills.
-DECODE, TAIL, SYNC, PREFILL = "decode_tokens", "rollout_tail_steps", "weight_sync_steps", "prefill_flops"
-STUDENT_FWD, TEACHER, REWARD_MODEL, TRAIN, ENV_WAIT = "student_logprob_flops", "teacher_flops", "reward_model_flops", "train_flops", "env_wait_seconds"
-# Expert-parallel all-to-all bytes of a mixture-of-experts student (zero for dense).
-TRAIN_A2A, LOGPROB_A2A = "train_alltoall_bytes", "logprob_alltoall_bytes"
-# SFT attention FLOPs (they grow with the sequence), FSDP / ZeRO-3 collective bytes,
-# and host-link bytes under CPU offload (per micro-step stream, per optimiser step state).
-ATTN, FSDP, OFFLOAD_STREAM, OFFLOAD_STATE = "train_attention_flops", "train_fsdp_bytes", "offload_stream_bytes", "offload_state_bytes"
-# Validation decodes: eval-set tokens generated on the plan's GPUs (issue 12, item 8).
-EVAL = "eval_decode_tokens"
-HOURS_CATEGORY = {DECODE: "generation", TAIL: "generation", PREFILL: "generation", STUDENT_FWD: "scoring",
-                  TEACHER: "scoring", REWARD_MODEL: "scoring", TRAIN: "training", SYNC: "training",
-                  ENV_WAIT: "environment_wait", TRAIN_A2A: "training", LOGPROB_A2A: "scoring",
-                  ATTN: "training", FSDP: "training", OFFLOAD_STREAM: "training", OFFLOAD_STATE: "training",
-                  EVAL: "evaluation"}
-# The rate multiplier of ``schema.Efficiency`` each family's time scales with, exactly
-# as 1/factor (None: neither). The scenario evaluator (``scenarios.py``) rescales
-# component hours by it; ``tests/test_scenarios.py`` checks the proportionality on
-# every family, so a new family must be listed here.
-RATE_FACTOR = {DECODE: "decode_factor", TAIL: "decode_factor", PREFILL: "mfu_factor", STUDENT_FWD: "mfu_factor",
-               TEACHER: "mfu_factor", REWARD_MODEL: "mfu_factor", TRAIN: "mfu_factor", SYNC: None, ENV_WAIT: None,
-               TRAIN_A2A: None, LOGPROB_A2A: None, ATTN: "mfu_factor", FSDP: None, OFFLOAD_STREAM: None, OFFLOAD_STATE: None,
-               EVAL: "decode_factor"}
-
-
-def component(family: str, *qualifiers: object) -> str:
-    """Component key, e.g. ``decode_tokens|opd:fp8|8``."""
-    return "|".join([family, *map(str, qualifiers)])
-
-
-def family_of(key: str) -> str:
-    return key.split("|", 1)[0]
 
 
 @dataclass(frozen=True)
@@ -102,13 +72,6 @@ def schedules(inst: Instance) -> list[tuple[int, ...]]:
             continue
         out.append(combo)
     return out
-
-
-def adapter_ranks(inst: Instance) -> list:
-    """The adapters a plan may choose: None (full weights) and/or each LoRA rank, in a stable order."""
-    t = inst.training
-    return ([None] if "full" in t.adapter_options else []) + \
-        (sorted(set(t.lora_rank_options)) if "lora" in t.adapter_options else [])
 
 
 def enumerate_recipes(inst: Instance) -> list[Recipe]:
@@ -191,45 +154,6 @@ def _train_alltoall_passes(inst: Instance) -> float:
     """All-to-all passes of a training step: forward and backward (a dispatch's
     backward is a combine), plus a recomputed forward with activation recomputation."""
     return 3.0 if inst.training.activation_recompute else 2.0
-
-
-@dataclass(frozen=True)
-class SftShape:
-    """How SFT examples become micro-steps: real tokens per example, tokens computed
-    per example (with padding), the attention context of a token, and examples per
-    GPU per micro-step."""
-
-    real_tokens: float
-    computed_tokens: float
-    context_tokens: float
-    examples_per_microstep: float
-
-    @property
-    def microbatch_tokens(self) -> float:
-        return self.computed_tokens * self.examples_per_microstep
-
-
-def sft_shape(inst: Instance) -> SftShape:
-    r"""Sequence length :math:`S` (default: one example), real tokens
-    :math:`t = \min(\bar t, S)` (truncation). Packed: examples fill sequences of
-    :math:`S`, attend within themselves (varlen attention, context :math:`t`), and a
-    micro-step holds :math:`S/t` of them. Not packed: a micro-step holds
-    ``micro_batch_examples`` :math:`m`; one runs at its own length (no padding),
-    several are padded to :math:`S` (``padding="max_length"``, as FastChat's
-    Vicuna trainer does) and the padding is computed and attended too."""
-    data = inst.sft_data
-    seq = data.sequence_length_tokens or data.example_tokens
-    real = min(data.example_tokens, seq)
-    if data.packing:
-        return SftShape(real, real, real, seq / real)
-    m = data.micro_batch_examples
-    padded = real if m == 1 else seq
-    return SftShape(real, padded, padded, float(m))
-
-
-def sft_sequence_tokens(inst: Instance) -> float:
-    """Tokens one GPU holds in a micro-step (its activation memory)."""
-    return sft_shape(inst).microbatch_tokens
 
 
 def _sft_profile(inst: Instance, r: Recipe) -> RecipeProfile:

@@ -97,6 +97,17 @@ def covers(inst, keep_last: int, interval_minutes: float, milestones: int = 0) -
     return keep_last >= most_bad(inst, interval_minutes) + 1 or milestones >= milestones_needed(inst, interval_minutes)
 
 
+def check_cover(inst) -> None:
+    """Refuse, naming ``retention.keep_last_options``, a retention block none of whose options covers the
+    rollback detection delay at any checkpoint interval (the longest interval is the easiest to cover)."""
+    longest = max(inst.checkpointing.interval_minutes_options)
+    if not any(covers(inst, o.keep_last, longest, o.milestones) for o in retention_options(inst)):
+        raise ValueError(f"retention.keep_last_options: no option covers the {inst.retention.rollback_detection_hours:g} h "
+                         f"rollback detection delay at any checkpoint interval (the longest, {longest:g} min, "
+                         f"needs keep_last >= {most_bad(inst, longest) + 1} or milestone_options up to "
+                         f"{milestones_needed(inst, longest)})")
+
+
 def deep_share(inst, keep_last: int, interval_minutes):
     r""":math:`P_{deep} = \min(1, \max(0, 1 - k + D/\tau))`: the share of events that spoil every recent checkpoint
     (:math:`u \ge k\tau - D`); works on arrays."""

@@ -93,15 +93,15 @@ def pair_allowed(inst, train_gpu: str, train_count: int, rollout_gpu: str, rollo
     return train.available_gpus is None or train_count + rollout_count <= train.available_gpus
 
 
-def check_rollout_options(inst) -> None:
-    """Raise ValueError naming the field when ``hardware.rollout_gpus`` cannot be honoured."""
-    from planopt.models.cost.hardware import price_usd_per_gpu_hour
+def check_rollout_options(inst, price_of) -> None:
+    """Raise ValueError naming the field when ``hardware.rollout_gpus`` cannot be honoured (``price_of(inst,
+    option)``: an option's price per GPU-hour, ``hardware.price_usd_per_gpu_hour``, as for ``rollout_choices``)."""
     if not any(m in inst.training.methods for m in ("rl", "opd")):
         raise ValueError("hardware.rollout_gpus: only RL and OPD generate, and training.methods has neither; "
                          "remove rollout_gpus or add a method that generates")
     eff = dedicated_efficiency(inst.efficiency)
     seq = longest_sequence_tokens(inst)
-    train_price = {o.key: price_usd_per_gpu_hour(inst, o) for o in inst.hardware.gpus}
+    train_price = {o.key: price_of(inst, o) for o in inst.hardware.gpus}
     for n, option in enumerate(inst.hardware.rollout_gpus):
         spec = option.spec()
         most = max(option.counts)
@@ -110,7 +110,7 @@ def check_rollout_options(inst) -> None:
                              f"{option.name} ({spec.hbm_gb:g} GB) cannot hold a shard of the student's bf16 weights "
                              f"({inst.student.params_b:g} B parameters) and one longest sequence's KV cache at any "
                              f"tensor-parallel size up to {most} GPUs; give a larger GPU or a larger count")
-        price = price_usd_per_gpu_hour(inst, option)
+        price = price_of(inst, option)
         if inst.hardware.pricing == "spot" and price is None:
             raise ValueError(f"hardware.rollout_gpus.{n}.price_usd_per_gpu_hour: the catalog has no spot price "
                              f"for {option.name}; give one, or use on-demand pricing")

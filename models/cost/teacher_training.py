@@ -43,6 +43,7 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
+from planopt.models.cost.consistency import check_physics
 from planopt.models.schema.plan import Plan
 from planopt.models.schema.instance import Instance
 
@@ -90,9 +91,14 @@ def teacher_instance(inst: Instance) -> Instance:
     if tt.gpus is not None:
         data["hardware"]["gpus"] = [g.model_dump() for g in tt.gpus]
     try:
-        return Instance.model_validate(data)
+        teach = Instance.model_validate(data)
     except ValidationError as exc:
         raise ValueError(f"teacher.training: the teacher's own job is not valid: {_describe(exc)}") from None
+    try:
+        check_physics(teach)  # the consistency checks a job without a teacher or uncertainty can fail
+    except ValueError as exc:
+        raise ValueError(f"teacher.training: the teacher's own job is not valid: {exc}") from None
+    return teach
 
 
 def _build(inst: Instance) -> TeacherSpace:

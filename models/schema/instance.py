@@ -5,6 +5,12 @@ Units are in the field names (``_usd``, ``_hours``, ``_gb``, ``_tflops``,
 never silently falls back to a default. Every default is either a choice the
 user makes (an option list) or a sourced coefficient from ``defaults.py``.
 ``planopt schema`` prints the JSON Schema of :class:`Instance`.
+
+Input shapes only: the validators here check one field, or fields against each other and the
+catalog. The checks that need the domain (the uncertainty model's parameter names, the physics of
+separate rollout hardware and asynchronous RL, retention's cover rule, a teacher trained as a stage)
+and the refusals of combinations not modelled yet run after parsing, in ``models/consistency.py``
+(``planopt.instance.parse_instance`` and ``load_instance`` run both).
 """
 
 from __future__ import annotations
@@ -564,15 +570,6 @@ class Instance(Strict):
                 if method not in self.training.methods:
                     raise ValueError(f"training.stage_sequences.{n}: '{method}' is not in training.methods "
                                      f"({', '.join(self.training.methods)})")
-        if self.uncertainty:
-            from planopt.models.uncertainty.model import check_overrides  # the parameter names depend on the instance
-            check_overrides(self)
-        if self.hardware.rollout_gpus:
-            from planopt.models.cost.rollout import check_rollout_options  # physics imports this module
-            check_rollout_options(self)
-        if any(s > 0 for s in self.training.staleness_steps_options):
-            from planopt.models.cost.asynchronous import check_staleness_options
-            check_staleness_options(self)
         if self.hardware.pricing == "spot":
             for n, option in enumerate(self.hardware.gpus + self.hardware.rollout_gpus):
                 if option.price_usd_per_gpu_hour is None and option.spec().price_spot_usd_per_gpu_hour is None:
@@ -590,27 +587,6 @@ class Instance(Strict):
             if c.baseline_score > self.task.score_ceiling:
                 raise ValueError(f"candidate_students.{n}.baseline_score: {c.baseline_score:g} is above "
                                  f"task.score_ceiling {self.task.score_ceiling:g}")
-        if self.retention is not None:
-            from planopt.models.cost.retention import covers, milestones_needed, most_bad, retention_options  # the cover rule
-            longest = max(self.checkpointing.interval_minutes_options)
-            if not any(covers(self, o.keep_last, longest, o.milestones) for o in retention_options(self)):
-                raise ValueError(f"retention.keep_last_options: no option covers the {self.retention.rollback_detection_hours:g} h "
-                                 f"rollback detection delay at any checkpoint interval (the longest, {longest:g} min, "
-                                 f"needs keep_last >= {most_bad(self, longest) + 1} or milestone_options up to "
-                                 f"{milestones_needed(self, longest)})")
-        if self.retention is not None and self.constraints.confidence is not None:
-            raise ValueError("retention: retention choices are not yet combined with chance constraints "
-                             "(constraints.confidence); remove one")
-        if self.candidate_students and self.training.staged:
-            raise ValueError("candidate_students: a choice of student is not yet combined with staged recipes "
-                             "(training.stage_sequences); give one or the other")
-        return self
-
-    @model_validator(mode="after")
-    def _teacher_training(self) -> "Instance":
-        if self.teacher is not None and self.teacher.training is not None:
-            from planopt.models.cost.teacher_training import check_teacher_training  # builds the teacher's own job (an Instance)
-            check_teacher_training(self)
         return self
 
     @model_validator(mode="after")

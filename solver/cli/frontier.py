@@ -367,7 +367,8 @@ def _chance_grid(file: Path, given, confidence: str, objective, time_limit, reus
 
 def _write_grid(files: OutputFiles, inst, points, scenarios, out, plot) -> None:
     from planopt.uncertainty.chance import DEFAULT_SCENARIOS
-    from planopt.studies.sweep import grid_frame, plot_grid
+    from planopt.report.plots import plot_grid
+    from planopt.studies.sweep import grid_frame
     n = scenarios or DEFAULT_SCENARIOS
     if out is not None:
         files.write(out, table_writer(grid_frame(points)))

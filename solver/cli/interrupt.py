@@ -32,7 +32,9 @@ _json_out = False                         # whether the command running now prin
 # thread (an error, a JSON answer, the end of the command) waits here instead.
 _stopping = threading.Event()
 # The command's one JSON answer and a stop's JSON error object exclude each other: whoever
-# takes this lock first prints, and a stop waits for an answer being printed to end.
+# takes this lock first prints, and a stop waits for an answer being printed to end. Every
+# answer is printed through ``print_answer`` (``output.emit_json``), so ``_stdout_claimed``
+# says whether this process printed one.
 _stdout_lock = threading.Lock()
 _stdout_claimed = False
 
@@ -88,7 +90,7 @@ def stop(json_out: bool) -> None:
     """Clean up and end the process now (see the module's doc)."""
     import json
 
-    from planopt.cli import files, output
+    from planopt.cli import files
     with _stdout_lock:  # an answer being printed is printed whole, and then no error object follows
         _stopping.set()
         answered = _stdout_claimed
@@ -106,7 +108,7 @@ def stop(json_out: bool) -> None:
         for child in multiprocessing.active_children():
             child.terminate()
         os.write(err, b"interrupted\n")
-        if json_out and not answered and not output.emitted():
+        if json_out and not answered:
             os.write(out, (json.dumps({"status": "error", "error": "interrupted"}, indent=2) + "\n").encode())
     finally:
         os._exit(EXIT_INTERRUPTED)

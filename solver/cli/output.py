@@ -11,29 +11,15 @@ from typing import Any
 
 import typer
 
+from planopt.cli.interrupt import print_answer
 from planopt.json_safe import finite_json
 
 
-_emitted = False
-
-
 def emit_json(obj: Any) -> None:
-    """One strict JSON object: non-finite numbers become null (JSON has no Infinity or NaN)."""
-    from planopt.cli.interrupt import print_answer
+    """One strict JSON object: non-finite numbers become null (JSON has no Infinity or NaN). Printed through
+    ``interrupt.print_answer``, which records that the answer is out (an interrupt then adds no error object)."""
     text = json.dumps(finite_json(obj), indent=2, default=_json_default, allow_nan=False)
-
-    def write() -> None:
-        global _emitted
-        _emitted = True
-        typer.echo(text)
-    print_answer(write)
-
-
-def emitted() -> bool:
-    """Whether this process printed its JSON object already (an interrupt then adds none)."""
-    return _emitted
-
-
+    print_answer(lambda: typer.echo(text))
 
 
 def _json_default(o: Any):

@@ -27,7 +27,7 @@ from typing import Any
 
 from planopt.models.catalog import load_gpus, load_models
 from planopt.models.cost.recipes import enumerate_recipes, profile
-from planopt.models.schema.instance import Instance
+from planopt.instance import parse_instance
 
 STUDENT_MAX_PARAMS_B = 32.0
 JOB_GPU_COUNTS = (8, 16, 32)  # whole 8-GPU nodes: the sizes of the published post-training runs the jobs imitate
@@ -76,7 +76,7 @@ def random_job(rng: random.Random, index: int) -> dict[str, Any]:
         teacher = rng.choice(teachers)
         job["teacher"] = {"architecture": {"preset": teacher.name}, "score": round(rng.uniform(baseline + 15, min(95, baseline + 45)), 1),
                           "precision_options": ["bf16", "fp8"]}
-    inst = Instance.model_validate(job)
+    inst = parse_instance(job)
     best = max(profile(inst, r).quality for r in enumerate_recipes(inst))
     job["constraints"] = {"min_quality": round(baseline + rng.uniform(0.3, 0.9) * (best - baseline), 2)}
     return job
@@ -86,10 +86,12 @@ def _best_quality_in_window(job: dict, portfolio: dict, release: int, deadline: 
     """The best quality of a plan that can run in the window: GPU work starts at the first bucket
     boundary after the lead time and fits in the buckets left at the plan's GPU count."""
     from planopt.models.cost.evaluator import Evaluator
+    from planopt.models.consistency import check_instance
     from planopt.models.schema.portfolio import Portfolio, restrict_to_portfolio
     H = portfolio["horizon"]["bucket_hours"]
     skeleton = Portfolio.model_validate({**portfolio, "jobs": [{"instance": job, "release_bucket": release, "deadline_bucket": deadline}]})
-    inst = restrict_to_portfolio(Instance.model_validate({k: v for k, v in job.items() if k != "constraints"}), skeleton)
+    inst = restrict_to_portfolio(parse_instance({k: v for k, v in job.items() if k != "constraints"}), skeleton)
+    check_instance(inst)  # the job as the portfolio loader checks it (models/consistency.py)
     ev = Evaluator(inst)
     recipes, hardware, intervals = ev.space()
     best = None

@@ -49,10 +49,9 @@ from planopt.models.formulation.big_m import big_m_breaches
 from planopt.models.formulation.portfolio import add_share_floors, build_portfolio, hourly_noncompute_usd, spot_overhead_share
 from planopt.models.schema.plan import Plan
 from planopt.models.schema.portfolio import Portfolio, PortfolioData, restrict_to_portfolio, shared_gpu_types
-from planopt.models.schema.instance import Instance
 
 from planopt.errors import InputError, describe_validation_error, read_json
-from planopt.instance import check_time_limit
+from planopt.instance import check_time_limit, checked, instance_from
 from planopt.portfolio.branching import branch_and_price
 from planopt.portfolio.lagrange import add_columns, best_responses, column_generation, integer_master, job_plans, lagrangian_bound, reservation_floors
 from planopt.portfolio.replay import TIER_ORDER, gpu_hours_needed
@@ -122,10 +121,7 @@ def load_portfolio(source: str | Path | dict[str, Any] | PortfolioData) -> Portf
             except InputError as exc:
                 raise InputError(f"{where}: {exc}") from None
             where = str(path)
-        try:
-            inst = Instance.model_validate(raw)
-        except ValidationError as exc:
-            raise InputError(describe_validation_error(exc, where)) from None
+        inst = instance_from(raw, where)  # its shape, then its consistency checks
         if inst.retention is not None:
             raise InputError(f"{name}: jobs.{i}.instance.retention: retention choices are not yet combined with "
                              "portfolios; remove the block (checkpointing.keep_last applies)")
@@ -143,10 +139,12 @@ def load_portfolio(source: str | Path | dict[str, Any] | PortfolioData) -> Portf
         if not shared_gpu_types(inst, portfolio):
             raise InputError(f"{name}: jobs.{i}.instance.hardware.gpus: expected at least one of the portfolio's GPU types "
                              f"({', '.join(g.name for g in portfolio.gpus)}), got {', '.join(o.name for o in inst.hardware.gpus)}")
+        restricted = f"{name}: jobs.{i} (restricted to the portfolio's GPUs)"
         try:
-            instances.append(restrict_to_portfolio(inst, portfolio))
+            job_inst = restrict_to_portfolio(inst, portfolio)
         except ValidationError as exc:
-            raise InputError(describe_validation_error(exc, f"{name}: jobs.{i} (restricted to the portfolio's GPUs)")) from None
+            raise InputError(describe_validation_error(exc, restricted)) from None
+        instances.append(checked(job_inst, restricted))
     return PortfolioData(portfolio, instances)
 
 

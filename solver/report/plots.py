@@ -18,7 +18,7 @@ from planopt.errors import InputError
 from planopt.report.labels import LABELS, change_labels, drop_overlapping, figure_text, human, printable
 
 __all__ = ["LABELS", "METHOD_COLORS", "PLOT_SUFFIXES", "check_plot_path", "plan_label", "plot_chance_frontier",
-           "plot_frontier", "plot_sweep", "pyplot", "save_figure"]
+           "plot_frontier", "plot_grid", "plot_sweep", "pyplot", "save_figure"]
 
 METHOD_COLORS = {"sft": "tab:blue", "rl": "tab:red", "opd": "tab:green"}
 PLOT_SUFFIXES = (".png", ".svg", ".pdf")  # matplotlib writes each by the file name's extension
@@ -33,8 +33,6 @@ def pyplot():
     import matplotlib.pyplot as plt
     return plt
 
-
-_pyplot = pyplot  # the name frontier.py and sweep.py import
 
 
 def plan_label(plan) -> str:
@@ -233,3 +231,41 @@ def plot_sweep(rows, path: Path, title: str = "", name: str = "") -> Path:
     fig.suptitle(heading + (f"\nevery plan: {common}" if common else ""), fontsize=10)
     _drop_overlapping_labels(fig, texts, axes[0, 0])
     return save_figure(fig, path, layout=False)
+
+
+def plot_grid(points, path: Path, title: str = "") -> Path:
+    """Expected cost against confidence, one line per value of the swept limit; with one confidence
+    and a swept limit, expected cost against the limit (``points``: ``studies/sweep.GridPoint``, of
+    ``planopt sweep --confidence``). Infeasible points: crosses at the foot of the axes."""
+    path = check_plot_path(path)
+    plt = pyplot()
+    limit = points[0].limit if points else None
+    by_limit = len({p.confidence for p in points}) == 1 and limit is not None
+    x_of = (lambda p: p.value) if by_limit else (lambda p: p.confidence)
+    groups: dict = {}  # a line per confidence (or per value of the swept limit)
+    for p in points:
+        groups.setdefault(p.confidence if by_limit else p.value, []).append(p)
+    fig, ax = plt.subplots(figsize=(9, 6), dpi=110)
+    for n, (key, group) in enumerate(groups.items()):
+        group = sorted(group, key=x_of)
+        solved = [p for p in group if p.expected("cost_usd") is not None]
+        name = f"confidence {key:g}" if by_limit else (f"{LABELS[limit]} {key:,.6g}" if limit else "instance limits")
+        # later lines get smaller markers, so that equal points of several lines stay visible
+        line, = ax.plot([x_of(p) for p in solved], [p.expected("cost_usd") for p in solved], marker="o",
+                        ms=max(3.0, 9.0 - 1.5 * n), lw=1.2, label=name, zorder=2 + n)
+        failed = [x_of(p) for p in group if p.expected("cost_usd") is None]
+        if failed:  # inside the axes, one row per line at its foot
+            ax.scatter(failed, [0.03 + 0.03 * n] * len(failed), marker="x", s=30, color=line.get_color(),
+                       transform=ax.get_xaxis_transform(), clip_on=True, zorder=3)
+    xs = [x_of(p) for p in points]
+    if xs:  # the crosses' blended transform does not widen the x range by itself
+        pad = 0.05 * (max(xs) - min(xs)) or 0.05 * max(1.0, abs(xs[0]))
+        ax.set_xlim(min(xs) - pad, max(xs) + pad)
+    if any(p.expected("cost_usd") is None for p in points):
+        ax.scatter([], [], marker="x", color="0.3", label="no plan (infeasible or stopped)")
+    ax.set_xlabel(LABELS[limit] if by_limit else "confidence (share of scenarios meeting every limit)")
+    ax.set_ylabel("expected cost (USD)")
+    ax.set_title(title or "the cost of certainty")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8, loc="best")
+    return save_figure(fig, path)  # printable text, tight layout, atomic write

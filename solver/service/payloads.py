@@ -250,7 +250,7 @@ def validate_payload(instance: dict[str, Any]) -> dict[str, Any]:
         d = pm.data
         return {"valid": True, "kind": "portfolio", "jobs": len(d.instances), "gpu_types": len(d.gpus),
                 "buckets": len(d.buckets), "build_seconds": pm.build_seconds}
-    from planopt.cli.check import plan_space_line
+    from planopt.report.plan_space import plan_space_line
     from planopt.instance import load_instance
     from planopt.job.model import PlanModel
     pm = PlanModel(load_instance(instance))

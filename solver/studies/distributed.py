@@ -9,7 +9,7 @@ A *task* is a plain, picklable dict describing one solve:
     limits and objective to replace (``Instance.with_overrides``), optional;
 ``confidence``
     a share in (0, 1) for a chance-constrained solve (``chance.solve_chance``),
-    or absent / None for a point solve (``api.solve_instance``);
+    or absent / None for a point solve (``uncertainty/solve.solve_instance``, the API's);
 ``scenarios``, ``seed``, ``cvar``
     the chance-constrained solve's sample size (default 200), seed (default 0)
     and optional CVaR level;
@@ -53,7 +53,7 @@ def solve_task(task: dict[str, Any]) -> dict[str, Any]:
     inst = load_instance(task["instance"]).with_overrides(**task.get("overrides", {}))
     confidence = task.get("confidence")
     if confidence is None:
-        from planopt.api import solve_instance
+        from planopt.uncertainty.solve import solve_instance
         result = solve_instance(inst, time_limit=task.get("time_limit"), sensitivity=task.get("sensitivity", False))
     else:
         from planopt.uncertainty.chance import DEFAULT_SCENARIOS, solve_chance

@@ -425,9 +425,3 @@ def chance_points_frame(front: ChanceFrontier) -> "pd.DataFrame":
     columns = ["in_sample_share", "out_of_sample_share", "violations", *(f"expected_{k}" for k in METRICS),
                *plan_columns(None)]
     return pd.DataFrame.from_records(records, columns=columns)
-
-
-def plot_chance_frontier(front: ChanceFrontier, path, title: str = "", name: str = ""):
-    """The chart of a probability frontier (drawn by ``plots.plot_chance_frontier``)."""
-    from planopt.report.plots import plot_chance_frontier as draw
-    return draw(front, path, title=title, name=name)

@@ -154,12 +154,32 @@ PLAN_COLUMNS = ("method", "gpu", "gpu_count", "steps", "samples_per_prompt", "te
 METRIC_COLUMNS = ("cost_usd", "wall_hours", "quality", "forgetting_points", "gpu_hours")
 
 
+def plan_record(plan: Plan) -> dict[str, Any]:
+    """A plan's fields as one flat record (a sampling schedule as ``8-4-4``); a staged plan's stage fields
+    as ``stage1.method``, ``stage2.gpu``, ... after its ``stages`` (``sft-rl``) and ``student``."""
+    def flat(d: dict, prefix: str = "") -> dict:
+        out = {}
+        for k, v in d.items():
+            if isinstance(v, dict):  # a split stage's rollout: rollout.gpu, rollout.gpu_count
+                out.update(flat(v, f"{prefix}{k}."))
+            else:
+                out[prefix + k] = "-".join(map(str, v)) if isinstance(v, (list, tuple)) else v
+        return out
+    if len(plan.stages) == 1:
+        return flat(plan.flat_dict())
+    d = plan.to_dict()
+    row = {"stages": "-".join(plan.methods), **({"student": d["student"]} if d["student"] is not None else {}),
+           "checkpoint_interval_minutes": d["checkpoint_interval_minutes"]}
+    for n, stage in enumerate(d["stages"], 1):
+        row.update(flat(stage, f"stage{n}."))
+    return row
+
+
 def plan_columns(plan) -> dict[str, Any]:
-    """A one-stage plan's columns (``PLAN_COLUMNS``); a staged plan's as ``stage1.method``, ... (``api.plan_record``)."""
+    """A one-stage plan's columns (``PLAN_COLUMNS``); a staged plan's as ``stage1.method``, ... (:func:`plan_record`)."""
     if plan is None:
         return dict.fromkeys(PLAN_COLUMNS)
     if len(plan.stages) > 1:
-        from planopt.api import plan_record
         return plan_record(plan)
     d = plan.flat_dict()
     d["samples_per_prompt"] = "-".join(map(str, plan.samples_per_prompt))
@@ -339,41 +359,3 @@ def chance_grid_frame(instance, confidences: Iterable[float], limit: Optional[st
     from planopt.uncertainty.chance import check_confidence
     confidences = [check_confidence(c) for c in confidences]
     return grid_frame(run_grid(instance, confidences, limit, list(values) if values is not None else None, **options))
-
-
-def plot_grid(points: list[GridPoint], path, title: str = ""):
-    """Expected cost against confidence, one line per value of the swept limit; with one confidence
-    and a swept limit, expected cost against the limit. Infeasible points: crosses at the foot of the axes."""
-    from planopt.report.plots import LABELS, _pyplot, check_plot_path, save_figure
-    path = check_plot_path(path)
-    plt = _pyplot()
-    limit = points[0].limit if points else None
-    by_limit = len({p.confidence for p in points}) == 1 and limit is not None
-    x_of = (lambda p: p.value) if by_limit else (lambda p: p.confidence)
-    groups: dict[Any, list[GridPoint]] = {}
-    for p in points:
-        groups.setdefault(p.confidence if by_limit else p.value, []).append(p)
-    fig, ax = plt.subplots(figsize=(9, 6), dpi=110)
-    for n, (key, group) in enumerate(groups.items()):
-        group = sorted(group, key=x_of)
-        solved = [p for p in group if p.expected("cost_usd") is not None]
-        name = f"confidence {key:g}" if by_limit else (f"{LABELS[limit]} {key:,.6g}" if limit else "instance limits")
-        # later lines get smaller markers, so that equal points of several lines stay visible
-        line, = ax.plot([x_of(p) for p in solved], [p.expected("cost_usd") for p in solved], marker="o",
-                        ms=max(3.0, 9.0 - 1.5 * n), lw=1.2, label=name, zorder=2 + n)
-        failed = [x_of(p) for p in group if p.expected("cost_usd") is None]
-        if failed:  # inside the axes, one row per line at its foot
-            ax.scatter(failed, [0.03 + 0.03 * n] * len(failed), marker="x", s=30, color=line.get_color(),
-                       transform=ax.get_xaxis_transform(), clip_on=True, zorder=3)
-    xs = [x_of(p) for p in points]
-    if xs:  # the crosses' blended transform does not widen the x range by itself
-        pad = 0.05 * (max(xs) - min(xs)) or 0.05 * max(1.0, abs(xs[0]))
-        ax.set_xlim(min(xs) - pad, max(xs) + pad)
-    if any(p.expected("cost_usd") is None for p in points):
-        ax.scatter([], [], marker="x", color="0.3", label="no plan (infeasible or stopped)")
-    ax.set_xlabel(LABELS[limit] if by_limit else "confidence (share of scenarios meeting every limit)")
-    ax.set_ylabel("expected cost (USD)")
-    ax.set_title(title or "the cost of certainty")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8, loc="best")
-    return save_figure(fig, path)  # printable text, tight layout, atomic write

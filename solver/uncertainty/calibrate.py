@@ -60,6 +60,7 @@ from planopt.models.schema.plan import HardwareChoice, Recipe
 from planopt.models.schema.instance import Instance
 
 from planopt.errors import InputError, describe_validation_error, read_json
+from planopt.instance import instance_from
 
 # Interval options of the synthetic checkpoint job: a geometric grid from 6
 # seconds to 10 days in 0.5 % steps, so the optimiser's choice is within 0.25 %
@@ -145,10 +146,7 @@ class Case:
     def instance(self, raw: dict[str, Any]) -> Instance:
         # published step times and hours exclude validation runs: none in the instance either
         raw = {"evaluation": {"every_steps": None}, **raw}
-        try:
-            inst = Instance.model_validate(raw)
-        except ValidationError as exc:
-            raise InputError(describe_validation_error(exc, f"{self.path} (as an instance)")) from None
+        inst = instance_from(raw, f"{self.path} (as an instance)")  # its shape, then its consistency checks
         return inst if self.transform is None else self.transform(inst)
 
 

@@ -101,6 +101,7 @@ from planopt.models.catalog import CatalogLookupError, find_gpu
 from planopt.models.cost.evaluator import Evaluator
 from planopt.models.schema.plan import HardwareChoice, Recipe
 from planopt.models.uncertainty.scenarios import ScenarioEvaluator
+from planopt.models.consistency import check_instance
 from planopt.models.schema.instance import Instance, Range
 
 from planopt.errors import InputError
@@ -607,7 +608,9 @@ def fit(inst: Instance, rows: list[PilotRow]) -> FitResult:
 def fitted_instance(inst: Instance, values: dict[str, float], ranges: dict[str, dict]) -> Instance:
     """``inst`` with the fitted point values in their fields and the ranges in ``uncertainty``."""
     merged = {**inst.uncertainty, **{name: Range(**r) for name, r in ranges.items()}}
-    return unc.apply(inst, values).model_copy(update={"uncertainty": merged})
+    fitted = unc.apply(inst, values).model_copy(update={"uncertainty": merged})
+    check_instance(fitted)  # model_copy runs no validator: the consistency checks of a loaded instance
+    return fitted
 
 
 # --- the written file: the input JSON with the fitted fields set ------------------------
