@@ -43,7 +43,8 @@ from planopt.portfolio.budget import (BRANCH_SHARE, COMPLETE_SHARE, FINISH_RESTO
                                       LATER_BASE_SHARE, MASTER_SHARE, MIN_SOLVE_SECONDS, RESTORE_MARGIN, RESTORE_SECONDS,
                                       UNLIMITED_SEARCH_SECONDS, TimeBudget)
 from planopt.portfolio.evaluate import over_budget
-from planopt.portfolio.lagrange import add_columns, best_responses, column_generation, integer_master
+from planopt.portfolio.columns import add_columns, column_generation, integer_master
+from planopt.portfolio.greedy import best_responses
 from planopt.portfolio.result import PortfolioResult
 from planopt.portfolio.search import complete_plans, greedy_candidates, solve_fixed
 
@@ -143,7 +144,7 @@ class SolvePhases:
         return True
 
     def search(self, result: PortfolioResult, threads: int, budget: TimeBudget) -> None:
-        """The primal side before the MIP proper (``portfolio_search``), each schedule a solution of
+        """The primal side before the MIP proper (``search``), each schedule a solution of
         the full model (only bounds are changed), the best one kept (``keep_schedule``):
 
         - the greedy (``greedy_schedule``) over several job orders, improved by best responses,

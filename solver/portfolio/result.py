@@ -82,7 +82,7 @@ class PortfolioResult:
     build_seconds: float = 0.0
     solve_seconds: float = 0.0          # includes the warm start
     warm_start_seconds: float = 0.0
-    search_seconds: float = 0.0         # the primal search (portfolio_search), part of solve_seconds
+    search_seconds: float = 0.0         # the primal search (search.py), part of solve_seconds
     message: str = ""
     gpu_types: list[str] = field(default_factory=list)
     providers: dict[str, str] = field(default_factory=dict)         # GPU type -> provider

@@ -64,9 +64,9 @@ class PortfolioModel(WarmStart, Schedules, SolvePhases, Explanation):
         self.solver = PendingStartHighs()
         self.complete_start = False
         self.gang_values: list[tuple[Any, float]] | None = None   # the gang heuristic's (warm_start)
-        self.lagrange = None   # the Lagrangian bound of the warm start (portfolio_lagrange.LagrangeResult)
+        self.lagrange = None   # the Lagrangian bound of the warm start (lagrange.LagrangeResult)
         self.plan_fixes: list[tuple[Any, float]] = []   # the warm start's plans, as values of the plan binaries
-        self.job_plans: list = []                        # portfolio_lagrange.JobPlans per job
+        self.job_plans: list = []                        # lagrange.JobPlans per job
         self.reserved_floor: dict[str, int] = {}         # valid lower bounds on reserved GPUs (reservation_floors)
         self.search_objective: float | None = None   # the search's best schedule's objective
         self.log_streams: list = []                       # where HiGHS's logs go (solve: stderr under -v)

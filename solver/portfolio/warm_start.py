@@ -29,7 +29,7 @@ class WarmStart:
     """The Lagrangian ascent, its floors and starts, and the gang heuristic, on a ``PortfolioModel``."""
 
     def warm_start(self, floors: bool = True, starts: bool = True, budget: TimeBudget | None = None) -> float:
-        """The Lagrangian relaxation of the shared capacity (``portfolio_lagrange.lagrangian_bound``),
+        """The Lagrangian relaxation of the shared capacity (``lagrange.lagrangian_bound``),
         for at most ``LAGRANGE_SECONDS`` and a share ``LAGRANGE_SHARE`` of the time left in
         ``budget`` (none: no time limit):
 
@@ -156,7 +156,7 @@ class WarmStart:
 
     def least_cost_bound(self) -> float | None:
         """A lower bound in USD on the cost of every schedule, the budget row left out: the
-        Lagrangian bound (valid for any multipliers, ``portfolio_lagrange``) less its slack
+        Lagrangian bound (valid for any multipliers, ``lagrange``) less its slack
         against solver tolerances; None before it is computed or when it is not finite."""
         if self.lagrange is None or not math.isfinite(self.lagrange.bound_usd):
             return None
