@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from planopt.models.consistency import check_instance
-from planopt.models.schema.instance import Instance
+from planopt.models.schema.instance import MAX_MAGNITUDE, Instance
 
 from planopt.errors import InputError, describe_validation_error, read_json
 
@@ -62,10 +62,12 @@ def load_instance(source: str | Path | dict[str, Any] | Instance) -> Instance:
 # Sane ranges of the limits a user passes as overrides (CLI flags, API keywords):
 # finite, and far beyond any real job, so only typos and absurd values (NaN,
 # inf, 1e308, which HiGHS would treat as "no limit" and print warnings about)
-# are refused. Budgets: a trillion dollars. Deadlines: about 114 years. Scores
+# are refused. Budgets: a trillion dollars, the schema's bound on an instance's or a
+# portfolio's budget_usd (MAX_MAGNITUDE), for single jobs and portfolios alike
+# (portfolio.loading.check_budget). Deadlines: about 114 years. Scores
 # and forgetting: points of benchmarks that score up to 100, with room to spare.
 LIMIT_RANGES = {
-    "budget_usd": (0.0, 1e12, "USD"),
+    "budget_usd": (0.0, MAX_MAGNITUDE, "USD"),
     "deadline_hours": (0.0, 1e6, "hours"),
     "max_forgetting_points": (0.0, 1e6, "points"),
     "min_quality": (-1e6, 1e6, "points"),

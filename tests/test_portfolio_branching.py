@@ -12,7 +12,8 @@ import pytest
 
 from planopt.portfolio.solve import PortfolioModel, load_portfolio
 from planopt.portfolio.branching import branch_and_price, branching_type, reservation_step
-from planopt.portfolio.lagrange import JobRule, column_generation, job_minimum, ruled_minimum
+from planopt.portfolio.columns import column_generation
+from planopt.portfolio.lagrange import JobRule, job_minimum, ruled_minimum
 
 from conftest import split_seeds
 from portfolio_oracle import best_portfolio_cost, tiny_portfolio

@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from planopt.cli import app
+from planopt.portfolio.budget import TimeBudget
 from planopt.portfolio.solve import PortfolioModel, PortfolioResult, load_portfolio, solve_portfolio
 
 from conftest import INSTANCES
@@ -86,7 +87,7 @@ def test_the_portfolio_file_budget_is_honoured(optimum, tmp_path):
 def test_the_warm_start_stops_at_the_time_limit():
     """Past the time limit the warm start adds no floor and no start."""
     pm = PortfolioModel(SMALL)
-    pm.warm_start(floors=True, starts=True, end=time.perf_counter())
+    pm.warm_start(floors=True, starts=True, budget=TimeBudget(end=time.perf_counter()))
     assert not hasattr(pm.model, "JSHARE") and pm.solver.pending is None and not pm.plan_fixes
     fresh = PortfolioModel(SMALL)
     fresh.warm_start(floors=True, starts=True)   # without a time limit every job gets both

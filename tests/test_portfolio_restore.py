@@ -11,6 +11,7 @@ import math
 import pyomo.environ as pyo
 import pytest
 
+from planopt.portfolio.budget import TimeBudget
 from planopt.portfolio.solve import PortfolioModel
 
 from conftest import split_seeds
@@ -38,14 +39,14 @@ def test_the_model_holds_the_best_schedule_at_the_end_and_a_changed_one_is_told_
     if pyo.value(m.objective) <= pm.best[0] * (1 + 1e-7):
         pytest.skip("reservations are free in this portfolio")
     assert not pm.holds_best()
-    pm.load_best(threads=1, left=30.0, end=None)
+    pm.load_best(threads=1, budget=TimeBudget())
     assert pm.holds_best()
     assert math.isclose(pyo.value(m.objective), pm.best[0], rel_tol=1e-7, abs_tol=1e-7)
 
 
 def _without_search(monkeypatch):
     """Solves in which the search finds nothing (as under a short limit), counting the fallback LPs."""
-    monkeypatch.setattr(PortfolioModel, "search", lambda self, result, threads, end: None)
+    monkeypatch.setattr(PortfolioModel, "search", lambda self, result, threads, budget: None)
     fallbacks = []
     real = PortfolioModel.gang_fallback
 

@@ -1,6 +1,6 @@
 r"""Branch-and-price for the portfolio's bound: column generation in every node of a search tree.
 
-``portfolio_lagrange.column_generation`` bounds the portfolio by the Lagrangian dual over the
+``columns.column_generation`` bounds the portfolio by the Lagrangian dual over the
 shared capacity (the master LP over job schedules). A node of the tree restricts the portfolio
 to a box of reservations and to rules on some jobs' schedules; its column generation (warm
 started from its parent's multipliers and columns, ``reserved_cap`` and ``job_rules``) bounds
@@ -25,7 +25,7 @@ over the leaves of the tree (open, pruned or not branchable alike). Branchings, 
 3. **A job's schedule** (``job_branching``): the job whose master-LP columns are most evenly
    split, by its plan's (hardware, interval) pair (that pair, or the others) where its columns
    differ there, else by a bucket (held, or not held); the pricing obeys the rule exactly
-   (``portfolio_lagrange.ruled_minimum``).
+   (``lagrange.ruled_minimum``).
 
 Nodes are taken best bound first, so the reported bound rises whenever the lowest leaf is
 branched; the search stops when the lowest leaf's master LP is integral with nothing to branch
@@ -49,7 +49,8 @@ from typing import Callable
 
 import numpy as np
 
-from planopt.portfolio.lagrange import JobRule, LagrangeResult, column_generation, ruled_minimum
+from planopt.portfolio.columns import column_generation
+from planopt.portfolio.lagrange import JobRule, LagrangeResult, ruled_minimum
 
 MULTIPLE_TOLERANCE_GPUS = 1e-6   # a master-LP reservation within this of a multiple of q is one (LP tolerance)
 
@@ -176,6 +177,73 @@ def job_branching(pm, node: Node) -> tuple[int, JobRule, JobRule] | None:
     return best
 
 
+def node_children(pm, node: Node, steps: dict, high: dict) -> tuple[list, tuple] | None:
+    """The children of ``node`` as (low, cap, rules) each, and the branching's label: on a
+    reservation (``branching_type``: (type, q, R*)), failing that on a job's schedules
+    (``job_branching``: ("job", j); a child no schedule obeys is dropped). None: nothing to branch
+    on (the node's master LP is integral)."""
+    d = pm.data
+    choice = branching_type(pm, node.lag, steps)
+    children = []
+    if choice is not None:
+        g, q, r = choice
+        low_g = node.low.get(g, 0)
+        cap_g = min(node.cap.get(g, high[g]), high[g])
+        down_cap = int(q * math.floor(r / q))
+        if down_cap >= low_g:
+            children.append((node.low, {**node.cap, g: down_cap}, node.rules))
+        up_low = int(q * math.ceil(r / q))
+        if up_low <= cap_g:
+            children.append(({**node.low, g: up_low}, node.cap, node.rules))
+        return children, (g, q, r)
+    split = job_branching(pm, node)
+    if split is None:
+        return None
+    jb, *rules = split
+    gpu_index = {g: n for n, g in enumerate(d.gpus)}
+    zero = np.zeros((len(d.buckets), len(d.gpus), 3))
+    for rule in rules:
+        if ruled_minimum(pm.job_plans[jb], zero, gpu_index, rule)[1] is not None:   # else: no schedule in the child
+            children.append((node.low, node.cap, {**node.rules, jb: rule}))
+    return children, ("job", jb)
+
+
+def propose_reservations(pm, res: LagrangeResult, steps: dict, seen: set, on_reservations: Callable[[dict], None]) -> None:
+    """A node's master LP that reserves multiples only: its reservations, rounded up to whole
+    nodes, handed to ``on_reservations`` once per distinct vector (``seen``)."""
+    d = pm.data
+    if res.lp_reserved is None or fractional_reservation(pm, res, steps) is not None:
+        return
+    reserved = {g: int(math.ceil(float(res.lp_reserved[n]) / d.node_gpus[g] - MULTIPLE_TOLERANCE_GPUS)) * d.node_gpus[g]
+                for n, g in enumerate(d.gpus)}
+    key = tuple(sorted(reserved.items()))
+    if key not in seen:
+        seen.add(key)
+        on_reservations(reserved)
+
+
+def solve_children(pm, node: Node, children: list, end: float, threads: int, node_share: float,
+                   propose: Callable[[LagrangeResult], None] | None) -> tuple[list[Node], int]:
+    """Column generation in each child of ``node`` (warm started from it, at most ``node_share``
+    of the time left before ``end``), each new node's reservations proposed (``propose``).
+    Returns the children solved, in order, until the time ran out or one had no bound, and how
+    many column generations ran."""
+    kids, runs = [], 0
+    for low, cap, rules in children:
+        left = end - time.perf_counter()
+        if left <= 0:
+            break
+        res = column_generation(pm, pm.job_plans, low, node_share * left, start=node.lag, threads=threads,
+                                reserved_cap=cap or None, job_rules=rules or None)
+        runs += 1
+        if res is None:
+            continue
+        kids.append(Node(max(res.bound_usd, node.bound_usd), low, cap, res, node.depth + 1, rules))
+        if propose is not None:
+            propose(res)
+    return kids, runs
+
+
 def branch_and_price(pm, lag: LagrangeResult, seconds: float, threads: int = 1,
                      incumbent: Callable[[], float | None] = lambda: None,
                      on_reservations: Callable[[dict], None] | None = None,
@@ -193,12 +261,11 @@ def branch_and_price(pm, lag: LagrangeResult, seconds: float, threads: int = 1,
         return None
     d = pm.data
     steps = {g: q for g in d.gpus if (q := reservation_step(pm, g)) is not None}
-    gpu_index = {g: n for n, g in enumerate(d.gpus)}
     high = {g: int(pm.form.reserved_max[g]) for g in d.gpus}
-    root = Node(lag.bound_usd, dict(pm.reserved_floor), {}, lag)
-    heap: list = [(root.bound_usd, 0, root)]
-    done: list[Node] = []       # leaves that are not branched further (pruned or nothing to branch on)
     seen_reserved: set = set()
+    propose = None if on_reservations is None else (lambda res: propose_reservations(pm, res, steps, seen_reserved, on_reservations))
+    heap: list = [(lag.bound_usd, 0, Node(lag.bound_usd, dict(pm.reserved_floor), {}, lag))]
+    done: list[Node] = []       # leaves that are not branched further (pruned or nothing to branch on)
     counter = 1
     first = None
     nodes = job_branchings = 0
@@ -207,49 +274,13 @@ def branch_and_price(pm, lag: LagrangeResult, seconds: float, threads: int = 1,
         inc = incumbent()
         if inc is not None and bound >= inc:
             break   # every open leaf is at least the incumbent: it is optimal
-        choice = branching_type(pm, node.lag, steps)
-        children = []   # (low, cap, rules) of each child
-        if choice is not None:
-            g, q, r = choice
-            low_g = node.low.get(g, 0)
-            cap_g = min(node.cap.get(g, high[g]), high[g])
-            down_cap = int(q * math.floor(r / q))
-            if down_cap >= low_g:
-                children.append((node.low, {**node.cap, g: down_cap}, node.rules))
-            up_low = int(q * math.ceil(r / q))
-            if up_low <= cap_g:
-                children.append(({**node.low, g: up_low}, node.cap, node.rules))
-            label = (g, q, r)
-        else:
-            split = job_branching(pm, node)
-            if split is None:
-                break   # the lowest leaf's master LP is integral: branching cannot lift the bound
-            jb, *rules = split
-            zero = np.zeros((len(d.buckets), len(d.gpus), 3))
-            for rule in rules:
-                if ruled_minimum(pm.job_plans[jb], zero, gpu_index, rule)[1] is not None:   # else: no schedule in the child
-                    children.append((node.low, node.cap, {**node.rules, jb: rule}))
-            label = ("job", jb)
+        branching = node_children(pm, node, steps, high)
+        if branching is None:
+            break   # the lowest leaf's master LP is integral: branching cannot lift the bound
+        children, label = branching
         heapq.heappop(heap)
-        kids = []
-        for low, cap, rules in children:
-            left = end - time.perf_counter()
-            if left <= 0:
-                break
-            res = column_generation(pm, pm.job_plans, low, node_share * left, start=node.lag, threads=threads,
-                                    reserved_cap=cap or None, job_rules=rules or None)
-            nodes += 1
-            if res is None:
-                continue
-            kid = Node(max(res.bound_usd, node.bound_usd), low, cap, res, node.depth + 1, rules)
-            kids.append(kid)
-            if on_reservations is not None and res.lp_reserved is not None and fractional_reservation(pm, res, steps) is None:
-                reserved = {gg: int(math.ceil(float(res.lp_reserved[n]) / d.node_gpus[gg] - MULTIPLE_TOLERANCE_GPUS)) * d.node_gpus[gg]
-                            for n, gg in enumerate(d.gpus)}
-                key = tuple(sorted(reserved.items()))
-                if key not in seen_reserved:
-                    seen_reserved.add(key)
-                    on_reservations(reserved)
+        kids, runs = solve_children(pm, node, children, end, threads, node_share, propose)
+        nodes += runs
         if len(kids) < len(children):
             # a child was not solved (time ran out): the parent stays a leaf, with its own bound
             heapq.heappush(heap, (node.bound_usd, counter, node))
@@ -267,7 +298,13 @@ def branch_and_price(pm, lag: LagrangeResult, seconds: float, threads: int = 1,
                 counter += 1
     if first is None:
         return None
-    leaves = sorted([n for _, _, n in heap] + done, key=lambda n: n.bound_usd)
+    return tree_result(lag, sorted([n for _, _, n in heap] + done, key=lambda n: n.bound_usd), t0, first, nodes, job_branchings)
+
+
+def tree_result(lag: LagrangeResult, leaves: list[Node], t0: float, first: tuple, nodes: int,
+                job_branchings: int) -> LagrangeResult:
+    """``lag`` with the tree's bound (the least leaf's, never below ``lag``'s), its first
+    branching, its leaves' results (best bound first) and its size."""
     bound = leaves[0].bound_usd if leaves else lag.bound_usd
     bound = max(bound, lag.bound_usd)
     out = LagrangeResult(bound, lag.multipliers, lag.job_min_usd, lag.choice, lag.held, lag.iterations,

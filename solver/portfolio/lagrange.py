@@ -72,9 +72,9 @@ fit; kept intervals; lead time loosened by 1e-9), so each
 budget row left out.
 
 **The multipliers** come first from a projected subgradient ascent (``lagrangian_bound``),
-then from column generation (``column_generation``: the duals of a restricted master LP over
-the schedules priced so far, to the dual optimum when no column prices out). The first is a
-projected subgradient ascent (Polyak steps
+then from column generation (``solver/portfolio/columns.py``: the duals of a restricted master
+LP over the schedules priced so far, to the dual optimum when no column prices out). The first
+is a projected subgradient ascent (Polyak steps
 towards a target above the best bound): the subgradient is the GPUs the jobs'
 minimisers hold minus the capacity (:math:`R_g = \underline R_g`, as the coefficient of
 :math:`R_g` is kept :math:`\ge 0` by projecting the reserved multipliers onto
@@ -84,7 +84,6 @@ minimisers hold minus the capacity (:math:`R_g = \underline R_g`, as the coeffic
 
 from __future__ import annotations
 
-import copy
 import math
 import time
 from dataclasses import dataclass, field
@@ -131,13 +130,13 @@ class LagrangeResult:
     lam: np.ndarray | None = None          # [B, G, 3] the best multipliers
     theta: float = 1.0                     # the step scale where the ascent stopped
     master: tuple | None = None            # column generation's (HiGHS master, columns, index of the first column)
-    branched: tuple | None = None          # portfolio_branching: the first branching (GPU type, q, R*, its children's bounds)
+    branched: tuple | None = None          # branching: the first branching (GPU type, q, R*, its children's bounds)
     lp_reserved: np.ndarray | None = None  # [G] the reservations of column generation's last master LP
     branches: tuple = ()                   # branching: the leaves' results (their masters), best bound first
     lp_columns: np.ndarray | None = None   # the job columns' values in column generation's last master LP
-    nodes: int = 0                         # portfolio_branching.branch_and_price: column generations run in its nodes
-    depth: int = 0                         # portfolio_branching.branch_and_price: the deepest leaf
-    job_branchings: int = 0                # portfolio_branching.branch_and_price: branchings on a job's schedules
+    nodes: int = 0                         # branching.branch_and_price: column generations run in its nodes
+    depth: int = 0                         # branching.branch_and_price: the deepest leaf
+    job_branchings: int = 0                # branching.branch_and_price: branchings on a job's schedules
 
 
 def job_plans(pm, j: int) -> JobPlans:
@@ -251,7 +250,7 @@ def job_minimum(jp: JobPlans, lam: np.ndarray, gpu_index: dict, tier_mask: np.nd
 
 @dataclass(frozen=True)
 class JobRule:
-    """A branching's restriction of one job's choices (``portfolio_branching``): its plan's
+    """A branching's restriction of one job's choices (``branching``): its plan's
     (hardware, interval) pair among ``pairs`` (None: any), no GPU held in the buckets of
     ``buckets_out``, some GPU held in each bucket of ``buckets_in``."""
     pairs: frozenset | None = None
@@ -316,6 +315,19 @@ def project_capped_simplex(v: np.ndarray, cap: float) -> np.ndarray:
     return np.maximum(v - theta, 0.0)
 
 
+def bound_at(d, plans: list, lam: np.ndarray, bound_usd: float, mins: list, choices: list) -> LagrangeResult:
+    """The result of ``L(lambda) = bound_usd`` at multipliers ``lam`` [B, G, 3] (kept by their
+    positive entries, and as an array), with each job's least share ``mins`` and minimiser
+    ``choices`` (``job_minimum``'s: recipe, pair index, held (bucket, tier index))."""
+    gpu_index = {g: n for n, g in enumerate(d.gpus)}
+    B = len(d.buckets)
+    return LagrangeResult(bound_usd, {(b, g, TIERS[k]): float(lam[b, gpu_index[g], k]) for b in range(B) for g in d.gpus
+                                      for k in range(3) if lam[b, gpu_index[g], k] > 0},
+                          list(mins), [None if c is None else (c[0], *plans[j].pairs[c[1]]) for j, c in enumerate(choices)],
+                          [set() if c is None else {(b, plans[j].gpu[c[1]], TIERS[k]) for b, k in c[2]}
+                           for j, c in enumerate(choices)], lam=lam.copy())
+
+
 def lagrangian_bound(pm, seconds: float = 5.0, iterations: int = 200, target_usd: float | None = None,
                      plans: list | None = None, reserved_floor: dict[str, int] | None = None,
                      start: "LagrangeResult | None" = None) -> LagrangeResult:
@@ -361,11 +373,7 @@ def lagrangian_bound(pm, seconds: float = 5.0, iterations: int = 200, target_usd
                 best = LagrangeResult(-math.inf, {}, [-math.inf] * len(plans), [None] * len(plans), [set() for _ in plans])
             break
         if best is None or L > best.bound_usd:
-            best = LagrangeResult(L, {(b, g, TIERS[k]): float(lam[b, gpu_index[g], k]) for b in range(B) for g in d.gpus
-                                      for k in range(3) if lam[b, gpu_index[g], k] > 0},
-                                  list(mins), [None if c is None else (c[0], *plans[j].pairs[c[1]]) for j, c in enumerate(choices)],
-                                  [set() if c is None else {(b, plans[j].gpu[c[1]], TIERS[k]) for b, k in c[2]}
-                                   for j, c in enumerate(choices)], lam=lam.copy())
+            best = bound_at(d, plans, lam, L, mins, choices)
             stall = 0
         else:
             stall += 1
@@ -390,167 +398,6 @@ def lagrangian_bound(pm, seconds: float = 5.0, iterations: int = 200, target_usd
     best.history = (start.history if start is not None else []) + history
     best.theta = theta
     return best
-
-
-class _Greedy:
-    """The state of a greedy schedule: the capacity left per (bucket, GPU type, tier), the
-    reserved GPUs, and per job its (recipe, h, i, [(b, tier)]) and estimated cost."""
-
-    def __init__(self, pm, plans: list, reserved: dict[str, int]):
-        d = self.d = pm.data
-        self.plans = plans
-        self.B, self.G = len(d.buckets), len(d.gpus)
-        self.gpu_index = {g: n for n, g in enumerate(d.gpus)}
-        self.res_cap = np.array([d.reserved_price[g] * d.committed_hours[g] for g in d.gpus])
-        self.R = np.array([reserved.get(g, 0) for g in d.gpus], dtype=float)
-        self.left = np.zeros((self.B, self.G, 3))
-        for g, n in self.gpu_index.items():
-            self.left[:, n, 0] = self.R[n]
-            self.left[:, n, 1] = d.od_avail[g]
-            self.left[:, n, 2] = d.spot_avail[g]
-        self.zero = np.zeros((self.B, self.G, 3))
-        self.out: list = [None] * len(plans)
-        self.values: list = [0.0] * len(plans)
-
-    def where(self, j: int) -> tuple[int, float]:
-        jp = self.plans[j]
-        p = jp.pairs.index((self.out[j][1], self.out[j][2]))
-        return self.gpu_index[jp.gpu[p]], jp.count[p]
-
-    def remove(self, j: int) -> None:
-        g, n = self.where(j)
-        for b, k in self.out[j][3]:
-            self.left[b, g, k] += n
-
-    def put(self, j: int, ch: tuple, v: float) -> None:
-        jp = self.plans[j]
-        self.out[j], self.values[j] = (ch[0], *jp.pairs[ch[1]], ch[2]), v
-        g, n = self.where(j)
-        for b, k in ch[2]:
-            self.left[b, g, k] -= n
-
-    def best(self, j: int) -> tuple[float, tuple | None]:
-        """Job j's cheapest plan and buckets in the capacity left (true prices, reserved GPUs free)."""
-        jp = self.plans[j]
-        gi = np.array([self.gpu_index[g] for g in jp.gpu], dtype=int)
-        mask = self.left[:, gi, :].transpose(1, 0, 2) >= jp.count[:, None, None] - 1e-9
-        return job_minimum(jp, self.zero, self.gpu_index, tier_mask=mask, conservative=True)
-
-    def place(self, j: int) -> bool:
-        """Put job j where it is cheapest; with no room, reserve more GPUs of the type its cheapest
-        plan with a reservation needs (each new reserved GPU costing its whole commitment, once
-        per bucket held: an overestimate). False when the job has no plan at all."""
-        v, ch = self.best(j)
-        if ch is None:
-            jp, d = self.plans[j], self.d
-            gi = np.array([self.gpu_index[g] for g in jp.gpu], dtype=int)
-            mask = self.left[:, gi, :].transpose(1, 0, 2) >= jp.count[:, None, None] - 1e-9
-            lam = np.zeros((self.B, self.G, 3))
-            lam[:, :, 0] = self.res_cap[None, :]
-            mask[:, :, 0] = True
-            _, ch = job_minimum(jp, lam, self.gpu_index, tier_mask=mask, conservative=True)
-            if ch is None:
-                return False
-            g, n = gi[ch[1]], jp.count[ch[1]]
-            node = d.node_gpus[d.gpus[g]]
-            need = max((n - self.left[b, g, 0] for b, k in ch[2] if k == 0), default=0.0)
-            need = math.ceil(need / node - 1e-9) * node   # whole nodes
-            self.R[g] += need
-            self.left[:, g, 0] += need
-            r = list(jp.recipes).index(ch[0])
-            v = jp.fixed_usd[r, ch[1]] + sum(jp.hour_usd[ch[1], b, k] * jp.cap_hours_safe[ch[1]] for b, k in ch[2])  # an overestimate
-        self.put(j, ch, v)
-        return True
-
-    def total(self) -> float:
-        return sum(self.values) + float((self.R * self.res_cap).sum())
-
-    def result(self) -> tuple[float, list, dict, list]:
-        return self.total(), list(self.out), {g: int(self.R[n]) for g, n in self.gpu_index.items()}, list(self.values)
-
-
-def greedy_schedule(pm, plans: list, order: list[int], reserved: dict[str, int]) -> tuple[float, list, dict, list] | None:
-    """A primal heuristic: jobs in ``order``, each takes its cheapest plan and buckets (true
-    prices, ``job_minimum`` with no multipliers, conservatively counted hours) within the
-    capacity the jobs before it left: on-demand and spot availability, and ``reserved`` GPUs
-    (already paid for, so free to run on); a job that finds no room reserves more
-    (``_Greedy.place``). Returns (estimated cost, [(recipe, h, i, [(b, tier)])] per job,
-    reserved, each job's estimated cost), or None when some job has no plan at all."""
-    state = _Greedy(pm, plans, reserved)
-    for j in order:
-        if not state.place(j):
-            return None
-    return state.result()
-
-
-def best_responses(pm, plans: list, out: list, values: list, reserved: dict[str, int], floor: dict[str, int] | None = None,
-                   passes: int = 5, end: float | None = None) -> tuple[float, list, dict, list]:
-    """Local search on a greedy schedule (``greedy_schedule``'s output), until no move helps (or
-    ``end``, a ``time.perf_counter`` instant):
-
-    - each job in turn gives up its GPUs and takes its cheapest plan and buckets in the capacity
-      the others leave (``_Greedy.best``), kept when cheaper (at most ``passes`` rounds);
-    - for each GPU type reserved beyond ``floor``, the jobs running on its reserved GPUs give
-      them up, the reservation falls to the floor, and they are placed again (largest work
-      first, reserving again where they must); kept when the total is lower.
-
-    Returns the same tuple as the greedy."""
-    state = _Greedy(pm, plans, {})
-    state.R = np.array([reserved.get(g, 0) for g in state.d.gpus], dtype=float)
-    state.left[:, :, 0] = state.R[None, :]
-    for j, (o, v) in enumerate(zip(out, values)):
-        state.out[j] = o
-        state.values[j] = v
-        g, n = state.where(j)
-        for b, k in o[3]:
-            state.left[b, g, k] -= n
-    floor = floor or {}
-
-    def out_of_time() -> bool:
-        return end is not None and time.perf_counter() >= end
-
-    def responses() -> None:
-        for _ in range(passes):
-            moved = False
-            for j in range(len(plans)):
-                if out_of_time():
-                    return
-                state.remove(j)
-                v, ch = state.best(j)
-                if ch is not None and v < state.values[j] - 1e-9 * max(1.0, abs(state.values[j])):
-                    state.put(j, ch, v)
-                    moved = True
-                else:
-                    state.put(j, (state.out[j][0], plans[j].pairs.index((state.out[j][1], state.out[j][2])), state.out[j][3]),
-                              state.values[j])
-            if not moved:
-                return
-
-    responses()
-    work = [float(np.nanmin(np.where(np.isfinite(jp.compute_hours), jp.compute_hours * jp.count[None, :], np.inf)))
-            if jp.compute_hours.size else 0.0 for jp in plans]
-    improved = True
-    while improved and not out_of_time():
-        improved = False
-        for g, n in state.gpu_index.items():
-            low = float(floor.get(g, 0))
-            if state.R[n] <= low or out_of_time():
-                continue
-            users = [j for j in range(len(plans)) if state.out[j] is not None and state.where(j)[0] == n
-                     and any(k == 0 for _, k in state.out[j][3])]
-            saved = (state.R.copy(), state.left.copy(), list(state.out), list(state.values))
-            before = state.total()
-            for j in users:
-                state.remove(j)
-            state.left[:, n, 0] -= state.R[n] - low
-            state.R[n] = low
-            ok = all(state.place(j) for j in sorted(users, key=lambda j: -work[j]))
-            if ok and state.total() < before - 1e-9 * max(1.0, abs(before)):
-                improved = True
-                responses()
-            else:
-                state.R, state.left, state.out, state.values = saved
-    return state.result()
 
 
 def reservation_floors(pm, plans: list) -> dict[str, int]:
@@ -585,230 +432,3 @@ def reservation_floors(pm, plans: list) -> dict[str, int]:
             (g, c), = least.items()
             out[g] = max(out.get(g, 0), int(c))
     return out
-
-
-def _true_cost(jp: JobPlans, lam: np.ndarray, gpu_index: dict, v: float, ch: tuple) -> float:
-    """The share of a minimiser at no multipliers: ``v`` less its holds' multipliers."""
-    g = gpu_index[jp.gpu[ch[1]]]
-    return v - sum(lam[b, g, k] for b, k in ch[2]) * jp.count[ch[1]]
-
-
-def column_generation(pm, plans: list, reserved_floor: dict[str, int], seconds: float,
-                      start: LagrangeResult | None = None, threads: int = 1,
-                      reserved_cap: dict[str, int] | None = None, job_rules: dict | None = None) -> LagrangeResult:
-    r"""The Lagrangian dual by column generation: the restricted master LP over the job schedules
-    found so far (columns: a job's plan and held (bucket, tier) set, at its share without
-    multipliers),
-
-    .. math::
-       \min \sum_c s_c x_c + \sum_g p^{res}_g C_g R_g \quad\text{s.t.}\quad
-       \sum_{c \in j} x_c = 1, \quad \sum_{c \ni (b,g,k)} n_c x_c \le a_{bgk}\ (R_g), \quad
-       x \ge 0,\ R_g \in [\underline R_g, \bar R_g],
-
-    gives multipliers (the capacity rows' duals), each job's ``job_minimum`` at them prices a new
-    column, and :math:`L(\lambda)` at every such :math:`\lambda` is a valid bound (with the
-    reserved term :math:`\min_{R \in [\underline R, \bar R]} R (p^{res} C - \sum_b \lambda_b)`,
-    for duals whose sum exceeds the commitment where :math:`\underline R > 0`). Until
-    ``seconds`` pass or no column prices out (then the master's value is the dual optimum).
-    Columns cover at first the minimisers of ``start`` (a subgradient ascent's result), and an
-    expensive artificial column per job keeps the master feasible. ``reserved_cap`` and
-    ``job_rules`` (job -> ``JobRule``) restrict the portfolio to a node of the branching: the
-    pricing (``ruled_minimum``) and the columns kept from ``start`` stay within them (no job
-    holds more reserved GPUs of a type than its cap), so the bound is a bound of that node's
-    schedules."""
-    import highspy
-    from pyomo.common.tee import capture_output
-
-    t_start = time.perf_counter()
-    d, form = pm.data, pm.form
-    B, G = len(d.buckets), len(d.gpus)
-    gpu_index = {g: n for n, g in enumerate(d.gpus)}
-    res_cap = np.array([d.reserved_price[g] * d.committed_hours[g] for g in d.gpus])
-    low = np.array([float(reserved_floor.get(g, 0)) for g in d.gpus])
-    high = np.array([float(min(form.reserved_max[g], (reserved_cap or {}).get(g, form.reserved_max[g]))) for g in d.gpus])
-    high = np.maximum(high, low)
-    avail = np.zeros((B, G, 3))
-    for g, n in gpu_index.items():
-        avail[:, n, 1] = d.od_avail[g]
-        avail[:, n, 2] = d.spot_avail[g]
-    J = len(plans)
-    with capture_output(capture_fd=True):
-        h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("threads", threads)   # HiGHS has one global scheduler: every instance asks for the same threads
-    inf = highspy.kHighsInf
-    # rows: J convexity rows, then one capacity row per (b, g, k)
-    h.addRows(J, np.ones(J), np.ones(J), 0, np.array([], dtype=np.int32), np.array([], dtype=np.int32), np.array([]))
-    cap_row = {}
-    lows, ups = [], []
-    for b in range(B):
-        for g in range(G):
-            for k in range(3):
-                cap_row[b, g, k] = J + len(cap_row)
-                lows.append(-inf)
-                ups.append(0.0 if k == 0 else avail[b, g, k])
-    h.addRows(len(lows), np.array(lows), np.array(ups), 0, np.array([], dtype=np.int32), np.array([], dtype=np.int32), np.array([]))
-    # the reservations: R_g enters each of its reserved rows with -1
-    for g in range(G):
-        idx = np.array([cap_row[b, g, 0] for b in range(B)], dtype=np.int32)
-        h.addCol(res_cap[g], low[g], max(low[g], high[g]), len(idx), idx, -np.ones(len(idx)))
-    # artificial columns: a job not covered costs far more than any schedule
-    penalty = 1e3 * max(1.0, sum(float(np.nanmax(np.where(np.isfinite(jp.fixed_usd), jp.fixed_usd, 0.0))) if jp.fixed_usd.size else 0.0
-                                 for jp in plans) + float((res_cap * np.maximum(high, 0)).sum()))
-    for j in range(J):
-        h.addCol(penalty, 0.0, inf, 1, np.array([j], dtype=np.int32), np.array([1.0]))
-    rules = job_rules or {}
-    # a job cannot hold more reserved GPUs of a type than the node lets it reserve
-    cap_masks = {}
-    for j, jp in enumerate(plans):
-        over = [p for p in range(len(jp.pairs)) if jp.count[p] > high[gpu_index[jp.gpu[p]]] + 1e-9]
-        if over:
-            mask = np.ones((len(jp.pairs), B, 3), dtype=bool)
-            mask[over, :, 0] = False
-            cap_masks[j] = mask
-    seen: set = set()
-    columns: list = []   # after the G reservation and J artificial columns: (job, recipe, h, i, [(b, tier)])
-
-    def add(j: int, ch: tuple, cost: float) -> bool:
-        jp = plans[j]
-        g, n = gpu_index[jp.gpu[ch[1]]], jp.count[ch[1]]
-        key = (j, ch[0], ch[1], tuple(sorted(ch[2])))
-        if key in seen:
-            return False
-        seen.add(key)
-        rows = [j] + [cap_row[b, g, k] for b, k in ch[2]]
-        vals = [1.0] + [float(n)] * len(ch[2])
-        h.addCol(cost, 0.0, inf, len(rows), np.array(rows, dtype=np.int32), np.array(vals))
-        columns.append((j, ch[0], *jp.pairs[ch[1]], list(ch[2])))
-        return True
-
-    def lagrangian(lam: np.ndarray) -> tuple[float, list, list]:
-        mins, chs = [], []
-        for j, jp in enumerate(plans):
-            v, ch = ruled_minimum(jp, lam, gpu_index, rules.get(j), cap_masks.get(j))
-            mins.append(v)
-            chs.append(ch)
-        coef = res_cap - lam[:, :, 0].sum(axis=0)
-        L = (sum(mins) - float((lam[:, :, 1:] * avail[:, :, 1:]).sum())
-             + float(np.where(coef >= 0, low * coef, high * coef).sum()))
-        return L, mins, chs
-
-    if start is not None and start.master is not None:   # the columns found so far, at their costs
-        h0, columns0, first0 = start.master
-        cost0 = np.array(h0.getLp().col_cost_)
-        for c, (j, r, hh, i, held) in enumerate(columns0):
-            jp = plans[j]
-            p = jp.pairs.index((hh, i))
-            if (j in rules and not rules[j].admits(p, held)) or (j in cap_masks and any(k == 0 for _, k in held)
-                                                                  and not cap_masks[j][p, 0, 0]):
-                continue   # outside this node
-            add(j, (r, p, held), float(cost0[first0 + c]))
-    best = copy.copy(start)   # never changes the caller's result
-    lam = start.lam.copy() if start is not None and start.lam is not None else None
-    it = 0
-    history = []
-    lp_reserved = lp_columns = None
-    if lam is None:
-        lam = np.zeros((B, G, 3))
-        lam[:, :, 0] = res_cap[None, :] / B
-    while True:
-        it += 1
-        L, mins, chs = lagrangian(lam)
-        history.append(L)
-        if not math.isfinite(L):
-            break
-        if best is None or L > best.bound_usd:
-            best = LagrangeResult(L, {(b, g, TIERS[k]): float(lam[b, gpu_index[g], k]) for b in range(B) for g in d.gpus
-                                      for k in range(3) if lam[b, gpu_index[g], k] > 0},
-                                  list(mins), [None if c is None else (c[0], *plans[j].pairs[c[1]]) for j, c in enumerate(chs)],
-                                  [set() if c is None else {(b, plans[j].gpu[c[1]], TIERS[k]) for b, k in c[2]}
-                                   for j, c in enumerate(chs)], lam=lam.copy())
-        added = sum(add(j, ch, _true_cost(plans[j], lam, gpu_index, v, ch)) for j, (v, ch) in enumerate(zip(mins, chs))
-                    if ch is not None)
-        if time.perf_counter() - t_start >= seconds:
-            break
-        h.run()
-        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-            break
-        master = h.getInfo().objective_function_value
-        sol = h.getSolution()
-        lp_reserved = np.array(sol.col_value[:G])
-        lp_columns = np.array(sol.col_value[G + J:G + J + len(columns)])
-        duals = np.array(sol.row_dual)
-        new = np.zeros((B, G, 3))
-        for (b, g, k), row in cap_row.items():
-            new[b, g, k] = max(0.0, -duals[row])
-        if (not added and it > 1) or master - L <= 1e-9 * max(1.0, abs(master)):
-            break   # no column prices out: the master's value is the dual optimum (L at its duals)
-        lam = new
-    if best is not None:
-        best.master = (h, columns, G + J)
-        best.lp_reserved = lp_reserved
-        best.lp_columns = lp_columns
-    if best is not None and start is not None:
-        best.iterations = it + start.iterations
-        best.seconds = time.perf_counter() - t_start + start.seconds
-        best.history = start.history + history
-        best.theta = start.theta
-    return best
-
-
-def integer_master(pm, lag: LagrangeResult, seconds: float) -> tuple[list, dict, list] | None:
-    """Price-and-branch's primal: the master of ``column_generation`` with its job columns binary
-    (no artificial column), solved by HiGHS within ``seconds``: one generated schedule per job
-    that fits the capacities together. Returns ([(recipe, h, i, [(b, tier)])] per job, reserved
-    per GPU type, each job's column cost), or None. The columns come from the relaxed pricing, so their plans, not their
-    buckets, are what the caller should keep (``complete_plans`` schedules them exactly)."""
-    import highspy
-    if lag.master is None:
-        return None
-    h, columns, first = lag.master
-    d = pm.data
-    G, J = len(d.gpus), len(d.instances)
-    n = h.getNumCol()
-    h.changeColsIntegrality(n - first, np.arange(first, n, dtype=np.int32),
-                            np.array([highspy.HighsVarType.kInteger] * (n - first)))
-    h.changeColsIntegrality(G, np.arange(G, dtype=np.int32), np.array([highspy.HighsVarType.kInteger] * G))
-    h.changeColsBounds(J, np.arange(G, G + J, dtype=np.int32), np.zeros(J), np.zeros(J))
-    h.setOptionValue("time_limit", max(0.01, seconds))
-    h.setOptionValue("mip_rel_gap", 1e-4)
-    h.run()
-    if h.getInfo().primal_solution_status != 2:   # kSolutionStatusFeasible
-        return None
-    x = np.array(h.getSolution().col_value)
-    cost = np.array(h.getLp().col_cost_)
-    out: list = [None] * J
-    values: list = [0.0] * J
-    for c, (j, r, hh, i, held) in enumerate(columns):
-        if x[first + c] > 0.5:
-            out[j] = (r, hh, i, held)
-            values[j] = float(cost[first + c])
-    if any(o is None for o in out):
-        return None
-    return out, {g: int(round(x[n_])) for n_, g in enumerate(d.gpus)}, values
-
-
-def add_columns(pm, lag: LagrangeResult, schedules: list) -> None:
-    """Add schedules (each: per job (recipe, h, i, [(b, tier)]) and per job its estimated cost)
-    to the column generation master as columns, for ``integer_master`` to recombine."""
-    import highspy
-    if lag.master is None:
-        return
-    h, columns, first = lag.master
-    d = pm.data
-    gpu_index = {g: n for n, g in enumerate(d.gpus)}
-    J, G = len(d.instances), len(d.gpus)
-    known = {(j, r, hh, i, tuple(sorted(held))) for (j, r, hh, i, held) in columns}
-    for out, values in schedules:
-        for j, (r, hh, i, held) in enumerate(out):
-            key = (j, r, hh, i, tuple(sorted(held)))
-            if key in known:
-                continue
-            known.add(key)
-            jp = pm.job_plans[j]
-            p = jp.pairs.index((hh, i))
-            g, n = gpu_index[jp.gpu[p]], jp.count[p]
-            rows = [j] + [J + (b * G + g) * 3 + k for b, k in held]
-            h.addCol(float(values[j]), 0.0, highspy.kHighsInf, len(rows), np.array(rows, dtype=np.int32),
-                     np.array([1.0] + [float(n)] * len(held)))
-            columns.append((j, r, hh, i, list(held)))

@@ -9,7 +9,7 @@ option differs: the CLI's flag (``--scenarios``) or the request's field
 caller spells it.
 
 - ``objective``: ``cost`` only (a portfolio minimises its total cost).
-- ``budget_usd``: caps the total spend (``portfolio.check_budget``).
+- ``budget_usd``: caps the total spend (``loading.check_budget``: the single job's rule and bound).
 - ``deadline_hours``, ``max_forgetting_points``, ``min_quality``: refused; each
   job's limits are in its own instance.
 - ``cvar``: refused (the portfolio's chance constraint has no CVaR objective).

@@ -5,7 +5,7 @@ HiGHS interface of a ``PortfolioModel``, by bounds (``setlb``/``setub``: the
 interface updates a bound cheaply, whereas ``fix`` rebuilds every row that
 holds the variable):
 
-- ``greedy_candidates``: ``portfolio_lagrange.greedy_schedule`` over several job
+- ``greedy_candidates``: ``greedy.greedy_schedule`` over several job
   orders, and ``schedule_values``, a greedy schedule as values of every integer
   variable (then ``solve_fixed`` solves its schedule LP exactly);
 - ``complete_plans``: with every job's plan fixed, the reservations and the gang
@@ -30,7 +30,7 @@ import pyomo.environ as pyo
 from pyomo.contrib.solver.common.results import SolutionStatus
 
 from planopt.job.model import FEASIBILITY_TOLERANCE
-
+from planopt.portfolio.greedy import best_responses, greedy_schedule
 
 
 def _options(threads: int, log: bool = False) -> dict[str, Any]:
@@ -130,11 +130,10 @@ BEST_RESPONSE_CANDIDATES = 3   # the best greedy schedules improved by best resp
 
 def greedy_candidates(pm, plans: list, reserved_floor: dict[str, int], seed: int = 0,
                       end: float | None = None) -> list[tuple[float, list, dict, list]]:
-    """``portfolio_lagrange.greedy_schedule`` over several job orders (largest work first, largest
+    """``greedy.greedy_schedule`` over several job orders (largest work first, largest
     Lagrangian share first, random), starting from the reservations every schedule has
     (``reserved_floor``); the best few improved by ``best_responses`` (until ``end``), best
     estimate first, then every greedy schedule as it was (columns for ``integer_master``)."""
-    from planopt.portfolio.lagrange import best_responses, greedy_schedule
     n = len(plans)
     work = [float(np.nanmin(np.where(np.isfinite(jp.compute_hours), jp.compute_hours * jp.count[None, :], np.inf)))
             if jp.compute_hours.size else 0.0 for jp in plans]

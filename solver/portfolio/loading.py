@@ -1,0 +1,102 @@
+"""Loading a portfolio: the file or dict validated, its jobs resolved and checked, its size capped.
+
+``load_portfolio`` is the Python API's loader (``planopt.load_portfolio``); every error is an
+InputError naming the field. ``check_budget`` is the one rule for a total spend cap given as an
+override (``--budget-usd``, the service's ``budget_usd``, ``solve_portfolio(budget_usd=...)``):
+the single job's ``instance.check_limit`` with its schema-derived range, so a value one refuses
+the other refuses too, with the same message.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from planopt.models.schema.portfolio import Portfolio, PortfolioData, restrict_to_portfolio, shared_gpu_types
+
+from planopt.errors import InputError, describe_validation_error, read_json
+from planopt.instance import check_limit, checked, instance_from
+
+
+def check_budget(value: Any, label: str = "--budget-usd") -> float:
+    """A total spend cap in USD, checked as a single job's ``budget_usd`` override
+    (``instance.LIMIT_RANGES``: a finite number from 0 to the schema's ``MAX_MAGNITUDE``);
+    InputError naming ``label`` otherwise."""
+    return check_limit("budget_usd", value, label)
+
+
+def load_portfolio(source: str | Path | dict[str, Any] | PortfolioData) -> PortfolioData:
+    """A validated portfolio with its jobs resolved; raises InputError naming the field."""
+    if isinstance(source, PortfolioData):
+        return source
+    name, base = "portfolio", Path.cwd()
+    if not isinstance(source, dict):
+        name, base = str(source), Path(source).resolve().parent
+        source = read_json(source)
+    try:
+        portfolio = Portfolio.model_validate(source)
+    except ValidationError as exc:
+        raise InputError(describe_validation_error(exc, name)) from None
+    instances = []
+    for i, job in enumerate(portfolio.jobs):
+        where = f"{name}: jobs.{i}.instance"
+        raw = job.instance
+        if isinstance(raw, str):
+            path = (base / raw) if not Path(raw).is_absolute() else Path(raw)
+            try:
+                raw = read_json(path)
+            except InputError as exc:
+                raise InputError(f"{where}: {exc}") from None
+            where = str(path)
+        inst = instance_from(raw, where)  # its shape, then its consistency checks
+        if inst.retention is not None:
+            raise InputError(f"{name}: jobs.{i}.instance.retention: retention choices are not yet combined with "
+                             "portfolios; remove the block (checkpointing.keep_last applies)")
+        if inst.teacher is not None and inst.teacher.training is not None:  # its GPUs would be priced outside the pool
+            raise InputError(f"{name}: jobs.{i}.instance.teacher.training: a teacher trained as a stage is not modelled "
+                             "in portfolios; give the teacher as a lump (teacher.training_usd, teacher.training_hours)")
+        if inst.training.staged:  # a stage holds its own GPUs; the portfolio's gang holds one count per job
+            raise InputError(f"{name}: jobs.{i}.instance.training.stage_sequences: staged recipes are not yet "
+                             "planned in portfolios (each stage holds GPUs of its own); give the job one-stage sequences")
+        if inst.hardware.rollout_gpus:  # a portfolio counts GPU-hours by the training GPUs' type alone
+            raise InputError(f"{name}: jobs.{i}.instance.hardware.rollout_gpus: separate rollout hardware is not "
+                             "modelled in portfolios; expected none (generation on the job's own GPUs)")
+        offered = next((k for k, o in enumerate(inst.hardware.gpus) if o.offer is not None or o.provider is not None), None)
+        if offered is not None:  # the portfolio's gpus are the offers; a job names GPU types
+            what = "provider" if inst.hardware.gpus[offered].provider is not None else "offer"
+            raise InputError(f"{name}: jobs.{i}.instance.hardware.gpus.{offered}.{what}: a portfolio job lists GPU types; "
+                             "the offers are the portfolio's gpus entries (one per provider and region)")
+        if not shared_gpu_types(inst, portfolio):
+            raise InputError(f"{name}: jobs.{i}.instance.hardware.gpus: expected at least one of the portfolio's GPU types "
+                             f"({', '.join(g.name for g in portfolio.gpus)}), got {', '.join(o.name for o in inst.hardware.gpus)}")
+        restricted = f"{name}: jobs.{i} (restricted to the portfolio's GPUs)"
+        try:
+            job_inst = restrict_to_portfolio(inst, portfolio)
+        except ValidationError as exc:
+            raise InputError(describe_validation_error(exc, restricted)) from None
+        instances.append(checked(job_inst, restricted))
+    return PortfolioData(portfolio, instances)
+
+
+# The most jobs one portfolio MIP is asked to plan. It has about 590 variables per job at
+# 10 GPU types and 26 buckets (BENCHMARKS.md §3: 58,842 for 100 jobs) and 50 jobs already
+# end above a 1 % gap after 120 s; 1,000 jobs (~590,000 variables) is past anything it can
+# plan. `generate portfolio --jobs` has the same cap.
+MAX_PORTFOLIO_JOBS = 1_000
+
+
+def check_portfolio_size(data: PortfolioData) -> None:
+    """Refuse, before any model is built, a portfolio with more than ``MAX_PORTFOLIO_JOBS``
+    jobs or a job whose own model is over the single-job cap (``plan_space.check_model_size``),
+    naming the job and the option that blows it up (issue 13 item 26)."""
+    from planopt.job.plan_space import check_model_size
+    if len(data.instances) > MAX_PORTFOLIO_JOBS:
+        raise InputError(f"jobs: at most {MAX_PORTFOLIO_JOBS:,} in one portfolio (got {len(data.instances):,}); "
+                         f"split it into portfolios that share no GPUs")
+    for name, inst in zip(data.names, data.instances):
+        try:
+            check_model_size(inst)
+        except InputError as exc:
+            raise InputError(f"job {name!r}: {exc}") from None

@@ -1,0 +1,183 @@
+"""What a portfolio solve returns: each job's plan and schedule, the procurement, the costs.
+
+:class:`PortfolioResult` is the Python API's result (``planopt.solve_portfolio``) and, through
+``to_dict``, the published JSON output (``planopt schema --kind portfolio-result``, version
+``RESULT_VERSION``); :class:`JobSchedule` is one job's part of it. Every number in them is
+recomputed outside the MIP (``solver/portfolio/evaluate.py``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import pandas as pd
+
+from planopt.models.cost.evaluator import Metrics
+from planopt.models.schema.plan import Plan
+from planopt.models.schema.portfolio import PortfolioData
+
+from planopt.portfolio.replay import TIER_ORDER
+
+RESULT_VERSION = "1.2"  # of the JSON output; minor: keys added (1.1: risk; 1.2: region in procurement and schedule rows), major: a key changes meaning or goes away
+
+
+@dataclass
+class JobSchedule:
+    name: str
+    provider: str                    # of the plan's GPU type in the portfolio
+    plan: Plan
+    metrics: Metrics                 # the evaluator's single-job metrics of the plan (on-demand price of bucket 0)
+    spot_share: float                # share of the compute hours run on spot
+    gpu_hours: dict[tuple[int, str], float]   # (bucket, tier) -> GPU-hours
+    release_bucket: int
+    deadline_bucket: int
+    start_bucket: Optional[int]
+    finish_bucket: Optional[int]
+    compute_usd: float               # on-demand and spot at their prices, reserved hours at the reserved price
+    noncompute_usd: float
+    wall_hours: float                # lead time + training hours including spot overhead
+    region: Optional[str] = None     # of the offer the job runs on (none: prices without a provider)
+    gpu_type: Optional[str] = None   # the catalog GPU of that offer (none: ``plan.gpu``)
+
+    @property
+    def cost_usd(self) -> float:
+        return self.compute_usd + self.noncompute_usd
+
+    def to_dict(self) -> dict[str, Any]:
+        metrics = {**self.metrics.summary(), "wall_hours": self.wall_hours, "gpu_hours": sum(self.gpu_hours.values()),
+                   "cost_usd": self.cost_usd, "compute_usd": self.compute_usd, "noncompute_usd": self.noncompute_usd,
+                   "spot_share": self.spot_share}
+        return {"name": self.name, "plan": self.plan.flat_dict(), "metrics": metrics,
+                "start_bucket": self.start_bucket, "finish_bucket": self.finish_bucket,
+                "release_bucket": self.release_bucket, "deadline_bucket": self.deadline_bucket,
+                "schedule": self.schedule_rows()}
+
+    def schedule_rows(self) -> list[dict[str, Any]]:
+        """One row per (bucket, tier) the job runs in: it holds ``gpus`` (its plan's count) for ``hours``."""
+        n = self.plan.gpu_count
+        return [{"bucket": b, "provider": self.provider, "region": self.region, "gpu": self.gpu_type or self.plan.gpu,
+                 "tier": k, "gpus": n, "hours": v / n,
+                 "gpu_hours": v}
+                for (b, k), v in sorted(self.gpu_hours.items(), key=lambda item: (item[0][0], TIER_ORDER.index(item[0][1])))]
+
+
+@dataclass
+class PortfolioResult:
+    status: str                               # optimal | infeasible | time_limit | error
+    name: str = "portfolio"
+    gap: Optional[float] = None
+    reserved: dict[str, int] = field(default_factory=dict)
+    utilisation: dict[str, float] = field(default_factory=dict)   # used / committed reserved GPU-hours
+    jobs: list[JobSchedule] = field(default_factory=list)
+    cost_usd: Optional[float] = None          # evaluated from the schedule
+    cost_breakdown_usd: dict[str, float] = field(default_factory=dict)
+    mip_cost_usd: Optional[float] = None
+    bound_usd: Optional[float] = None
+    violations: list[str] = field(default_factory=list)
+    big_m_breaches: list[str] = field(default_factory=list)
+    buckets: int = 0
+    bucket_hours: float = 0.0
+    build_seconds: float = 0.0
+    solve_seconds: float = 0.0          # includes the warm start
+    warm_start_seconds: float = 0.0
+    search_seconds: float = 0.0         # the primal search (search.py), part of solve_seconds
+    message: str = ""
+    gpu_types: list[str] = field(default_factory=list)
+    providers: dict[str, str] = field(default_factory=dict)         # GPU type -> provider
+    regions: dict[str, Optional[str]] = field(default_factory=dict)  # GPU type (pool) -> the provider's region
+    gpu_names: dict[str, str] = field(default_factory=dict)          # pool -> its catalog GPU (a pool of an offer: NAME@provider/region)
+    reserved_price: dict[str, float] = field(default_factory=dict)  # GPU type -> reserved $/GPU-hour
+    bucket_price: dict[str, dict[str, list[float]]] = field(default_factory=dict)  # tier -> GPU type -> $/GPU-hour per bucket
+    reserved_term: dict[str, Optional[str]] = field(default_factory=dict)   # GPU type -> 1m | 1y | 3y (none: the horizon)
+    committed_hours: dict[str, float] = field(default_factory=dict)         # GPU type -> hours a reserved GPU is paid for
+    reserved_from: dict[str, int] = field(default_factory=dict)             # GPU type -> first bucket reserved GPUs run in
+    # reserved_start_buckets: GPU type -> {start bucket -> GPUs signed then}, and the lead time and paid hours per start
+    contracts: dict[str, dict[int, int]] = field(default_factory=dict)
+    reserved_lead: dict[str, int] = field(default_factory=dict)
+    committed_hours_from: dict[str, dict[int, float]] = field(default_factory=dict)
+    risk: Optional[dict[str, Any]] = None   # the schedule under capacity scenarios (portfolio_risk), with --scenarios
+
+    @classmethod
+    def of(cls, d: PortfolioData, build_seconds: float = 0.0, status: str = "infeasible") -> "PortfolioResult":
+        """A result with no schedule yet, carrying the portfolio's prices, terms and contracts."""
+        return cls(status, name=d.portfolio.name, buckets=len(d.buckets), bucket_hours=d.bucket_hours,
+                   build_seconds=build_seconds, gpu_types=list(d.gpus), providers=dict(d.provider),
+                   regions=dict(d.region), gpu_names=dict(d.gpu_type),
+                   reserved_price=dict(d.reserved_price), bucket_price={"on_demand": d.od_price, "spot": d.spot_price},
+                   reserved_term=dict(d.reserved_term), committed_hours=dict(d.committed_hours),
+                   reserved_from=dict(d.reserved_from),
+                   reserved_lead={g: d.gpu[g].reserved_lead_buckets for g in d.gpus},
+                   committed_hours_from={g: dict(v) for g, v in d.committed_hours_from.items()})
+
+    @property
+    def has_plan(self) -> bool:
+        return bool(self.jobs)
+
+    def procurement_rows(self) -> list[dict[str, Any]]:
+        """What to buy: one row per reservation (the whole horizon), one per bucket and on-demand or
+        spot pool used, ``gpus`` the most the jobs hold there at once."""
+        B = self.buckets
+        rows = [{"provider": self.providers.get(g, "unspecified"), "region": self.regions.get(g), "gpu": self.gpu_names.get(g, g), "tier": "reserved",
+                 "term": self.reserved_term.get(g) or "horizon", "start_bucket": self.reserved_from.get(g, 0), "end_bucket": B - 1,
+                 "gpus": n,
+                 "usd_per_gpu_hour": self.reserved_price.get(g), "committed_hours": self.committed_hours.get(g),
+                 "commitment_usd": n * self.reserved_price.get(g, 0.0) * self.committed_hours.get(g, 0.0),
+                 "utilisation": self.utilisation.get(g)}
+                for g in self.gpu_types if g not in self.contracts and (n := self.reserved.get(g, 0))]
+        # later starts: one row per contract; start_bucket is when its GPUs arrive (signed and
+        # paid from reserved_lead buckets earlier), as for the single contract above
+        rows += [{"provider": self.providers.get(g, "unspecified"), "region": self.regions.get(g), "gpu": self.gpu_names.get(g, g), "tier": "reserved",
+                  "term": self.reserved_term.get(g) or "horizon", "start_bucket": s + self.reserved_lead.get(g, 0),
+                  "end_bucket": B - 1, "gpus": n, "usd_per_gpu_hour": self.reserved_price.get(g),
+                  "committed_hours": self.committed_hours_from[g][s],
+                  "commitment_usd": n * self.reserved_price.get(g, 0.0) * self.committed_hours_from[g][s],
+                  "utilisation": self.utilisation.get(g)}
+                 for g in self.gpu_types if g in self.contracts for s, n in sorted(self.contracts[g].items()) if n]
+        held: dict[tuple, int] = {}
+        for js in self.jobs:
+            for (b, k) in js.gpu_hours:
+                if k != "reserved":
+                    held[b, js.plan.gpu, k] = held.get((b, js.plan.gpu, k), 0) + js.plan.gpu_count
+        rows += [{"provider": self.providers.get(g, "unspecified"), "region": self.regions.get(g), "gpu": self.gpu_names.get(g, g), "tier": k, "term": None,
+                  "start_bucket": b, "end_bucket": b, "gpus": n, "usd_per_gpu_hour": self.bucket_price.get(k, {}).get(g, [None] * B)[b],
+                  "committed_hours": None, "commitment_usd": None, "utilisation": None}
+                 for (b, g, k), n in sorted(held.items(), key=lambda item: (item[0][0], item[0][1], TIER_ORDER.index(item[0][2])))]
+        return rows
+
+    def to_dict(self) -> dict[str, Any]:
+        """The published output (``planopt schema --kind portfolio-result``): finite numbers or null."""
+        bound = self.bound_usd if self.bound_usd is not None and math.isfinite(self.bound_usd) else None
+        gap = self.gap if self.gap is not None and math.isfinite(self.gap) else None
+        why = None
+        if self.status == "time_limit" and (bound is None or gap is None):
+            why = "the solver stopped before it proved a lower bound"
+        return {"version": RESULT_VERSION, "status": self.status, "gap": gap, "name": self.name,
+                "bucket_hours": self.bucket_hours, "buckets": self.buckets,
+                "procurement": self.procurement_rows(),
+                "reserved_gpus": {g: self.reserved.get(g, 0) for g in self.gpu_types},
+                "jobs": [j.to_dict() for j in self.jobs], "cost_usd": self.cost_usd,
+                "cost_breakdown_usd": self.cost_breakdown_usd, "mip_cost_usd": self.mip_cost_usd,
+                "bound_usd": bound, "bound_missing_reason": why,
+                "build_seconds": self.build_seconds, "solve_seconds": self.solve_seconds,
+                "warm_start_seconds": self.warm_start_seconds,
+                "violations": self.violations, "message": self.message, "risk": self.risk}
+
+    def jobs_frame(self) -> pd.DataFrame:
+        cols = ["job", "method", "gpu", "gpu_count", "steps", "checkpoint_interval_minutes", "release_bucket", "start_bucket",
+                "finish_bucket", "deadline_bucket", "spot_share", "gpu_hours", "quality", "forgetting_points", "wall_hours",
+                "compute_usd", "noncompute_usd", "cost_usd"]
+        rows = [(j.name, j.plan.method, j.plan.gpu, j.plan.gpu_count, j.plan.steps, j.plan.checkpoint_interval_minutes,
+                 j.release_bucket, j.start_bucket, j.finish_bucket, j.deadline_bucket, j.spot_share, sum(j.gpu_hours.values()),
+                 j.metrics.quality, j.metrics.forgetting_points, j.wall_hours, j.compute_usd, j.noncompute_usd, j.cost_usd)
+                for j in self.jobs]
+        return pd.DataFrame(rows, columns=cols)
+
+    def schedule_frame(self) -> pd.DataFrame:
+        rows = [(j.name, j.plan.gpu, b, k, v) for j in self.jobs for (b, k), v in sorted(j.gpu_hours.items())]
+        return pd.DataFrame(rows, columns=["job", "gpu", "bucket", "tier", "gpu_hours"])
+
+    def procurement_frame(self) -> pd.DataFrame:
+        rows = [(g, self.reserved.get(g, 0), self.utilisation.get(g)) for g in self.gpu_types]
+        return pd.DataFrame(rows, columns=["gpu", "reserved", "utilisation"])
