@@ -107,6 +107,22 @@ def evaluate_plan(source: str | Path | dict[str, Any] | Instance, plan: Plan | S
         raise InputError(f"{name}: {exc}") from None
 
 
+def evaluate_given_plan(inst: Instance, raw: Any, label: str) -> tuple[Instance, Plan | StagedPlan, Metrics]:
+    """``planopt evaluate`` and ``POST /api/evaluate``: a plan's JSON (the ``plan`` object of a solve, or that
+    whole result) read and evaluated on ``inst``; returns the instance it was evaluated on (its student's, with
+    ``candidate_students``), the plan and its metrics. InputError ``label: ...`` when it is not one of the
+    instance's plans."""
+    if not isinstance(raw, dict):
+        raise InputError(f"{label}: expected a JSON object (a plan, or a solve's whole result), got {type(raw).__name__}")
+    raw = raw.get("plan", raw) if isinstance(raw.get("plan"), dict) else raw
+    try:
+        inst = instance_for_plan(inst, raw)
+        plan = read_plan(raw)
+        return inst, plan, evaluate_any(Evaluator(inst), plan)
+    except (ValueError, TypeError, KeyError) as exc:
+        raise InputError(f"{label}: {exc}") from None
+
+
 def breakdown_frame(result: SolveResult) -> "pd.DataFrame":
     """Cost and time breakdown of a solved plan as one tidy DataFrame."""
     import pandas as pd

@@ -1,14 +1,14 @@
 """The work behind every endpoint and job: plain dicts in, the CLI's ``--json`` objects out.
 
-Each function takes only picklable arguments (an instance as a dict, options
-as numbers), so the same function runs in a request's thread for a quick
-answer and on a Dask worker for a job. Each composes the library functions the
-CLI composes, in the same way, so the service adds no second cost model and
-its JSON is the CLI's (``tests/test_service_api.py`` holds each endpoint's
-parsed JSON equal to the CLI's for the same request).
+Each function takes only picklable arguments (an instance as a dict, options as plain values),
+so the same function runs in a request's thread for a quick answer and on a Dask worker for a
+job. Each composes the library functions the CLI composes, and builds its answer with the builder
+the CLI's ``--json`` uses
+(``report/json_results.py``), so the service adds no second cost model and no second JSON
+(``tests/test_service_equality.py`` holds the answers equal to the CLI's on every shipped instance).
 
-Options are checked with the library's own checks, under the names of the
-request's fields, so a mistake gets the CLI's one-line message naming the field.
+Options are checked with the library's own checks, under the names of the request's fields, so a
+mistake gets the CLI's one-line message naming the field.
 """
 
 from __future__ import annotations
@@ -16,7 +16,9 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Optional
 
-from planopt.json_safe import finite_json as strict  # the CLI's --json data, exactly
+from planopt.json_safe import finite_json as strict
+from planopt.report.json_results import (chance_frontier_json, evaluate_json, frontier_json, portfolio_json, solve_json,
+                                        sweep_json, validate_json)  # the CLI's --json objects: one builder each
 
 Progress = Optional[Callable[[int, int], None]]
 
@@ -70,40 +72,19 @@ def solve_payload(instance: dict[str, Any], options: dict[str, Any], progress: P
     from planopt.api import solve_instance
     if instance.get("kind") == "portfolio":
         return portfolio_payload(instance, options, progress)
-    return strict(solve_instance(**solve_inputs(instance, options)).to_dict())
+    return solve_json(solve_instance(**solve_inputs(instance, options)))
 
 
-def evaluate_payload(instance: dict[str, Any], plan: dict[str, Any], scenarios: Optional[int] = None,
-                     seed: int = 0) -> dict[str, Any]:
-    """``planopt evaluate FILE PLAN.json --json``: every metric of a given plan, and its risk."""
-    from planopt.models.cost.evaluator import Evaluator
-    from planopt.models.schema.staged_plan import plan_json, read_plan
-    from planopt.api import evaluate_any, instance_for_plan
-    from planopt.errors import InputError
+def evaluate_payload(instance: dict[str, Any], options: dict[str, Any], progress: Progress = None) -> dict[str, Any]:
+    """``planopt evaluate FILE PLAN.json --json``: every metric of a given plan (``options["plan"]``), and its risk."""
+    from planopt.api import evaluate_given_plan
     from planopt.uncertainty.risk import check_scenarios, check_seed, plan_risk, report_scenarios
+    scenarios, seed = options.get("scenarios"), options.get("seed", 0)
     check_seed(seed, "seed")
-    inst = _job_instance(instance, {})
-    plan = plan.get("plan", plan) if isinstance(plan.get("plan"), dict) else plan
-    try:
-        inst = instance_for_plan(inst, plan)
-        parsed = read_plan(plan)
-        metrics = evaluate_any(Evaluator(inst), parsed)
-    except (ValueError, TypeError, KeyError) as exc:
-        raise InputError(f"plan: {exc}") from None
+    inst, plan, metrics = evaluate_given_plan(_job_instance(instance, {}), options.get("plan"), "plan")
     scenarios = check_scenarios(scenarios, "scenarios") if scenarios is not None else report_scenarios(inst)
-    risk = None if scenarios is None else plan_risk(inst, parsed, scenarios, seed)
-    fits = metrics.fits_memory
-    from planopt.job.model import RESULT_VERSION
-    return strict({"version": RESULT_VERSION, "plan": plan_json(parsed, inst.student.preset), "fits_memory": fits, "metrics": metrics.summary() if fits else None,
-                   "feasible": metrics.feasible, "violations": metrics.violations,
-                   "cost_breakdown_usd": metrics.cost_breakdown_usd if fits else None,
-                   "hours_breakdown": metrics.hours_breakdown if fits else None, "flops": metrics.flops,
-                   "risk": None if risk is None else risk.to_dict()})
-
-
-def _risks(items):
-    from planopt.uncertainty.risk import report_risks
-    return report_risks(items)
+    risk = None if scenarios is None else plan_risk(inst, plan, scenarios, seed)
+    return evaluate_json(inst, plan, metrics, risk)
 
 
 def frontier_inputs(instance: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
@@ -132,18 +113,13 @@ def frontier_inputs(instance: dict[str, Any], options: dict[str, Any]) -> dict[s
 
 def frontier_payload(instance: dict[str, Any], options: dict[str, Any], progress: Progress = None) -> dict[str, Any]:
     """``planopt frontier FILE --x X --y Y --json`` (``y = probability``: the chance frontier)."""
-    from planopt.studies.frontier import chance_frontier, grid_caps, pareto_frontier
+    from planopt.studies.frontier import chance_frontier, pareto_frontier
     from planopt.job.model import PlanModel
     given = frontier_inputs(instance, options)
     inst, x, y = given["inst"], given["x"], given["y"]
     if given["metric"] is not None:
-        front = chance_frontier(inst, given["metric"], given["scenarios"], given["seed"])
-        return strict({"x": x, "y": y, **front.to_dict()})
-    front = pareto_frontier(PlanModel(inst), x, y)
-    capped = grid_caps(inst, front.points[0].plan) if front.points else []
-    risks = _risks([(inst, p.plan, p.student) for p in front.points])
-    return strict({"x": x, "y": y, "points": [{**p.to_dict(), "risk": r.to_dict() if r else None} for p, r in zip(front.points, risks)],
-                   "capped_by_options": capped})
+        return chance_frontier_json(x, y, chance_frontier(inst, given["metric"], given["scenarios"], given["seed"]))
+    return frontier_json(inst, x, y, pareto_frontier(PlanModel(inst), x, y))
 
 
 def sweep_inputs(instance: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
@@ -179,9 +155,7 @@ def sweep_payload(instance: dict[str, Any], options: dict[str, Any], progress: P
     inst, limit, values = given["inst"], given["limit"], given["values"]
     rows = run_sweep(PlanModel(inst), limit, values, time_limit=given["time_limit"], reuse=given["reuse"],
                      progress=(lambda k: progress(k, len(values))) if progress else None)
-    risks = _risks([(inst.with_overrides(**{limit: r.value}), r.result.plan, r.result.student) for r in rows])
-    return strict({"limit": limit, "objective": inst.objective,
-                   "rows": [{**r.to_dict(), "risk": k.to_dict() if k else None} for r, k in zip(rows, risks)]})
+    return sweep_json(inst, limit, rows)
 
 
 def portfolio_inputs(portfolio: dict[str, Any], options: dict[str, Any]):
@@ -202,7 +176,7 @@ def portfolio_payload(portfolio: dict[str, Any], options: dict[str, Any], progre
     every job's instance must already be inline (the service resolves paths under its allowed folder
     first, ``service.paths``)."""
     from planopt.portfolio.options import solve_with_options
-    return strict(solve_with_options(portfolio_inputs(portfolio, options)).to_dict())
+    return portfolio_json(solve_with_options(portfolio_inputs(portfolio, options)))
 
 
 def refuse_paths(portfolio: dict[str, Any]) -> None:
@@ -241,20 +215,12 @@ def calibrate_payload(case_path: str) -> list[dict[str, Any]]:
     return strict([r.to_dict() for r in with_intervals(calibrate_case(case_path))])
 
 
-def validate_payload(instance: dict[str, Any]) -> dict[str, Any]:
-    """``planopt validate``: the instance is checked and its model built; the plan space as the CLI words it."""
+def validate_payload(instance: dict[str, Any], options: Optional[dict[str, Any]] = None, progress: Progress = None) -> dict[str, Any]:
+    """``planopt validate FILE --json``: the instance is checked and its model built; the plan space as the CLI words it."""
+    from planopt.instance import check_instance
     if instance.get("kind") == "portfolio":
-        from planopt.portfolio.solve import PortfolioModel
         refuse_paths(instance)
-        pm = PortfolioModel(instance)
-        d = pm.data
-        return {"valid": True, "kind": "portfolio", "jobs": len(d.instances), "gpu_types": len(d.gpus),
-                "buckets": len(d.buckets), "build_seconds": pm.build_seconds}
-    from planopt.cli.check import plan_space_line
-    from planopt.instance import load_instance
-    from planopt.job.model import PlanModel
-    pm = PlanModel(load_instance(instance))
-    return {"valid": True, "kind": "job", "plan_space": plan_space_line(pm), "build_seconds": pm.build_seconds}
+    return validate_json(check_instance(instance))
 
 
 KINDS = {"solve": solve_payload, "frontier": frontier_payload, "sweep": sweep_payload, "portfolio": portfolio_payload}

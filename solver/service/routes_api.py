@@ -73,8 +73,8 @@ def solve(body: SolveRequest, request: Request) -> dict[str, Any]:
 
 @router.post("/evaluate", summary="planopt evaluate --json: every metric of a given plan")
 def evaluate(body: EvaluateRequest, request: Request) -> dict[str, Any]:
-    return timed(request, payloads.evaluate_payload, resolve_instance(body.instance, request.app.state.settings), body.plan,
-                 body.scenarios, body.seed)
+    return timed(request, payloads.evaluate_payload, resolve_instance(body.instance, request.app.state.settings),
+                 {"plan": body.plan, "scenarios": body.scenarios, "seed": body.seed})
 
 
 @router.post("/frontier", summary="planopt frontier --json: the exact Pareto frontier")
