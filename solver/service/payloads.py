@@ -1,9 +1,9 @@
 """The work behind every endpoint and job: plain dicts in, the CLI's ``--json`` objects out.
 
-Each function takes only picklable arguments (an instance as a dict, options as plain values),
-so the same function runs in a request's thread for a quick answer and on a Dask worker for a
-job. Each composes the library functions the CLI composes, and builds its answer with the builder
-the CLI's ``--json`` uses
+Each function takes only picklable arguments (an instance as a dict, options as plain values)
+and runs on a Dask worker process, for a job (``jobs.run_job``) and for a synchronous request
+alike (``jobs.run_request``): the service's own process never solves. Each composes the library
+functions the CLI composes, and builds its answer with the builder the CLI's ``--json`` uses
 (``report/json_results.py``), so the service adds no second cost model and no second JSON
 (``tests/test_service_equality.py`` holds the answers equal to the CLI's on every shipped instance).
 
@@ -208,11 +208,25 @@ def specs_payload() -> dict[str, Any]:
     return strict({"gpus": [asdict(g) for g in load_gpus().values()], "models": [asdict(m) for m in load_models().values()]})
 
 
-def calibrate_payload(case_path: str) -> list[dict[str, Any]]:
-    """``planopt calibrate`` on one case file: its rows, each with its P10-P90 interval."""
+def calibrate_payload(case: Any, options: Optional[dict[str, Any]] = None, progress: Progress = None) -> list[dict[str, Any]]:
+    """``planopt calibrate`` on one case: a shipped case's name, or the case itself (a dict, written to a
+    temporary file: the library reads cases from files): its rows, each with its P10-P90 interval."""
+    import json
+    import tempfile
+    from pathlib import Path
+    from planopt.errors import InputError
+    from planopt.service.paths import shipped_case
     from planopt.uncertainty.calibrate import calibrate_case
     from planopt.uncertainty.calibration_intervals import with_intervals
-    return strict([r.to_dict() for r in with_intervals(calibrate_case(case_path))])
+    if isinstance(case, str):
+        return strict([r.to_dict() for r in with_intervals(calibrate_case(shipped_case(case)))])
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "case.json"
+        path.write_text(json.dumps(case, allow_nan=False))
+        try:
+            return strict([r.to_dict() for r in with_intervals(calibrate_case(path))])
+        except InputError as exc:  # name the case, not the worker's temporary folder
+            raise InputError(str(exc).replace(str(path), "case")) from None
 
 
 def validate_payload(instance: dict[str, Any], options: Optional[dict[str, Any]] = None, progress: Progress = None) -> dict[str, Any]:
@@ -224,6 +238,8 @@ def validate_payload(instance: dict[str, Any], options: Optional[dict[str, Any]]
 
 
 KINDS = {"solve": solve_payload, "frontier": frontier_payload, "sweep": sweep_payload, "portfolio": portfolio_payload}
+# What the synchronous endpoints run on a worker (``jobs.run_request``): every one that builds or solves a model.
+WORK = {**KINDS, "validate": validate_payload, "evaluate": evaluate_payload, "calibrate": calibrate_payload}
 
 
 def check_job(kind: str, instance: dict[str, Any], options: dict[str, Any]) -> None:
