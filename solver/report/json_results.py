@@ -16,6 +16,8 @@ on a Dask worker). Nothing else builds these objects, so the two cannot disagree
 | confidence grid (``sweep --confidence``) | :func:`grid_json` | ``cli/frontier._report_grid`` | (not an endpoint) |
 | portfolio solve | :func:`portfolio_json` | ``cli/portfolio.solve_portfolio_command`` | ``payloads.portfolio_payload`` |
 | validate | :func:`validate_json` | ``cli/check.validate --json`` | ``payloads.validate_payload`` |
+| catalog | :func:`catalog_json` | ``cli/catalog.catalog`` | ``payloads.catalog_payload`` |
+| calibrate | :func:`calibration_json` | ``cli/calibrate.calibrate`` | ``payloads.calibrate_payload`` |
 
 The single-job shapes are versioned by ``RESULT_VERSION`` (``job/model.py``, schema
 ``report/result_schema.py``), the portfolio's by ``portfolio/solve.py``'s. Keys may be
@@ -124,3 +126,15 @@ def validate_json(checked) -> dict[str, Any]:
     return finite_json({"valid": True, "kind": "job", "plan_space": checked.plan_space,
                         "model_mib": checked.model_mib, "model_mib_cap": MAX_MODEL_MIB,
                         "build_seconds": checked.model.build_seconds})
+
+
+def catalog_json(rows) -> dict[str, Any]:
+    """``planopt catalog --json`` and ``GET /api/catalog``: the price rows (``models/catalog/prices.select_prices``)."""
+    from planopt.models.catalog.prices import COLUMNS
+    return finite_json({"prices": [{c: getattr(r, c) for c in COLUMNS} | {"provider_kind": r.provider_kind, "node_gpus": r.node_gpus,
+                                                                         "interconnect": r.interconnect} for r in rows]})
+
+
+def calibration_json(rows) -> list[dict[str, Any]]:
+    """``planopt calibrate --json`` and ``POST /api/calibrate``: calibration rows, each with its interval when computed."""
+    return finite_json([r.to_dict() for r in rows])

@@ -17,8 +17,8 @@ import math
 from typing import Any, Callable, Optional
 
 from planopt.json_safe import finite_json as strict
-from planopt.report.json_results import (chance_frontier_json, evaluate_json, frontier_json, portfolio_json, solve_json,
-                                        sweep_json, validate_json)  # the CLI's --json objects: one builder each
+from planopt.report.json_results import (calibration_json, catalog_json, chance_frontier_json, evaluate_json, frontier_json,
+                                        portfolio_json, solve_json, sweep_json, validate_json)  # the CLI's --json objects: one builder each
 
 Progress = Optional[Callable[[int, int], None]]
 
@@ -191,14 +191,13 @@ def refuse_paths(portfolio: dict[str, Any]) -> None:
 
 def catalog_payload(provider: Optional[str] = None, gpu: Optional[str] = None) -> dict[str, Any]:
     """``planopt catalog --json [--provider P] [--gpu G]``: the GPU prices by provider, region and tier, with sources."""
-    from planopt.models.catalog.prices import COLUMNS, select_prices
+    from planopt.models.catalog.prices import select_prices
     from planopt.errors import InputError
     try:
         rows = select_prices(provider, gpu)
     except KeyError as exc:
         raise InputError(f"{exc.args[0]}: {exc.args[1]}") from None
-    return strict({"prices": [{c: getattr(r, c) for c in COLUMNS} | {"provider_kind": r.provider_kind, "node_gpus": r.node_gpus,
-                                                                    "interconnect": r.interconnect} for r in rows]})
+    return catalog_json(rows)
 
 
 def specs_payload() -> dict[str, Any]:
@@ -219,12 +218,12 @@ def calibrate_payload(case: Any, options: Optional[dict[str, Any]] = None, progr
     from planopt.uncertainty.calibrate import calibrate_case
     from planopt.uncertainty.calibration_intervals import with_intervals
     if isinstance(case, str):
-        return strict([r.to_dict() for r in with_intervals(calibrate_case(shipped_case(case)))])
+        return calibration_json(with_intervals(calibrate_case(shipped_case(case))))
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "case.json"
         path.write_text(json.dumps(case, allow_nan=False))
         try:
-            return strict([r.to_dict() for r in with_intervals(calibrate_case(path))])
+            return calibration_json(with_intervals(calibrate_case(path)))
         except InputError as exc:  # name the case, not the worker's temporary folder
             raise InputError(str(exc).replace(str(path), "case")) from None
 
