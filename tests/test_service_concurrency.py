@@ -12,6 +12,7 @@ server must answer as usual afterwards. ``benchmarks/bench_concurrency.py`` meas
 """
 
 import json
+import re
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -69,6 +70,10 @@ def test_simultaneous_synchronous_solves_all_answer_correctly_within_a_bound(ser
     assert server.call("POST", "/api/validate", body)["valid"]
     log = server.log.read_text()
     assert "deadlock" not in log and "Traceback" not in log
+    # every line is one of the service's records (no warning or traceback of a library spread over lines)
+    odd = [line for line in log.splitlines()
+           if not re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ (INFO|WARNING|ERROR) ", line) and not line.startswith("planopt serve:")]
+    assert not odd, odd[:5]
     assert log.count(" POST /api/solve 200 ") >= REQUESTS + 1
 
 

@@ -135,8 +135,10 @@ class JobRunner:
             # one task per single-threaded worker at a time: a task the scheduler has placed on a
             # worker is the one that worker runs, so cancelling it may restart that worker (below)
             with dask.config.set({"distributed.scheduler.worker-saturation": 1.0}):
+                # its HTTP server (health, dashboard) on a free loopback port: None would take 8787, and a
+                # second service on the machine would print a multi-line warning into the log
                 self._cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                             dashboard_address=None, silence_logs=logging.CRITICAL)
+                                             dashboard_address="127.0.0.1:0", silence_logs=logging.CRITICAL)
             self._local_client = Client(self._cluster)
         return self._local_client
 
@@ -153,6 +155,8 @@ class JobRunner:
             try:
                 self.request_client().run(_import_library)
             except Exception as exc:  # noqa: BLE001 - a request will say the cluster is unavailable
+                if self._closed:  # the service stopped while its cluster was starting: nothing to say
+                    return
                 from planopt.service.errors import one_line
                 log.warning("the Dask cluster did not start: %s", one_line(exc))
         thread = threading.Thread(target=run, name="planopt-cluster-start", daemon=True)
