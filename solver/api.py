@@ -39,6 +39,20 @@ def evaluate_plan(source: str | Path | dict[str, Any] | Instance, plan: Plan | d
         raise InputError(f"{name}: {exc}") from None
 
 
+def evaluate_given_plan(inst: Instance, raw: Any, label: str) -> tuple[Plan, Metrics]:
+    """``planopt evaluate`` and ``POST /api/evaluate``: a plan's JSON (the ``plan`` object of a solve, or that
+    whole result) read and evaluated on ``inst`` (a choice of student: the one the plan names); returns the plan
+    and its metrics. InputError ``label: ...`` when it is not one of the instance's plans."""
+    if not isinstance(raw, dict):
+        raise InputError(f"{label}: expected a JSON object (a plan, or a solve's whole result), got {type(raw).__name__}")
+    raw = raw.get("plan", raw) if isinstance(raw.get("plan"), dict) else raw
+    try:
+        plan = read_plan(raw)
+        return plan, Evaluator(inst).evaluate(plan)
+    except (ValueError, TypeError, KeyError) as exc:
+        raise InputError(f"{label}: {exc}") from None
+
+
 def breakdown_frame(result: SolveResult) -> "pd.DataFrame":
     """Cost and time breakdown of a solved plan as one tidy DataFrame."""
     import pandas as pd

@@ -41,6 +41,7 @@ def browser():
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
     profile = tempfile.mkdtemp(prefix="planopt-chromium-")
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})  # the console: CSP violations show there
     for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1400,2400",
                  f"--user-data-dir={profile}"):
@@ -163,3 +164,24 @@ def test_the_page_sends_a_portfolio_its_budget_and_says_what_it_did_not_send(ser
     api = server.call("POST", "/api/portfolio/solve", {"portfolio": "portfolio-small", "budget_usd": 20000})
     assert api["status"] == "infeasible" and status.startswith("infeasible"), status
     assert "not sent: min_quality" in status, status
+
+
+def test_the_page_works_under_its_content_security_policy(server, browser):
+    """The page is served with a Content-Security-Policy (only its own scripts, nothing framing it), nosniff and
+    X-Frame-Options; a solve, its charts and an image export run under it with no violation in the console."""
+    from selenium.webdriver.common.by import By
+    status, _ = server.request("GET", "/", token=None)
+    headers = {k.lower(): v for k, v in server.last_headers.items()}
+    assert status == 200 and "script-src 'self'" in headers["content-security-policy"]
+    assert headers["x-content-type-options"] == "nosniff" and headers["x-frame-options"] == "DENY"
+    browser.get_log("browser")  # what earlier tests left
+    load_and_run(browser, server, "tiny", fill={"budget_usd": 900})
+    assert browser.execute_script("return document.getElementById('cost-chart').data[0].y.length") > 0
+    image = browser.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "Plotly.toImage('cost-chart', {format: 'png', width: 400, height: 300}).then(done, (e) => done('error: ' + e));")
+    assert image.startswith("data:image/png;base64,"), image[:80]
+    assert browser.find_element(By.TAG_NAME, "body").get_attribute("data-state") == "done"
+    violations = [e["message"] for e in browser.get_log("browser")
+                  if "Content Security Policy" in e["message"] or "Refused to" in e["message"]]
+    assert not violations, violations

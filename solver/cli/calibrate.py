@@ -42,7 +42,8 @@ def calibrate(directory: Path = typer.Argument(..., help="folder of calibration 
         if out is not None:
             files.write(out, table_writer(rows_frame(rows)))
     if json_out:
-        emit_json([r.to_dict() for r in rows])
+        from planopt.report.json_results import calibration_json
+        emit_json(calibration_json(rows))
     else:
         from planopt.uncertainty.calibration_intervals import interval_cells, interval_footer
         extra = ("P10-P90", "inside") if intervals else ()

@@ -40,8 +40,8 @@ def catalog(json_out: bool = JSON,
     with OutputFiles() as files:  # checked, then written whole under a temporary name and renamed
         files.write(files.check("--out", out, (".csv",)), write_rows)
     if json_out:
-        emit_json({"prices": [{c: getattr(r, c) for c in COLUMNS} | {"provider_kind": r.provider_kind, "node_gpus": r.node_gpus,
-                                                                    "interconnect": r.interconnect} for r in rows]})
+        from planopt.report.json_results import catalog_json
+        emit_json(catalog_json(rows))
         return
     typer.echo(table([(r.provider, r.provider_kind, r.region, r.gpu, r.tier.replace("_", "-"), f"${r.usd_per_gpu_hour:,.3f}",
                        r.node_gpus, r.interconnect, r.as_of) for r in rows],

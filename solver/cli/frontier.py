@@ -126,7 +126,7 @@ def _job_with_limits(file: Path, limits: dict):
 
 
 def _metric_frontier(file: Path, x: str, y: str, json_out: bool, out, plot, limits: dict) -> int:
-    from planopt.studies.frontier import METRICS, grid_caps, pareto_frontier, points_frame
+    from planopt.studies.frontier import METRICS, pareto_frontier, points_frame
     from planopt.report.text import table
     from planopt.job.model import PlanModel
     files = _outputs(out, plot)
@@ -139,12 +139,11 @@ def _metric_frontier(file: Path, x: str, y: str, json_out: bool, out, plot, limi
         if plot is not None:
             from planopt.report.plots import plot_frontier
             files.write(plot, lambda path: plot_frontier(front, path, name=inst.name))
+    from planopt.report.json_results import frontier_caps, frontier_json, frontier_risks
     # the point best in y comes first: does the option grid stop the frontier there?
-    capped = grid_caps(inst, front.points[0].plan) if front.points else []
-    risks = _risks([(inst, p.plan, p.student) for p in front.points])
+    capped, risks = frontier_caps(inst, front), frontier_risks(inst, front)
     if json_out:
-        emit_json({"x": x, "y": y, "points": [{**p.to_dict(), "risk": r.to_dict() if r else None} for p, r in zip(front.points, risks)],
-                   "capped_by_options": capped})
+        emit_json(frontier_json(inst, x, y, front, risks, capped))
     else:
         others = [m for m in METRICS if m not in (x, y)]
         rows = [(n, _fmt(x, getattr(p.metrics, x)), _fmt(y, getattr(p.metrics, y)),
@@ -187,8 +186,8 @@ def _probability_frontier(file: Path, x: str, y: str, scenarios, seed, json_out:
         if plot is not None:
             files.write(plot, lambda path: plot_chance_frontier(front, path, name=inst.name))
     if json_out:
-        from planopt.studies.sweep import json_safe
-        emit_json(json_safe({"x": x, "y": y, **front.to_dict()}))
+        from planopt.report.json_results import chance_frontier_json
+        emit_json(chance_frontier_json(x, y, front))
     else:
         _print_probability_frontier(inst, front)
     return EXIT["optimal"] if front.points else EXIT["infeasible"]
@@ -283,10 +282,10 @@ def _limit_sweep(file: Path, given, objective, time_limit, reuse: bool, json_out
         if plot is not None:
             from planopt.report.plots import plot_sweep
             files.write(plot, lambda path: plot_sweep(rows, path, name=inst.name))
-    risks = _risks([(inst.with_overrides(**{limit: r.value}), r.result.plan, r.result.student) for r in rows])
+    from planopt.report.json_results import sweep_json, sweep_risks
+    risks = sweep_risks(inst, limit, rows)
     if json_out:
-        emit_json({"limit": limit, "objective": inst.objective,
-                   "rows": [{**r.to_dict(), "risk": k.to_dict() if k else None} for r, k in zip(rows, risks)]})
+        emit_json(sweep_json(inst, limit, rows, risks))
         return
     solved = sum(not r.reused for r in rows)
     typer.echo(f"{inst.name}: {inst.objective} objective over {len(rows)} values of the {human(limit)} "
@@ -312,11 +311,6 @@ def risk_header(metric: str) -> tuple[str, str]:
 
 RISK_NOTE = ("  (figures are point estimates; 'limits met' and P10-P90 are over 1,000 scenarios of the "
              "uncertainty model, see `planopt solve --scenarios`)")
-
-
-def _risks(items):
-    from planopt.uncertainty.risk import report_risks
-    return report_risks(items)
 
 
 def _risk_cells(risk, metric: str) -> tuple[str, str]:
@@ -382,8 +376,8 @@ def _report_grid(inst, points, limit, scenarios, seed: int, json_out: bool) -> N
     from planopt.report.text import table
     n = scenarios or DEFAULT_SCENARIOS
     if json_out:
-        emit_json({"limit": limit, "objective": inst.objective, "scenarios": n, "seed": seed,
-                   "rows": [p.to_dict() for p in points]})
+        from planopt.report.json_results import grid_json
+        emit_json(grid_json(inst, limit, n, seed, points))
         return
     typer.echo(f"{inst.name}: {len(points)} chance-constrained solves ({inst.objective} objective, {n} scenarios, "
                f"seed {seed})" + (f" over confidence x {human(limit)}" if limit else " over confidence"))

@@ -44,7 +44,8 @@ def print_result(inst, result, json_out: bool) -> None:
     """Print a SolveResult as JSON or as the report, and exit with its status code."""
     from planopt.report.text import solve_report
     if json_out:
-        emit_json(result.to_dict())
+        from planopt.report.json_results import solve_json
+        emit_json(solve_json(result))
     else:
         typer.echo(solve_report(inst, result))
         if result.risk:

@@ -132,7 +132,8 @@ def solve_portfolio_command(file: Path, json_out: bool, time_limit: Optional[flo
             from planopt.report.portfolio_plot import plot_schedule
             files.write(plot, lambda path: plot_schedule(result, path))
     if json_out:
-        emit_json(result.to_dict())
+        from planopt.report.json_results import portfolio_json
+        emit_json(portfolio_json(result))
     else:
         typer.echo(portfolio_report(result))
         if plot is not None and result.jobs:

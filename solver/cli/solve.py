@@ -84,24 +84,16 @@ def evaluate(file: Path = typer.Argument(..., help="instance JSON"),
              json_out: bool = JSON, scenarios: Optional[int] = risk_options.SCENARIOS, seed: int = risk_options.SEED,
              plot: Optional[Path] = typer.Option(None, "--plot", help="with --scenarios: the risk distributions (PNG, SVG or PDF)")):
     """Compute every metric of a given plan with the evaluator."""
-    from planopt.models.cost.evaluator import Evaluator
-    from planopt.models.schema.plan import plan_json, read_plan
-    from planopt.api import instance_for_plan
-    from planopt.errors import InputError, read_json
+    from planopt.api import evaluate_given_plan, instance_for_plan
+    from planopt.errors import read_json
     from planopt.instance import load_instance
     from planopt.report.text import breakdown, hours, metric_rows, plan_rows, table, usd
     from planopt.uncertainty.risk import check_seed
     check_seed(seed)
     inst = load_instance(file)
-    raw = read_json(plan_file)
-    raw = raw.get("plan", raw) if isinstance(raw.get("plan"), dict) else raw
     chooses_student = bool(inst.candidate_students)
-    try:
-        plan = read_plan(raw)
-        metrics = Evaluator(inst).evaluate(plan)
-        shown = instance_for_plan(inst, plan)  # the student's own job, for the tables
-    except ValueError as exc:
-        raise InputError(f"{plan_file}: {exc}") from None
+    plan, metrics = evaluate_given_plan(inst, read_json(plan_file), str(plan_file))
+    shown = instance_for_plan(inst, plan)  # the student's own job, for the tables
     files = OutputFiles()
     files.check("--plot", plot, PLOT_SUFFIXES)
     with files:
@@ -109,12 +101,8 @@ def evaluate(file: Path = typer.Argument(..., help="instance JSON"),
     fits = metrics.fits_memory  # a plan that does not fit does no work: no costs or hours to report
     plan_table = table(([("student", plan.student)] if chooses_student else []) + plan_rows(plan, shown))
     if json_out:
-        from planopt.job.model import RESULT_VERSION
-        emit_json({"version": RESULT_VERSION, "plan": plan_json(plan, shown.student.preset), "fits_memory": fits, "metrics": metrics.summary() if fits else None,
-                   "feasible": metrics.feasible, "violations": metrics.violations,
-                   "cost_breakdown_usd": metrics.cost_breakdown_usd if fits else None,
-                   "hours_breakdown": metrics.hours_breakdown if fits else None, "flops": metrics.flops,
-                   **({"risk": risk.to_dict()} if risk is not None else {})})
+        from planopt.report.json_results import evaluate_json
+        emit_json(evaluate_json(inst, plan, metrics, risk))
     elif not fits:
         typer.echo("\n".join(["Plan", plan_table, "",
                               "Does not fit in memory, so it cannot run: " + "; ".join(metrics.violations)]))

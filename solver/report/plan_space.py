@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 
 def plan_space_line(pm) -> str:
     """The plan space as arithmetic that adds up: the instance's options, then what the model keeps of them."""
@@ -40,3 +43,39 @@ def plan_space_line_of(inst, data=None) -> str:
         line += (f"; the model keeps {kept[0]:,} × {kept[1]:,} × {kept[2]:,}{times_k} = {kept[0] * kept[1] * kept[2] * k:,}"
                  + (f" ({'; '.join(why)})" if why else ""))
     return line
+
+
+class Checked:
+    """An instance checked as ``planopt validate`` checks it: its schema, its model size (every job's, for
+    a portfolio), its model built. ``kind`` is ``job`` or ``portfolio``; ``model`` the built model;
+    for a job ``plan_space`` (the arithmetic of its plans) and ``model_mib`` (the model's estimated size),
+    for a portfolio ``plans`` (over its jobs)."""
+
+    def __init__(self, kind: str, model, plan_space: str | None = None, model_mib: float | None = None,
+                 plans: int | None = None):
+        self.kind, self.model, self.plan_space, self.model_mib, self.plans = kind, model, plan_space, model_mib, plans
+
+
+def validate_instance(source: str | Path | dict[str, Any], label: str = "instance") -> Checked:
+    """``planopt validate`` (the CLI and ``POST /api/validate``): the instance, a job or a portfolio, checked
+    and its model built without solving; InputError naming the field (a portfolio's job by ``label: job 'NAME'``)."""
+    from planopt.errors import InputError, read_json
+    data = source if isinstance(source, dict) else read_json(source)
+    if data.get("kind") == "portfolio":
+        from planopt.job.plan_space import check_model_size
+        from planopt.portfolio.solve import PortfolioModel, load_portfolio
+        portfolio = load_portfolio(source)
+        plans = 0
+        for name, inst in zip(portfolio.names, portfolio.instances):  # each job's own model, before the portfolio's
+            try:
+                plans += check_model_size(inst).plans
+            except InputError as exc:
+                raise InputError(f"{label}: job {name!r}: {exc}") from None
+        return Checked("portfolio", PortfolioModel(portfolio), plans=plans)
+    from planopt.job.model import PlanModel
+    from planopt.job.plan_space import check_model_size
+    from planopt.instance import load_instance
+    inst = load_instance(source)
+    space = check_model_size(inst)  # an instance solve would refuse is refused here, with the same line
+    pm = PlanModel(inst)
+    return Checked("job", pm, plan_space=plan_space_line(pm), model_mib=space.model_mib)

@@ -33,6 +33,7 @@ def create_app(settings: Settings):
             log.warning("%d job(s) left unfinished by the previous run are marked interrupted", interrupted)
         app.state.store = store
         app.state.runner = JobRunner(store, settings.scheduler, settings.workers)
+        app.state.runner.warm_up()  # every solve runs on the cluster: start it now, not on the first request
         try:
             yield
         finally:
@@ -40,7 +41,10 @@ def create_app(settings: Settings):
             store.close()
 
     from planopt import __version__
+    # /docs is Swagger UI, whose script and styles FastAPI has the browser fetch from a CDN (no integrity
+    # check): off unless the operator asks for it (--docs); /redoc likewise loads from a CDN, and is off
     app = FastAPI(title="planopt", version=__version__, lifespan=lifespan,
+                  docs_url="/docs" if settings.docs else None, redoc_url=None,
                   description="Exact plans for LLM post-training (SFT, RL, OPD), as a service. Every endpoint under "
                               "/api/ but /api/health needs `Authorization: Bearer TOKEN`. Responses are the CLI's "
                               "`--json` objects.")
@@ -50,6 +54,6 @@ def create_app(settings: Settings):
     app.include_router(routes_jobs.router)
     app.include_router(routes_page.router)
     app.openapi = lambda: published_openapi(app)
-    guarded = Guard(app, settings.token, settings.max_body_bytes)
+    guarded = Guard(app, settings.principals, settings.max_body_bytes)
     guarded.fastapi = app
     return guarded

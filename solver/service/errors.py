@@ -2,9 +2,12 @@
 
 - :class:`planopt.InputError` (the library's bad-input error, the message the CLI prints): 400;
   a path outside the allowed folder: 403.
-- A shipped name that does not exist: 404.
+- A shipped name, file or job that does not exist (:class:`paths.NotFound`, raised by the service's own
+  lookups): 404. A ``LookupError`` from inside the library (``KeyError``, ``IndexError``) is not a 404:
+  it is an internal error like any other.
 - A request body that does not match its model: 422, one line naming the field.
-- Anything else: 500 with a fixed sentence; the exception goes to the service log only.
+- Anything else: 500 with a fixed sentence; the exception goes to the service log only, as one line
+  (its type, its first line of text shortened, and where it was raised), never a traceback.
 """
 
 from __future__ import annotations
@@ -19,10 +22,15 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from planopt.errors import InputError
-from planopt.service.paths import PathRefused
+from planopt.messages import shorten
+from planopt.service.paths import NotFound, PathRefused
 
 log = logging.getLogger("planopt.service")
 INTERNAL = "internal error (the service log has the details)"
+
+
+# The one sentence a request gets when the Dask cluster that runs solves and jobs is out of reach.
+UNAVAILABLE = "the Dask cluster that runs jobs cannot be reached; try again later"
 
 
 class StrictJSONResponse(JSONResponse):
@@ -72,9 +80,9 @@ def install(app: FastAPI) -> None:
     async def _input(request: Request, exc: InputError):
         return error(400, str(exc))
 
-    @app.exception_handler(LookupError)
-    async def _unknown(request: Request, exc: LookupError):
-        return error(404, str(exc.args[0]) if exc.args else "not found")
+    @app.exception_handler(NotFound)
+    async def _unknown(request: Request, exc: NotFound):
+        return error(404, str(exc))
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError):
@@ -86,5 +94,15 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def _internal(request: Request, exc: Exception):
-        log.error("internal error on %s %s: %s: %s", request.method, request.url.path, type(exc).__name__, exc)
+        log.error("internal error on %s %s: %s", request.method, shorten(request.url.path), one_line(exc))
         return error(500, INTERNAL)
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception for the log, on one line: its type, its text's first line shortened, and the innermost
+    frame it was raised in (file:line), never a traceback (the README promises one line per event)."""
+    import traceback
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    frames = traceback.extract_tb(exc.__traceback__) if exc.__traceback__ is not None else []
+    where = f" at {frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].lineno}" if frames else ""
+    return f"{type(exc).__name__}: {shorten(text)}{where}"

@@ -3,7 +3,9 @@
 ``submit`` stores the job and hands it to Dask at once (a LocalCluster of one
 single-threaded worker process per core, started on the first job, or the
 cluster at ``--scheduler``); the id comes back before any solving starts.
-The task itself (:func:`run_job`, on a worker) reports that it started, on
+The synchronous endpoints run on the same cluster (:func:`run_request`, ahead of
+queued jobs), so no solve ever runs in the service's own process. The task itself
+(:func:`run_job`, on a worker) reports that it started, on
 which worker and process, and its progress, as Dask worker events on the
 job's own topic; the service reads them when asked (``refresh``) and when the
 task ends (a future's done-callback stores the result).
@@ -33,6 +35,9 @@ TOPIC = "planopt-job-{}"
 # Seconds to wait for a worker's nanny to kill and restart it on cancel.
 RESTART_TIMEOUT_SECONDS = 60
 INTERNAL = "internal error while running the job (the service log has the details)"
+# Dask priority of a synchronous request's work: above jobs' (0), so a quick answer does not queue
+# behind long jobs that have not started yet (it still waits for a worker to be free).
+REQUEST_PRIORITY = 10
 
 
 def run_job(job_id: str, kind: str, instance: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
@@ -51,6 +56,30 @@ def run_job(job_id: str, kind: str, instance: dict[str, Any], options: dict[str,
         return {"ok": False, "error": str(exc)}
 
 
+def run_request(kind: str, instance: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+    """On a Dask worker: a synchronous endpoint's work (``payloads.WORK``); ``{"ok": True, "result": ...}``
+    or ``{"ok": False, "error": line}`` for bad input, with the seconds the library took (anything else
+    raises, and the service answers with its fixed internal-error sentence).
+
+    The service's own process never runs a solve: HiGHS's output capture (Pyomo's ``capture_output``,
+    around every run) redirects the process's file descriptors 1 and 2, so two solves in two threads
+    of one process deadlock (issue 28 item 1). A worker is one single-threaded process: one solve at a time."""
+    from planopt.errors import InputError
+    from planopt.service.payloads import WORK
+    start = time.perf_counter()
+    try:
+        return {"ok": True, "result": WORK[kind](instance, options), "seconds": time.perf_counter() - start}
+    except InputError as exc:
+        return {"ok": False, "error": str(exc), "seconds": time.perf_counter() - start}
+
+
+def _import_library() -> None:
+    """On each worker: import what the payloads use, before the first task needs it."""
+    import planopt.api  # noqa: F401
+    import planopt.service.payloads  # noqa: F401
+    import planopt.uncertainty.risk  # noqa: F401
+
+
 def _placed_on(dask_scheduler, key: str) -> Optional[tuple[str, int]]:
     """On the scheduler: the address and process id of the worker a task was sent to (None while it is queued)."""
     task = dask_scheduler.tasks.get(key)
@@ -64,45 +93,95 @@ class JobRunner:
 
     def __init__(self, store: JobStore, scheduler: Optional[str] = None, workers: Optional[int] = None):
         self.store, self.scheduler, self.workers = store, scheduler, workers
-        self._client = None
+        self._client = None          # jobs' cluster: the one at --scheduler, else our LocalCluster
+        self._local_client = None    # our LocalCluster: synchronous requests always run there
         self._cluster = None
         self._futures: dict[str, Any] = {}
         self._where: dict[str, dict[str, Any]] = {}   # job id -> its start event (worker, pid)
         self._lock = threading.Lock()
+        self._closed = False
 
-    # --- the cluster ------------------------------------------------------
+    # --- the clusters -----------------------------------------------------
     def client(self):
-        """The Dask client, connecting (or starting the LocalCluster) on first use."""
+        """The Dask client of jobs, connecting (or starting the LocalCluster) on first use."""
         with self._lock:
+            if self._closed:
+                raise RuntimeError("the service is stopping: its cluster is closed")
             if self._client is None:
-                from distributed import Client, LocalCluster
-                from planopt.studies.distributed import CONNECT_TIMEOUT_SECONDS, check_scheduler, local_workers
                 if self.scheduler is not None:
+                    from distributed import Client
+                    from planopt.studies.distributed import CONNECT_TIMEOUT_SECONDS, check_scheduler
                     self._client = Client(check_scheduler(self.scheduler), timeout=CONNECT_TIMEOUT_SECONDS)
                 else:
-                    import dask
-                    n = self.workers or local_workers(os.cpu_count() or 1)
-                    # one task per single-threaded worker at a time: a task the scheduler has placed on a
-                    # worker is the one that worker runs, so cancelling it may restart that worker (below)
-                    with dask.config.set({"distributed.scheduler.worker-saturation": 1.0}):
-                        self._cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                                     dashboard_address=None, silence_logs=logging.CRITICAL)
-                    self._client = Client(self._cluster)
+                    self._client = self._local()
             return self._client
+
+    def request_client(self):
+        """The Dask client of synchronous requests: always the service's own LocalCluster (the cluster of
+        jobs when there is no --scheduler; with one, a LocalCluster started on the first request), so a
+        quick answer does not depend on a remote cluster, as it did not when requests ran in this process."""
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the service is stopping: its cluster is closed")
+            return self._local()
+
+    def _local(self):
+        """Our LocalCluster's client, started on first use (under the lock)."""
+        if self._local_client is None:
+            import dask
+            from distributed import Client, LocalCluster
+            from planopt.studies.distributed import local_workers
+            n = self.workers or local_workers(os.cpu_count() or 1)
+            # one task per single-threaded worker at a time: a task the scheduler has placed on a
+            # worker is the one that worker runs, so cancelling it may restart that worker (below)
+            with dask.config.set({"distributed.scheduler.worker-saturation": 1.0}):
+                # its HTTP server (health, dashboard) on a free loopback port: None would take 8787, and a
+                # second service on the machine would print a multi-line warning into the log
+                self._cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                             dashboard_address="127.0.0.1:0", silence_logs=logging.CRITICAL)
+            self._local_client = Client(self._cluster)
+        return self._local_client
+
+    def warm_up(self) -> Optional[threading.Thread]:
+        """Start the LocalCluster and have every worker import the library, in a background thread: the
+        first requests then wait for neither (a LocalCluster takes seconds to start, an import of Pyomo and
+        the models another second or two per worker). A failure is logged; the first request tries again.
+        With --scheduler nothing starts before it is needed (as before: the remote cluster is connected to
+        on the first job, a LocalCluster for requests on the first request)."""
+        if self.scheduler is not None:
+            return None
+
+        def run() -> None:
+            try:
+                self.request_client().run(_import_library)
+            except Exception as exc:  # noqa: BLE001 - a request will say the cluster is unavailable
+                if self._closed:  # the service stopped while its cluster was starting: nothing to say
+                    return
+                from planopt.service.errors import one_line
+                log.warning("the Dask cluster did not start: %s", one_line(exc))
+        thread = threading.Thread(target=run, name="planopt-cluster-start", daemon=True)
+        thread.start()
+        return thread
 
     def close(self) -> None:
         """Cancel what is still running (the store marks it interrupted) and stop the LocalCluster."""
         with self._lock:
+            self._closed = True
             futures, self._futures = list(self._futures.values()), {}
-            client, cluster, self._client, self._cluster = self._client, self._cluster, None, None
+            client, local, cluster = self._client, self._local_client, self._cluster
+            self._client = self._local_client = self._cluster = None
         self.store.mark_interrupted()
-        if client is not None:
-            try:
-                client.cancel(futures, force=True)
-            finally:
-                client.close()
-        if cluster is not None:
-            cluster.close()
+        try:
+            if client is not None:
+                try:
+                    client.cancel(futures, force=True)
+                finally:
+                    client.close()
+        finally:
+            if local is not None and local is not client:
+                local.close()
+            if cluster is not None:
+                cluster.close()
 
     # --- jobs -------------------------------------------------------------
     def submit(self, job_id: str, kind: str, instance: dict[str, Any], options: dict[str, Any]) -> None:
@@ -111,6 +190,29 @@ class JobRunner:
         with self._lock:
             self._futures[job_id] = future
         future.add_done_callback(lambda f, job_id=job_id: self._finished(job_id, f))
+
+    def submit_request(self, kind: str, instance: dict[str, Any], options: dict[str, Any]):
+        """A synchronous endpoint's work on the cluster (:func:`run_request`); its Dask future. Ahead of queued
+        jobs (a request is waited for, a job is not). Blocks while the cluster starts: call it from a thread."""
+        return self.request_client().submit(run_request, kind, instance, options, pure=False, priority=REQUEST_PRIORITY)
+
+    async def wait(self, future) -> dict[str, Any]:
+        """The outcome of :meth:`submit_request`'s future, awaited without holding a thread; the remote
+        exception raised if the work failed. A request given up (its coroutine cancelled) cancels the work."""
+        import asyncio
+        from starlette.concurrency import run_in_threadpool
+        loop = asyncio.get_running_loop()
+        done = loop.create_future()
+
+        def finished(_):
+            loop.call_soon_threadsafe(lambda: done.done() or done.set_result(None))
+        future.add_done_callback(finished)
+        try:
+            await done
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
+        return await run_in_threadpool(future.result)
 
     def refresh(self, job_id: str) -> None:
         """Fold the job's worker events (started, progress) into the store."""
@@ -138,7 +240,8 @@ class JobRunner:
         try:
             outcome = future.result()
         except Exception as exc:  # noqa: BLE001 - logged here, never sent to the client
-            log.error("job %s failed: %s: %s", job_id, type(exc).__name__, exc)
+            from planopt.service.errors import one_line
+            log.error("job %s failed: %s", job_id, one_line(exc))
             outcome = {"ok": False, "error": INTERNAL}
         now = time.time()
         if outcome["ok"]:
@@ -173,7 +276,7 @@ class JobRunner:
         """End a worker process mid-task. On our own LocalCluster: SIGKILL it (a worker busy in C may not
         answer a polite close), and its nanny starts a fresh one. On a cluster at --scheduler: restart it
         through its nanny (the process is on another machine)."""
-        if self._cluster is not None:
+        if self.scheduler is None:  # the job ran on our LocalCluster
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:

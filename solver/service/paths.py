@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from planopt.errors import InputError, read_json
+from planopt.messages import shorten
 
 # The repository's instances/ folder (an editable install, or a checkout on sys.path).
 SHIPPED_DIR = Path(__file__).resolve().parents[2] / "instances"
@@ -21,8 +22,20 @@ SHIPPED_DIR = Path(__file__).resolve().parents[2] / "instances"
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,100}$")
 
 
+# The longest path a request may name, and its longest part: Linux's PATH_MAX and NAME_MAX. Longer
+# ones cannot name a file; they are refused as bad input (400) before the file system is asked.
+MAX_PATH_CHARS = 4096
+MAX_PART_CHARS = 255
+
+
 class PathRefused(InputError):
     """A path outside the allowed folder (the service answers 403)."""
+
+
+class NotFound(Exception):
+    """A shipped instance, case, file or job that does not exist (the service answers 404 with this line).
+    Only this is a 404: a ``LookupError`` (``KeyError``, ``IndexError``) from inside the library is an
+    internal error (500, a fixed sentence)."""
 
 
 def shipped_names(folder: Path = SHIPPED_DIR) -> list[dict[str, str]]:
@@ -42,17 +55,17 @@ def shipped(name: str, folder: Path = SHIPPED_DIR) -> dict[str, Any]:
     stem = name.removesuffix(".json")
     if not NAME.match(stem) or not (folder / f"{stem}.json").is_file():
         known = ", ".join(s["name"] for s in shipped_names(folder))
-        raise LookupError(f"instance: no shipped instance named {name!r} (shipped: {known})")
+        raise NotFound(f"instance: no shipped instance named {shorten(repr(name))} (shipped: {known})")
     data = read_json(folder / f"{stem}.json")
     return inline_jobs(data, folder, folder) if data.get("kind") == "portfolio" else data
 
 
 def shipped_case(name: str, folder: Path = SHIPPED_DIR / "calibration") -> Path:
-    """A shipped calibration case's file by name; LookupError when unknown."""
+    """A shipped calibration case's file by name; NotFound when unknown."""
     stem = name.removesuffix(".json")
     if not NAME.match(stem) or not (folder / f"{stem}.json").is_file():
         known = ", ".join(sorted(f.stem for f in folder.glob("*.json")))
-        raise LookupError(f"case: no shipped calibration case named {name!r} (shipped: {known})")
+        raise NotFound(f"case: no shipped calibration case named {shorten(repr(name))} (shipped: {known})")
     return folder / f"{stem}.json"
 
 
@@ -60,11 +73,27 @@ def allowed_path(raw: str, allow_dir: Optional[Path], field: str, base: Optional
     """``raw`` resolved (relative to ``base``, else to ``allow_dir``); PathRefused unless it lies under ``allow_dir``."""
     if allow_dir is None:
         raise PathRefused(f"{field}: the service reads no files (start it with --allow-dir DIR to allow paths under DIR)")
+    check_path_text(raw, field)
     root = allow_dir.resolve()
-    path = (Path(base or root) / raw).resolve()
+    try:
+        path = (Path(base or root) / raw).resolve()
+    except (OSError, ValueError, RuntimeError) as exc:  # a loop of symlinks, a name the file system refuses
+        raise InputError(f"{field}: {shorten(repr(raw))} cannot be resolved ({getattr(exc, 'strerror', None) or 'invalid path'})") from None
     if path != root and root not in path.parents:
         raise PathRefused(f"{field}: {raw!r} lies outside the folder the service may read")
     return path
+
+
+def check_path_text(raw: str, field: str) -> None:
+    """A path as text: no NUL byte (no file name holds one), at most MAX_PATH_CHARS, each part at most
+    MAX_PART_CHARS; else InputError naming ``field`` (a 400, not the file system's error as a 500)."""
+    if "\x00" in raw:
+        raise InputError(f"{field}: a path holds no NUL character (got {shorten(repr(raw))})")
+    if len(raw) > MAX_PATH_CHARS:
+        raise InputError(f"{field}: a path of at most {MAX_PATH_CHARS:,} characters, got {len(raw):,}")
+    longest = max((len(part) for part in raw.split("/")), default=0)
+    if longest > MAX_PART_CHARS:
+        raise InputError(f"{field}: each part of a path (between slashes) has at most {MAX_PART_CHARS} characters, got one of {longest:,}")
 
 
 def inline_jobs(portfolio: dict[str, Any], allow_dir: Optional[Path], base: Optional[Path] = None) -> dict[str, Any]:
@@ -77,7 +106,7 @@ def inline_jobs(portfolio: dict[str, Any], allow_dir: Optional[Path], base: Opti
         if isinstance(job, dict) and isinstance(job.get("instance"), str):
             path = allowed_path(job["instance"], allow_dir, f"portfolio: jobs.{i}.instance", base)
             try:
-                job = {**job, "instance": read_json(path)}
+                job = {**job, "instance": _read(path)}
             except InputError as exc:  # name the field, not the server's folder layout
                 raise InputError(f"portfolio: jobs.{i}.instance: {str(exc).removeprefix(str(path) + ': ')}") from None
         out.append(job)
@@ -88,7 +117,15 @@ def portfolio_file(raw: str, allow_dir: Optional[Path]) -> dict[str, Any]:
     """A portfolio file named by path (under ``allow_dir``), its jobs' paths resolved from its folder."""
     path = allowed_path(raw, allow_dir, "path")
     try:
-        data = read_json(path)
+        data = _read(path)
     except InputError as exc:
         raise InputError(f"path: {str(exc).removeprefix(str(path) + ': ')}") from None
     return inline_jobs(data, allow_dir, path.parent)
+
+
+def _read(path: Path) -> dict[str, Any]:
+    """``read_json``, with the file system's refusals (permission, a name too long) as bad input."""
+    try:
+        return read_json(path)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot be read ({exc.strerror or 'error'})") from None

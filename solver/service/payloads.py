@@ -1,14 +1,14 @@
 """The work behind every endpoint and job: plain dicts in, the CLI's ``--json`` objects out.
 
-Each function takes only picklable arguments (an instance as a dict, options
-as numbers), so the same function runs in a request's thread for a quick
-answer and on a Dask worker for a job. Each composes the library functions the
-CLI composes, in the same way, so the service adds no second cost model and
-its JSON is the CLI's (``tests/test_service_api.py`` holds each endpoint's
-parsed JSON equal to the CLI's for the same request).
+Each function takes only picklable arguments (an instance as a dict, options as plain values)
+and runs on a Dask worker process, for a job (``jobs.run_job``) and for a synchronous request
+alike (``jobs.run_request``): the service's own process never solves. Each composes the library
+functions the CLI composes, and builds its answer with the builder the CLI's ``--json`` uses
+(``report/json_results.py``), so the service adds no second cost model and no second JSON
+(``tests/test_service_equality.py`` holds the answers equal to the CLI's on every shipped instance).
 
-Options are checked with the library's own checks, under the names of the
-request's fields, so a mistake gets the CLI's one-line message naming the field.
+Options are checked with the library's own checks, under the names of the request's fields, so a
+mistake gets the CLI's one-line message naming the field.
 """
 
 from __future__ import annotations
@@ -16,7 +16,9 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Optional
 
-from planopt.json_safe import finite_json as strict  # the CLI's --json data, exactly
+from planopt.json_safe import finite_json as strict
+from planopt.report.json_results import (calibration_json, catalog_json, chance_frontier_json, evaluate_json, frontier_json,
+                                        portfolio_json, solve_json, sweep_json, validate_json)  # the CLI's --json objects: one builder each
 
 Progress = Optional[Callable[[int, int], None]]
 
@@ -70,40 +72,20 @@ def solve_payload(instance: dict[str, Any], options: dict[str, Any], progress: P
     from planopt.api import solve_instance
     if instance.get("kind") == "portfolio":
         return portfolio_payload(instance, options, progress)
-    return strict(solve_instance(**solve_inputs(instance, options)).to_dict())
+    return solve_json(solve_instance(**solve_inputs(instance, options)))
 
 
-def evaluate_payload(instance: dict[str, Any], plan: dict[str, Any], scenarios: Optional[int] = None,
-                     seed: int = 0) -> dict[str, Any]:
-    """``planopt evaluate FILE PLAN.json --json``: every metric of a given plan, and its risk."""
-    from planopt.models.cost.evaluator import Evaluator
-    from planopt.models.schema.plan import plan_json, read_plan
-    from planopt.api import instance_for_plan
-    from planopt.errors import InputError
+def evaluate_payload(instance: dict[str, Any], options: dict[str, Any], progress: Progress = None) -> dict[str, Any]:
+    """``planopt evaluate FILE PLAN.json --json``: every metric of a given plan (``options["plan"]``), and its risk."""
+    from planopt.api import evaluate_given_plan
     from planopt.uncertainty.risk import check_scenarios, check_seed, plan_risk, report_scenarios
+    scenarios, seed = options.get("scenarios"), options.get("seed", 0)
     check_seed(seed, "seed")
     inst = _job_instance(instance, {})
-    plan = plan.get("plan", plan) if isinstance(plan.get("plan"), dict) else plan
-    try:
-        parsed = read_plan(plan)
-        metrics = Evaluator(inst).evaluate(parsed)
-        shown = instance_for_plan(inst, parsed)
-    except (ValueError, TypeError, KeyError) as exc:
-        raise InputError(f"plan: {exc}") from None
+    plan, metrics = evaluate_given_plan(inst, options.get("plan"), "plan")
     scenarios = check_scenarios(scenarios, "scenarios") if scenarios is not None else report_scenarios(inst)
-    risk = None if scenarios is None else plan_risk(inst, parsed, scenarios, seed)
-    fits = metrics.fits_memory
-    from planopt.job.model import RESULT_VERSION
-    return strict({"version": RESULT_VERSION, "plan": plan_json(parsed, shown.student.preset), "fits_memory": fits, "metrics": metrics.summary() if fits else None,
-                   "feasible": metrics.feasible, "violations": metrics.violations,
-                   "cost_breakdown_usd": metrics.cost_breakdown_usd if fits else None,
-                   "hours_breakdown": metrics.hours_breakdown if fits else None, "flops": metrics.flops,
-                   "risk": None if risk is None else risk.to_dict()})
-
-
-def _risks(items):
-    from planopt.uncertainty.risk import report_risks
-    return report_risks(items)
+    risk = None if scenarios is None else plan_risk(inst, plan, scenarios, seed)
+    return evaluate_json(inst, plan, metrics, risk)
 
 
 def frontier_inputs(instance: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
@@ -132,18 +114,13 @@ def frontier_inputs(instance: dict[str, Any], options: dict[str, Any]) -> dict[s
 
 def frontier_payload(instance: dict[str, Any], options: dict[str, Any], progress: Progress = None) -> dict[str, Any]:
     """``planopt frontier FILE --x X --y Y --json`` (``y = probability``: the chance frontier)."""
-    from planopt.studies.frontier import chance_frontier, grid_caps, pareto_frontier
+    from planopt.studies.frontier import chance_frontier, pareto_frontier
     from planopt.job.model import PlanModel
     given = frontier_inputs(instance, options)
     inst, x, y = given["inst"], given["x"], given["y"]
     if given["metric"] is not None:
-        front = chance_frontier(inst, given["metric"], given["scenarios"], given["seed"])
-        return strict({"x": x, "y": y, **front.to_dict()})
-    front = pareto_frontier(PlanModel(inst), x, y)
-    capped = grid_caps(inst, front.points[0].plan) if front.points else []
-    risks = _risks([(inst, p.plan, p.student) for p in front.points])
-    return strict({"x": x, "y": y, "points": [{**p.to_dict(), "risk": r.to_dict() if r else None} for p, r in zip(front.points, risks)],
-                   "capped_by_options": capped})
+        return chance_frontier_json(x, y, chance_frontier(inst, given["metric"], given["scenarios"], given["seed"]))
+    return frontier_json(inst, x, y, pareto_frontier(PlanModel(inst), x, y))
 
 
 def sweep_inputs(instance: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
@@ -179,9 +156,7 @@ def sweep_payload(instance: dict[str, Any], options: dict[str, Any], progress: P
     inst, limit, values = given["inst"], given["limit"], given["values"]
     rows = run_sweep(PlanModel(inst), limit, values, time_limit=given["time_limit"], reuse=given["reuse"],
                      progress=(lambda k: progress(k, len(values))) if progress else None)
-    risks = _risks([(inst.with_overrides(**{limit: r.value}), r.result.plan, r.result.student) for r in rows])
-    return strict({"limit": limit, "objective": inst.objective,
-                   "rows": [{**r.to_dict(), "risk": k.to_dict() if k else None} for r, k in zip(rows, risks)]})
+    return sweep_json(inst, limit, rows)
 
 
 def portfolio_inputs(portfolio: dict[str, Any], options: dict[str, Any]):
@@ -202,7 +177,7 @@ def portfolio_payload(portfolio: dict[str, Any], options: dict[str, Any], progre
     every job's instance must already be inline (the service resolves paths under its allowed folder
     first, ``service.paths``)."""
     from planopt.portfolio.options import solve_with_options
-    return strict(solve_with_options(portfolio_inputs(portfolio, options)).to_dict())
+    return portfolio_json(solve_with_options(portfolio_inputs(portfolio, options)))
 
 
 def refuse_paths(portfolio: dict[str, Any]) -> None:
@@ -217,14 +192,13 @@ def refuse_paths(portfolio: dict[str, Any]) -> None:
 
 def catalog_payload(provider: Optional[str] = None, gpu: Optional[str] = None) -> dict[str, Any]:
     """``planopt catalog --json [--provider P] [--gpu G]``: the GPU prices by provider, region and tier, with sources."""
-    from planopt.models.catalog.prices import COLUMNS, select_prices
+    from planopt.models.catalog.prices import select_prices
     from planopt.errors import InputError
     try:
         rows = select_prices(provider, gpu)
     except KeyError as exc:
         raise InputError(f"{exc.args[0]}: {exc.args[1]}") from None
-    return strict({"prices": [{c: getattr(r, c) for c in COLUMNS} | {"provider_kind": r.provider_kind, "node_gpus": r.node_gpus,
-                                                                    "interconnect": r.interconnect} for r in rows]})
+    return catalog_json(rows)
 
 
 def specs_payload() -> dict[str, Any]:
@@ -234,30 +208,38 @@ def specs_payload() -> dict[str, Any]:
     return strict({"gpus": [asdict(g) for g in load_gpus().values()], "models": [asdict(m) for m in load_models().values()]})
 
 
-def calibrate_payload(case_path: str) -> list[dict[str, Any]]:
-    """``planopt calibrate`` on one case file: its rows, each with its P10-P90 interval."""
+def calibrate_payload(case: Any, options: Optional[dict[str, Any]] = None, progress: Progress = None) -> list[dict[str, Any]]:
+    """``planopt calibrate`` on one case: a shipped case's name, or the case itself (a dict, written to a
+    temporary file: the library reads cases from files): its rows, each with its P10-P90 interval."""
+    import json
+    import tempfile
+    from pathlib import Path
+    from planopt.errors import InputError
+    from planopt.service.paths import shipped_case
     from planopt.uncertainty.calibrate import calibrate_case
     from planopt.uncertainty.calibration_intervals import with_intervals
-    return strict([r.to_dict() for r in with_intervals(calibrate_case(case_path))])
+    if isinstance(case, str):
+        return calibration_json(with_intervals(calibrate_case(shipped_case(case))))
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "case.json"
+        path.write_text(json.dumps(case, allow_nan=False))
+        try:
+            return calibration_json(with_intervals(calibrate_case(path)))
+        except InputError as exc:  # name the case, not the worker's temporary folder
+            raise InputError(str(exc).replace(str(path), "case")) from None
 
 
-def validate_payload(instance: dict[str, Any]) -> dict[str, Any]:
-    """``planopt validate``: the instance is checked and its model built; the plan space as the CLI words it."""
+def validate_payload(instance: dict[str, Any], options: Optional[dict[str, Any]] = None, progress: Progress = None) -> dict[str, Any]:
+    """``planopt validate FILE --json``: the instance is checked and its model built; the plan space as the CLI words it."""
+    from planopt.report.plan_space import validate_instance
     if instance.get("kind") == "portfolio":
-        from planopt.portfolio.solve import PortfolioModel
         refuse_paths(instance)
-        pm = PortfolioModel(instance)
-        d = pm.data
-        return {"valid": True, "kind": "portfolio", "jobs": len(d.instances), "gpu_types": len(d.gpus),
-                "buckets": len(d.buckets), "build_seconds": pm.build_seconds}
-    from planopt.report.plan_space import plan_space_line
-    from planopt.instance import load_instance
-    from planopt.job.model import PlanModel
-    pm = PlanModel(load_instance(instance))
-    return {"valid": True, "kind": "job", "plan_space": plan_space_line(pm), "build_seconds": pm.build_seconds}
+    return validate_json(validate_instance(instance))
 
 
 KINDS = {"solve": solve_payload, "frontier": frontier_payload, "sweep": sweep_payload, "portfolio": portfolio_payload}
+# What the synchronous endpoints run on a worker (``jobs.run_request``): every one that builds or solves a model.
+WORK = {**KINDS, "validate": validate_payload, "evaluate": evaluate_payload, "calibrate": calibrate_payload}
 
 
 def check_job(kind: str, instance: dict[str, Any], options: dict[str, Any]) -> None:

@@ -1,26 +1,29 @@
-"""The synchronous endpoints: each calls the payload function the CLI's command composes.
+"""The synchronous endpoints: each runs the payload function the CLI's command composes, on a
+worker process of the service's Dask cluster (``jobs.JobRunner.submit_request``), and waits for it
+without holding a thread (``async`` endpoints).
 
-They run in FastAPI's thread pool (plain ``def``), so a solve does not stall the
-server's event loop; work that takes longer than a request should goes through
-``/api/jobs`` instead.
+No solve runs in the service's own process: the solver's output capture around each HiGHS run
+redirects the process's stdout and stderr, which two threads cannot do at once (two simultaneous
+``/api/solve`` requests in the web server's thread pool deadlocked it, issue 28 item 1). Work that
+takes longer than a request should goes through ``/api/jobs`` instead.
 """
 
 from __future__ import annotations
 
-import tempfile
-import time
-from pathlib import Path
+import logging
 from typing import Any, Optional
 
 from fastapi import APIRouter, Request
+from starlette.concurrency import run_in_threadpool
 
 from planopt.service import payloads
-from planopt.service.errors import StrictJSONResponse
+from planopt.service.errors import UNAVAILABLE, StrictJSONResponse, error
 from planopt.service.paths import inline_jobs, portfolio_file, shipped, shipped_case, shipped_names
 from planopt.service.requests import (CalibrateRequest, EvaluateRequest, FrontierRequest, PortfolioRequest, SolveRequest,
                        SweepRequest, ValidateRequest)
 
 router = APIRouter(prefix="/api", default_response_class=StrictJSONResponse)
+log = logging.getLogger("planopt.service")
 
 
 def resolve_instance(ref: Any, settings) -> dict[str, Any]:
@@ -41,14 +44,28 @@ def resolve_portfolio(body: PortfolioRequest, settings) -> dict[str, Any]:
     return resolve_instance(body.portfolio, settings)
 
 
-def timed(request: Request, work, *args):
-    """Run the library's work, noting its seconds for the ``Server-Timing`` header (``security.Guard``):
-    a client can tell the planning time from what HTTP and the service add to it."""
-    start = time.perf_counter()
+async def compute(request: Request, kind: str, instance: Any, options: dict[str, Any]) -> Any:
+    """``payloads.WORK[kind]`` on a worker, awaited; its seconds go to the ``Server-Timing`` header
+    (``security.Guard``): a client can tell the planning time from what HTTP and the service add to it.
+    Bad input is the library's InputError (a 400); an unreachable cluster a 503."""
+    from planopt.errors import InputError
+    from planopt.service.errors import one_line
+    runner = request.app.state.runner
     try:
-        return work(*args)
-    finally:
-        request.state.work_seconds = time.perf_counter() - start
+        future = await run_in_threadpool(runner.submit_request, kind, instance, options)
+    except Exception as exc:  # noqa: BLE001 - the cluster, not the request, failed: say so
+        log.error("%s not run: %s", kind, one_line(exc))
+        return error(503, UNAVAILABLE)
+    outcome = await runner.wait(future)
+    request.state.work_seconds = outcome["seconds"]
+    if not outcome["ok"]:
+        raise InputError(outcome["error"])
+    return outcome["result"]
+
+
+async def resolved(ref: Any, settings) -> dict[str, Any]:
+    """:func:`resolve_instance` in a thread (it may read files)."""
+    return await run_in_threadpool(resolve_instance, ref, settings)
 
 
 def options_of(body, *skip: str) -> dict[str, Any]:
@@ -61,35 +78,36 @@ def health() -> dict[str, str]:
     return {"status": "ok", "version": __version__}
 
 
-@router.post("/validate", summary="planopt validate: check an instance and build its model")
-def validate(body: ValidateRequest, request: Request) -> dict[str, Any]:
-    return timed(request, payloads.validate_payload, resolve_instance(body.instance, request.app.state.settings))
+@router.post("/validate", summary="planopt validate --json: check an instance and build its model")
+async def validate(body: ValidateRequest, request: Request) -> dict[str, Any]:
+    return await compute(request, "validate", await resolved(body.instance, request.app.state.settings), {})
 
 
 @router.post("/solve", summary="planopt solve --json: the optimal plan, its breakdowns, binding limits and risk")
-def solve(body: SolveRequest, request: Request) -> dict[str, Any]:
-    return timed(request, payloads.solve_payload, resolve_instance(body.instance, request.app.state.settings), options_of(body))
+async def solve(body: SolveRequest, request: Request) -> dict[str, Any]:
+    return await compute(request, "solve", await resolved(body.instance, request.app.state.settings), options_of(body))
 
 
 @router.post("/evaluate", summary="planopt evaluate --json: every metric of a given plan")
-def evaluate(body: EvaluateRequest, request: Request) -> dict[str, Any]:
-    return timed(request, payloads.evaluate_payload, resolve_instance(body.instance, request.app.state.settings), body.plan,
-                 body.scenarios, body.seed)
+async def evaluate(body: EvaluateRequest, request: Request) -> dict[str, Any]:
+    return await compute(request, "evaluate", await resolved(body.instance, request.app.state.settings),
+                         {"plan": body.plan, "scenarios": body.scenarios, "seed": body.seed})
 
 
 @router.post("/frontier", summary="planopt frontier --json: the exact Pareto frontier")
-def frontier(body: FrontierRequest, request: Request) -> dict[str, Any]:
-    return timed(request, payloads.frontier_payload, resolve_instance(body.instance, request.app.state.settings), options_of(body))
+async def frontier(body: FrontierRequest, request: Request) -> dict[str, Any]:
+    return await compute(request, "frontier", await resolved(body.instance, request.app.state.settings), options_of(body))
 
 
 @router.post("/sweep", summary="planopt sweep --json: one limit over many values")
-def sweep(body: SweepRequest, request: Request) -> dict[str, Any]:
-    return timed(request, payloads.sweep_payload, resolve_instance(body.instance, request.app.state.settings), options_of(body))
+async def sweep(body: SweepRequest, request: Request) -> dict[str, Any]:
+    return await compute(request, "sweep", await resolved(body.instance, request.app.state.settings), options_of(body))
 
 
 @router.post("/portfolio/solve", summary="planopt solve portfolio.json --json: procurement and schedule")
-def portfolio_solve(body: PortfolioRequest, request: Request) -> dict[str, Any]:
-    return timed(request, payloads.portfolio_payload, resolve_portfolio(body, request.app.state.settings), options_of(body))
+async def portfolio_solve(body: PortfolioRequest, request: Request) -> dict[str, Any]:
+    portfolio = await run_in_threadpool(resolve_portfolio, body, request.app.state.settings)
+    return await compute(request, "portfolio", portfolio, options_of(body))
 
 
 @router.get("/catalog", summary="planopt catalog --json: GPU prices by provider, region and tier, with sources")
@@ -103,18 +121,10 @@ def catalog_specs() -> dict[str, Any]:
 
 
 @router.post("/calibrate", summary="planopt calibrate on one case: predicted against published figures")
-def calibrate(body: CalibrateRequest) -> list[dict[str, Any]]:
+async def calibrate(body: CalibrateRequest, request: Request) -> list[dict[str, Any]]:
     if isinstance(body.case, str):
-        return payloads.calibrate_payload(str(shipped_case(body.case)))
-    import json
-    from planopt.errors import InputError
-    with tempfile.TemporaryDirectory() as folder:  # the library reads cases from files
-        path = Path(folder) / "case.json"
-        path.write_text(json.dumps(body.case, allow_nan=False))
-        try:
-            return payloads.calibrate_payload(str(path))
-        except InputError as exc:  # name the case, not the server's temporary folder
-            raise InputError(str(exc).replace(str(path), "case")) from None
+        shipped_case(body.case)  # an unknown name is a 404 at once
+    return await compute(request, "calibrate", body.case, {})
 
 
 @router.get("/instances", summary="the shipped instances: name and kind")

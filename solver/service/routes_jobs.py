@@ -1,13 +1,20 @@
 """``/api/jobs``: long work submitted, watched, fetched and cancelled.
 
 A job's body is checked when it is submitted (its model, its instance, its
-paths), so a mistake is a 4xx at once, not a failed job later. One client (one
-address) may have at most ``max_jobs_per_client`` jobs queued or running.
+paths), so a mistake is a 4xx at once, not a failed job later.
+
+A job belongs to the principal whose token submitted it (``settings.Principal``, from
+``--token-file``): another principal can neither list, read, fetch the request of, nor
+cancel it (it gets the 404 of a job that does not exist, so ids cannot be probed); an
+``admin`` sees and cancels every job. One principal may have at most
+``max_jobs_per_client`` jobs queued or running; the count follows the token, never the
+client's address or any header it sends.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from typing import Any
@@ -16,19 +23,31 @@ from fastapi import APIRouter, Request
 from pydantic import ValidationError
 from fastapi.exceptions import RequestValidationError
 
-from planopt.service.errors import StrictJSONResponse, error
+from planopt.messages import shorten
+from planopt.service.errors import UNAVAILABLE, StrictJSONResponse, error, one_line
+from planopt.service.paths import NotFound
 from planopt.service.requests import JOB_BODIES, JobRequest
 from planopt.service.routes_api import options_of, resolve_instance, resolve_portfolio
 from planopt.service.store import public
 
 router = APIRouter(prefix="/api/jobs", default_response_class=StrictJSONResponse)
 log = logging.getLogger("planopt.service")
-UNAVAILABLE = "the Dask cluster that runs jobs cannot be reached; try again later"
-_admission = threading.Lock()  # the per-client count and the insert happen together
+_admission = threading.Lock()  # the per-principal count and the insert happen together
+JOB_ID = re.compile(r"^[0-9a-f]{32}$")  # uuid4().hex (store.add)
 
 
-def client_of(request: Request) -> str:
-    return request.client.host if request.client else "-"
+def principal_of(request: Request):
+    """Whom the request's token speaks for (``security.Guard`` put it there)."""
+    return request.state.principal
+
+
+def owned(request: Request, job_id: str) -> dict[str, Any]:
+    """The job, if the request's principal may see it (its owner, or an admin); else NotFound, as for no job."""
+    who = principal_of(request)
+    found = request.app.state.store.get(job_id) if JOB_ID.match(job_id) else None
+    if found is None or not (who.admin or found["client"] == who.name):
+        raise NotFound(f"job: no job {shorten(repr(job_id))}")
+    return found
 
 
 def job_inputs(job: JobRequest, settings) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -48,48 +67,44 @@ def job_inputs(job: JobRequest, settings) -> tuple[dict[str, Any], dict[str, Any
 def submit(job: JobRequest, request: Request):
     state = request.app.state
     instance, options = job_inputs(job, state.settings)
-    client = client_of(request)
+    owner = principal_of(request).name
     with _admission:
-        if state.store.active_count(client) >= state.settings.max_jobs_per_client:
+        if state.store.active_count(owner) >= state.settings.max_jobs_per_client:
             return error(429, f"at most {state.settings.max_jobs_per_client} jobs queued or running per client; "
                               "wait for one to finish or cancel one")
-        job_id = state.store.add(job.kind, client, {"instance": instance, "options": options})
+        job_id = state.store.add(job.kind, owner, {"instance": instance, "options": options})
     try:
         state.runner.submit(job_id, job.kind, instance, options)
     except Exception as exc:  # noqa: BLE001 - the cluster, not the request, failed: say so, keep the store true
-        log.error("job %s not submitted: %s: %s", job_id, type(exc).__name__, exc)
+        log.error("job %s not submitted: %s", job_id, one_line(exc))
         state.store.set(job_id, status="failed", error=UNAVAILABLE, finished_at=time.time())
         return error(503, UNAVAILABLE)
     return StrictJSONResponse({"id": job_id, "status": "queued"}, status_code=202)
 
 
-@router.get("", summary="this client's jobs, newest first (without results)")
+@router.get("", summary="this principal's jobs, newest first (without results); an admin's: every principal's")
 def jobs(request: Request) -> list[dict[str, Any]]:
-    return [public(j) for j in request.app.state.store.list(client_of(request))]
+    who = principal_of(request)
+    return [public(j) for j in request.app.state.store.list(None if who.admin else who.name)]
 
 
 @router.get("/{job_id}", summary="a job's status, progress, timings and, when done, its result")
 def job(job_id: str, request: Request) -> dict[str, Any]:
+    owned(request, job_id)
     state = request.app.state
     state.runner.refresh(job_id)
-    found = state.store.get(job_id)
-    if found is None:
-        raise LookupError(f"job: no job {job_id!r}")
-    return public(found)
+    return public(state.store.get(job_id))
 
 
 @router.get("/{job_id}/request", summary="the instance and options a job was submitted with")
 def job_request(job_id: str, request: Request) -> dict[str, Any]:
-    found = request.app.state.store.request(job_id)
-    if found is None:
-        raise LookupError(f"job: no job {job_id!r}")
-    return found
+    owned(request, job_id)
+    return request.app.state.store.request(job_id)
 
 
 @router.delete("/{job_id}", summary="cancel a job: its solver is stopped (its worker process restarted)")
 def cancel(job_id: str, request: Request) -> dict[str, Any]:
+    owned(request, job_id)
     state = request.app.state
-    if state.store.get(job_id) is None:
-        raise LookupError(f"job: no job {job_id!r}")
     state.runner.cancel(job_id)
     return public(state.store.get(job_id))

@@ -13,6 +13,9 @@ from pathlib import Path
 from fastapi import APIRouter
 from fastapi.responses import FileResponse, HTMLResponse, Response
 
+from planopt.messages import shorten
+from planopt.service.paths import NotFound
+
 router = APIRouter(include_in_schema=False)
 STATIC = files("planopt.service") / "static"
 TYPES = {".js": "text/javascript", ".css": "text/css", ".html": "text/html"}
@@ -37,7 +40,7 @@ def plotly_file() -> FileResponse:
 def static_file(name: str) -> Response:
     # only the package's own files by bare name: no folders, no dot-files
     if "/" in name or name.startswith(".") or Path(name).suffix not in TYPES or not (STATIC / name).is_file():
-        raise LookupError(f"no file {name!r}")
+        raise NotFound(f"no file {shorten(repr(name))}")
     return Response((STATIC / name).read_bytes(), media_type=TYPES[Path(name).suffix])
 
 

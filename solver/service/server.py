@@ -24,5 +24,7 @@ def serve(settings: Settings, host: str, port: int) -> None:
     import uvicorn
     from planopt.service.app import create_app
     configure_logging()
+    # proxy_headers off: uvicorn would otherwise take the client's address from X-Forwarded-For when the
+    # peer is loopback, and nothing a client sends may change who it is (caps and jobs follow the token)
     uvicorn.run(create_app(settings), host=host, port=port, access_log=False, log_level="warning",
-                timeout_graceful_shutdown=5)
+                timeout_graceful_shutdown=5, proxy_headers=False)

@@ -25,7 +25,7 @@ jobs = Table(
     "jobs", metadata,
     Column("id", String(32), primary_key=True),
     Column("kind", String(16), nullable=False),
-    Column("client", String(64), nullable=False),
+    Column("client", String(64), nullable=False),  # the owner: the principal's name (a store from before principals: an address)
     Column("status", String(16), nullable=False, index=True),
     Column("request", Text, nullable=False),      # the instance and the options, as JSON
     Column("progress", Text),                     # {"done": k, "total": n} as JSON, while running
@@ -113,8 +113,9 @@ def _decode(row) -> dict[str, Any]:
 
 
 def public(job: dict[str, Any]) -> dict[str, Any]:
-    """A job as ``GET /api/jobs/{id}`` shows it: no client address, timings in seconds."""
+    """A job as ``GET /api/jobs/{id}`` shows it: its owner (the principal that submitted it), timings in seconds."""
     out = {k: job.get(k) for k in ("id", "kind", "status", "progress", "error", "submitted_at", "started_at", "finished_at")}
+    out["owner"] = job.get("client")
     if job.get("started_at") and job.get("finished_at"):
         out["run_seconds"] = job["finished_at"] - job["started_at"]
     if "result" in job:
