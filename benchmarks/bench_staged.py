@@ -7,7 +7,7 @@ The ladder (``LADDER``) is made of edits of ``instances/qwen3-8b-math.json`` (it
 teacher, so all three methods) with ``training.stage_sequences`` of two and three
 stages (sft→rl, sft→opd, rl→opd, sft→rl→opd, and rl alone) and more GPU types, GPU
 counts, samples-per-prompt options, training lengths and checkpoint intervals. Plans
-are counted by ``staged_oracle.staged_space_size``. Each size is run under several
+are counted by ``staged_oracle.space_size``. Each size is run under several
 limit settings (``SETTINGS``): the instance's own limits (cost objective), a cost
 objective with a high quality floor and a tight deadline, and a quality objective
 under a budget.
@@ -295,10 +295,10 @@ def _decode(sd, q: int, pairs: tuple, i: int, stage_table):
 def child(kind: str, label: str, setting: str, budget_s: float, time_limit: float) -> dict:
     from planopt.instance import load_instance
     from planopt.models.cost.evaluator import Evaluator
-        from planopt.oracles.staged import staged_space_size
+        from planopt.oracles.by_plan import space_size
     from planopt.job.model import PlanModel  # imports before the clocks start (both sides import Pyomo)
     inst = load_instance(scaled(*LADDER[label], setting=setting))
-    out = {"plans": staged_space_size(inst), "base_mib": peak_mib()}
+    out = {"plans": space_size(inst), "base_mib": peak_mib()}
     if kind == "mip":
         from planopt.verbosity import VERBOSE, set_level
         set_level(VERBOSE)     # HiGHS's log on stderr, which run_child saves (LOG_DIR)
@@ -473,7 +473,7 @@ def cli(runs: int) -> None:
 
 def main(args) -> None:
     from planopt.instance import load_instance
-    from planopt.oracles.staged import staged_space_size
+    from planopt.oracles.by_plan import space_size
     labels, settings = args.sizes.split(","), args.settings.split(",")
     import planopt
     head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
@@ -483,7 +483,7 @@ def main(args) -> None:
     print("|---|---|---:|")
     for label in labels:
         print(f"| {label} | {' × '.join(map(str, LADDER[label][:2]))}, {', '.join(map(str, LADDER[label][2:]))} | "
-              f"{staged_space_size(load_instance(scaled(*LADDER[label]))):,} |")
+              f"{space_size(load_instance(scaled(*LADDER[label]))):,} |")
     print()
     if not args.no_cli:   # first: the CLI's figures do not wait on the long MIP runs of the ladder
         cli(args.cli_runs)

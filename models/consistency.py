@@ -9,9 +9,7 @@ message the entry points print after the file's name):
 1. ``uncertainty``'s keys name parameters of the instance (``uncertainty/model.check_overrides``);
 2. the physics (``cost/consistency.check_physics``): separate rollout hardware, asynchronous RL's
    staleness options, retention options that cover the rollback detection delay;
-3. refusals of combinations not modelled yet, one function each so that each goes in one place
-   (:func:`refuse_retention_with_confidence`, :func:`refuse_candidates_with_stages`);
-4. a teacher trained as a stage (``cost/teacher_training.check_teacher_training``: its own job is
+3. a teacher trained as a stage (``cost/teacher_training.check_teacher_training``: its own job is
    built, checked and priced).
 
 Every entry point that reads an instance runs it: ``planopt.instance`` (``load_instance``,
@@ -32,21 +30,5 @@ def check_instance(inst: Instance) -> None:
     if inst.uncertainty:
         check_overrides(inst)  # the parameter names depend on the instance
     check_physics(inst)
-    refuse_retention_with_confidence(inst)
-    refuse_candidates_with_stages(inst)
     if inst.teacher is not None and inst.teacher.training is not None:
         check_teacher_training(inst)  # builds the teacher's own job (an Instance)
-
-
-def refuse_retention_with_confidence(inst: Instance) -> None:
-    """Not modelled yet: retention choices in a chance-constrained plan."""
-    if inst.retention is not None and inst.constraints.confidence is not None:
-        raise ValueError("retention: retention choices are not yet combined with chance constraints "
-                         "(constraints.confidence); remove one")
-
-
-def refuse_candidates_with_stages(inst: Instance) -> None:
-    """Not modelled yet: a choice of student in a staged plan."""
-    if inst.candidate_students and inst.training.staged:
-        raise ValueError("candidate_students: a choice of student is not yet combined with staged recipes "
-                         "(training.stage_sequences); give one or the other")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 
 from planopt.instance import parse_instance
-from planopt.oracles.candidates import all_candidate_plans
+from planopt.oracles.by_plan import all_plans
 
 from random_instances import SMALL_MODELS, random_job_dict, with_drawn_limits
 
@@ -27,4 +27,4 @@ def candidate_job_dict(seed: int) -> dict:
 def candidate_instance_dict(seed: int) -> dict:
     inst = candidate_job_dict(seed)
     rng = random.Random(170_000 + seed)
-    return with_drawn_limits(inst, all_candidate_plans(parse_instance(inst)), rng)
+    return with_drawn_limits(inst, all_plans(parse_instance(inst)), rng)

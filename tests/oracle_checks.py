@@ -37,8 +37,8 @@ def assert_staged_mip_equals_the_staged_oracle(inst: Instance) -> SolveResult:
     by the staged evaluator is feasible at the same cost, and the MIP's own values equal the evaluator's."""
     from planopt.models.cost.evaluator import Evaluator
     from planopt.models.schema.plan import Plan
-    from planopt.oracles.staged import best_staged_plan
-    mip, oracle = solve(inst), best_staged_plan(inst)
+    from planopt.oracles.by_plan import best_plan
+    mip, oracle = solve(inst), best_plan(inst)
     assert mip.status == oracle.status, (mip.status, oracle.status, mip.message)
     if oracle.status != "optimal":
         return mip

@@ -66,7 +66,7 @@ def staged_retention_job_dict(seed: int) -> dict:
 
 
 def staged_retention_instance_dict(seed: int) -> dict:
-    from planopt.oracles.staged import all_staged_plans
+    from planopt.oracles.by_plan import all_plans
     rng = random.Random(30_000 + seed)
     inst = staged_retention_job_dict(seed)
-    return with_drawn_limits(inst, all_staged_plans(parse_instance(inst)), rng)
+    return with_drawn_limits(inst, all_plans(parse_instance(inst)), rng)

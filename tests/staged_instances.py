@@ -12,7 +12,7 @@ import itertools
 import random
 
 from planopt.instance import parse_instance
-from planopt.oracles.staged import all_staged_plans, staged_space_size
+from planopt.oracles.by_plan import all_plans, space_size
 
 from random_instances import GPUS, SMALL_MODELS, TEACHERS, with_drawn_limits
 
@@ -67,7 +67,7 @@ def shrunk_staged_job_dict(seed: int) -> dict:
     """``staged_job_dict(seed)`` with fewer options when its space is over ``MAX_STAGED_PLANS``; no limits
     (cheap: it sizes the space without listing a plan)."""
     inst = staged_job_dict(seed)
-    while staged_space_size(parse_instance(inst)) > MAX_STAGED_PLANS:
+    while space_size(parse_instance(inst)) > MAX_STAGED_PLANS:
         gpus = inst["hardware"]["gpus"]
         if len(gpus) > 1:
             gpus.pop()
@@ -87,4 +87,4 @@ def staged_instance_dict(seed: int) -> dict:
     """A staged job with limits drawn from its own plans' metrics (fewer options when its space is too large)."""
     inst = shrunk_staged_job_dict(seed)
     rng = random.Random(130_000 + seed)
-    return with_drawn_limits(inst, all_staged_plans(parse_instance(inst)), rng)
+    return with_drawn_limits(inst, all_plans(parse_instance(inst)), rng)

@@ -82,12 +82,12 @@ def test_the_staged_seeds_exercise_asynchronous_stages():
 
 
 def test_scenarios_equal_the_evaluator_on_a_staged_asynchronous_plan():
-    from planopt.oracles.staged import all_staged_plans
+    from planopt.oracles.by_plan import all_plans
     for seed in SEEDS:
         inst = staged_async_instance(seed)
         if inst is None:
             continue
-        plans = [p.plan for p in all_staged_plans(inst)
+        plans = [p.plan for p in all_plans(inst)
                  if len(p.plan.stages) > 1 and any(s.recipe.staleness_steps for s in p.plan.stages)]
         if plans:
             break
@@ -106,13 +106,13 @@ def test_scenarios_equal_the_evaluator_on_a_staged_asynchronous_plan():
 
 @pytest.mark.slow  # the candidate oracle lists every student's plans
 def test_a_choice_of_student_with_staleness_options_equals_its_oracle():
-    from planopt.oracles.candidates import best_candidate_plan
+    from planopt.oracles.by_plan import best_plan
     data = json.loads((INSTANCES / "math-8b-or-32b.json").read_text())
     data["hardware"]["rollout_gpus"] = [{"name": "H100-SXM", "counts": [8, 32]}]
     data["training"]["staleness_steps_options"] = [0, 1]
     data["objective"] = "time"
     inst = parse_instance(data)
-    mip, oracle = solve(inst), best_candidate_plan(inst)
+    mip, oracle = solve(inst), best_plan(inst)
     assert mip.status == oracle.status == "optimal"
     assert mip.metrics.wall_hours == pytest.approx(oracle.metrics.wall_hours, rel=1e-9)
     assert mip.metrics.cost_usd == pytest.approx(oracle.metrics.cost_usd, rel=1e-9)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from planopt.uncertainty.chance import ChanceModel, cvar, solve_chance
-from planopt.oracles.chance import best_chance_plan, most_reachable_share
+from planopt.oracles.by_plan import best_under_scenarios, most_reachable_share
 from planopt.instance import load_instance
 from planopt.instance import parse_instance
 from planopt.models.uncertainty.model import draw
@@ -45,7 +45,7 @@ def close(a, b, rel=1e-6):
 def test_chance_mip_equals_enumeration_over_the_same_scenarios(seed, confidence):
     inst = parse_instance(random_instance_dict(seed))
     mip = solve_chance(inst, confidence, SCENARIOS, seed, out_of_sample=200, guard=False)
-    oracle = best_chance_plan(inst, draw(inst, SCENARIOS, seed), confidence)
+    oracle = best_under_scenarios(inst, draw(inst, SCENARIOS, seed), confidence)
     assert (mip.status == "optimal") == (oracle is not None), (mip.status, mip.message)
     if oracle is None:
         assert mip.risk["reachable_confidence"] is None or mip.risk["reachable_confidence"] < confidence
@@ -67,7 +67,7 @@ def test_cvar_objective_equals_enumeration(seed):
     data["objective"] = "cost"
     inst = parse_instance(data)
     mip = solve_chance(inst, 0.5, SCENARIOS, seed, cvar_level=0.8, out_of_sample=200, guard=False)
-    oracle = best_chance_plan(inst, draw(inst, SCENARIOS, seed), 0.5, cvar_level=0.8)
+    oracle = best_under_scenarios(inst, draw(inst, SCENARIOS, seed), 0.5, cvar_level=0.8)
     assert (mip.status == "optimal") == (oracle is not None)
     if oracle is not None:
         assert close(mip.mip_values["cvar_cost_usd"], oracle.cvar_cost_usd), (mip.plan, oracle.plan)

@@ -11,7 +11,7 @@ import math
 import pytest
 from typer.testing import CliRunner
 
-from planopt.oracles.chance import scored_plans
+from planopt.oracles.by_plan import scored_under_scenarios
 from planopt.cli import app
 from planopt.studies.distributed import _map_gather, _Progress, instance_payload, local_workers, run_dask, run_serial, run_tasks
 from planopt.studies.frontier import chance_frontier
@@ -212,7 +212,7 @@ def test_probability_frontier_equals_enumeration_over_the_same_scenarios(seed, m
     n = 24
     inst = parse_instance(random_instance_dict(seed))
     front = chance_frontier(inst, metric, n, seed, out_of_sample=200)
-    plans = scored_plans(inst, draw(inst, n, seed))
+    plans = scored_under_scenarios(inst, draw(inst, n, seed))
     sign = -1.0 if metric == "quality" else 1.0  # minimise sign * expected metric
     value = lambda q: sign * q.expected[metric]  # noqa: E731
     allowed = n

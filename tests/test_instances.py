@@ -32,19 +32,19 @@ def test_mip_metrics_equal_evaluator(path):
 
 def plans_of(inst) -> int:
     """The instance's plan count as its oracle lists it: staged plans, every student's plans, or one job's."""
-    from planopt.oracles.candidates import candidate_space_size
-    from planopt.oracles.staged import staged_space_size
+    from planopt.oracles.by_plan import space_size
+    from planopt.oracles.by_plan import space_size
     if inst.training.staged:
-        return staged_space_size(inst)
-    return candidate_space_size(inst) if inst.candidate_students else space_size(inst)
+        return space_size(inst)
+    return space_size(inst) if inst.candidate_students else space_size(inst)
 
 
 def reference_best(inst, limit: int):
-    from planopt.oracles.candidates import best_candidate_plan
-    from planopt.oracles.staged import best_staged_plan
+    from planopt.oracles.by_plan import best_plan
+    from planopt.oracles.by_plan import best_plan
     if inst.training.staged:
-        return best_staged_plan(inst, limit)
-    return best_candidate_plan(inst, limit) if inst.candidate_students else best_plan(inst, limit=limit)
+        return best_plan(inst, limit)
+    return best_plan(inst, limit) if inst.candidate_students else best_plan(inst, limit=limit)
 
 
 @pytest.mark.parametrize("path", [p for p in JOBS if plans_of(load_instance(p)) <= 20_000], ids=lambda p: p.stem)

@@ -43,7 +43,6 @@ ALLOWED_CYCLES = {
         {"planopt.models.cost.evaluator", "planopt.models.cost.recipes", "planopt.models.cost.teacher_training"},
 }
 ALLOWED_UPWARD = {
-    ("planopt.oracles.chance", "planopt.uncertainty.chance"): "the chance oracle reads the chance solve's cvar",
 }
 
 

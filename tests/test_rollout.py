@@ -251,7 +251,7 @@ def staged_split_instance(seed: int, max_plans: int = 3000, needs=("rl", "opd"),
     """A random staged job with one rollout option per instance (each stage then chooses colocated or split),
     limits drawn from its own staged plans; None when the job has none of the methods ``needs`` or lists too
     many plans. ``training`` updates the job's training block (e.g. staleness options)."""
-    from planopt.oracles.staged import all_staged_plans, staged_space_size
+    from planopt.oracles.by_plan import all_plans, space_size
     from staged_instances import shrunk_staged_job_dict
     rng = random.Random(rng_base + seed)
     inst = shrunk_staged_job_dict(seed)
@@ -266,9 +266,9 @@ def staged_split_instance(seed: int, max_plans: int = 3000, needs=("rl", "opd"),
         parsed = parse_instance(inst)
     except ValueError:
         return None
-    if staged_space_size(parsed) > max_plans:
+    if space_size(parsed) > max_plans:
         return None
-    return parse_instance(with_drawn_limits(inst, all_staged_plans(parsed), rng))
+    return parse_instance(with_drawn_limits(inst, all_plans(parsed), rng))
 
 
 # seeds of range(40) whose staged_split_instance exists (test_the_staged_seeds_exist_and_some_split checks them)
@@ -297,11 +297,11 @@ def test_the_staged_mip_equals_the_staged_oracle_with_rollout_options(seed):
 @pytest.mark.parametrize("seed", [11, 13, 50, 56, 63, 78])  # seeds whose point optimum splits (and a few more)
 def test_the_chance_mip_equals_enumeration_with_rollout_options(seed):
     from planopt.uncertainty.chance import solve_chance
-    from planopt.oracles.chance import best_chance_plan
+    from planopt.oracles.by_plan import best_under_scenarios
     from oracle_checks import close
     inst = parse_instance(random_split_instance_dict(seed))
     mip = solve_chance(inst, 0.7, 16, seed, out_of_sample=100, guard=False)
-    oracle = best_chance_plan(inst, U.draw(inst, 16, seed), 0.7)
+    oracle = best_under_scenarios(inst, U.draw(inst, 16, seed), 0.7)
     assert (mip.status == "optimal") == (oracle is not None), (mip.status, mip.message)
     if oracle is None:
         return
@@ -324,12 +324,12 @@ def test_a_portfolio_job_with_rollout_gpus_is_refused_naming_the_field(tmp_path)
 def test_a_choice_of_student_with_rollout_options_equals_its_oracle():
     """candidate_students: one block per student, each with split choices (a student too large for a rollout set
     simply does not fit it); the time optimum splits."""
-    from planopt.oracles.candidates import best_candidate_plan
+    from planopt.oracles.by_plan import best_plan
     data = json.loads((INSTANCES / "math-8b-or-32b.json").read_text())
     data["hardware"]["rollout_gpus"] = [{"name": "H100-SXM", "counts": [8, 32]}, {"name": "L40S", "counts": [1]}]
     data["objective"] = "time"
     inst = parse_instance(data)
-    mip, oracle = solve(inst), best_candidate_plan(inst)
+    mip, oracle = solve(inst), best_plan(inst)
     assert mip.status == oracle.status == "optimal"
     assert mip.metrics.wall_hours == pytest.approx(oracle.metrics.wall_hours, rel=1e-9)
     assert mip.plan.rollout_gpu == "H100-SXM"

@@ -44,14 +44,15 @@ def cli_json(*args: str):
 
 def test_the_trained_teacher_evaluate_is_the_same_object_from_the_cli_and_the_service_work(tmp_path):
     """The one disagreement found (issue 23 item 7): the service sent ``"risk": null`` where the CLI left the key
-    out (no risk is reported for a teacher trained as a stage). Both now leave it out, as a solve does."""
+    out (no risk was reported for a teacher trained as a stage). One builder now, and scenarios price the
+    teacher's plan: both report the same risk, the teacher's share of scenarios among its limits."""
     from planopt.service import payloads
     from planopt.service.paths import shipped
     name = "qwen3-8b-math-train-the-teacher"
     plan = cli_json("solve", str(INSTANCES / f"{name}.json"))["plan"]
     (tmp_path / "plan.json").write_text(json.dumps(plan))
     cli = cli_json("evaluate", str(INSTANCES / f"{name}.json"), str(tmp_path / "plan.json"))
-    assert "risk" not in cli and cli["plan"] == plan
+    assert "teacher.score" in cli["risk"]["limits"] and cli["plan"] == plan
     assert payloads.evaluate_payload(shipped(name), {"plan": plan}) == cli
 
 

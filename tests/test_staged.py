@@ -35,7 +35,7 @@ from planopt.instance import parse_instance
 from planopt.models.cost.stage_outcomes import affine_stage, stage_outcome
 from planopt.models.schema.plan import Stage, Plan, read_plan
 from planopt.job.model import PlanModel, solve
-from planopt.oracles.staged import all_staged_plans, best_staged_plan, staged_space_size
+from planopt.oracles.by_plan import all_plans, best_plan, space_size
 
 from conftest import INSTANCES
 from oracle_checks import (assert_least_relaxations_equal_the_oracle, assert_same_metrics, close, limit_steps,
@@ -47,14 +47,14 @@ SUMMARY = ("cost_usd", "wall_hours", "quality", "forgetting_points", "gpu_hours"
 SHIPPED = sorted(p for p in INSTANCES.glob("*.json") if json.loads(p.read_text()).get("kind", "job") == "job")
 
 
-def space_size(seed: int) -> int:
-    return staged_space_size(parse_instance(shrunk_staged_job_dict(seed)))
+def seed_space_size(seed: int) -> int:
+    return space_size(parse_instance(shrunk_staged_job_dict(seed)))
 
 
 # The default run takes the seeds 0..59 whose space lists at most FAST_PLANS plans (52 of 60; the
 # oracle and the limits of staged_instance_dict each list every plan, ~1 ms a plan); -m slow the rest.
 FAST_PLANS = 1500
-SIZES = {seed: space_size(seed) for seed in range(60)}
+SIZES = {seed: seed_space_size(seed) for seed in range(60)}
 FAST_SEEDS = [s for s, n in SIZES.items() if n <= FAST_PLANS]
 SLOW_SEEDS = [s for s, n in SIZES.items() if n > FAST_PLANS] + list(range(60, 150))
 
@@ -67,7 +67,7 @@ def staged_instance(seed: int) -> Instance:
 @functools.lru_cache(maxsize=None)
 def staged_oracle(seed: int):
     """The staged oracle's answer on ``staged_instance(seed)`` (listed once per run)."""
-    return best_staged_plan(staged_instance(seed))
+    return best_plan(staged_instance(seed))
 
 
 
@@ -80,7 +80,7 @@ def assert_staged_contract(inst: Instance, oracle=None, mip=None):
     oracle's, its plan is one of the instance's options and feasible, and the MIP's own values of
     the metrics equal the evaluator's on that plan."""
     mip = mip if mip is not None else solve(inst)   # PlanModel dispatches to the staged model
-    oracle = oracle if oracle is not None else best_staged_plan(inst)
+    oracle = oracle if oracle is not None else best_plan(inst)
     assert mip.status == oracle.status, (mip.status, oracle.status, mip.message)
     if oracle.status != "optimal":
         assert mip.plan is None
@@ -139,7 +139,7 @@ def test_a_staged_instance_whose_second_stage_fits_nowhere_is_infeasible():
     assert job["training"]["stage_sequences"] == [["sft", "opd"]]
     assert job["hardware"]["gpus"] == [{"name": "L4", "counts": [1, 2]}]
     inst = parse_instance(job)
-    assert best_staged_plan(inst).status == "infeasible"
+    assert best_plan(inst).status == "infeasible"
     result = solve(inst)    # ValueError from build_staged
     assert result.status == "infeasible" and result.plan is None
 
@@ -188,7 +188,7 @@ def test_one_model_resolved_under_changed_limits_equals_the_oracle(seed):
     job = shrunk_staged_job_dict(seed)
     job["objective"] = random.Random(seed).choice(["cost", "quality"])
     inst = parse_instance(job)
-    plans = all_staged_plans(inst)
+    plans = all_plans(inst)
     fitting = [p.metrics for p in plans if p.metrics.fits_memory]
     if not fitting:
         pytest.skip("no plan of this seed fits in memory")
@@ -213,7 +213,7 @@ def test_one_model_resolved_under_changed_limits_equals_the_oracle(seed):
                 if limits.get(name) is not None:
                     assert not exceeds(getattr(mip.metrics, expr), limits[name], sense), (name, limits, mip.plan)
     # the oracle at the last limits is the product's own oracle too
-    final = best_staged_plan(with_limits(inst, limits))
+    final = best_plan(with_limits(inst, limits))
     assert final.status == mip.status and (final.status != "optimal" or close(final.metrics.cost_usd, mip.metrics.cost_usd))
     # with no limit left every pair is free again
     assert all(v.ub == 1 for v in pairs), [v.name for v in pairs if v.ub != 1]
@@ -224,7 +224,7 @@ def test_one_model_resolved_under_changed_limits_equals_the_oracle(seed):
 def test_one_model_resolved_under_each_objective_equals_the_oracle(seed):
     from planopt.oracles.by_plan import lexicographic_best
     inst = staged_instance(seed)
-    feasible = [p for p in all_staged_plans(inst) if p.feasible]
+    feasible = [p for p in all_plans(inst) if p.feasible]
     pm = PlanModel(inst)
     for objective in ("quality", "time", "forgetting", "cost", "quality"):
         pm.set_objective(objective)
@@ -246,7 +246,7 @@ def test_the_least_relaxations_of_an_infeasible_staged_instance_equal_the_oracle
     of half the fastest plan's, each limit relaxed alone needs exactly what the oracle says (the best
     value of its metric among the plans that meet the other limits), and no more."""
     inst = staged_instance(seed)
-    fitting = [p.metrics for p in all_staged_plans(inst) if p.metrics.fits_memory]
+    fitting = [p.metrics for p in all_plans(inst) if p.metrics.fits_memory]
     if not fitting:
         pytest.skip("no plan of this seed fits in memory")
     inst = with_limits(inst, {"deadline_hours": 0.5 * min(m.wall_hours for m in fitting)})
@@ -369,7 +369,7 @@ def test_a_later_opd_or_sft_stage_gains_less_the_higher_it_starts(k):
 @functools.lru_cache(maxsize=None)
 def _fitting_plans(seed: int) -> tuple[Instance, list[Plan]]:
     inst = parse_instance(shrunk_staged_job_dict(seed))
-    return inst, [p.plan for p in all_staged_plans(inst) if p.metrics.fits_memory]
+    return inst, [p.plan for p in all_plans(inst) if p.metrics.fits_memory]
 
 
 def _staged_sample(seed: int, n: int = 6):
@@ -642,7 +642,7 @@ def _pareto(metrics, x: str, y: str):
 def test_the_cost_quality_frontier_of_a_staged_instance_equals_the_oracles(seed):
     from planopt.studies.frontier import pareto_frontier
     inst = staged_instance(seed)
-    feasible = [p.metrics for p in all_staged_plans(inst) if p.feasible]
+    feasible = [p.metrics for p in all_plans(inst) if p.feasible]
     front = pareto_frontier(PlanModel(inst), "cost_usd", "quality")
     expected = _pareto(feasible, "cost_usd", "quality")
     got = sorted((p.metrics.cost_usd, p.metrics.quality) for p in front.points)

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from planopt.cli import app
 from planopt.instance import parse_instance
-from planopt.oracles.staged import staged_space_size
+from planopt.oracles.by_plan import space_size
 
 from conftest import INSTANCES
 from oracle_checks import close
@@ -100,7 +100,7 @@ def test_enumerate_gives_the_same_optimum_as_solve(small):
     code, out, err = run("enumerate", path, "--all", "--json")
     assert code == 0, err
     listing = json.loads(out)["plans"]
-    assert len(listing) == staged_space_size(inst)
+    assert len(listing) == space_size(inst)
     assert {len(p["plan"]["stages"]) for p in listing} == {len(s) for s in inst.training.sequences()}
 
 

@@ -175,9 +175,6 @@ def check_teacher_training(inst: Instance) -> None:
     if tt.baseline_score > t.score:
         raise ValueError(f"teacher.training.baseline_score: {tt.baseline_score:g} is above teacher.score {t.score:g} "
                          f"(the score the training must reach)")
-    if inst.constraints.confidence is not None:
-        raise ValueError("teacher.training: a trained teacher is not yet combined with chance constraints "
-                         "(constraints.confidence); remove one")
     space = teacher_space(inst)
     if not space.usable:
         gpus = "teacher.training.gpus" if tt.gpus is not None else "hardware.gpus"

@@ -18,6 +18,8 @@ returns early, as PyPSA's ``define_*`` steps do.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pyomo.core as pyo  # not pyomo.environ: its plugins cost every CLI call ~0.3 s unused (BENCHMARKS.md §1)
 
 from planopt.models.formulation.accounting import define_accounting
@@ -25,8 +27,10 @@ from planopt.models.formulation.checkpointing import define_checkpointing
 from planopt.models.formulation.choices import define_choices
 from planopt.models.formulation.data import FormulationData
 from planopt.models.formulation.limits import LIMITS, define_limits, recipe_within_limits, set_limits
-from planopt.models.formulation.objectives import OBJECTIVES, activate_objective, define_objectives
+from planopt.models.formulation.objectives import OBJECTIVES, activate_objective, define_expected_objectives, define_objectives
 from planopt.models.formulation.retention import define_retention
+from planopt.models.formulation.scenarios import ScenarioSpace, define_scenarios
+from planopt.models.schema.instance import Constraints
 from planopt.models.formulation.space import PlanSpace, collect_space
 from planopt.models.formulation.staged_start import staged_start
 from planopt.models.formulation.stages import define_pair_limits, define_stages
@@ -37,8 +41,9 @@ __all__ = ["build", "collect_space", "PlanSpace", "FormulationData", "LIMITS", "
            "activate_objective", "recipe_within_limits"]
 
 
-def build(space: PlanSpace) -> pyo.ConcreteModel | None:
-    """The plan model of ``space`` (the module docstring), or None when it has nothing to choose from."""
+def build(space: PlanSpace, scenarios: ScenarioLayer | None = None) -> pyo.ConcreteModel | None:
+    """The plan model of ``space`` (the module docstring), or None when it has nothing to choose from. With
+    ``scenarios`` the limits hold in a share of sampled scenarios (``scenarios.py``) instead of at the point values."""
     inst = space.evaluator.inst
     if not space.recipes or not space.hardware:
         return None  # the caller reports why
@@ -47,12 +52,28 @@ def build(space: PlanSpace) -> pyo.ConcreteModel | None:
         define_stages(m, space)
     else:
         define_slot(m, space.slots[0])
-    define_limits(m, inst.constraints, None if space.staged else space.slots[0])
-    define_pair_limits(m, space)
+    define_limits(m, inst.constraints if scenarios is None else Constraints(), None if space.staged else space.slots[0])
+    if scenarios is None:
+        define_pair_limits(m, space)
+    else:
+        define_scenarios(m, space, scenarios.coefficients, scenarios.limits, scenarios.allowed, scenarios.cvar_level)
     define_objectives(m)
-    activate_objective(m, inst.objective)
+    if scenarios is not None:
+        define_expected_objectives(m)
+    activate_objective(m, inst.objective if scenarios is None or scenarios.cvar_level is None else "cvar")
     declare_choices(m, space)
     return m
+
+
+@dataclass
+class ScenarioLayer:
+    """What the scenarios layer adds to a plan model: its coefficients, the limits each scenario is held to,
+    how many scenarios may break them (None: free) and the CVaR level (None: expected values)."""
+
+    coefficients: ScenarioSpace
+    limits: dict[str, float]
+    allowed: int | None
+    cvar_level: float | None = None
 
 
 def define_slot(m: pyo.ConcreteModel, data: FormulationData) -> None:

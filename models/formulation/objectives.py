@@ -19,7 +19,19 @@ def define_objectives(m: pyo.ConcreteModel) -> None:
         getattr(m, f"objective_{name}").deactivate()
 
 
+def define_expected_objectives(m: pyo.ConcreteModel) -> None:
+    """With the scenarios layer: each objective on its metric's expected value (``expected_<name>``), and
+    ``objective_cvar`` on CVaR of cost where the layer defines it."""
+    for name in OBJECTIVES:
+        getattr(m, f"objective_{name}").set_value(getattr(m, f"expected_{name}"))
+    if hasattr(m, "cvar_cost"):
+        m.objective_cvar = pyo.Objective(expr=m.cvar_cost, sense=pyo.minimize)
+        m.objective_cvar.deactivate()
+
+
 def activate_objective(m: pyo.ConcreteModel, name: str) -> None:
-    for other in OBJECTIVES:
-        getattr(m, f"objective_{other}").deactivate()
+    """Make ``objective_<name>`` the one active objective."""
+    for other in [*OBJECTIVES, "cvar"]:
+        if hasattr(m, f"objective_{other}"):
+            getattr(m, f"objective_{other}").deactivate()
     getattr(m, f"objective_{name}").activate()

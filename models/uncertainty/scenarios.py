@@ -19,12 +19,12 @@ checkpoint write time to the inverse of the write bandwidth, so the scaling
 above is exact, not a linearisation. Each metric is also split into a part
 that depends on the recipe alone and a part per (hardware, interval) and
 rate family (``coefficients``), which is what the chance-constrained MIP
-(``formulation/chance.py``) needs.
+(``formulation/scenarios.py``) needs.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -51,6 +51,8 @@ class ScenarioMetrics:
     quality: np.ndarray
     forgetting_points: np.ndarray
     gpu_hours: np.ndarray
+    # A trained teacher's plan reaches ``teacher.score`` (``teacher_training.py``): per scenario; None: no such teacher
+    teacher_usable: np.ndarray | None = None
 
     def metric(self, name: str) -> np.ndarray:
         return getattr(self, name)
@@ -62,9 +64,8 @@ class ScenarioEvaluator:
     def __init__(self, ev: Evaluator, scenarios: Scenarios):
         self.ev, self.sc = ev, scenarios
         self.inst = ev.inst
-        if self.inst.teacher is not None and self.inst.teacher.training is not None:
-            # the teacher job's hours and money move with each scenario's rates and prices: never approximate them
-            raise ValueError("teacher.training: a teacher trained as a stage is not yet combined with scenarios")
+        self._teacher: ScenarioEvaluator | None = None
+        self._teacher_runs: dict = {}
         self._outcomes: dict[Recipe, tuple[np.ndarray, np.ndarray]] = {}
         self._students: dict[str, ScenarioEvaluator] = {}
 
@@ -108,6 +109,35 @@ class ScenarioEvaluator:
             q = task.baseline_score + gain_kept(delta, r.staleness_steps) * (q - task.baseline_score)
         return np.broadcast_to(q, (self.sc.n,)).astype(float), np.broadcast_to(f, (self.sc.n,)).astype(float)
 
+    def teacher_run(self, r: Recipe) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        r"""A trained teacher (``teacher_training.py``) in each scenario: the data money :math:`c^s_\theta` and lead
+        hours :math:`w^s_\theta` its plan :math:`\theta` adds to the OPD recipe ``r``, and whether it reaches
+        ``teacher.score`` there (the product's rule, ``costs.exceeds``). The teacher's job is priced by the same
+        scenario evaluator on its own instance, with the same draws (the parameters they share move together).
+        None for a recipe without a trained teacher."""
+        if r.teacher_training is None:
+            return None
+        if r not in self._teacher_runs:
+            from planopt.models.cost.evaluator import exceeds
+            from planopt.models.cost.teacher_training import teacher_instance
+            if self._teacher is None:
+                self._teacher = ScenarioEvaluator(Evaluator(teacher_instance(self.inst)), self.sc)
+            tm = self._teacher.plan_metrics(r.teacher_training)
+            usable = ~exceeds(tm.quality, self.inst.teacher.score, ">=") & (tm.teacher_usable if tm.teacher_usable
+                                                                            is not None else True)
+            self._teacher_runs[r] = (tm.cost_usd, tm.wall_hours, np.asarray(usable, dtype=bool) & np.ones(self.sc.n, bool))
+        return self._teacher_runs[r]
+
+    def recipe_money_and_lead(self, r: Recipe) -> tuple:
+        """The recipe's data money and lead hours in each scenario (floats unless a trained teacher moves them)."""
+        rp = self.ev.recipe(r)
+        run = self.teacher_run(r)
+        if run is None:
+            return rp.data_usd, rp.lead_hours
+        from planopt.models.cost.teacher_training import teacher_option
+        point = teacher_option(self.inst, r.teacher_training, r.method)
+        return rp.data_usd - point.cost_usd + run[0], run[1]
+
     # --- hardware part -----------------------------------------------------------
     def rate_scale(self, family: str | None) -> np.ndarray:
         """Hours at the point rate factor times this give hours in each scenario: f / f^s."""
@@ -148,6 +178,9 @@ class ScenarioEvaluator:
              retention: RetentionChoice | None = None) -> tuple[dict, np.ndarray, np.ndarray]:
         """(cost lines, training hours, wall hours) of ``r`` on ``h`` run alone, in each scenario."""
         rp = self.ev.recipe(r)
+        if r.teacher_training is not None:  # the teacher's money and hours in each scenario (``teacher_run``)
+            data_usd, lead = self.recipe_money_and_lead(r)
+            rp = replace(rp, data_usd=data_usd, lead_hours=lead)
         # a recipe that does not fit does no work (as in ``Evaluator.metrics``): no hours to price
         fits = self.ev.hardware(h).fits(r.memory_class)
         if fits and r.staleness_steps:  # asynchronous RL: each component at its scenario's rate, then overlapped
@@ -178,8 +211,10 @@ class ScenarioEvaluator:
                 retention: RetentionChoice | None = None) -> ScenarioMetrics:
         quality, forgetting = self.outcomes(r)
         costs, train, wall = self._run(r, h, interval_minutes, forgetting, retention)
+        run = self.teacher_run(r)
         return ScenarioMetrics(cost_usd=np.asarray(sum(costs.values()), dtype=float) + np.zeros(self.sc.n),
-                               wall_hours=wall, quality=quality, forgetting_points=forgetting, gpu_hours=h.total_count * train)
+                               wall_hours=wall, quality=quality, forgetting_points=forgetting, gpu_hours=h.total_count * train,
+                               teacher_usable=None if run is None else run[2])
 
     def stage_priors(self, method: str) -> StagePriors:
         """The priors of a stage of ``method`` in each scenario (``stage_outcomes.StagePriors``)."""
@@ -212,9 +247,12 @@ class ScenarioEvaluator:
             wall, gpu_hours = wall + stage_wall, gpu_hours + stage.hardware.total_count * train
         ops = inst.operations
         cost = money + ops.fixed_usd + ops.usd_per_wall_hour * wall + inst.forgetting_repair_usd_per_point * forgetting
+        runs = [run for stage in plan.stages if (run := se.teacher_run(stage.recipe)) is not None]
+        usable = np.logical_and.reduce([run[2] for run in runs]) if runs else None
         return ScenarioMetrics(cost_usd=np.asarray(cost, dtype=float) + np.zeros(n), wall_hours=wall,
                                quality=np.asarray(quality, dtype=float) + np.zeros(n),
-                               forgetting_points=np.asarray(forgetting, dtype=float) + np.zeros(n), gpu_hours=gpu_hours)
+                               forgetting_points=np.asarray(forgetting, dtype=float) + np.zeros(n), gpu_hours=gpu_hours,
+                               teacher_usable=usable)
 
     def for_student(self, name: str | None) -> "ScenarioEvaluator":
         """The scenario evaluator of the plans that train ``name`` (``Evaluator.for_student``): the same draws."""
@@ -237,13 +275,20 @@ def widened(limit: float, sense: str) -> float:
     return limit + limit_slack(limit) if sense == "<=" else limit - limit_slack(limit)
 
 
+TEACHER_SCORE = "teacher.score"  # a trained teacher reaching the score its OPD stage distils, read as a limit
+
+
 def meets(sm: ScenarioMetrics, limits: dict[str, float]) -> dict[str, np.ndarray]:
-    """Per limit, whether each scenario meets it (the evaluator's tolerance rule, ``costs.limit_slack``)."""
+    """Per limit, whether each scenario meets it (the evaluator's tolerance rule, ``costs.limit_slack``); with a
+    trained teacher also ``teacher.score``: its plan reaches the score in that scenario, or the OPD stage is unusable
+    there and the plan fails it whatever its limits."""
     out = {}
     for name, limit in limits.items():
         metric, sense = LIMIT_METRIC[name]
         bound = widened(limit, sense)
         out[name] = sm.metric(metric) <= bound if sense == "<=" else sm.metric(metric) >= bound
+    if sm.teacher_usable is not None:
+        out[TEACHER_SCORE] = np.asarray(sm.teacher_usable, dtype=bool)
     return out
 
 
@@ -253,3 +298,15 @@ def meets_all(sm: ScenarioMetrics, limits: dict[str, float]) -> np.ndarray:
     for v in per.values():
         ok &= v
     return ok
+
+
+def cvar(values, level: float) -> float:
+    """CVaR at ``level`` of a sample, as the model defines it (Rockafellar-Uryasev over equal-weight scenarios)."""
+    import numpy as np
+    v = np.sort(np.asarray(values, dtype=float))
+    n = len(v)
+    tail = (1.0 - level) * n
+    k = n - int(np.floor(tail + 1e-12))    # scenarios [k, n) are wholly in the tail, k-1 partly
+    whole = v[k:].sum() if k < n else 0.0
+    part = (tail - (n - k)) * v[k - 1] if k > 0 else 0.0
+    return float((whole + part) / tail)

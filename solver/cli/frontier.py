@@ -350,8 +350,6 @@ def _chance_grid(file: Path, given, confidence: str, objective, time_limit, reus
     check_grid(confidences, limit, values)
     files = _outputs(out, plot)
     inst = _load_job(file, "sweep").with_overrides(objective=objective.value if objective else None)
-    from planopt.uncertainty.risk import refuse_trained_teacher
-    refuse_trained_teacher(inst)  # before the cluster starts: each point would refuse
     with files:
         points = run_grid(inst, confidences, limit, values, scenarios, seed or 0, time_limit, scheduler, serial,
                           progress=not quiet())

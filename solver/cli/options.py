@@ -51,8 +51,4 @@ def print_result(inst, result, json_out: bool) -> None:
         if result.risk:
             from planopt.report.risk import risk_section
             typer.echo("\n" + risk_section(result.risk))
-        elif result.plan is not None:
-            from planopt.uncertainty.risk import NO_RISK_NOTE, report_scenarios
-            if report_scenarios(inst) is None:  # say why the usual risk section is missing
-                typer.echo("\n" + NO_RISK_NOTE)
     raise typer.Exit(EXIT[result.status])

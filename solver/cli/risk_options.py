@@ -44,8 +44,6 @@ def solve_with_scenarios(inst, scenarios: Optional[int], confidence: Optional[fl
     from planopt.uncertainty.risk import check_scenarios, plan_risk
     if plot is not None and files is None:
         check_plot_path(plot)
-    from planopt.uncertainty.risk import refuse_trained_teacher
-    refuse_trained_teacher(inst)  # before the solve: its scenarios would need the teacher job's own
     if confidence is not None:
         inst = inst.with_overrides(confidence=check_confidence(confidence))
     if scenarios is not None:
@@ -69,8 +67,6 @@ def evaluate_risk(inst, plan, scenarios: Optional[int], seed: int, plot: Optiona
             raise InputError("--plot: needs --scenarios (the picture is the risk distributions)")
         from planopt.uncertainty.risk import report_scenarios
         scenarios = report_scenarios(inst)
-        if scenarios is None:  # not asked for, and not yet priced under scenarios (risk.refuse_trained_teacher)
-            return None
     from planopt.uncertainty.risk import plan_risk
     if plot is not None and files is None:
         check_plot_path(plot)

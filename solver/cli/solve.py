@@ -114,9 +114,6 @@ def evaluate(file: Path = typer.Argument(..., help="instance JSON"),
         if risk is not None:
             from planopt.report.risk import risk_section
             typer.echo("\n" + risk_section(risk.to_dict()))
-        else:
-            from planopt.uncertainty.risk import NO_RISK_NOTE
-            typer.echo("\n" + NO_RISK_NOTE)
 
 
 @commands.command()
@@ -131,8 +128,8 @@ def enumerate(file: Path = typer.Argument(..., help="instance JSON"), json_out: 
     """Brute-force oracle: the best plan by exhaustive enumeration over the evaluator.
 
     By default the whole space is scored with numpy over the evaluator's profiles
-    (``enumerate_arrays.best_plan_arrays``, block by block, up to 2e9 plans);
-    ``--by-plan`` calls the evaluator once per plan (``oracle.best_plan``), the
+    (``oracles/arrays.best_plan_arrays``, block by block, up to 2e9 plans; each student's for a choice of student);
+    ``--by-plan`` (and a staged instance) calls the evaluator once per plan (``by_plan.best_plan``), the
     obviously-correct reference the tests hold the array oracle to. ``--all``
     lists every plan, plan by plan."""
     from planopt.oracles import by_plan as oracle
@@ -148,14 +145,9 @@ def enumerate(file: Path = typer.Argument(..., help="instance JSON"), json_out: 
     files.check("--out", out, TABLE_SUFFIXES)
     inst = with_overrides(file, objective, budget_usd, deadline_hours, max_forgetting, min_quality)
     staged, candidates = inst.training.staged, bool(inst.candidate_students)
-    if staged:
-        from planopt.oracles import staged as staged_oracle
-    if candidates:  # every student's plans, plan by plan
-        from planopt.oracles import candidates as candidate_oracle
     if all_plans:
         with files:
-            plans = (staged_oracle.all_staged_plans(inst) if staged else candidate_oracle.all_candidate_plans(inst)
-                     if candidates else oracle.all_plans(inst))
+            plans = oracle.all_plans(inst)
             if out is not None:
                 files.write(out, table_writer(plans_frame(plans)))
         if json_out:
@@ -185,14 +177,7 @@ def enumerate(file: Path = typer.Argument(..., help="instance JSON"), json_out: 
                 rows, header = [(p.student, *row) for p, row in zip(plans, rows)], ("student", *header)
             typer.echo(table(rows, header=header))
         return
-    if candidates:
-        print_result(inst, candidate_oracle.best_candidate_plan(inst) if by_plan else
-                     candidate_oracle.best_candidate_plan_arrays(inst), json_out)
-        return
-    if staged:  # the array oracle lists one-stage plans; staged ones are listed plan by plan
-        print_result(inst, staged_oracle.best_staged_plan(inst), json_out)
-        return
-    if by_plan:
+    if by_plan or staged:  # the array oracle lists one-stage plans; staged ones are listed plan by plan
         print_result(inst, oracle.best_plan(inst), json_out)
         return
     from planopt.oracles.arrays import best_plan_arrays

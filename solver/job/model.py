@@ -17,8 +17,8 @@ import pyomo.core as pyo  # not pyomo.environ: its plugins cost every CLI call ~
 from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 from pyomo.contrib.solver.solvers.highs import Highs
 
-from planopt.models.cost.evaluator import Evaluator, Metrics, exceeds
-from planopt.models.formulation import LIMITS, activate_objective, build, collect_space, set_limits, start_values
+from planopt.models.cost.evaluator import OBJECTIVE_METRIC, Evaluator, Metrics, exceeds
+from planopt.models.formulation import LIMITS, OBJECTIVES, activate_objective, build, collect_space, set_limits, start_values
 from planopt.models.formulation.big_m import big_m_breaches
 from planopt.models.formulation.limits import SEARCH_WIDTH_SLACKS, set_row_width
 from planopt.models.formulation.linear import linear
@@ -183,6 +183,10 @@ class SolveResult:
         return out
 
 
+# the objective whose metric each is (the inverse of costs.OBJECTIVE_METRIC)
+OBJECTIVE_OF = {metric: name for name, metric in OBJECTIVE_METRIC.items()}
+
+
 class PlanModel:
     """The one plan model of a job, built from its layers, re-solvable under changed limits and objectives.
 
@@ -190,29 +194,80 @@ class PlanModel:
     instance's student or a choice of ``candidate_students``, with or without a ``retention``
     block, asynchronous rollout or a trained teacher (``planopt.models.formulation``). A plan is
     read from the one-hot groups its layers declare (``m.choice_groups``): one extractor, one
-    tolerance cut and one tie rule for all of them."""
+    tolerance cut and one tie rule for all of them.
 
-    def __init__(self, inst: Instance, evaluator: Evaluator | None = None, solver: str = DEFAULT_SOLVER):
+    With ``scenarios`` (drawn ``uncertainty.model.Scenarios``) it is the chance-constrained model of the
+    same plans (``formulation/scenarios.py``): each limit held in every scenario but at most ``allowed``
+    (None: the count is free), the objectives the expected metrics, or CVaR of cost at ``cvar_level``."""
+
+    def __init__(self, inst: Instance, evaluator: Evaluator | None = None, solver: str = DEFAULT_SOLVER,
+                 scenarios=None, allowed: int | None = None, cvar_level: float | None = None,
+                 limits: dict[str, float] | None = None):
         from planopt.job.plan_space import check_model_size
         check_model_size(inst)  # refuse a model over the memory cap before listing a single recipe
         self.inst = inst
         self.evaluator = evaluator or Evaluator(inst)
         self.solver = make_solver(solver)  # before the build: an unknown solver is an input error, found at once
         start = time.perf_counter()
-        self.space = collect_space(self.evaluator)
-        self.model = build(self.space)
+        self.space = collect_space(self.evaluator, prune=scenarios is None)
+        self.scenarios = scenarios
+        self.model = build(self.space, None if scenarios is None else self._scenario_layer(allowed, cvar_level, limits))
         self.build_seconds = time.perf_counter() - start
         note(f"model built in {self.build_seconds:.3f} s")
-        if self.model is not None and isinstance(self.solver, HighsWithStart) and inst.retention is None:
-            self.solver.start = lambda: start_values(self.model, self.space)
+        if self.model is not None and isinstance(self.solver, HighsWithStart):
+            if inst.retention is None and scenarios is None:
+                self.solver.start = lambda: start_values(self.model, self.space)
         elif self.model is not None:
-            drop_constant_rows(self.model)
+            drop_constant_rows(self.model)  # HiGHS skips them itself
         # the limits the MIP bounds (constraints.confidence is a chance-constrained solve's, see chance.py)
         self.limits = {k: v for k, v in inst.constraints.model_dump().items() if k in LIMITS}
         self.objective = inst.objective
 
+    def _scenario_layer(self, allowed: int | None, cvar_level: float | None, limits: dict[str, float] | None):
+        from planopt.models.formulation import ScenarioLayer
+        from planopt.models.formulation.scenarios import collect_scenarios
+        from planopt.models.uncertainty.scenarios import limits_of
+        try:
+            coefficients = collect_scenarios(self.space, self.scenarios)
+        except ValueError as exc:  # a space the layer does not price: one line naming the field
+            raise InputError(str(exc)) from None
+        return ScenarioLayer(coefficients, limits_of(self.inst) if limits is None else limits, allowed, cvar_level)
+
+    def metric(self, name: str):
+        """The model's expression of a metric (``cost_usd``, ``wall_hours``, ``quality``, ``forgetting_points``):
+        the plan's, or with scenarios its expected value."""
+        if self.scenarios is None:
+            return getattr(self.model, name)
+        return getattr(self.model, f"expected_{OBJECTIVE_OF[name]}")
+
+    def set_allowed(self, allowed: int) -> None:
+        """With scenarios: at most ``allowed`` of them may break a limit (a right-hand side)."""
+        self.model.allowed_violations.set_value(allowed)
+
+    def optimise(self, expr, sense, time_limit: float | None = None) -> Optional[float]:
+        """The optimum of a free objective ``expr`` (``pyo.minimize`` / ``pyo.maximize``), loaded; None when no
+        solution. The model's own objectives are left deactivated (``set_objective`` brings one back)."""
+        m = self.model
+        for name in [*OBJECTIVES, "cvar"]:
+            if hasattr(m, f"objective_{name}"):
+                getattr(m, f"objective_{name}").deactivate()
+        if hasattr(m, "free_objective"):
+            m.del_component(m.free_objective)
+        m.free_objective = pyo.Objective(expr=expr, sense=sense)
+        try:
+            res = self._run(time_limit)
+        finally:
+            m.del_component(m.free_objective)
+        if _status(res) not in ("optimal", "time_limit") or res.solution_status not in (SolutionStatus.optimal,
+                                                                                        SolutionStatus.feasible):
+            return None
+        res.solution_loader.load_vars()
+        return res.incumbent_objective
+
     def set_limits(self, **values: Optional[float]) -> None:
         """Change limits (None removes one); the model is not rebuilt."""
+        if self.scenarios is not None:
+            raise ValueError("limits of a chance-constrained model are held per scenario: build another model")
         unknown = set(values) - set(LIMITS)
         if unknown:
             raise KeyError(f"unknown limit {sorted(unknown)[0]}")
@@ -221,6 +276,7 @@ class PlanModel:
             set_limits(self.model, values)
 
     def set_objective(self, name: str) -> None:
+        """Activate objective ``name`` (``cost``, ``quality``, ``time``, ``forgetting``; with scenarios also ``cvar``)."""
         self.objective = name
         if self.model is not None:
             activate_objective(self.model, name)
@@ -233,8 +289,9 @@ class PlanModel:
             note(f"solver run: {time.perf_counter() - start:.3f} s")
 
     def solve(self, time_limit: float | None = None) -> SolveResult:
-        """Solve; every plan returned meets the limits by the evaluator's rule (see MAX_TOLERANCE_CUTS)."""
-        if self.model is None:
+        """Solve; every plan returned meets the limits by the evaluator's rule (see MAX_TOLERANCE_CUTS). With
+        scenarios the chance rows hold the widened limits of that rule already: one solve and its tie-break."""
+        if self.model is None or self.scenarios is not None:
             return self._solve_once(time_limit)
         resting_width = set_row_width(self.model, SEARCH_WIDTH_SLACKS)
         try:
@@ -272,7 +329,7 @@ class PlanModel:
         start = time.perf_counter()
         res = self._run(time_limit)
         status = _status(res)
-        if status == "optimal" and self.objective != "cost":
+        if status == "optimal" and self.objective not in ("cost", "cvar"):
             res, status = self._tie_break_by_cost(res, time_limit)
         seconds = time.perf_counter() - start
         result = SolveResult(status, self.objective, build_seconds=self.build_seconds, solve_seconds=seconds)
@@ -290,8 +347,8 @@ class PlanModel:
 
     def _tie_break_by_cost(self, res, time_limit):
         """Second, lexicographic solve: the cheapest plan among those optimal for the first objective."""
-        expr, sense = {"quality": (self.model.quality, ">="), "time": (self.model.wall_hours, "<="),
-                       "forgetting": (self.model.forgetting_points, "<=")}[self.objective]
+        metric = OBJECTIVE_METRIC[self.objective]
+        expr, sense = self.metric(metric), (">=" if self.objective == "quality" else "<=")
         best = res.incumbent_objective
         slack = TIE_BREAK_RELATIVE * max(1.0, abs(best))
         self.model.tie_break = pyo.Constraint(expr=expr >= best - slack if sense == ">=" else expr <= best + slack)
@@ -313,18 +370,30 @@ class PlanModel:
         return {name: i for name, group in self.model.choice_groups.items()
                 for i in [next((n for n, v in enumerate(group) if pyo.value(v) > 0.5), None)] if i is not None}
 
+    def chosen_plan(self) -> Plan:
+        """The plan of the loaded solution (its one-hot groups, ``chosen``)."""
+        chosen = self.chosen()
+        self._stages = []
+        while f"stage{len(self._stages)}.recipe" in chosen:
+            s = len(self._stages)
+            self._stages.append((chosen[f"stage{s}.recipe"], chosen[f"stage{s}.hardware"]))
+        self._chosen_vars = [self.model.choice_groups[name][i] for name, i in chosen.items()]
+        return self.space.plan_of(self._stages, chosen["interval"], chosen.get("retention"))
+
     def extract(self, result: SolveResult) -> None:
         """The loaded solution's plan, its metrics from the evaluator, and the MIP's own values of them."""
-        m, space, chosen = self.model, self.space, self.chosen()
-        stages = []
-        while f"stage{len(stages)}.recipe" in chosen:
-            s = len(stages)
-            stages.append((chosen[f"stage{s}.recipe"], chosen[f"stage{s}.hardware"]))
-        self._chosen_vars = [m.choice_groups[name][i] for name, i in chosen.items()]
-        result.plan = space.plan_of(stages, chosen["interval"], chosen.get("retention"))
+        m, space = self.model, self.space
+        result.plan = self.chosen_plan()
+        stages = self._stages
         result.student = result.plan.student if result.plan.student is not None else self.inst.student.preset
         result.metrics = self.evaluator.plan_metrics(result.plan)
-        result.mip_values = {k: pyo.value(getattr(m, k)) for k in ("cost_usd", "wall_hours", "quality", "forgetting_points")}
+        if self.scenarios is None:
+            result.mip_values = {k: pyo.value(getattr(m, k)) for k in ("cost_usd", "wall_hours", "quality", "forgetting_points")}
+        else:
+            result.mip_values = {f"expected_{k}": pyo.value(getattr(m, f"expected_{k}")) for k in OBJECTIVE_METRIC}
+            result.mip_values["violations"] = pyo.value(m.violations)
+            if hasattr(m, "cvar_cost"):
+                result.mip_values["cvar_cost_usd"] = pyo.value(m.cvar_cost)
         result.big_m_breaches = [x for s, (r, h) in enumerate(stages) for x in big_m_breaches(space.slots[s], r, h)]
 
 

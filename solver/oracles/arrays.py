@@ -184,7 +184,25 @@ def plan_arrays(inst: Instance, max_bytes: int = MAX_ARRAY_BYTES) -> tuple[Profi
 
 def best_plan_arrays(inst: Instance, max_plans: int = MAX_PLANS, max_bytes: int = MAX_ARRAY_BYTES,
                      block_plans: int = BLOCK_PLANS) -> SolveResult:
-    """The oracle's best plan (``oracle.best_plan``), enumerated block by block with numpy."""
+    """The oracle's best plan (``by_plan.best_plan``) of a one-stage space, enumerated block by block with numpy;
+    with ``candidate_students`` each student's space so (up to the limit per student), the students' bests
+    compared by the lexicographic rule (a student's best is the cheapest of its own ties; the rule's slack is
+    1e-7 relative, so two students' bests closer than that are told apart by cost, as plan by plan). A staged
+    space is refused in one line: its plans are chains, not a product of arrays."""
+    if inst.training.staged:
+        raise InputError("enumerate: the vectorised oracle enumerates one-stage plans; a staged instance is "
+                         "enumerated plan by plan (--by-plan)")
+    if inst.candidate_students:
+        from planopt.oracles.by_plan import ScoredPlan, best_of
+        start = time.perf_counter()
+        bests = []
+        for name in inst.student_names():
+            res = best_plan_arrays(inst.for_student(name), max_plans, max_bytes, block_plans)
+            if res.status == "optimal":
+                bests.append(ScoredPlan(res.plan.with_student(name), res.metrics))
+            elif res.status != "infeasible":
+                return res
+        return best_of(inst, bests, start)
     start = time.perf_counter()
     ev = Evaluator(inst)
     recipes, hardware, intervals = ev.space()

@@ -11,7 +11,7 @@ def plan_space_line(pm) -> str:
     """The plan space as arithmetic that adds up: the instance's options, then what the model keeps of them."""
     d = pm.space
     if d.staged:
-        from planopt.oracles.staged import staged_space_size
+        from planopt.oracles.by_plan import space_size as staged_space_size
         sequences = ", ".join(" → ".join(q) for q in d.sequences)
         why = [f"{reason}: {n:,}" for reason, n in d.dropped.items() if n]
         return (f"{staged_space_size(pm.inst):,} staged plans over the sequences {sequences} (per sequence, each stage's "

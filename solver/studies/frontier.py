@@ -253,7 +253,7 @@ def frontier_frame(instance, x: str = "cost_usd", y: str = "quality", **limits: 
 # k the scenarios in which it breaks a limit, so the chance-constrained
 # optimum changes only at the levels k/S. The frontier walks those levels with
 # the ε-constraint on the count of violations (the mutable right-hand side
-# ``allowed_violations`` of formulation/chance.py), from "any plan" (k <= S)
+# ``allowed_violations`` of formulation/scenarios.py), from "any plan" (k <= S)
 # towards certainty:
 #
 # 1. optimise the expected metric with at most ``allowed`` violations;
@@ -308,43 +308,27 @@ class ChanceFrontier:
 
 
 class _ChanceWalk:
-    """One chance-constrained model with a free count of violations, re-solved at falling counts."""
+    """The plan model with its scenarios layer and a free count of violations, re-solved at falling counts."""
 
     def __init__(self, inst, scenarios: int, seed: int):
-        from pyomo.contrib.solver.solvers.highs import Highs
         from planopt.models.cost.evaluator import Evaluator
-        from planopt.models.formulation.chance import build_chance
-        from planopt.models.uncertainty.scenarios import limits_of
         from planopt.models.uncertainty.model import draw
-        from planopt.uncertainty.chance import refuse_retention
-        from planopt.job.plan_space import check_model_size
-        from planopt.uncertainty.risk import refuse_trained_teacher
-        refuse_retention(inst)
-        refuse_trained_teacher(inst)
-        check_model_size(inst)  # the deterministic model's cap; a sample only adds to it
         self.evaluator = Evaluator(inst)
-        self.model, self.data = build_chance(self.evaluator, draw(inst, scenarios, seed), limits_of(inst), None)
-        self.solver = Highs()
+        self.plan_model = PlanModel(inst, self.evaluator, scenarios=draw(inst, scenarios, seed), allowed=None)
+        self.model = self.plan_model.model
         self.solves = 0
 
     def optimise(self, expr, sense, time_limit: float | None) -> Optional[float]:
         """Optimal value of ``expr``, or None when infeasible; the solution is loaded."""
-        import pyomo.environ as pyo
-        from planopt.job.model import run_highs
-        m = self.model
-        if hasattr(m, "walk_objective"):
-            m.del_component(m.walk_objective)
-        m.walk_objective = pyo.Objective(expr=expr, sense=sense)
-        res = run_highs(self.solver, m, time_limit)
         self.solves += 1
-        return _loaded_optimum(res)
+        return self.plan_model.optimise(expr, sense, time_limit)
 
     def step(self, metric: str, allowed: int, time_limit: float | None) -> Optional[tuple[Plan, int]]:
         """The best plan for the expected ``metric`` with at most ``allowed`` violations, then fewest violations."""
         import pyomo.environ as pyo
         m = self.model
-        m.allowed_violations.set_value(allowed)
-        expr = getattr(m, f"expected_{METRIC_OBJECTIVE[metric]}")
+        self.plan_model.set_allowed(allowed)
+        expr = self.plan_model.metric(metric)
         sense = pyo.minimize if METRIC_SENSE[metric] > 0 else pyo.maximize
         best = self.optimise(expr, sense, time_limit)
         if best is None:
@@ -354,17 +338,9 @@ class _ChanceWalk:
         try:
             if self.optimise(m.violations, pyo.minimize, time_limit) is None:
                 raise RuntimeError("frontier: holding the expected metric at its optimum made the model infeasible")
-            return self.chosen_plan(), round(pyo.value(m.violations))
+            return self.plan_model.chosen_plan(), round(pyo.value(m.violations))
         finally:
             m.del_component(m.walk_hold)
-
-    def chosen_plan(self) -> Plan:
-        import pyomo.environ as pyo
-        m, base = self.model, self.data.base
-        r = next(i for i in m.R if pyo.value(m.recipe_chosen[i]) > 0.5)
-        h = next(i for i in m.H if pyo.value(m.hardware_chosen[i]) > 0.5)
-        t = next(i for i in m.I if pyo.value(m.interval_chosen[i]) > 0.5)
-        return Plan.of(base.recipes[r], base.hardware[h], base.intervals[t], student=self.evaluator.inst.student.preset)
 
 
 def chance_frontier(inst, metric: str = "cost_usd", scenarios: int = 200, seed: int = 0,
@@ -373,9 +349,8 @@ def chance_frontier(inst, metric: str = "cost_usd", scenarios: int = 200, seed: 
     """Every non-dominated (expected ``metric``, in-sample probability of meeting every limit) point,
     from the best expected metric to the highest probability (see the comment above).
     ``progress(k)`` is called with the number of points found so far after each one."""
-    from planopt.uncertainty.chance import OUT_OF_SAMPLE_SEED_OFFSET, refuse_chance
+    from planopt.uncertainty.chance import OUT_OF_SAMPLE_SEED_OFFSET
     from planopt.uncertainty.risk import check_scenarios
-    refuse_chance(inst, "--y probability")
     check_metric(metric, "--x")
     n = check_scenarios(scenarios, "--scenarios")
     check_scenarios(out_of_sample, "--out-of-sample")
@@ -402,7 +377,7 @@ def _chance_point(inst, evaluator, plan: Plan, violations: int, n: int, seed: in
     inside = plan_risk(inst, plan, n, seed, evaluator)
     outside = plan_risk(inst, plan, out_n, out_seed, evaluator)
     expected = {k: float(inside.samples.metric(k).mean()) for k in METRICS}
-    metrics = evaluator.metrics(plan.recipe, plan.hardware, plan.checkpoint_interval_minutes)
+    metrics = evaluator.plan_metrics(plan)
     return ChancePoint(plan, metrics, expected, violations, n, outside.share())
 
 

@@ -2,7 +2,9 @@
 
 ``planopt solve FILE --confidence C`` returns the plan with the best expected
 objective (or least CVaR of cost) among those that meet every limit in at
-least a share C of ``scenarios`` sampled scenarios (``formulation/chance.py``).
+least a share C of ``scenarios`` sampled scenarios: the one plan model with its
+scenarios layer (``planopt.job.model.PlanModel``, ``formulation/scenarios.py``), for
+every kind of plan.
 The chosen plan is then measured on a fresh, larger scenario set (another
 seed), and the result reports both shares and their difference, so the user
 sees how far the sample can be trusted.
@@ -14,20 +16,18 @@ import math
 import time
 from typing import Any
 
-import pyomo.environ as pyo
-from pyomo.contrib.solver.common.results import SolutionStatus
-from pyomo.contrib.solver.solvers.highs import Highs
+import pyomo.core as pyo
 
 from planopt.models.cost.evaluator import Evaluator
-from planopt.models.formulation.chance import OBJECTIVE_METRIC, allowed_violations, build_chance
+from planopt.models.formulation.scenarios import allowed_violations
 from planopt.models.schema.plan import Plan
-from planopt.models.uncertainty.scenarios import limits_of
+from planopt.models.uncertainty.scenarios import cvar, limits_of
 from planopt.models.schema.instance import Instance
 from planopt.models.uncertainty.model import DEFAULT_SEED, draw
 
 from planopt.errors import InputError
-from planopt.uncertainty.risk import check_scenarios, plan_risk, refuse_trained_teacher
-from planopt.job.model import TIE_BREAK_RELATIVE, SolveResult, _status, run_highs
+from planopt.uncertainty.risk import check_scenarios, plan_risk
+from planopt.job.model import PlanModel, SolveResult
 
 DEFAULT_SCENARIOS = 200
 OUT_OF_SAMPLE_SCENARIOS = 10_000
@@ -55,50 +55,21 @@ def check_cvar(value: float | None, objective: str) -> float | None:
     return float(value)
 
 
-def refuse_retention(inst: Instance) -> None:
-    """The chance model prices checkpoints as ``checkpointing.keep_last`` hot: refuse a ``retention`` block."""
-    if inst.retention is not None:
-        raise InputError("retention: retention choices are not yet combined with chance constraints "
-                         "(--confidence); remove the retention block")
-
-
 class ChanceModel:
-    """A chance-constrained model of one instance over one scenario sample."""
+    """A chance-constrained solve of one instance over one scenario sample: the plan model with its scenarios
+    layer, solved at the confidence asked and guarded out of sample."""
 
     def __init__(self, inst: Instance, confidence: float, scenarios: int = DEFAULT_SCENARIOS, seed: int = DEFAULT_SEED,
                  cvar: float | None = None):
-        refuse_chance(inst)
-        refuse_trained_teacher(inst)
         self.inst, self.confidence = inst, check_confidence(confidence)
         self.n, self.seed = check_scenarios(scenarios), seed
         self.cvar = check_cvar(cvar, inst.objective)
-        refuse_retention(inst)
-        from planopt.job.plan_space import check_model_size
-        check_model_size(inst)  # the deterministic model's cap; a sample only adds to it
         self.evaluator = Evaluator(inst)
         self.scenarios = draw(inst, self.n, seed)
         self.limits = limits_of(inst)
-        self.allowed = allowed_violations(self.confidence, self.n)
-        start = time.perf_counter()
-        self.model, self.data = build_chance(self.evaluator, self.scenarios, self.limits, self.allowed, self.cvar)
-        self.build_seconds = time.perf_counter() - start
-        self.solver = Highs()
-
-    # --- solve ------------------------------------------------------------------
-    def _objective(self, name: str):
-        m = self.model
-        if name == "cvar":
-            return m.cvar_cost, pyo.minimize
-        sense = pyo.maximize if name == "quality" else pyo.minimize
-        return getattr(m, f"expected_{name}"), sense
-
-    def _solve_for(self, name: str, time_limit: float | None):
-        m = self.model
-        if hasattr(m, "chance_objective"):
-            m.del_component(m.chance_objective)
-        expr, sense = self._objective(name)
-        m.chance_objective = pyo.Objective(expr=expr, sense=sense)
-        return run_highs(self.solver, m, time_limit)
+        self.plan_model = PlanModel(inst, self.evaluator, scenarios=self.scenarios,
+                                    allowed=allowed_violations(self.confidence, self.n), cvar_level=self.cvar)
+        self.build_seconds = self.plan_model.build_seconds
 
     def solve(self, time_limit: float | None = None, out_of_sample: int = OUT_OF_SAMPLE_SCENARIOS,
               guard: bool = True) -> SolveResult:
@@ -126,63 +97,26 @@ class ChanceModel:
             target = min(1.0, max(target + short, target + 1.0 / self.n))
         return result
 
-    def _set_allowed(self, allowed: int) -> None:
-        self.model.allowed_violations.set_value(allowed)
-
     def _solve_at(self, target: float, time_limit: float | None, out_of_sample: int, explain: bool = True) -> SolveResult:
-        obj = self.inst.objective
-        if self.model is None:
-            why = "no training recipe" if not self.data.base.recipes else "no (GPU, count) option that holds any recipe in memory"
-            return SolveResult("infeasible", obj, build_seconds=self.build_seconds, message=f"the instance has {why}",
-                               risk={"confidence": self.confidence, "scenarios": self.n, "reachable_confidence": 0.0,
-                                     "least_violations_per_limit": {}})
+        pm = self.plan_model
+        if pm.model is None:
+            result = pm.solve(time_limit)
+            result.risk = {"confidence": self.confidence, "scenarios": self.n, "reachable_confidence": 0.0,
+                           "least_violations_per_limit": {}}
+            return result
         start = time.perf_counter()
-        self._set_allowed(allowed_violations(target, self.n))
-        res = self._solve_for("cvar" if self.cvar is not None else obj, time_limit)
-        status = _status(res)
-        if status == "optimal" and obj != "cost" and self.cvar is None:
-            res, status = self._tie_break(res, time_limit)
-        result = SolveResult(status, obj, build_seconds=self.build_seconds)
-        if res.solution_status in (SolutionStatus.optimal, SolutionStatus.feasible) and status != "infeasible":
-            res.solution_loader.load_vars()
-            self.extract(result, out_of_sample)
-            inc, bound = res.incumbent_objective, res.objective_bound
-            result.gap = 0.0 if status == "optimal" else (abs(inc - bound) / max(1e-9, abs(inc)) if inc is not None and bound is not None else None)
-        elif status == "infeasible" and explain:
+        allowed = allowed_violations(target, self.n)
+        pm.set_allowed(allowed)
+        if len(pm.model.scenarios_every_option_breaks) > allowed:  # proven at once: no solver run needed
+            result = SolveResult("infeasible", self.inst.objective, build_seconds=self.build_seconds)
+        else:
+            result = pm.solve(time_limit)
+        if result.plan is not None:
+            result.risk = self.risk_of(result.plan, out_of_sample)
+        elif result.status == "infeasible" and explain:
             result.message, result.risk = self.explain_infeasible(time_limit)
         result.solve_seconds = time.perf_counter() - start
         return result
-
-    def _tie_break(self, res, time_limit):
-        """Least expected cost among plans within the tie tolerance of the best expected objective."""
-        m, obj = self.model, self.inst.objective
-        expr, sense = self._objective(obj)
-        best = res.incumbent_objective
-        slack = TIE_BREAK_RELATIVE * max(1.0, abs(best))
-        m.tie_break = pyo.Constraint(expr=expr >= best - slack if sense == pyo.maximize else expr <= best + slack)
-        try:
-            res2 = self._solve_for("cost", time_limit)
-        finally:
-            m.del_component(m.tie_break)
-        status2 = _status(res2)
-        if status2 in ("optimal", "time_limit"):
-            return res2, status2
-        return self._solve_for(obj, time_limit), "optimal"
-
-    # --- extract ----------------------------------------------------------------
-    def extract(self, result: SolveResult, out_of_sample: int) -> None:
-        m, data = self.model, self.data.base
-        r = next(i for i in m.R if pyo.value(m.recipe_chosen[i]) > 0.5)
-        h = next(i for i in m.H if pyo.value(m.hardware_chosen[i]) > 0.5)
-        t = next(i for i in m.I if pyo.value(m.interval_chosen[i]) > 0.5)
-        plan = Plan.of(data.recipes[r], data.hardware[h], data.intervals[t], student=self.inst.student.preset)
-        result.plan = plan
-        result.metrics = self.evaluator.metrics(plan.recipe, plan.hardware, plan.checkpoint_interval_minutes)
-        result.mip_values = {f"expected_{k}": pyo.value(getattr(m, f"expected_{k}")) for k in OBJECTIVE_METRIC}
-        result.mip_values["violations"] = pyo.value(m.violations)
-        if self.cvar is not None:
-            result.mip_values["cvar_cost_usd"] = pyo.value(m.cvar_cost)
-        result.risk = self.risk_of(plan, out_of_sample)
 
     def risk_of(self, plan: Plan, out_of_sample: int) -> dict[str, Any]:
         """In-sample and out-of-sample shares of the plan, with the out-of-sample percentiles."""
@@ -201,13 +135,34 @@ class ChanceModel:
 
     # --- infeasible -------------------------------------------------------------
     def _least_violations(self, limits: dict[str, float], time_limit: float | None) -> int | None:
-        """Fewest scenarios any plan breaks ``limits`` in (a model of its own)."""
-        model, _ = build_chance(self.evaluator, self.scenarios, limits, None)
-        model.least_violations = pyo.Objective(expr=model.violations, sense=pyo.minimize)
-        res = run_highs(Highs(), model, time_limit)
-        if _status(res) != "optimal":
-            return None
-        return round(res.incumbent_objective)
+        """Fewest scenarios any plan breaks ``limits`` in: the model with the other limits' rows off, the union's
+        cover rows replaced by the asked limits' own and the count free (``formulation/scenarios.define_chance_rows``),
+        restored after."""
+        m = self.plan_model.model
+        subset = set(limits) != set(m.limits_in_scenarios)
+        off = [rows for name, rows in m.limits_in_scenarios.items() if name not in limits] + ([m.limits_in_scenario] if subset else [])
+        on = [rows for name, rows in m.limit_covers.items() if name in limits] if subset else []
+        before = pyo.value(m.allowed_violations)
+        fixed = [m.scenario_violated[s] for s in m.scenarios_every_option_breaks] if subset else []
+        for rows in off:
+            rows.deactivate()
+        for rows in on:
+            rows.activate()
+        for var in fixed:
+            var.unfix()
+        m.allowed_violations.set_value(self.n)
+        try:
+            best = self.plan_model.optimise(m.violations, pyo.minimize, time_limit)
+        finally:
+            for rows in off:
+                rows.activate()
+            for rows in on:
+                rows.deactivate()
+            for var in fixed:
+                var.fix(1)
+            m.allowed_violations.set_value(before)
+            self.plan_model.set_objective(self.plan_model.objective if self.cvar is None else "cvar")
+        return None if best is None else round(best)
 
     def explain_infeasible(self, time_limit: float | None) -> tuple[str, dict[str, Any]]:
         best = self._least_violations(self.limits, time_limit)
@@ -224,35 +179,7 @@ class ChanceModel:
                      "least_violations_per_limit": per_limit}
 
 
-def cvar(values, level: float) -> float:
-    """CVaR at ``level`` of a sample, as the model defines it (Rockafellar-Uryasev over equal-weight scenarios)."""
-    import numpy as np
-    v = np.sort(np.asarray(values, dtype=float))
-    n = len(v)
-    tail = (1.0 - level) * n
-    k = n - int(np.floor(tail + 1e-12))    # scenarios [k, n) are wholly in the tail, k-1 partly
-    whole = v[k:].sum() if k < n else 0.0
-    part = (tail - (n - k)) * v[k - 1] if k > 0 else 0.0
-    return float((whole + part) / tail)
-
-
-def refuse_chance(inst: Instance, what: str = "constraints.confidence") -> None:
-    """Chance-constrained plans are one-stage plans of the instance's own student: refuse the rest (one line)."""
-    from planopt.errors import InputError
-    if inst.training.staged:
-        raise InputError(f"{what}: chance-constrained plans are one-stage plans for now; an instance with "
-                         "training.stage_sequences takes no confidence (its plan's risk is still reported)")
-    if inst.candidate_students:
-        raise InputError(f"{what}: chance-constrained plans train the instance's own student for now; an instance "
-                         "with candidate_students takes no confidence (its plan's risk is still reported)")
-    if any(s > 0 for s in inst.training.staleness_steps_options):
-        # a scenario's hours are linear rows per rate family; asynchronous RL's overlap is a maximum (asynchronous.py)
-        raise InputError(f"{what}: chance-constrained plans are synchronous for now; an instance with "
-                         "training.staleness_steps_options above 0 takes no confidence (its plan's risk is still reported)")
-
-
 def solve_chance(inst: Instance, confidence: float, scenarios: int = DEFAULT_SCENARIOS, seed: int = DEFAULT_SEED,
                  cvar_level: float | None = None, time_limit: float | None = None,
                  out_of_sample: int = OUT_OF_SAMPLE_SCENARIOS, guard: bool = True) -> SolveResult:
-    refuse_chance(inst)
     return ChanceModel(inst, confidence, scenarios, seed, cvar_level).solve(time_limit, out_of_sample, guard)

@@ -556,7 +556,7 @@ class FitResult:
                 for p in self.parameters if p.updated}
 
     def row_fits(self) -> list[dict]:
-        before, after = Evaluator(self.instance), Evaluator(self.fitted)
+        before, after = Evaluator(measured_job(self.instance)), Evaluator(measured_job(self.fitted))
         return [{"line": r.line, "kind": r.kind, "run": r.describe(), "measured": r.value, "stddev": r.stddev,
                  "predicted_before": predict(before, r), "predicted_after": predict(after, r)} for r in self.rows]
 
@@ -590,12 +590,22 @@ def _fit_block(inst: Instance, ev: Evaluator, params: dict[str, unc.Parameter], 
     return out, (post.refinements if post else 0)
 
 
+def measured_job(inst: Instance) -> Instance:
+    """The job a pilot's rows are predicted on: with a teacher trained as a stage, the same job with that teacher
+    as an empty lump. The teacher's own plan moves only the OPD recipe's data money and lead time
+    (``teacher_training.py``), which no pilot row measures (step times, task scores, general-score drops), so the
+    rows' predictions are those of the job itself; the fitted values are written into the job as it is."""
+    t = inst.teacher
+    if t is None or t.training is None:
+        return inst
+    lump = t.model_copy(update={"training": None, "training_usd": 0.0, "training_hours": 0.0})
+    return inst.model_copy(update={"teacher": lump})
+
+
 def fit(inst: Instance, rows: list[PilotRow]) -> FitResult:
     """The posterior of every parameter the rows inform, and the fitted instance."""
-    from planopt.uncertainty.risk import refuse_trained_teacher
-    refuse_trained_teacher(inst)  # the likelihood prices scenarios, which do not price a trained teacher yet
     params = {p.name: p for p in unc.parameters(inst)}
-    ev = Evaluator(inst)
+    ev = Evaluator(measured_job(inst))
     fitted, refinements = [], {}
     for block in blocks(inst, rows):
         got, refinements[block.name] = _fit_block(inst, ev, params, block)

@@ -89,28 +89,14 @@ class Risk:
                 "expected": {m: float(self.samples.metric(m).mean()) for m in RISK_METRICS}}
 
 
-def refuse_trained_teacher(inst: Instance) -> None:
-    """The scenario evaluator prices a teacher trained as a stage (``teacher.training``) at its point cost and
-    wall hours, which move with the scenario's rates and prices: refuse rather than approximate."""
-    if inst.teacher is not None and inst.teacher.training is not None:
-        raise InputError("teacher.training: a teacher trained as a stage is not yet combined with scenarios "
-                         "(--scenarios, --confidence, probability frontiers, fit); remove one")
-
-
-NO_RISK_NOTE = ("Risk: not reported: the teacher is trained as a stage (teacher.training), and scenarios do not "
-                "price its job yet")
-
-
-def report_scenarios(inst: Instance) -> int | None:
-    """How many scenarios a plan's risk is reported over when none were asked for: ``REPORT_SCENARIOS``, or
-    None (no risk) for a teacher trained as a stage, which scenarios do not price yet (:func:`refuse_trained_teacher`)."""
-    return None if inst.teacher is not None and inst.teacher.training is not None else REPORT_SCENARIOS
+def report_scenarios(inst: Instance) -> int:
+    """How many scenarios a plan's risk is reported over when none were asked for (``REPORT_SCENARIOS``)."""
+    return REPORT_SCENARIOS
 
 
 def plan_risk(inst: Instance, plan: Plan, n: int = 10_000, seed: int = DEFAULT_SEED, evaluator: Evaluator | None = None) -> Risk:
     """The plan's metrics over ``n`` seeded scenarios. A plan that does not fit in
     memory meets no limit in any scenario (memory is not uncertain)."""
-    refuse_trained_teacher(inst)
     check_scenarios(n)
     ev = evaluator or Evaluator(inst)
     samples = ScenarioEvaluator(ev, draw(inst, n, seed)).plan_metrics(plan)  # checks the plan first
@@ -129,21 +115,15 @@ def risk_of(source, plan, scenarios: int = 10_000, seed: int = DEFAULT_SEED) -> 
 
 
 def report_risks(items) -> list:
-    """Each plan's risk over the report's scenarios (None where there is no plan, or no risk is reported:
-    :func:`report_scenarios`), as the frontier and sweep
-    tables carry. ``items``: (instance with that row's limits, plan or None, student or None). One evaluator
-    per student: the limits differ per row, the profiles they share do not; with ``candidate_students``
-    each plan is priced on its own student's instance."""
-    evaluators: dict = {}
+    """Each plan's risk over the report's scenarios (None where there is no plan), as the frontier and sweep
+    tables carry. ``items``: (instance with that row's limits, plan or None, student or None). One evaluator for
+    every row: the limits differ per row, the profiles they share do not (each plan names its student)."""
+    evaluator = None
     out = []
-    for inst, plan, student in items:
+    for inst, plan, _student in items:
         if plan is None:
             out.append(None)
             continue
-        own = inst.for_student(student) if inst.candidate_students and student else inst
-        if report_scenarios(own) is None:  # a teacher trained as a stage: scenarios do not price it yet
-            out.append(None)
-            continue
-        ev = evaluators.setdefault(student if inst.candidate_students else None, Evaluator(own))
-        out.append(plan_risk(own, plan, REPORT_SCENARIOS, evaluator=ev))
+        evaluator = evaluator or Evaluator(inst)
+        out.append(plan_risk(inst, plan, REPORT_SCENARIOS, evaluator=evaluator))
     return out
