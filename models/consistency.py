@@ -20,6 +20,7 @@ calibration cases, the random portfolio generator and a fitted instance.
 from __future__ import annotations
 
 from planopt.models.cost.consistency import check_physics
+from planopt.models.cost.evaluator import Evaluator
 from planopt.models.cost.teacher_training import check_teacher_training
 from planopt.models.schema.instance import Instance
 from planopt.models.uncertainty.model import check_overrides
@@ -31,4 +32,4 @@ def check_instance(inst: Instance) -> None:
         check_overrides(inst)  # the parameter names depend on the instance
     check_physics(inst)
     if inst.teacher is not None and inst.teacher.training is not None:
-        check_teacher_training(inst)  # builds the teacher's own job (an Instance)
+        check_teacher_training(inst, Evaluator)  # builds the teacher's own job (an Instance)

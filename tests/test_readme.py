@@ -241,7 +241,8 @@ def test_readme_states_the_trained_teacher_optimum():
     assert f"{res.metrics.quality:.2f}" == stated["q"]
     assert (tp.method, tp.steps, tp.gpu_count, tp.gpu) == \
         (stated["tm"].lower(), int(stated["ts"].replace(",", "")), int(stated["tn"]), stated["tg"])
-    option = teacher_option(parse_instance(data), tp, "opd")
+    from planopt.models.cost.evaluator import Evaluator
+    option = teacher_option(parse_instance(data), tp, "opd", Evaluator)
     assert f"{option.cost_usd:,.0f}" == stated["tc"] and f"{option.wall_hours:.1f}" == stated["th"]
     assert f"{option.quality:.2f}" == stated["tq"]
     without = json.loads(json.dumps(data))

@@ -16,7 +16,6 @@ import pytest
 from typer.testing import CliRunner
 
 from planopt.cli import app
-from planopt.models.cost import recipes as recipes_module
 from planopt.models.cost.evaluator import Evaluator
 from planopt.models.schema.instance import Instance
 from planopt.instance import parse_instance
@@ -61,7 +60,7 @@ def teacher_job_dict(seed: int) -> dict:
             inst = parse_instance(d)
         except ValueError:  # nothing of the teacher's job fits: draw again
             continue
-        reached = sorted(o.quality for o in teacher_space(inst).usable.values())
+        reached = sorted(o.quality for o in teacher_space(inst, Evaluator).usable.values())
         d["teacher"]["score"] = reached[int(rng.random() * len(reached))]
         inst = parse_instance(d)
         return with_drawn_limits(d, all_plans(inst), rng)
@@ -84,7 +83,7 @@ def test_mip_equals_both_oracles(seed):
     mip = assert_mip_equals_both_oracles(inst)
     if mip.plan is not None and mip.plan.method == "opd":
         assert mip.plan.teacher_training is not None
-        assert mip.plan.teacher_training in {o.plan for o in teacher_space(inst).pareto}
+        assert mip.plan.teacher_training in {o.plan for o in teacher_space(inst, Evaluator).pareto}
 
 
 @pytest.mark.slow
@@ -118,9 +117,10 @@ def test_the_folded_lump_is_the_teacher_jobs_own_cost_and_wall(seed):
 @pytest.mark.parametrize("seed", SEEDS[:8])
 def test_the_pareto_pruning_loses_no_optimum(seed, monkeypatch):
     inst = teacher_job(seed)
-    space = teacher_space(inst)
+    space = teacher_space(inst, Evaluator)
     pruned = best_plan(inst)
-    monkeypatch.setattr(recipes_module, "teacher_plans", lambda i: list(teacher_space(i).usable))
+    import planopt.models.cost.evaluator as evaluator_module
+    monkeypatch.setattr(evaluator_module, "teacher_plans", lambda i, e: tuple(teacher_space(i, e).usable))
     every = best_plan(inst)
     assert pruned.status == every.status
     if every.status == "optimal":
@@ -268,7 +268,7 @@ def _with_trained_teacher(d: dict, rng: random.Random) -> dict | None:
         inst = parse_instance(d)
     except ValueError:
         return None
-    reached = sorted(o.quality for o in teacher_space(inst).usable.values())
+    reached = sorted(o.quality for o in teacher_space(inst, Evaluator).usable.values())
     d["teacher"]["score"] = reached[int(rng.random() * len(reached))]
     return d
 
@@ -355,7 +355,7 @@ def test_the_shipped_instance_costs_what_its_teacher_plan_as_a_lump_costs():
     d = json.loads((INSTANCES / "qwen3-8b-math-train-the-teacher.json").read_text())
     inst = parse_instance(d)
     res = solve(inst)
-    option = teacher_space(inst).usable[res.plan.teacher_training]
+    option = teacher_space(inst, Evaluator).usable[res.plan.teacher_training]
     d["teacher"].pop("training")
     d["teacher"].update(training_usd=option.cost_usd, training_hours=option.wall_hours)
     lump = solve(parse_instance(d))

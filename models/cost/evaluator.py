@@ -59,6 +59,8 @@ from planopt.models.schema.plan import HardwareChoice, Plan, Recipe
 from planopt.models.cost.retention import (RetentionChoice, check_choice, coverage_violation, deep_rollback_share, retention_options,
                         rollback_share, storage_usd_per_train_hour)
 from planopt.models.cost.recipes import HOURS_CATEGORY, RecipeProfile, check_recipe, enumerate_recipes, family_of, profile
+from planopt.models.cost.teacher_training import teacher_lump, teacher_plans
+from planopt.models.cost.tolerance import LIMIT_RELATIVE_TOLERANCE, exceeds, limit_slack  # noqa: F401  (the rule, read from here too)
 from planopt.models.schema.instance import Instance
 
 COST_KEYS = ("compute", "evaluation", "data", "storage", "environments", "network", "log_ingest", "operations",
@@ -70,14 +72,6 @@ LIMIT_METRIC = {"budget_usd": ("cost_usd", "<="), "deadline_hours": ("wall_hours
 OBJECTIVE_METRIC = {"cost": "cost_usd", "time": "wall_hours", "quality": "quality", "forgetting": "forgetting_points"}
 HOURS_KEYS = ("data_lead_time", "generation", "scoring", "training", "evaluation", "environment_wait", "checkpoint_writes",
               "failure_rework")
-# THE tolerance rule for limits (``limit_slack`` and ``exceeds``), shared by the
-# evaluator, the oracle, the recipe fixing and the MIP's check of every plan it
-# returns: a plan meets a limit L when its value is at most L + limit_slack(L)
-# (at least L - limit_slack(L) for a minimum). 1e-9 relative is far below any
-# difference a user means (a tenth of a cent on a million dollars) and far above
-# float rounding in the cost sums (about 1e-15 relative), so rounding never
-# decides a limit.
-LIMIT_RELATIVE_TOLERANCE = 1e-9
 # The cost lines a stage contributes on its own; operations and forgetting repair are the plan's.
 STAGE_COST_KEYS = tuple(k for k in COST_KEYS if k not in ("operations", "forgetting_repair"))
 
@@ -109,23 +103,6 @@ class Metrics:
         """The value each objective minimises (quality is maximised, so negated)."""
         return {"cost": self.cost_usd, "time": self.wall_hours, "quality": -self.quality,
                 "forgetting": self.forgetting_points}[name]
-
-
-def limit_slack(limit: float) -> float:
-    """How far past ``limit`` a value may lie and still meet it: 1e-9 of max(1, |limit|)."""
-    return LIMIT_RELATIVE_TOLERANCE * max(1.0, abs(limit))
-
-
-def exceeds(value: float, limit: float, sense: str) -> bool:
-    """Whether ``value`` breaks ``limit`` (``sense`` "<=" for a maximum, ">=" for a minimum).
-
-    The rule: ``value > limit + limit_slack(limit)`` for a maximum,
-    ``value < limit - limit_slack(limit)`` for a minimum."""
-    if sense == "<=":
-        return value > limit + limit_slack(limit)
-    if sense == ">=":
-        return value < limit - limit_slack(limit)
-    raise ValueError(f"sense: expected '<=' or '>=', got {sense!r}")
 
 
 def cost_breakdown_usd(inst: Instance, rp: RecipeProfile, usd_per_hour_of_gpus, train_hours, wall_hours,
@@ -208,7 +185,7 @@ class Evaluator:
 
     def recipe(self, r: Recipe) -> RecipeProfile:
         if r not in self._recipes:
-            self._recipes[r] = profile(self.inst, r)
+            self._recipes[r] = profile(self.inst, r, teacher_lump(self.inst, r, Evaluator))
         return self._recipes[r]
 
     def hardware(self, h: HardwareChoice) -> HardwareProfile:
@@ -296,6 +273,7 @@ class Evaluator:
         """Raise ValueError naming ``where.<field>`` when the stage is not one of the instance's options."""
         try:
             check_recipe(self.inst, recipe)
+            teacher_lump(self.inst, recipe, Evaluator)  # a usable teacher plan where one is trained, none elsewhere
             options = set(hardware_options(self.inst))
             if hardware not in options:
                 offload_refusal(self.inst, hardware, options)
@@ -382,7 +360,7 @@ class Evaluator:
         return out
 
     def space(self) -> tuple[list[Recipe], list[HardwareChoice], list[float]]:
-        return (enumerate_recipes(self.inst), hardware_options(self.inst),
+        return (enumerate_recipes(self.inst, teacher_plans(self.inst, Evaluator)), hardware_options(self.inst),
                 sorted(set(self.inst.checkpointing.interval_minutes_options)))
 
     def retention_options(self) -> list[RetentionChoice]:

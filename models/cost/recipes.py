@@ -74,10 +74,11 @@ def schedules(inst: Instance) -> list[tuple[int, ...]]:
     return out
 
 
-def enumerate_recipes(inst: Instance) -> list[Recipe]:
+def enumerate_recipes(inst: Instance, teachers: tuple = (None,)) -> list[Recipe]:
     """Every recipe the instance allows, in a stable order: of every method in ``training.methods``, or, when
     ``training.stage_sequences`` lists only one-stage sequences, of those methods alone (a staged instance's
-    stages pick their own methods from these, ``formulation/space.py``)."""
+    stages pick their own methods from these, ``formulation/space.py``). ``teachers``: the teacher plans an OPD
+    recipe is offered with (``teacher_training.teacher_plans``; None: the teacher exists or is a lump)."""
     t = inst.training
     allowed = set(t.methods) if t.staged else {seq[0] for seq in t.sequences()}
     recipes: list[Recipe] = []
@@ -96,21 +97,13 @@ def enumerate_recipes(inst: Instance) -> list[Recipe]:
                 else:
                     for p in sorted(set(inst.teacher.precision_options)):
                         recipes.extend(Recipe("opd", steps, s, p, lora_rank=lora, teacher_training=t)
-                                       for s in schedules(inst) for t in teacher_plans(inst))
+                                       for s in schedules(inst) for t in teachers)
     return recipes
 
 
-def teacher_plans(inst: Instance) -> list:
-    """The teacher plans an OPD recipe is offered with: each plan of the (cost, wall) Pareto set of a teacher
-    trained as a stage (``teacher_training.py``: an exact pruning), or [None] (the teacher exists, or is a lump)."""
-    if inst.teacher is None or inst.teacher.training is None or inst.teacher.exists:
-        return [None]
-    from planopt.models.cost.teacher_training import teacher_space
-    return [o.plan for o in teacher_space(inst).pareto]
-
-
 def check_recipe(inst: Instance, r: Recipe) -> None:
-    """Raise ValueError naming the plan field when a recipe is not an option of the instance."""
+    """Raise ValueError naming the plan field when a recipe is not an option of the instance (its teacher plan is
+    checked where it is priced, ``teacher_training.teacher_lump``)."""
     opts = inst.training.methods.get(r.method)
     if opts is None:
         raise ValueError(f"plan.method: '{r.method}' is not in training.methods ({', '.join(inst.training.methods)})")
@@ -121,7 +114,8 @@ def check_recipe(inst: Instance, r: Recipe) -> None:
     if r.lora_rank is not None and r.lora_rank not in inst.training.lora_rank_options:
         raise ValueError(f"plan.lora_rank: {r.lora_rank} is not in training.lora_rank_options {inst.training.lora_rank_options}")
     if r.method == "sft":
-        _teacher_lump(inst, r)
+        if r.teacher_training is not None:
+            raise ValueError("plan.teacher_training: expected null: only an OPD plan has a teacher, not sft")
         if r.samples_per_prompt or r.teacher_precision is not None:
             raise ValueError("plan.samples_per_prompt / plan.teacher_precision: must be empty/null for sft")
         if r.external_data_share not in inst.sft_data.external_data_share_options:
@@ -147,7 +141,6 @@ def check_recipe(inst: Instance, r: Recipe) -> None:
             raise ValueError(f"plan.teacher_precision: expected one of {inst.teacher.precision_options}")
     elif r.teacher_precision is not None:
         raise ValueError("plan.teacher_precision: must be null for rl")
-    _teacher_lump(inst, r)  # a teacher plan only where the teacher is trained as a stage, and a usable one
 
 
 def _train_alltoall_passes(inst: Instance) -> float:
@@ -201,7 +194,7 @@ def _sft_profile(inst: Instance, r: Recipe) -> RecipeProfile:
         **_side_money(inst, r, log_gb=0.0))
 
 
-def _on_policy_profile(inst: Instance, r: Recipe) -> RecipeProfile:
+def _on_policy_profile(inst: Instance, r: Recipe, teacher: tuple[float, float]) -> RecipeProfile:
     stu, task, pri = inst.student, inst.task, inst.priors.of(r.method)
     prompts = inst.training.methods[r.method].prompts_per_step
     seq = task.prompt_tokens + task.response_tokens
@@ -263,7 +256,7 @@ def _on_policy_profile(inst: Instance, r: Recipe) -> RecipeProfile:
         amounts, q = _asynchronous(inst, r, amounts, samples, q)
     _add_evaluation(inst, r, amounts)
     data = samples * inst.reward.verifier_usd_per_sample + inst.reward.design_usd if r.method == "rl" else 0.0
-    teacher_usd, lead = _teacher_lump(inst, r)
+    teacher_usd, lead = teacher
     data += teacher_usd
     env = samples * inst.environments.cpu_seconds_per_sample / 3600.0 * inst.environments.sandbox_usd_per_cpu_hour
     log_gb = samples * task.response_tokens * inst.storage.trajectory_log_share * ph.d.LOG_BYTES_PER_TOKEN / ph.GB
@@ -273,20 +266,6 @@ def _on_policy_profile(inst: Instance, r: Recipe) -> RecipeProfile:
                          forgetting_points=forgetting, extra={"progress": progress, "log_gb": log_gb,
                                                               "prompts_drawn": drawn, "effective_prompts": effective},
                          **_side_money(inst, r, log_gb))
-
-
-def _teacher_lump(inst: Instance, r: Recipe) -> tuple[float, float]:
-    r"""(money, lead hours) of obtaining the teacher: for OPD with a missing teacher, ``training_usd`` /
-    ``training_hours`` (a lump), or with ``teacher.training`` the teacher plan's own cost :math:`c_\theta`
-    and wall hours :math:`w_\theta` (``teacher_training.py``); (0, 0) otherwise. ValueError naming
-    ``plan.teacher_training`` when the recipe's teacher plan is not a usable one."""
-    from planopt.models.cost.teacher_training import teacher_option
-    option = teacher_option(inst, r.teacher_training, r.method)
-    if option is not None:
-        return option.cost_usd, option.wall_hours
-    if r.method == "opd" and not inst.teacher.exists:
-        return inst.teacher.training_usd, inst.teacher.training_hours
-    return 0.0, 0.0
 
 
 def _asynchronous(inst: Instance, r: Recipe, amounts: dict, samples: float, quality: float) -> tuple[dict, float]:
@@ -354,6 +333,7 @@ def _side_money(inst: Instance, r: Recipe, log_gb: float) -> dict:
             "log_ingest_usd": log_gb * inst.storage.log_ingest_usd_per_gb}
 
 
-def profile(inst: Instance, r: Recipe) -> RecipeProfile:
-    """The hardware-independent profile of a recipe."""
-    return _sft_profile(inst, r) if r.method == "sft" else _on_policy_profile(inst, r)
+def profile(inst: Instance, r: Recipe, teacher: tuple[float, float] = (0.0, 0.0)) -> RecipeProfile:
+    """The hardware-independent profile of a recipe; ``teacher``: an OPD recipe's money and lead hours of obtaining
+    its teacher (``teacher_training.teacher_lump``: a lump, or a trained teacher's plan)."""
+    return _sft_profile(inst, r) if r.method == "sft" else _on_policy_profile(inst, r, teacher)

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from pydantic import ValidationError
 
 from planopt.models.cost.consistency import check_physics
+from planopt.models.cost.tolerance import exceeds
 from planopt.models.schema.plan import Plan
 from planopt.models.schema.instance import Instance
 
@@ -101,10 +102,9 @@ def teacher_instance(inst: Instance) -> Instance:
     return teach
 
 
-def _build(inst: Instance) -> TeacherSpace:
-    from planopt.models.cost.evaluator import Evaluator, exceeds  # costs imports recipes, which imports this module
+def _build(inst: Instance, evaluator: type) -> TeacherSpace:
     teach = teacher_instance(inst)
-    ev = Evaluator(teach)
+    ev = evaluator(teach)
     recipes, hardware, intervals = ev.space()
     retention = ev.retention_options() or [None]
     target = inst.teacher.score
@@ -142,15 +142,17 @@ _CACHE_SIZE = 32
 _NOT_READ = {"name", "constraints", "objective", "uncertainty"}   # teacher_instance replaces them
 
 
-def teacher_space(inst: Instance) -> TeacherSpace:
-    """The teacher space of ``inst`` (which has ``teacher.training``), computed once per instance content."""
+def teacher_space(inst: Instance, evaluator: type) -> TeacherSpace:
+    """The teacher space of ``inst`` (which has ``teacher.training``), computed once per instance content, its
+    plans priced by ``evaluator`` (the ``Evaluator`` class, handed down: it prices recipes with this module's
+    answers, so this module may not import it)."""
     hit = _SPACES.get(id(inst))
     if hit is not None and hit[0] is inst:
         return hit[1]
     key = inst.model_dump_json(exclude=_NOT_READ)
     space = _BY_CONTENT.get(key)
     if space is None:
-        space = _BY_CONTENT[key] = _build(inst)
+        space = _BY_CONTENT[key] = _build(inst, evaluator)
     for cache in (_SPACES, _BY_CONTENT):
         while len(cache) > _CACHE_SIZE:
             cache.pop(next(iter(cache)))
@@ -158,8 +160,9 @@ def teacher_space(inst: Instance) -> TeacherSpace:
     return space
 
 
-def check_teacher_training(inst: Instance) -> None:
-    """Refuse, naming the field, a ``teacher.training`` block the product cannot honour."""
+def check_teacher_training(inst: Instance, evaluator: type) -> None:
+    """Refuse, naming the field, a ``teacher.training`` block the product cannot honour (``evaluator``: as
+    :func:`teacher_space`)."""
     t = inst.teacher
     tt = t.training
     if t.exists:
@@ -175,7 +178,7 @@ def check_teacher_training(inst: Instance) -> None:
     if tt.baseline_score > t.score:
         raise ValueError(f"teacher.training.baseline_score: {tt.baseline_score:g} is above teacher.score {t.score:g} "
                          f"(the score the training must reach)")
-    space = teacher_space(inst)
+    space = teacher_space(inst, evaluator)
     if not space.usable:
         gpus = "teacher.training.gpus" if tt.gpus is not None else "hardware.gpus"
         if space.best_quality is None:
@@ -186,9 +189,10 @@ def check_teacher_training(inst: Instance) -> None:
                          f"another method, or lower teacher.score")
 
 
-def teacher_option(inst: Instance, plan: Plan | None, method: str) -> TeacherOption | None:
+def teacher_option(inst: Instance, plan: Plan | None, method: str, evaluator: type) -> TeacherOption | None:
     """The teacher option a recipe of ``method`` names; ValueError naming ``plan.teacher_training`` when it is
-    not one of the instance's usable teacher plans (or is given where none is trained)."""
+    not one of the instance's usable teacher plans (or is given where none is trained). ``evaluator``: as
+    :func:`teacher_space`."""
     trained = method == "opd" and inst.teacher is not None and inst.teacher.training is not None
     if not trained:
         if plan is not None:
@@ -199,12 +203,11 @@ def teacher_option(inst: Instance, plan: Plan | None, method: str) -> TeacherOpt
     if plan is None:
         raise ValueError("plan.teacher_training: missing: the teacher does not exist yet and teacher.training "
                          "trains it; give the teacher's plan")
-    space = teacher_space(inst)
+    space = teacher_space(inst, evaluator)
     option = space.usable.get(plan)
     if option is not None:
         return option
-    from planopt.models.cost.evaluator import Evaluator
-    ev = Evaluator(space.inst)
+    ev = evaluator(space.inst)
     try:
         m = ev.evaluate(plan)
     except ValueError as exc:  # name the teacher's own fields of the instance, where they differ from the student's
@@ -215,3 +218,24 @@ def teacher_option(inst: Instance, plan: Plan | None, method: str) -> TeacherOpt
     why = "; ".join(m.violations) if m.violations else \
         f"it reaches {m.quality:.2f}, below teacher.score {inst.teacher.score:g}"
     raise ValueError(f"plan.teacher_training: not a usable teacher plan of the instance: {why}")
+
+
+def teacher_plans(inst: Instance, evaluator: type) -> tuple:
+    """The teacher plans an OPD recipe is offered with: each plan of the (cost, wall) Pareto set of a teacher
+    trained as a stage (an exact pruning, the module docstring), or (None,): the teacher exists, or is a lump."""
+    if inst.teacher is None or inst.teacher.training is None or inst.teacher.exists:
+        return (None,)
+    return tuple(o.plan for o in teacher_space(inst, evaluator).pareto)
+
+
+def teacher_lump(inst: Instance, r, evaluator: type) -> tuple[float, float]:
+    r"""(money, lead hours) of obtaining the teacher of recipe ``r``: for OPD with a missing teacher,
+    ``training_usd`` / ``training_hours`` (a lump), or with ``teacher.training`` the teacher plan's own cost
+    :math:`c_\theta` and wall hours :math:`w_\theta`; (0, 0) otherwise. ValueError naming ``plan.teacher_training``
+    when the recipe's teacher plan is not a usable one (or is given where none is trained)."""
+    option = teacher_option(inst, r.teacher_training, r.method, evaluator)
+    if option is not None:
+        return option.cost_usd, option.wall_hours
+    if r.method == "opd" and not inst.teacher.exists:
+        return inst.teacher.training_usd, inst.teacher.training_hours
+    return 0.0, 0.0

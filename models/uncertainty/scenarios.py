@@ -135,7 +135,7 @@ class ScenarioEvaluator:
         if run is None:
             return rp.data_usd, rp.lead_hours
         from planopt.models.cost.teacher_training import teacher_option
-        point = teacher_option(self.inst, r.teacher_training, r.method)
+        point = teacher_option(self.inst, r.teacher_training, r.method, Evaluator)
         return rp.data_usd - point.cost_usd + run[0], run[1]
 
     # --- hardware part -----------------------------------------------------------

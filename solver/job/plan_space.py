@@ -125,8 +125,9 @@ def _option_counts(inst: Instance) -> dict[str, int]:
     if "opd" in t.methods:
         counts["teacher.precision_options"] = len(set(inst.teacher.precision_options))
         if inst.teacher.training is not None:  # each OPD recipe once per Pareto teacher plan (teacher_training.py)
-            from planopt.models.cost.recipes import teacher_plans
-            counts["teacher.training"] = len(teacher_plans(inst))
+            from planopt.models.cost.evaluator import Evaluator
+            from planopt.models.cost.teacher_training import teacher_plans
+            counts["teacher.training"] = len(teacher_plans(inst, Evaluator))
     if "rl" in t.methods:
         counts["training.staleness_steps_options"] = len(set(t.staleness_steps_options))
     counts["training.adapter_options"] = len(set(t.adapter_options))

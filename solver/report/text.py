@@ -79,7 +79,8 @@ def teacher_training_rows(recipe, inst: Instance | None = None) -> list[tuple[st
     head = f"{t.method.upper()} {t.steps:,} steps on {t.gpu_count} × {t.gpu}"
     if inst is not None:
         from planopt.models.cost.teacher_training import teacher_option
-        option = teacher_option(inst, t, recipe.method)
+        from planopt.models.cost.evaluator import Evaluator
+        option = teacher_option(inst, t, recipe.method, Evaluator)
         head += (f", {usd(option.cost_usd)}, {hours(option.wall_hours)} (reaches {option.quality:.2f}; "
                  f"teacher.score {inst.teacher.score:g}; in the data cost and the lead time)")
     rows = [("teacher training", head)]
