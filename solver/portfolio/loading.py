@@ -57,6 +57,9 @@ def load_portfolio(source: str | Path | dict[str, Any] | PortfolioData) -> Portf
         if inst.teacher is not None and inst.teacher.training is not None:  # its GPUs would be priced outside the pool
             raise InputError(f"{name}: jobs.{i}.instance.teacher.training: a teacher trained as a stage is not modelled "
                              "in portfolios; give the teacher as a lump (teacher.training_usd, teacher.training_hours)")
+        if inst.candidate_students:  # each student's hardware and work would be a job block of its own
+            raise InputError(f"{name}: jobs.{i}.instance.candidate_students: a choice of student is not yet planned in "
+                             "portfolios; give the job the student it trains (one job per candidate compares them)")
         if inst.training.staged:  # a stage holds its own GPUs; the portfolio's gang holds one count per job
             raise InputError(f"{name}: jobs.{i}.instance.training.stage_sequences: staged recipes are not yet "
                              "planned in portfolios (each stage holds GPUs of its own); give the job one-stage sequences")
