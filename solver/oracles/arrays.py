@@ -37,7 +37,8 @@ from types import SimpleNamespace
 import numpy as np
 
 from planopt.models.cost.asynchronous import combined_hours
-from planopt.models.cost.evaluator import LIMIT_METRIC, Evaluator, HardwareArrays, RecipeArrays, cost_breakdown_usd, exceeds
+from planopt.models.cost.evaluator import (LIMIT_METRIC, Evaluator, HardwareArrays, RecipeArrays, cost_breakdown_usd, exceeds,
+                                          limit_slack)
 from planopt.models.schema.plan import Plan
 from planopt.models.cost.retention import RetentionChoice, covers, deep_rollback_share, storage_usd_per_train_hour
 from planopt.models.schema.instance import Instance
@@ -156,12 +157,39 @@ def _block(inst: Instance, p: Profiles, rows: slice) -> dict[str, np.ndarray]:
            "train_hours": np.broadcast_to(train, shape), "quality": np.broadcast_to(quality, shape),
            "forgetting_points": np.broadcast_to(forgetting, shape)}
     feasible = np.broadcast_to(fit, shape).copy()
+    edge = np.zeros(shape, dtype=bool)
     for name, limit in inst.constraints.model_dump().items():
         if name in LIMIT_METRIC and limit is not None:
             metric, sense = LIMIT_METRIC[name]
             feasible &= ~exceeds(out[metric], limit, sense)
-    out["feasible"] = feasible
+            edge |= np.abs(out[metric] - _threshold(limit, sense)) <= EDGE_RELATIVE * max(1.0, abs(limit))
+    out["feasible"] = _judged_on_the_edge(inst, p, rows, feasible, edge & np.broadcast_to(fit, shape))
     return out
+
+
+# A plan whose metric lies this close (relative) to a limit's threshold (``costs.exceeds``) is judged by the
+# evaluator itself, not by the arrays: numpy sums the same terms in another order (about 1e-15 relative apart),
+# so only the evaluator's own value may decide a plan that sits on a limit (issue 28 item 10: one rule, in one place).
+EDGE_RELATIVE = 1e-12
+
+
+def _threshold(limit: float, sense: str) -> float:
+    """The value past which ``costs.exceeds`` says a limit is broken."""
+    return limit + limit_slack(limit) if sense == "<=" else limit - limit_slack(limit)
+
+
+def _judged_on_the_edge(inst: Instance, p: Profiles, rows: slice, feasible: np.ndarray, edge: np.ndarray) -> np.ndarray:
+    """``feasible`` with each plan on a limit's edge re-judged by the evaluator (its violations)."""
+    if not edge.any():
+        return feasible
+    ev = Evaluator(inst)
+    retention = p.retention or [None]
+    for index in zip(*np.nonzero(edge)):
+        r, h, i = int(index[0]) + rows.start, int(index[1]), int(index[2])
+        k = retention[int(index[3])] if len(index) > 3 else None
+        metrics = ev.metrics(p.recipes.recipes[r], p.hardware.hardware[h], p.intervals[i], k)
+        feasible[index] = not metrics.violations
+    return feasible
 
 
 def objective_values(metrics: dict[str, np.ndarray], objective: str) -> np.ndarray:
