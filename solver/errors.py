@@ -8,6 +8,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from planopt.messages import shorten
+
 
 class InputError(Exception):
     """Bad input; the CLI prints the message on one line and exits 2."""
@@ -31,8 +33,13 @@ def describe_validation_error(exc: ValidationError, source: str) -> str:
 
 
 def read_json(path: str | Path) -> dict:
+    """The JSON object in the file at ``path``; InputError naming the file (one line) for any reason it is not one."""
     p = Path(path)
-    if not p.exists():
+    try:
+        exists = p.exists()
+    except (OSError, ValueError):  # a name too long, or with a NUL byte: no file can have it
+        raise InputError(f"{shorten(str(path))}: not a file name (too long, or holding a NUL byte)") from None
+    if not exists:
         raise InputError(f"{p}: file not found")
     if p.is_dir():
         raise InputError(f"{p}: is a directory, expected a JSON file")
@@ -42,6 +49,8 @@ def read_json(path: str | Path) -> dict:
         raise InputError(f"{p}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except UnicodeDecodeError:
         raise InputError(f"{p}: not valid JSON: not UTF-8 text") from None
+    except OSError as exc:
+        raise InputError(f"{p}: cannot be read: {exc.strerror or exc}") from None
     except RecursionError:  # json's decoder recurses once per nested array or object
         raise InputError(f"{p}: not valid JSON: nested deeper than {sys.getrecursionlimit():,} levels") from None
     if not isinstance(data, dict):

@@ -348,3 +348,19 @@ def test_the_write_is_atomic_and_leaves_no_temporary_file(tmp_path):
     assert run("fit", MATH, EXAMPLE, "--out", out).exit_code == 0
     assert json.loads(out.read_text())["name"] == "qwen3-8b-math-reasoning"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f.json"]
+
+
+@pytest.mark.parametrize("make, expected", [
+    (lambda hdr, row: hdr + "\n" + row.replace(row.split(",")[0], row.split(",")[0] + "\x00", 1), "holds a NUL byte"),
+    (lambda hdr, row: hdr + "\n" + ",".join(row.split(",")[:-1] + ["x" * 200_000]), "keep each cell short"),
+    (lambda hdr, row: "\n".join([hdr] + [row] * 10_001), "over the 10,000 a pilot is read with"),
+])
+def test_a_pilot_file_the_reader_cannot_take_is_one_line_exit_2(tmp_path, make, expected):
+    """Issue 28 items 6, 7 and 9: a NUL byte was read as valid, a 5 MB note was an internal error, and 200,000 rows
+    ran for 111 s: each is one line naming the file, exit 2, at once."""
+    from conftest import INSTANCES
+    lines = [l for l in (INSTANCES / "pilot-qwen3-8b-math.csv").read_text().splitlines() if l and not l.startswith("#")]
+    path = tmp_path / "pilot.csv"
+    path.write_text(make(lines[0], lines[1]) + "\n")
+    res = CliRunner().invoke(app, ["fit", str(INSTANCES / "qwen3-8b-math.json"), str(path), "--out", str(tmp_path / "f.json")])
+    assert res.exit_code == 2 and expected in res.output and len(res.output.strip().splitlines()) == 1, res.output

@@ -145,3 +145,24 @@ def test_a_job_over_the_model_cap_is_refused_by_name_before_the_portfolio_is_bui
     assert res.exit_code == 2, res.output
     line = res.output.strip()
     assert line.count("\n") == 0 and f"job {job['name']!r}" in line and "counts" in line
+
+
+@pytest.mark.parametrize("edit, field, args", [
+    (lambda d: d["horizon"].update(bucket_hours=1e308), "horizon.bucket_hours", ()),
+    (lambda d: d["horizon"].update(buckets=1000, bucket_hours=168), "bucket_hours", ()),
+    (lambda d: [g.update(spot_preemptions_per_gpu_hour=1e6) for g in d["gpus"]], "spot_preemptions_per_gpu_hour", ("--scenarios", "20")),
+    (lambda d: d["jobs"][0].update(instance=json.dumps({"name": "x" * 5000})), "jobs.0.instance", ()),
+])
+def test_a_portfolio_no_schedule_can_have_is_one_line_exit_2(tmp_path, edit, field, args):
+    """Issue 28 item 6: a bucket of 1e308 h (HiGHS errors on stdout, then an internal error), a spot GPU preempted a
+    million times an hour (an IndexError under --scenarios) and a job's instance given as JSON text (a file name too
+    long) are each one line naming the field, exit 2, and --json prints one error object."""
+    from conftest import INSTANCES
+    data = json.loads((INSTANCES / "portfolio-small.json").read_text())
+    edit(data)
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(data))
+    res = CliRunner().invoke(app, ["solve", str(path), "--json", *args])
+    assert res.exit_code == 2, res.output
+    assert field in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.output
+    assert json.loads(res.stdout)["status"] == "error" and field in json.loads(res.stdout)["error"]

@@ -135,3 +135,20 @@ def test_the_edges_of_the_ranges_are_accepted():
     data = _set(data, "efficiency.mfu_train", 1e-9)
     inst = load_instance(data)
     assert inst.operations.fixed_usd == 1e12 and inst.efficiency.mfu_train == 1e-9
+
+
+@pytest.mark.parametrize("field, value", [("reliability.failures_per_gpu_hour", 100.0),
+                                          ("reliability.failures_per_gpu_hour", 1e12),
+                                          ("retention.rollback_events_per_gpu_hour", 1e12)])
+def test_a_failure_rate_no_plan_can_run_under_is_one_line_naming_it(tmp_path, field, value):
+    """Issue 28 item 6: a failure every 36 s per GPU (or a rollback rate of 1e12) was an internal error (exit 1);
+    it is refused as physically meaningless, naming the field, exit 2."""
+    import json
+    from conftest import INSTANCES, refused
+    data = json.loads((INSTANCES / "tiny.json").read_text())
+    block, name = field.split(".")
+    if block == "retention":
+        data["retention"] = {"keep_last_options": [2]}
+    data.setdefault(block, {})[name] = value
+    line = refused(tmp_path, data, field)
+    assert "no plan would make progress" in line

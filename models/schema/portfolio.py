@@ -56,9 +56,23 @@ Share = Annotated[float, Field(ge=0.0, le=1.0)]
 PerBucketShare = Union[Share, list[Share]]
 
 
+# The longest horizon a portfolio plans: ten years of hours. The longest reservation term the price catalog
+# sells is three years (``catalog.prices.TERM_HOURS``); a longer horizon only repeats terms, and past this one
+# the bucket hours multiply into numbers the MIP cannot tell apart from rounding.
+MAX_HORIZON_HOURS = 10 * 8760.0
+
+
 class Horizon(Strict):
     buckets: PositiveInt = Field(description="number of time buckets")
-    bucket_hours: PositiveFloat = Field(description="hours per bucket, e.g. 168 for weeks")
+    bucket_hours: PositiveFloat = Field(le=MAX_HORIZON_HOURS, description="hours per bucket, e.g. 168 for weeks")
+
+    @model_validator(mode="after")
+    def _horizon_within_ten_years(self) -> "Horizon":
+        if self.buckets * self.bucket_hours > MAX_HORIZON_HOURS:
+            raise ValueError(f"bucket_hours: {self.buckets} buckets of {self.bucket_hours:g} h are "
+                             f"{self.buckets * self.bucket_hours:,.0f} h, over the ten-year horizon of "
+                             f"{MAX_HORIZON_HOURS:,.0f} h a portfolio plans")
+        return self
 
 
 class PortfolioGpu(Strict):

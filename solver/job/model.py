@@ -381,8 +381,15 @@ class PlanModel:
         return self.space.plan_of(self._stages, chosen["interval"], chosen.get("retention"))
 
     def extract(self, result: SolveResult) -> None:
-        """The loaded solution's plan, its metrics from the evaluator, and the MIP's own values of them."""
+        """The loaded solution's plan, its metrics from the evaluator, and the MIP's own values of them; a
+        solution that chooses no whole plan (numerical trouble) is an error result that says so."""
         m, space = self.model, self.space
+        chosen = self.chosen()
+        if "interval" not in chosen or "stage0.recipe" not in chosen or "stage0.hardware" not in chosen:
+            result.status = "error"
+            result.message = ("the solver returned a solution that chooses no whole plan (numerical trouble: the "
+                              "instance's coefficients span too many orders of magnitude); check its rates and prices")
+            return
         result.plan = self.chosen_plan()
         stages = self._stages
         result.student = result.plan.student if result.plan.student is not None else self.inst.student.preset

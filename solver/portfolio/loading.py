@@ -80,7 +80,29 @@ def load_portfolio(source: str | Path | dict[str, Any] | PortfolioData) -> Portf
         except ValidationError as exc:
             raise InputError(describe_validation_error(exc, restricted)) from None
         instances.append(checked(job_inst, restricted))
+    check_spot_preemptions(portfolio, instances, name)
     return PortfolioData(portfolio, instances)
+
+
+def check_spot_preemptions(portfolio: Portfolio, instances: list, name: str) -> None:
+    """Refuse, naming ``gpus.N.spot_preemptions_per_gpu_hour``, a preemption rate under which the smallest gang of
+    the type that a job may run fails before it has restarted (``cost/consistency.check_failure_rates``' rule with
+    preemptions added to the failures): no spot plan would make progress."""
+    for n, gpu in enumerate(portfolio.gpus):
+        spot = gpu.spot_available_gpus if isinstance(gpu.spot_available_gpus, list) else [gpu.spot_available_gpus]
+        if not any(spot) or not gpu.spot_preemptions_per_gpu_hour:
+            continue
+        counts = [c for inst in instances for o in inst.hardware.gpus if o.name == gpu.name for c in o.counts]
+        smallest = min(counts, default=1)
+        worst = max((inst.reliability for inst in instances), key=lambda r: r.failures_per_gpu_hour, default=None)
+        if worst is None:
+            continue
+        rate = worst.failures_per_gpu_hour + gpu.spot_preemptions_per_gpu_hour
+        if smallest * rate * worst.restart_minutes / 60.0 >= 1.0:
+            raise InputError(f"{name}: gpus.{n}.spot_preemptions_per_gpu_hour: {gpu.spot_preemptions_per_gpu_hour:g} per "
+                             f"GPU-hour is a preemption every {3600.0 / (smallest * rate):.3g} s on the smallest gang "
+                             f"({smallest} GPUs), sooner than its {worst.restart_minutes:g}-minute restart, so no spot "
+                             f"plan would make progress")
 
 
 # The most jobs one portfolio MIP is asked to plan. It has about 590 variables per job at

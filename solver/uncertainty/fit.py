@@ -220,6 +220,12 @@ class _Cells:
         return int(value)
 
 
+# The most rows a pilot file is read with: a pilot measures a few settings (each row costs one evaluation per
+# grid point of the posterior); 10,000 rows (the shipped pilot's 19 repeated) took 8.3 s to fit on this project's
+# 2-core machine, 2026-12-02, where 200,000 took 111 s (issue 28 item 9).
+MAX_PILOT_ROWS = 10_000
+
+
 def _data_lines(text: str) -> list[tuple[int, str]]:
     """Non-blank, non-comment lines with their 1-based line numbers."""
     return [(n, line) for n, line in enumerate(text.splitlines(), start=1)
@@ -232,9 +238,12 @@ def _read_text(path: Path) -> str:
     if path.is_dir():
         raise InputError(f"{path}: is a directory, expected a CSV file")
     try:
-        return path.read_text(encoding="utf-8-sig")  # a spreadsheet may save a byte-order mark
+        text = path.read_text(encoding="utf-8-sig")  # a spreadsheet may save a byte-order mark
     except UnicodeDecodeError:
         raise InputError(f"{path}: not a CSV file: not UTF-8 text") from None
+    if "\x00" in text:
+        raise InputError(f"{path}: not a CSV file: it holds a NUL byte")
+    return text
 
 
 def _check_header(source: str, line: int, header: list[str]) -> None:
@@ -258,7 +267,13 @@ def read_pilot(path: str | Path, inst: Instance) -> list[PilotRow]:
     lines = _data_lines(_read_text(path))
     if not lines:
         raise InputError(f"{path}: empty: expected a header ({', '.join(COLUMNS)}) and at least one row")
-    records = list(csv.reader(io.StringIO("\n".join(line for _, line in lines))))
+    if len(lines) > MAX_PILOT_ROWS + 1:
+        raise InputError(f"{path}: {len(lines) - 1:,} rows, over the {MAX_PILOT_ROWS:,} a pilot is read with (a pilot is a "
+                         "few measurements per setting; average repeated ones into one row with its stddev)")
+    try:
+        records = list(csv.reader(io.StringIO("\n".join(line for _, line in lines))))
+    except csv.Error as exc:  # e.g. a cell over the reader's field limit
+        raise InputError(f"{path}: not a CSV file the pilot reader takes: {exc}; keep each cell short") from None
     if len(records) != len(lines):
         raise InputError(f"{path}: a quoted cell holds a line break; put each row on one line")
     header = [h.strip() for h in records[0]]
