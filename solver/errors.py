@@ -31,6 +31,8 @@ def describe_validation_error(exc: ValidationError, source: str) -> str:
 
 
 def read_json(path: str | Path) -> dict:
+    """The JSON object in ``path``; InputError in one line when the file is missing, a directory, not valid JSON or
+    not an object."""
     p = Path(path)
     if not p.exists():
         raise InputError(f"{p}: file not found")
