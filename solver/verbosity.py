@@ -20,15 +20,18 @@ _level = NORMAL
 
 
 def set_level(level: int) -> None:
+    """Set the process-wide verbosity (``QUIET``, ``NORMAL`` or ``VERBOSE``)."""
     global _level
     _level = level
 
 
 def quiet() -> bool:
+    """Whether the level is quiet (no progress bars, no notes)."""
     return _level <= QUIET
 
 
 def verbose() -> bool:
+    """Whether the level is verbose (the solver's log and each stage's time)."""
     return _level >= VERBOSE
 
 

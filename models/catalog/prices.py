@@ -35,6 +35,8 @@ COLUMNS = ("provider", "region", "gpu", "tier", "usd_per_gpu_hour", "source", "a
 
 @dataclass(frozen=True)
 class PriceRow:
+    """One price of the catalog: a GPU's hourly price at one provider, region and tier, with its source and date."""
+
     provider: str
     provider_kind: str
     region: str
@@ -47,6 +49,7 @@ class PriceRow:
     as_of: str
 
     def to_dict(self) -> dict:
+        """The row as a plain dict, one key per field."""
         return asdict(self)
 
 
@@ -122,6 +125,7 @@ def provider_offer(provider: str, gpu: str, region: str | None = None) -> dict[s
 
 
 def providers() -> list[str]:
+    """The providers the price files name, sorted."""
     return sorted({r.provider for r in load_prices()})
 
 

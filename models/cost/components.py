@@ -42,6 +42,7 @@ def component(family: str, *qualifiers: object) -> str:
 
 
 def family_of(key: str) -> str:
+    """The family of a component key: the part before its first ``|``."""
     return key.split("|", 1)[0]
 
 
@@ -65,6 +66,7 @@ class SftShape:
 
     @property
     def microbatch_tokens(self) -> float:
+        """Tokens computed per GPU per micro-step: per example (with padding) times examples per micro-step."""
         return self.computed_tokens * self.examples_per_microstep
 
 

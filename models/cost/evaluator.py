@@ -78,6 +78,8 @@ STAGE_COST_KEYS = tuple(k for k in COST_KEYS if k not in ("operations", "forgett
 
 @dataclass
 class Metrics:
+    """Every metric of one plan: totals, the cost and hours breakdowns, FLOPs, memory and the limits it breaks."""
+
     cost_usd: float
     wall_hours: float
     quality: float
@@ -92,9 +94,11 @@ class Metrics:
 
     @property
     def feasible(self) -> bool:
+        """True when the plan breaks no limit (``violations`` is empty)."""
         return not self.violations
 
     def summary(self) -> dict[str, float]:
+        """The headline metrics (cost, wall hours, quality, forgetting, GPU hours, memory per GPU) by name."""
         return {"cost_usd": self.cost_usd, "wall_hours": self.wall_hours, "quality": self.quality,
                 "forgetting_points": self.forgetting_points, "gpu_hours": self.gpu_hours,
                 "memory_per_gpu_gb": self.memory_per_gpu_gb}
@@ -184,16 +188,20 @@ class Evaluator:
         self._students: dict[str, Evaluator] = {}
 
     def recipe(self, r: Recipe) -> RecipeProfile:
+        """The recipe's profile (work amounts, FLOPs, quality, forgetting), computed once and cached."""
         if r not in self._recipes:
             self._recipes[r] = profile(self.inst, r, teacher_lump(self.inst, r, Evaluator))
         return self._recipes[r]
 
     def hardware(self, h: HardwareChoice) -> HardwareProfile:
+        """The hardware choice's profile (prices, memory, seconds per unit of work), built once and cached."""
         if h not in self._hardware:
             self._hardware[h] = HardwareProfile(self.inst, h)
         return self._hardware[h]
 
     def compute_hours_by_component(self, r: Recipe, h: HardwareChoice) -> dict[str, float]:
+        """Compute hours of each work component of recipe ``r`` on hardware ``h``: its amount times its seconds per
+        unit."""
         rp, hp = self.recipe(r), self.hardware(h)
         return {key: amount * hp.seconds_per_unit(key) / 3600.0 for key, amount in rp.amounts.items()}
 
@@ -239,6 +247,8 @@ class Evaluator:
         return m
 
     def violations(self, m: Metrics, memory_reason: str | None) -> list[str]:
+        """A message per limit of the instance that ``m`` breaks by the tolerance rule, as ``limit: value > bound``
+        (``<`` for ``min_quality``), after ``memory: memory_reason`` when the plan does not fit."""
         c = self.inst.constraints
         out = []
         if memory_reason is not None:
@@ -360,6 +370,8 @@ class Evaluator:
         return out
 
     def space(self) -> tuple[list[Recipe], list[HardwareChoice], list[float]]:
+        """The plan space's axes: the recipes (with the teacher's plans), the hardware choices and the sorted
+        checkpoint intervals."""
         return (enumerate_recipes(self.inst, teacher_plans(self.inst, Evaluator)), hardware_options(self.inst),
                 sorted(set(self.inst.checkpointing.interval_minutes_options)))
 
@@ -368,6 +380,8 @@ class Evaluator:
         return retention_options(self.inst)
 
     def memory_classes(self) -> list[str]:
+        """The instance's memory classes (method, teacher precision, staleness, adapter), as
+        ``hardware.memory_classes``."""
         return memory_classes(self.inst)
 
     def recipe_arrays(self, recipes: list[Recipe] | None = None) -> RecipeArrays:

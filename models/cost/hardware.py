@@ -57,6 +57,7 @@ from planopt.models.schema.instance import GpuOption, Instance
 
 
 def option_of(inst: Instance, gpu: str) -> GpuOption | None:
+    """The instance's GPU option whose key is ``gpu``, or None."""
     return next((o for o in inst.hardware.gpus if o.key == gpu), None)
 
 
@@ -103,6 +104,8 @@ def offloads(inst: Instance, choice: HardwareChoice) -> bool:
 
 
 def memory_classes(inst: Instance) -> list[str]:
+    """The memory classes a plan of the instance can fall in: per adapter, each method (OPD per teacher precision,
+    asynchronous RL per staleness above 0)."""
     classes = []
     for lora in adapter_ranks(inst):
         suffix = "" if lora is None else f"+lora{lora}"
@@ -118,23 +121,30 @@ def memory_classes(inst: Instance) -> list[str]:
 
 @dataclass(frozen=True)
 class HardwareProfile:
+    """What a hardware choice costs and holds on one instance: prices, checkpoint and failure rates, memory, seconds
+    per unit of work."""
+
     inst: Instance
     choice: HardwareChoice
 
     @cached_property
     def gpu(self) -> GpuSpec:
+        """The training GPUs' spec."""
         return option_of(self.inst, self.choice.gpu).spec()
 
     @property
     def count(self) -> int:
+        """The number of training GPUs."""
         return self.choice.count
 
     @cached_property
     def price_usd_per_gpu_hour(self) -> float:
+        """The training GPU's price per GPU-hour (instance override, else the catalog's for the pricing tier)."""
         return price_usd_per_gpu_hour(self.inst, option_of(self.inst, self.choice.gpu))
 
     @cached_property
     def rollout_option(self) -> GpuOption | None:
+        """The instance's rollout GPU option of a split choice (None when colocated)."""
         return None if not self.choice.split else \
             next(o for o in self.inst.hardware.rollout_gpus if o.key == self.choice.rollout_gpu)
 
@@ -170,9 +180,12 @@ class HardwareProfile:
 
     @property
     def restart_hours(self) -> float:
+        """Hours a restart after a failure takes (``reliability.restart_minutes``)."""
         return self.inst.reliability.restart_minutes / 60.0
 
     def overhead_share(self, interval_minutes: float) -> float:
+        """Expected extra wall time per hour of useful work from checkpoint writes, failures and restarts at an
+        interval of ``interval_minutes`` (``physics.checkpoint_overhead_share``)."""
         return ph.checkpoint_overhead_share(self.checkpoint_write_hours, self.failures_per_hour,
                                             interval_minutes / 60.0, self.restart_hours)
 
@@ -193,6 +206,8 @@ class HardwareProfile:
 
     @cached_property
     def rollout_tp(self) -> int | None:
+        """Tensor-parallel size of the rollout engine (the most throughput when split, else the smallest that fits);
+        None when none fits."""
         gpu, n = self.rollout_gpus
         if self.choice.split:  # an engine on GPUs of its own: the size of most throughput (rollout.py)
             t = self.inst.task
@@ -240,14 +255,21 @@ class HardwareProfile:
         return peak, None
 
     def fits(self, memory_class: str) -> bool:
+        """True when ``memory_class`` fits in the GPUs' memory."""
         return self.memory_bytes_per_gpu(memory_class)[1] is None
 
     # --- time per unit of work ------------------------------------------------
     def seconds_per_unit(self, key: str) -> float:
         """Wall seconds one unit of component ``key`` takes on this hardware."""
+        fam, parts = family_of(key), key.split("|")
+        seconds = self._seconds_per_unit_off_engine(fam, parts)
+        return seconds if seconds is not None else self._seconds_per_unit_on_engine(key, fam, parts)
+
+    def _seconds_per_unit_off_engine(self, fam: str, parts: list[str]) -> float | None:
+        """:meth:`seconds_per_unit` of a component the rollout engine does not decode (training GPUs' compute,
+        collectives, offload traffic, environment waits, a split choice's prefill and weight transfer); None for
+        the engine's own (evaluation, decode, tail, a colocated weight sync)."""
         inst, gpu, n, eff = self.inst, self.gpu, self.count, self.inst.efficiency
-        fam = family_of(key)
-        parts = key.split("|")
         if fam == STUDENT_FWD or (fam == PREFILL and not self.choice.split):
             return ph.compute_seconds(1.0, inst.student, gpu, n, eff)
         if fam in (TRAIN, ATTN):
@@ -272,6 +294,12 @@ class HardwareProfile:
             return ph.compute_seconds(1.0, inst.student, *self.rollout_gpus, eff)
         if fam == SYNC and self.choice.split:
             return ph.split_weight_transfer_seconds(inst.student, gpu, self.rollout_gpu, split_class(parts[1])[2])
+        return None
+
+    def _seconds_per_unit_on_engine(self, key: str, fam: str, parts: list[str]) -> float:
+        """:meth:`seconds_per_unit` of what the rollout engine decodes: an evaluation prompt, a decode step's
+        share, a response's tail, a colocated weight sync; KeyError for any other ``key``."""
+        inst = self.inst
         # generation runs on the rollout GPUs (the training GPUs when colocated), its engine in their HBM share
         gpu, n = self.rollout_gpus
         eff = self.rollout_efficiency

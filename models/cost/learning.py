@@ -80,20 +80,25 @@ def lora_outcomes(baseline, quality_full, forgetting_full, gain_share, forgettin
 
 
 def sft_ceiling(task: Task, ceiling_share):
+    r"""SFT's score ceiling :math:`C = q_0 + c\,(q_{max} - q_0)` for headroom share ``ceiling_share``."""
     return task.baseline_score + ceiling_share * (task.score_ceiling - task.baseline_score)
 
 
 def sft_quality(task: Task, effective_examples, signal_scale, ceiling_share):
+    r"""SFT's end score :math:`C - (C - q_0)\,e^{-S/S_0}` after ``effective_examples`` effective examples."""
     ceiling = sft_ceiling(task, ceiling_share)
     return ceiling - (ceiling - task.baseline_score) * np.exp(-effective_examples / signal_scale)
 
 
 def sft_forgetting(task: Task, external_share: float, examples: float, forgetting_share, mix_exponent, forgetting_scale):
+    r"""SFT's forgetting :math:`F_{SFT} = G \phi s^{\alpha} (1 - e^{-E/E_0})` (module docstring), general-score
+    points."""
     return (task.general_score_baseline * forgetting_share * external_share ** mix_exponent
             * (1.0 - np.exp(-examples / forgetting_scale)))
 
 
 def on_policy_ceiling(inst: Instance, r: Recipe, ceiling_share):
+    """An RL or OPD recipe's ceiling: OPD's teacher score less its precision penalty, RL's as SFT's."""
     task = inst.task
     if r.method == "opd":
         return inst.teacher.score * (1.0 - d.TEACHER_PRECISION_SCORE_PENALTY[r.teacher_precision])
@@ -132,4 +137,5 @@ def on_policy_progress(task: Task, quality, ceiling):
 
 
 def on_policy_forgetting(task: Task, quality, ceiling, forgetting_share):
+    r"""RL and OPD's forgetting :math:`F = G \phi\,|q - q_0| / (C - q_0)` (module docstring), general-score points."""
     return task.general_score_baseline * forgetting_share * np.abs(on_policy_progress(task, quality, ceiling))

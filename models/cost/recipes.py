@@ -47,6 +47,9 @@ from planopt.models.schema.instance import Instance
 
 @dataclass(frozen=True)
 class RecipeProfile:
+    """What a recipe needs and reaches, whatever the hardware: work amounts per component, FLOPs, samples, data and
+    storage money, quality and forgetting."""
+
     recipe: Recipe
     amounts: dict[str, float]
     flops: dict[str, float]
@@ -114,17 +117,29 @@ def check_recipe(inst: Instance, r: Recipe) -> None:
     if r.lora_rank is not None and r.lora_rank not in inst.training.lora_rank_options:
         raise ValueError(f"plan.lora_rank: {r.lora_rank} is not in training.lora_rank_options {inst.training.lora_rank_options}")
     if r.method == "sft":
-        if r.teacher_training is not None:
-            raise ValueError("plan.teacher_training: expected null: only an OPD plan has a teacher, not sft")
-        if r.samples_per_prompt or r.teacher_precision is not None:
-            raise ValueError("plan.samples_per_prompt / plan.teacher_precision: must be empty/null for sft")
-        if r.external_data_share not in inst.sft_data.external_data_share_options:
-            raise ValueError(f"plan.external_data_share: expected one of {inst.sft_data.external_data_share_options}")
-        if r.max_epochs not in inst.sft_data.max_epochs_options:
-            raise ValueError(f"plan.max_epochs: expected one of sft_data.max_epochs_options {inst.sft_data.max_epochs_options}")
-        if r.staleness_steps:
-            raise ValueError(f"plan.staleness_steps: {r.staleness_steps} is not an option: expected 0 for sft (only RL runs asynchronously)")
-        return
+        _check_sft_fields(inst, r)
+    else:
+        _check_on_policy_fields(inst, r)
+
+
+def _check_sft_fields(inst: Instance, r: Recipe) -> None:
+    """:func:`check_recipe`'s checks of an SFT recipe's own fields: no teacher, sampling schedule, teacher
+    precision or staleness; an external data share and a max epochs among the instance's options."""
+    if r.teacher_training is not None:
+        raise ValueError("plan.teacher_training: expected null: only an OPD plan has a teacher, not sft")
+    if r.samples_per_prompt or r.teacher_precision is not None:
+        raise ValueError("plan.samples_per_prompt / plan.teacher_precision: must be empty/null for sft")
+    if r.external_data_share not in inst.sft_data.external_data_share_options:
+        raise ValueError(f"plan.external_data_share: expected one of {inst.sft_data.external_data_share_options}")
+    if r.max_epochs not in inst.sft_data.max_epochs_options:
+        raise ValueError(f"plan.max_epochs: expected one of sft_data.max_epochs_options {inst.sft_data.max_epochs_options}")
+    if r.staleness_steps:
+        raise ValueError(f"plan.staleness_steps: {r.staleness_steps} is not an option: expected 0 for sft (only RL runs asynchronously)")
+
+
+def _check_on_policy_fields(inst: Instance, r: Recipe) -> None:
+    """:func:`check_recipe`'s checks of an RL or OPD recipe's own fields: no SFT data fields, a sampling
+    schedule of the instance's, a staleness of its options (RL only), a teacher precision exactly for OPD."""
     if r.external_data_share is not None:
         raise ValueError(f"plan.external_data_share: must be null for {r.method}")
     if r.max_epochs is not None:

@@ -41,6 +41,7 @@ def dedicated_efficiency(eff):
 
 
 def longest_sequence_tokens(inst) -> float:
+    """Tokens of the longest rollout sequence: the prompt and the longest response."""
     return inst.task.prompt_tokens + inst.task.max_response_tokens
 
 

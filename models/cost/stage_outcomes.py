@@ -60,6 +60,7 @@ class StagePriors:
 
     @classmethod
     def point(cls, inst: Instance, method: str) -> "StagePriors":
+        """The instance's point priors of ``method`` (the point evaluator's floats)."""
         pri = inst.priors
         m = pri.of(method)
         repeat = pri.sft_repeat_scale_epochs if method == "sft" else pri.prompt_repeat_scale_epochs
@@ -122,9 +123,11 @@ class AffineStage:
     move_slope: float       # b
 
     def end(self, start: float) -> float:
+        """The end score :math:`A + B s` from start score ``start``."""
         return self.end_constant + self.end_slope * start
 
     def forgetting(self, start: float) -> float:
+        r"""The forgetting :math:`F_0 + k\,|a + b s|` from start score ``start``."""
         return self.forgetting_constant + self.forgetting_per_point * abs(self.move_constant + self.move_slope * start)
 
 

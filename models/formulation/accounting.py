@@ -36,6 +36,8 @@ from planopt.models.formulation.linear import linear
 
 
 def define_accounting(m: pyo.ConcreteModel, data: FormulationData) -> None:
+    """Add the plan's metric expressions (lead and wall hours, GPU-hours per GPU type, compute and non-compute cost,
+    quality, forgetting) and the ``hourly_cost_floor`` row (module docstring)."""
     x = list(m.recipe_chosen.values())
     t = list(m.interval_hours.values())
     hs, is_ = np.nonzero(data.interval_kept)                  # the order of m.HI

@@ -47,6 +47,9 @@ from planopt.models.formulation.linear import linear
 
 
 def define_checkpointing(m: pyo.ConcreteModel, data: FormulationData) -> None:
+    """Add the compute hours per kept (hardware, interval) pair, their rows (``compute_hours_split``,
+    ``compute_hours_on_chosen_interval``, ``interval_of_chosen_hardware``), the training hours and
+    ``train_hours_floor`` (module docstring)."""
     kept = data.interval_kept
     hs, is_ = np.nonzero(kept)
     pairs = list(zip(hs.tolist(), is_.tolist()))

@@ -27,6 +27,8 @@ from planopt.models.formulation.linear import linear
 
 
 def define_choices(m: pyo.ConcreteModel, data: FormulationData) -> None:
+    """Add the one-hot recipe, hardware and interval choices, the chosen memory class and the memory-fit rows (module
+    docstring)."""
     n_r, n_h, n_i, n_k = len(data.recipes), len(data.hardware), len(data.intervals), len(data.classes)
     m.R = pyo.Set(initialize=range(n_r))
     m.H = pyo.Set(initialize=range(n_h))

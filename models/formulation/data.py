@@ -38,6 +38,9 @@ from planopt.models.schema.plan import HardwareChoice, Recipe
 
 @dataclass
 class FormulationData:
+    """The MIP's index sets and coefficient arrays of one block (a single job, or one slot of a plan space), all from
+    the evaluator."""
+
     evaluator: Evaluator
     recipes: list[Recipe]
     hardware: list[HardwareChoice]
@@ -252,6 +255,24 @@ def dominated_recipes(data: FormulationData, block: int = 256, quality: np.ndarr
     g = np.zeros((n_r, 0)) if same is None else np.column_stack([same, -same]).astype(float)
     v = np.column_stack([q, f, g, data.recipe_usd, data.lead_hours, t])
     n_scalar = v.shape[1] - t.shape[1]
+    order, vs = _rank_order(v)
+    out_sorted = np.zeros(n_r, dtype=bool)
+    kept: list[int] = []                                                  # positions in sorted order
+    for start in range(0, n_r, block):
+        stop = min(n_r, start + block)
+        # a recipe dominated only by one that is itself dropped in this block is still
+        # dominated (transitivity), so the mask needs no second pass
+        out_sorted[_dominated_in_block(vs, kept, start, stop, n_scalar)] = True
+        kept.extend(p for p in range(start, stop) if not out_sorted[p])
+    out = np.zeros(n_r, dtype=bool)
+    out[order] = out_sorted
+    return out
+
+
+def _rank_order(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For :func:`dominated_recipes`: the order that sorts the rows of ``v`` by (sum of per-column ranks, index),
+    which puts dominators first, and the rows' per-column ranks in that order."""
+    n_r = len(v)
     # Compare ranks, not values: per column, a <= b exactly when rank(a) <= rank(b), and
     # small integers move through memory faster than floats. A dominator is <= in every
     # column, so it is <= in the sum of ranks, with equality only for equal vectors:
@@ -260,33 +281,29 @@ def dominated_recipes(data: FormulationData, block: int = 256, quality: np.ndarr
     for j in range(v.shape[1]):
         rank[:, j] = np.unique(v[:, j], return_inverse=True)[1]
     order = np.lexsort((np.arange(n_r), rank.sum(axis=1, dtype=np.int64)))
-    vs = rank[order]
-    out_sorted = np.zeros(n_r, dtype=bool)
-    kept: list[int] = []                                                  # positions in sorted order
-    for start in range(0, n_r, block):
-        stop = min(n_r, start + block)
-        cand = vs[start:stop]
-        # earlier kept recipes, then earlier recipes of this block, may dominate
-        pool_idx = np.array(kept + list(range(start, stop)), dtype=int)
-        pool = vs[pool_idx]
-        alive = np.ones((len(cand), len(pool)), dtype=bool)
-        for j in range(n_scalar):                                        # cheap scalar columns first
-            alive &= pool[None, :, j] <= cand[:, None, j]
-        alive &= pool_idx[None, :] < np.arange(start, stop)[:, None]     # only earlier ones
-        bi, pj = np.nonzero(alive)
-        pj = pool_idx[pj]
-        for j0 in range(n_scalar, vs.shape[1], 16):                       # hardware columns, 16 at a time
-            if not len(bi):
-                break
-            ok = (vs[pj, j0:j0 + 16] <= cand[bi, j0:j0 + 16]).all(axis=1)
-            bi, pj = bi[ok], pj[ok]
-        # a recipe dominated only by one that is itself dropped in this block is still
-        # dominated (transitivity), so the mask needs no second pass
-        out_sorted[start + np.unique(bi)] = True
-        kept.extend(p for p in range(start, stop) if not out_sorted[p])
-    out = np.zeros(n_r, dtype=bool)
-    out[order] = out_sorted
-    return out
+    return order, rank[order]
+
+
+def _dominated_in_block(vs: np.ndarray, kept: list[int], start: int, stop: int, n_scalar: int) -> np.ndarray:
+    """For :func:`dominated_recipes`: the positions (in sorted order) of rows ``start:stop`` of the ranks ``vs``
+    that an earlier row is <= in every column, the earlier row one of the ``kept`` positions or of this block;
+    the first ``n_scalar`` columns are compared first, then the hardware columns 16 at a time."""
+    cand = vs[start:stop]
+    # earlier kept recipes, then earlier recipes of this block, may dominate
+    pool_idx = np.array(kept + list(range(start, stop)), dtype=int)
+    pool = vs[pool_idx]
+    alive = np.ones((len(cand), len(pool)), dtype=bool)
+    for j in range(n_scalar):                                        # cheap scalar columns first
+        alive &= pool[None, :, j] <= cand[:, None, j]
+    alive &= pool_idx[None, :] < np.arange(start, stop)[:, None]     # only earlier ones
+    bi, pj = np.nonzero(alive)
+    pj = pool_idx[pj]
+    for j0 in range(n_scalar, vs.shape[1], 16):                       # hardware columns, 16 at a time
+        if not len(bi):
+            break
+        ok = (vs[pj, j0:j0 + 16] <= cand[bi, j0:j0 + 16]).all(axis=1)
+        bi, pj = bi[ok], pj[ok]
+    return start + np.unique(bi)
 
 
 def drop_dominated_recipes(data: FormulationData) -> FormulationData:

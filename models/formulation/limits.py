@@ -55,6 +55,8 @@ LIMITS = LIMIT_METRIC  # constraint field -> (model expression, which is the met
 
 
 def define_limits(m: pyo.ConcreteModel, constraints: Constraints, data=None) -> None:
+    """Add each limit's mutable bound, fixed slack and row (``<limit>_bound``), the per-recipe floors and the binaries
+    a limit may fix, then set the instance's ``constraints``."""
     for name, (expr, sense) in LIMITS.items():
         param = pyo.Param(mutable=True, initialize=0.0, within=pyo.Reals)
         slack = pyo.Var(domain=pyo.NonNegativeReals)

@@ -14,6 +14,7 @@ OBJECTIVES = {"cost": ("cost_usd", pyo.minimize), "quality": ("quality", pyo.max
 
 
 def define_objectives(m: pyo.ConcreteModel) -> None:
+    """Add one objective per metric (``objective_cost`` and the rest), all deactivated."""
     for name, (expr, sense) in OBJECTIVES.items():
         setattr(m, f"objective_{name}", pyo.Objective(expr=getattr(m, expr), sense=sense))
         getattr(m, f"objective_{name}").deactivate()

@@ -51,6 +51,8 @@ def retention_coefficients(data: FormulationData) -> tuple[np.ndarray, np.ndarra
 
 
 def define_retention(m: pyo.ConcreteModel, data: FormulationData) -> None:
+    """With a ``retention`` block: add the one-hot retention option, its hours per (hardware, interval, option), their
+    rows and ``retention_cost_usd`` (module docstring); nothing without one."""
     options = data.evaluator.retention_options()
     if not options:
         return

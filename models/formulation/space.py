@@ -76,6 +76,7 @@ class PlanSpace:
 
     @property
     def hardware(self) -> list:
+        """The first slot's hardware choices."""
         return self.slots[0].hardware
 
     @property

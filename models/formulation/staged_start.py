@@ -30,6 +30,8 @@ from planopt.models.formulation.start import meets_model_rows, plan_values
 
 
 def staged_start(m: pyo.ConcreteModel, data: PlanSpace) -> list[tuple[object, float]] | None:
+    """The MIP start of the module docstring as (variable, value) pairs; None when it does not apply (no pair layer, a
+    freed slack, no active objective) or no candidate meets the limits."""
     if not hasattr(m, "pair") or any(not getattr(m, f"{n}_slack").fixed for n in LIMITS):
         return None
     objective = next((k for k in OBJECTIVES if getattr(m, f"objective_{k}").active), None)

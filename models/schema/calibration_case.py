@@ -42,6 +42,8 @@ NonNegative = Annotated[float, Field(ge=0)]
 
 
 class CaseModel(BaseModel):
+    """The base of the case models: frozen, strict numbers (no Infinity or NaN), unknown fields ignored."""
+
     model_config = ConfigDict(extra="ignore", frozen=True, strict=True, allow_inf_nan=False)
 
 
@@ -69,6 +71,8 @@ class Architecture(CaseModel):
 
 
 class Teacher(Architecture):
+    """A teacher as the source gives it, with its score on the arms' task where a ratio case needs it."""
+
     score: Optional[NonNegative] = Field(None, description="teacher's score on the arms' task (gpu_hours_ratio)")
 
 
@@ -104,6 +108,7 @@ class _OnPolicy(CaseHeader):
 
     @property
     def run_method(self) -> str:
+        """The case's method: the given one, else OPD when a teacher is given, else RL."""
         return self.method or ("opd" if self.teacher is not None else "rl")
 
     @model_validator(mode="after")
@@ -116,6 +121,8 @@ class _OnPolicy(CaseHeader):
 
 
 class FlopsWorkload(CaseModel):
+    """A flops case's run: steps, prompts per step, samples per prompt, mean prompt and response tokens."""
+
     steps: Count
     prompts_per_step: Count
     samples_per_prompt: Count
@@ -124,6 +131,8 @@ class FlopsWorkload(CaseModel):
 
 
 class FlopsPublished(CaseModel):
+    """A flops case's reported figures: the student's and/or the teacher's FLOPs, at least one."""
+
     student_flops: Optional[Positive] = None
     teacher_flops: Optional[Positive] = None
 
@@ -135,6 +144,8 @@ class FlopsPublished(CaseModel):
 
 
 class FlopsCase(_OnPolicy):
+    """A case predicting a whole on-policy run's floating-point operations (the teacher's only for OPD)."""
+
     predict: Literal["flops"]
     workload: FlopsWorkload
     published: FlopsPublished  # type: ignore[assignment]
@@ -147,6 +158,8 @@ class FlopsCase(_OnPolicy):
 
 
 class StepWorkload(CaseModel):
+    """A step case's step: prompts, samples, token lengths, recomputation, reference log-probs, CPU offload."""
+
     prompts_per_step: Count
     samples_per_prompt: Count
     prompt_tokens: NonNegative
@@ -158,6 +171,8 @@ class StepWorkload(CaseModel):
 
 
 class StepPublished(CaseModel):
+    """A step case's reported figure: wall seconds of one step."""
+
     step_seconds: Positive
 
 
@@ -173,6 +188,8 @@ def _offload_needs_host_link(gpu: Gpu, field: str) -> None:
 
 
 class StepSecondsCase(_OnPolicy):
+    """A case predicting the wall seconds of one on-policy RL or OPD step on a colocated cluster."""
+
     predict: Literal["step_seconds"]
     gpu: Gpu
     gpu_count: Count
@@ -188,6 +205,8 @@ class StepSecondsCase(_OnPolicy):
 
 
 class SftWorkload(CaseModel):
+    """An SFT case's run: examples, epochs, token lengths, batch, packing, recomputation, offload."""
+
     examples: Positive = Field(description="per epoch")
     epochs: Positive
     tokens_per_example: Positive
@@ -201,10 +220,14 @@ class SftWorkload(CaseModel):
 
 
 class SftPublished(CaseModel):
+    """An SFT case's reported figure: wall-clock hours of the whole run."""
+
     hours: Positive
 
 
 class SftHoursCase(CaseHeader):
+    """A case predicting the wall-clock hours of a whole supervised fine-tuning run."""
+
     predict: Literal["sft_hours"]
     student: Architecture
     gpu: Gpu
@@ -224,10 +247,14 @@ class SftHoursCase(CaseHeader):
 
 
 class InterruptionsPublished(CaseModel):
+    """An interruptions case's reported figure: unexpected job interruptions."""
+
     interruptions: Positive
 
 
 class InterruptionsCase(CaseHeader):
+    """A case predicting the unexpected job interruptions of a run on ``gpu_count`` GPUs over ``hours``."""
+
     predict: Literal["interruptions"]
     gpu_count: Count
     hours: Positive
@@ -235,10 +262,14 @@ class InterruptionsCase(CaseHeader):
 
 
 class CheckpointPublished(CaseModel):
+    """A checkpoint case's reported figure: the interval, minutes."""
+
     checkpoint_interval_minutes: Positive
 
 
 class CheckpointIntervalCase(CaseHeader):
+    """A case predicting the checkpoint interval chosen when only write overhead and lost work pull on it."""
+
     predict: Literal["checkpoint_interval_minutes"]
     job_mtbf_hours: Positive
     checkpoint_write_seconds: Positive
@@ -247,14 +278,20 @@ class CheckpointIntervalCase(CaseHeader):
 
 
 class MixPoint(CaseModel):
+    """One data mix of a forgetting case: the share of new-domain data."""
+
     external_data_share: float = Field(gt=0, le=1, description="1.0 = only new-domain data")
 
 
 class ForgettingPublished(CaseModel):
+    """A forgetting case's reported drops, one per mix point, in order."""
+
     forgetting_points: list[Positive] = Field(min_length=1)
 
 
 class ForgettingCase(CaseHeader):
+    """A case predicting the drop of a general-capability score after SFT on external data, at one or more mixes."""
+
     predict: Literal["forgetting_points"]
     student: Architecture
     baseline_score: Positive
@@ -270,6 +307,8 @@ class ForgettingCase(CaseHeader):
 
 
 class Arm(CaseModel):
+    """One arm of a ratio case: its method and the scores it starts from and must reach."""
+
     method: Method
     start_score: NonNegative
     target_score: NonNegative
@@ -283,10 +322,14 @@ class Arm(CaseModel):
 
 
 class RatioPublished(CaseModel):
+    """A ratio case's reported figure: arm 0's GPU-hours over arm 1's."""
+
     gpu_hours_ratio: Positive
 
 
 class GpuHoursRatioCase(CaseHeader):
+    """A case predicting the ratio of GPU-hours of two arms that start from the same checkpoint."""
+
     predict: Literal["gpu_hours_ratio"]
     student: Architecture
     teacher: Optional[Teacher] = None
@@ -314,6 +357,8 @@ CalibrationCase = Annotated[Union[tuple(KIND_MODELS.values())], Field(discrimina
 
 
 def calibration_json_schema() -> dict[str, Any]:
+    """The JSON Schema of a calibration case, every kind told apart by ``predict`` (``planopt schema --kind
+    calibration``)."""
     from pydantic import TypeAdapter
     schema = TypeAdapter(CalibrationCase).json_schema()
     schema["title"] = "planopt calibration case"

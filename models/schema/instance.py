@@ -98,6 +98,7 @@ class Architecture(Strict):
 
     @property
     def is_moe(self) -> bool:
+        """True for a mixture of experts: fewer parameters active per token than in total."""
         return self.active_params_b < self.params_b
 
 
@@ -122,11 +123,16 @@ class Task(Strict):
 
 
 class MethodOptions(Strict):
+    """One method's options: its training lengths and the prompts (or examples) per step."""
+
     steps_options: list[PositiveInt] = Field(min_length=1, description="training length levels (optimizer steps)")
     prompts_per_step: PositiveInt = Field(description="prompts per step (RL/OPD) or examples per step (SFT)")
 
 
 class Training(Strict):
+    """What a plan may choose in training: methods and lengths, sampling schedules, adapters, offload, staleness and
+    stage sequences."""
+
     methods: dict[Method, MethodOptions] = Field(min_length=1, description="allowed methods and their length options")
     activation_recompute: bool = Field(True, description="8·N instead of 6·N FLOPs per trained token")
     reference_logprobs: bool = Field(True, description="RL computes reference-model log-probs for a KL penalty")
@@ -174,6 +180,9 @@ class Training(Strict):
 
 
 class SftData(Strict):
+    """The SFT data: examples owned, the price and pace of buying more, their length, the data mix and how examples
+    fill sequences."""
+
     examples_available: LargeCount = Field(description="labeled external examples already owned")
     usd_per_labeled_example: NonNegativeFloat
     labeled_examples_per_day: PositiveFloat = Field(description="labeling throughput for examples still to buy")
@@ -197,6 +206,8 @@ class SftData(Strict):
 
 
 class Reward(Strict):
+    """What scoring RL samples costs: a verifier per sample, a reward model on the GPUs, a one-off design."""
+
     verifier_usd_per_sample: NonNegativeFloat = 0.0
     reward_model: Optional[Architecture] = Field(None, description="a reward model scores every RL sample on the GPUs")
     design_usd: NonNegativeFloat = Field(0.0, description="one-off cost of building the reward (RL only)")
@@ -216,6 +227,9 @@ class TeacherTraining(Strict):
 
 
 class Teacher(Strict):
+    """The OPD teacher: its architecture, its score, its precisions, and how it is obtained when it does not exist
+    yet."""
+
     architecture: Architecture
     score: Score = Field(description="teacher's score on the target task")
     exists: bool = True
@@ -228,6 +242,8 @@ class Teacher(Strict):
 
 
 class Environments(Strict):
+    """On-policy environments: CPU sandbox time and price per sample, and the serial wait per step."""
+
     cpu_seconds_per_sample: NonNegativeFloat = Field(0.0, description="CPU sandbox time per on-policy sample")
     sandbox_usd_per_cpu_hour: NonNegativeFloat = 0.0
     latency_seconds_per_step: NonNegativeFloat = Field(0.0, description="serial wait on environments per step; GPUs idle and billed")
@@ -319,6 +335,8 @@ class GpuOption(Strict):
 
 
 class Hardware(Strict):
+    """The GPUs the job may use, their pricing tier and any separate rollout GPUs."""
+
     gpus: list[GpuOption] = Field(min_length=1)
     pricing: Literal["on_demand", "spot"] = "on_demand"
     rollout_gpus: list[GpuOption] = Field(
@@ -340,6 +358,8 @@ class Hardware(Strict):
 
 
 class Checkpointing(Strict):
+    """Checkpoint intervals to choose from and how many checkpoints are kept hot and archived."""
+
     interval_minutes_options: list[PositiveFloat] = Field([15, 30, 60, 120, 240], min_length=1)
     keep_last: PositiveInt = Field(2, description="recent checkpoints kept in hot storage during the run")
     milestones_kept: NonNegativeInt = Field(0, description="checkpoints archived to cold storage")
@@ -375,12 +395,16 @@ class Retention(Strict):
 
 
 class Reliability(Strict):
+    """Failure rate per GPU-hour, restart time and checkpoint write bandwidth."""
+
     failures_per_gpu_hour: NonNegativeFloat = d.FAILURES_PER_GPU_HOUR
     restart_minutes: NonNegativeFloat = d.RESTART_MINUTES
     checkpoint_write_gb_per_s_per_node: PositiveFloat = d.CHECKPOINT_WRITE_GB_PER_S_PER_NODE
 
 
 class Storage(Strict):
+    """Storage prices (hot, cold) and trajectory logging: share logged, retention, ingest price."""
+
     hot_usd_per_gb_month: NonNegativeFloat = d.HOT_STORAGE_USD_PER_GB_MONTH
     cold_usd_per_gb_month: NonNegativeFloat = d.COLD_STORAGE_USD_PER_GB_MONTH
     trajectory_log_share: float = Field(0.0, ge=0, le=1, description="share of generated trajectories logged in full")
@@ -389,11 +413,16 @@ class Storage(Strict):
 
 
 class Operations(Strict):
+    """Money that is not compute: a fixed amount and a rate per wall-clock hour."""
+
     fixed_usd: NonNegativeFloat = 0.0
     usd_per_wall_hour: NonNegativeFloat = Field(0.0, description="people and tooling while the job runs")
 
 
 class Efficiency(Strict):
+    """Achieved efficiencies (MFU, decode MBU, HBM shares, scaling), the rate multipliers and the RL software
+    release."""
+
     mfu_train: Optional[float] = Field(None, ge=MIN_POSITIVE, le=1, description="overrides the size-based MFU default")
     decode_mbu: float = Field(d.DECODE_MBU, ge=MIN_POSITIVE, le=1)
     rollout_hbm_share: float = Field(d.ROLLOUT_HBM_SHARE, ge=MIN_POSITIVE, le=1)
@@ -411,6 +440,9 @@ class Efficiency(Strict):
 
 
 class MethodPrior(Strict):
+    """One method's learning and forgetting priors: signal scale, reachable share of the headroom, forgetting
+    share."""
+
     signal_scale_samples: PositiveFloat
     ceiling_share_of_headroom: float = Field(ge=0, le=1, description="RL/SFT: share of the headroom to score_ceiling reachable; OPD uses the teacher")
     forgetting_share_of_baseline: float = Field(ge=0, le=1)
@@ -440,6 +472,9 @@ class Network(Strict):
 
 
 class Priors(Strict):
+    """The priors of learning and forgetting: per method, SFT's forgetting curve, repeat scales, LoRA shares,
+    staleness loss."""
+
     sft: MethodPrior = MethodPrior(signal_scale_samples=d.SFT_SIGNAL_SCALE_SAMPLES, ceiling_share_of_headroom=d.SFT_CEILING_SHARE_OF_HEADROOM, forgetting_share_of_baseline=d.SFT_FORGETTING_SHARE_OF_BASELINE)
     rl: MethodPrior = MethodPrior(signal_scale_samples=d.RL_SIGNAL_SCALE_SAMPLES, ceiling_share_of_headroom=d.RL_CEILING_SHARE_OF_HEADROOM, forgetting_share_of_baseline=d.RL_FORGETTING_SHARE_OF_BASELINE)
     opd: MethodPrior = MethodPrior(signal_scale_samples=d.OPD_SIGNAL_SCALE_SAMPLES, ceiling_share_of_headroom=1.0, forgetting_share_of_baseline=d.OPD_FORGETTING_SHARE_OF_BASELINE)
@@ -452,6 +487,7 @@ class Priors(Strict):
     staleness_gain_loss_per_step: float = Field(d.STALENESS_GAIN_LOSS_PER_STEP, ge=0, lt=1, description="asynchronous RL: the share of the quality gain lost per step of staleness (a plan keeps (1 - δ)^s of it)")
 
     def of(self, method: str) -> MethodPrior:
+        """The priors of ``method`` (``sft``, ``rl`` or ``opd``)."""
         return getattr(self, method)
 
 
@@ -466,6 +502,9 @@ class CandidateStudent(Strict):
 
 
 class Constraints(Strict):
+    """The user's limits (budget, deadline, forgetting, quality) and the confidence a chance-constrained plan meets
+    them with."""
+
     budget_usd: Optional[NonNegativeFloat] = None
     deadline_hours: Optional[NonNegativeFloat] = None
     max_forgetting_points: Optional[NonNegativeFloat] = None

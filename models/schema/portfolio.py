@@ -63,6 +63,8 @@ MAX_HORIZON_HOURS = 10 * 8760.0
 
 
 class Horizon(Strict):
+    """The portfolio's time axis: how many buckets and how many hours each."""
+
     buckets: PositiveInt = Field(description="number of time buckets")
     bucket_hours: PositiveFloat = Field(le=MAX_HORIZON_HOURS, description="hours per bucket, e.g. 168 for weeks")
 
@@ -128,6 +130,7 @@ class PortfolioGpu(Strict):
 
     @property
     def offer(self) -> Optional[str]:
+        """The ``provider/region`` label when the portfolio lists this GPU type more than once, else None."""
         return self._offer
 
     @model_validator(mode="after")
@@ -188,6 +191,8 @@ class PortfolioGpu(Strict):
         return list(value) if isinstance(value, list) else [value] * n
 
     def per_bucket(self, field: str, buckets: int) -> list[float]:
+        """The field's value in each of ``buckets`` buckets (one value repeated, or one per bucket); zeros when it is
+        unset."""
         value = getattr(self, field)
         if value is None:
             return [0.0] * buckets
@@ -195,6 +200,8 @@ class PortfolioGpu(Strict):
 
 
 class PortfolioJob(Strict):
+    """One job of the portfolio: its instance and the window of buckets it may run in."""
+
     name: Optional[str] = Field(None, description="defaults to the instance's name")
     instance: Union[str, dict] = Field(description="a single-job instance: inline object, or a path relative to the portfolio file")
     release_bucket: NonNegativeInt = Field(0, description="first bucket the job may run in (0-based)")
@@ -336,6 +343,7 @@ class PortfolioData:
         return sum(n for s, n in contracts.items() if s + lead <= b)
 
     def window(self, j: int) -> range:
+        """The buckets job ``j`` may run in, from its release to its deadline bucket."""
         job = self.portfolio.jobs[j]
         return range(job.release_bucket, job.deadline_bucket + 1)
 

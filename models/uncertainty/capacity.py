@@ -46,12 +46,16 @@ class CapacityFieldError(ValueError):
 
 @dataclass(frozen=True)
 class CapacityScenarios:
+    """Seeded capacity scenarios of a portfolio: preemption uniforms per (job, bucket), on-demand GPUs obtainable per
+    (GPU type, bucket)."""
+
     seed: int
     preemption_uniform: np.ndarray   # (S, J, B), in (0, 1]
     on_demand_gpus: np.ndarray       # (S, G, B): on-demand GPUs obtainable, G in PortfolioData.gpus order
 
     @property
     def scenarios(self) -> int:
+        """The number of scenarios S."""
         return self.preemption_uniform.shape[0]
 
 
@@ -65,6 +69,8 @@ def check_capacity_fields(pdata: PortfolioData) -> None:
 
 
 def max_scenarios(pdata: PortfolioData) -> int:
+    """The most scenarios whose arrays, (jobs + GPU types) × buckets each, hold at most ``MAX_SCENARIO_CELLS`` cells in all;
+    at least 1."""
     return max(1, MAX_SCENARIO_CELLS // ((len(pdata.instances) + len(pdata.gpus)) * len(pdata.buckets)))
 
 

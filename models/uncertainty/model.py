@@ -68,6 +68,7 @@ class Parameter:
 
     @property
     def median(self) -> float:
+        """The log-normal's median, the geometric mean of the range (the point value when there is no range)."""
         return self.point if self.low is None else math.sqrt(self.low * self.high)
 
     @property
@@ -78,13 +79,16 @@ class Parameter:
         return math.log(self.high / self.low) / (2.0 * NormalDist().inv_cdf((1.0 + self.confidence) / 2.0))
 
     def quantile(self, q: float) -> float:
+        """The value at probability ``q``, clipped into the parameter's bounds."""
         z = NormalDist().inv_cdf(q)
         return float(np.clip(self.median * math.exp(self.sigma * z), self.lower_bound, self.upper_bound))
 
     def values(self, z: np.ndarray) -> np.ndarray:
+        """The values at standard-normal draws ``z``, clipped into the parameter's bounds."""
         return np.clip(self.median * np.exp(self.sigma * z), self.lower_bound, self.upper_bound)
 
     def to_dict(self) -> dict:
+        """The parameter as a row: name, point, P10, P50, P90, group and source."""
         return {"name": self.name, "point": self.point, "p10": self.quantile(0.1), "p50": self.quantile(0.5),
                 "p90": self.quantile(0.9), "group": self.group, "source": self.source}
 
@@ -98,6 +102,7 @@ class Scenarios:
     values: dict[str, np.ndarray] = field(default_factory=dict)
 
     def at(self, s: int) -> dict[str, float]:
+        """Every parameter's value in scenario ``s``."""
         return {name: float(v[s]) for name, v in self.values.items()}
 
 

@@ -55,6 +55,7 @@ class ScenarioMetrics:
     teacher_usable: np.ndarray | None = None
 
     def metric(self, name: str) -> np.ndarray:
+        """The metric ``name`` in each scenario."""
         return getattr(self, name)
 
 
@@ -209,6 +210,8 @@ class ScenarioEvaluator:
 
     def metrics(self, r: Recipe, h: HardwareChoice, interval_minutes: float,
                 retention: RetentionChoice | None = None) -> ScenarioMetrics:
+        """The metrics of the one-stage plan (r, h, interval[, retention]) in each scenario, and in which a trained
+        teacher is usable."""
         quality, forgetting = self.outcomes(r)
         costs, train, wall = self._run(r, h, interval_minutes, forgetting, retention)
         run = self.teacher_run(r)
@@ -293,6 +296,7 @@ def meets(sm: ScenarioMetrics, limits: dict[str, float]) -> dict[str, np.ndarray
 
 
 def meets_all(sm: ScenarioMetrics, limits: dict[str, float]) -> np.ndarray:
+    """Whether each scenario meets every limit of ``limits`` (the conjunction of :func:`meets`)."""
     per = meets(sm, limits)
     ok = np.ones(len(sm.cost_usd), dtype=bool)
     for v in per.values():

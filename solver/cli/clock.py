@@ -15,11 +15,13 @@ _started_at: float | None = None
 
 
 def start() -> None:
+    """Mark now as the instant the command began (``main`` calls it first)."""
     global _started_at
     _started_at = time.perf_counter()
 
 
 def stop() -> None:
+    """Forget the command's start, so that a later command in the same process does not count from it."""
     global _started_at
     _started_at = None
 

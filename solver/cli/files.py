@@ -111,6 +111,7 @@ class OutputFiles:
             _STAGED.discard(staging)
 
     def discard(self) -> None:
+        """Delete every staging file without touching the destinations."""
         staged, self._staged = self._staged, []
         for staging, _ in staged:
             staging.unlink(missing_ok=True)

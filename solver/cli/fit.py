@@ -93,6 +93,8 @@ def _num(x: float) -> str:
 
 
 def fit_report(file: Path, pilot: Path, out: Path, result, inst) -> str:
+    """The text ``planopt fit`` prints: the parameters fitted (prior and posterior P10-P90, point before and after),
+    the pilot rows predicted before and after, and how to plan on the written instance."""
     from planopt.report.text import table
     params = [(p.name, p.rows, f"{_num(p.prior.quantile(0.1))}–{_num(p.prior.quantile(0.9))}",
                f"{_num(p.posterior['p10'])}–{_num(p.posterior['p90'])}" if p.updated else "(held)",

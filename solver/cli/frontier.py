@@ -306,6 +306,7 @@ def _limit_sweep(file: Path, given, objective, time_limit, reuse: bool, json_out
 
 
 def risk_header(metric: str) -> tuple[str, str]:
+    """The two column headers of a risk table's risk cells: limits met, and ``metric``'s P10-P90."""
     return ("limits met", f"{human(metric)} P10-P90")
 
 

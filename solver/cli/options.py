@@ -14,6 +14,8 @@ EXIT = {"optimal": 0, "infeasible": 3, "time_limit": 4, "error": 1}
 
 
 class ObjectiveName(str, Enum):
+    """The objectives ``--objective`` accepts."""
+
     cost = "cost"
     quality = "quality"
     time = "time"

@@ -23,6 +23,8 @@ generate_app = typer.Typer(no_args_is_help=True, help="Write random instances fo
 
 
 def portfolio_report(result) -> str:
+    """The text ``planopt solve`` prints for a portfolio: status and gap, procurement, jobs and cost tables, risk and
+    notes (or the message when there is no schedule)."""
     from planopt.report.text import table, usd
     head = f"planopt · portfolio {result.name} · {result.status}"
     if result.gap is not None and math.isfinite(result.gap):

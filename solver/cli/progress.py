@@ -26,6 +26,7 @@ SHOW_AFTER_SECONDS = 2.0
 
 
 def stderr_is_terminal() -> bool:
+    """Whether stderr is a terminal (where progress bars are drawn)."""
     return is_terminal(sys.stderr)
 
 
@@ -46,6 +47,7 @@ class ProgressBar:
         self._lock = threading.Lock()
 
     def start(self) -> "ProgressBar":
+        """Start the clock, and show the bar now (``after`` <= 0) or after ``after`` seconds; returns the bar."""
         self._began = time.monotonic()
         if self.enabled and self.after <= 0:
             self._show()
@@ -80,6 +82,7 @@ class ProgressBar:
             self.shown = True
 
     def stop(self) -> None:
+        """Hide the bar and cancel a pending show; nothing is drawn after this."""
         with self._lock:
             self.enabled = False  # a timer firing now draws nothing
             if self._timer is not None:

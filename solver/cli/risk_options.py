@@ -27,11 +27,14 @@ CVAR = typer.Option(None, "--cvar", help="with --confidence: minimise CVaR of co
 
 
 def check_plot_path(plot: Path) -> None:
+    """Refuse a ``--plot`` path that cannot be written, before any solve (``report.plots.check_plot_path``)."""
     from planopt.report.plots import check_plot_path as check
     check(plot)
 
 
 def uses_scenarios(inst, scenarios: Optional[int], confidence: Optional[float]) -> bool:
+    """Whether the command runs on scenarios: ``--scenarios`` or ``--confidence`` given, or a confidence in the
+    instance."""
     return scenarios is not None or confidence is not None or inst.constraints.confidence is not None
 
 

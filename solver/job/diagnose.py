@@ -37,6 +37,8 @@ def _objective_value(result: SolveResult) -> float | None:
 
 
 def relaxed_value(name: str, limit: float) -> float:
+    """The limit relaxed by one reported step: one point less of ``min_quality``, 10 % more of the others
+    (one unit more where the limit is not positive)."""
     if name == "min_quality":
         return limit - QUALITY_STEP_POINTS
     return limit * (1.0 + RELATIVE_STEP) if limit > 0 else limit + 1.0

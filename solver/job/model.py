@@ -147,6 +147,9 @@ def drop_constant_rows(model: pyo.ConcreteModel) -> None:
 
 @dataclass
 class SolveResult:
+    """What a solve returns: status, the plan and its metrics, the MIP's values, gap, timings, and the binding limits,
+    relaxations and risk the reports add."""
+
     status: str                      # optimal | infeasible | time_limit | error
     objective: str
     plan: Optional[Plan] = None
@@ -164,9 +167,12 @@ class SolveResult:
 
     @property
     def has_plan(self) -> bool:
+        """Whether the solve found a plan."""
         return self.plan is not None
 
     def to_dict(self) -> dict[str, Any]:
+        """The result as the ``--json`` object of ``planopt solve`` (binding rows, relaxations and risk only where
+        there are any)."""
         out: dict[str, Any] = {"version": RESULT_VERSION, "status": self.status, "objective": self.objective, "gap": self.gap,
                                "plan": plan_json(self.plan, self.student) if self.plan else None,
                                "metrics": self.metrics.summary() if self.metrics else None,

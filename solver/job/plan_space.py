@@ -82,10 +82,12 @@ class PlanSpace:
 
     @property
     def plans(self) -> int:
+        """The number of plans: recipes × hardware × intervals × retention options."""
         return self.recipes * self.hardware * self.intervals * self.retention
 
     @property
     def model_mib(self) -> float:
+        """The estimated MiB of building and solving the MIP (with the other students' blocks)."""
         return model_mib(self.recipes, self.hardware, self.stage_pairs) + self.other_students_mib
 
     @property

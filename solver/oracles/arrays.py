@@ -68,10 +68,12 @@ class Profiles:
 
     @property
     def shape(self) -> tuple[int, int, int]:
+        """(recipes, hardware choices, intervals)."""
         return len(self.recipes.recipes), len(self.hardware.hardware), len(self.intervals)
 
     @property
     def size(self) -> int:
+        """The number of plans of the space: recipes × hardware × intervals × retention options."""
         r, h, i = self.shape
         return r * h * i * max(1, len(self.retention))
 

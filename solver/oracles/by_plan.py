@@ -39,11 +39,14 @@ MAX_PLANS = 200_000
 
 @dataclass
 class ScoredPlan:
+    """A plan of the enumeration and every metric the evaluator gives it."""
+
     plan: Plan
     metrics: Metrics
 
     @property
     def feasible(self) -> bool:
+        """Whether the plan meets every limit and fits in memory."""
         return self.metrics.feasible
 
     @property

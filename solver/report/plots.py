@@ -36,6 +36,7 @@ def pyplot():
 
 
 def plan_label(plan) -> str:
+    """A plot's label of a plan: its method and GPUs (``RL 8×H100``)."""
     return printable(f"{plan.method.upper()} {plan.gpu_count}×{plan.gpu}")
 
 

@@ -55,6 +55,9 @@ class ScheduleRow(_Closed):
 
 
 class JobMetrics(BaseModel):
+    """A job's metrics in the schedule: the single-job summary plus its compute and non-compute money and spot
+    share."""
+
     model_config = ConfigDict(extra="allow")   # the single-job evaluator's summary may carry more
 
     cost_usd: float
@@ -67,6 +70,8 @@ class JobMetrics(BaseModel):
 
 
 class JobResult(_Closed):
+    """One job of the schedule: its plan and metrics, its window and the buckets it runs in."""
+
     name: str
     plan: dict[str, Any] = Field(description="the job's plan, as `planopt solve JOB --json` prints it")
     metrics: JobMetrics
@@ -78,12 +83,16 @@ class JobResult(_Closed):
 
 
 class JobRisk(_Closed):
+    """One job's risk under the capacity scenarios."""
+
     name: str
     share_meeting_deadline: float = Field(description="share of the scenarios in which the job's work is done by its deadline bucket")
     expected_late_gpu_hours: float = Field(description="mean GPU-hours of work left after the deadline bucket")
 
 
 class OutOfSample(_Closed):
+    """The chance-constrained schedule checked on fresh capacity scenarios, drawn with a seed of their own."""
+
     scenarios: int
     seed: int
     share_undisrupted: float
@@ -143,6 +152,7 @@ class PortfolioResultSchema(_Closed):
 
 
 def portfolio_result_json_schema() -> dict[str, Any]:
+    """The JSON Schema of ``planopt solve portfolio.json --json`` (``planopt schema --kind portfolio-result``)."""
     schema = PortfolioResultSchema.model_json_schema()
     schema["$id"] = f"planopt/portfolio-result/{RESULT_VERSION}"
     return schema

@@ -99,6 +99,8 @@ class PlanOut(_Closed):
 
 
 class MetricsOut(_Closed):
+    """The plan's headline metrics."""
+
     cost_usd: float
     wall_hours: float
     quality: float
@@ -108,6 +110,9 @@ class MetricsOut(_Closed):
 
 
 class BindingRow(_Open):
+    """One active limit: its value, the plan's value, whether it binds and, where computed, what relaxing it one step
+    gives."""
+
     constraint: str
     limit: float
     plan_value: float
@@ -115,6 +120,8 @@ class BindingRow(_Open):
 
 
 class Relaxation(_Open):
+    """A limit of an infeasible job to relax, and the value it would need for a plan to exist."""
+
     constraint: str = Field(description="the limit to relax")
     required: Optional[float] = Field(description="the value it would need for a plan to exist")
 
@@ -167,6 +174,7 @@ class ResultSchema(RootModel[Union[SolveResultSchema, EvaluateResultSchema]]):
 
 
 def result_json_schema() -> dict[str, Any]:
+    """The JSON Schema of ``planopt solve/evaluate JOB --json`` (``planopt schema --kind result``)."""
     schema = ResultSchema.model_json_schema()
     schema["$id"] = f"planopt/result/{RESULT_VERSION}"
     schema["title"] = "planopt single-job result"

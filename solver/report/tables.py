@@ -34,6 +34,7 @@ UNWRAPPED_WIDTH = 100_000
 
 
 def stdout_is_terminal() -> bool:
+    """Whether stdout is a terminal (tables are then drawn for people)."""
     return is_terminal(sys.stdout)
 
 

@@ -22,10 +22,12 @@ def table(rows: Sequence[Sequence[Any]], header: Sequence[str] | None = None, in
 
 
 def usd(x: float) -> str:
+    """Dollars for people: whole above $100, cents below."""
     return f"${x:,.0f}" if abs(x) >= 100 else f"${x:,.2f}"
 
 
 def hours(x: float) -> str:
+    """Hours for people: ``h`` from one hour, minutes below."""
     return f"{x:,.1f} h" if abs(x) >= 1 else f"{x * 60:,.1f} min"   # negative: asynchronous RL's overlap
 
 
@@ -112,6 +114,7 @@ def retention_rows(retention) -> list[tuple[str, str]]:
 
 
 def metric_rows(inst: Instance, m: Metrics) -> list[tuple[str, str]]:
+    """The plan's metrics as report rows (cost, wall time, quality, forgetting, GPU-hours, memory per GPU)."""
     return [("cost", usd(m.cost_usd)), ("wall time", hours(m.wall_hours)),
             ("quality", f"{m.quality:.2f}  (from {inst.task.baseline_score:g})"),
             ("forgetting", f"{m.forgetting_points:.2f} points of {inst.task.general_score_baseline:g}"),
@@ -119,6 +122,7 @@ def metric_rows(inst: Instance, m: Metrics) -> list[tuple[str, str]]:
 
 
 def breakdown(values: dict[str, float], fmt, total_label: str) -> str:
+    """A table of ``values`` (zeros left out), each with its share, and a total row ``total_label``."""
     total = sum(values.values())
     rows = [(k.replace("_", " "), fmt(v), f"{v / total:.0%}" if total else "-") for k, v in values.items() if v]
     rows.append((total_label, fmt(total), "100%" if total else "-"))
@@ -133,6 +137,7 @@ OBJECTIVE_FORMAT = {"cost": LIMIT_FORMAT["budget_usd"], "time": LIMIT_FORMAT["de
 
 
 def limit_rows(binding: list[dict[str, Any]], objective: str = "cost") -> str:
+    """A table of the active limits: value, the plan's, binding or not, and what relaxing each one step gives."""
     rows = []
     for b in binding:
         fmt = LIMIT_FORMAT[b["constraint"]]

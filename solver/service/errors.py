@@ -37,10 +37,12 @@ class StrictJSONResponse(JSONResponse):
     """JSON with no NaN or Infinity (they are not JSON): the payloads already replace them with null."""
 
     def render(self, content: Any) -> bytes:
+        """The content as compact JSON; ValueError on NaN or Infinity."""
         return json.dumps(content, allow_nan=False, separators=(",", ":")).encode()
 
 
 def error(status: int, message: str) -> StrictJSONResponse:
+    """The service's error answer: ``{"status": "error", "error": message}`` with HTTP ``status``."""
     return StrictJSONResponse({"status": "error", "error": message}, status_code=status)
 
 

@@ -185,6 +185,7 @@ class JobRunner:
 
     # --- jobs -------------------------------------------------------------
     def submit(self, job_id: str, kind: str, instance: dict[str, Any], options: dict[str, Any]) -> None:
+        """Run job ``job_id`` on the cluster (:func:`run_job`); its result lands in the store when it finishes."""
         client = self.client()
         future = client.submit(run_job, job_id, kind, instance, options, key=TOPIC.format(job_id), pure=False)
         with self._lock:

@@ -16,6 +16,8 @@ REF = "#/components/schemas/{model}"
 
 
 def published_openapi(app) -> dict[str, Any]:
+    """The ``/openapi.json`` document (built once): FastAPI's, with the Instance and Portfolio schemas and the bearer
+    scheme on every API path but /api/health."""
     if app.openapi_schema:
         return app.openapi_schema
     from planopt.models.schema.portfolio import Portfolio

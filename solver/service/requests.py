@@ -21,11 +21,15 @@ Limit = Literal["budget_usd", "deadline_hours", "max_forgetting_points", "min_qu
 
 
 class Strict(BaseModel):
+    """The base of the request bodies: unknown fields refused, no numeric strings."""
+
     # unknown fields are refused (a typo must not be silently ignored), and "5" is not a number
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class Limits(Strict):
+    """The limit overrides a request may carry, as the CLI's limit flags."""
+
     budget_usd: Optional[float] = Field(None, description="total budget, USD")
     deadline_hours: Optional[float] = Field(None, description="wall-clock deadline, hours")
     max_forgetting_points: Optional[float] = Field(None, description="forgetting tolerance, points of the general score")
@@ -33,6 +37,8 @@ class Limits(Strict):
 
 
 class ValidateRequest(Strict):
+    """``planopt validate FILE --json``: the instance to check."""
+
     instance: InstanceRef = Field(..., description=INSTANCE_HELP)
 
 

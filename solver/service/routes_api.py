@@ -36,6 +36,8 @@ def resolve_instance(ref: Any, settings) -> dict[str, Any]:
 
 
 def resolve_portfolio(body: PortfolioRequest, settings) -> dict[str, Any]:
+    """A portfolio request's portfolio as a plain dict: given inline or by shipped name, or read from ``path`` under
+    --allow-dir; exactly one of them."""
     from planopt.errors import InputError
     if (body.portfolio is None) == (body.path is None):
         raise InputError("portfolio: give exactly one of portfolio (an object or a shipped name) and path")
@@ -69,6 +71,7 @@ async def resolved(ref: Any, settings) -> dict[str, Any]:
 
 
 def options_of(body, *skip: str) -> dict[str, Any]:
+    """The request's options as a dict: every field but the instance, portfolio, path and ``skip``."""
     return body.model_dump(exclude={"instance", "portfolio", "path", *skip})
 
 

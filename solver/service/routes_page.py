@@ -22,22 +22,26 @@ TYPES = {".js": "text/javascript", ".css": "text/css", ".html": "text/html"}
 
 
 def plotly_js() -> Path:
+    """The installed ``plotly`` package's plotly.min.js."""
     import plotly
     return Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 
 
 @router.get("/")
 def page() -> HTMLResponse:
+    """The page (``static/index.html``)."""
     return HTMLResponse((STATIC / "index.html").read_text())
 
 
 @router.get("/static/plotly.min.js")
 def plotly_file() -> FileResponse:
+    """plotly.js from the installed package, cached by the browser for a day."""
     return FileResponse(plotly_js(), media_type="text/javascript", headers={"cache-control": "max-age=86400"})
 
 
 @router.get("/static/{name}")
 def static_file(name: str) -> Response:
+    """One of the package's static files by bare name (no folders, no dot-files); 404 otherwise."""
     # only the package's own files by bare name: no folders, no dot-files
     if "/" in name or name.startswith(".") or Path(name).suffix not in TYPES or not (STATIC / name).is_file():
         raise NotFound(f"no file {shorten(repr(name))}")
@@ -46,4 +50,5 @@ def static_file(name: str) -> Response:
 
 @router.get("/favicon.ico")
 def favicon() -> Response:
+    """No icon: an empty 204 answer (so that browsers stop asking with a 404)."""
     return Response(status_code=204)

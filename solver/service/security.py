@@ -45,6 +45,7 @@ SECURITY_HEADERS = [(b"x-content-type-options", b"nosniff"), (b"x-frame-options"
 
 
 def error_body(message: str) -> bytes:
+    """The JSON body of an error answered by the guard, as the routes' errors read."""
     return json.dumps({"status": "error", "error": message}).encode()
 
 
@@ -74,6 +75,8 @@ class Guard:
         return None
 
     async def __call__(self, scope, receive, send):
+        """One HTTP request through the guard: URL, token and body size checked, the body read whole, then the app;
+        security headers on the answer and one log line. Other scopes go straight to the app."""
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         start, status = time.perf_counter(), [0]

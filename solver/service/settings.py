@@ -37,11 +37,15 @@ class Principal:
 
     @property
     def admin(self) -> bool:
+        """Whether the principal is an admin (sees and cancels every job)."""
         return self.role == "admin"
 
 
 @dataclass
 class Settings:
+    """How the service runs: its principals, job database, cluster, allowed folder, body and job caps, workers and
+    /docs."""
+
     principals: dict[str, Principal]    # bearer token -> whom it speaks for
     db_url: str = DEFAULT_DB
     scheduler: Optional[str] = None
@@ -102,6 +106,7 @@ def _check_token(token: str, token_file: Path, line: int) -> None:
 
 
 def check_allow_dir(path: Optional[Path]) -> Optional[Path]:
+    """The --allow-dir folder, resolved (None when not given); InputError if it is not a directory."""
     if path is None:
         return None
     if not path.is_dir():

@@ -47,6 +47,7 @@ class JobStore:
         self._lock = threading.Lock()  # SQLite allows one writer; keep writes from racing into "database is locked"
 
     def add(self, kind: str, client: str, request: dict[str, Any]) -> str:
+        """Store a new queued job of ``kind`` for ``client`` with its request; its fresh id."""
         job_id = uuid.uuid4().hex
         with self._lock, self.engine.begin() as db:
             db.execute(jobs.insert().values(id=job_id, kind=kind, client=client, status="queued",
@@ -65,11 +66,13 @@ class JobStore:
             return db.execute(statement.values(**values)).rowcount > 0
 
     def get(self, job_id: str) -> Optional[dict[str, Any]]:
+        """A job's row, JSON fields decoded, or None for an unknown id."""
         with self.engine.connect() as db:
             row = db.execute(select(jobs).where(jobs.c.id == job_id)).mappings().first()
         return None if row is None else _decode(row)
 
     def request(self, job_id: str) -> Optional[dict[str, Any]]:
+        """The instance and options a job was submitted with, or None for an unknown id."""
         with self.engine.connect() as db:
             text = db.execute(select(jobs.c.request).where(jobs.c.id == job_id)).scalar()
         return None if text is None else json.loads(text)
@@ -84,6 +87,7 @@ class JobStore:
             return [_decode(r) for r in db.execute(statement).mappings()]
 
     def active_count(self, client: str) -> int:
+        """How many of ``client``'s jobs are queued or running."""
         with self.engine.connect() as db:
             return db.execute(select(func.count()).select_from(jobs)
                               .where(jobs.c.client == client, jobs.c.status.in_(ACTIVE))).scalar()
@@ -101,6 +105,7 @@ class JobStore:
                 error="the service stopped before this job finished; submit it again")).rowcount
 
     def close(self) -> None:
+        """Release the database connections."""
         self.engine.dispose()
 
 

@@ -72,6 +72,8 @@ def instance_payload(source) -> dict[str, Any]:
 # --- where tasks run ----------------------------------------------------------
 
 def check_scheduler(address: Optional[str], flag: str = "--scheduler") -> Optional[str]:
+    """The Dask scheduler address as given (None: a local cluster); InputError naming ``flag`` unless it is
+    ``SCHEME://HOST[:PORT]`` of a known scheme."""
     if address is None:
         return None
     if not isinstance(address, str) or not address.startswith(SCHEDULER_SCHEMES) or "://" == address[-3:]:
@@ -123,6 +125,7 @@ def run_tasks(tasks: list[dict[str, Any]], scheduler: Optional[str] = None, seri
 
 
 def run_serial(tasks: list[dict[str, Any]], progress: bool = True, label: str = "solves") -> list[dict[str, Any]]:
+    """Solve ``tasks`` one after another in this process, with a progress bar; their result dicts in order."""
     out: list[dict[str, Any]] = []
     with _Progress(len(tasks), label, progress) as bar:
         for task in tasks:

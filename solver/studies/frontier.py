@@ -62,11 +62,14 @@ MAX_POINTS = 100_000
 
 @dataclass
 class FrontierPoint:
+    """One point of a Pareto frontier: the plan, its metrics and the student it trains."""
+
     plan: Plan
     metrics: Metrics
     student: Optional[str] = None    # which student the point trains (``candidate_students``: which base wins where)
 
     def to_dict(self) -> dict[str, Any]:
+        """The point as ``planopt frontier --json`` prints it: each metric, then the plan."""
         out = {k: getattr(self.metrics, k) for k in METRICS}
         out["plan"] = plan_json(self.plan, self.student)
         return out
@@ -74,6 +77,8 @@ class FrontierPoint:
 
 @dataclass
 class Frontier:
+    """The exact Pareto frontier of metrics ``x`` and ``y``: its points, how many solves it took and how long."""
+
     x: str
     y: str
     points: list[FrontierPoint] = field(default_factory=list)
@@ -81,11 +86,13 @@ class Frontier:
     seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
+        """The frontier as ``planopt frontier --json`` prints it."""
         return {"x": self.x, "y": self.y, "points": [p.to_dict() for p in self.points],
                 "solves": self.solves, "seconds": self.seconds}
 
 
 def check_metric(name: str, flag: str) -> str:
+    """``name`` if it is a frontier metric; InputError naming ``flag`` otherwise."""
     if name not in METRICS:
         raise InputError(f"{flag}: expected one of {', '.join(METRICS)}, got {name!r}")
     return name
@@ -101,6 +108,7 @@ def tighter(metric: str, a: Optional[float], b: Optional[float]) -> Optional[flo
 
 
 def step(value: float) -> float:
+    """The ε step past a value: :data:`EPSILON_STEP_RELATIVE` of its magnitude (at least of 1)."""
     return EPSILON_STEP_RELATIVE * max(1.0, abs(value))
 
 
@@ -212,6 +220,7 @@ def pareto_filter(vectors: list[tuple[float, float]], x: str, y: str) -> list[in
 
 
 def points_frame(front: Frontier) -> "pd.DataFrame":
+    """The frontier as a DataFrame: one row per point, its metrics (and student) and plan columns."""
     import pandas as pd
     records = []
     for p in front.points:
@@ -274,6 +283,9 @@ PROBABILITY = "probability"
 
 @dataclass
 class ChancePoint:
+    """One point of the probability frontier: a plan, its point metrics, its expected metrics and its violations in
+    and out of sample."""
+
     plan: Plan
     metrics: Metrics                 # the plan's point-estimate metrics (the evaluator's)
     expected: dict[str, float]       # the means over the sample
@@ -283,9 +295,11 @@ class ChancePoint:
 
     @property
     def in_sample_share(self) -> float:
+        """The share of the sample's scenarios in which the plan meets every limit."""
         return (self.scenarios - self.violations) / self.scenarios
 
     def to_dict(self) -> dict[str, Any]:
+        """The point as ``planopt frontier --y probability --json`` prints it."""
         return {"in_sample_share": self.in_sample_share, "out_of_sample_share": self.out_of_sample_share,
                 "violations": self.violations, "expected": dict(self.expected),
                 "metrics": {k: getattr(self.metrics, k) for k in METRICS}, "plan": plan_json(self.plan)}
@@ -293,6 +307,9 @@ class ChancePoint:
 
 @dataclass
 class ChanceFrontier:
+    """The probability frontier: expected ``metric`` against the probability of meeting every limit, its points and
+    its cost in solves and seconds."""
+
     metric: str
     scenarios: int
     seed: int
@@ -302,6 +319,7 @@ class ChanceFrontier:
     seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
+        """The frontier as ``planopt frontier --y probability --json`` prints it."""
         return {"metric": self.metric, "scenarios": self.scenarios, "seed": self.seed,
                 "out_of_sample_scenarios": self.out_of_sample, "solves": self.solves, "seconds": self.seconds,
                 "points": [p.to_dict() for p in self.points]}
@@ -389,6 +407,8 @@ def probability_frontier_frame(instance, metric: str = "cost_usd", **options) ->
 
 
 def chance_points_frame(front: ChanceFrontier) -> "pd.DataFrame":
+    """The probability frontier as a DataFrame: one row per point, its shares, violations, expected metrics and plan
+    columns."""
     import pandas as pd
     records = []
     for p in front.points:

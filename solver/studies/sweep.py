@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 
 from planopt.models.formulation import LIMITS
-from planopt.models.schema.plan import plan_json, read_plan
+from planopt.models.schema.plan import Plan, plan_json, read_plan
 
 from planopt.errors import InputError
 from planopt.instance import check_limit
@@ -40,12 +40,16 @@ MAX_VALUES = 100_000
 
 @dataclass
 class SweepRow:
+    """One row of a sweep: the limit's value, the result, and whether it is a looser value's plan reused (not
+    re-solved)."""
+
     limit: str
     value: float
     result: SolveResult
     reused: bool = False
 
     def to_dict(self) -> dict[str, Any]:
+        """The row as ``planopt sweep --json`` prints it."""
         r = self.result
         return {self.limit: self.value, "status": r.status,
                 "plan": plan_json(r.plan, r.student) if r.plan else None,
@@ -95,6 +99,7 @@ def parse_list(text: str, flag: str) -> list[float]:
 
 
 def check_values(limit: str, values: Iterable[float]) -> list[float]:
+    """The sweep's values as floats; InputError unless ``limit`` is sweepable and every value is a valid limit."""
     if limit not in SWEEPABLE:
         raise InputError(f"sweep: expected a limit among {', '.join(SWEEPABLE)}, got {limit!r}")
     out = [float(v) for v in values]
@@ -189,6 +194,7 @@ def plan_columns(plan) -> dict[str, Any]:
 
 
 def rows_frame(rows: list[SweepRow]) -> "pd.DataFrame":
+    """The sweep as a DataFrame: one row per value, its status, metrics, student, plan columns and reuse."""
     import pandas as pd
     records = []
     for row in rows:
@@ -239,6 +245,7 @@ def parse_values(text: str, flag: str) -> list[float]:
 
 
 def parse_confidences(text: str, flag: str = "--confidence") -> list[float]:
+    """The ``--confidence`` values of a grid (a range or a list), each checked as a confidence."""
     from planopt.uncertainty.chance import check_confidence
     return [check_confidence(v, flag) for v in parse_values(text, flag)]
 
@@ -264,31 +271,39 @@ class GridPoint:
 
     @property
     def status(self) -> str:
+        """The solve's status."""
         return self.result["status"]
 
     @property
     def plan(self):
+        """The solve's plan, or None."""
         return read_plan(self.result["plan"]) if self.result.get("plan") else None
 
     def _risk(self, key: str) -> Any:
         return (self.result.get("risk") or {}).get(key) if self.result.get("plan") else None
 
     def expected(self, metric: str) -> Optional[float]:
+        """The plan's expected ``metric`` over the scenarios (None without a plan)."""
         return (self._risk("expected") or {}).get(metric)
 
     @property
     def in_sample_share(self) -> Optional[float]:
+        """The share of the in-sample scenarios the plan meets every limit in (None without a plan)."""
         return self._risk("in_sample_share")
 
     @property
     def out_of_sample_share(self) -> Optional[float]:
+        """The share of fresh scenarios the plan meets every limit in (None without a plan)."""
         return self._risk("out_of_sample_share")
 
     @property
     def reachable_confidence(self) -> Optional[float]:
+        """An infeasible solve's highest share of scenarios some plan meets every limit in (None when feasible or
+        unknown)."""
         return (self.result.get("risk") or {}).get("reachable_confidence") if self.status == "infeasible" else None
 
     def to_dict(self) -> dict[str, Any]:
+        """The point as ``planopt sweep --confidence --json`` prints it."""
         out: dict[str, Any] = {"confidence": self.confidence}
         if self.limit is not None:
             out[self.limit] = self.value
@@ -303,6 +318,7 @@ class GridPoint:
 
 
 def check_grid(confidences: list[float], limit: Optional[str], values: Optional[list[float]]) -> None:
+    """Refuse a grid with a limit and no values (or the reverse), bad values, or more than ``MAX_GRID`` solves."""
     if (limit is None) != (values is None):
         raise InputError("sweep: give a limit together with its values, or neither")
     if limit is not None:

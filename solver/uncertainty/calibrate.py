@@ -102,6 +102,7 @@ class CalibrationRow:
     interval_state: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """The row as ``planopt calibrate --json`` prints it (``error`` and ``interval`` only where set)."""
         out = {"id": self.id, "figure": self.figure, "predicted": self.predicted, "published": self.published,
                "ratio": self.ratio, "passed": self.passed}
         if self.error is not None:
@@ -141,9 +142,12 @@ class Case:
         self.transform = transform
 
     def fail(self, field: str, problem: str) -> InputError:
+        """An InputError naming the case's file and ``field``, saying ``problem``."""
         return InputError(f"{self.path}: {field}: {problem}")
 
     def instance(self, raw: dict[str, Any]) -> Instance:
+        """The job ``raw`` describes, checked as an instance, without validation runs and through the case's
+        transform."""
         # published step times and hours exclude validation runs: none in the instance either
         raw = {"evaluation": {"every_steps": None}, **raw}
         inst = instance_from(raw, f"{self.path} (as an instance)")  # its shape, then its consistency checks
@@ -151,6 +155,7 @@ class Case:
 
 
 def load_case(path: Path) -> Case:
+    """The case in the file at ``path``, checked against its schema."""
     return Case(Path(path), read_json(path))
 
 
@@ -214,6 +219,8 @@ def _row(case: Case, figure: str, predicted: float | None, published: float) -> 
 # --- one predictor per kind ------------------------------------------------------
 
 def predict_flops(case: Case) -> list[CalibrationRow]:
+    """A flops case's rows: the student's (generation and training) and the teacher's FLOPs, each the case
+    publishes."""
     spec, w = case.spec, case.spec.workload
     method = spec.run_method
     inst = _on_policy_instance(case, method, w.steps, w.prompts_per_step, w.samples_per_prompt, w.prompt_tokens,
@@ -251,6 +258,7 @@ def step_seconds(case: Case) -> tuple[float, dict[str, float]]:
 
 
 def predict_step_seconds(case: Case) -> list[CalibrationRow]:
+    """A step case's row: the predicted seconds of one step against the published."""
     total, _ = step_seconds(case)
     return [_row(case, "step_seconds", total, case.spec.published.step_seconds)]
 
@@ -289,6 +297,7 @@ def sft_hours(case: Case) -> tuple[float, dict[str, float]]:
 
 
 def predict_sft_hours(case: Case) -> list[CalibrationRow]:
+    """An SFT case's row: the predicted hours of the whole run against the published."""
     total, _ = sft_hours(case)
     return [_row(case, "hours", total, case.spec.published.hours)]
 
@@ -316,6 +325,7 @@ def _reliability_instance(case: Case, count: int, reliability: dict[str, float] 
 
 
 def predict_interruptions(case: Case) -> list[CalibrationRow]:
+    """An interruptions case's row: failures per hour of ``gpu_count`` GPUs times the run's hours."""
     count = case.spec.gpu_count
     inst = _reliability_instance(case, count)
     hp = Evaluator(inst).hardware(HardwareChoice(inst.hardware.gpus[0].name, count))
@@ -324,6 +334,8 @@ def predict_interruptions(case: Case) -> list[CalibrationRow]:
 
 
 def predict_checkpoint_interval(case: Case) -> list[CalibrationRow]:
+    """A checkpoint case's row: the interval the MIP picks for a least-time job with the case's failure rate, write
+    time and restart time."""
     from planopt.job.model import solve
     spec = case.spec
     count = d.CALIBRATION_RELIABILITY_GPUS
@@ -342,6 +354,7 @@ def predict_checkpoint_interval(case: Case) -> list[CalibrationRow]:
 
 
 def predict_forgetting(case: Case) -> list[CalibrationRow]:
+    """A forgetting case's rows: the forgetting of a saturating SFT run at each data mix."""
     spec = case.spec
     shares = [p.external_data_share for p in spec.points]
     prompts = d.CALIBRATION_PROMPTS_PER_STEP
@@ -434,6 +447,7 @@ def smallest_reaching(quality: Callable[[int], float], target: float, cap: int) 
 
 
 def predict_gpu_hours_ratio(case: Case) -> list[CalibrationRow]:
+    """A ratio case's row: arm 0's GPU-hours over arm 1's (None when an arm does not reach its target)."""
     h0, _ = arm_gpu_hours(case, 0)
     h1, _ = arm_gpu_hours(case, 1)
     predicted = h0 / h1 if h0 is not None and h1 is not None else None

@@ -97,6 +97,7 @@ class FigureInterval:
 
     @property
     def interval(self) -> Optional[tuple[float, float]]:
+        """(P10, P90), or None where no interval was found."""
         return None if self.p10 is None else (self.p10, self.p90)
 
 

@@ -40,12 +40,15 @@ OUT_OF_SAMPLE_SEED_OFFSET = 1_000_003
 
 
 def check_confidence(value: float, flag: str = "--confidence") -> float:
+    """``value`` as a float if it is a share strictly between 0 and 1; InputError naming ``flag`` otherwise."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 < value < 1.0:
         raise InputError(f"{flag}: expected a share strictly between 0 and 1 (e.g. 0.9), got {value!r}")
     return float(value)
 
 
 def check_cvar(value: float | None, objective: str) -> float | None:
+    """The CVaR level as a float (None: no CVaR); InputError unless the objective is cost and the level lies strictly
+    between 0 and 1."""
     if value is None:
         return None
     if objective != "cost":
@@ -165,6 +168,8 @@ class ChanceModel:
         return None if best is None else round(best)
 
     def explain_infeasible(self, time_limit: float | None) -> tuple[str, dict[str, Any]]:
+        """Why no plan meets the limits at the confidence: the message, and the most any plan reaches with each
+        limit's least violations."""
         best = self._least_violations(self.limits, time_limit)
         per_limit = {name: self._least_violations({name: value}, time_limit) for name, value in self.limits.items()}
         n = self.n
@@ -182,4 +187,6 @@ class ChanceModel:
 def solve_chance(inst: Instance, confidence: float, scenarios: int = DEFAULT_SCENARIOS, seed: int = DEFAULT_SEED,
                  cvar_level: float | None = None, time_limit: float | None = None,
                  out_of_sample: int = OUT_OF_SAMPLE_SCENARIOS, guard: bool = True) -> SolveResult:
+    """The chance-constrained plan of ``inst`` at ``confidence`` over ``scenarios`` seeded scenarios
+    (:meth:`ChanceModel.solve`: with ``guard``, re-solved until it holds on ``out_of_sample`` fresh ones)."""
     return ChanceModel(inst, confidence, scenarios, seed, cvar_level).solve(time_limit, out_of_sample, guard)

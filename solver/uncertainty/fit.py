@@ -164,6 +164,7 @@ class PilotRow:
     stddev: float
 
     def describe(self) -> str:
+        """The run for people: method, steps, sampling schedule, teacher precision, mix and GPUs."""
         r = self.recipe
         parts = [r.method, f"{r.steps} steps"]
         if r.samples_per_prompt:
@@ -471,6 +472,7 @@ class GridPosterior:
     refinements: int
 
     def quantile(self, group: str, q: float) -> float:
+        """The posterior quantile ``q`` of ``group``'s z, interpolated on its marginal."""
         w, z = self.marginals[group], self.axes[group]
         cdf = np.cumsum(w) - 0.5 * w  # mass at the node, half counted
         return float(np.interp(q, cdf, z))
@@ -528,6 +530,9 @@ def _check_edges(groups: list[str], marginals: list[np.ndarray], describe: Calla
 
 @dataclass
 class FittedParameter:
+    """One parameter of a fit: its prior, posterior percentiles, the rows and block that fitted it, or why it was
+    held."""
+
     name: str
     prior: unc.Parameter
     posterior: dict[str, float]          # p10, p50, p90
@@ -537,17 +542,21 @@ class FittedParameter:
 
     @property
     def point_before(self) -> float:
+        """The instance's value before the fit."""
         return self.prior.point
 
     @property
     def point_after(self) -> float:
+        """The fitted value: the posterior median."""
         return self.posterior["p50"]
 
     @property
     def updated(self) -> bool:
+        """Whether the fit changed the parameter (no note saying why it was held)."""
         return not self.note
 
     def to_dict(self) -> dict:
+        """The parameter as ``planopt fit --json`` prints it."""
         p = self.prior
         return {"name": self.name, "block": self.block, "rows": self.rows, "updated": self.updated,
                 "prior": {"p10": p.quantile(0.1), "p50": p.quantile(0.5), "p90": p.quantile(0.9)},
@@ -557,6 +566,8 @@ class FittedParameter:
 
 @dataclass
 class FitResult:
+    """A fit: the input and fitted instances, the pilot rows, every parameter and the grid refinements per block."""
+
     instance: Instance                   # the input instance
     fitted: Instance                     # fitted point values and uncertainty ranges set
     rows: list[PilotRow]
@@ -564,13 +575,16 @@ class FitResult:
     refinements: dict[str, int] = field(default_factory=dict)
 
     def values(self) -> dict[str, float]:
+        """The fitted point value of each updated parameter."""
         return {p.name: p.point_after for p in self.parameters if p.updated}
 
     def ranges(self) -> dict[str, dict[str, float]]:
+        """The posterior P10-P90 of each updated parameter, as an ``uncertainty`` range."""
         return {p.name: {"low": p.posterior["p10"], "high": p.posterior["p90"], "confidence": POSTERIOR_RANGE_CONFIDENCE}
                 for p in self.parameters if p.updated}
 
     def row_fits(self) -> list[dict]:
+        """Each pilot row with its measurement and the evaluator's prediction before and after the fit."""
         before, after = Evaluator(measured_job(self.instance)), Evaluator(measured_job(self.fitted))
         return [{"line": r.line, "kind": r.kind, "run": r.describe(), "measured": r.value, "stddev": r.stddev,
                  "predicted_before": predict(before, r), "predicted_after": predict(after, r)} for r in self.rows]

@@ -46,6 +46,8 @@ def check_seed(value: Any, flag: str = "--seed") -> int:
 
 
 def check_scenarios(n: int, flag: str = "--scenarios") -> int:
+    """``n`` if it is a whole number of scenarios from 1 to ``MAX_SCENARIOS``; InputError naming ``flag``
+    otherwise."""
     if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_SCENARIOS:
         raise InputError(f"{flag}: expected a whole number of scenarios from 1 to {MAX_SCENARIOS:,}, got {n!r}")
     return n
@@ -53,6 +55,8 @@ def check_scenarios(n: int, flag: str = "--scenarios") -> int:
 
 @dataclass
 class Risk:
+    """A plan's metrics in each scenario of the uncertainty model and which limits each scenario meets."""
+
     scenarios: int
     seed: int
     limits: dict[str, float]
@@ -62,15 +66,18 @@ class Risk:
 
     @property
     def meets_all(self) -> np.ndarray:
+        """Whether each scenario meets every limit (none when the plan does not fit in memory)."""
         ok = np.full(self.scenarios, self.fits_memory)
         for v in self.meets_limit.values():
             ok &= v
         return ok
 
     def share(self) -> float:
+        """The share of scenarios meeting every limit."""
         return float(self.meets_all.mean())
 
     def percentiles(self) -> dict[str, dict[str, float]]:
+        """P10, P50 and P90 of each risk metric over the scenarios."""
         return {m: {f"p{q}": float(np.percentile(self.samples.metric(m), q)) for q in PERCENTILES} for m in RISK_METRICS}
 
     def frame(self) -> "pd.DataFrame":
