@@ -23,9 +23,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))  # the tests' real-server harness: a subprocess on a free port
+sys.path.insert(0, str(ROOT))  # the tests' real-server harness (tests/support/): a subprocess on a free port
 
-from service_server import Server, without_timings  # noqa: E402
+from tests.support.service_server import Server, without_timings  # noqa: E402
 
 
 def percentile(values: list[float], q: float) -> float:

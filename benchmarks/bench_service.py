@@ -30,9 +30,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))  # the tests' real-server harness: a subprocess on a free port
+sys.path.insert(0, str(ROOT))  # the tests' real-server harness (tests/support/): a subprocess on a free port
 
-from service_server import Server  # noqa: E402
+from tests.support.service_server import Server  # noqa: E402
 
 CASES = ["tiny", "qwen3-8b-math", "qwen3-32b-agentic-rl", "llama-70b-domain-injection"]
 TARGET_MS = 50.0

@@ -1,4 +1,4 @@
-"""The full fuzzer of issue 13: every mutated instance and portfolio of ``tests/fuzzing.py``.
+"""The full fuzzer of issue 13: every mutated instance and portfolio of ``tests/support/fuzzing.py``.
 
 Run:  python benchmarks/fuzz.py [--per-base 260] [--seed 0]
 
@@ -6,7 +6,7 @@ Runs ``planopt validate FILE`` and ``planopt solve FILE --json`` on each of ``6 
 (1,560 by default, 3,120 runs) and prints, as markdown, the runs by command and exit code, the cases by
 mutation, and every run that broke the contract (a traceback, an exit code outside {0, 2, 3, 4}, ``--json``
 stdout that is not one strict JSON object, or an input error that is not one ``error:`` line). Exits 1 when
-any run broke it. ``tests/test_fuzz.py`` runs a seeded sample of the same cases on every test run.
+any run broke it. ``tests/solver/cli/test_fuzz.py`` runs a seeded sample of the same cases on every test run.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fuzzing import cases, run  # noqa: E402
+from tests.support.fuzzing import cases, run  # noqa: E402
 
 
 def main() -> int:

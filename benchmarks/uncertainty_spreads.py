@@ -13,7 +13,7 @@ range a new row falls in, which allows for the few rows behind each fit
 with :math:`\bar\ell` and :math:`s` the mean and sample standard deviation of
 the log ratios. (Plain in-sample quantiles of 6 or 10 rows covered only 9 of
 16 rows left out one at a time.) They are FACTOR_STEP_TIME_DENSE and
-FACTOR_STEP_TIME_MOE; tests/test_scenarios.py checks the constants against
+FACTOR_STEP_TIME_MOE; tests/models/uncertainty/test_scenarios.py checks the constants against
 this derivation.
 
     python benchmarks/uncertainty_spreads.py          # prints the rows and the two ranges

@@ -193,7 +193,7 @@ RL_CEILING_SHARE_OF_HEADROOM = 0.50
 # prompt, OPD 4 with the Qwen3-235B-A22B teacher in bf16). planopt's own
 # evaluator prices one such step at 6.99 GPU-h for RL and 4.01 GPU-h for OPD
 # (generation, the longest response, log-probs, update, refit; INFERRED by
-# `planopt calibrate`, tests/test_calibration.py re-checks the anchor). Since the
+# `planopt calibrate`, tests/solver/uncertainty/test_calibration.py re-checks the anchor). Since the
 # MoE MFU curve (MFU_MOE_BY_ACTIVE_PARAMS_B) prices the Qwen3-235B-A22B teacher's
 # scoring, an OPD step is 4.13 GPU-h and the OPD arm 1,855 GPU-h, 3 % above the
 # anchor; OPD_SIGNAL_SCALE_SAMPLES was not re-fitted for it.

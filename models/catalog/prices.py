@@ -10,7 +10,7 @@ Tiers: ``on_demand``, ``spot`` and reservations ``reserved_1m``, ``reserved_1y``
 (``TERM_HOURS``), used or not. Within one (provider, region, GPU) the tiers are
 consistent: spot and every reservation cost less per hour than on demand, and a
 longer term no more than a shorter one (``inconsistencies``; the shipped catalog
-has none, which ``tests/test_prices.py`` checks).
+has none, which ``tests/models/catalog/test_prices.py`` checks).
 """
 
 from __future__ import annotations

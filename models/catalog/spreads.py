@@ -50,7 +50,7 @@ def two_estimates(a: float, b: float) -> tuple[float, float]:
 # n - 1 degrees of freedom: the range a new row falls in, allowing for the 6 dense
 # and 20 MoE rows behind the fits; the MoE range sits below 1 because most MoE rows
 # run slower than the model prices them, see CALIBRATION.md). Recomputed by `python benchmarks/uncertainty_spreads.py`;
-# tests/test_scenarios.py checks these constants against the rows.
+# tests/models/uncertainty/test_scenarios.py checks these constants against the rows.
 # MFU and decode speed are drawn together (one draw per scenario): the rows time
 # whole steps and cannot tell the two apart, and one software stack runs both.
 FACTOR_STEP_TIME_DENSE = (0.725, 1.081)

@@ -28,7 +28,7 @@ HOURS_CATEGORY = {DECODE: "generation", TAIL: "generation", PREFILL: "generation
                   EVAL: "evaluation"}
 # The rate multiplier of ``schema.Efficiency`` each family's time scales with, exactly
 # as 1/factor (None: neither). The scenario evaluator (``scenarios.py``) rescales
-# component hours by it; ``tests/test_scenarios.py`` checks the proportionality on
+# component hours by it; ``tests/models/uncertainty/test_scenarios.py`` checks the proportionality on
 # every family, so a new family must be listed here.
 RATE_FACTOR = {DECODE: "decode_factor", TAIL: "decode_factor", PREFILL: "mfu_factor", STUDENT_FWD: "mfu_factor",
                TEACHER: "mfu_factor", REWARD_MODEL: "mfu_factor", TRAIN: "mfu_factor", SYNC: None, ENV_WAIT: None,

@@ -25,7 +25,7 @@ Forgetting of a stage (RL's Razor: forgetting tracks how far training moves the 
 the formula of a one-stage plan (``learning.on_policy_forgetting``) with the
 stage's own move in place of the move from the baseline; a plan's forgetting is
 the sum over its stages. For a first stage every function here equals the
-one-stage profile (``recipes.profile``), which ``tests/test_staged.py`` checks.
+one-stage profile (``recipes.profile``), which ``tests/models/formulation/test_staged.py`` checks.
 """
 
 from __future__ import annotations

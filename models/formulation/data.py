@@ -234,7 +234,7 @@ def dominated_recipes(data: FormulationData, block: int = 256, quality: np.ndarr
     preorder, and each dropped recipe is dominated by a kept one (the
     comparison runs in an order where a dominator always comes first, and
     transitivity carries it), so the argument chains. Tested against
-    enumeration in ``tests/test_scale_oracle.py``.
+    enumeration in ``tests/solver/oracles/test_scale_oracle.py``.
 
     Only the single-job model may drop recipes: a portfolio schedules lead time
     and GPU-hours per type, and a chance model prices scenarios, neither of

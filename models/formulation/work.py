@@ -102,7 +102,7 @@ def define_overlap(m, data: FormulationData, phases: dict, cs, hs, units, a, z, 
     (data-derived). Exact: :math:`W` enters only :math:`T_h`, and every objective and limit is
     non-decreasing in :math:`T_h` (cost and time grow with it; quality and forgetting do not move), so an
     optimum exists with :math:`W_{h,p} = \max(G_p, T_p)`, the evaluator's value; the cost tie-break takes
-    that one (``tests/test_asynchronous.py`` holds the MIP to both oracles)."""
+    that one (``tests/models/cost/test_asynchronous.py`` holds the MIP to both oracles)."""
     n_h = len(data.hardware)
     is_serial = np.ones(len(data.components), dtype=bool)
     for gen, train in phases.values():

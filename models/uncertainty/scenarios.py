@@ -14,7 +14,7 @@ parameters in ``uncertainty.py``), every metric is the evaluator's
    \mathrm{cost}^s &= \texttt{costs.cost\_breakdown\_usd}(n\, p^s_g, H^s, \mathrm{wall}^s, F^s)
 
 Component times are exactly proportional to the inverse of their rate
-factor (``tests/test_scenarios.py`` checks every family), and the
+factor (``tests/models/uncertainty/test_scenarios.py`` checks every family), and the
 checkpoint write time to the inverse of the write bandwidth, so the scaling
 above is exact, not a linearisation. Each metric is also split into a part
 that depends on the recipe alone and a part per (hardware, interval) and

@@ -19,7 +19,7 @@ also with every separate rollout (GPU type, count) of ``hardware.rollout_gpus``
 choices, less the pairs of two vendors or of one type whose sum is over its availability),
 :math:`I` the checkpoint intervals. With a teacher trained as a stage (``teacher.training``) each OPD
 recipe is offered once per teacher plan of the (cost, wall) Pareto set (``teacher_training.py``). These are the counts of ``recipes.enumerate_recipes`` and
-``hardware.hardware_options`` (``tests/test_plan_space.py`` holds them equal),
+``hardware.hardware_options`` (``tests/solver/job/test_plan_space.py`` holds them equal),
 computed in microseconds even when the lists would not fit in memory.
 
 The MIP never lists plans: it has one binary per recipe and per hardware

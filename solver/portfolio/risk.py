@@ -37,7 +37,7 @@ it is reported as late GPU-hours. With no preemption and no shortfall every
 job meets its deadline and the cost is the schedule's ``cost_usd``.
 
 The replay is vectorised over scenarios (numpy arrays of length S);
-``tests/portfolio_oracle.py`` replays scenario by scenario in plain Python.
+``tests/support/portfolio_oracle.py`` replays scenario by scenario in plain Python.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Each builder takes what the library computed and returns plain, strict JSON data
 (non-finite numbers as null, ``json_safe.finite_json``). The CLI prints it
 (``cli/output.emit_json``); the service answers with it (``service/payloads.py``,
 on a Dask worker). Nothing else builds these objects, so the two cannot disagree
-(``tests/test_service_equality.py`` holds them equal on every shipped instance).
+(``tests/solver/service/test_service_equality.py`` holds them equal on every shipped instance).
 
 | result | builder | the CLI's caller | the service's caller |
 |---|---|---|---|

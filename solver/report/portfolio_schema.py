@@ -4,7 +4,7 @@
 procurement system can rely on the keys: ``version`` says which shape it is
 (``RESULT_VERSION`` in ``portfolio.py``; bumped when a key changes meaning or
 goes away). Every number is finite or null (a null says why where it can be
-surprising, as ``bound_missing_reason``). ``tests/test_portfolio_result_schema.py``
+surprising, as ``bound_missing_reason``). ``tests/solver/report/test_portfolio_result_schema.py``
 validates real outputs against these models, so the schema cannot drift from them.
 """
 

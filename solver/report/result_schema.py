@@ -4,7 +4,7 @@
 rely on the keys: ``version`` says which shape it is (``RESULT_VERSION`` in ``run.py``; bumped when
 a key changes meaning or goes away; new keys may appear within a version). A solve prints a
 :class:`SolveResultSchema`, an evaluation an :class:`EvaluateResultSchema`; the published schema
-is either (``anyOf``). ``tests/test_result_schema.py`` validates real outputs of every shipped
+is either (``anyOf``). ``tests/solver/report/test_result_schema.py`` validates real outputs of every shipped
 instance against these models, so the schema cannot drift from them.
 """
 

@@ -12,7 +12,7 @@ Two renderings, chosen by where stdout goes:
   ``NO_COLOR``.
 
 rich is imported here only, and only when a table is drawn, so that ``planopt solve --json``,
-``schema`` and ``validate`` never load it (``tests/test_lean_cli.py``).
+``schema`` and ``validate`` never load it (``tests/solver/cli/test_lean_cli.py``).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ and runs on a Dask worker process, for a job (``jobs.run_job``) and for a synchr
 alike (``jobs.run_request``): the service's own process never solves. Each composes the library
 functions the CLI composes, and builds its answer with the builder the CLI's ``--json`` uses
 (``report/json_results.py``), so the service adds no second cost model and no second JSON
-(``tests/test_service_equality.py`` holds the answers equal to the CLI's on every shipped instance).
+(``tests/solver/service/test_service_equality.py`` holds the answers equal to the CLI's on every shipped instance).
 
 Options are checked with the library's own checks, under the names of the request's fields, so a
 mistake gets the CLI's one-line message naming the field.

@@ -1,0 +1,79 @@
+"""One plan model of composable layers, held to one oracle (issue 23 items 1-3): on random jobs that switch
+stages, a choice of student, retention, separate rollout hardware, asynchronous RL and a trained teacher on
+at random, several at once, for every objective, the MIP's optimum equals the plan-by-plan oracle's, and
+the chance-constrained MIP's equals the oracle's over the same scenarios (expected objective, CVaR)."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pytest
+
+from tests.support.common import split_seeds
+from tests.support.layered_instances import layered_instance
+from planopt.job.model import PlanModel
+from planopt.models.cost.evaluator import Evaluator
+from planopt.models.uncertainty.model import draw
+from planopt.oracles.by_plan import best_plan, best_under_scenarios
+from planopt.uncertainty.chance import solve_chance
+
+SEEDS = [s for s in range(70) if layered_instance(s) is not None]
+CHANCE_SEEDS = [s for s in range(70) if layered_instance(s, max_stages=2) is not None]
+SCENARIOS = 12
+
+
+def close(a: float, b: float, rel: float = 1e-6) -> bool:
+    return abs(a - b) <= rel * max(1.0, abs(a), abs(b))
+
+
+def test_the_seeds_switch_every_layer_on_and_several_at_once():
+    """Guards the generator: every layer is on in several seeds, and most seeds have two or more on."""
+    layers = [layered_instance(s)[1] for s in SEEDS]
+    count = Counter(layer for on in layers for layer in on)
+    assert all(count[layer] >= 5 for layer in ("stages", "students", "retention", "rollout", "async", "teacher")), count
+    assert sum(len(on) >= 2 for on in layers) >= len(layers) // 2
+    assert len({layered_instance(s)[0].objective for s in SEEDS}) == 4
+
+
+@pytest.mark.parametrize("seed", split_seeds(SEEDS, 14))
+def test_the_plan_model_equals_the_oracle_whatever_layers_are_on(seed):
+    inst, on = layered_instance(seed)
+    mip, oracle = PlanModel(inst).solve(), best_plan(inst)
+    assert mip.status == oracle.status, (on, mip.status, oracle.status, mip.message)
+    if oracle.status != "optimal":
+        assert mip.plan is None
+        return
+    objective = inst.objective
+    assert close(mip.metrics.objective(objective), oracle.metrics.objective(objective)), (on, mip.plan, oracle.plan)
+    assert close(mip.metrics.cost_usd, oracle.metrics.cost_usd), (on, mip.plan, oracle.plan)
+    again = Evaluator(inst).evaluate(mip.plan)  # one of the instance's plans, and feasible
+    assert again.feasible and close(again.cost_usd, mip.metrics.cost_usd)
+    for key, value in mip.mip_values.items():  # the MIP's own values of the metrics are the evaluator's
+        assert close(value, getattr(mip.metrics, key), 1e-5), (on, key, value, getattr(mip.metrics, key))
+    assert mip.big_m_breaches == []
+
+
+@pytest.mark.parametrize("seed", split_seeds(CHANCE_SEEDS, 12))
+def test_the_chance_model_equals_the_oracle_over_the_same_scenarios_whatever_layers_are_on(seed):
+    inst, on = layered_instance(seed, max_stages=2)
+    rng = random.Random(seed)
+    confidence = rng.choice([0.5, 0.75, 0.9])
+    cvar = rng.choice([None, None, 0.7]) if inst.objective == "cost" else None
+    mip = solve_chance(inst, confidence, SCENARIOS, seed, cvar, out_of_sample=50, guard=False)
+    oracle = best_under_scenarios(inst, draw(inst, SCENARIOS, seed), confidence, cvar)
+    assert (mip.status == "optimal") == (oracle is not None), (on, mip.status, mip.message)
+    if oracle is None:
+        return
+    name = "cvar" if cvar is not None else inst.objective
+    if cvar is not None:
+        assert close(mip.mip_values["cvar_cost_usd"], oracle.cvar_cost_usd), (on, mip.plan, oracle.plan)
+    else:
+        metric = {"cost": "cost_usd", "time": "wall_hours", "quality": "quality", "forgetting": "forgetting_points"}[name]
+        assert close(mip.risk["expected"][metric], oracle.expected[metric]), (on, mip.plan, oracle.plan)
+        assert close(mip.risk["expected"]["cost_usd"], oracle.expected["cost_usd"]), (on, mip.plan, oracle.plan)
+    # the MIP's expressions are the scenario evaluator's values on its plan, and its plan meets the share
+    for key in ("cost", "time", "quality", "forgetting"):
+        metric = {"cost": "cost_usd", "time": "wall_hours", "quality": "quality", "forgetting": "forgetting_points"}[key]
+        assert close(mip.mip_values[f"expected_{key}"], mip.risk["expected"][metric], 1e-5), (on, key)
+    assert mip.risk["in_sample_share"] >= confidence - 1e-9

@@ -1,0 +1,42 @@
+"""The fuzzer (issue 13): mutated instances and portfolios never make the CLI print a traceback, exit 1,
+or print anything but one strict JSON object under ``--json``; an input error is one ``error:`` line.
+
+A seeded sample of ``SAMPLE`` cases runs by default (the valid-but-huge ones always among them);
+``PLANOPT_FUZZ=full`` runs all 1,560 (``benchmarks/fuzz.py`` runs them too and tabulates the outcomes,
+BENCHMARKS.md §6).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+
+import pytest
+
+from tests.support.fuzzing import cases, run
+
+SAMPLE = 60
+ALL = cases()
+HUGE = [c for c in ALL if c.operation == "huge"]
+CHOSEN = ALL if os.environ.get("PLANOPT_FUZZ") == "full" else (
+    HUGE + random.Random(13).sample([c for c in ALL if c.operation != "huge"], SAMPLE - len(HUGE)))
+
+
+def test_the_full_set_is_large_and_covers_every_mutation():
+    assert len(ALL) >= 1500
+    assert {c.operation for c in ALL} == {"delete", "wrong_type", "number", "empty", "duplicate", "unknown_name",
+                                         "unknown_field", "unicode", "truncate", "non_utf8", "deep", "huge"}
+    assert {c.base for c in ALL} >= {"tiny.json", "portfolio-small.json"}
+    assert [c.id for c in cases()] == [c.id for c in ALL]  # deterministic
+
+
+@pytest.mark.parametrize("case", CHOSEN, ids=lambda c: c.id)
+def test_mutated_input_keeps_the_cli_contract(tmp_path, case):
+    problems = [f"{o.command}: {o.problem}" for o in run(case, tmp_path) if o.problem]
+    assert not problems, f"{case.operation} at {case.where}: {problems}"
+
+
+@pytest.mark.parametrize("case", HUGE, ids=lambda c: c.id)
+def test_valid_but_huge_inputs_are_refused(tmp_path, case):
+    outcomes = run(case, tmp_path)
+    assert [o.exit_code for o in outcomes] == [2, 2]

@@ -1,0 +1,32 @@
+"""What every test folder shares: the repository's paths, the seed split of the default run, and the
+one-line refusal of ``planopt solve``."""
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+INSTANCES = ROOT / "instances"
+
+
+def split_seeds(seeds, default: int) -> list:
+    """Random-instance seeds for ``pytest.mark.parametrize``: the first ``default`` run in the default
+    ``pytest -q``, the rest are marked ``slow`` (``.ci/run`` runs them with ``-m slow``), so the default run
+    stays well under 10 minutes on 2 cores while CI still holds every seed to its oracle."""
+    seeds = list(seeds)
+    return seeds[:default] + [pytest.param(s, marks=pytest.mark.slow) for s in seeds[default:]]
+
+
+def refused(tmp_path, data: dict, field: str, *options: str) -> str:
+    """``planopt solve`` on ``data`` (written to a file, with ``options``) exits 2 with one line naming ``field``;
+    returns that line."""
+    import json
+    from typer.testing import CliRunner
+    from planopt.cli import app
+    f = tmp_path / "refused.json"
+    f.write_text(json.dumps(data))
+    res = CliRunner().invoke(app, ["solve", str(f), *options])
+    assert res.exit_code == 2, res.output
+    lines = res.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and field in lines[0], res.output
+    return lines[0]

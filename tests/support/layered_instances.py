@@ -1,0 +1,90 @@
+"""Random jobs that switch the plan model's layers on at random, several at once (issue 23 item 2): stages,
+a choice of student, retention, separate rollout hardware, asynchronous RL and a trained teacher, on the
+small random jobs of ``random_instances`` and ``staged_instances``, small enough for the plan-by-plan
+oracle (and its scenario counterpart) to list every plan."""
+
+from __future__ import annotations
+
+import random
+
+from planopt.instance import parse_instance
+from planopt.oracles.by_plan import all_plans, space_size
+
+from tests.support.random_instances import SMALL_MODELS, random_job_dict, with_drawn_limits
+from tests.support.retention_instances import retention_block, with_a_covering_option
+
+LAYERS = ("stages", "students", "retention", "rollout", "async", "teacher")
+MAX_LAYERED_PLANS = 900
+
+
+def _base(seed: int, rng: random.Random, staged: bool, max_stages: int) -> dict:
+    if not staged:
+        return random_job_dict(rng, f"layered-{seed}")
+    from tests.support.staged_instances import shrunk_staged_job_dict
+    d = shrunk_staged_job_dict(seed)
+    sequences = [q for q in d["training"]["stage_sequences"] if len(q) <= max_stages]
+    d["training"]["stage_sequences"] = sequences or [["sft", "rl"] if "rl" in d["training"]["methods"] else
+                                                     sorted(d["training"]["methods"])[:1]]
+    for method in d["training"]["stage_sequences"][0]:
+        d["training"]["methods"].setdefault(method, {"steps_options": [50, 200], "prompts_per_step": 32})
+    return d
+
+
+def _student(d: dict, rng: random.Random) -> None:
+    own = d["student"]["preset"]
+    other = rng.choice([m for m in SMALL_MODELS if m != own])
+    base = d["task"]["baseline_score"]
+    d["candidate_students"] = [{"name": other, "architecture": {"preset": other},
+                                "baseline_score": min(99.0, base + rng.uniform(-10, 15)),
+                                "general_score_baseline": rng.uniform(50, 90)}]
+
+
+def _teacher(d: dict, rng: random.Random) -> bool:
+    from tests.support.teacher_instances import with_trained_teacher
+    return "opd" in d["training"]["methods"] and with_trained_teacher(d, rng) is not None
+
+
+def layered_job_dict(seed: int, max_stages: int = 3) -> tuple[dict, set[str]] | None:
+    """A random job and the layers it has on, without limits; None when its space is over MAX_LAYERED_PLANS or it
+    is not a valid job (a layer that cannot apply is left off)."""
+    rng = random.Random(400_000 + seed)
+    on = {layer for layer in LAYERS if rng.random() < 0.45}
+    d = _base(seed, rng, "stages" in on, max_stages)
+    methods = d["training"]["methods"]
+    d["hardware"]["gpus"] = d["hardware"]["gpus"][:1]
+    if "students" in on:
+        _student(d, rng)
+    if "retention" in on:
+        d["retention"] = retention_block(rng)
+        d["retention"]["keep_last_options"] = d["retention"]["keep_last_options"][:2]
+        d["retention"]["milestone_options"] = d["retention"]["milestone_options"][:1]
+        d["retention"]["tiers"] = d["retention"]["tiers"][:1]
+        with_a_covering_option(d)
+    if ("rollout" in on or "async" in on) and ("rl" in methods or "opd" in methods):
+        d["hardware"]["rollout_gpus"] = [{"name": rng.choice(["H100-SXM", "B200"]), "counts": [8]}]
+        on.add("rollout")
+        if "async" in on and "rl" in methods:
+            d["training"]["staleness_steps_options"] = [0, 1]
+    on.discard("async") if d["training"].get("staleness_steps_options") is None else None
+    if "teacher" in on and not _teacher(d, rng):
+        on.discard("teacher")
+    if "stages" in on and not any(len(q) > 1 for q in d["training"].get("stage_sequences") or []):
+        on.discard("stages")
+    try:
+        inst = parse_instance(d)
+    except ValueError:
+        return None
+    if space_size(inst) > MAX_LAYERED_PLANS:
+        return None
+    return d, on
+
+
+def layered_instance(seed: int, max_stages: int = 3):
+    """(``layered_job_dict``'s job with limits drawn from its own plans, its layers), or None."""
+    made = layered_job_dict(seed, max_stages)
+    if made is None:
+        return None
+    d, on = made
+    rng = random.Random(410_000 + seed)
+    d["objective"] = rng.choice(["cost", "cost", "quality", "time", "forgetting"])
+    return parse_instance(with_drawn_limits(d, all_plans(parse_instance(d)), rng)), on
