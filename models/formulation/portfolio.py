@@ -47,6 +47,9 @@ LEAD_TOLERANCE = 1e-12   # relative: a lead time equal to the hours since releas
 
 @dataclass
 class PortfolioFormulation:
+    """What the portfolio MIP is built from: the portfolio's data, each job's plan-space coefficients and evaluator,
+    the reserved GPUs each type may hold, and per job the spot overheads, hourly non-compute money and allowed tiers."""
+
     data: PortfolioData
     jobs: list[FormulationData]
     evaluators: list[Evaluator]
@@ -82,6 +85,8 @@ def hourly_noncompute_usd(inst) -> float:
 
 
 def spot_overhead_share(ev: Evaluator, hw, interval_minutes: float, preemptions_per_gpu_hour: float) -> float:
+    """Share of a spot run's wall time lost to checkpoints, restarts and lost work: the checkpoint overhead with the
+    hardware's failures plus ``count`` × the spot preemptions per GPU-hour as the interruption rate."""
     hp = ev.hardware(hw)
     return ph.checkpoint_overhead_share(hp.checkpoint_write_hours, hp.failures_per_hour + hw.count * preemptions_per_gpu_hour,
                                         interval_minutes / 60.0, hp.restart_hours)

@@ -57,6 +57,8 @@ MULTIPLE_TOLERANCE_GPUS = 1e-6   # a master-LP reservation within this of a mult
 
 @dataclass
 class Node:
+    """One box of the branch and bound: its Lagrangian bound, the reserved-GPU range per type, its job rules."""
+
     bound_usd: float
     low: dict          # GPU type -> least reserved GPUs in the box
     cap: dict          # GPU type -> most reserved GPUs in the box (absent: the model's own bound)

@@ -75,6 +75,7 @@ class TimeBudget:
 
     @property
     def limited(self) -> bool:
+        """Whether the solve has a deadline."""
         return self.end is not None
 
     def left(self, now: float | None = None) -> float | None:

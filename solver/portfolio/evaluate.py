@@ -42,7 +42,6 @@ def evaluate_schedule(pdata: PortfolioData, plans: list[Plan], spot_shares: list
     GPUs}) replaces ``reserved`` for the types with ``reserved_start_buckets``: each contract is in
     force from its start plus the lead time and paid for ``committed_hours_from`` of its start."""
     contracts = contracts or {}
-    H = pdata.bucket_hours
     evs = evaluators or [Evaluator(inst) for inst in pdata.instances]
     out, violations = [], []
     used: dict[tuple[int, str, str], float] = {}
@@ -51,7 +50,7 @@ def evaluate_schedule(pdata: PortfolioData, plans: list[Plan], spot_shares: list
                  "on_demand": 0.0, "spot": 0.0, "noncompute": 0.0}
     for j, (plan, sigma, hours) in enumerate(zip(plans, spot_shares, gpu_hours)):
         ev, name, job = evs[j], pdata.names[j], pdata.portfolio.jobs[j]
-        g, n = plan.gpu, plan.gpu_count
+        g = plan.gpu
         metrics = ev.evaluate(plan)
         if not metrics.fits_memory or metrics.violations:
             violations.append(f"{name}: {'; '.join(metrics.violations)}")
@@ -65,29 +64,7 @@ def evaluate_schedule(pdata: PortfolioData, plans: list[Plan], spot_shares: list
             if abs(got - need) > tolerance * max(1.0, need):
                 violations.append(f"{name}: {what} GPU-hours scheduled {got:.6g} != needed {need:.6g}")
         lead = ev.recipe(plan.recipe).lead_hours
-        compute = 0.0
-        for (b, k), v in hours.items():
-            if v <= tolerance:
-                continue
-            if not (job.release_bucket <= b <= job.deadline_bucket):
-                violations.append(f"{name}: runs in bucket {b} outside its window {job.release_bucket}..{job.deadline_bucket}")
-            if lead > (b - job.release_bucket) * H * (1 + 1e-12):
-                violations.append(f"{name}: runs in bucket {b} before its lead time of {lead:.1f} h has passed")
-            if k == "reserved" and b < pdata.reserved_from[g]:
-                violations.append(f"{name}: runs on reserved {g} in bucket {b}, before they arrive in bucket {pdata.reserved_from[g]}")
-            used[b, g, k] = used.get((b, g, k), 0) + n   # a running job holds its whole count (gang)
-            if k == "on_demand":
-                breakdown["on_demand"] += v * pdata.od_price[g][b]
-                compute += v * pdata.od_price[g][b]
-            elif k == "spot":
-                breakdown["spot"] += v * pdata.spot_price[g][b]
-                compute += v * pdata.spot_price[g][b]
-            else:
-                compute += v * pdata.reserved_price[g]
-        for b in pdata.buckets:
-            in_b = sum(v for (bb, k), v in hours.items() if bb == b)
-            if in_b > n * H * (1 + tolerance) + tolerance:
-                violations.append(f"{name}: {in_b:.6g} GPU-hours in bucket {b} > {n} GPUs × {H:g} h")
+        compute = _charge_buckets(pdata, name, job, plan, hours, lead, tolerance, used, breakdown, violations)
         train_hours = (1 + o) * T * (1 - sigma) + (1 + o_s) * T * sigma
         noncompute = metrics.cost_usd - metrics.cost_breakdown_usd["compute"] - metrics.cost_breakdown_usd["evaluation"] + hourly_noncompute_usd(ev.inst) * (o_s - o) * T * sigma
         breakdown["noncompute"] += noncompute
@@ -144,3 +121,35 @@ def extract_schedule(m: pyo.ConcreteModel, form: PortfolioFormulation, result: P
 
 
 # The most jobs one portfolio MIP is asked to plan. It has about 590 variables per job at
+
+
+def _charge_buckets(pdata: PortfolioData, name: str, job, plan: Plan, hours: dict[tuple[int, str], float], lead: float,
+                    tolerance: float, used: dict, breakdown: dict, violations: list[str]) -> float:
+    """Compute money of one job's GPU-hours per (bucket, tier), added to ``breakdown``; the GPUs it holds at once
+    added to ``used`` (a running job holds its whole count: gang); its window, lead-time, reservation-arrival and
+    per-bucket hour violations appended to ``violations``."""
+    g, n, H = plan.gpu, plan.gpu_count, pdata.bucket_hours
+    compute = 0.0
+    for (b, k), v in hours.items():
+        if v <= tolerance:
+            continue
+        if not (job.release_bucket <= b <= job.deadline_bucket):
+            violations.append(f"{name}: runs in bucket {b} outside its window {job.release_bucket}..{job.deadline_bucket}")
+        if lead > (b - job.release_bucket) * H * (1 + 1e-12):
+            violations.append(f"{name}: runs in bucket {b} before its lead time of {lead:.1f} h has passed")
+        if k == "reserved" and b < pdata.reserved_from[g]:
+            violations.append(f"{name}: runs on reserved {g} in bucket {b}, before they arrive in bucket {pdata.reserved_from[g]}")
+        used[b, g, k] = used.get((b, g, k), 0) + n
+        if k == "on_demand":
+            breakdown["on_demand"] += v * pdata.od_price[g][b]
+            compute += v * pdata.od_price[g][b]
+        elif k == "spot":
+            breakdown["spot"] += v * pdata.spot_price[g][b]
+            compute += v * pdata.spot_price[g][b]
+        else:
+            compute += v * pdata.reserved_price[g]
+    for b in pdata.buckets:
+        in_b = sum(v for (bb, k), v in hours.items() if bb == b)
+        if in_b > n * H * (1 + tolerance) + tolerance:
+            violations.append(f"{name}: {in_b:.6g} GPU-hours in bucket {b} > {n} GPUs × {H:g} h")
+    return compute

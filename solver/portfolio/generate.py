@@ -38,6 +38,7 @@ def _students():
 
 
 def random_job(rng: random.Random, index: int) -> dict[str, Any]:
+    """A random valid job of a generated portfolio (student, methods, baseline, hardware, release and deadline)."""
     models = sorted(load_models().values(), key=lambda m: m.params_b)
     student = rng.choice(_students())
     teachers = [m for m in models if m.params_b > student.params_b * 1.5 and m.params_b <= 80]

@@ -119,6 +119,8 @@ class JobPlans:
 
 @dataclass
 class LagrangeResult:
+    """The Lagrangian dual's best bound, its multipliers, and each job's minimising plan and the capacity it holds."""
+
     bound_usd: float                       # L(lambda) at the best multipliers
     multipliers: dict                      # (b, g, k) -> USD per GPU held in the bucket
     job_min_usd: list                      # [j] min_j(lambda) at the best multipliers
@@ -258,6 +260,7 @@ class JobRule:
     buckets_in: frozenset = frozenset()
 
     def admits(self, p: int, held) -> bool:
+        """Whether plan ``p`` holding ``held`` (bucket, type) pairs obeys the rule's pairs and its buckets in and out."""
         buckets = {b for b, _ in held}
         return ((self.pairs is None or p in self.pairs) and not (buckets & self.buckets_out)
                 and self.buckets_in <= buckets)

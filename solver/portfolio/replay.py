@@ -75,42 +75,57 @@ def replay_schedule(pdata, result: dict[str, Any], evaluators: list[Evaluator] |
     if len(jobs) != len(pdata.instances):
         return [f"jobs: {len(jobs)} in the schedule, {len(pdata.instances)} in the portfolio"]
     for j, job in enumerate(jobs):
-        name, plan = job["name"], Plan.from_dict(job["plan"])
-        window = pdata.portfolio.jobs[j]
-        ev = evs[j]
-        lead = ev.recipe(plan.recipe).lead_hours
-        by_bucket: dict[int, list[dict]] = {}
-        for row in job["schedule"]:
-            by_bucket.setdefault(row["bucket"], []).append(row)
-        done = {"spot": 0.0, "other": 0.0}
-        for b, rows in sorted(by_bucket.items()):
-            if not window.release_bucket <= b <= window.deadline_bucket:
-                problems.append(f"{name}: runs in bucket {b}, outside its window {window.release_bucket}..{window.deadline_bucket}")
-            if b * H < window.release_bucket * H + lead * (1 - 1e-12):
-                problems.append(f"{name}: runs in bucket {b} before its lead time of {lead:.1f} h has passed")
-            t = b * H
-            for row in sorted(rows, key=lambda r: TIER_ORDER.index(r["tier"])):
-                if pdata.pool_of(row) != plan.gpu or row["gpus"] != plan.gpu_count:
-                    problems.append(f"{name}: bucket {b} holds {row['gpus']} × {pdata.pool_of(row)}, its plan needs "
-                                    f"{plan.gpu_count} × {plan.gpu} together")
-                pool = (row.get("provider"), row.get("region"), row["gpu"], row["tier"])
-                # an end past the bucket by a solver tolerance is clipped (and flagged below when it is more)
-                events.append((t, 1, row["gpus"], pool, b, name))
-                events.append((min(t + row["hours"], (b + 1) * H), -1, row["gpus"], pool, b, name))
-                t += row["hours"]
-                done["spot" if row["tier"] == "spot" else "other"] += row["gpus"] * row["hours"]
-            if t > (b + 1) * H * (1 + RELATIVE_TOLERANCE) + RELATIVE_TOLERANCE:
-                problems.append(f"{name}: {t - b * H:.6g} h of work in bucket {b}, longer than the bucket's {H:g} h")
-        sigma = job["metrics"].get("spot_share", 0.0) or 0.0
-        need_other, need_spot = gpu_hours_needed(ev, plan, sigma, pdata.preempt.get(plan.gpu, 0.0))
-        for kind, need in (("other", need_other), ("spot", need_spot)):
-            if done[kind] < need * (1 - RELATIVE_TOLERANCE) - RELATIVE_TOLERANCE:
-                problems.append(f"{name}: {done[kind]:.6g} {'spot' if kind == 'spot' else 'reserved and on-demand'} "
-                                f"GPU-hours run by its deadline, its plan needs {need:.6g}")
+        problems += _replay_job(pdata, j, job, evs[j], events)
     for row in procurement:  # a reservation is whole nodes of the offer
         node = pdata.node_gpus.get(pdata.pool_of(row), 1)
         if row.get("tier") == "reserved" and row["gpus"] % node:
             problems.append(f"procurement: {row['gpus']} reserved {row['gpu']} is not whole nodes of {node}")
+    problems += _capacity_problems(pdata, procurement, events)
+    return problems
+
+
+def _replay_job(pdata, j: int, job: dict[str, Any], ev: Evaluator, events: list) -> list[str]:
+    """Problems of job ``j``'s own schedule (window, lead time, gang, bucket length, GPU-hours done by its deadline);
+    its acquire and release events appended to ``events``."""
+    H = pdata.bucket_hours
+    problems: list[str] = []
+    name, plan = job["name"], Plan.from_dict(job["plan"])
+    window = pdata.portfolio.jobs[j]
+    lead = ev.recipe(plan.recipe).lead_hours
+    by_bucket: dict[int, list[dict]] = {}
+    for row in job["schedule"]:
+        by_bucket.setdefault(row["bucket"], []).append(row)
+    done = {"spot": 0.0, "other": 0.0}
+    for b, rows in sorted(by_bucket.items()):
+        if not window.release_bucket <= b <= window.deadline_bucket:
+            problems.append(f"{name}: runs in bucket {b}, outside its window {window.release_bucket}..{window.deadline_bucket}")
+        if b * H < window.release_bucket * H + lead * (1 - 1e-12):
+            problems.append(f"{name}: runs in bucket {b} before its lead time of {lead:.1f} h has passed")
+        t = b * H
+        for row in sorted(rows, key=lambda r: TIER_ORDER.index(r["tier"])):
+            if pdata.pool_of(row) != plan.gpu or row["gpus"] != plan.gpu_count:
+                problems.append(f"{name}: bucket {b} holds {row['gpus']} × {pdata.pool_of(row)}, its plan needs "
+                                f"{plan.gpu_count} × {plan.gpu} together")
+            pool = (row.get("provider"), row.get("region"), row["gpu"], row["tier"])
+            # an end past the bucket by a solver tolerance is clipped (and flagged below when it is more)
+            events.append((t, 1, row["gpus"], pool, b, name))
+            events.append((min(t + row["hours"], (b + 1) * H), -1, row["gpus"], pool, b, name))
+            t += row["hours"]
+            done["spot" if row["tier"] == "spot" else "other"] += row["gpus"] * row["hours"]
+        if t > (b + 1) * H * (1 + RELATIVE_TOLERANCE) + RELATIVE_TOLERANCE:
+            problems.append(f"{name}: {t - b * H:.6g} h of work in bucket {b}, longer than the bucket's {H:g} h")
+    sigma = job["metrics"].get("spot_share", 0.0) or 0.0
+    need_other, need_spot = gpu_hours_needed(ev, plan, sigma, pdata.preempt.get(plan.gpu, 0.0))
+    for kind, need in (("other", need_other), ("spot", need_spot)):
+        if done[kind] < need * (1 - RELATIVE_TOLERANCE) - RELATIVE_TOLERANCE:
+            problems.append(f"{name}: {done[kind]:.6g} {'spot' if kind == 'spot' else 'reserved and on-demand'} "
+                            f"GPU-hours run by its deadline, its plan needs {need:.6g}")
+    return problems
+
+
+def _capacity_problems(pdata, procurement: list[dict], events: list) -> list[str]:
+    """Times a pool holds more GPUs than it has, walking every acquire and release in time order."""
+    problems: list[str] = []
     held: dict[tuple, int] = {}
     for time_, sign, gpus, pool, b, name in sorted(events, key=lambda e: (e[0], e[1])):
         held[pool] = held.get(pool, 0) + sign * gpus

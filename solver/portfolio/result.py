@@ -25,6 +25,8 @@ RESULT_VERSION = "1.2"  # of the JSON output; minor: keys added (1.1: risk; 1.2:
 
 @dataclass
 class JobSchedule:
+    """One job's part of a portfolio: its plan, metrics, buckets, GPU-hours per (bucket, tier) and money."""
+
     name: str
     provider: str                    # of the plan's GPU type in the portfolio
     plan: Plan
@@ -43,9 +45,11 @@ class JobSchedule:
 
     @property
     def cost_usd(self) -> float:
+        """Compute plus non-compute money of the job, USD."""
         return self.compute_usd + self.noncompute_usd
 
     def to_dict(self) -> dict[str, Any]:
+        """The job's entry of a portfolio result's JSON (finite numbers only)."""
         metrics = {**self.metrics.summary(), "wall_hours": self.wall_hours, "gpu_hours": sum(self.gpu_hours.values()),
                    "cost_usd": self.cost_usd, "compute_usd": self.compute_usd, "noncompute_usd": self.noncompute_usd,
                    "spot_share": self.spot_share}
@@ -65,6 +69,8 @@ class JobSchedule:
 
 @dataclass
 class PortfolioResult:
+    """A solved portfolio: status and gap, reservations and their use, each job's schedule, risk and timings."""
+
     status: str                               # optimal | infeasible | time_limit | error
     name: str = "portfolio"
     gap: Optional[float] = None
@@ -113,6 +119,7 @@ class PortfolioResult:
 
     @property
     def has_plan(self) -> bool:
+        """Whether the result holds a schedule for the jobs."""
         return bool(self.jobs)
 
     def procurement_rows(self) -> list[dict[str, Any]]:
@@ -165,6 +172,7 @@ class PortfolioResult:
                 "violations": self.violations, "message": self.message, "risk": self.risk}
 
     def jobs_frame(self) -> pd.DataFrame:
+        """One row per job: its plan, buckets, GPU-hours, quality, forgetting, wall hours and money."""
         cols = ["job", "method", "gpu", "gpu_count", "steps", "checkpoint_interval_minutes", "release_bucket", "start_bucket",
                 "finish_bucket", "deadline_bucket", "spot_share", "gpu_hours", "quality", "forgetting_points", "wall_hours",
                 "compute_usd", "noncompute_usd", "cost_usd"]
@@ -175,9 +183,11 @@ class PortfolioResult:
         return pd.DataFrame(rows, columns=cols)
 
     def schedule_frame(self) -> pd.DataFrame:
+        """One row per job, bucket and tier: the GPU-hours the job runs there."""
         rows = [(j.name, j.plan.gpu, b, k, v) for j in self.jobs for (b, k), v in sorted(j.gpu_hours.items())]
         return pd.DataFrame(rows, columns=["job", "gpu", "bucket", "tier", "gpu_hours"])
 
     def procurement_frame(self) -> pd.DataFrame:
+        """One row per GPU type: reserved GPUs and their utilisation."""
         rows = [(g, self.reserved.get(g, 0), self.utilisation.get(g)) for g in self.gpu_types]
         return pd.DataFrame(rows, columns=["gpu", "reserved", "utilisation"])

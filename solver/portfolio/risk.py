@@ -61,6 +61,8 @@ RECOURSE = ("preempted spot and unobtainable on-demand work runs later in the jo
 
 @dataclass
 class ScheduleRisk:
+    """A schedule replayed over capacity scenarios: cost, recourse money, late GPU-hours and deadlines met per scenario."""
+
     names: list[str]
     seed: int
     cost_usd: np.ndarray          # (S,)
@@ -70,9 +72,11 @@ class ScheduleRisk:
 
     @property
     def scenarios(self) -> int:
+        """Number of scenarios replayed."""
         return len(self.cost_usd)
 
     def share_meeting_all(self) -> float:
+        """Share of scenarios in which every job meets its deadline."""
         return float(self.meets.all(axis=1).mean())
 
     def to_dict(self) -> dict[str, Any]:
@@ -86,6 +90,7 @@ class ScheduleRisk:
 
 
 def check_risk_scenarios(pdata: PortfolioData, n: Any, flag: str = "--scenarios") -> int:
+    """``n`` if it is a whole number of scenarios this portfolio can replay, else InputError naming ``flag``."""
     most = max_scenarios(pdata)
     if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= most:
         raise InputError(f"{flag}: expected a whole number of capacity scenarios from 1 to {most:,} for this portfolio "

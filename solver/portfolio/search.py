@@ -53,10 +53,12 @@ def integer_vars(pm) -> tuple[list[list[Any]], list[Any]]:
 
 
 def current_values(variables: list[Any]) -> list[tuple[Any, float]]:
+    """Each variable with its current value rounded to a whole number (a MIP start)."""
     return [(v, float(round(v.value or 0.0))) for v in variables]
 
 
 def set_start(pm, values: list[tuple[Any, float]]) -> None:
+    """Hand ``values`` to the persistent HiGHS solver as the next solve's MIP start."""
     vmap = pm.solver._pyomo_var_to_solver_var_map
     pm.solver.pending = (np.array([vmap[id(v)] for v, _ in values], dtype=np.int32),
                          np.array([x for _, x in values], dtype=np.float64))

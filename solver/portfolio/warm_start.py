@@ -98,7 +98,6 @@ class WarmStart:
         values it cannot complete are never returned as a schedule."""
         m, form, d = self.model, self.form, self.data
         H = d.bucket_hours
-        price = {"on_demand": d.od_price, "spot": d.spot_price}
         used: dict[tuple[int, str, str], int] = {}
         reserved = {g: 0 for g in d.gpus}
         held: set[tuple[int, int, str, str]] = set()
@@ -116,27 +115,7 @@ class WarmStart:
             for new_reservations in (False, True):
                 options = []
                 for b in buckets:
-                    best = None
-                    for k in form.tiers.get((j, b, g), []):
-                        if k == "reserved":
-                            free = reserved[g] - used.get((b, g, k), 0)
-                            if free >= n:
-                                cost = 0.0
-                            elif new_reservations:
-                                node = d.node_gpus[g]
-                                extra = -(-(used.get((b, g, k), 0) + n - reserved[g]) // node) * node
-                                if reserved[g] + extra > form.reserved_max[g]:
-                                    continue
-                                cost = d.reserved_price[g] * d.committed_hours[g] * extra / (n * H)
-                            else:
-                                continue
-                        else:
-                            avail = (d.od_avail if k == "on_demand" else d.spot_avail)[g][b]
-                            if avail - used.get((b, g, k), 0) < n:
-                                continue
-                            cost = price[k][g][b]
-                        if best is None or cost < best[0]:
-                            best = (cost, k)
+                    best = self._cheapest_tier(j, b, g, n, used, reserved, new_reservations)
                     if best is not None:
                         options.append((best[0], b, best[1]))
                 if len(options) >= need:
@@ -153,6 +132,36 @@ class WarmStart:
         values += [(m.reserved[g], float(reserved[g])) for g in d.gpus]
         values += [(m.reserved_nodes[g], float(reserved[g] // d.node_gpus[g])) for g in d.gpus]
         return values
+
+    def _cheapest_tier(self, j: int, b: int, g: str, n: int, used: dict, reserved: dict,
+                       new_reservations: bool) -> tuple[float, str] | None:
+        """The cheapest tier with room for job ``j``'s ``n`` GPUs of type ``g`` in bucket ``b`` and its USD per
+        GPU-hour: reserved GPUs already committed cost nothing more; new reserved nodes (when ``new_reservations``,
+        within the offer's cap) cost their commitment spread over the bucket; on-demand and spot their price."""
+        form, d = self.form, self.data
+        price = {"on_demand": d.od_price, "spot": d.spot_price}
+        best = None
+        for k in form.tiers.get((j, b, g), []):
+            if k == "reserved":
+                free = reserved[g] - used.get((b, g, k), 0)
+                if free >= n:
+                    cost = 0.0
+                elif new_reservations:
+                    node = d.node_gpus[g]
+                    extra = -(-(used.get((b, g, k), 0) + n - reserved[g]) // node) * node
+                    if reserved[g] + extra > form.reserved_max[g]:
+                        continue
+                    cost = d.reserved_price[g] * d.committed_hours[g] * extra / (n * d.bucket_hours)
+                else:
+                    continue
+            else:
+                avail = (d.od_avail if k == "on_demand" else d.spot_avail)[g][b]
+                if avail - used.get((b, g, k), 0) < n:
+                    continue
+                cost = price[k][g][b]
+            if best is None or cost < best[0]:
+                best = (cost, k)
+        return best
 
     def least_cost_bound(self) -> float | None:
         """A lower bound in USD on the cost of every schedule, the budget row left out: the
