@@ -7,7 +7,7 @@ The ladder (``LADDER``) is made of edits of ``instances/qwen3-8b-math.json`` (it
 teacher, so all three methods) with ``training.stage_sequences`` of two and three
 stages (sft→rl, sft→opd, rl→opd, sft→rl→opd, and rl alone) and more GPU types, GPU
 counts, samples-per-prompt options, training lengths and checkpoint intervals. Plans
-are counted by ``staged_oracle.space_size``. Each size is run under several
+are counted by ``planopt.oracles.by_plan.space_size``. Each size is run under several
 limit settings (``SETTINGS``): the instance's own limits (cost objective), a cost
 objective with a high quality floor and a tight deadline, and a quality objective
 under a budget.
@@ -295,7 +295,7 @@ def _decode(sd, q: int, pairs: tuple, i: int, stage_table):
 def child(kind: str, label: str, setting: str, budget_s: float, time_limit: float) -> dict:
     from planopt.instance import load_instance
     from planopt.models.cost.evaluator import Evaluator
-        from planopt.oracles.by_plan import space_size
+    from planopt.oracles.by_plan import space_size
     from planopt.job.model import PlanModel  # imports before the clocks start (both sides import Pyomo)
     inst = load_instance(scaled(*LADDER[label], setting=setting))
     out = {"plans": space_size(inst), "base_mib": peak_mib()}

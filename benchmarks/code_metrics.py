@@ -3,7 +3,7 @@
 Run from the project's root: ``python benchmarks/code_metrics.py [--json]``. Lines are physical lines of
 ``*.py`` files (docstrings and comments included, as ``wc -l`` counts them); a function's length runs from
 its ``def`` line to its last line (``ast`` end_lineno), nested functions counted in their parent too.
-BENCHMARKS.md §10 records the figures before and after issue 23.
+BENCHMARKS.md §11 records the figures before and after issue 23.
 """
 
 from __future__ import annotations

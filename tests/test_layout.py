@@ -196,3 +196,13 @@ def test_the_product_code_passes_the_lint():
     done = subprocess.run([ruff, "check", "models", "solver", "--output-format", "concise"], cwd=root,
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_every_benchmark_script_compiles():
+    """The scripts of ``benchmarks/`` are not run by the suite (they take minutes), but each must at least parse:
+    an edit that breaks one is caught here, not when its figures are next re-measured."""
+    root = Path(__file__).resolve().parents[1]
+    scripts = sorted((root / "benchmarks").glob("*.py"))
+    assert scripts
+    for script in scripts:
+        compile(script.read_text(), str(script), "exec")
