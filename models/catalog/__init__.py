@@ -95,6 +95,15 @@ class GpuSpec:
 
 
 @dataclass(frozen=True)
+class HostLinkedGpuSpec(GpuSpec):
+    """A GPU with its own host-link figure, as an instance's GPU option gives it (``gpus.json`` has no such
+    field: the catalog's figures are ``defaults.HOST_LINK_GB_PER_S_PER_GPU``, by name)."""
+
+    # one direction of the link between one GPU and host memory, GB/s
+    host_link_gb_per_s: float | None = None
+
+
+@dataclass(frozen=True)
 class ModelSpec:
     """One model preset of ``models.json``; parameters are in billions."""
 

@@ -310,6 +310,21 @@ HOST_LINK_GB_PER_S_PER_GPU = {
     "H100-SXM": 64.0, "H100-PCIe": 64.0, "H200": 64.0, "B200": 64.0,
     "MI300X": 64.0, "MI325X": 64.0, "GB200": 225.0,
 }
+# A GPU without a catalog figure (a calibration case's own GPU) takes the default of its
+# host link's PCIe generation, one direction of an x16 link, GB/s (instances/calibration/
+# FORMAT.md: "PCIe Gen4 x16 = 32, Gen5 x16 = 64"; PCI-SIG PCIe 4.0 / 5.0 at 16 / 32 GT/s per
+# lane, 128b/130b: 31.5 / 63 GB/s, which the datasheets above round to 32 / 64).
+HOST_LINK_GB_PER_S_BY_PCIE_GENERATION = {4: 32.0, 5: 64.0}
+# The PCIe generation of a GPU family's host interface, matched on the start of the name
+# (case, spaces, hyphens ignored; the longest family first). Datasheets: NVIDIA A100, A800,
+# A40, A30, A10, L40, L40S, L4 "PCIe Gen4 x16"; H100, H800, H200, H20 "PCIe Gen5 x16";
+# HGX B200 / B100 "PCIe Gen5"; AMD Instinct MI250X, MI210 "PCIe Gen4 x16", MI300X, MI325X
+# "PCIe Gen5 x16". A family missing here has no default: a case that offloads on such a GPU
+# gives gpu.host_link_gb_per_s itself.
+PCIE_GENERATION_BY_GPU_FAMILY = {
+    "A100": 4, "A800": 4, "A40": 4, "A30": 4, "A10": 4, "L40": 4, "L4": 4, "MI250": 4, "MI210": 4,
+    "H100": 5, "H800": 5, "H200": 5, "H20": 5, "B200": 5, "B100": 5, "MI300": 5, "MI325": 5,
+}
 # An SFT case that does not give its global batch: 128 examples per optimiser step
 # (Stanford Alpaca train recipe, github.com/tatsu-lab/stanford_alpaca README: batch
 # size 128; Tulu 2, arXiv 2311.10702 Table 9: effective batch 128).

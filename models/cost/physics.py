@@ -418,8 +418,10 @@ def fsdp_seconds_per_byte(gpu: GpuSpec, count: int) -> float:
 
 
 def host_link_gb_per_s(gpu: GpuSpec) -> float | None:
-    """One direction of the GPU's host link (``defaults.HOST_LINK_GB_PER_S_PER_GPU``), None if unknown."""
-    return d.HOST_LINK_GB_PER_S_PER_GPU.get(gpu.name)
+    """One direction of the GPU's host link: the instance's own figure (``GpuOption.host_link_gb_per_s``), else
+    the catalog's (``defaults.HOST_LINK_GB_PER_S_PER_GPU``), None if unknown."""
+    own = getattr(gpu, "host_link_gb_per_s", None)
+    return own if own is not None else d.HOST_LINK_GB_PER_S_PER_GPU.get(gpu.name)
 
 
 def offload_stream_bytes_per_sequence(arch: Architecture, lora_rank: int | None = None) -> float:

@@ -10,15 +10,28 @@ fields (``workload.max_response_tokens``), never a union branch.
 Numbers are strict as in the instance schema (no booleans, no numeric strings,
 no Infinity or NaN) and non-negative; whole numbers (GPU counts, layers, steps)
 also take a whole float such as ``32.0``, which published tables often give.
-Unknown fields are ignored: a published case carries citation fields of its own
-(``name`` of a model, ``notes``, the per-point figures of a source).
+
+A field these models do not define is refused (FORMAT.md: "a field this page does
+not define (or a misspelled one) makes that case an error row naming the field"),
+and :func:`describe_case_error` names it by its dotted path with the closest
+defined name (``gpu.hbm_tb``: did you mean ``gpu.hbm_tbps``?). Besides the fields
+FORMAT.md lists, the models define a few the shipped cases carry and planopt
+reads: ``method`` (flops, step_seconds; ``sft`` on a forgetting case),
+``teacher_precision``, ``software_release`` (step_seconds), ``name`` of a
+student or teacher (a citation: the architecture's figures are the case's, a
+name the catalog does not know is fine), ``teacher.score`` (gpu_hours_ratio),
+``workload.truncation`` and ``workload.micro_batch_examples`` (sft_hours), and
+``points[i].forgetting_points`` (the source's drop at that mix, a citation of
+``published``).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Optional, Union
+import difflib
+import re
+from typing import Annotated, Any, Literal, Optional, Union, get_args, get_origin
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from planopt.models.catalog import defaults as d
 
@@ -27,6 +40,9 @@ KINDS = ("flops", "step_seconds", "sft_hours", "interruptions", "checkpoint_inte
 Method = Literal["sft", "rl", "opd"]
 Precision = Literal[tuple(d.WEIGHT_BYTES_PER_PARAM)]  # type: ignore[valid-type]
 Release = Literal[tuple(d.SOFTWARE_RELEASES)]  # type: ignore[valid-type]
+Backend = Literal["megatron", "fsdp", "deepspeed"]
+# Kinds whose figure comes from training passes: they may state their ``trainer``.
+TRAINING_KINDS = ("flops", "step_seconds", "sft_hours", "forgetting_points", "gpu_hours_ratio")
 
 
 def _whole(value: Any) -> Any:
@@ -42,9 +58,9 @@ NonNegative = Annotated[float, Field(ge=0)]
 
 
 class CaseModel(BaseModel):
-    """The base of the case models: frozen, strict numbers (no Infinity or NaN), unknown fields ignored."""
+    """The base of the case models: frozen, strict numbers (no Infinity or NaN), undefined fields refused."""
 
-    model_config = ConfigDict(extra="ignore", frozen=True, strict=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
 
 class Architecture(CaseModel):
@@ -84,6 +100,79 @@ class Gpu(CaseModel):
     fp8_tflops: Optional[Positive] = None
     hbm_gb: Positive
     hbm_tbps: Positive
+    host_link_gb_per_s: Optional[Positive] = Field(None, description="one direction of the link between one GPU and host "
+                                                  "memory, GB/s; default the catalog's figure, else its PCIe generation's")
+
+
+def _pcie_generation(name: str) -> tuple[int, str] | None:
+    """The PCIe generation of a GPU family the name starts with (``defaults.PCIE_GENERATION_BY_GPU_FAMILY``), and
+    the family; None for a family the table does not know."""
+    from planopt.models.catalog import normalize_name
+    key = re.sub(r"^(nvidia|amd|instinct)+", "", normalize_name(name))
+    for family in sorted(d.PCIE_GENERATION_BY_GPU_FAMILY, key=len, reverse=True):
+        if key.startswith(normalize_name(family)):
+            return d.PCIE_GENERATION_BY_GPU_FAMILY[family], family
+    return None
+
+
+def host_link_of(gpu: Gpu) -> tuple[float, str] | None:
+    """The host link a case's GPU is priced with, GB/s one direction, and where it comes from: the case's
+    ``gpu.host_link_gb_per_s``, else the catalog's figure for its name, else the default of its PCIe generation;
+    None when none of them is known."""
+    from planopt.models.catalog import CatalogLookupError, find_gpu
+    if gpu.host_link_gb_per_s is not None:
+        return gpu.host_link_gb_per_s, "the case's gpu.host_link_gb_per_s"
+    try:
+        name = find_gpu(gpu.name).name
+    except CatalogLookupError:
+        name = None
+    if name in d.HOST_LINK_GB_PER_S_PER_GPU:
+        return d.HOST_LINK_GB_PER_S_PER_GPU[name], f"the catalog's {name}"
+    generation = _pcie_generation(gpu.name)
+    if generation is None:
+        return None
+    gen, family = generation
+    return d.HOST_LINK_GB_PER_S_BY_PCIE_GENERATION[gen], f"the PCIe Gen{gen} x16 default of the {family} family"
+
+
+def _host_link_or_fail(gpu: Gpu, field: str) -> None:
+    """Refuse a case that offloads on a GPU whose host link is known nowhere, naming ``gpu.host_link_gb_per_s``."""
+    if host_link_of(gpu) is not None:
+        return
+    from planopt.models.catalog import CatalogLookupError, find_gpu
+    try:
+        find_gpu(gpu.name)
+        why = f"the catalog has no host-link figure for {gpu.name!r}"
+    except CatalogLookupError as exc:
+        close = re.search(r"did you mean .*\?$", str(exc))
+        why = f"the catalog does not know the GPU {gpu.name!r}" + (f" ({close.group(0)})" if close else "")
+    raise ValueError(f"gpu.host_link_gb_per_s: required with {field} (GB/s one direction; PCIe Gen4 x16 = "
+                     f"{d.HOST_LINK_GB_PER_S_BY_PCIE_GENERATION[4]:g}, Gen5 x16 = {d.HOST_LINK_GB_PER_S_BY_PCIE_GENERATION[5]:g}): "
+                     f"{why}, and its PCIe generation is not known")
+
+
+class Trainer(CaseModel):
+    """The software that ran the training passes, as the source states it (FORMAT.md "Trainer"); the cost model has
+    no per-trainer efficiency yet, so a case is priced with the project's default trainer whatever it states."""
+
+    backend: Optional[Backend] = Field(None, description="megatron, fsdp (PyTorch FSDP/FSDP2/DTensor) or deepspeed")
+    zero_stage: Optional[Annotated[int, BeforeValidator(_whole), Field(ge=1, le=3)]] = Field(
+        None, description="DeepSpeed ZeRO stage, 1-3 (with backend deepspeed)")
+    framework: Optional[str] = Field(None, description="free text: nemo-rl, verl, hf-trainer, llamafactory, ...")
+
+    @model_validator(mode="after")
+    def _stage_is_deepspeed(self) -> "Trainer":
+        if self.zero_stage is not None and self.backend != "deepspeed":
+            raise ValueError(f"zero_stage: ZeRO stages are DeepSpeed's, and backend is {self.backend!r}; "
+                             "give backend 'deepspeed' or leave zero_stage out")
+        if self.backend is None and self.framework is None:
+            raise ValueError("backend: the trainer states neither backend nor framework")
+        return self
+
+    def describe(self) -> str:
+        """The trainer in a few words: ``deepspeed ZeRO-3, llamafactory``."""
+        stack = " ".join(x for x in (self.backend, self.zero_stage and f"ZeRO-{self.zero_stage}") if x)
+        return ", ".join(x for x in (stack, self.framework) if x)
 
 
 class CaseHeader(CaseModel):
@@ -96,9 +185,30 @@ class CaseHeader(CaseModel):
     published: dict[str, Any] = Field(description="the reported figure(s), under the key(s) of the kind")
     tolerance: float = Field(ge=1, description="ratio bound: a case passes when 1/tolerance <= predicted/published <= tolerance")
 
+    @property
+    def trainer_note(self) -> str | None:
+        """What the row says of the trainer: None for a kind that does not train."""
+        return None
+
+    @property
+    def host_link(self) -> tuple[float, str] | None:
+        """The host link the case is priced with under CPU offload (GB/s, where from); None without offload."""
+        return None
+
+
+class _Trains(CaseHeader):
+    """A kind that trains: it may state its ``trainer``."""
+
+    trainer: Optional[Trainer] = None
+
+    @property
+    def trainer_note(self) -> str:
+        """``default`` when the case states no trainer, else the stated one, priced as the default."""
+        return "default" if self.trainer is None else f"{self.trainer.describe()} (priced as default)"
+
 
 # --- one model per kind -------------------------------------------------------------------------------------
-class _OnPolicy(CaseHeader):
+class _OnPolicy(_Trains):
     """flops and step_seconds: an RL or OPD run (OPD when a teacher is given and no method is)."""
 
     method: Optional[Method] = None
@@ -176,15 +286,8 @@ class StepPublished(CaseModel):
     step_seconds: Positive
 
 
-def _offload_needs_host_link(gpu: Gpu, field: str) -> None:
-    from planopt.models.catalog import CatalogLookupError, find_gpu
-    try:
-        name = find_gpu(gpu.name).name
-    except CatalogLookupError:
-        name = gpu.name
-    if name not in d.HOST_LINK_GB_PER_S_PER_GPU:
-        raise ValueError(f"{field}: CPU offload needs the GPU's host-link bandwidth, and '{gpu.name}' has no "
-                         f"host-memory figure (known: {', '.join(d.HOST_LINK_GB_PER_S_PER_GPU)})")
+# A NeMo RL release a case's ``source`` cites ("... NeMo RL at tag v0.5.0"): its minor version.
+CITED_RELEASE = re.compile(r"\bv(0\.\d+)(?:\.\d+)?\b")
 
 
 class StepSecondsCase(_OnPolicy):
@@ -197,10 +300,30 @@ class StepSecondsCase(_OnPolicy):
     software_release: Optional[Release] = Field(None, description="RL software release; default: the NeMo RL tag the source cites, else the newest")
     published: StepPublished  # type: ignore[assignment]
 
+    @property
+    def cited_release(self) -> str | None:
+        """The NeMo RL release the ``source`` cites (``nemo-rl-v0.5`` for "tag v0.5.0"), known or not; None when it
+        cites none."""
+        cited = CITED_RELEASE.search(self.source) if "NeMo" in self.source else None
+        return None if cited is None else f"nemo-rl-v{cited.group(1)}"
+
+    @property
+    def release(self) -> str | None:
+        """The release the case is priced at: ``software_release``, else the cited one; None: the default."""
+        return self.software_release or self.cited_release
+
+    @property
+    def host_link(self) -> tuple[float, str] | None:
+        """The host link the case is priced with under CPU offload (GB/s, where from); None without offload."""
+        return host_link_of(self.gpu) if self.workload.cpu_offload else None
+
     @model_validator(mode="after")
-    def _offload(self) -> "StepSecondsCase":
+    def _release_and_offload(self) -> "StepSecondsCase":
+        if self.software_release is None and self.cited_release not in (None, *d.SOFTWARE_RELEASES):
+            raise ValueError(f"software_release: none stated, and the source cites {self.cited_release}, a release the "
+                             f"project does not know (known: {', '.join(d.SOFTWARE_RELEASES)})")
         if self.workload.cpu_offload:
-            _offload_needs_host_link(self.gpu, "workload.cpu_offload")
+            _host_link_or_fail(self.gpu, "workload.cpu_offload")
         return self
 
 
@@ -225,7 +348,7 @@ class SftPublished(CaseModel):
     hours: Positive
 
 
-class SftHoursCase(CaseHeader):
+class SftHoursCase(_Trains):
     """A case predicting the wall-clock hours of a whole supervised fine-tuning run."""
 
     predict: Literal["sft_hours"]
@@ -242,8 +365,13 @@ class SftHoursCase(CaseHeader):
             raise ValueError(f"workload.tokens_per_example: {w.tokens_per_example:g} is above workload.sequence_length "
                              f"{w.sequence_length:g} and the case does not state truncation (workload.truncation: true)")
         if w.cpu_offload:
-            _offload_needs_host_link(self.gpu, "workload.cpu_offload")
+            _host_link_or_fail(self.gpu, "workload.cpu_offload")
         return self
+
+    @property
+    def host_link(self) -> tuple[float, str] | None:
+        """The host link the case is priced with under CPU offload (GB/s, where from); None without offload."""
+        return host_link_of(self.gpu) if self.workload.cpu_offload else None
 
 
 class InterruptionsPublished(CaseModel):
@@ -281,6 +409,8 @@ class MixPoint(CaseModel):
     """One data mix of a forgetting case: the share of new-domain data."""
 
     external_data_share: float = Field(gt=0, le=1, description="1.0 = only new-domain data")
+    forgetting_points: Optional[NonNegative] = Field(None, description="the source's drop at this mix (a citation: "
+                                                     "published.forgetting_points is what is checked)")
 
 
 class ForgettingPublished(CaseModel):
@@ -289,10 +419,11 @@ class ForgettingPublished(CaseModel):
     forgetting_points: list[Positive] = Field(min_length=1)
 
 
-class ForgettingCase(CaseHeader):
+class ForgettingCase(_Trains):
     """A case predicting the drop of a general-capability score after SFT on external data, at one or more mixes."""
 
     predict: Literal["forgetting_points"]
+    method: Optional[Literal["sft"]] = Field(None, description="the run's method: SFT, the only one this kind prices")
     student: Architecture
     baseline_score: Positive
     points: list[MixPoint] = Field(min_length=1)
@@ -327,7 +458,7 @@ class RatioPublished(CaseModel):
     gpu_hours_ratio: Positive
 
 
-class GpuHoursRatioCase(CaseHeader):
+class GpuHoursRatioCase(_Trains):
     """A case predicting the ratio of GPU-hours of two arms that start from the same checkpoint."""
 
     predict: Literal["gpu_hours_ratio"]
@@ -363,3 +494,144 @@ def calibration_json_schema() -> dict[str, Any]:
     schema = TypeAdapter(CalibrationCase).json_schema()
     schema["title"] = "planopt calibration case"
     return schema
+
+
+# --- reading a case: one line naming every bad field ------------------------------------------------------------
+class CaseError(ValueError):
+    """A case whose fields are not what FORMAT.md defines; the message is one line naming each bad field."""
+
+
+def check_case(data: dict[str, Any]) -> CaseHeader:
+    """The case ``data`` checked against its schema: the common fields first, then its kind's (so an error names
+    the case's own fields, never a union branch). :class:`CaseError` naming the fields otherwise."""
+    try:
+        header = CaseHeader.model_validate({k: data[k] for k in CaseHeader.model_fields if k in data})
+    except ValidationError as exc:
+        # the kind is not known yet: a key no kind defines is named too (`tolerence`: did you mean `tolerance`?)
+        defined = {f for m in KIND_MODELS.values() for f in m.model_fields}
+        undefined = [f"{k}: {_undefined(CaseHeader, (k,))}" for k in data if k not in defined]
+        raise CaseError("; ".join([*undefined, describe_case_error(exc, CaseHeader)])) from None
+    model = KIND_MODELS[header.predict]
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise CaseError(describe_case_error(exc, model)) from None
+
+
+# Errors named in one message; the rest are counted.
+MAX_ERRORS_NAMED = 3
+# difflib ratio above which a defined name is offered as what a misspelled one meant.
+CLOSE_NAME_CUTOFF = 0.6
+
+
+def describe_case_error(exc: ValidationError, model: type[BaseModel]) -> str:
+    """Every error of ``exc`` (raised by ``model``) as ``field: problem``, the field by its dotted path
+    (``gpu.hbm_tb``, ``arms[1].method``), ``; `` between errors, the first :data:`MAX_ERRORS_NAMED` of them."""
+    lines: list[str] = []
+    # an undefined field first: a misspelled name also makes the right one missing, and says why
+    for err in sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden"):
+        line = _describe_one(err, model)
+        if line not in lines:
+            lines.append(line)
+    more = f" (and {len(lines) - MAX_ERRORS_NAMED} more)" if len(lines) > MAX_ERRORS_NAMED else ""
+    return "; ".join(lines[:MAX_ERRORS_NAMED]) + more
+
+
+def _dotted(loc: tuple) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _describe_one(err: dict[str, Any], model: type[BaseModel]) -> str:
+    loc, kind = tuple(err["loc"]), err["type"]
+    field, msg = _dotted(loc), err["msg"].removeprefix("Value error, ")
+    if kind == "extra_forbidden":
+        return f"{field}: {_undefined(model, loc)}"
+    if kind == "missing":
+        return f"{field}: required field is missing"
+    if kind == "value_error":  # a check of the model at loc: its message names the model's own field, or none
+        if not loc:
+            return msg
+        return f"{field}.{msg}" if re.match(r"^[A-Za-z_][\w.\[\]]*: ", msg) else f"{field}: {msg}"
+    if kind == "literal_error":
+        msg = "expected " + msg.removeprefix("Input should be ")
+    if "input" in err and not isinstance(err["input"], (dict, list)):
+        msg = f"{msg} (got {err['input']!r})"
+    if kind == "literal_error" and isinstance(err.get("input"), str):
+        msg += _value_suggestion(err["input"], re.findall(r"'([^']*)'", str(err.get("ctx", {}).get("expected", ""))))
+    return f"{field}: {msg}"
+
+
+def _value_suggestion(value: str, choices: list[str]) -> str:
+    """``; did you mean `x`?`` for a misspelled choice; nothing for a release (an unknown release is not a typo of
+    a known one) or when no choice is close."""
+    if set(choices) == set(d.SOFTWARE_RELEASES):
+        return ""
+    close = difflib.get_close_matches(value, choices, n=1, cutoff=CLOSE_NAME_CUTOFF)
+    return f"; did you mean `{close[0]}`?" if close else ""
+
+
+def _undefined(model: type[BaseModel], loc: tuple) -> str:
+    """What to say of an undefined field at ``loc``: the closest defined name beside it, else the same name
+    defined elsewhere in the case, else the names the block defines."""
+    parent, name = loc[:-1], str(loc[-1])
+    block = _model_at(model, parent)
+    kind = model.model_fields["predict"].annotation if "predict" in model.model_fields else None
+    where = f"predict = {get_args(kind)[0]!r}" if get_args(kind) and len(get_args(kind)) == 1 else "a case"
+    said = f"not a field FORMAT.md defines ({where})"
+    if block is None:
+        return said
+    close = difflib.get_close_matches(name, list(block.model_fields), n=1, cutoff=CLOSE_NAME_CUTOFF)
+    if close:
+        return f"{said}; did you mean `{_dotted((*parent, close[0]))}`?"
+    elsewhere = [p for p in _field_paths(model) if p.rsplit(".", 1)[-1] == name and p != _dotted(loc)]
+    if elsewhere:
+        return f"{said}; did you mean `{elsewhere[0]}`?"
+    return f"{said}; {_dotted(parent) or 'the case'} defines {', '.join(block.model_fields)}"
+
+
+def _unwrap(annotation: Any) -> Any:
+    """The type inside ``Optional[...]`` and ``Annotated[...]``."""
+    while True:
+        origin = get_origin(annotation)
+        if origin is Annotated:
+            annotation = get_args(annotation)[0]
+        elif origin is Union or type(annotation).__name__ == "UnionType":
+            args = [a for a in get_args(annotation) if a is not type(None)]
+            if len(args) != 1:
+                return annotation
+            annotation = args[0]
+        else:
+            return annotation
+
+
+def _model_at(model: type[BaseModel], loc: tuple) -> type[BaseModel] | None:
+    """The model of the block at ``loc`` inside ``model`` (None when loc is not a block of it)."""
+    ann: Any = model
+    for part in loc:
+        ann = _unwrap(ann)
+        if isinstance(part, int):
+            if get_origin(ann) is not list:
+                return None
+            ann = get_args(ann)[0]
+        elif isinstance(ann, type) and issubclass(ann, BaseModel) and part in ann.model_fields:
+            ann = ann.model_fields[part].annotation
+        else:
+            return None
+    ann = _unwrap(ann)
+    return ann if isinstance(ann, type) and issubclass(ann, BaseModel) else None
+
+
+def _field_paths(model: type[BaseModel], prefix: str = "") -> list[str]:
+    """Every field's dotted path in ``model`` and its blocks (a list's elements as ``[0]``)."""
+    paths = []
+    for name, info in model.model_fields.items():
+        path, ann = f"{prefix}{name}", _unwrap(info.annotation)
+        paths.append(path)
+        if get_origin(ann) is list:
+            path, ann = f"{path}[0]", _unwrap(get_args(ann)[0])
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            paths.extend(_field_paths(ann, f"{path}."))
+    return paths

@@ -22,7 +22,7 @@ from typing import Annotated, ClassVar, Literal, Optional, Union
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from planopt.models.catalog import defaults as d
-from planopt.models.catalog import CatalogLookupError, GpuSpec, find_gpu, find_model
+from planopt.models.catalog import CatalogLookupError, GpuSpec, HostLinkedGpuSpec, find_gpu, find_model
 
 # Sane ranges (issue 13 item 18). Every number of an instance is finite (``Strict``), at most
 # MAX_MAGNITUDE, and a strictly positive one at least MIN_POSITIVE; counts that multiply into a step's work
@@ -274,6 +274,9 @@ class GpuOption(Strict):
     intra_node_gb_per_s: Optional[PositiveFloat] = None
     inter_node_gb_per_s: Optional[PositiveFloat] = None
     gpus_per_node: Optional[PositiveInt] = None
+    host_link_gb_per_s: Optional[PositiveFloat] = Field(
+        None, description="one direction of the link between one GPU and host memory, GB/s (CPU offload moves the "
+                          "training state over it); default the catalog's figure (defaults.HOST_LINK_GB_PER_S_PER_GPU)")
 
     SPEC_FIELDS: ClassVar[tuple[str, ...]] = ("bf16_tflops", "fp8_tflops", "hbm_gb", "hbm_tbps",
                                               "intra_node_gb_per_s", "inter_node_gb_per_s", "gpus_per_node")
@@ -319,9 +322,7 @@ class GpuOption(Strict):
         """How plans and every table name this entry: the GPU name, with ``@offer`` when it has one."""
         return self.name if self.offer is None else f"{self.name}@{self.offer}"
 
-    def spec(self) -> GpuSpec:
-        """The catalog entry with this option's overrides applied (its name stays the catalog's, so an
-        offer's physics is its GPU type's)."""
+    def _spec(self) -> GpuSpec:
         overrides = {f: getattr(self, f) for f in self.SPEC_FIELDS if getattr(self, f) is not None}
         try:
             base = find_gpu(self.name)
@@ -332,6 +333,15 @@ class GpuOption(Strict):
                            price_reserved_usd_per_gpu_hour=None, source="instance", as_of="instance",
                            **{"fp8_tflops": None, **overrides})
         return dataclasses.replace(base, **overrides)
+
+    def spec(self) -> GpuSpec:
+        """The catalog entry with this option's overrides applied (its name stays the catalog's, so an
+        offer's physics is its GPU type's), with its own host-link figure where it gives one."""
+        spec = self._spec()
+        if self.host_link_gb_per_s is None:
+            return spec
+        values = {f.name: getattr(spec, f.name) for f in dataclasses.fields(spec)}
+        return HostLinkedGpuSpec(**{**values, "host_link_gb_per_s": self.host_link_gb_per_s})
 
 
 class Hardware(Strict):
@@ -632,9 +642,10 @@ class Instance(Strict):
     def _offload_needs_host_link(self) -> "Instance":
         if self.training.cpu_offload is True:  # "if_needed" offers offload only where a host link is known
             for n, option in enumerate(self.hardware.gpus):
-                if option.name not in d.HOST_LINK_GB_PER_S_PER_GPU:
+                if option.name not in d.HOST_LINK_GB_PER_S_PER_GPU and option.host_link_gb_per_s is None:
                     raise ValueError(f"hardware.gpus.{n}.name: training.cpu_offload needs a host-link bandwidth, "
-                                     f"and '{option.name}' has none (known: {', '.join(d.HOST_LINK_GB_PER_S_PER_GPU)})")
+                                     f"and '{option.name}' has none (known: {', '.join(d.HOST_LINK_GB_PER_S_PER_GPU)}; or give "
+                                     f"hardware.gpus.{n}.host_link_gb_per_s)")
         return self
 
     @property

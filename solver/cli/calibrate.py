@@ -2,7 +2,11 @@
 
 ``planopt calibrate DIR [--json]``: exit 0 when every figure is within its
 tolerance, 1 when any is not or cannot be predicted (its row carries ``error``),
-2 when a case cannot be read.
+among them a case whose fields are bad (an undefined or misspelled field, an
+unknown release, a value of the wrong type, a missing figure: its rows carry
+``error`` naming the fields, the other cases still run), 2 when a file is not
+a JSON object or the folder holds no case. Each row says the trainer it was
+priced with (``trainer``) and, under CPU offload, the host link (``host_link``).
 """
 
 from __future__ import annotations
@@ -27,7 +31,8 @@ def calibrate(directory: Path = typer.Argument(..., help="folder of calibration 
               intervals: bool = typer.Option(True, "--intervals/--no-intervals",
                                              help="P10-P90 of each prediction under the uncertainty model (rows gain interval)"),
               out: Optional[Path] = typer.Option(None, "--out", help="also write the rows to a .csv or .parquet file")):
-    """Predict published runs with the evaluator and compare (exit 0 all pass, 1 any fails, 2 unreadable case)."""
+    """Predict published runs with the evaluator and compare (exit 0 all pass, 1 any fails or has bad fields, 2 a
+    file that is not JSON)."""
     from planopt.uncertainty.calibrate import calibrate_dir
     from planopt.report.text import table
     files = OutputFiles()
@@ -48,12 +53,14 @@ def calibrate(directory: Path = typer.Argument(..., help="folder of calibration 
         from planopt.uncertainty.calibration_intervals import interval_cells, interval_footer
         extra = ("P10-P90", "inside") if intervals else ()
         body = [(r.id, r.figure, _num(r.predicted), _num(r.published), _num(r.ratio, 3) if r.ratio is not None else "-",
-                 f"{r.tolerance:g}", "pass" if r.passed else "FAIL") + (interval_cells(r, _num) if intervals else ())
-                for r in rows]
-        typer.echo(table(body, header=("id", "figure", "predicted", "published", "ratio", "tolerance", "pass") + extra))
+                 "-" if r.tolerance is None else f"{r.tolerance:g}", "pass" if r.passed else "FAIL", r.trainer or "-")
+                + (interval_cells(r, _num) if intervals else ()) for r in rows]
+        typer.echo(table(body, header=("id", "figure", "predicted", "published", "ratio", "tolerance", "pass", "trainer") + extra))
         for r in rows:
             if r.error is not None:
-                typer.echo(f"{r.id} {r.figure}: not predicted: {r.error}")
+                typer.echo(f"{r.id} {r.figure}: {'' if r.error.startswith('not read: ') else 'not predicted: '}{r.error}")
+        for case_id, link in dict.fromkeys((r.id, r.host_link) for r in rows if r.host_link is not None):
+            typer.echo(f"{case_id}: host link {link}")
         failed = sum(not r.passed for r in rows)
         typer.echo(f"\n{len(rows) - failed} of {len(rows)} figures within tolerance")
         if intervals:

@@ -45,7 +45,6 @@ How each kind is predicted:
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -53,13 +52,13 @@ from typing import Any, Callable
 from pydantic import ValidationError
 
 from planopt.models.catalog import defaults as d
-from planopt.models.schema.calibration_case import KIND_MODELS, CaseHeader
+from planopt.models.schema.calibration_case import TRAINING_KINDS, CaseError, CaseHeader, Trainer, check_case
 from planopt.models.catalog import CatalogLookupError, find_gpu
 from planopt.models.cost.evaluator import Evaluator
 from planopt.models.schema.plan import HardwareChoice, Recipe
 from planopt.models.schema.instance import Instance
 
-from planopt.errors import InputError, describe_validation_error, read_json
+from planopt.errors import InputError, read_json
 from planopt.instance import instance_from
 
 # Interval options of the synthetic checkpoint job: a geometric grid from 6
@@ -86,14 +85,22 @@ class CalibrationRow:
     id: str
     figure: str
     predicted: float | None
-    published: float
+    published: float | None     # None on the row of a case whose fields are bad, when its figure is not a number
     ratio: float | None
     passed: bool
-    tolerance: float
+    tolerance: float | None     # None likewise
     file: str
-    # Why the figure could not be predicted (the case was read, its run cannot be
-    # priced, e.g. it does not fit); predicted and ratio are then None.
+    # Why the figure could not be predicted: the case's fields are not what FORMAT.md
+    # defines (a misspelled field, an unknown release, a missing figure: ``CaseReadError``),
+    # or the case was read and its run cannot be priced (it does not fit); predicted and
+    # ratio are then None.
     error: str | None = None
+    # The trainer the case states, priced as the project's default ("fsdp (priced as
+    # default)"), or "default"; None for a kind that does not train.
+    trainer: str | None = None
+    # Under CPU offload, the host link priced and where it came from ("64 GB/s per GPU,
+    # one direction: the catalog's H100-SXM"); None without offload.
+    host_link: str | None = None
     # P10 and P90 of the prediction under the uncertainty model, set by
     # ``calibration_intervals.with_intervals``; interval_state says how it was
     # found ("sampled", "fixed": inputs untouched, zero width, or "error": no
@@ -102,11 +109,14 @@ class CalibrationRow:
     interval_state: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The row as ``planopt calibrate --json`` prints it (``error`` and ``interval`` only where set)."""
+        """The row as ``planopt calibrate --json`` prints it (``error``, ``host_link`` and ``interval`` only where
+        set)."""
         out = {"id": self.id, "figure": self.figure, "predicted": self.predicted, "published": self.published,
-               "ratio": self.ratio, "passed": self.passed}
+               "ratio": self.ratio, "passed": self.passed, "trainer": self.trainer}
         if self.error is not None:
             out["error"] = self.error
+        if self.host_link is not None:
+            out["host_link"] = self.host_link
         if self.interval_state is not None:
             out["interval"] = None if self.interval is None else [self.interval[0], self.interval[1]]
         return out
@@ -121,14 +131,23 @@ class PredictionError(Exception):
     hardware as modelled, say): reported as a failed row, not as bad input."""
 
 
+class CaseReadError(InputError):
+    """A case file holding a JSON object whose fields are not what FORMAT.md defines. ``planopt calibrate DIR``
+    makes it that case's error rows (the other cases still run); one case on its own (the service) is bad input."""
+
+    def __init__(self, path: Path, data: dict[str, Any], problem: str):
+        super().__init__(f"{path}: {problem}")
+        self.path, self.data, self.problem = path, data, problem
+
+
 def parse_case(path: Path, data: dict[str, Any]) -> CaseHeader:
     """The case checked against its schema (``models/schema/calibration_case.py``): the common fields first, then
-    its kind's, so an error names the case's own field. InputError naming the file and field otherwise."""
+    its kind's, so an error names the case's own field. :class:`CaseReadError` naming the file and fields
+    otherwise."""
     try:
-        header = CaseHeader.model_validate(data)
-        return KIND_MODELS[header.predict].model_validate(data)
-    except ValidationError as exc:
-        raise InputError(describe_validation_error(exc, str(path))) from None
+        return check_case(data)
+    except CaseError as exc:
+        raise CaseReadError(path, data, str(exc)) from None
 
 
 class Case:
@@ -164,12 +183,15 @@ def load_case(path: Path) -> Case:
 def gpu_option(case: Case, count: int) -> dict[str, Any]:
     """The case's GPU as an instance option. Its spec fields are the case's; a
     name the catalog knows fills only what the case does not give (links, node
-    size, price), an unknown name takes those from ``defaults.CUSTOM_GPU_*``."""
+    size, price), an unknown name takes those from ``defaults.CUSTOM_GPU_*``. Under CPU offload the host link
+    is ``spec.host_link``: the case's, else the catalog's, else its PCIe generation's default."""
     gpu = case.spec.gpu
     opt: dict[str, Any] = {"name": gpu.name, "counts": [count], "bf16_tflops": gpu.bf16_tflops, "hbm_gb": gpu.hbm_gb,
                            "hbm_tbps": gpu.hbm_tbps}
     if gpu.fp8_tflops is not None:
         opt["fp8_tflops"] = gpu.fp8_tflops
+    if case.spec.host_link is not None:  # under CPU offload: the case's figure, the catalog's, or its generation's
+        opt["host_link_gb_per_s"] = case.spec.host_link[0]
     try:
         find_gpu(gpu.name)
     except CatalogLookupError:
@@ -208,12 +230,19 @@ def _recipe(inst: Instance, method: str, steps: int) -> Recipe:
     return Recipe(method, steps, (k,))
 
 
+def _notes(case: Case) -> dict[str, str | None]:
+    """The row fields that say how the case was priced: its trainer, and its host link under offload."""
+    link = case.spec.host_link
+    return {"trainer": case.spec.trainer_note,
+            "host_link": None if link is None else f"{link[0]:g} GB/s per GPU, one direction: {link[1]}"}
+
+
 def _row(case: Case, figure: str, predicted: float | None, published: float) -> CalibrationRow:
     tol = case.spec.tolerance
     ratio = predicted / published if predicted is not None and math.isfinite(predicted) and published > 0 else None
     passed = ratio is not None and 1.0 / tol <= ratio <= tol
     return CalibrationRow(case.spec.id, figure, predicted if predicted is None or math.isfinite(predicted) else None,
-                          published, ratio, passed, tol, str(case.path))
+                          published, ratio, passed, tol, str(case.path), **_notes(case))
 
 
 # --- one predictor per kind ------------------------------------------------------
@@ -242,10 +271,9 @@ def step_seconds(case: Case) -> tuple[float, dict[str, float]]:
                                w.response_tokens, w.max_response_tokens, gpu, w.activation_recompute,
                                w.reference_logprobs, w.cpu_offload)
     # The RL release the run used: the optional ``software_release``, else the NeMo RL
-    # tag its ``source`` cites ("... at tag v0.5.0"), else the default (the newest).
-    cited = re.search(r"\bv(0\.\d+)(?:\.\d+)?\b", spec.source) if "NeMo" in spec.source else None
-    release = spec.software_release or (
-        f"nemo-rl-v{cited.group(1)}" if cited and f"nemo-rl-v{cited.group(1)}" in d.SOFTWARE_RELEASES else None)
+    # tag its ``source`` cites ("... at tag v0.5.0"; the schema refuses one the project
+    # does not know), else the default (the newest).
+    release = spec.release
     if release is not None:
         inst = inst.model_copy(update={"efficiency": inst.efficiency.model_copy(update={"software_release": release})})
     ev = Evaluator(inst)
@@ -482,13 +510,53 @@ def calibrate_case(path: str | Path, transform: Callable[[Instance], Instance] |
     try:
         return PREDICTORS[case.spec.predict](case)
     except PredictionError as exc:
-        return [CalibrationRow(case.spec.id, figure, None, value, None, False, case.spec.tolerance, str(case.path), str(exc))
+        return [CalibrationRow(case.spec.id, figure, None, value, None, False, case.spec.tolerance, str(case.path), str(exc),
+                               **_notes(case))
                 for figure, value in published_figures(case)]
+
+
+def _number(value: Any) -> float | None:
+    """``value`` as a float where it is a finite number (not a bool), else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def _stated_trainer(stated: Any) -> str | None:
+    """The trainer note of a case whose other fields are bad: as on a good case where its ``trainer`` reads,
+    None where it does not."""
+    if stated is None:
+        return "default"
+    try:
+        return f"{Trainer.model_validate(stated).describe()} (priced as default)"
+    except ValidationError:
+        return None
+
+
+def case_error_rows(exc: CaseReadError) -> list[CalibrationRow]:
+    """The rows of a case whose fields are bad: one failed row per figure it publishes (as far as its
+    ``published`` can be read; one row named after ``predict`` otherwise), each with ``error`` naming the fields."""
+    data = exc.data
+    case_id = data["id"] if isinstance(data.get("id"), str) else exc.path.stem
+    published = data.get("published")
+    figures: list[tuple[str, Any]] = []
+    if isinstance(published, dict):
+        for key, value in published.items():
+            figures.extend(((f"{key}[{i}]", v) for i, v in enumerate(value)) if isinstance(value, list) else [(key, value)])
+    if not figures:
+        figures = [(data["predict"] if isinstance(data.get("predict"), str) else "-", None)]
+    tolerance = _number(data.get("tolerance"))
+    kind = data.get("predict")
+    trainer = _stated_trainer(data.get("trainer")) if kind in TRAINING_KINDS else None
+    return [CalibrationRow(case_id, figure, None, _number(value), None, False, tolerance, str(exc.path),
+                           f"not read: {exc.problem}", trainer)
+            for figure, value in figures]
 
 
 def calibrate_dir(directory: str | Path, progress: Callable[[int], None] | None = None) -> list[CalibrationRow]:
     """Rows of every ``*.json`` case in ``directory`` (sorted by file name); ``progress(k)`` after each
-    case, with the number of rows so far."""
+    case, with the number of rows so far. A case whose fields are bad gives its error rows
+    (:func:`case_error_rows`); a file that is not a JSON object stops the folder (InputError)."""
     p = Path(directory)
     if not p.is_dir():
         raise InputError(f"{p}: not a directory of calibration cases")
@@ -497,7 +565,10 @@ def calibrate_dir(directory: str | Path, progress: Callable[[int], None] | None 
         raise InputError(f"{p}: no *.json calibration cases")
     rows: list[CalibrationRow] = []
     for f in files:
-        rows.extend(calibrate_case(f))
+        try:
+            rows.extend(calibrate_case(f))
+        except CaseReadError as exc:  # that case's fields are bad: its rows say so, the others still run
+            rows.extend(case_error_rows(exc))
         if progress:
             progress(len(rows))
     return rows

@@ -248,10 +248,13 @@ def with_intervals(rows: list[cal.CalibrationRow], n: int = N_SCENARIOS, seed: i
     by_file: dict[str, dict[str, FigureInterval]] = {}
     out = []
     for r in rows:
+        if r.error is not None:  # not predicted (or not read: a case with bad fields): no interval
+            out.append(replace(r, interval=None, interval_state=ERROR))
+            continue
         if r.file not in by_file:
             by_file[r.file] = {fi.figure: fi for fi in case_intervals(r.file, n, seed)}
         fi = by_file[r.file].get(r.figure)
-        if r.error is not None or fi is None or fi.interval is None or not all(map(math.isfinite, fi.interval)):
+        if fi is None or fi.interval is None or not all(map(math.isfinite, fi.interval)):
             out.append(replace(r, interval=None, interval_state=ERROR))
         else:
             out.append(replace(r, interval=fi.interval, interval_state=fi.state))

@@ -99,6 +99,19 @@ def test_offload_is_offered_only_where_a_host_link_is_known():
     assert HardwareChoice("TPU-v5p", 2, None) in options and HardwareChoice("TPU-v5p", 2, None, cpu_offload=True) not in options
 
 
+def test_an_options_own_host_link_is_priced_and_makes_offload_possible():
+    # hardware.gpus[].host_link_gb_per_s (issue 24 item 7): overrides the catalog's figure, and gives one to a
+    # GPU without it (a TPU here), which is then offered an offloading twin
+    inst = sft_32b_on([{"name": "TPU-v5p", "counts": [2], "host_link_gb_per_s": 16.0}], "if_needed")
+    assert HardwareChoice("TPU-v5p", 2, None, cpu_offload=True) in hardware_options(inst)
+    units = {}
+    for link in (None, 32.0):
+        gpu = {"name": "H100-SXM", "counts": [2], **({} if link is None else {"host_link_gb_per_s": link})}
+        prof = HardwareProfile(sft_32b_on([gpu], True), HardwareChoice("H100-SXM", 2, None, cpu_offload=True))
+        units[link] = prof.seconds_per_unit(OFFLOAD_STREAM)
+    assert units[32.0] == pytest.approx(2 * units[None], rel=1e-12)  # the catalog's H100 link is 64 GB/s
+
+
 def test_a_choice_that_does_not_offload_pays_no_host_link_time():
     inst = sft_32b_on([{"name": "H100-SXM", "counts": [2, 16]}], "if_needed")
     ev = Evaluator(inst)

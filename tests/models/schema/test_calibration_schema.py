@@ -62,23 +62,26 @@ def test_bad_cases_name_the_file_and_field(tmp_path, base, mutate, field, expect
     assert message.startswith(f"{path}: {field}: ") and expected in message and "\n" not in message
 
 
-def test_whole_floats_and_unknown_citation_fields_are_accepted(tmp_path):
+def test_whole_floats_are_accepted_and_undefined_fields_refused(tmp_path):
     case = copy.deepcopy(STEP)
     case["gpu_count"] = 16.0
     case["student"]["layers"] = 32.0
-    case["url"] = "https://example.org/run"  # citation fields of a source are the case's own business
     spec = parse_case(tmp_path / "c.json", case)
     assert spec.gpu_count == 16 and isinstance(spec.gpu_count, int) and spec.student.layers == 32
+    # FORMAT.md: a field it does not define makes the case an error (citations go in `source` and `notes`)
+    case["url"] = "https://example.org/run"
+    with pytest.raises(InputError, match=r"c\.json: url: not a field FORMAT\.md defines"):
+        parse_case(tmp_path / "c.json", case)
 
 
-def test_cli_calibrate_refuses_a_strictly_bad_case_in_one_line(tmp_path):
+def test_cli_calibrate_makes_a_strictly_bad_case_an_error_row(tmp_path):
     case = copy.deepcopy(STEP)
     case["gpu_count"] = True
     (tmp_path / "broken.json").write_text(json.dumps(case))
-    res = runner.invoke(app, ["calibrate", str(tmp_path)])
-    assert res.exit_code == 2
-    lines = res.stderr.strip().splitlines()
-    assert len(lines) == 1 and "broken.json: gpu_count: expected a whole number, got True" in lines[0]
+    res = runner.invoke(app, ["calibrate", str(tmp_path), "--no-intervals"])
+    assert res.exit_code == 1 and not res.stderr.strip()
+    lines = [x for x in res.stdout.splitlines() if "not read:" in x]
+    assert lines == [f"{STEP['id']} step_seconds: not read: gpu_count: expected a whole number, got True"]
 
 
 def test_schema_kind_calibration_prints_every_kind():

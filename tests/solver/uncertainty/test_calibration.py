@@ -219,9 +219,11 @@ def test_cli_json_is_one_array_of_figures():
     assert isinstance(rows, list) and rows
     for row in rows:
         # FORMAT.md "Output": these six, plus `interval` [p10, p90] where the cost model carries an
-        # uncertainty model, plus `error` only on a row that could not be predicted
-        assert {"id", "figure", "predicted", "published", "ratio", "passed"} <= set(row)
-        assert set(row) <= {"id", "figure", "predicted", "published", "ratio", "passed", "interval"}
+        # uncertainty model, plus `error` only on a row that could not be predicted; `trainer` says
+        # which trainer the row was priced with (FORMAT.md "Trainer"), null for a kind that does not train
+        assert {"id", "figure", "predicted", "published", "ratio", "passed", "trainer"} <= set(row)
+        assert set(row) <= {"id", "figure", "predicted", "published", "ratio", "passed", "interval", "trainer"}
+        assert row["trainer"] == (None if row["id"] in ("young-daly-3h", "llama3-405b-interruptions") else "default")
         if row.get("interval") is not None:
             assert row["interval"][0] <= row["interval"][1]
         assert row["ratio"] == pytest.approx(row["predicted"] / row["published"])
@@ -249,15 +251,20 @@ def test_cli_exit_1_when_a_figure_is_off(tmp_path):
     (lambda c: c.update(predict="vibes"), "predict"),
     (lambda c: c.pop("tolerance"), "tolerance"),
 ])
-def test_cli_exit_2_names_the_file_and_field(tmp_path, mutate, field):
+def test_cli_a_bad_case_is_an_error_row_naming_the_field(tmp_path, mutate, field):
+    # FORMAT.md: a case with a bad field is that case's error row (exit 1), not a stop of the folder
     case = json.loads(NEMO_H100.read_text())
     mutate(case)
     p = tmp_path / "broken.json"
     p.write_text(json.dumps(case))
-    res = runner.invoke(app, ["calibrate", str(tmp_path)])
-    assert res.exit_code == 2, res.output
-    assert "broken.json" in res.output and field in res.output
-    assert "Traceback" not in res.output and len(res.output.strip().splitlines()) == 1
+    res = runner.invoke(app, ["calibrate", str(tmp_path), "--no-intervals"])
+    assert res.exit_code == 1, res.output
+    (line,) = [x for x in res.output.splitlines() if "not read:" in x]
+    assert line.startswith("nemo-rl-llama31-8b-16xh100 ") and f"not read: {field}: " in line
+    assert "Traceback" not in res.output
+    (row,) = json.loads(runner.invoke(app, ["calibrate", str(tmp_path), "--json"]).stdout)
+    assert row["passed"] is False and row["predicted"] is None and row["error"].startswith("not read: ")
+    assert calibrate_dir(tmp_path)[0].file == str(p)
 
 
 def test_cli_exit_2_on_invalid_json(tmp_path):
@@ -401,21 +408,23 @@ def test_new_work_families_scale_with_their_rate_factor(tmp_path):
 @pytest.mark.parametrize("change, field", [
     (dict(tokens_per_example=40000), "workload.tokens_per_example"),
     (dict(epochs=0), "workload.epochs"),
-    (dict(cpu_offload=True, gpu={"name": "Mystery-1", "bf16_tflops": 900, "hbm_gb": 80, "hbm_tbps": 3.0}), "workload.cpu_offload"),
+    (dict(cpu_offload=True, gpu={"name": "Mystery-1", "bf16_tflops": 900, "hbm_gb": 80, "hbm_tbps": 3.0}),
+     "gpu.host_link_gb_per_s: required with workload.cpu_offload"),
 ])
-def test_bad_sft_cases_exit_2_naming_the_field(tmp_path, change, field):
+def test_bad_sft_cases_are_error_rows_naming_the_field(tmp_path, change, field):
     _case(tmp_path, json.loads(S1.read_text()), "broken.json", **change)
-    res = runner.invoke(app, ["calibrate", str(tmp_path)])
-    assert res.exit_code == 2, res.output
-    assert "broken.json" in res.output and field in res.output
-    assert len(res.output.strip().splitlines()) == 1
+    res = runner.invoke(app, ["calibrate", str(tmp_path), "--no-intervals"])
+    assert res.exit_code == 1, res.output
+    (line,) = [x for x in res.output.splitlines() if "not read:" in x]
+    assert line.startswith("s1-32b-16xh100 hours: not read: ") and field in line
 
 
-def test_offload_on_a_step_case_without_a_host_link_exits_2(tmp_path):
+def test_offload_on_a_step_case_without_a_host_link_is_an_error_row(tmp_path):
     base = json.loads(NEMO_H100.read_text())
     _case(tmp_path, base, "broken.json", cpu_offload=True, gpu={**base["gpu"], "name": "Mystery-1"})
-    res = runner.invoke(app, ["calibrate", str(tmp_path)])
-    assert res.exit_code == 2 and "workload.cpu_offload" in res.output, res.output
+    res = runner.invoke(app, ["calibrate", str(tmp_path), "--no-intervals"])
+    assert res.exit_code == 1, res.output
+    assert "not read: gpu.host_link_gb_per_s: required with workload.cpu_offload" in res.output
 
 
 def test_stated_truncation_cuts_long_examples_to_the_sequence(tmp_path):
@@ -471,11 +480,11 @@ def test_the_release_a_case_cites_is_the_release_it_is_priced_at(tmp_path):
         assert case["software_release"] == f"nemo-rl-v0.{tag[2:]}", p.name
 
 
-def test_an_unknown_release_is_bad_input_naming_the_field(tmp_path):
+def test_an_unknown_release_is_an_error_row_naming_the_field(tmp_path):
     _variant(tmp_path, NEMO_H100, "broken.json", software_release="nemo-rl-v9")
-    res = runner.invoke(app, ["calibrate", str(tmp_path)])
-    assert res.exit_code == 2, res.output
-    assert "broken.json" in res.output and "software_release" in res.output
+    res = runner.invoke(app, ["calibrate", str(tmp_path), "--no-intervals"])
+    assert res.exit_code == 1, res.output
+    assert "not read: software_release: expected 'nemo-rl-v0.5'" in res.output and "(got 'nemo-rl-v9')" in res.output
 
 
 def test_v07_skips_the_policy_log_prob_pass(tmp_path):
