@@ -48,13 +48,13 @@ def two_estimates(a: float, b: float) -> tuple[float, float]:
 # Split by dense and mixture-of-experts students, each range is the 80 %
 # prediction interval of a log-normal fitted to the rows' ratios (Student t with
 # n - 1 degrees of freedom: the range a new row falls in, allowing for the 6 dense
-# and 20 MoE rows behind the fits; the MoE range sits below 1 because most MoE rows
+# and 21 MoE rows (20 NeMo RL rows and verl's DeepSeek-V3 on H20) behind the fits; the MoE range sits below 1 because most MoE rows
 # run slower than the model prices them, see CALIBRATION.md). Recomputed by `python benchmarks/uncertainty_spreads.py`;
 # tests/models/uncertainty/test_scenarios.py checks these constants against the rows.
 # MFU and decode speed are drawn together (one draw per scenario): the rows time
 # whole steps and cannot tell the two apart, and one software stack runs both.
 FACTOR_STEP_TIME_DENSE = (0.725, 1.081)
-FACTOR_STEP_TIME_MOE = (0.465, 0.949)
+FACTOR_STEP_TIME_MOE = (0.421, 0.972)
 
 # --- Reliability (absolute ranges) ---------------------------------------------
 # Unexpected interruptions per GPU-hour: 2.0e-5 on Llama 3's production cluster
