@@ -64,7 +64,8 @@ def check_out_path(out: Path, *inputs: Path) -> None:
 
 
 def write_atomically(path: Path, text: str) -> None:
-    """Write to a temporary file in the same folder, then rename over ``path``."""
+    """Write to a temporary file in the same folder, then rename over ``path`` (with the umask's mode)."""
+    from planopt.cli.files import publish
     parent = path.parent if str(path.parent) else Path(".")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
     try:
@@ -72,7 +73,7 @@ def write_atomically(path: Path, text: str) -> None:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        publish(Path(tmp), path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)

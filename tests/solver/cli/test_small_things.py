@@ -1,0 +1,66 @@
+"""The small things a newcomer hits (issue 25 item 7): file modes, flags, exit codes, help text and summaries
+of the command line, each held by a test that fails when it regresses."""
+
+import json
+import os
+import stat
+
+import pytest
+from typer.testing import CliRunner
+
+from planopt.cli import app
+from tests.support.common import INSTANCES
+
+runner = CliRunner()
+TINY = str(INSTANCES / "tiny.json")
+MATH = str(INSTANCES / "qwen3-8b-math.json")
+PILOT = str(INSTANCES / "pilot-qwen3-8b-math.csv")
+
+
+def run(*args):
+    """The CLI on ``args`` (each made a string)."""
+    return runner.invoke(app, [str(a) for a in args])
+
+
+@pytest.fixture
+def umask_022():
+    """Run the test under umask 022 (a usual login shell's), then restore the caller's."""
+    old = os.umask(0o022)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def mode(path) -> int:
+    """The permission bits of ``path``."""
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+# item 2: output files get the mode the user's umask gives, not mkstemp's 0600
+
+def test_solve_out_and_plot_files_get_the_umask_mode(tmp_path, umask_022):
+    csv, parquet, png = tmp_path / "plan.csv", tmp_path / "plan.parquet", tmp_path / "risk.png"
+    assert run("solve", TINY, "--no-sensitivity", "--out", csv).exit_code == 0
+    assert run("solve", TINY, "--confidence", "0.5", "--scenarios", "20", "--no-sensitivity",
+               "--out", parquet, "--plot", png).exit_code == 0
+    assert [mode(p) for p in (csv, parquet, png)] == [0o644] * 3
+
+
+def test_fit_out_and_an_other_umask(tmp_path):
+    old = os.umask(0o027)
+    try:
+        out = tmp_path / "fitted.json"
+        assert run("fit", MATH, PILOT, "--out", out, "--json").exit_code == 0
+        assert mode(out) == 0o640
+    finally:
+        os.umask(old)
+
+
+def test_a_rewritten_file_gets_the_umask_mode_too(tmp_path, umask_022):
+    out = tmp_path / "portfolio.json"
+    out.write_text("{}")
+    os.chmod(out, 0o600)
+    res = run("generate", "portfolio", "--jobs", "2", "--gpu-types", "1", "--buckets", "2", "--out", out)
+    assert res.exit_code == 0, res.output
+    assert mode(out) == 0o644 and json.loads(out.read_text())["kind"] == "portfolio"
