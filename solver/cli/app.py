@@ -32,7 +32,7 @@ def _print_version(value: bool) -> None:
 
 
 @app.callback()
-def _root(version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+def _root(version: bool = typer.Option(False, "--version", "-V", callback=_print_version, is_eager=True,
                                        help="print planopt's version and exit"),
           verbose: bool = typer.Option(False, "--verbose", "-v", help="the solver's log and each stage's time on stderr"),
           quiet: bool = typer.Option(False, "--quiet", "-q", help="nothing on stderr but errors (no progress bars)")) -> None:
@@ -49,7 +49,7 @@ for group in (solve, check, frontier, calibrate, fit, uncertainty, serve, catalo
 app.add_typer(portfolio.generate_app, name="generate")
 
 
-ROOT_FLAGS = ("-v", "--verbose", "-q", "--quiet")
+ROOT_FLAGS = ("-v", "--verbose", "-q", "--quiet", "-V", "--version")
 
 
 def main() -> None:
@@ -89,7 +89,8 @@ def main() -> None:
 
 
 def hoist_root_flags(argv: list[str]) -> list[str]:
-    """``planopt solve x.json -v`` as ``planopt -v solve x.json``: -v/-q are root options, typed anywhere."""
+    """``planopt solve x.json -v`` as ``planopt -v solve x.json``: -v/-q (and -V/--version) are root options,
+    typed anywhere."""
     end = argv.index("--") if "--" in argv else len(argv)
     flags = [a for a in argv[:end] if a in ROOT_FLAGS]
     return flags + [a for a in argv[:end] if a not in ROOT_FLAGS] + argv[end:]

@@ -64,3 +64,17 @@ def test_a_rewritten_file_gets_the_umask_mode_too(tmp_path, umask_022):
     res = run("generate", "portfolio", "--jobs", "2", "--gpu-types", "1", "--buckets", "2", "--out", out)
     assert res.exit_code == 0, res.output
     assert mode(out) == 0o644 and json.loads(out.read_text())["kind"] == "portfolio"
+
+
+# item 6: -V and --version print the version, typed anywhere like -v and -q
+
+@pytest.mark.parametrize("argv", [["-V"], ["--version"], ["solve", TINY, "-V"]])
+def test_version_flags_print_the_version(argv, monkeypatch, capsys):
+    import sys
+    from importlib.metadata import version
+    from planopt.cli import main
+    monkeypatch.setattr(sys, "argv", ["planopt", *argv])
+    with pytest.raises(SystemExit) as exit_:
+        main()
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out.strip() == f"planopt {version('planopt')}"
