@@ -26,7 +26,7 @@ commands = typer.Typer()
 @commands.command()
 @guarded
 def fit(file: Path = typer.Argument(..., help="instance JSON"),
-        pilot: Path = typer.Argument(..., help="pilot measurements (CSV; columns in `solver/uncertainty/fit.py` and the README)"),
+        pilot: Path = typer.Argument(..., help="pilot measurements (CSV: kind, method, gpu, gpu_count, steps, samples_per_prompt, teacher_precision, external_data_share, value, stddev, note; see the README)"),
         out: Path = typer.Option(..., "--out", help="where to write the fitted instance (JSON)"),
         json_out: bool = typer.Option(False, "--json", help="print one JSON object instead of tables")):
     """Fit the uncertain parameters to a pilot run and write the fitted instance."""

@@ -127,11 +127,14 @@ def enumerate(file: Path = typer.Argument(..., help="instance JSON"), json_out: 
               by_plan: bool = typer.Option(False, "--by-plan", help="evaluate plan by plan (the slow reference oracle, up to 200,000 plans) instead of with numpy arrays")):
     """Brute-force oracle: the best plan by exhaustive enumeration over the evaluator.
 
-    By default the whole space is scored with numpy over the evaluator's profiles
-    (``oracles/arrays.best_plan_arrays``, block by block, up to 2e9 plans; each student's for a choice of student);
-    ``--by-plan`` (and a staged instance) calls the evaluator once per plan (``by_plan.best_plan``), the
-    obviously-correct reference the tests hold the array oracle to. ``--all``
-    lists every plan, plan by plan."""
+    By default every plan is scored at once with numpy (up to 2e9 plans); --by-plan evaluates them one by
+    one, the slow reference (up to 200,000 plans); --all lists every plan with its metrics.
+
+    \f
+    The array oracle is ``oracles/arrays.best_plan_arrays`` (block by block; each student's for a choice of
+    student); ``--by-plan`` (and a staged instance) calls the evaluator once per plan (``by_plan.best_plan``),
+    the obviously-correct reference the tests hold the array oracle to. (What follows the form feed is left
+    out of ``--help``.)"""
     from planopt.oracles import by_plan as oracle
     from planopt.errors import InputError, read_json
     if read_json(file).get("kind") == "portfolio":

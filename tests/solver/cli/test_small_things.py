@@ -78,3 +78,34 @@ def test_version_flags_print_the_version(argv, monkeypatch, capsys):
         main()
     assert exit_.value.code == 0
     assert capsys.readouterr().out.strip() == f"planopt {version('planopt')}"
+
+
+# item 7: no internal notes in --help
+
+def all_command_paths():
+    """Every command's words (``[]`` the root, ``["generate", "portfolio"]`` a nested one)."""
+    import typer.main
+    root = typer.main.get_command(app)
+    out = [[]]
+
+    def walk(group, prefix):
+        for name, command in group.commands.items():
+            out.append([*prefix, name])
+            if hasattr(command, "commands"):
+                walk(command, [*prefix, name])
+    walk(root, [])
+    return out
+
+
+INTERNAL = [r"\bissue \d", r"\bitem \d", r"\bTODO\b", r"\bFIXME\b", r"\bXXX\b", r"\btests?/", r"\bthe tests\b",
+            r"\b[\w/]+\.py\b", r"\bsolver/", r"\bmodels/", "``", r"\bPLANOPT_DEBUG\b"]
+
+
+@pytest.mark.parametrize("words", all_command_paths(), ids=lambda w: " ".join(w) or "planopt")
+def test_help_has_no_internal_notes(words):
+    import re
+    res = runner.invoke(app, [*words, "--help"], env={"COLUMNS": "400"})
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.stdout.split())
+    found = [p for p in INTERNAL if re.search(p, text, flags=re.I)]
+    assert not found, (words, found, text)
