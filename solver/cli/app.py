@@ -5,8 +5,9 @@ and never import this module; this module imports them and merges their commands
 (``add_typer`` without a name), so the import graph has no circle:
 ``app -> solve, check, frontier, ... -> options, guard, output``.
 
-Exit codes: 0 optimal (or valid), 1 internal error, 2 invalid input,
-3 infeasible, 4 time limit (the incumbent and its gap are printed).
+Exit codes (``EXIT_CODES``, the epilog of ``planopt --help``): 0 optimal (or valid), 1 internal error,
+2 invalid input, 3 infeasible (``evaluate``: the plan breaks a limit), 4 time limit (the incumbent and
+its gap are printed), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -20,8 +21,11 @@ from planopt.cli import calibrate, catalog, check, fit, frontier, portfolio, ser
 from planopt.cli.output import emit_json
 
 HELP = "Exact planner for LLM post-training: SFT, RL or on-policy distillation, on which GPUs, for least cost."
+EXIT_CODES = ("Exit codes: 0 optimal (or valid), 1 internal error, 2 invalid input, 3 infeasible (evaluate: the plan "
+              "breaks a limit or does not fit in memory), 4 time limit (the incumbent and its gap are printed), "
+              "130 interrupted.")
 
-app = typer.Typer(add_completion=True, no_args_is_help=True, help=HELP)
+app = typer.Typer(add_completion=True, no_args_is_help=True, help=HELP, epilog=EXIT_CODES)
 
 
 def _print_version(value: bool) -> None:

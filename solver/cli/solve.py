@@ -11,7 +11,7 @@ import typer
 from planopt.cli import risk_options
 from planopt.cli.files import PLOT_SUFFIXES, TABLE_SUFFIXES, OutputFiles, table_writer
 from planopt.cli.guard import guarded
-from planopt.cli.options import BUDGET, DEADLINE, FORGETTING, JSON, OBJECTIVE, QUALITY, ObjectiveName, print_result, with_overrides
+from planopt.cli.options import EXIT, BUDGET, DEADLINE, FORGETTING, JSON, OBJECTIVE, QUALITY, ObjectiveName, print_result, with_overrides
 from planopt.cli.output import emit_json
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ def evaluate(file: Path = typer.Argument(..., help="instance JSON"),
              plan_file: Path = typer.Argument(..., help="plan JSON: the `plan` object of `solve --json`, or that whole output"),
              json_out: bool = JSON, scenarios: Optional[int] = risk_options.SCENARIOS, seed: int = risk_options.SEED,
              plot: Optional[Path] = typer.Option(None, "--plot", help="with --scenarios: the risk distributions (PNG, SVG or PDF)")):
-    """Compute every metric of a given plan with the evaluator."""
+    """Compute every metric of a given plan with the evaluator (exit 3 when the plan breaks a limit or does not fit in memory)."""
     from planopt.api import evaluate_given_plan, instance_for_plan
     from planopt.errors import read_json
     from planopt.instance import load_instance
@@ -114,6 +114,7 @@ def evaluate(file: Path = typer.Argument(..., help="instance JSON"),
         if risk is not None:
             from planopt.report.risk import risk_section
             typer.echo("\n" + risk_section(risk.to_dict()))
+    raise typer.Exit(0 if metrics.feasible else EXIT["infeasible"])  # a plan that breaks a limit (or does not fit) is infeasible
 
 
 @commands.command()

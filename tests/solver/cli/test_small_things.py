@@ -109,3 +109,27 @@ def test_help_has_no_internal_notes(words):
     text = " ".join(res.stdout.split())
     found = [p for p in INTERNAL if re.search(p, text, flags=re.I)]
     assert not found, (words, found, text)
+
+
+# item 5: evaluate exits 3 on a plan that breaks a limit, and the exit codes are listed in --help
+
+def test_evaluate_exits_3_on_a_plan_that_breaks_a_limit(tmp_path):
+    solved = json.loads(run("solve", TINY, "--json", "--no-sensitivity").stdout)
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(solved["plan"]))
+    ok = run("evaluate", TINY, plan, "--json")
+    assert ok.exit_code == 0 and json.loads(ok.stdout)["feasible"] is True
+    data = json.loads((INSTANCES / "tiny.json").read_text())
+    data["constraints"]["min_quality"] = solved["metrics"]["quality"] + 1.0
+    strict = tmp_path / "strict.json"
+    strict.write_text(json.dumps(data))
+    for extra in ([], ["--json"]):
+        res = run("evaluate", strict, plan, *extra)
+        assert res.exit_code == 3, res.output
+    out = json.loads(res.stdout)
+    assert out["feasible"] is False and any("quality" in v for v in out["violations"])
+
+
+def test_root_help_lists_the_exit_codes():
+    text = " ".join(runner.invoke(app, ["--help"], env={"COLUMNS": "400"}).stdout.split())
+    assert "Exit codes: 0 optimal" in text and "3 infeasible (evaluate: the plan breaks a limit" in text
