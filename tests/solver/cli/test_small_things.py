@@ -133,3 +133,27 @@ def test_evaluate_exits_3_on_a_plan_that_breaks_a_limit(tmp_path):
 def test_root_help_lists_the_exit_codes():
     text = " ".join(runner.invoke(app, ["--help"], env={"COLUMNS": "400"}).stdout.split())
     assert "Exit codes: 0 optimal" in text and "3 infeasible (evaluate: the plan breaks a limit" in text
+
+
+# item 4: validate --json is one object with ok and errors, valid or not
+
+def test_validate_json_says_ok_and_lists_errors(tmp_path):
+    good = run("validate", TINY, "--json")
+    assert good.exit_code == 0
+    answer = json.loads(good.stdout)
+    assert answer["ok"] is True and answer["errors"] == [] and answer["kind"] == "job"
+    data = json.loads((INSTANCES / "tiny.json").read_text())
+    data["hardware"]["gpus"][0]["name"] = "H10O"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
+    res = run("validate", bad, "--json")
+    assert res.exit_code == 2
+    answer = json.loads(res.stdout)   # exactly one object
+    assert answer["ok"] is False and len(answer["errors"]) == 1 and "H10O" in answer["errors"][0]
+    assert res.stderr.count("\n") == 1 and res.stderr.startswith("error: ")
+    broken = tmp_path / "broken.json"
+    broken.write_text("{")
+    answer = json.loads(run("validate", broken, "--json").stdout)
+    assert answer["ok"] is False and answer["errors"]
+    text = run("validate", bad)
+    assert text.exit_code == 2 and text.stdout == ""
