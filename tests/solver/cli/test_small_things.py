@@ -157,3 +157,19 @@ def test_validate_json_says_ok_and_lists_errors(tmp_path):
     assert answer["ok"] is False and answer["errors"]
     text = run("validate", bad)
     assert text.exit_code == 2 and text.stdout == ""
+
+
+# item 11: enumerate --all --out FILE writes the plans there and prints one line, not the listing
+
+def test_enumerate_all_out_prints_one_summary_line(tmp_path):
+    import pandas as pd
+    path = tmp_path / "plans.csv"
+    res = run("enumerate", TINY, "--all", "--out", path)
+    assert res.exit_code == 0, res.output
+    frame = pd.read_csv(path)
+    lines = res.stdout.strip().splitlines()
+    assert len(lines) == 1, res.stdout[:2000]
+    assert lines[0] == (f"wrote {len(frame):,} plans to {path}: {int(frame['fits_memory'].sum()):,} fit in memory, "
+                        f"{int(frame['feasible'].sum()):,} meet every limit")
+    listing = run("enumerate", TINY, "--all")
+    assert len(listing.stdout.strip().splitlines()) > len(frame)   # without --out, every plan is listed
