@@ -188,11 +188,26 @@ def solve_report(inst: Instance, result) -> str:
     return printable(_solve_report(inst, result))
 
 
+def objective_text(result) -> str:
+    """The objective as the report's header names it: ``least cost``; over scenarios (``--confidence``) the measure
+    it takes of them, ``least expected cost`` or ``least CVaR at 0.8 of cost (the mean of its worst 20% of
+    scenarios)``."""
+    measure = (result.risk or {}).get("objective_measure")
+    name = OBJECTIVE_NAMES.get(result.objective, result.objective)
+    if measure == "expected":
+        most, metric = name.split(" ", 1)
+        return f"{most} expected {metric}"
+    if measure is not None and measure.startswith("cvar_"):
+        level = float(measure.removeprefix("cvar_"))
+        return f"least CVaR at {level:g} of cost (the mean of its worst {1 - level:.0%} of scenarios)"
+    return name
+
+
 def _solve_report(inst: Instance, result) -> str:
     head = f"planopt · {inst.name} · {result.status}"
     if result.gap is not None:
         head += f" (gap {result.gap:.2%})"
-    head += f" · objective: {OBJECTIVE_NAMES[result.objective]}"
+    head += f" · objective: {objective_text(result)}"
     out = [head, ""]
     if result.plan is None:
         out.append(result.message or "no plan")
