@@ -32,7 +32,7 @@ def solve(file: Path = typer.Argument(..., help="instance JSON"),
           seed: int = risk_options.SEED, cvar: Optional[float] = risk_options.CVAR,
           plot: Optional[Path] = typer.Option(None, "--plot", help="portfolio: a Gantt chart of the schedule; one job with --scenarios or --confidence: the risk distributions"),
           out: Optional[Path] = typer.Option(None, "--out", help="also write the plan, its metrics and its cost and time breakdowns as one row (a portfolio: one row per job) to a .csv or .parquet file"),
-          solver: str = typer.Option("highs", "--solver", help="MIP solver: highs (default), or any Pyomo drives and this machine has, e.g. scip (pip install pyscipopt)")):
+          solver: str = typer.Option("highs", "--solver", help="MIP solver of one job: highs (default), scip (pip install pyscipopt), cbc or glpk (their programs: apt-get install coinor-cbc or glpk-utils); one not installed is refused")):
     """Find the optimal plan of a job (or a portfolio of jobs) and explain it."""
     from planopt.api import solve_frame, solve_instance
     from planopt.errors import InputError, read_json
