@@ -5,8 +5,9 @@ and never import this module; this module imports them and merges their commands
 (``add_typer`` without a name), so the import graph has no circle:
 ``app -> solve, check, frontier, ... -> options, guard, output``.
 
-Exit codes: 0 optimal (or valid), 1 internal error, 2 invalid input,
-3 infeasible, 4 time limit (the incumbent and its gap are printed).
+Exit codes (``EXIT_CODES``, the epilog of ``planopt --help``): 0 optimal (or valid), 1 internal error,
+2 invalid input, 3 infeasible (``evaluate``: the plan breaks a limit), 4 time limit (the incumbent and
+its gap are printed), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -20,8 +21,11 @@ from planopt.cli import calibrate, catalog, check, fit, frontier, portfolio, ser
 from planopt.cli.output import emit_json
 
 HELP = "Exact planner for LLM post-training: SFT, RL or on-policy distillation, on which GPUs, for least cost."
+EXIT_CODES = ("Exit codes: 0 optimal (or valid), 1 internal error, 2 invalid input, 3 infeasible (evaluate: the plan "
+              "breaks a limit or does not fit in memory), 4 time limit (the incumbent and its gap are printed), "
+              "130 interrupted.")
 
-app = typer.Typer(add_completion=True, no_args_is_help=True, help=HELP)
+app = typer.Typer(add_completion=True, no_args_is_help=True, help=HELP, epilog=EXIT_CODES)
 
 
 def _print_version(value: bool) -> None:
@@ -32,7 +36,7 @@ def _print_version(value: bool) -> None:
 
 
 @app.callback()
-def _root(version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+def _root(version: bool = typer.Option(False, "--version", "-V", callback=_print_version, is_eager=True,
                                        help="print planopt's version and exit"),
           verbose: bool = typer.Option(False, "--verbose", "-v", help="the solver's log and each stage's time on stderr"),
           quiet: bool = typer.Option(False, "--quiet", "-q", help="nothing on stderr but errors (no progress bars)")) -> None:
@@ -49,7 +53,7 @@ for group in (solve, check, frontier, calibrate, fit, uncertainty, serve, catalo
 app.add_typer(portfolio.generate_app, name="generate")
 
 
-ROOT_FLAGS = ("-v", "--verbose", "-q", "--quiet")
+ROOT_FLAGS = ("-v", "--verbose", "-q", "--quiet", "-V", "--version")
 
 
 def main() -> None:
@@ -89,7 +93,8 @@ def main() -> None:
 
 
 def hoist_root_flags(argv: list[str]) -> list[str]:
-    """``planopt solve x.json -v`` as ``planopt -v solve x.json``: -v/-q are root options, typed anywhere."""
+    """``planopt solve x.json -v`` as ``planopt -v solve x.json``: -v/-q (and -V/--version) are root options,
+    typed anywhere."""
     end = argv.index("--") if "--" in argv else len(argv)
     flags = [a for a in argv[:end] if a in ROOT_FLAGS]
     return flags + [a for a in argv[:end] if a not in ROOT_FLAGS] + argv[end:]

@@ -15,10 +15,20 @@ commands = typer.Typer()
 @commands.command()
 @guarded
 def validate(file: Path = typer.Argument(..., help="instance JSON"),
-             json_out: bool = typer.Option(False, "--json", help="print one JSON object (the service's /api/validate answer) instead of the line")):
+             json_out: bool = typer.Option(False, "--json", help="print one JSON object instead of the line: ok, errors, and what was checked")):
     """Check an instance (job or portfolio) against the schema and build its model without solving."""
+    from planopt.errors import InputError
     from planopt.report.plan_space import validate_instance
-    checked = validate_instance(file, str(file))
+    try:
+        checked = validate_instance(file, str(file))
+    except InputError as exc:
+        if not json_out:
+            raise
+        from planopt.cli.guard import fail
+        from planopt.messages import shorten_words
+        from planopt.report.json_results import invalid_json
+        emit_json(invalid_json(shorten_words(str(exc))))  # the one object on stdout: ok false, with its errors
+        fail(f"error: {exc}", str(exc), False, 2)         # the one line on stderr, exit 2
     if json_out:
         from planopt.report.json_results import validate_json
         emit_json(validate_json(checked))

@@ -5,7 +5,8 @@ A command opens ``with OutputFiles() as files``, checks each path it was given
 each result to ``files.write(path, writer)``. A writer writes a *staging* file
 in the destination's own folder (same suffix, so matplotlib and pandas pick the
 format from it); only when the block ends normally are the staging files renamed
-over their destinations (``os.replace``, atomic within a folder). An error or a
+over their destinations (``os.replace``, atomic within a folder) and given the
+mode the user's umask gives a new file (``publish``). An error or a
 Ctrl-C anywhere in the block removes the staging files, so no half-written file
 and no first-of-two outputs is left behind. Writing is the step that can fail
 (a full disk, a bad value); the renames that follow it do not allocate.
@@ -104,10 +105,10 @@ class OutputFiles:
             raise InputError(f"cannot write {shorten(str(path))}: {exc.strerror or exc}") from None
 
     def commit(self) -> None:
-        """Rename every staging file over its destination."""
+        """Rename every staging file over its destination, with the mode the user's umask gives."""
         staged, self._staged = self._staged, []
         for staging, path in staged:
-            os.replace(staging, path)
+            publish(staging, path)
             _STAGED.discard(staging)
 
     def discard(self) -> None:
@@ -129,6 +130,20 @@ class OutputFiles:
         else:
             self.discard()
         return False
+
+
+def new_file_mode() -> int:
+    """The mode a plain ``open(path, "w")`` gives a new file: ``0o666`` less the process's umask."""
+    mask = os.umask(0o022)  # reading the umask means setting it: put it straight back
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def publish(staging: Path, path: Path) -> None:
+    """Rename ``staging`` over ``path`` and give it the mode of a file the user creates (``new_file_mode``):
+    ``tempfile.mkstemp`` makes its files 0600, which would leave every output readable by its owner only."""
+    os.replace(staging, path)
+    os.chmod(path, new_file_mode())
 
 
 def write_text(path: Path, text: str) -> None:

@@ -29,7 +29,7 @@ from planopt.cli.progress import progress_bar
 commands = typer.Typer()
 
 OUT = typer.Option(None, "--out", help="also write the table to a .csv or .parquet file")
-PLOT = typer.Option(None, "--plot", help="also draw a chart to a .png file")
+PLOT = typer.Option(None, "--plot", help="also draw a chart to a .png, .svg or .pdf file")
 
 
 def _outputs(out: Optional[Path], plot: Optional[Path]) -> OutputFiles:
@@ -95,7 +95,7 @@ def frontier(file: Path = typer.Argument(..., help="instance JSON"),
              json_out: bool = JSON, out: Optional[Path] = OUT, plot: Optional[Path] = PLOT):
     """Exact Pareto frontier of two metrics: every non-dominated plan, by ε-constraint on the MIP.
     With `--y probability`: expected x against the probability of meeting every limit (chance-constrained).
-    The limit flags override the instance's limits, as in `planopt solve` (issue 13 item 6)."""
+    The limit flags override the instance's limits, as in `planopt solve`."""
     from planopt.errors import InputError
     from planopt.studies.frontier import PROBABILITY
     limits = {"budget": budget_usd, "deadline": deadline_hours, "forgetting": max_forgetting, "quality": min_quality}

@@ -11,7 +11,7 @@ import typer
 from planopt.cli import risk_options
 from planopt.cli.files import PLOT_SUFFIXES, TABLE_SUFFIXES, OutputFiles, table_writer
 from planopt.cli.guard import guarded
-from planopt.cli.options import BUDGET, DEADLINE, FORGETTING, JSON, OBJECTIVE, QUALITY, ObjectiveName, print_result, with_overrides
+from planopt.cli.options import EXIT, BUDGET, DEADLINE, FORGETTING, JSON, OBJECTIVE, QUALITY, ObjectiveName, print_result, with_overrides
 from planopt.cli.output import emit_json
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ def solve(file: Path = typer.Argument(..., help="instance JSON"),
           seed: int = risk_options.SEED, cvar: Optional[float] = risk_options.CVAR,
           plot: Optional[Path] = typer.Option(None, "--plot", help="portfolio: a Gantt chart of the schedule; one job with --scenarios or --confidence: the risk distributions"),
           out: Optional[Path] = typer.Option(None, "--out", help="also write the plan, its metrics and its cost and time breakdowns as one row (a portfolio: one row per job) to a .csv or .parquet file"),
-          solver: str = typer.Option("highs", "--solver", help="MIP solver: highs (default), or any Pyomo drives and this machine has, e.g. scip (pip install pyscipopt)")):
+          solver: str = typer.Option("highs", "--solver", help="MIP solver of one job: highs (default), scip (pip install pyscipopt), cbc or glpk (their programs: apt-get install coinor-cbc or glpk-utils); one not installed is refused")):
     """Find the optimal plan of a job (or a portfolio of jobs) and explain it."""
     from planopt.api import solve_frame, solve_instance
     from planopt.errors import InputError, read_json
@@ -83,7 +83,7 @@ def evaluate(file: Path = typer.Argument(..., help="instance JSON"),
              plan_file: Path = typer.Argument(..., help="plan JSON: the `plan` object of `solve --json`, or that whole output"),
              json_out: bool = JSON, scenarios: Optional[int] = risk_options.SCENARIOS, seed: int = risk_options.SEED,
              plot: Optional[Path] = typer.Option(None, "--plot", help="with --scenarios: the risk distributions (PNG, SVG or PDF)")):
-    """Compute every metric of a given plan with the evaluator."""
+    """Compute every metric of a given plan with the evaluator (exit 3 when the plan breaks a limit or does not fit in memory)."""
     from planopt.api import evaluate_given_plan, instance_for_plan
     from planopt.errors import read_json
     from planopt.instance import load_instance
@@ -114,6 +114,7 @@ def evaluate(file: Path = typer.Argument(..., help="instance JSON"),
         if risk is not None:
             from planopt.report.risk import risk_section
             typer.echo("\n" + risk_section(risk.to_dict()))
+    raise typer.Exit(0 if metrics.feasible else EXIT["infeasible"])  # a plan that breaks a limit (or does not fit) is infeasible
 
 
 @commands.command()
@@ -123,15 +124,18 @@ def enumerate(file: Path = typer.Argument(..., help="instance JSON"), json_out: 
               objective: Optional[ObjectiveName] = OBJECTIVE, budget_usd: Optional[float] = BUDGET,
               deadline_hours: Optional[float] = DEADLINE, max_forgetting: Optional[float] = FORGETTING,
               min_quality: Optional[float] = QUALITY,
-              out: Optional[Path] = typer.Option(None, "--out", help="with --all: also write every plan and its metrics to a .csv or .parquet file"),
+              out: Optional[Path] = typer.Option(None, "--out", help="with --all: write every plan and its metrics to a .csv or .parquet file instead of listing them (one summary line; --json still lists them)"),
               by_plan: bool = typer.Option(False, "--by-plan", help="evaluate plan by plan (the slow reference oracle, up to 200,000 plans) instead of with numpy arrays")):
     """Brute-force oracle: the best plan by exhaustive enumeration over the evaluator.
 
-    By default the whole space is scored with numpy over the evaluator's profiles
-    (``oracles/arrays.best_plan_arrays``, block by block, up to 2e9 plans; each student's for a choice of student);
-    ``--by-plan`` (and a staged instance) calls the evaluator once per plan (``by_plan.best_plan``), the
-    obviously-correct reference the tests hold the array oracle to. ``--all``
-    lists every plan, plan by plan."""
+    By default every plan is scored at once with numpy (up to 2e9 plans); --by-plan evaluates them one by
+    one, the slow reference (up to 200,000 plans); --all lists every plan with its metrics.
+
+    \f
+    The array oracle is ``oracles/arrays.best_plan_arrays`` (block by block; each student's for a choice of
+    student); ``--by-plan`` (and a staged instance) calls the evaluator once per plan (``by_plan.best_plan``),
+    the obviously-correct reference the tests hold the array oracle to. (What follows the form feed is left
+    out of ``--help``.)"""
     from planopt.oracles import by_plan as oracle
     from planopt.errors import InputError, read_json
     if read_json(file).get("kind") == "portfolio":
@@ -155,6 +159,10 @@ def enumerate(file: Path = typer.Argument(..., help="instance JSON"), json_out: 
             emit_json({"plans": [{"plan": plan_json(p.plan, getattr(p, "student", None) or inst.student.preset), "fits_memory": p.metrics.fits_memory,
                                   "metrics": p.metrics.summary() if p.metrics.fits_memory else None,
                                   "feasible": p.feasible, "violations": p.metrics.violations} for p in plans]})
+        elif out is not None:  # the table is in the file: one line says what it holds
+            fits = sum(p.metrics.fits_memory for p in plans)
+            typer.echo(f"wrote {len(plans):,} plans to {out}: {fits:,} fit in memory, "
+                       f"{sum(p.feasible for p in plans):,} meet every limit")
         else:
             from planopt.report.labels import gpus_text, method_text
             from planopt.report.text import table

@@ -47,8 +47,16 @@ TIE_BREAK_RELATIVE = 1e-7
 DEFAULT_SOLVER = "highs"
 # of the JSON output of solve and evaluate (schema: result_schema.py); bumped when a key changes meaning or goes away
 RESULT_VERSION = "2.1"  # 2.0: the plan is {student, stages: [...], checkpoint_interval_minutes, retention} (issue 12); 2.1: a stage's rollout may be {gpu, gpu_count}
-# Short names for the persistent interfaces Pyomo registers (pyomo.contrib.solver).
-SOLVER_ALIASES = {"scip": "scip_persistent", "gurobi": "gurobi_persistent"}
+# The MIP solvers planopt solves a job with, each tested against the brute-force oracle (tests/solver/job/
+# test_solver_choice.py), and what to install when one is missing. HiGHS runs through Pyomo's persistent
+# interface (with a MIP start), SCIP through PySCIPOpt (pyomo.contrib.solver), CBC and GLPK as programs
+# (shell_solvers.py). No other name is offered: Pyomo registers more (ipopt is no MIP solver; Gurobi,
+# Knitro and GAMS need licences no test here has), and planopt claims only what it has seen run.
+SOLVERS = {"highs": "installed with planopt",
+           "scip": "pip install pyscipopt",
+           "cbc": "the cbc program; Debian/Ubuntu: apt-get install coinor-cbc",
+           "glpk": "the glpsol program; Debian/Ubuntu: apt-get install glpk-utils"}
+SOLVER_NAMES = "highs (default), scip, cbc or glpk"
 # `solve` searches with limit rows wider than the evaluator's rule (formulation/
 # limits.py, SEARCH_WIDTH_SLACKS), so a returned plan may break a limit by the
 # rule (costs.exceeds): it is then cut off and the model re-solved. Only plans
@@ -105,22 +113,22 @@ def run_highs(solver: Highs, model: pyo.ConcreteModel, time_limit: float | None)
 
 
 def make_solver(name: str = DEFAULT_SOLVER, label: str = "solver"):
-    """The solver interface named ``name``: HiGHS (persistent, with the MIP start), or any MIP solver
-    Pyomo's solver interfaces drive (``scip``, ``gurobi``, ...); InputError naming ``label`` (the
-    argument or flag) when unknown or not installed."""
+    """The solver named ``name`` (one of ``SOLVERS``): HiGHS (persistent, with the MIP start), SCIP through
+    Pyomo's interface to PySCIPOpt, CBC or GLPK run as programs (``shell_solvers.ShellSolver``). InputError
+    naming ``label`` (the argument or flag) when the name is not one of them, or the solver is not installed."""
     if name == DEFAULT_SOLVER:
         return HighsWithStart()
-    import pyomo.environ  # noqa: F401  (registers Pyomo's solver interfaces; the HiGHS path does without them)
-    from pyomo.contrib.solver.common.factory import SolverFactory
-    key = SOLVER_ALIASES.get(name, name) if isinstance(name, str) else None
-    if key not in SolverFactory:
-        known = sorted({DEFAULT_SOLVER, *SOLVER_ALIASES, *SolverFactory})
-        raise InputError(f"{label}: unknown solver {shorten(repr(name))}; expected one of {', '.join(known)}")
-    solver = SolverFactory(key)
-    available = solver.available()
-    if not available:
-        raise InputError(f"{label}: {name} is not available here ({available}); install it "
-                         f"(scip: `pip install pyscipopt`), or use the default, {DEFAULT_SOLVER}")
+    if not isinstance(name, str) or name not in SOLVERS:
+        raise InputError(f"{label}: unknown solver {shorten(repr(name))}; expected {SOLVER_NAMES}")
+    if name in ("cbc", "glpk"):
+        from planopt.job.shell_solvers import ShellSolver
+        solver = ShellSolver(name)
+    else:
+        import pyomo.environ  # noqa: F401  (registers Pyomo's solver interfaces; the HiGHS path does without them)
+        from pyomo.contrib.solver.common.factory import SolverFactory
+        solver = SolverFactory("scip_persistent")
+    if not solver.available():
+        raise InputError(f"{label}: {name} is not installed ({SOLVERS[name]}); or use the default, {DEFAULT_SOLVER}")
     return solver
 
 
@@ -128,6 +136,9 @@ def run_solver(solver, model: pyo.ConcreteModel, time_limit: float | None):
     """One solve: HiGHS with the project's settings, another solver with the same gap and time limit."""
     if isinstance(solver, Highs):
         return run_highs(solver, model, time_limit)
+    from planopt.job.shell_solvers import ShellSolver
+    if isinstance(solver, ShellSolver):
+        return solver.solve(model, time_limit, RELATIVE_GAP, solver_log_streams())
     return solver.solve(model, load_solutions=False, raise_exception_on_nonoptimal_result=False,
                         time_limit=time_limit, rel_gap=RELATIVE_GAP, abs_gap=0.0, tee=solver_log_streams())
 

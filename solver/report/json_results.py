@@ -117,15 +117,22 @@ def portfolio_json(result) -> dict[str, Any]:
 
 
 def validate_json(checked) -> dict[str, Any]:
-    """``planopt validate FILE --json`` and ``POST /api/validate``: a :class:`planopt.report.plan_space.Checked`."""
+    """``planopt validate FILE --json`` and ``POST /api/validate``: a :class:`planopt.report.plan_space.Checked`
+    (``ok`` and ``errors`` as in :func:`invalid_json`, the answer for an instance that is not valid)."""
     if checked.kind == "portfolio":
         d = checked.model.data
-        return finite_json({"valid": True, "kind": "portfolio", "jobs": len(d.instances), "gpu_types": len(d.gpus),
+        return finite_json({"ok": True, "errors": [], "valid": True, "kind": "portfolio", "jobs": len(d.instances), "gpu_types": len(d.gpus),
                             "buckets": len(d.buckets), "plans": checked.plans, "build_seconds": checked.model.build_seconds})
     from planopt.job.plan_space import MAX_MODEL_MIB
-    return finite_json({"valid": True, "kind": "job", "plan_space": checked.plan_space,
+    return finite_json({"ok": True, "errors": [], "valid": True, "kind": "job", "plan_space": checked.plan_space,
                         "model_mib": checked.model_mib, "model_mib_cap": MAX_MODEL_MIB,
                         "build_seconds": checked.model.build_seconds})
+
+
+def invalid_json(error: str) -> dict[str, Any]:
+    """``planopt validate FILE --json`` on an instance that is not valid: ``ok`` false and its ``errors`` (the one
+    line the CLI prints), with the ``status`` and ``error`` every command's failure carries."""
+    return {"ok": False, "errors": [error], "valid": False, "status": "error", "error": error}
 
 
 def catalog_json(rows) -> dict[str, Any]:

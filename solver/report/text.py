@@ -136,16 +136,26 @@ OBJECTIVE_FORMAT = {"cost": LIMIT_FORMAT["budget_usd"], "time": LIMIT_FORMAT["de
                     "quality": LIMIT_FORMAT["min_quality"], "forgetting": LIMIT_FORMAT["max_forgetting_points"]}
 
 
+def relaxation_text(row: dict[str, Any], objective: str = "cost") -> str:
+    """What relaxing a binding limit one step buys (a ``sensitivity`` row): ``to $66,000: better by $13,740``, or
+    that it buys nothing. A limit binds when dropping it gives a better plan; the plans are discrete, so that
+    plan may lie further away than one step."""
+    fmt = LIMIT_FORMAT[row["constraint"]]
+    step = fmt(row["relaxed_to"])
+    if row.get("objective_after") is None:
+        return f"to {step}: not re-solved (no answer in time)"
+    imp = row.get("improvement")
+    if not imp:
+        return f"to {step} buys nothing: a better plan needs a larger relaxation"
+    return f"to {step}: better by {OBJECTIVE_FORMAT[objective](abs(imp))}"
+
+
 def limit_rows(binding: list[dict[str, Any]], objective: str = "cost") -> str:
     """A table of the active limits: value, the plan's, binding or not, and what relaxing each one step gives."""
     rows = []
     for b in binding:
         fmt = LIMIT_FORMAT[b["constraint"]]
-        after = ""
-        if b.get("binding"):
-            imp = b.get("improvement")
-            better = "no better plan" if not imp else f"better by {OBJECTIVE_FORMAT[objective](abs(imp))}"
-            after = f"at {fmt(b['relaxed_to'])}: {better}"
+        after = relaxation_text(b, objective) if b.get("binding") else ""
         rows.append((b["constraint"], fmt(b["limit"]), fmt(b["plan_value"]), "yes" if b.get("binding") else "no", after))
     return table(rows, header=("limit", "value", "plan", "binding", "relaxing one step"))
 
@@ -188,11 +198,26 @@ def solve_report(inst: Instance, result) -> str:
     return printable(_solve_report(inst, result))
 
 
+def objective_text(result) -> str:
+    """The objective as the report's header names it: ``least cost``; over scenarios (``--confidence``) the measure
+    it takes of them, ``least expected cost`` or ``least CVaR at 0.8 of cost (the mean of its worst 20% of
+    scenarios)``."""
+    measure = (result.risk or {}).get("objective_measure")
+    name = OBJECTIVE_NAMES.get(result.objective, result.objective)
+    if measure == "expected":
+        most, metric = name.split(" ", 1)
+        return f"{most} expected {metric}"
+    if measure is not None and measure.startswith("cvar_"):
+        level = float(measure.removeprefix("cvar_"))
+        return f"least CVaR at {level:g} of cost (the mean of its worst {1 - level:.0%} of scenarios)"
+    return name
+
+
 def _solve_report(inst: Instance, result) -> str:
     head = f"planopt · {inst.name} · {result.status}"
     if result.gap is not None:
         head += f" (gap {result.gap:.2%})"
-    head += f" · objective: {OBJECTIVE_NAMES[result.objective]}"
+    head += f" · objective: {objective_text(result)}"
     out = [head, ""]
     if result.plan is None:
         out.append(result.message or "no plan")

@@ -105,7 +105,7 @@ class ChanceModel:
         if pm.model is None:
             result = pm.solve(time_limit)
             result.risk = {"confidence": self.confidence, "scenarios": self.n, "reachable_confidence": 0.0,
-                           "least_violations_per_limit": {}}
+                           "least_violations_per_limit": {}, "objective_measure": self.objective_measure}
             return result
         start = time.perf_counter()
         allowed = allowed_violations(target, self.n)
@@ -121,6 +121,11 @@ class ChanceModel:
         result.solve_seconds = time.perf_counter() - start
         return result
 
+    @property
+    def objective_measure(self) -> str:
+        """What the objective measures over the scenarios: ``expected`` (the mean) or ``cvar_LEVEL`` (of cost)."""
+        return f"cvar_{self.cvar:g}" if self.cvar is not None else "expected"
+
     def risk_of(self, plan: Plan, out_of_sample: int) -> dict[str, Any]:
         """In-sample and out-of-sample shares of the plan, with the out-of-sample percentiles."""
         inside = plan_risk(self.inst, plan, self.n, self.seed, self.evaluator)
@@ -129,7 +134,7 @@ class ChanceModel:
         out = {"confidence": self.confidence, "scenarios": self.n, "seed": self.seed,
                "in_sample_share": inside.share(), "out_of_sample_share": outside.share(),
                "out_of_sample_scenarios": out_of_sample, "difference": outside.share() - inside.share(),
-               "objective_measure": f"cvar_{self.cvar:g}" if self.cvar is not None else "expected",
+               "objective_measure": self.objective_measure,
                "expected": {k: float(inside.samples.metric(k).mean()) for k in ("cost_usd", "wall_hours", "quality", "forgetting_points")},
                "out_of_sample_limits": outside.to_dict()["limits"], "percentiles": outside.percentiles()}
         if self.cvar is not None:
@@ -181,7 +186,7 @@ class ChanceModel:
                   if reachable else "; no plan meets every limit in any scenario" if reachable == 0 else "")
                + (f"; {'; '.join(parts)}" if parts else ""))
         return msg, {"confidence": self.confidence, "scenarios": n, "reachable_confidence": reachable,
-                     "least_violations_per_limit": per_limit}
+                     "least_violations_per_limit": per_limit, "objective_measure": self.objective_measure}
 
 
 def solve_chance(inst: Instance, confidence: float, scenarios: int = DEFAULT_SCENARIOS, seed: int = DEFAULT_SEED,

@@ -133,6 +133,9 @@ DEFAULT_GENERAL_DROP_STDDEV_POINTS = math.sqrt(2.0) * 100.0 * math.sqrt(0.25 / G
 # confidence of every default range in spreads.py.
 POSTERIOR_RANGE_CONFIDENCE = 0.8
 QUANTILES = (0.1, 0.5, 0.9)
+# A pilot row whose fitted prediction stays more than this many of its standard deviations from what it
+# measured is warned about (``row_warnings``): under the Gaussian error model that is a 0.27 % event per row.
+OUTLIER_SIGMAS = 3.0
 # Grid points per axis by the number of dimensions: 2,001 in 1-D, 201² = 40,401
 # in 2-D, 61³ = 226,981 in 3-D (a few MB of float64 per array).
 GRID_POINTS = {1: 2001, 2: 201, 3: 61}
@@ -584,10 +587,26 @@ class FitResult:
                 for p in self.parameters if p.updated}
 
     def row_fits(self) -> list[dict]:
-        """Each pilot row with its measurement and the evaluator's prediction before and after the fit."""
+        """Each pilot row with its measurement, the evaluator's prediction before and after the fit, and how many
+        of the row's standard deviations the fitted prediction lies from it (``sigmas_off``, signed)."""
         before, after = Evaluator(measured_job(self.instance)), Evaluator(measured_job(self.fitted))
-        return [{"line": r.line, "kind": r.kind, "run": r.describe(), "measured": r.value, "stddev": r.stddev,
-                 "predicted_before": predict(before, r), "predicted_after": predict(after, r)} for r in self.rows]
+        out = []
+        for r in self.rows:
+            fitted = predict(after, r)
+            out.append({"line": r.line, "kind": r.kind, "run": r.describe(), "measured": r.value, "stddev": r.stddev,
+                        "predicted_before": predict(before, r), "predicted_after": fitted,
+                        "sigmas_off": (fitted - r.value) / r.stddev})
+        return out
+
+
+def row_warnings(row_fits: list[dict], sigmas: float = OUTLIER_SIGMAS) -> list[str]:
+    """One sentence per pilot row (of ``FitResult.row_fits``) whose fitted prediction lies more than ``sigmas`` of its
+    standard deviations from what it measured: the fit could not explain it (a unit slip, a run unlike the
+    others, or a cost model that misses it)."""
+    return [f"pilot line {r['line']} ({r['kind']}, {r['run']}): measured {r['measured']:.4g} ± {r['stddev']:.4g}, "
+            f"the fitted model predicts {r['predicted_after']:.4g}, {abs(r['sigmas_off']):.1f} σ off; check the row, "
+            "or trust the fit less there"
+            for r in row_fits if abs(r["sigmas_off"]) > sigmas]
 
 
 def _fit_block(inst: Instance, ev: Evaluator, params: dict[str, unc.Parameter], block: Block) -> tuple[list[FittedParameter], int]:

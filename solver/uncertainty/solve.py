@@ -31,8 +31,8 @@ def solve_instance(source: str | Path | dict[str, Any] | Instance, time_limit: f
     level); without one, ``scenarios`` measures the optimal plan's risk. Either way
     ``result.risk`` holds the JSON contract's ``risk`` object.
 
-    ``solver`` names the MIP solver: ``"highs"`` (the default), or any solver Pyomo's solver
-    interfaces drive and this machine has (``"scip"`` with PySCIPOpt installed, ``"gurobi"``, ...)."""
+    ``solver`` names the MIP solver: ``"highs"`` (the default), ``"scip"`` (with PySCIPOpt installed),
+    ``"cbc"`` or ``"glpk"`` (with their programs installed): ``planopt.job.model.SOLVERS``."""
     unknown = sorted(set(overrides) - set(OVERRIDES))
     if unknown:
         raise InputError(f"{unknown[0]}: unknown override; expected one of {', '.join(OVERRIDES)}")

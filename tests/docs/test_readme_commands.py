@@ -1,4 +1,7 @@
-"""Every `planopt` command shown in the README's shell blocks runs as written.
+"""Every `planopt` command shown in the README's shell blocks runs as written, in a fresh shell: each names
+the program in the virtual environment the set-up command makes (`.venv/bin/planopt`), so none needs the
+environment activated first (issue 25 item 7, item 1). The README opens with exactly two commands: set up
+and solve a shipped instance, and run the tests.
 
 Each command is taken from a ```bash block of README.md (the part after the
 last `&&` of a chained line) and run through the CLI in a scratch folder that
@@ -22,7 +25,8 @@ from planopt.cli import app
 from tests.support.common import ROOT
 
 README = (ROOT / "README.md").read_text()
-PROGRAMS = ("planopt", ".venv/bin/planopt")
+PROGRAM = ".venv/bin/planopt"
+SHELL_BLOCKS = re.findall(r"```(?:bash|sh)\n(.*?)```", README, flags=re.S)
 
 
 def readme_commands() -> list[str]:
@@ -30,7 +34,7 @@ def readme_commands() -> list[str]:
     for block in re.findall(r"```bash\n(.*?)```", README, flags=re.S):
         for line in block.splitlines():
             command = line.split("&&")[-1].strip()
-            if command.split(" ", 1)[0] in PROGRAMS:
+            if command.split(" ", 1)[0] == PROGRAM:
                 out.append(command)
     return out
 
@@ -53,6 +57,28 @@ def scheduler_for(args: list[str]):
 
 def test_the_readme_shows_commands():
     assert len(COMMANDS) >= 4, COMMANDS
+
+
+def test_every_shell_command_runs_in_a_fresh_shell():
+    """No command of a shell block calls a program of the virtual environment by its bare name (`planopt`,
+    `pytest`, `dask`, `pip`): a fresh shell has not activated `.venv`, so each is `.venv/bin/NAME`."""
+    bare = []
+    for block in SHELL_BLOCKS:
+        for line in block.splitlines():
+            for command in re.split(r"&&|&|\|", line):
+                words = command.split()
+                if words and words[0] in ("planopt", "pytest", "dask", "pip", "python"):
+                    bare.append(line)
+    assert bare == [], bare
+
+
+def test_the_readme_opens_with_two_commands_set_up_and_solve_then_test():
+    head = README[README.index("## The two commands"):]
+    head = head[:head.index("\n## ", 1)]
+    blocks = re.findall(r"```bash\n(.*?)```", head, flags=re.S)
+    assert [b.strip() for b in blocks] == [
+        'python3 -m venv .venv && .venv/bin/pip install -e ".[test]" && .venv/bin/planopt solve instances/qwen3-8b-math.json',
+        ".venv/bin/pytest -q"]
 
 
 @pytest.mark.parametrize("command", COMMANDS)

@@ -266,7 +266,7 @@ def test_evaluate_reports_a_staged_plan_that_does_not_fit_in_memory(tmp_path):
     plan_file = tmp_path / "plan.json"
     plan_file.write_text(json.dumps(plan))
     code, out, err = run("evaluate", path, plan_file, "--json")
-    assert code == 0, (out, err)
+    assert code == 3, (out, err)   # a plan that cannot run is infeasible
     result = json.loads(out)
     assert result["fits_memory"] is False and result["metrics"] is None
     assert "stage 2" in result["violations"][0]

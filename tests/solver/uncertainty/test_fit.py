@@ -358,9 +358,39 @@ def test_the_write_is_atomic_and_leaves_no_temporary_file(tmp_path):
 def test_a_pilot_file_the_reader_cannot_take_is_one_line_exit_2(tmp_path, make, expected):
     """Issue 28 items 6, 7 and 9: a NUL byte was read as valid, a 5 MB note was an internal error, and 200,000 rows
     ran for 111 s: each is one line naming the file, exit 2, at once."""
-    from tests.support.common import INSTANCES
     lines = [l for l in (INSTANCES / "pilot-qwen3-8b-math.csv").read_text().splitlines() if l and not l.startswith("#")]
     path = tmp_path / "pilot.csv"
     path.write_text(make(lines[0], lines[1]) + "\n")
     res = CliRunner().invoke(app, ["fit", str(INSTANCES / "qwen3-8b-math.json"), str(path), "--out", str(tmp_path / "f.json")])
     assert res.exit_code == 2 and expected in res.output and len(res.output.strip().splitlines()) == 1, res.output
+
+
+def test_a_row_the_fit_leaves_more_than_3_sigma_off_is_warned_about(tmp_path):
+    """Issue 25 item 7 (item 10): a pilot row whose fitted prediction stays more than 3 sigma from its measurement
+    gets one line on stderr and one entry of ``warnings`` in --json; the shipped example gets none."""
+    clean = run("fit", MATH, EXAMPLE, "--out", tmp_path / "clean.json", "--json")
+    assert clean.exit_code == 0 and json.loads(clean.stdout)["warnings"] == [] and "warning" not in clean.stderr
+    slip = tmp_path / "slip.csv"
+    slip.write_text(EXAMPLE.read_text() + "task_score,opd,,,100,8,fp8,,75.0,,a slip\n")
+    line = len(EXAMPLE.read_text().splitlines()) + 1
+    for extra in (["--json"], []):
+        res = run("fit", MATH, slip, "--out", tmp_path / "f.json", *extra)
+        assert res.exit_code == 0, res.output
+        warned = res.stderr.strip().splitlines()
+        assert len(warned) == 1 and warned[0].startswith(f"warning: pilot line {line} (task_score, opd, 100 steps")
+        assert "σ off" in warned[0]
+    assert f"{line}  " in res.stdout and " !" in res.stdout   # the text report marks the row
+    data = json.loads(run("fit", MATH, slip, "--out", tmp_path / "f.json", "--json").stdout)
+    assert len(data["warnings"]) == 1 and data["warnings"][0] in warned[0]
+    off = {r["line"]: r["sigmas_off"] for r in data["rows"]}
+    assert off[line] < -3 and all(abs(v) <= 3 for n, v in off.items() if n != line)
+    quiet = run("-q", "fit", MATH, slip, "--out", tmp_path / "f.json", "--json")
+    assert quiet.stderr == "" and len(json.loads(quiet.stdout)["warnings"]) == 1
+
+
+def test_row_warnings_use_the_threshold():
+    rows = [{"line": 4, "kind": "task_score", "run": "rl, 10 steps", "measured": 50.0, "stddev": 2.0,
+             "predicted_after": 50.0 + 2.0 * s, "sigmas_off": s} for s in (2.9, 3.0, 3.1, -3.5)]
+    import re
+    assert [re.search(r"[\d.]+ σ off", w).group(0) for w in F.row_warnings(rows)] == ["3.1 σ off", "3.5 σ off"]
+    assert len(F.row_warnings(rows, sigmas=2.0)) == 4
