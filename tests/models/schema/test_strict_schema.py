@@ -144,7 +144,7 @@ def test_a_failure_rate_no_plan_can_run_under_is_one_line_naming_it(tmp_path, fi
     """Issue 28 item 6: a failure every 36 s per GPU (or a rollback rate of 1e12) was an internal error (exit 1);
     it is refused as physically meaningless, naming the field, exit 2."""
     import json
-    from conftest import INSTANCES, refused
+    from tests.support.common import INSTANCES, refused
     data = json.loads((INSTANCES / "tiny.json").read_text())
     block, name = field.split(".")
     if block == "retention":
