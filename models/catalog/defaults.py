@@ -140,11 +140,13 @@ LLAMA3_FAILURES_PER_GPU_HOUR = LLAMA3_INTERRUPTIONS / (LLAMA3_GPUS * LLAMA3_HOUR
 LLAMA3_HBM_INTERRUPTIONS = 72
 LLAMA3_HBM_SHARE = LLAMA3_HBM_INTERRUPTIONS / LLAMA3_INTERRUPTIONS
 # NCSA Delta (Cui et al., "Story of Two GPUs: Characterizing the Resilience of
-# Hopper H100 and Ampere A100 GPUs", SC '25, arXiv 2503.11901 v4, §4 / Table 1;
-# an academic research cluster, 11.7 M GPU-hours over 2.5 years): per-GPU mean
-# time between uncorrectable memory errors 283,271 h on A100 (40 GB HBM2e) and
-# 88,768 h on H100 (96 GB HBM3, GH200); GPU errors "frequently result in job
-# failures" (application recovery largely ineffective). Memory errors only:
+# Hopper H100 and Ampere A100 GPUs", SC '25, arXiv 2503.11901 v4; an academic
+# research cluster, 11.7 M GPU-hours over 2.5 years): per-GPU mean time between
+# uncorrectable memory errors 283,271 h on A100 (40 GB HBM2e) and 88,768 h on
+# H100 (96 GB HBM3, GH200), the abstract's "3.2x lower per-GPU MTBE" (the two
+# figures as quoted from v4 with its Table 1 counts by secondary notes; the
+# abstract read); GPU errors "frequently result in job failures" (abstract:
+# application recovery largely ineffective). Memory errors only:
 # divided by LLAMA3_HBM_SHARE -> 2.05e-5 (A100) and 6.56e-5 (H100) per GPU-hour
 # (INFERRED, weak: Delta's error counts mix a few faulty GPUs and a mostly
 # single-GPU job mix; its raw XID rates of other components are error events,

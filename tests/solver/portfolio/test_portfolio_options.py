@@ -157,7 +157,7 @@ def test_a_portfolio_no_schedule_can_have_is_one_line_exit_2(tmp_path, edit, fie
     """Issue 28 item 6: a bucket of 1e308 h (HiGHS errors on stdout, then an internal error), a spot GPU preempted a
     million times an hour (an IndexError under --scenarios) and a job's instance given as JSON text (a file name too
     long) are each one line naming the field, exit 2, and --json prints one error object."""
-    from conftest import INSTANCES
+    from tests.support.common import INSTANCES
     data = json.loads((INSTANCES / "portfolio-small.json").read_text())
     edit(data)
     path = tmp_path / "p.json"

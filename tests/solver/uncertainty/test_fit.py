@@ -358,7 +358,7 @@ def test_the_write_is_atomic_and_leaves_no_temporary_file(tmp_path):
 def test_a_pilot_file_the_reader_cannot_take_is_one_line_exit_2(tmp_path, make, expected):
     """Issue 28 items 6, 7 and 9: a NUL byte was read as valid, a 5 MB note was an internal error, and 200,000 rows
     ran for 111 s: each is one line naming the file, exit 2, at once."""
-    from conftest import INSTANCES
+    from tests.support.common import INSTANCES
     lines = [l for l in (INSTANCES / "pilot-qwen3-8b-math.csv").read_text().splitlines() if l and not l.startswith("#")]
     path = tmp_path / "pilot.csv"
     path.write_text(make(lines[0], lines[1]) + "\n")
