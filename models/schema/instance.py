@@ -405,11 +405,35 @@ class Retention(Strict):
 
 
 class Reliability(Strict):
-    """Failure rate per GPU-hour, restart time and checkpoint write bandwidth."""
+    """Failure rate per GPU-hour (a measured rate, or a class of cluster), restart time and checkpoint write
+    bandwidth.
 
-    failures_per_gpu_hour: NonNegativeFloat = d.FAILURES_PER_GPU_HOUR
+    ``cluster_class`` (one of ``defaults.CLUSTER_CLASSES``) sets the failure rate to that class's published
+    rate (``defaults.CLUSTER_FAILURES_PER_GPU_HOUR``) and its spread to the class's
+    (``spreads.CLUSTER_FAILURES_PER_GPU_HOUR``); ``failures_per_gpu_hour`` is a measured rate, the user's own
+    point value. Giving both is refused (unless the rate is the class's own, as a dumped instance holds it): they
+    are two answers to one question.
+    """
+
+    cluster_class: Optional[Literal[tuple(d.CLUSTER_CLASSES)]] = Field(  # type: ignore[valid-type]
+        None, description="class of cluster whose published failure rate applies: "
+        + ", ".join(d.CLUSTER_CLASSES) + " (default none: Llama 3's rate, with the spread across published clusters)")
+    failures_per_gpu_hour: NonNegativeFloat = Field(
+        d.FAILURES_PER_GPU_HOUR, description="unexpected job interruptions per GPU-hour, a measured rate "
+        "(default Llama 3's 1.97e-5; not with cluster_class)")
     restart_minutes: NonNegativeFloat = d.RESTART_MINUTES
     checkpoint_write_gb_per_s_per_node: PositiveFloat = d.CHECKPOINT_WRITE_GB_PER_S_PER_NODE
+
+    @model_validator(mode="after")
+    def _class_sets_the_rate(self) -> "Reliability":
+        if self.cluster_class is None:
+            return self
+        rate = d.CLUSTER_FAILURES_PER_GPU_HOUR[self.cluster_class]
+        # the class's own rate beside it is what a dumped instance holds (model_dump -> model_validate): accepted
+        if "failures_per_gpu_hour" in self.model_fields_set and self.failures_per_gpu_hour != rate:
+            raise ValueError("give cluster_class or a measured failures_per_gpu_hour, not both")
+        object.__setattr__(self, "failures_per_gpu_hour", rate)
+        return self
 
 
 class Storage(Strict):

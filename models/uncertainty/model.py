@@ -118,6 +118,20 @@ def _absolute(name: str, point: float, default: float, rng: tuple[float, float],
     return Parameter(name, point, rng[0], rng[1], 0.8, group, source)
 
 
+def _failures(rel) -> Parameter:
+    """The failure rate: its class's spread (``reliability.cluster_class``), the spread across published clusters
+    centred on the default, or the user's measured rate (a point)."""
+    name = "reliability.failures_per_gpu_hour"
+    if rel.cluster_class is not None:
+        return _absolute(name, rel.failures_per_gpu_hour, d.CLUSTER_FAILURES_PER_GPU_HOUR[rel.cluster_class],
+                         sp.CLUSTER_FAILURES_PER_GPU_HOUR[rel.cluster_class], "failures",
+                         f"spreads.CLUSTER_FAILURES_PER_GPU_HOUR[{rel.cluster_class!r}]: "
+                         + ", ".join(d.CLUSTER_CLASS_SOURCES[rel.cluster_class]))
+    return _absolute(name, rel.failures_per_gpu_hour, d.FAILURES_PER_GPU_HOUR, sp.ABSOLUTE_FAILURES_PER_GPU_HOUR,
+                     "failures", "spreads.ABSOLUTE_FAILURES_PER_GPU_HOUR: the spread across published clusters, "
+                     "centred on Llama 3's rate")
+
+
 def default_parameters(inst: "Instance") -> list[Parameter]:
     """The uncertain parameters of ``inst`` with their default spreads (before the instance's overrides)."""
     eff, rel, pri = inst.efficiency, inst.reliability, inst.priors
@@ -127,8 +141,7 @@ def default_parameters(inst: "Instance") -> list[Parameter]:
     out = [
         _factor("efficiency.mfu_factor", eff.mfu_factor, step, "step_time", step_src, upper_bound=10.0),
         _factor("efficiency.decode_factor", eff.decode_factor, step, "step_time", step_src, upper_bound=10.0),
-        _absolute("reliability.failures_per_gpu_hour", rel.failures_per_gpu_hour, d.FAILURES_PER_GPU_HOUR,
-                  sp.ABSOLUTE_FAILURES_PER_GPU_HOUR, "failures", "spreads.ABSOLUTE_FAILURES_PER_GPU_HOUR: Llama 3 to research clusters"),
+        _failures(rel),
         _absolute("reliability.restart_minutes", rel.restart_minutes, d.RESTART_MINUTES,
                   sp.ABSOLUTE_RESTART_MINUTES, "restart", "spreads.ABSOLUTE_RESTART_MINUTES"),
         _absolute("reliability.checkpoint_write_gb_per_s_per_node", rel.checkpoint_write_gb_per_s_per_node,
@@ -240,6 +253,9 @@ def apply(inst: "Instance", values: dict[str, float]) -> "Instance":
         parts = name.split(".")
         if parts[0] == "hardware":
             prices[parts[1]] = float(value)
+        elif parts == ["reliability", "failures_per_gpu_hour"]:  # a drawn rate stands for the class it came from
+            rel = out.reliability.model_copy(update={"failures_per_gpu_hour": float(value), "cluster_class": None})
+            out = out.model_copy(update={"reliability": rel})
         else:
             out = _replace(out, parts, float(value))
     if prices:
