@@ -60,6 +60,7 @@ efficiency factor on that kind's point prediction
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional
@@ -139,7 +140,6 @@ def kind_of(case: cal.Case) -> Optional[str]:
 
 def source_of(case: cal.Case) -> str:
     """The publication or release a row comes from (rows of one source share their errors)."""
-    import re
     release = case.data.get("software_release")
     text = case.data.get("source", "")
     if release is None and "NeMo" in text:

@@ -134,3 +134,21 @@ def test_the_moe_calibration_scales_exactly_the_rate_bound_components(monkeypatc
     before = cal.step_seconds(cal.load_case(dense))[0]
     monkeypatch.setitem(d.STEP_TIME_CALIBRATION_FACTOR, "moe", 0.5)
     assert cal.step_seconds(cal.load_case(dense))[0] == before
+
+
+@pytest.mark.parametrize("case_id, kind", [("nemo-rl-v06-deepseek-v3-256xh100", "moe"),
+                                           ("nemo-rl-v05-qwen3-32b-32xh100", "dense"),
+                                           ("openthinker-32b-32xh100", "sft")])
+def test_the_exact_figure_interval_is_what_the_uncertainty_model_samples(rows, case_id, kind):
+    """FoldRow.figure_interval (the coverage report's out-of-fold P10-P50-P90) equals the sampled interval of
+    `planopt calibrate` when the shipped range is the one drawn: the figure scales as 1 / rate factor on its
+    rate-bound share only."""
+    from planopt.uncertainty import calibration_intervals as ci
+    (r,) = [r for r in rows if r.id == case_id]
+    low, high = getattr(spreads, oof.KIND_CONSTANTS[kind])
+    fold = oof.FoldRow(r, low, high)
+    (row,) = cal.calibrate_case(r.file)
+    (sampled,) = ci.case_intervals(r.file)
+    exact = [row.predicted * q for q in fold.figure_interval]
+    assert (sampled.p10, sampled.p50, sampled.p90) == pytest.approx(exact, rel=0.02)
+    assert fold.inside == (sampled.p10 <= row.published <= sampled.p90)
