@@ -5,20 +5,28 @@ Run:  python benchmarks/calibration_coverage.py [--scenarios N] [--seed S] [--no
 
 For the public set (instances/calibration) and the validation set
 (instances/calibration-validation), one markdown table per set: case, figure,
-published, P10, P50, P90 of the prediction under the uncertainty model
-(``planopt.uncertainty.calibration_intervals.case_intervals``, the intervals
-``planopt calibrate`` prints) and whether the published figure is inside; then
-the coverage line: the share of published figures inside their sampled P10-P90
-(nominal 80 %) and the median width P90/P10, by kind and over the set.
-``--noise-seeds K`` adds the sampling noise of every endpoint: its relative
-standard deviation over seeds 0..K-1.
+published, P10, P50, P90 of the prediction and whether the published figure is
+inside; then the coverage line: the share of published figures inside their
+P10-P90 (nominal 80 %) and the median width P90/P10, by kind and over the set.
+
+Every interval is out of sample. Step seconds and SFT hours, whose spreads are
+fitted on these very rows, get their **out-of-fold** interval: the spread
+derived leave-one-source-out without the row's source
+(``planopt.uncertainty.out_of_fold.out_of_fold``; exact, since those figures
+scale as the inverse of the rate factors the spread draws: P10 = point x
+(phi + (1 - phi) / high), phi the rate-free share). Other kinds draw spreads
+fitted on none of the rows (sourced literature ranges) and keep their sampled
+interval (``planopt.uncertainty.calibration_intervals.case_intervals``, what
+``planopt calibrate`` prints). Last, per kind of step-time spread, in-sample
+against out-of-fold coverage and width (CALIBRATION.md, "Out-of-fold coverage").
+``--noise-seeds K`` adds the sampling noise of every sampled endpoint: its
+relative standard deviation over seeds 0..K-1.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import statistics
 import time
 from collections import defaultdict
@@ -26,12 +34,21 @@ from pathlib import Path
 
 import numpy as np
 
+from planopt.models.catalog import spreads
+from planopt.uncertainty import out_of_fold as oof
 from planopt.uncertainty.calibrate import calibrate_case
 from planopt.uncertainty.calibration_intervals import FIXED, N_SCENARIOS, SAMPLED, SEED, case_intervals
 
 ROOT = Path(__file__).resolve().parent.parent
 SETS = {"public": ROOT / "instances" / "calibration", "validation": ROOT / "instances" / "calibration-validation"}
 NOMINAL_COVERAGE = 0.80  # P10-P90: a calibrated interval holds the published figure 80 % of the time
+OUT_OF_FOLD = "out-of-fold"  # interval state: derived without the row's source
+# Targets of issue 24 item 5: out-of-fold coverage of [P10, P90] within 70-90 % for every kind with at
+# least 5 rows, and a median figure width P90/P10 of at most 2.5 for step times and SFT hours.
+TARGET_COVERAGE_SHARE = (0.70, 0.90)
+TARGET_MIN_ROWS = 5
+TARGET_MAX_WIDTH_RATIO = 2.5
+KIND_LABELS = {"sft": "SFT hours", "dense": "dense RL step time", "moe": "MoE RL step time"}
 
 
 def num(x: float | None) -> str:
@@ -40,12 +57,30 @@ def num(x: float | None) -> str:
     return f"{x:.4g}" if abs(x) < 1e6 else f"{x:.3e}"
 
 
-def measure(directory: Path, n: int, seed: int) -> tuple[list[dict], float]:
-    """One record per figure: case, kind, figure, published, predicted, p10, p50, p90, state, inside."""
+def out_of_fold_rows() -> dict[str, "oof.FoldRow"]:
+    """Every step_seconds and sft_hours row against the spread derived without its source, by file."""
+    residuals = oof.residuals(ROOT)
+    return {str(Path(f.residual.file).resolve()): f for kind in oof.KIND_CONSTANTS for f in oof.out_of_fold(residuals, kind)}
+
+
+def measure(directory: Path, n: int, seed: int, folds: dict[str, "oof.FoldRow"]) -> tuple[list[dict], float]:
+    """One record per figure: case, kind, figure, published, predicted, p10, p50, p90, state, inside; step
+    seconds and SFT hours out of fold (``folds``), the other kinds sampled."""
     records, start = [], time.perf_counter()
     for path in sorted(directory.glob("*.json")):
         rows = calibrate_case(path)
         kind = json.loads(path.read_text())["predict"]
+        fold = folds.get(str(path.resolve()))
+        if kind in ("step_seconds", "sft_hours"):
+            (row,) = rows
+            rec = {"case": row.id, "kind": kind, "figure": row.figure, "published": row.published,
+                   "predicted": row.predicted, "p10": None, "p50": None, "p90": None, "state": OUT_OF_FOLD,
+                   "inside": None, "file": path}
+            if fold is not None and row.predicted is not None:
+                rec.update(zip(("p10", "p50", "p90"), (row.predicted * q for q in fold.figure_interval)))
+                rec["inside"] = fold.inside
+            records.append(rec)
+            continue
         for row, fi in zip(rows, case_intervals(path, n, seed)):
             inside = None if fi.p10 is None else fi.p10 <= row.published <= fi.p90
             records.append({"case": row.id, "kind": kind, "figure": row.figure, "published": row.published,
@@ -79,11 +114,11 @@ def coverage_lines(records: list[dict]) -> list[str]:
         return (f"{bullet}{label}: {hits} of {len(subset)} inside P10-P90 ({100.0 * hits / len(subset):.0f} %, nominal "
                 f"{100.0 * NOMINAL_COVERAGE:.0f} %), median width P90/P10 {statistics.median(widths):.2f}")
 
-    sampled = [r for r in records if r["state"] == SAMPLED]
+    sampled = [r for r in records if r["state"] in (SAMPLED, OUT_OF_FOLD) and r["inside"] is not None]
     by_kind = defaultdict(list)
     for r in sampled:
         by_kind[r["kind"]].append(r)
-    out = [line("**sampled figures**", sampled)]
+    out = [line("**figures with an interval** (step seconds and SFT hours out of fold, the rest sampled)", sampled)]
     out += [line(kind, rs, "  - ") for kind, rs in sorted(by_kind.items())]
     fixed = [r for r in records if r["state"] == FIXED]
     if fixed:
@@ -111,63 +146,36 @@ def noise_table(records: list[dict], n: int, seeds: int) -> list[str]:
     return out
 
 
-def t_quantile(q: float, df: int) -> float:
-    """Student t quantile (numpy only: the CDF by Simpson integration of the density, then bisection)."""
-    c = math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2)) / math.sqrt(df * math.pi)
-
-    def cdf(x: float) -> float:
-        grid = np.linspace(0.0, x, 2001)
-        dens = c * (1.0 + grid**2 / df) ** (-(df + 1) / 2)
-        h = grid[1] - grid[0]
-        return 0.5 + h / 3 * (dens[0] + dens[-1] + 4 * dens[1:-1:2].sum() + 2 * dens[2:-1:2].sum())
-
-    lo, hi = 0.0, 50.0
-    for _ in range(60):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if cdf(mid) < q else (lo, mid)
-    return (lo + hi) / 2
+def _cells(c: dict) -> str:
+    if not c["rows"]:
+        return "- | - | -"
+    return f"{c['inside']} of {c['rows']} ({100.0 * c['share_inside']:.0f} %) | {c['figure_width']:.2f} | {c['factor_width']:.2f}"
 
 
-def predictive_range(log_ratios: np.ndarray) -> tuple[float, float]:
-    """P10-P90 of the next ratio under a log-normal fitted to ``log_ratios`` (Student t predictive interval)."""
-    n = len(log_ratios)
-    m, sd = log_ratios.mean(), log_ratios.std(ddof=1)
-    half = t_quantile(0.9, n - 1) * sd * math.sqrt(1.0 + 1.0 / n)
-    return math.exp(m - half), math.exp(m + half)
-
-
-def step_spread_check(all_records: list[dict]) -> list[str]:
-    """The step-time spreads against the current model's residuals (predicted / published step seconds of
-    the step_seconds rows, the rule of models/catalog/spreads.py and benchmarks/uncertainty_spreads.py: numpy linear
-    quantiles), each checked leave-one-out: is a row inside the range computed from the other rows?
-    Beside it, the log-normal predictive range (Student t), which allows for the few rows."""
-    from planopt.uncertainty.calibrate import load_case
-    from planopt.models.catalog import spreads
-    out = ["| students | rows | spreads.py P10-P90 | current rows: sample P10-P90 | leave-one-out inside | "
-           "log-normal predictive P10-P90 | leave-one-out inside |",
-           "|---|---:|---|---|---:|---|---:|"]
-    groups: dict[str, list[float]] = defaultdict(list)
-    for r in all_records:
-        if r["kind"] != "step_seconds" or r["predicted"] is None:
+def out_of_fold_table() -> list[str]:
+    """Per kind of step-time spread: rows, sources, the shipped range, in-sample and out-of-fold coverage and
+    median widths (of the figure's P90/P10 and of the factor range), and whether the issue's targets are met."""
+    residuals = oof.residuals(ROOT)
+    out = ["| kind | rows | sources | spreads.py range | in-sample inside | width | factor width | "
+           "out-of-fold inside | width | factor width | of them left out by row | targets |",
+           "|---|---:|---:|---|---|---:|---:|---|---:|---:|---:|---|"]
+    for kind, constant in oof.KIND_CONSTANTS.items():
+        mine = [r for r in residuals if r.kind == kind]
+        if len(mine) < 2:
+            out.append(f"| {KIND_LABELS[kind]} | {len(mine)} | - | - | - | - | - | - | - | - | - | too few rows |")
             continue
-        student = load_case(r["file"]).data["student"]
-        moe = student.get("active_params_b", student["params_b"]) < student["params_b"]
-        groups["MoE" if moe else "dense"].append(r["predicted"] / r["published"])
-    constants = {"dense": spreads.FACTOR_STEP_TIME_DENSE, "MoE": spreads.FACTOR_STEP_TIME_MOE}
-    for name in ("dense", "MoE"):
-        ratios = np.array(groups[name])
-        logs = np.log(ratios)
-        lo, hi = np.quantile(ratios, [0.1, 0.9])
-        plo, phi = predictive_range(logs)
-        loo_q = loo_t = 0
-        for i, ri in enumerate(ratios):
-            a, b = np.quantile(np.delete(ratios, i), [0.1, 0.9])
-            loo_q += bool(a <= ri <= b)
-            a, b = predictive_range(np.delete(logs, i))
-            loo_t += bool(a <= ri <= b)
-        c = constants[name]
-        out.append(f"| {name} | {len(ratios)} | {c[0]:.3f}-{c[1]:.3f} | {lo:.3f}-{hi:.3f} | {loo_q} of {len(ratios)} | "
-                   f"{plo:.3f}-{phi:.3f} | {loo_t} of {len(ratios)} |")
+        folds = oof.out_of_fold(residuals, kind)
+        c_in, c_out = oof.coverage(oof.in_sample(residuals, kind)), oof.coverage(folds)
+        lo, hi = getattr(spreads, constant)
+        notes = []
+        if len(mine) >= TARGET_MIN_ROWS:
+            a, b = TARGET_COVERAGE_SHARE
+            notes.append("coverage " + ("met" if a <= c_out["share_inside"] <= b else "**missed**"))
+        else:
+            notes.append(f"coverage: under {TARGET_MIN_ROWS} rows, no target")
+        notes.append("width " + ("met" if c_out["figure_width"] <= TARGET_MAX_WIDTH_RATIO else "**missed**"))
+        out.append(f"| {KIND_LABELS[kind]} | {len(mine)} | {len({r.source for r in mine})} | {constant} = ×{lo}–{hi} | "
+                   f"{_cells(c_in)} | {_cells(c_out)} | {sum(f.fold == 'row' for f in folds)} | {', '.join(notes)} |")
     return out
 
 
@@ -179,10 +187,9 @@ def main() -> None:
     args = parser.parse_args()
     print(f"Intervals: {args.scenarios} stratified scenarios per case, seed {args.seed} "
           f"(planopt.uncertainty.calibration_intervals; `planopt calibrate DIR` prints the same).\n")
-    every: list[dict] = []
+    folds = out_of_fold_rows()
     for name, directory in SETS.items():
-        records, seconds = measure(directory, args.scenarios, args.seed)
-        every += records
+        records, seconds = measure(directory, args.scenarios, args.seed, folds)
         print(f"### {name} set ({directory.relative_to(ROOT)}, {len(records)} figures, {seconds:.1f} s)\n")
         print("\n".join(figure_table(records)))
         print()
@@ -192,8 +199,8 @@ def main() -> None:
             print(f"Sampling noise over seeds 0-{args.noise_seeds - 1} ({args.scenarios} scenarios each):\n")
             print("\n".join(noise_table(records, args.scenarios, args.noise_seeds)))
             print()
-    print("### Step-time spreads against the current model (step_seconds rows of both sets)\n")
-    print("\n".join(step_spread_check(every)))
+    print("### Step-time and SFT-hours spreads: in-sample against out-of-fold (both sets)\n")
+    print("\n".join(out_of_fold_table()))
     print()
 
 

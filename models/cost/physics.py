@@ -118,7 +118,8 @@ def mfu(arch: Architecture, gpu: GpuSpec, count: int, eff: Efficiency) -> float:
     .. math:: \mathrm{MFU} = m(N_{act}) \cdot \frac{s_{MAMF}(g)}{s_{MAMF}(H100)} \cdot e^{\log_2(\mathrm{nodes})} \cdot f_{MFU}
 
     :math:`m` interpolates sourced points in :math:`\log N_{act}`: the dense curve
-    for dense students, Megatron-Core's measured MoE curve for MoE students; an
+    for dense students, Megatron-Core's measured MoE curve for MoE students, times the
+    MoE calibration factor (:func:`calibrated_speed`); an
     instance's ``efficiency.mfu_train`` replaces :math:`m`; :math:`f_{MFU}` is
     ``efficiency.mfu_factor`` (1 unless a pilot fit or a scenario sets it), times
     the software release's measured speed (:func:`release_speed`, 1 for the newest).
@@ -126,12 +127,19 @@ def mfu(arch: Architecture, gpu: GpuSpec, count: int, eff: Efficiency) -> float:
     if eff.mfu_train is not None:
         base = eff.mfu_train
     elif arch.is_moe:
-        base = _log_interpolate(d.MFU_MOE_BY_ACTIVE_PARAMS_B, arch.active_params_b)
+        base = _log_interpolate(d.MFU_MOE_BY_ACTIVE_PARAMS_B, arch.active_params_b) * calibrated_speed(arch)
     else:
         base = _log_interpolate(d.MFU_BY_ACTIVE_PARAMS_B, arch.active_params_b)
     vendor = d.MAMF_SHARE_OF_PEAK.get(gpu.name, d.MAMF_REFERENCE_SHARE) / d.MAMF_REFERENCE_SHARE
     scaling = eff.scaling_efficiency_per_doubling ** math.log2(nodes(gpu, count))
     return base * vendor * scaling * eff.mfu_factor * release_speed(eff)
+
+
+def calibrated_speed(arch: Architecture) -> float:
+    """The calibrated efficiency factor of the model's kind (``defaults.STEP_TIME_CALIBRATION_FACTOR``): it
+    multiplies the training, scoring and decode rates of a MoE model (the median required factor of the MoE
+    calibration rows, planopt.uncertainty.out_of_fold); 1 for a dense model."""
+    return d.STEP_TIME_CALIBRATION_FACTOR.get("moe", 1.0) if arch.is_moe else 1.0
 
 
 def release_speed(eff: Efficiency) -> float:
@@ -207,14 +215,16 @@ def decode_step_seconds(arch: Architecture, gpu: GpuSpec, tp: int, batch: float,
     :math:`kv_{gpu}` is the KV each GPU holds (:func:`kv_bytes_per_token_per_gpu`:
     replicated heads are read on every GPU that holds them). :math:`f_{dec}` is
     ``efficiency.decode_factor`` (1 unless a pilot fit or a scenario sets it) and
-    :math:`r` the software release's speed (:func:`release_speed`): the whole
+    :math:`r` the software release's speed (:func:`release_speed`) times the MoE
+    calibration factor (:func:`calibrated_speed`, 1 for dense models): the whole
     iteration scales with them, so decode hours are exactly proportional to
     :math:`1/f_{dec}`.
     """
     mem = (weight_bytes(arch.params_b) / tp + batch * kv_bytes_per_token_per_gpu(arch, tp) * context_tokens) / (gpu.hbm_tbps * TERA * eff.decode_mbu)
     share = d.MAMF_SHARE_OF_PEAK.get(gpu.name, d.MAMF_REFERENCE_SHARE)
     flop = forward_flops_per_token(arch) * batch / (tp * gpu.bf16_tflops * TERA * share)
-    return (max(mem, flop) + tp_decode_allreduce_seconds(arch, gpu, tp, batch)) / (eff.decode_factor * release_speed(eff))
+    return (max(mem, flop) + tp_decode_allreduce_seconds(arch, gpu, tp, batch)) / (
+        eff.decode_factor * release_speed(eff) * calibrated_speed(arch))
 
 
 def tp_decode_allreduce_seconds(arch: Architecture, gpu: GpuSpec, tp: int, batch: float) -> float:

@@ -132,12 +132,22 @@ def _failures(rel) -> Parameter:
                      "centred on Llama 3's rate")
 
 
+def step_time_spread_name(inst: "Instance") -> str:
+    """The spreads.py range ``efficiency.mfu_factor`` and ``decode_factor`` draw from: the SFT-hours range when
+    SFT is the instance's only method (its rows are SFT runs), else the RL step-time range of its student's kind
+    (one mfu_factor serves every stage of a mixed instance, and the RL rows time generation too)."""
+    if set(inst.training.methods) == {"sft"}:
+        return "FACTOR_SFT_HOURS"
+    return "FACTOR_STEP_TIME_MOE" if inst.student.is_moe else "FACTOR_STEP_TIME_DENSE"
+
+
 def default_parameters(inst: "Instance") -> list[Parameter]:
     """The uncertain parameters of ``inst`` with their default spreads (before the instance's overrides)."""
     eff, rel, pri = inst.efficiency, inst.reliability, inst.priors
-    step = sp.FACTOR_STEP_TIME_MOE if inst.student.is_moe else sp.FACTOR_STEP_TIME_DENSE
-    step_src = ("spreads.FACTOR_STEP_TIME_" + ("MOE" if inst.student.is_moe else "DENSE")
-                + ": P10-P90 of predicted/published step seconds over the calibration rows")
+    step_name = step_time_spread_name(inst)
+    step = getattr(sp, step_name)
+    step_src = (f"spreads.{step_name}: leave-one-source-out P10-P90 of the factor reproducing the calibration rows' "
+                + ("SFT hours" if step_name == "FACTOR_SFT_HOURS" else "step seconds"))
     out = [
         _factor("efficiency.mfu_factor", eff.mfu_factor, step, "step_time", step_src, upper_bound=10.0),
         _factor("efficiency.decode_factor", eff.decode_factor, step, "step_time", step_src, upper_bound=10.0),

@@ -137,11 +137,16 @@ def test_cross_node_tensor_parallel_decode_pays_network_latency_per_layer():
     assert ph.tp_decode_allreduce_seconds(qwen235, H100, 1, 64) == 0.0
 
 
-def test_moe_mfu_follows_the_megatron_bridge_points():
+def test_moe_mfu_follows_the_megatron_bridge_points(monkeypatch):
     # Megatron-Bridge (hardware.md C.2): 6 x 3.3e9 x 5,275 / 989e12 = 0.1056 and
     # 6 x 22e9 x 1,575 / 989e12 = 0.2102 of the H100 BF16 peak; one node, no scaling loss.
     small = Architecture(params_b=30.5, active_params_b=3.3, layers=48, hidden=2048, kv_heads=4, head_dim=128)
     large = Architecture(params_b=235.0, active_params_b=22.0, layers=94, hidden=4096, kv_heads=4, head_dim=128)
+    # the calibrated MoE factor (defaults.STEP_TIME_CALIBRATION_FACTOR, fitted on the NeMo RL MoE rows)
+    # multiplies the curve; the curve itself is the physics checked below
+    calibrated = ph.mfu(large, H100, 8, EFF)
+    monkeypatch.setitem(d.STEP_TIME_CALIBRATION_FACTOR, "moe", 1.0)
+    assert calibrated == pytest.approx(0.21 * 0.574)
     assert ph.mfu(small, H100, 8, EFF) == pytest.approx(0.105)
     assert ph.mfu(large, H100, 8, EFF) == pytest.approx(0.21)
     # between the points: linear in log(active params); beyond them: flat
@@ -281,7 +286,10 @@ def test_kv_heads_are_split_up_to_their_count_and_replicated_beyond():
     assert ph.kv_bytes_per_token_per_gpu(LLAMA8, 2) == 131_072 / 2
 
 
-def test_decode_reads_each_gpus_weight_shard_and_its_kv_replica():
+def test_decode_reads_each_gpus_weight_shard_and_its_kv_replica(monkeypatch):
+    calibrated = ph.decode_step_seconds(QWEN235, H100, 16, 64, 3000, EFF)
+    monkeypatch.setitem(d.STEP_TIME_CALIBRATION_FACTOR, "moe", 1.0)  # the physics; the MoE factor divides it
+    assert calibrated == pytest.approx(ph.decode_step_seconds(QWEN235, H100, 16, 64, 3000, EFF) / 0.574)
     # Qwen3-235B at TP 16 on H100, 64 sequences of 3,000 live tokens:
     # per GPU 470e9 / 16 = 29.375 GB of weights + 64 · 3,000 · 48,128 B = 9.241 GB of KV
     mem = (470e9 / 16 + 64 * 3000 * 48_128) / (3.35e12 * d.DECODE_MBU)

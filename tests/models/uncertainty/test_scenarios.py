@@ -208,19 +208,17 @@ def test_api_solve_with_confidence_is_chance_constrained_and_risk_has_a_frame():
         planopt.solve(INSTANCES / "tiny.json", budget=5)
 
 
-def test_step_time_spreads_are_what_the_calibration_rows_give():
-    """models/catalog/spreads.py's step-time ranges are derived from the current calibration
-    residuals (benchmarks/uncertainty_spreads.py); a physics change that moves the
-    rows must re-derive them."""
-    import importlib.util
-    from tests.support.common import ROOT
-    spec = importlib.util.spec_from_file_location("uncertainty_spreads", ROOT / "benchmarks" / "uncertainty_spreads.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    derived = module.ranges()
-    assert derived["dense"] == pytest.approx(spreads.FACTOR_STEP_TIME_DENSE, abs=0.002)
-    assert derived["moe"] == pytest.approx(spreads.FACTOR_STEP_TIME_MOE, abs=0.002)
-    assert module.student_t_quantile(0.9, 5) == pytest.approx(1.476, abs=1e-3)  # t table
+def test_sft_only_instances_draw_the_sft_spread_and_others_the_rl_one():
+    """SFT plans draw spreads.FACTOR_SFT_HOURS (fitted on SFT rows); an instance with RL or OPD draws its
+    student's RL step-time range (the derivation and its check: tests/solver/uncertainty/test_out_of_fold.py)."""
+    inst = load_instance(INSTANCES / "tiny.json")
+    sft_only = inst.model_copy(update={"training": inst.training.model_copy(
+        update={"methods": {"sft": inst.training.methods["sft"]}})})
+    for case, expected in ((inst, spreads.FACTOR_STEP_TIME_DENSE), (sft_only, spreads.FACTOR_SFT_HOURS)):
+        (mfu,) = [p for p in U.parameters(case) if p.name == "efficiency.mfu_factor"]
+        assert (mfu.low, mfu.high) == pytest.approx((mfu.point * expected[0], mfu.point * expected[1]))
+    assert U.step_time_spread_name(sft_only) == "FACTOR_SFT_HOURS"
+    assert U.step_time_spread_name(inst) == "FACTOR_STEP_TIME_DENSE"
 
 
 @pytest.mark.parametrize("seed", range(12))
