@@ -82,6 +82,8 @@ def architecture_from_hf_config(config: Any) -> dict[str, Any]:
     if not isinstance(config, Mapping):
         raise HfConfigError(f"expected a JSON object (a Hugging Face config.json), got {type(config).__name__}")
     family = config.get("model_type")
+    if family is None:
+        raise HfConfigError(f"model_type is missing (not a Hugging Face config.json?); planopt reads {families_line()}")
     if family not in FAMILIES:
         raise HfConfigError(f"model_type {family!r} is not understood; planopt reads {families_line()}")
     h = _positive(config, "hidden_size")
