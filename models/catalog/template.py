@@ -23,8 +23,9 @@ GENERAL_SCORE_BASELINE = 85.0
 PROMPT_TOKENS = d.CALIBRATION_PROMPT_TOKENS
 RESPONSE_TOKENS = d.CALIBRATION_RESPONSE_TOKENS
 MAX_RESPONSE_TOKENS = d.CALIBRATION_MAX_RESPONSE_TOKENS
-# Distinct prompts: DAPO-Math-17K, the prompt set of DAPO (arXiv 2503.14476), about 17,000 math problems.
-PROMPTS_AVAILABLE = 17_000
+# Distinct prompts: DeepScaleR-Preview's math problems (agentica-org/DeepScaleR-Preview-Dataset on Hugging Face,
+# 40,315 problem-answer pairs, 2025), an open RL prompt set of reasoning-length math.
+PROMPTS_AVAILABLE = 40_315
 
 # --- Training options (choices: the MIP picks one of each list) --------------------------------------------
 # Prompts per step: 512 for RL and OPD (defaults.CALIBRATION_PROMPTS_PER_STEP: TML's OPD and DAPO), 128

@@ -136,7 +136,7 @@ def build_template(*, student: Optional[str] = None, hf_config: Optional[Path] =
     out.edit.append(("task.prompt_tokens, response_tokens, max_response_tokens",
                      f"{t.PROMPT_TOKENS:g}, {t.RESPONSE_TOKENS:g}, {t.MAX_RESPONSE_TOKENS:g}: the calibration's math-"
                      "reasoning lengths; your task's"))
-    out.edit.append(("task.prompts_available", f"{t.PROMPTS_AVAILABLE:,}: DAPO-Math-17K's size; your prompt set's"))
+    out.edit.append(("task.prompts_available", f"{t.PROMPTS_AVAILABLE:,}: DeepScaleR-Preview's math problems; your prompt set's"))
     training = {"methods": {m: {"steps_options": list(t.STEPS_OPTIONS[m]), "prompts_per_step": t.PROMPTS_PER_STEP[m]}
                             for m in chosen}}
     out.filled.append(("training.methods", "; ".join(
