@@ -25,9 +25,13 @@ class InputErrors(InputError):
     that prints one line (``solve``, ``evaluate``) still prints one."""
 
     def __init__(self, lines: list[str], file: str | None = None):
-        self.lines = list(lines)
+        self.lines, self.file = list(lines), file
         where = f"run `planopt validate {file}` to see all" if file else "`planopt validate` lists them all"
         super().__init__(self.lines[0] if len(self.lines) == 1 else f"{self.lines[0]} ({len(self.lines)} errors; {where})")
+
+    def __reduce__(self):
+        """Pickled with its lines (a Dask worker's error reaches the service whole)."""
+        return (type(self), (self.lines, self.file))
 
 
 def describe_validation_error(exc: ValidationError, source: str, file: str | None = None) -> str:
@@ -84,7 +88,10 @@ def _root_model(exc: ValidationError):
 def _unknown_field(root, loc) -> str:
     """An unknown field's message: the closest allowed name at its level, or the names allowed there."""
     name = str(loc[-1]) if loc else ""
-    allowed = allowed_fields(root, tuple(loc[:-1])) if root is not None else None
+    try:
+        allowed = allowed_fields(root, tuple(loc[:-1])) if root is not None else None
+    except Exception:  # noqa: BLE001 - a hint only: a location the walk does not follow gets the plain message
+        allowed = None
     if not allowed:
         return "unknown field (check the spelling; `planopt schema` lists the fields)"
     close = difflib.get_close_matches(name, allowed, n=2, cutoff=0.6)
