@@ -21,7 +21,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
-from planopt.errors import InputError, InputErrors
+from planopt.errors import InputError
 from planopt.messages import shorten
 from planopt.service.paths import NotFound, PathRefused
 
@@ -80,10 +80,7 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(InputError)
     async def _input(request: Request, exc: InputError):
-        answer = error(400, str(exc))
-        if isinstance(exc, InputErrors) and len(exc.lines) > 1:   # every error of the schema, as validate lists them
-            answer = StrictJSONResponse({"status": "error", "error": str(exc), "errors": exc.lines}, status_code=400)
-        return answer
+        return error(400, str(exc))
 
     @app.exception_handler(NotFound)
     async def _unknown(request: Request, exc: NotFound):
