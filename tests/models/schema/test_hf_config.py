@@ -139,3 +139,20 @@ def test_an_unknown_family_in_a_file_is_one_line_exit_2(tmp_path):
         lines = res.stderr.strip().splitlines()
         assert len(lines) == 1 and "student: hf_config: model_type 'gemma3' is not understood" in lines[0], lines
         assert "qwen3_moe" in lines[0] and "deepseek_v3" in lines[0]
+
+
+def test_a_portfolio_file_reads_a_job_s_config_beside_it(tmp_path):
+    """A portfolio's job reads its student's config.json relative to the portfolio file; validated as with the
+    preset of the same shapes."""
+    data = json.loads((INSTANCES / "portfolio-small.json").read_text())
+    (tmp_path / "config.json").write_text((DATA / "qwen3-8b-config.json").read_text())
+    job = next(j for j in data["jobs"] if j["instance"]["student"] == {"preset": "Qwen3-8B"})
+    job["instance"]["student"] = {"hf_config": "config.json"}
+    path = tmp_path / "portfolio.json"
+    path.write_text(json.dumps(data))
+    res = runner.invoke(app, ["validate", str(path)])
+    assert res.exit_code == 0, res.output
+    from planopt.errors import InputError
+    from planopt.portfolio.solve import load_portfolio
+    with pytest.raises(InputError, match="files are read only for an instance file"):
+        load_portfolio(data)   # as an object (the service's body), no file is read
