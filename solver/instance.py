@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from planopt.models.consistency import check_instance
 from planopt.models.schema.instance import MAX_MAGNITUDE, Instance
 
-from planopt.errors import InputError, describe_validation_error, read_json
+from planopt.errors import InputError, read_json, validation_input_error
 
 
 def parse_instance(data: Any) -> Instance:
@@ -24,12 +24,16 @@ def parse_instance(data: Any) -> Instance:
     return inst
 
 
-def instance_from(data: Any, source: str) -> Instance:
-    """:func:`parse_instance` with InputError ``source: field: expected ...`` for every failure."""
+def instance_from(data: Any, source: str, base_dir: str | Path | None = None, file: str | None = None) -> Instance:
+    """:func:`parse_instance` with InputError ``source: field: expected ...`` for every failure (an
+    :class:`~planopt.errors.InputErrors` carrying every error of the schema when there are several).
+    ``base_dir``: the instance file's folder, where an architecture's ``hf_config`` path is read (None: an
+    instance given as an object, which reads no file); ``file``: the file ``planopt validate`` would check, named
+    when there are several errors."""
     try:
-        inst = Instance.model_validate(data)
+        inst = Instance.model_validate(data, context={"base_dir": base_dir})
     except ValidationError as exc:
-        raise InputError(describe_validation_error(exc, source)) from None
+        raise validation_input_error(exc, source, file) from None
     return checked(inst, source)
 
 
@@ -48,11 +52,11 @@ def load_instance(source: str | Path | dict[str, Any] | Instance) -> Instance:
     checks the shape only); raises InputError naming the field."""
     if isinstance(source, Instance):
         return checked(source, "instance")
-    name = "instance"
+    name, base_dir = "instance", None
     if not isinstance(source, dict):
-        name = str(source)
+        name, base_dir = str(source), Path(source).resolve().parent
         source = read_json(source)
-    inst = instance_from(source, name)
+    inst = instance_from(source, name, base_dir, None if base_dir is None else name)
     for field, value in inst.constraints.model_dump().items():
         if field in LIMIT_RANGES and value is not None:
             check_limit(field, value, f"{name}: constraints.{field}")

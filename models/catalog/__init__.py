@@ -199,15 +199,22 @@ def _find(kind: str, name: str, specs: Mapping[str, _Spec], index: Mapping[str, 
     key = normalize_name(name)
     if key in index:
         return specs[index[key]]
-    # Suggest canonical names whose name or any alias starts with the query
-    # (e.g. 'A100' -> both A100 variants) or is close to it (difflib).
-    prefixed = [k for k in index if key and k.startswith(key)]
+    # Only a canonical name or a listed alias resolves ('H100' is a listed alias of H100-SXM); a shorthand
+    # is never completed, even when one name alone starts with it ('MI300' -> MI300X is a suggestion).
+    # One that starts several names ('A100') is ambiguous: those names are the suggestions. Otherwise
+    # the names close to it (difflib) are.
+    prefixed: list[str] = []
+    for k in index:
+        if key and k.startswith(key) and index[k] not in prefixed:
+            prefixed.append(index[k])
+    if len(prefixed) > 1:
+        quoted = " or ".join(repr(s) for s in prefixed)
+        raise CatalogLookupError(f"{kind} {name!r} is ambiguous: did you mean {quoted}?")
     close = difflib.get_close_matches(key, list(index), n=5, cutoff=0.6)
     suggestions: list[str] = []
-    for match in [*prefixed, *close]:
-        canonical = index[match]
-        if canonical not in suggestions:
-            suggestions.append(canonical)
+    for match in [*(p for p in prefixed), *(index[c] for c in close)]:
+        if match not in suggestions:
+            suggestions.append(match)
     if suggestions:
         quoted = " or ".join(repr(s) for s in suggestions[:3])
         raise CatalogLookupError(f"unknown {kind} {name!r}: did you mean {quoted}?")

@@ -16,13 +16,16 @@ and the refusals of combinations not modelled yet run after parsing, in ``models
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
-from typing import Annotated, ClassVar, Literal, Optional, Union
+from pathlib import Path
+from typing import Annotated, Any, ClassVar, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from planopt.models.catalog import defaults as d
 from planopt.models.catalog import CatalogLookupError, GpuSpec, HostLinkedGpuSpec, find_gpu, find_model
+from planopt.models.schema.hf_config import HfConfigError, architecture_from_hf_config
 
 # Sane ranges (issue 13 item 18). Every number of an instance is finite (``Strict``), at most
 # MAX_MAGNITUDE, and a strictly positive one at least MIN_POSITIVE; counts that multiply into a step's work
@@ -64,9 +67,14 @@ class Strict(BaseModel):
 
 
 class Architecture(Strict):
-    """A transformer: a catalog ``preset`` name, explicit fields, or both (fields override)."""
+    """A transformer: a catalog ``preset`` name, a Hugging Face ``hf_config``, explicit fields, or one of the first
+    two with fields (fields override)."""
 
-    preset: Optional[str] = Field(None, description="model name from the catalog, e.g. 'Qwen3-8B'")
+    preset: Optional[str] = Field(None, description="model name from the catalog, e.g. 'Qwen3-8B' (`planopt catalog --models`)")
+    hf_config: Optional[Union[str, dict[str, Any]]] = Field(
+        None, description="a Hugging Face config.json: its path (relative to the instance file's folder; read only from "
+        "an instance file) or its object. Read for the families of models/schema/hf_config.py (dense llama, mistral, "
+        "qwen2, qwen3; MoE mixtral, qwen2_moe, qwen3_moe, deepseek_v3); once read, the fields below hold its values")
     params_b: Optional[ParamsB] = Field(None, description="total parameters, billions")
     active_params_b: Optional[ParamsB] = Field(None, description="parameters active per token, billions (MoE)")
     layers: Optional[PositiveInt] = None
@@ -74,10 +82,26 @@ class Architecture(Strict):
     kv_heads: Optional[PositiveInt] = None
     head_dim: Optional[PositiveInt] = None
 
+    FIELDS: ClassVar[tuple[str, ...]] = ("params_b", "active_params_b", "layers", "hidden", "kv_heads", "head_dim")
+
     @model_validator(mode="after")
-    def _resolve(self) -> "Architecture":
-        fields = ("params_b", "active_params_b", "layers", "hidden", "kv_heads", "head_dim")
+    def _resolve(self, info: ValidationInfo) -> "Architecture":
+        fields = self.FIELDS
         values = {f: getattr(self, f) for f in fields}
+        if self.preset is not None and self.hf_config is not None:
+            raise ValueError("give one of 'preset' and 'hf_config', not both")
+        if self.hf_config is not None:
+            config = self.hf_config
+            if isinstance(config, str):
+                config = read_hf_config(config, (info.context or {}).get("base_dir"))
+            try:
+                found = architecture_from_hf_config(config)
+            except HfConfigError as exc:
+                raise ValueError(f"hf_config: {exc}") from None
+            for f in fields:
+                if values[f] is None:
+                    object.__setattr__(self, f, found[f])
+            object.__setattr__(self, "hf_config", None)   # read once: the fields hold it (a copy re-validates alone)
         if self.preset is not None:
             try:
                 spec = find_model(self.preset)
@@ -91,7 +115,7 @@ class Architecture(Strict):
             object.__setattr__(self, "active_params_b", self.params_b)
         missing = [f for f in fields if getattr(self, f) is None]
         if missing:
-            raise ValueError(f"needs a 'preset' or the fields {', '.join(missing)}")
+            raise ValueError(f"needs a 'preset', an 'hf_config' or the fields {', '.join(missing)}")
         if self.active_params_b > self.params_b:
             raise ValueError("active_params_b must not exceed params_b")
         return self
@@ -100,6 +124,29 @@ class Architecture(Strict):
     def is_moe(self) -> bool:
         """True for a mixture of experts: fewer parameters active per token than in total."""
         return self.active_params_b < self.params_b
+
+
+def read_hf_config(path: str, base_dir: Any) -> dict:
+    """The JSON object of the Hugging Face config at ``path`` (relative to ``base_dir``, the instance file's folder);
+    ValueError naming ``hf_config`` for any reason it cannot be read. Without ``base_dir`` (an instance given as an
+    object: the Python API, the HTTP service) no file is read."""
+    if base_dir is None:
+        raise ValueError(f"hf_config: {path!r} is a path, and files are read only for an instance file; "
+                         "give the config's JSON object instead")
+    p = Path(path) if Path(path).is_absolute() else Path(base_dir) / path
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"hf_config: {p}: file not found") from None
+    except IsADirectoryError:
+        raise ValueError(f"hf_config: {p}: is a directory, expected a config.json") from None
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        raise ValueError(f"hf_config: {p}: not valid JSON") from None
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"hf_config: {p}: cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"hf_config: {p}: expected a JSON object")
+    return data
 
 
 class Task(Strict):

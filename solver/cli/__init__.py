@@ -1,7 +1,7 @@
 """The ``planopt`` command line, one module per command group.
 
 - ``app``: the typer app; collects the groups below (they never import it back)
-- ``solve``: solve, evaluate, enumerate · ``check``: validate, schema
+- ``init``: a job from a few flags · ``solve``: solve, evaluate, enumerate · ``check``: validate, schema
 - ``frontier``: frontier, sweep · ``calibrate`` · ``fit`` · ``uncertainty`` · ``portfolio``: generate, portfolio solves
 - ``options``: flags shared by commands · ``risk_options``: the uncertainty flags
 - ``guard``: errors to one line and an exit code · ``output``: strict JSON on stdout

@@ -1,4 +1,5 @@
-"""``planopt catalog``: the GPU price catalog by provider, region and tier, with sources."""
+"""``planopt catalog``: the GPU price catalog by provider, region and tier, with sources; ``--models`` and ``--gpus``:
+the model presets and accelerators an instance may name."""
 
 from __future__ import annotations
 
@@ -21,8 +22,14 @@ commands = typer.Typer()
 def catalog(json_out: bool = JSON,
             provider: Optional[str] = typer.Option(None, "--provider", help="only this provider's offers"),
             gpu: Optional[str] = typer.Option(None, "--gpu", help="only this GPU (any catalog name or alias)"),
-            out: Optional[Path] = typer.Option(None, "--out", help="also write the rows to a CSV file")):
-    """List the GPU prices by provider, region and tier, each with its source and date."""
+            out: Optional[Path] = typer.Option(None, "--out", help="also write the rows to a CSV file"),
+            models: bool = typer.Option(False, "--models", help="list the model presets (`student: {\"preset\": NAME}`) instead of prices"),
+            gpus: bool = typer.Option(False, "--gpus", help="list the accelerators (`hardware.gpus[].name`) instead of prices")):
+    """List the GPU prices by provider, region and tier, each with its source and date; or, with --models and
+    --gpus, the model presets and the accelerators an instance may name."""
+    if models or gpus:
+        _presets(models, gpus, json_out, provider, gpu, out)
+        return
     from planopt.models.catalog.prices import COLUMNS, select_prices
 
     from planopt.errors import InputError
@@ -49,3 +56,35 @@ def catalog(json_out: bool = JSON,
     typer.echo(f"\n{len(rows)} prices; sources: `planopt catalog --json` or --out FILE.csv")
     if out is not None:
         typer.echo(f"wrote {out}")
+
+
+def _presets(models: bool, gpus: bool, json_out: bool, provider, gpu, out) -> None:
+    """``planopt catalog --models`` / ``--gpus``: the presets as tables, or one JSON object."""
+    from planopt.errors import InputError
+    from planopt.models.catalog import load_gpus, load_models
+    from planopt.report.json_results import presets_json
+    used = [flag for flag, value in (("--provider", provider), ("--gpu", gpu), ("--out", out)) if value is not None]
+    if used:
+        raise InputError(f"{used[0]}: filters and writes the price list; --models and --gpus list every preset")
+    model_specs = list(load_models().values()) if models else None
+    gpu_specs = list(load_gpus().values()) if gpus else None
+    if json_out:
+        emit_json(presets_json(model_specs, gpu_specs))
+        return
+    from planopt.report.text import table
+    parts = []
+    if model_specs is not None:
+        parts.append("Model presets (student, teacher.architecture: {\"preset\": NAME}; any alias works too)\n" + table(
+            [(m.name, f"{m.params_b:g}", f"{m.active_params_b:g}", m.layers, m.hidden, m.heads, m.kv_heads, m.head_dim,
+              f"{m.context_tokens:,}", "MoE" if m.moe else "dense", ", ".join(m.aliases)) for m in model_specs],
+            header=("name", "params B", "active B", "layers", "hidden", "heads", "kv heads", "head dim", "context",
+                    "kind", "aliases")) + f"\n{len(model_specs)} presets; sources: `planopt catalog --models --json`")
+    if gpu_specs is not None:
+        parts.append("GPUs (hardware.gpus[].name; any alias works too)\n" + table(
+            [(g.name, g.vendor, f"{g.bf16_tflops:g}", "-" if g.fp8_tflops is None else f"{g.fp8_tflops:g}", f"{g.hbm_gb:g}",
+              f"{g.hbm_tbps:g}", g.gpus_per_node, f"${g.price_on_demand_usd_per_gpu_hour:,.2f}",
+              "-" if g.price_spot_usd_per_gpu_hour is None else f"${g.price_spot_usd_per_gpu_hour:,.2f}",
+              ", ".join(g.aliases)) for g in gpu_specs],
+            header=("name", "vendor", "bf16 TFLOPS", "fp8 TFLOPS", "HBM GB", "HBM TB/s", "per node", "on-demand $/h",
+                    "spot $/h", "aliases")) + f"\n{len(gpu_specs)} GPUs; sources: `planopt catalog --gpus --json`")
+    typer.echo("\n\n".join(parts))

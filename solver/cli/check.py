@@ -16,19 +16,25 @@ commands = typer.Typer()
 @guarded
 def validate(file: Path = typer.Argument(..., help="instance JSON"),
              json_out: bool = typer.Option(False, "--json", help="print one JSON object instead of the line: ok, errors, and what was checked")):
-    """Check an instance (job or portfolio) against the schema and build its model without solving."""
-    from planopt.errors import InputError
+    """Check an instance (job or portfolio) against the schema and build its model without solving.
+
+    Lists every error the schema finds at once, one line each naming its field (an unknown field with the
+    closest allowed name); the checks across sections run once the sections themselves are valid."""
+    from planopt.errors import InputError, InputErrors
     from planopt.report.plan_space import validate_instance
     try:
         checked = validate_instance(file, str(file))
     except InputError as exc:
-        if not json_out:
-            raise
-        from planopt.cli.guard import fail
+        from planopt.cli.interrupt import hold_if_stopping
         from planopt.messages import shorten_words
         from planopt.report.json_results import invalid_json
-        emit_json(invalid_json(shorten_words(str(exc))))  # the one object on stdout: ok false, with its errors
-        fail(f"error: {exc}", str(exc), False, 2)         # the one line on stderr, exit 2
+        hold_if_stopping()
+        lines = [shorten_words(line) for line in (exc.lines if isinstance(exc, InputErrors) else [str(exc)])]
+        for line in lines:
+            typer.echo(f"error: {line}", err=True)   # one line per error, each naming its field
+        if json_out:
+            emit_json(invalid_json(lines))   # the one object on stdout: ok false, with every error
+        raise typer.Exit(2)
     if json_out:
         from planopt.report.json_results import validate_json
         emit_json(validate_json(checked))

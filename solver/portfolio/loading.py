@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from planopt.models.schema.portfolio import Portfolio, PortfolioData, restrict_to_portfolio, shared_gpu_types
 
-from planopt.errors import InputError, describe_validation_error, read_json
+from planopt.errors import InputError, read_json, validation_input_error
 from planopt.instance import check_limit, checked, instance_from
 
 
@@ -31,26 +31,27 @@ def load_portfolio(source: str | Path | dict[str, Any] | PortfolioData) -> Portf
     """A validated portfolio with its jobs resolved; raises InputError naming the field."""
     if isinstance(source, PortfolioData):
         return source
-    name, base = "portfolio", Path.cwd()
+    name, base, from_file = "portfolio", Path.cwd(), False
     if not isinstance(source, dict):
-        name, base = str(source), Path(source).resolve().parent
+        name, base, from_file = str(source), Path(source).resolve().parent, True
         source = read_json(source)
     try:
         portfolio = Portfolio.model_validate(source)
     except ValidationError as exc:
-        raise InputError(describe_validation_error(exc, name)) from None
+        raise validation_input_error(exc, name, name if from_file else None) from None
     instances = []
     for i, job in enumerate(portfolio.jobs):
         where = f"{name}: jobs.{i}.instance"
         raw = job.instance
+        job_dir = base if from_file else None   # an hf_config path is read only for files (not a service's body)
         if isinstance(raw, str):
             path = (base / raw) if not Path(raw).is_absolute() else Path(raw)
             try:
                 raw = read_json(path)
             except InputError as exc:
                 raise InputError(f"{where}: {exc}") from None
-            where = str(path)
-        inst = instance_from(raw, where)  # its shape, then its consistency checks
+            where, job_dir = str(path), (path.resolve().parent if from_file else None)
+        inst = instance_from(raw, where, job_dir, name if from_file else None)  # its shape, then its consistency checks
         if inst.retention is not None:
             raise InputError(f"{name}: jobs.{i}.instance.retention: retention choices are not yet combined with "
                              "portfolios; remove the block (checkpointing.keep_last applies)")
@@ -78,7 +79,7 @@ def load_portfolio(source: str | Path | dict[str, Any] | PortfolioData) -> Portf
         try:
             job_inst = restrict_to_portfolio(inst, portfolio)
         except ValidationError as exc:
-            raise InputError(describe_validation_error(exc, restricted)) from None
+            raise validation_input_error(exc, restricted, name if from_file else None) from None
         instances.append(checked(job_inst, restricted))
     check_spot_preemptions(portfolio, instances, name)
     return PortfolioData(portfolio, instances)

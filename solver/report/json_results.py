@@ -129,10 +129,12 @@ def validate_json(checked) -> dict[str, Any]:
                         "build_seconds": checked.model.build_seconds})
 
 
-def invalid_json(error: str) -> dict[str, Any]:
-    """``planopt validate FILE --json`` on an instance that is not valid: ``ok`` false and its ``errors`` (the one
-    line the CLI prints), with the ``status`` and ``error`` every command's failure carries."""
-    return {"ok": False, "errors": [error], "valid": False, "status": "error", "error": error}
+def invalid_json(errors: str | list[str]) -> dict[str, Any]:
+    """``planopt validate FILE --json`` on an instance that is not valid: ``ok`` false and its ``errors`` (every line
+    the CLI prints, each naming its field), with the ``status`` and ``error`` (the first) every command's failure
+    carries."""
+    lines = [errors] if isinstance(errors, str) else list(errors)
+    return {"ok": False, "errors": lines, "error_count": len(lines), "valid": False, "status": "error", "error": lines[0]}
 
 
 def catalog_json(rows) -> dict[str, Any]:
@@ -140,6 +142,18 @@ def catalog_json(rows) -> dict[str, Any]:
     from planopt.models.catalog.prices import COLUMNS
     return finite_json({"prices": [{c: getattr(r, c) for c in COLUMNS} | {"provider_kind": r.provider_kind, "node_gpus": r.node_gpus,
                                                                          "interconnect": r.interconnect} for r in rows]})
+
+
+def presets_json(models=None, gpus=None) -> dict[str, Any]:
+    """``planopt catalog --models --gpus --json``: the model presets (``models``) and the accelerators (``gpus``)
+    of the catalog, each with every field of its entry and its source; only the lists asked for."""
+    import dataclasses
+    out: dict[str, Any] = {}
+    if models is not None:
+        out["models"] = [dataclasses.asdict(m) for m in models]
+    if gpus is not None:
+        out["gpus"] = [dataclasses.asdict(g) for g in gpus]
+    return finite_json(out)
 
 
 def calibration_json(rows) -> list[dict[str, Any]]:

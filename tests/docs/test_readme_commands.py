@@ -10,6 +10,8 @@ land there. An example may end infeasible (exit 3) to show an explanation;
 none may end in bad input (2), an internal error (1) or a time limit (4).
 A command that names a Dask scheduler (``--scheduler tcp://HOST:PORT``) runs
 against a real local cluster started at that address, as the README starts one.
+A block that starts with `planopt init` is a walk-through (issue 25 item 1): its commands run in order in one
+folder, each on the files the ones before it wrote, and at most three of them reach a solved plan.
 """
 
 import contextlib
@@ -29,17 +31,24 @@ PROGRAM = ".venv/bin/planopt"
 SHELL_BLOCKS = re.findall(r"```(?:bash|sh)\n(.*?)```", README, flags=re.S)
 
 
-def readme_commands() -> list[str]:
+def block_commands(block: str) -> list[str]:
+    """The planopt commands of one shell block (the part after the last `&&` of each line)."""
     out = []
-    for block in re.findall(r"```bash\n(.*?)```", README, flags=re.S):
-        for line in block.splitlines():
-            command = line.split("&&")[-1].strip()
-            if command.split(" ", 1)[0] == PROGRAM:
-                out.append(command)
+    for line in block.splitlines():
+        command = line.split("&&")[-1].strip()
+        if command.split(" ", 1)[0] == PROGRAM:
+            out.append(command)
     return out
 
 
-COMMANDS = readme_commands()
+def is_walk_through(commands: list[str]) -> bool:
+    """A block that starts by writing a job with `planopt init`: its commands depend on each other."""
+    return bool(commands) and shlex.split(commands[0])[1:2] == ["init"]
+
+
+BLOCKS = [block_commands(b) for b in re.findall(r"```bash\n(.*?)```", README, flags=re.S)]
+WALK_THROUGHS = [b for b in BLOCKS if is_walk_through(b)]
+COMMANDS = [c for b in BLOCKS if not is_walk_through(b) for c in b]
 
 
 @contextlib.contextmanager
@@ -57,6 +66,7 @@ def scheduler_for(args: list[str]):
 
 def test_the_readme_shows_commands():
     assert len(COMMANDS) >= 4, COMMANDS
+    assert WALK_THROUGHS, "README.md lost its walk-through (`planopt init`, `validate`, `solve`)"
 
 
 def test_every_shell_command_runs_in_a_fresh_shell():
@@ -91,3 +101,27 @@ def test_readme_command_runs_as_written(command, tmp_path, monkeypatch):
     assert result.exit_code in (0, 3), (command, result.exit_code, result.stderr, result.stdout[-2000:])
     assert result.stdout.strip(), command
     assert "internal error" not in result.stderr
+
+
+@pytest.mark.parametrize("commands", WALK_THROUGHS, ids=[f"walk-through{n}" for n in range(len(WALK_THROUGHS))])
+def test_a_walk_through_reaches_a_solved_plan_in_three_commands(commands, tmp_path, monkeypatch):
+    """`init`, `validate`, `solve` in one folder, in order: each succeeds, and the last prints the optimum the README
+    states beneath the block."""
+    assert len(commands) <= 3 and [shlex.split(c)[1] for c in commands][-1] == "solve", commands
+    (tmp_path / "instances").symlink_to(ROOT / "instances")
+    monkeypatch.chdir(tmp_path)
+    for command in commands:
+        result = CliRunner().invoke(app, shlex.split(command)[1:])
+        assert result.exit_code == 0, (command, result.exit_code, result.stderr, result.stdout[-2000:])
+        assert result.stdout.strip(), command
+    block_end = README.index(commands[-1]) + len(commands[-1])
+    stated = re.search(r"The optimum: (?P<method>RL|SFT|OPD) on (?P<count>\d+) × (?P<gpu>[\w-]+) for (?P<steps>[\d,]+) "
+                       r"steps, \$(?P<cost>[\d,]+) in (?P<hours>[\d,]+) h, quality (?P<quality>\d+\.\d+)", README[block_end:])
+    assert stated, "the walk-through states no optimum beneath its block"
+    import json
+    answer = json.loads(CliRunner().invoke(app, [*shlex.split(commands[-1])[1:], "--json", "--no-sensitivity"]).stdout)
+    stage, metrics = answer["plan"]["stages"][0], answer["metrics"]
+    assert (stage["method"], stage["gpu_count"], stage["gpu"], stage["steps"]) == (
+        stated["method"].lower(), int(stated["count"]), stated["gpu"], int(stated["steps"].replace(",", "")))
+    assert f"{metrics['cost_usd']:,.0f}" == stated["cost"] and f"{metrics['wall_hours']:,.0f}" == stated["hours"]
+    assert f"{metrics['quality']:.2f}" == stated["quality"]
