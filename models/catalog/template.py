@@ -24,7 +24,8 @@ PROMPT_TOKENS = d.CALIBRATION_PROMPT_TOKENS
 RESPONSE_TOKENS = d.CALIBRATION_RESPONSE_TOKENS
 MAX_RESPONSE_TOKENS = d.CALIBRATION_MAX_RESPONSE_TOKENS
 # Distinct prompts: DeepScaleR-Preview's math problems (agentica-org/DeepScaleR-Preview-Dataset on Hugging Face,
-# 40,315 problem-answer pairs, 2025), an open RL prompt set of reasoning-length math.
+# 40,315 problem-answer pairs as its viewer counts them; "a curated dataset of 40,000 reasoning-intensive
+# problems" in lime-nlp/DeepScaleR_Difficulty's card, 2025), an open RL prompt set of reasoning-length math.
 PROMPTS_AVAILABLE = 40_315
 
 # --- Training options (choices: the MIP picks one of each list) --------------------------------------------
