@@ -139,12 +139,14 @@ class Trainer(Strict):
         None, description="DeepSpeed ZeRO stage 1-3 (backend deepspeed only; default 3)")
     framework: Optional[str] = Field(None, description="free text: nemo-rl, verl, llamafactory, hf-trainer, ...")
 
-    @model_validator(mode="after")
-    def _stage_is_deepspeed(self) -> "Trainer":
-        if self.zero_stage is not None and self.backend != "deepspeed":
-            raise ValueError(f"zero_stage: ZeRO stages are DeepSpeed's, and backend is {self.backend!r}; give backend "
-                             "'deepspeed' or leave zero_stage out")
-        return self
+    @field_validator("zero_stage")
+    @classmethod
+    def _stage_is_deepspeed(cls, stage, info):
+        backend = info.data.get("backend")
+        if stage is not None and backend is not None and backend != "deepspeed":
+            raise ValueError(f"ZeRO stages are DeepSpeed's, and backend is {backend!r}; give backend 'deepspeed' or "
+                             "leave zero_stage out")
+        return stage
 
     @property
     def key(self) -> str:
@@ -195,16 +197,6 @@ class Training(Strict):
                                  f"sft, rl, opd, each at most once, one to {MAX_STAGES} of them")
         unique = list(dict.fromkeys(tuple(seq) for seq in sequences))
         return [list(seq) for seq in unique]
-
-    @model_validator(mode="after")
-    def _one_trainer_field(self) -> "Training":
-        if self.trainer is not None and self.trainer_options is not None:
-            raise ValueError("trainer_options: give training.trainer (one trainer) or training.trainer_options (a "
-                             "choice among several), not both")
-        keys = [t.key for t in self.trainer_options or []]
-        if len(set(keys)) != len(keys):
-            raise ValueError(f"trainer_options: {keys} lists a trainer twice")
-        return self
 
     def trainer_keys(self) -> list[str | None]:
         """The trainers a plan may run, by key (``Trainer.key``); [None]: the default pricing."""
@@ -681,6 +673,17 @@ class Instance(Strict):
             if c.baseline_score > self.task.score_ceiling:
                 raise ValueError(f"candidate_students.{n}.baseline_score: {c.baseline_score:g} is above "
                                  f"task.score_ceiling {self.task.score_ceiling:g}")
+        return self
+
+    @model_validator(mode="after")
+    def _one_trainer_field(self) -> "Instance":
+        t = self.training
+        if t.trainer is not None and t.trainer_options is not None:
+            raise ValueError("training.trainer_options: give training.trainer (one trainer) or training.trainer_options "
+                             "(a choice among several), not both")
+        keys = [o.key for o in t.trainer_options or []]
+        if len(set(keys)) != len(keys):
+            raise ValueError(f"training.trainer_options: {keys} lists a trainer twice")
         return self
 
     @model_validator(mode="after")
