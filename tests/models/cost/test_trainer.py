@@ -246,3 +246,14 @@ def test_a_portfolio_refuses_a_choice_of_trainer_in_one_line(tmp_path):
     assert res.exit_code == 2
     (line,) = res.output.strip().splitlines()
     assert "jobs.0.instance.training.trainer_options: a choice of trainer is not yet planned in portfolios" in line
+
+
+def test_a_pilot_fit_prices_its_rows_on_the_instances_trainer():
+    from planopt.errors import InputError
+    from planopt.uncertainty.fit import read_pilot
+    pilot = INSTANCES / "pilot-qwen3-8b-math.csv"
+    rows = read_pilot(pilot, parse_instance(with_training(MATH, trainer={"backend": "fsdp"})))
+    assert {r.hardware.trainer for r in rows if r.hardware is not None} == {"fsdp"}
+    assert {r.hardware.trainer for r in read_pilot(pilot, parse_instance(MATH)) if r.hardware is not None} == {None}
+    with pytest.raises(InputError, match="training.trainer_options"):
+        read_pilot(pilot, parse_instance(with_training(MATH, trainer_options=BACKENDS[:2])))
