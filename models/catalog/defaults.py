@@ -463,11 +463,14 @@ LOG_INGEST_USD_PER_GB = 0.50
 TRAINER_BACKENDS = ("megatron", "fsdp", "deepspeed")
 # Training passes (forward + backward + optimiser) of PyTorch DTensor / FSDP2 against
 # Megatron-Core on the same workload: NeMo RL v0.3 blog (nvidia-nemo.github.io/blog/
-# 2025/07/21/nemo-rl-v0.3), step-time table, row "Llama 3.1-8B Instruct", 1 node x 8
-# H100, GRPO: policy training 28 s (Megatron) vs 38 s (PyT DTensor); get logprobs 18 s vs
-# 19 s (the table as quoted in NVIDIA-NeMo/RL issue #959, whose reruns give 27 s vs 40 s
-# and 18 s vs 19 s). Speed of a training pass = 28/38 = 0.737, of a scoring forward pass
-# 18/19 = 0.947 (INFERRED: ratios of the row's times).
+# 2025/07/21/nemo-rl-v0.3), "Table 1. Model performance comparison for different training
+# configurations across Megatron compared to PyTorch DTensor" (GRPO, steps 22-29 averaged),
+# row "Llama 3.1-8B Instruct", 1 node x 8 H100: policy training 28 s (Megatron) vs 38 s
+# (PyT DTensor); get logprobs 18 s vs 19 s (also quoted in NVIDIA-NeMo/RL issue #959,
+# whose reruns give 27 s vs 40 s and 18 s vs 19 s). Speed of a training pass = 28/38 =
+# 0.737, of a scoring forward pass 18/19 = 0.947 (INFERRED: ratios of the row's times;
+# the two runs generated 795 and 777 tokens per sample, so per token the training ratio
+# is at most 2.3 % lower, 0.720).
 FSDP_TRAIN_SECONDS_MEGATRON_LLAMA31_8B = 28.0
 FSDP_TRAIN_SECONDS_DTENSOR_LLAMA31_8B = 38.0
 FSDP_LOGPROB_SECONDS_MEGATRON_LLAMA31_8B = 18.0
