@@ -158,6 +158,12 @@ def _random_with_trainers(seed: int) -> dict:
     return d_
 
 
+def test_the_random_seeds_choose_more_than_one_trainer():
+    """Guards the generator: the optimum is not always the same backend, so the contract below tests a choice."""
+    chosen = {solve(parse_instance(_random_with_trainers(s))).plan for s in range(12)}
+    assert len({p.hardware.trainer for p in chosen if p is not None}) >= 3
+
+
 @pytest.mark.parametrize("seed", split_seeds(range(12), 4))
 def test_the_mip_equals_both_oracles_with_trainer_options(seed):
     inst = parse_instance(_random_with_trainers(seed))
