@@ -292,6 +292,12 @@ class Evaluator:
             raise ValueError(str(exc).replace("plan.", f"{where}.", 1)) from None
 
     def _hardware_refusal(self, hw: HardwareChoice) -> None:
+        keys = self.inst.training.trainer_keys()
+        if hw.trainer not in keys:
+            named = [k for k in keys if k is not None]
+            raise ValueError(f"plan.trainer: {hw.trainer!r} is not a trainer of the instance; expected "
+                             + (f"one of {named} (training.trainer / trainer_options)" if named else
+                                "none (the instance names no trainer: leave plan.trainer out)"))
         gpus = {o.key: o.counts for o in self.inst.hardware.gpus}
         if hw.gpu not in gpus:
             raise ValueError(f"plan.gpu: '{hw.gpu}' is not in hardware.gpus ({', '.join(gpus)})")

@@ -47,12 +47,14 @@ from functools import cached_property
 
 from planopt.models.cost import physics as ph
 from planopt.models.cost import rollout
+from planopt.models.cost import trainer as tr
 from planopt.models.catalog import GpuSpec
 from dataclasses import replace
 
 from planopt.models.schema.plan import HardwareChoice, split_class, staleness_of_class
 from planopt.models.cost.components import (ATTN, DECODE, ENV_WAIT, EVAL, FSDP, LOGPROB_A2A, OFFLOAD_STATE, OFFLOAD_STREAM, PREFILL, REWARD_MODEL,
-                      STUDENT_FWD, SYNC, TAIL, TEACHER, TRAIN, TRAIN_A2A, adapter_ranks, family_of, sft_sequence_tokens)
+                      STUDENT_FWD, SYNC, TAIL, TEACHER, TRAIN, TRAIN_A2A, adapter_ranks, family_of, sft_sequence_tokens,
+                      sft_shape)
 from planopt.models.schema.instance import GpuOption, Instance
 
 
@@ -71,7 +73,9 @@ def price_usd_per_gpu_hour(inst: Instance, option: GpuOption) -> float | None:
 
 def hardware_options(inst: Instance) -> list[HardwareChoice]:
     """(GPU, count, adapter) within availability and with a price, in a stable order: one
-    choice per adapter the instance offers (``plan.py``: the adapter sets the checkpoint)."""
+    choice per adapter the instance offers (``plan.py``: the adapter sets the checkpoint), and each once per
+    trainer of ``training.trainer_options`` (``trainer.py``)."""
+    keys = inst.training.trainer_keys()
     mode = inst.training.cpu_offload
     classes = memory_classes(inst) if mode == "if_needed" else []
     out = []
@@ -84,9 +88,9 @@ def hardware_options(inst: Instance) -> list[HardwareChoice]:
                 if o.available_gpus is None or n <= o.available_gpus:
                     offload = mode is True
                     # colocated, then split choices (``rollout.py``): the same training GPUs plus each rollout set
-                    choices = [HardwareChoice(o.key, n, lora, cpu_offload=offload)]
-                    choices += [HardwareChoice(o.key, n, lora, g, k, cpu_offload=offload) for g, k in rollouts
-                                if rollout.pair_allowed(inst, o.key, n, g, k)]
+                    pairs = [(None, 0)] + [(g, k) for g, k in rollouts if rollout.pair_allowed(inst, o.key, n, g, k)]
+                    choices = [HardwareChoice(o.key, n, lora, g, k, cpu_offload=offload, trainer=key)
+                               for g, k in pairs for key in keys]
                     for base in choices:
                         out.append(base)
                         if classes and ph.host_link_gb_per_s(o.spec()) is not None:
@@ -229,7 +233,8 @@ class HardwareProfile:
             return 0.0, "fits without CPU offload (training.cpu_offload: \"if_needed\" offloads only a job that fits no other way)"
         seq = self._train_seq_tokens(method)
         limit = inst.efficiency.train_hbm_share * gpu.hbm_gb * ph.GB
-        peak = ph.train_memory_bytes_per_gpu(inst.student, n, seq, offloads(inst, self.choice), lora)
+        peak = ph.train_memory_bytes_per_gpu(inst.student, n, seq, offloads(inst, self.choice), lora,
+                                             tr.zero_stage(self.choice.trainer))
         if peak > limit:
             return peak, f"training state {peak / ph.GB:.0f} GB/GPU > {limit / ph.GB:.0f} GB usable"
         if staleness_of_class(memory_class) and not self.choice.split:
@@ -270,12 +275,15 @@ class HardwareProfile:
         collectives, offload traffic, environment waits, a split choice's prefill and weight transfer); None for
         the engine's own (evaluation, decode, tail, a colocated weight sync)."""
         inst, gpu, n, eff = self.inst, self.gpu, self.count, self.inst.efficiency
-        if fam == STUDENT_FWD or (fam == PREFILL and not self.choice.split):
+        key = self.choice.trainer
+        if fam == STUDENT_FWD:
+            return ph.compute_seconds(1.0, inst.student, gpu, n, eff) / tr.forward_speed(key)
+        if fam == PREFILL and not self.choice.split:  # the rollout engine's prefill: no trainer pass
             return ph.compute_seconds(1.0, inst.student, gpu, n, eff)
         if fam in (TRAIN, ATTN):
-            return ph.compute_seconds(1.0, inst.student, gpu, n, eff)
+            return ph.compute_seconds(1.0, inst.student, gpu, n, eff) / tr.train_speed(key)
         if fam == FSDP:
-            return ph.fsdp_seconds_per_byte(gpu, n)
+            return self._collective_seconds_per_byte
         if fam in (OFFLOAD_STREAM, OFFLOAD_STATE) and not offloads(inst, self.choice):
             return 0.0
         if fam == OFFLOAD_STREAM:
@@ -283,9 +291,9 @@ class HardwareProfile:
         if fam == OFFLOAD_STATE:
             return ph.offload_state_seconds_per_byte(gpu, n)
         if fam == TEACHER:
-            return ph.compute_seconds(1.0, inst.teacher.architecture, gpu, n, eff, parts[1])
+            return ph.compute_seconds(1.0, inst.teacher.architecture, gpu, n, eff, parts[1]) / tr.forward_speed(key)
         if fam == REWARD_MODEL:
-            return ph.compute_seconds(1.0, inst.reward.reward_model, gpu, n, eff)
+            return ph.compute_seconds(1.0, inst.reward.reward_model, gpu, n, eff) / tr.forward_speed(key)
         if fam == ENV_WAIT:
             return 1.0
         if fam in (TRAIN_A2A, LOGPROB_A2A):
@@ -295,6 +303,24 @@ class HardwareProfile:
         if fam == SYNC and self.choice.split:
             return ph.split_weight_transfer_seconds(inst.student, gpu, self.rollout_gpu, split_class(parts[1])[2])
         return None
+
+    @cached_property
+    def _collective_seconds_per_byte(self) -> float:
+        """Seconds per byte of ZeRO-3's per-micro-step collectives on this choice's trainer
+        (``trainer.collective_seconds_per_byte``): in series, or the part a micro-step's compute does not hide."""
+        inst, key = self.inst, self.choice.trainer
+        per_byte = ph.fsdp_seconds_per_byte(self.gpu, self.count)
+        if not tr.efficiency(key)["overlap"] or inst.sft_data is None:
+            return tr.collective_seconds_per_byte(key, per_byte, 0.0, 1.0)
+        stu, recompute, lora = inst.student, inst.training.activation_recompute, self.choice.lora_rank
+        shape = sft_shape(inst)
+        flops = shape.microbatch_tokens * (ph.train_flops_per_token(stu, recompute, lora)
+                                           + ph.attention_flops_per_token(stu, shape.context_tokens, recompute))
+        # judged at the curve's MFU (mfu_factor 1): the hidden share, like every collective's time, does not move
+        # with the MFU factor a pilot fit or a scenario sets (recipes.RATE_FACTOR: FSDP scales with neither)
+        nominal = inst.efficiency.model_copy(update={"mfu_factor": 1.0})
+        flop_seconds = flops * ph.compute_seconds(1.0, stu, self.gpu, self.count, nominal) / tr.train_speed(key)
+        return tr.collective_seconds_per_byte(key, per_byte, flop_seconds, ph.fsdp_bytes_per_sequence(stu, lora))
 
     def _seconds_per_unit_on_engine(self, key: str, fam: str, parts: list[str]) -> float:
         """:meth:`seconds_per_unit` of what the rollout engine decodes: an evaluation prompt, a decode step's

@@ -162,7 +162,7 @@ def compute_seconds(flops: float, arch: Architecture, gpu: GpuSpec, count: int, 
 
 
 def train_memory_bytes_per_gpu(arch: Architecture, count: int, seq_tokens: float, cpu_offload: bool = False,
-                               lora_rank: int | None = None) -> float:
+                               lora_rank: int | None = None, zero_stage: int | None = None) -> float:
     r"""Training memory per GPU, ZeRO-3 sharded Adam plus recomputation checkpoints.
 
     .. math:: M = \frac{16 N}{n} + 2 \cdot L \cdot h \cdot s
@@ -170,14 +170,24 @@ def train_memory_bytes_per_gpu(arch: Architecture, count: int, seq_tokens: float
     LoRA: frozen bf16 weights and the adapter's Adam state, both sharded,
     :math:`M = (2 N + 16 N_{LoRA})/n + 2 L h s` (no full optimiser state).
     With CPU offload the sharded state lives in host memory (streamed in per
-    layer): only the activation term stays.
+    layer): only the activation term stays. DeepSpeed ZeRO-1 and ZeRO-2
+    (``zero_stage``) keep :math:`r` bytes per parameter whole on every GPU and
+    shard the rest, :math:`M = (r + (16 - r)/n) N + 2 L h s` with :math:`r` = 4 and 2
+    (``defaults.ZERO_STAGE_STATE_BYTES_PER_PARAM``); offload moves only the sharded
+    part, and a LoRA plan's frozen weights stay whole.
     """
+    whole = 0.0 if zero_stage in (None, 3) else d.ZERO_STAGE_STATE_BYTES_PER_PARAM[zero_stage][0]
+    n_params = arch.params_b * 1e9
     if lora_rank is None:
-        state = d.TRAIN_STATE_BYTES_PER_PARAM * arch.params_b * 1e9 / count
+        sharded = (d.TRAIN_STATE_BYTES_PER_PARAM - whole) * n_params / count
+        kept = whole * n_params
+    elif not whole:
+        sharded, kept = (d.FROZEN_WEIGHT_BYTES_PER_PARAM * n_params
+                         + d.TRAIN_STATE_BYTES_PER_PARAM * lora_params(arch, lora_rank)) / count, 0.0
     else:
-        state = (d.FROZEN_WEIGHT_BYTES_PER_PARAM * arch.params_b * 1e9
-                 + d.TRAIN_STATE_BYTES_PER_PARAM * lora_params(arch, lora_rank)) / count
-    state = 0.0 if cpu_offload else state
+        sharded = d.TRAIN_STATE_BYTES_PER_PARAM * lora_params(arch, lora_rank) / count
+        kept = d.FROZEN_WEIGHT_BYTES_PER_PARAM * n_params
+    state = kept + (0.0 if cpu_offload else sharded)
     acts = d.ACTIVATION_BYTES_PER_ELEMENT * arch.layers * arch.hidden * seq_tokens
     return state + acts
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Annotated, Any, Literal, Optional, Union, get_args, get_origin
+from typing import Annotated, Any, ClassVar, Literal, Optional, Union, get_args, get_origin
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
@@ -152,8 +152,9 @@ def _host_link_or_fail(gpu: Gpu, field: str) -> None:
 
 
 class Trainer(CaseModel):
-    """The software that ran the training passes, as the source states it (FORMAT.md "Trainer"); the cost model has
-    no per-trainer efficiency yet, so a case is priced with the project's default trainer whatever it states."""
+    """The software that ran the training passes, as the source states it (FORMAT.md "Trainer"). A step_seconds or
+    sft_hours case that states a backend is priced with that backend (``cost/trainer.py``); one that states only a
+    framework, or no trainer, with the project's default trainer."""
 
     backend: Optional[Backend] = Field(None, description="megatron, fsdp (PyTorch FSDP/FSDP2/DTensor) or deepspeed")
     zero_stage: Optional[Annotated[int, BeforeValidator(_whole), Field(ge=1, le=3)]] = Field(
@@ -173,6 +174,33 @@ class Trainer(CaseModel):
         """The trainer in a few words: ``deepspeed ZeRO-3, llamafactory``."""
         stack = " ".join(x for x in (self.backend, self.zero_stage and f"ZeRO-{self.zero_stage}") if x)
         return ", ".join(x for x in (stack, self.framework) if x)
+
+    @property
+    def key(self) -> str | None:
+        """The instance trainer it is priced as (``Trainer.key`` of the instance schema: ``deepspeed-zero3``; a
+        deepspeed case without a stage is ZeRO-3); None when it states no backend."""
+        if self.backend is None:
+            return None
+        return f"deepspeed-zero{self.zero_stage or 3}" if self.backend == "deepspeed" else self.backend
+
+    def as_instance(self) -> dict[str, Any] | None:
+        """The instance's ``training.trainer``; None when no backend is stated (the default pricing)."""
+        if self.backend is None:
+            return None
+        out: dict[str, Any] = {"backend": self.backend}
+        if self.backend == "deepspeed":
+            out["zero_stage"] = self.zero_stage or 3
+        return out
+
+    def note(self, priced: bool) -> str:
+        """What a row says: the trainer stated, and what it was priced as (``priced``: the kind's figure depends on
+        the trainer)."""
+        from planopt.models.cost.trainer import describe
+        if not priced:
+            return f"{self.describe()} (priced as default)"
+        if self.key is None:
+            return f"{self.describe()} (priced as default: no backend stated)"
+        return f"{self.describe()} (priced as {describe(self.key)})"
 
 
 class CaseHeader(CaseModel):
@@ -200,11 +228,18 @@ class _Trains(CaseHeader):
     """A kind that trains: it may state its ``trainer``."""
 
     trainer: Optional[Trainer] = None
+    # Whether the kind's figure is priced with the stated trainer (step_seconds, sft_hours).
+    PRICES_TRAINER: ClassVar[bool] = False
 
     @property
     def trainer_note(self) -> str:
-        """``default`` when the case states no trainer, else the stated one, priced as the default."""
-        return "default" if self.trainer is None else f"{self.trainer.describe()} (priced as default)"
+        """``default`` when the case states no trainer, else the stated one and what it was priced as."""
+        return "default" if self.trainer is None else self.trainer.note(self.PRICES_TRAINER)
+
+    @property
+    def trainer_key(self) -> str | None:
+        """The trainer the figure is priced with (``Trainer.key``), None: the default."""
+        return None if self.trainer is None or not self.PRICES_TRAINER else self.trainer.key
 
 
 # --- one model per kind -------------------------------------------------------------------------------------
@@ -294,6 +329,7 @@ class StepSecondsCase(_OnPolicy):
     """A case predicting the wall seconds of one on-policy RL or OPD step on a colocated cluster."""
 
     predict: Literal["step_seconds"]
+    PRICES_TRAINER: ClassVar[bool] = True
     gpu: Gpu
     gpu_count: Count
     workload: StepWorkload
@@ -352,6 +388,7 @@ class SftHoursCase(_Trains):
     """A case predicting the wall-clock hours of a whole supervised fine-tuning run."""
 
     predict: Literal["sft_hours"]
+    PRICES_TRAINER: ClassVar[bool] = True
     student: Architecture
     gpu: Gpu
     gpu_count: Count

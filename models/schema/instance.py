@@ -176,6 +176,31 @@ class MethodOptions(Strict):
     prompts_per_step: PositiveInt = Field(description="prompts per step (RL/OPD) or examples per step (SFT)")
 
 
+class Trainer(Strict):
+    """The software that runs the training passes (``cost/trainer.py``): its backend, DeepSpeed's ZeRO stage, and the
+    framework on top (free text, a citation: it does not enter the price)."""
+
+    backend: Literal[d.TRAINER_BACKENDS] = Field(  # type: ignore[valid-type]
+        description="megatron (Megatron-Core), fsdp (PyTorch FSDP / FSDP2 / DTensor) or deepspeed")
+    zero_stage: Optional[Annotated[int, Field(ge=1, le=3)]] = Field(
+        None, description="DeepSpeed ZeRO stage 1-3 (backend deepspeed only; default 3)")
+    framework: Optional[str] = Field(None, description="free text: nemo-rl, verl, llamafactory, hf-trainer, ...")
+
+    @field_validator("zero_stage")
+    @classmethod
+    def _stage_is_deepspeed(cls, stage, info):
+        backend = info.data.get("backend")
+        if stage is not None and backend is not None and backend != "deepspeed":
+            raise ValueError(f"ZeRO stages are DeepSpeed's, and backend is {backend!r}; give backend 'deepspeed' or "
+                             "leave zero_stage out")
+        return stage
+
+    @property
+    def key(self) -> str:
+        """How a plan names the trainer: ``megatron``, ``fsdp``, ``deepspeed-zero3`` (``HardwareChoice.trainer``)."""
+        return f"deepspeed-zero{self.zero_stage or 3}" if self.backend == "deepspeed" else self.backend
+
+
 class Training(Strict):
     """What a plan may choose in training: methods and lengths, sampling schedules, adapters, offload, staleness and
     stage sequences."""
@@ -195,6 +220,12 @@ class Training(Strict):
     staleness_steps_options: list[NonNegativeInt] = Field(
         [0], min_length=1, description="asynchronous RL: how many steps behind the trained policy generation may run "
                                        "(0: synchronous); above 0 needs RL and hardware.rollout_gpus")
+    trainer: Optional[Trainer] = Field(
+        None, description="the trainer every plan runs (cost/trainer.py); null: the default pricing (the MFU curve, "
+        "ZeRO-3's collectives in series)")
+    trainer_options: Optional[list[Trainer]] = Field(
+        None, min_length=1, description="trainers a team can run: a decision, each hardware choice offered once per "
+        "trainer (give this or trainer, not both)")
     stage_sequences: Optional[list[list[Method]]] = Field(
         None, description="staged recipes: the method sequences a plan may run, one stage after another, each stage with "
         "its own recipe and hardware (e.g. [[\"sft\", \"rl\"], [\"rl\"]]); stages run in the order sft, rl, opd, each at "
@@ -213,6 +244,12 @@ class Training(Strict):
                                  f"sft, rl, opd, each at most once, one to {MAX_STAGES} of them")
         unique = list(dict.fromkeys(tuple(seq) for seq in sequences))
         return [list(seq) for seq in unique]
+
+    def trainer_keys(self) -> list[str | None]:
+        """The trainers a plan may run, by key (``Trainer.key``); [None]: the default pricing."""
+        if self.trainer_options is not None:
+            return [t.key for t in self.trainer_options]
+        return [None if self.trainer is None else self.trainer.key]
 
     def sequences(self) -> list[tuple[str, ...]]:
         """The stage sequences a plan may run (``stage_sequences``, or each method of ``methods`` alone)."""
@@ -707,6 +744,17 @@ class Instance(Strict):
             if c.baseline_score > self.task.score_ceiling:
                 raise ValueError(f"candidate_students.{n}.baseline_score: {c.baseline_score:g} is above "
                                  f"task.score_ceiling {self.task.score_ceiling:g}")
+        return self
+
+    @model_validator(mode="after")
+    def _one_trainer_field(self) -> "Instance":
+        t = self.training
+        if t.trainer is not None and t.trainer_options is not None:
+            raise ValueError("training.trainer_options: give training.trainer (one trainer) or training.trainer_options "
+                             "(a choice among several), not both")
+        keys = [o.key for o in t.trainer_options or []]
+        if len(set(keys)) != len(keys):
+            raise ValueError(f"training.trainer_options: {keys} lists a trainer twice")
         return self
 
     @model_validator(mode="after")

@@ -146,6 +146,9 @@ class HardwareChoice:
     rollout_count: int = 0
     # ZeRO-3 / FSDP offload of parameters, gradients and optimiser state to host memory.
     cpu_offload: bool = False
+    # The trainer (``cost/trainer.py``, ``Trainer.key``: ``megatron``, ``fsdp``, ``deepspeed-zero3``); None: the
+    # default pricing. Like offload, a property of the hardware choice: one choice per trainer option.
+    trainer: Optional[str] = None
 
     @property
     def split(self) -> bool:
@@ -160,7 +163,7 @@ class HardwareChoice:
 
 # The fields of a stage in the JSON shape, in order.
 STAGE_FIELDS = ("method", "steps", "samples_per_prompt", "teacher_precision", "external_data_share", "max_epochs",
-                "adapter", "lora_rank", "cpu_offload", "gpu", "gpu_count", "rollout", "staleness_steps", "teacher_training")
+                "adapter", "lora_rank", "cpu_offload", "gpu", "gpu_count", "rollout", "staleness_steps", "teacher_training", "trainer")
 
 
 @dataclass(frozen=True, order=True)
@@ -186,6 +189,8 @@ class Stage:
                "staleness_steps": r.staleness_steps}
         if r.teacher_training is not None:  # absent unless the teacher is trained as a stage
             out["teacher_training"] = r.teacher_training.flat_dict()
+        if h.trainer is not None:  # absent under the default trainer
+            out["trainer"] = h.trainer
         return out
 
     @classmethod
@@ -268,8 +273,8 @@ class Plan:
                 "retention": None if self.retention is None else self.retention.to_dict()}
 
     def flat_dict(self) -> dict[str, Any]:
-        """The flat one-stage shape: the stage's fields (``rollout``, ``cpu_offload``, ``staleness_steps`` and
-        ``retention`` only where they differ from their defaults, as portfolio results publish it) and
+        """The flat one-stage shape: the stage's fields (``rollout``, ``cpu_offload``, ``staleness_steps``,
+        ``trainer`` and ``retention`` only where they differ from their defaults, as portfolio results publish it) and
         ``checkpoint_interval_minutes``."""
         stage = self.stage.to_dict()
         out = {k: stage[k] for k in ("method", "gpu", "gpu_count", "steps", "samples_per_prompt", "teacher_precision")}
@@ -285,6 +290,8 @@ class Plan:
             out["teacher_training"] = stage["teacher_training"]
         if stage["rollout"] is not None:
             out["rollout"] = stage["rollout"]
+        if "trainer" in stage:
+            out["trainer"] = stage["trainer"]
         return out
 
     @classmethod
@@ -370,9 +377,14 @@ def _read_stage(data: dict, where: str) -> Stage:
     if not _is_int(staleness) or staleness < 0:
         raise ValueError(f"{where}.staleness_steps: expected a non-negative integer, got {staleness!r}")
     teacher = read_teacher_training(data.get("teacher_training"), f"{where}.teacher_training")
+    trainer = data.get("trainer")
+    if trainer is not None and not isinstance(trainer, str):
+        raise ValueError(f"{where}.trainer: expected a trainer key ('megatron', 'fsdp', 'deepspeed-zero3') or null, "
+                         f"got {trainer!r}")
     recipe = Recipe(data["method"], data["steps"], tuple(spp), data.get("teacher_precision"),
                     None if share is None else float(share), epochs, rank, staleness, teacher)
-    return Stage(recipe, HardwareChoice(data["gpu"], data["gpu_count"], rank, rollout_gpu, rollout_count, offload))
+    return Stage(recipe, HardwareChoice(data["gpu"], data["gpu_count"], rank, rollout_gpu, rollout_count, offload,
+                                         trainer))
 
 
 def _read_adapter(data: dict, where: str) -> Optional[int]:

@@ -15,8 +15,8 @@ with :math:`k` samples-per-prompt options over :math:`p` phases, :math:`A` the
 adapters (full weights and/or each LoRA rank), :math:`H` the (GPU type, count,
 adapter) triples within availability and with a price (:math:`A` per pair), each
 also with every separate rollout (GPU type, count) of ``hardware.rollout_gpus``
-(:math:`H = A \cdot G (1 + G_r)` for :math:`G` training and :math:`G_r` rollout
-choices, less the pairs of two vendors or of one type whose sum is over its availability),
+(:math:`H = A \cdot K \cdot G (1 + G_r)` for :math:`G` training and :math:`G_r` rollout
+choices and :math:`K` trainers of ``training.trainer_options``, less the pairs of two vendors or of one type whose sum is over its availability),
 :math:`I` the checkpoint intervals. With a teacher trained as a stage (``teacher.training``) each OPD
 recipe is offered once per teacher plan of the (cost, wall) Pareto set (``teacher_training.py``). These are the counts of ``recipes.enumerate_recipes`` and
 ``hardware.hardware_options`` (``tests/solver/job/test_plan_space.py`` holds them equal),
@@ -132,6 +132,8 @@ def _option_counts(inst: Instance) -> dict[str, int]:
             counts["teacher.training"] = len(teacher_plans(inst, Evaluator))
     if "rl" in t.methods:
         counts["training.staleness_steps_options"] = len(set(t.staleness_steps_options))
+    if t.trainer_options is not None:  # each hardware choice once per trainer (cost/trainer.py)
+        counts["training.trainer_options"] = len(t.trainer_keys())
     counts["training.adapter_options"] = len(set(t.adapter_options))
     if "lora" in t.adapter_options:
         counts["training.lora_rank_options"] = len(set(t.lora_rank_options))
@@ -194,7 +196,8 @@ def _sizes(inst: Instance, counts: dict[str, int], exact: bool = True) -> tuple[
     training = sum(v for k, v in counts.items() if k.startswith("hardware.gpus."))
     rollouts = sum(v for k, v in counts.items() if k.startswith("hardware.rollout_gpus."))
     hardware = training * (1 + rollouts) - (_pairs_not_allowed(inst) if exact and rollouts else 0)
-    return recipes, hardware * adapters, counts["checkpointing.interval_minutes_options"], pairs
+    trainers = counts.get("training.trainer_options", 1)
+    return recipes, hardware * adapters * trainers, counts["checkpointing.interval_minutes_options"], pairs
 
 
 def _adapters(inst: Instance, counts: dict[str, int]) -> int:

@@ -52,29 +52,7 @@ def load_portfolio(source: str | Path | dict[str, Any] | PortfolioData) -> Portf
                 raise InputError(f"{where}: {exc}") from None
             where, job_dir = str(path), (path.resolve().parent if from_file else None)
         inst = instance_from(raw, where, job_dir, name if from_file else None)  # its shape, then its consistency checks
-        if inst.retention is not None:
-            raise InputError(f"{name}: jobs.{i}.instance.retention: retention choices are not yet combined with "
-                             "portfolios; remove the block (checkpointing.keep_last applies)")
-        if inst.teacher is not None and inst.teacher.training is not None:  # its GPUs would be priced outside the pool
-            raise InputError(f"{name}: jobs.{i}.instance.teacher.training: a teacher trained as a stage is not modelled "
-                             "in portfolios; give the teacher as a lump (teacher.training_usd, teacher.training_hours)")
-        if inst.candidate_students:  # each student's hardware and work would be a job block of its own
-            raise InputError(f"{name}: jobs.{i}.instance.candidate_students: a choice of student is not yet planned in "
-                             "portfolios; give the job the student it trains (one job per candidate compares them)")
-        if inst.training.staged:  # a stage holds its own GPUs; the portfolio's gang holds one count per job
-            raise InputError(f"{name}: jobs.{i}.instance.training.stage_sequences: staged recipes are not yet "
-                             "planned in portfolios (each stage holds GPUs of its own); give the job one-stage sequences")
-        if inst.hardware.rollout_gpus:  # a portfolio counts GPU-hours by the training GPUs' type alone
-            raise InputError(f"{name}: jobs.{i}.instance.hardware.rollout_gpus: separate rollout hardware is not "
-                             "modelled in portfolios; expected none (generation on the job's own GPUs)")
-        offered = next((k for k, o in enumerate(inst.hardware.gpus) if o.offer is not None or o.provider is not None), None)
-        if offered is not None:  # the portfolio's gpus are the offers; a job names GPU types
-            what = "provider" if inst.hardware.gpus[offered].provider is not None else "offer"
-            raise InputError(f"{name}: jobs.{i}.instance.hardware.gpus.{offered}.{what}: a portfolio job lists GPU types; "
-                             "the offers are the portfolio's gpus entries (one per provider and region)")
-        if not shared_gpu_types(inst, portfolio):
-            raise InputError(f"{name}: jobs.{i}.instance.hardware.gpus: expected at least one of the portfolio's GPU types "
-                             f"({', '.join(g.name for g in portfolio.gpus)}), got {', '.join(o.name for o in inst.hardware.gpus)}")
+        refuse_unplanned_layers(inst, portfolio, name, i)
         restricted = f"{name}: jobs.{i} (restricted to the portfolio's GPUs)"
         try:
             job_inst = restrict_to_portfolio(inst, portfolio)
@@ -83,6 +61,39 @@ def load_portfolio(source: str | Path | dict[str, Any] | PortfolioData) -> Portf
         instances.append(checked(job_inst, restricted))
     check_spot_preemptions(portfolio, instances, name)
     return PortfolioData(portfolio, instances)
+
+
+def refuse_unplanned_layers(inst, portfolio: Portfolio, name: str, i: int) -> None:
+    """Refuse, in one line naming ``jobs.i.instance.<field>``, a job using a layer the portfolio does not plan
+    (retention, a trained teacher, candidate students, stages, a choice of trainer, separate rollout GPUs, offers
+    in the job) or sharing no GPU type with the portfolio."""
+    if inst.retention is not None:
+        raise InputError(f"{name}: jobs.{i}.instance.retention: retention choices are not yet combined with "
+                         "portfolios; remove the block (checkpointing.keep_last applies)")
+    if inst.teacher is not None and inst.teacher.training is not None:  # its GPUs would be priced outside the pool
+        raise InputError(f"{name}: jobs.{i}.instance.teacher.training: a teacher trained as a stage is not modelled "
+                         "in portfolios; give the teacher as a lump (teacher.training_usd, teacher.training_hours)")
+    if inst.candidate_students:  # each student's hardware and work would be a job block of its own
+        raise InputError(f"{name}: jobs.{i}.instance.candidate_students: a choice of student is not yet planned in "
+                         "portfolios; give the job the student it trains (one job per candidate compares them)")
+    if inst.training.staged:  # a stage holds its own GPUs; the portfolio's gang holds one count per job
+        raise InputError(f"{name}: jobs.{i}.instance.training.stage_sequences: staged recipes are not yet "
+                         "planned in portfolios (each stage holds GPUs of its own); give the job one-stage sequences")
+    if len(inst.training.trainer_keys()) > 1:  # a job's gang and its columns are one choice per (GPU type, count)
+        raise InputError(f"{name}: jobs.{i}.instance.training.trainer_options: a choice of trainer is not yet "
+                         "planned in portfolios (a job's columns are one hardware choice per GPU type and count); "
+                         "give the job the trainer it runs (training.trainer)")
+    if inst.hardware.rollout_gpus:  # a portfolio counts GPU-hours by the training GPUs' type alone
+        raise InputError(f"{name}: jobs.{i}.instance.hardware.rollout_gpus: separate rollout hardware is not "
+                         "modelled in portfolios; expected none (generation on the job's own GPUs)")
+    offered = next((k for k, o in enumerate(inst.hardware.gpus) if o.offer is not None or o.provider is not None), None)
+    if offered is not None:  # the portfolio's gpus are the offers; a job names GPU types
+        what = "provider" if inst.hardware.gpus[offered].provider is not None else "offer"
+        raise InputError(f"{name}: jobs.{i}.instance.hardware.gpus.{offered}.{what}: a portfolio job lists GPU types; "
+                         "the offers are the portfolio's gpus entries (one per provider and region)")
+    if not shared_gpu_types(inst, portfolio):
+        raise InputError(f"{name}: jobs.{i}.instance.hardware.gpus: expected at least one of the portfolio's GPU types "
+                         f"({', '.join(g.name for g in portfolio.gpus)}), got {', '.join(o.name for o in inst.hardware.gpus)}")
 
 
 def check_spot_preemptions(portfolio: Portfolio, instances: list, name: str) -> None:

@@ -51,6 +51,7 @@ class TeacherTrainingOut(_Closed):
     cpu_offload: bool = False
     rollout: Optional[RolloutOut] = None
     staleness_steps: int = Field(0, ge=0)
+    trainer: Optional[str] = None
     retention: Optional["RetentionOut"] = None
 
 
@@ -71,6 +72,8 @@ class StageOut(_Closed):
     rollout: Optional[RolloutOut] = Field(description="separate rollout hardware (version 2.1), or null: generation "
                                                       "runs on the stage's own GPUs")
     staleness_steps: int = Field(ge=0, description="asynchronous RL's staleness in steps (version 2.1); 0: synchronous")
+    trainer: Optional[str] = Field(None, description="the trainer the stage runs (training.trainer_options: megatron, "
+                                   "fsdp, deepspeed-zero1..3); absent under the default trainer")
     teacher_training: Optional[TeacherTrainingOut] = Field(None, description="an OPD stage whose teacher does not exist "
                                                            "yet and is trained as a stage: the teacher's own plan; absent "
                                                            "otherwise (version 2.1)")

@@ -64,6 +64,9 @@ def stage_rows(stage, inst: Instance | None = None) -> list[tuple[str, str]]:
         rows.append(("SFT epochs", f"at most {r.max_epochs} per distinct example (owned ones reused before any is bought)"))
     if r.adapter == "lora":
         rows.append(("adapter", f"LoRA rank {r.lora_rank} on every linear layer (frozen base weights)"))
+    if h.trainer is not None:
+        from planopt.models.cost.trainer import describe
+        rows.append(("trainer", describe(h.trainer)))
     if h.cpu_offload:
         rows.append(("CPU offload", "parameters, gradients and optimiser state in host memory (priced over the host link)"))
     if r.staleness_steps:

@@ -95,8 +95,8 @@ class CalibrationRow:
     # or the case was read and its run cannot be priced (it does not fit); predicted and
     # ratio are then None.
     error: str | None = None
-    # The trainer the case states, priced as the project's default ("fsdp (priced as
-    # default)"), or "default"; None for a kind that does not train.
+    # The trainer the case states and what it was priced as ("deepspeed ZeRO-3, llamafactory
+    # (priced as DeepSpeed ZeRO-3)"), or "default"; None for a kind that does not train.
     trainer: str | None = None
     # Under CPU offload, the host link priced and where it came from ("64 GB/s per GPU,
     # one direction: the catalog's H100-SXM"); None without offload.
@@ -218,9 +218,18 @@ def _on_policy_instance(case: Case, method: str, steps: int, prompts: int, k: in
                      "cpu_offload": offload},
         "hardware": {"gpus": [gpu]},
     }
+    _with_trainer(case, raw)
     if method == "opd":
         raw["teacher"] = _teacher(case, UNUSED_SCORE)
     return case.instance(raw)
+
+
+def _with_trainer(case: Case, raw: dict[str, Any]) -> None:
+    """Put the case's trainer (when it states a backend and its kind is priced by it) in the instance ``raw``."""
+    stated = getattr(case.spec, "trainer", None)
+    trainer = stated.as_instance() if stated is not None and case.spec.trainer_key is not None else None
+    if trainer is not None:
+        raw["training"]["trainer"] = trainer
 
 
 def _recipe(inst: Instance, method: str, steps: int) -> Recipe:
@@ -277,7 +286,7 @@ def step_seconds(case: Case) -> tuple[float, dict[str, float]]:
     if release is not None:
         inst = inst.model_copy(update={"efficiency": inst.efficiency.model_copy(update={"software_release": release})})
     ev = Evaluator(inst)
-    r, h = _recipe(inst, method, 1), HardwareChoice(inst.hardware.gpus[0].name, count)
+    r, h = _recipe(inst, method, 1), HardwareChoice(inst.hardware.gpus[0].name, count, trainer=spec.trainer_key)
     memory, why = ev.hardware(h).memory_bytes_per_gpu(r.memory_class)
     if why is not None:
         raise PredictionError(f"the job does not fit on {count} x {spec.gpu.name}: {why}")
@@ -312,9 +321,10 @@ def sft_hours(case: Case) -> tuple[float, dict[str, float]]:
                      "packing": w.packing, "truncation": w.truncation, "micro_batch_examples": w.micro_batch_examples},
         "hardware": {"gpus": [gpu]},
     }
+    _with_trainer(case, raw)
     inst = case.instance(raw)
     ev = Evaluator(inst)
-    r, h = Recipe("sft", steps, (), None, 1.0), HardwareChoice(inst.hardware.gpus[0].name, count)
+    r, h = Recipe("sft", steps, (), None, 1.0), HardwareChoice(inst.hardware.gpus[0].name, count, trainer=spec.trainer_key)
     memory, why = ev.hardware(h).memory_bytes_per_gpu(r.memory_class)
     if why is not None:
         raise PredictionError(f"the job does not fit on {count} x {spec.gpu.name}: {why}")
@@ -522,13 +532,13 @@ def _number(value: Any) -> float | None:
     return float(value)
 
 
-def _stated_trainer(stated: Any) -> str | None:
+def _stated_trainer(stated: Any, priced: bool) -> str | None:
     """The trainer note of a case whose other fields are bad: as on a good case where its ``trainer`` reads,
     None where it does not."""
     if stated is None:
         return "default"
     try:
-        return f"{Trainer.model_validate(stated).describe()} (priced as default)"
+        return Trainer.model_validate(stated).note(priced)
     except ValidationError:
         return None
 
@@ -547,7 +557,7 @@ def case_error_rows(exc: CaseReadError) -> list[CalibrationRow]:
         figures = [(data["predict"] if isinstance(data.get("predict"), str) else "-", None)]
     tolerance = _number(data.get("tolerance"))
     kind = data.get("predict")
-    trainer = _stated_trainer(data.get("trainer")) if kind in TRAINING_KINDS else None
+    trainer = _stated_trainer(data.get("trainer"), kind in ("step_seconds", "sft_hours")) if kind in TRAINING_KINDS else None
     return [CalibrationRow(case_id, figure, None, _number(value), None, False, tolerance, str(exc.path),
                            f"not read: {exc.problem}", trainer)
             for figure, value in figures]

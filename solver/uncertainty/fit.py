@@ -360,7 +360,11 @@ def _hardware(c: _Cells, inst: Instance) -> HardwareChoice:
     count = c.count("gpu_count")
     if count not in option.counts:
         raise c.fail("gpu_count", f"{count} is not in the counts of {option.key} {option.counts}")
-    return HardwareChoice(option.key, count)
+    trainers = inst.training.trainer_keys()
+    if len(trainers) > 1:  # the pilot ran on one trainer, and its rows do not say which
+        raise c.fail("gpu", "the instance lists training.trainer_options, and a pilot row does not say which trainer "
+                            "it ran; fit the instance with training.trainer set to the pilot's")
+    return HardwareChoice(option.key, count, trainer=trainers[0])
 
 
 def _no_hardware(c: _Cells) -> None:

@@ -348,18 +348,20 @@ def test_sft_hours_are_the_solver_evaluators_training_hours():
         "student": {k: v for k, v in base["student"].items() if k != "name"},
         "task": {"baseline_score": 0, "general_score_baseline": 1, "prompt_tokens": 0, "response_tokens": 1,
                  "max_response_tokens": 1, "prompts_available": 1},
-        "training": {"methods": {"sft": {"steps_options": [steps], "prompts_per_step": 16}}},
+        "training": {"methods": {"sft": {"steps_options": [steps], "prompts_per_step": 16}},
+                     "trainer": {"backend": base["trainer"]["backend"]}},  # the case's trainer: PyTorch FSDP
         "sft_data": {"examples_available": 10**6, "usd_per_labeled_example": 0, "labeled_examples_per_day": 1,
                      "example_tokens": w["tokens_per_example"], "sequence_length_tokens": w["sequence_length"]},
         "hardware": {"gpus": [{"name": "H100-SXM", "counts": [16]}]},
         "reliability": {"failures_per_gpu_hour": 0},
     })
-    m = Evaluator(inst).metrics(Recipe("sft", steps, (), None, 1.0), HardwareChoice("H100-SXM", 16), 60)
+    m = Evaluator(inst).metrics(Recipe("sft", steps, (), None, 1.0), HardwareChoice("H100-SXM", 16, trainer="fsdp"), 60)
     assert m.hours_breakdown["training"] == pytest.approx(total * steps * 16 / 5000, rel=1e-9)
 
 
 def test_sft_hours_respond_to_the_workload(tmp_path):
-    base = json.loads(S1.read_text())
+    # the default trainer (collectives in series), so that every work term shows in the total
+    base = {k: v for k, v in json.loads(S1.read_text()).items() if k != "trainer"}
 
     def hours(**kw):
         return sft_hours(load_case(_case(tmp_path, base, **kw)))[0]
