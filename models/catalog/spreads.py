@@ -54,7 +54,7 @@ def two_estimates(a: float, b: float) -> tuple[float, float]:
 # grouping: planopt.uncertainty.out_of_fold). MoE's range excluded 1 (0.358-0.920: the
 # point prediction outside its own interval), so its median, 0.567 (21 rows), became the calibrated
 # factor defaults.STEP_TIME_CALIBRATION_FACTOR["moe"] on every MoE rate and its range is
-# centred on that point; dense RL (median 0.896) and SFT (median 0.243) hold 1 and are
+# centred on that point; dense RL (median 0.896) and SFT (median 0.387 with each row's trainer) hold 1 and are
 # not calibrated (both still sit mostly below 1: the model runs fast; SFT by ~4x on
 # three of its four rows, CALIBRATION.md). Out-of-fold
 # coverage and widths: CALIBRATION.md, "Out-of-fold coverage". Recomputed by
@@ -65,7 +65,7 @@ def two_estimates(a: float, b: float) -> tuple[float, float]:
 # one with RL or OPD draws its student's RL range (one mfu_factor serves every stage).
 FACTOR_STEP_TIME_DENSE = (0.763, 1.052)
 FACTOR_STEP_TIME_MOE = (0.607, 1.647)
-FACTOR_SFT_HOURS = (0.022, 3.567)
+FACTOR_SFT_HOURS = (0.091, 1.641)
 
 # --- Reliability (absolute ranges) ---------------------------------------------
 # Unexpected interruptions per GPU-hour vary between clusters: the five published

@@ -29,6 +29,10 @@ no trainer is priced with ``defaults.TRAINER_DEFAULT``: the figures of every ins
 from __future__ import annotations
 
 from planopt.models.catalog import defaults as d
+# a trainer key's stage and its words are the schema's (calibration cases describe trainers too); the cost
+# model's names for them
+from planopt.models.schema.instance import describe_trainer as describe  # noqa: F401
+from planopt.models.schema.instance import trainer_zero_stage as zero_stage  # noqa: F401
 
 
 def efficiency(key: str | None) -> dict:
@@ -47,11 +51,6 @@ def forward_speed(key: str | None) -> float:
     return efficiency(key)["forward_speed"]
 
 
-def zero_stage(key: str | None) -> int | None:
-    """The DeepSpeed ZeRO stage of ``key`` (``deepspeed-zero2`` -> 2); None for any other trainer."""
-    return int(key.removeprefix("deepspeed-zero")) if key is not None and key.startswith("deepspeed-zero") else None
-
-
 def collective_seconds_per_byte(key: str | None, fsdp_seconds_per_byte: float, flop_seconds_per_sequence: float,
                                 fsdp_bytes_per_sequence: float) -> float:
     r"""Seconds per byte of ZeRO-3's collectives (``physics.fsdp_bytes_per_sequence``) on a choice running ``key``:
@@ -63,13 +62,3 @@ def collective_seconds_per_byte(key: str | None, fsdp_seconds_per_byte: float, f
         return in_series
     collective = in_series * fsdp_bytes_per_sequence
     return in_series * max(0.0, 1.0 - flop_seconds_per_sequence / collective)
-
-
-def describe(key: str | None) -> str:
-    """The trainer in words: ``DeepSpeed ZeRO-3``, ``PyTorch FSDP``, ``Megatron-Core``, or the default."""
-    if key is None:
-        return "default (the MFU curve, ZeRO-3's collectives in series)"
-    stage = zero_stage(key)
-    if stage is not None:
-        return f"DeepSpeed ZeRO-{stage}"
-    return {"megatron": "Megatron-Core", "fsdp": "PyTorch FSDP / DTensor"}[key]

@@ -195,7 +195,7 @@ class Trainer(CaseModel):
     def note(self, priced: bool) -> str:
         """What a row says: the trainer stated, and what it was priced as (``priced``: the kind's figure depends on
         the trainer)."""
-        from planopt.models.cost.trainer import describe
+        from planopt.models.schema.instance import describe_trainer as describe
         if not priced:
             return f"{self.describe()} (priced as default)"
         if self.key is None:

@@ -176,6 +176,21 @@ class MethodOptions(Strict):
     prompts_per_step: PositiveInt = Field(description="prompts per step (RL/OPD) or examples per step (SFT)")
 
 
+def trainer_zero_stage(key: str | None) -> int | None:
+    """The DeepSpeed ZeRO stage of a trainer key (``Trainer.key``: ``deepspeed-zero2`` -> 2); None for any other."""
+    return int(key.removeprefix("deepspeed-zero")) if key is not None and key.startswith("deepspeed-zero") else None
+
+
+def describe_trainer(key: str | None) -> str:
+    """A trainer key in words: ``DeepSpeed ZeRO-3``, ``PyTorch FSDP / DTensor``, ``Megatron-Core``, or the default."""
+    if key is None:
+        return "default (the MFU curve, ZeRO-3's collectives in series)"
+    stage = trainer_zero_stage(key)
+    if stage is not None:
+        return f"DeepSpeed ZeRO-{stage}"
+    return {"megatron": "Megatron-Core", "fsdp": "PyTorch FSDP / DTensor"}[key]
+
+
 class Trainer(Strict):
     """The software that runs the training passes (``cost/trainer.py``): its backend, DeepSpeed's ZeRO stage, and the
     framework on top (free text, a citation: it does not enter the price)."""
