@@ -9,6 +9,8 @@ when it does not. "INFERRED" marks arithmetic on a source, as in
 
 from __future__ import annotations
 
+import math
+
 # --- Work per token --------------------------------------------------------
 # Transformer Math 101 (EleutherAI, 2023): training = 6·N FLOPs per token
 # (forward 2N + backward 4N); inference / scoring = 2·N per token.
@@ -216,16 +218,60 @@ OPD_SIGNAL_SCALE_SAMPLES = 9.2e5
 TEACHER_PRECISION_SCORE_PENALTY = {"bf16": 0.0, "fp8": 0.0, "int8": 0.02, "int4": 0.02}
 
 # --- Forgetting priors -------------------------------------------------------
-# forgetting = general_baseline · share_m · external_share^exponent · progress.
-# SFT fitted to TML's personalisation points (IF-eval 85 -> 45 at 100 %
-# documents, 85 -> 79 at 70 %): share 40/85 = 0.47, exponent
-# ln(6/40)/ln(0.7) = 5.32 (fitted to the published points, FORMAT.md allows).
-SFT_FORGETTING_SHARE_OF_BASELINE = 40.0 / 85.0
+# forgetting = general_baseline · share_{m,f} · mix_f(external_share) · progress,
+# where f is the family of the general-capability score (task.general_score_family).
+# A small documented set of families, each with its own SFT share from a published
+# forgetting figure; families without a readable table (math, coding, chat) are not
+# offered rather than guessed (README, "What planopt does not know").
+#   instruction_following: IF-eval-like behaviour scores (IFEval, IF-eval);
+#   knowledge: multiple-choice and short-answer knowledge/understanding scores
+#     (MMLU, ARC, HellaSwag, WinoGrande, TriviaQA, TruthfulQA, NLI).
+GENERAL_SCORE_FAMILIES = ("instruction_following", "knowledge")
+# The default keeps every shipped instance's numbers: the SFT prior was fitted to
+# IF-eval (instances/calibration/tml-personalization-forgetting.json).
+GENERAL_SCORE_FAMILY_DEFAULT = "instruction_following"
+# instruction_following, SFT: Thinking Machines Lab, "On-Policy Distillation" (2025,
+# https://thinkingmachines.ai/blog/on-policy-distillation/), personalisation
+# experiment table (reference/post-training.md §1.4): Qwen3-8B IF-eval 85 -> 45 after
+# mid-training on 100 % internal documents, 85 -> 79 at 70/30 documents/chat.
+# Share 40/85 = 0.47 of the baseline at share 1.0 (fitted to the published points,
+# FORMAT.md allows).
+SFT_FORGETTING_SHARE_IF_OF_BASELINE = 40.0 / 85.0
+# knowledge, SFT: Biderman et al. 2024, "LoRA Learns Less and Forgets Less" (TMLR,
+# https://arxiv.org/abs/2405.09673), §4.2 and Fig. 3: forgetting = the drop of the
+# mean of HellaSwag, ARC-Challenge and WinoGrande (§4.2 text, read at
+# https://www.hackernoon.com/over-time-lora-holds-up-better-than-full-finetuning).
+# Llama-2-7B, full fine-tuning, IFT on 100 % new-domain data (as read for
+# LORA_FORGETTING_SHARE below, INFERRED from the figure): base 0.645; math IFT
+# (MetaMathQA) 0.57, a drop of 0.075 = 0.116 of the baseline; code IFT
+# (Magicoder-Evol-Instruct) a drop of 0.195 = 0.302 of it. The share is their
+# geometric mean, sqrt(0.116 · 0.302) = 0.187; spreads.py draws between the two.
+SFT_FORGETTING_SHARE_KNOWLEDGE_MATH_IFT = 0.075 / 0.645
+SFT_FORGETTING_SHARE_KNOWLEDGE_CODE_IFT = 0.195 / 0.645
+SFT_FORGETTING_SHARE_KNOWLEDGE_OF_BASELINE = math.sqrt(SFT_FORGETTING_SHARE_KNOWLEDGE_MATH_IFT
+                                                       * SFT_FORGETTING_SHARE_KNOWLEDGE_CODE_IFT)
+SFT_FORGETTING_SHARE_OF_BASELINE_BY_FAMILY = {"instruction_following": SFT_FORGETTING_SHARE_IF_OF_BASELINE,
+                                              "knowledge": SFT_FORGETTING_SHARE_KNOWLEDGE_OF_BASELINE}
+SFT_FORGETTING_SHARE_OF_BASELINE = SFT_FORGETTING_SHARE_OF_BASELINE_BY_FAMILY[GENERAL_SCORE_FAMILY_DEFAULT]
+# Mix curve mix(s): share of full forgetting at new-domain share s. Measured only
+# between s = 0.7 and 1.0: TML's two mixes give s^alpha with alpha =
+# ln(6/40)/ln(0.7) = 5.32. Below the smallest measured share the power law is not
+# extrapolated (0.2^5.32 = 2e-4 would forget almost nothing, which no source read
+# shows): forgetting follows the new-domain examples seen, linear in s from the
+# measured point, mix(s) = 0.7^alpha · s/0.7 (INFERRED: dose-proportional below the
+# data; weak). No source read varies the share for the knowledge family: it uses
+# the same curve (README says so).
 SFT_FORGETTING_MIX_EXPONENT = 5.32
+SFT_FORGETTING_MIX_EXPONENT_BY_FAMILY = {"instruction_following": SFT_FORGETTING_MIX_EXPONENT,
+                                         "knowledge": SFT_FORGETTING_MIX_EXPONENT}
+SFT_FORGETTING_MIX_MEASURED_SHARE_MIN = 0.7
 # RL and OPD stay near the base distribution (RL's Razor, arXiv 2509.04259;
 # Retaining by Doing, arXiv 2510.18874); Qwen3 Table 21 shows MMLU-Redux up,
 # not down, after both. A residual 2 % of the baseline at full progress keeps
-# the tolerance meaningful (INFERRED, weak: no published matched drop).
+# the tolerance meaningful (INFERRED, weak: no published matched drop). One share
+# for every family: no source read gives an on-policy drop by family (GRPO runs in
+# the public repo Emilianopp/forgetting-llms, STATUS.md, Qwen3-1.7B: MMLU +0.2 and
+# +0.5, IFEval +1.5 and +3.1 points, i.e. no drop in either family).
 RL_FORGETTING_SHARE_OF_BASELINE = 0.02
 OPD_FORGETTING_SHARE_OF_BASELINE = 0.02
 # SFT forgetting grows with examples seen on the scale of its learning curve.

@@ -96,11 +96,19 @@ FACTOR_CEILING_RL = (0.8, 1.3)
 FACTOR_CEILING_SFT = (0.9, 1.1)
 
 # --- Forgetting (factors on the point value) --------------------------------------
-# SFT forgetting share: 40 of 85 IF-eval points after narrow SFT (TML, the
-# default 0.47) against under 2 of ~66 MMLU points for Llama-3-8B trained only on
-# WebInstruct (0.03): a factor of ~16 between general benchmarks. two_estimates
-# on the ratio 0.03/0.47 around the default.
-FACTOR_FORGETTING_SFT = two_estimates((2.0 / 66.0) / (40.0 / 85.0), 1.0)
+# SFT forgetting share, by family of the general score (defaults.SFT_FORGETTING_SHARE_OF_BASELINE_BY_FAMILY):
+# two published estimates each, as factors on the family's default share.
+# instruction_following: TML's 40 of 85 IF-eval points (the default 0.47) against
+# 3.51 of 17.56 IFEval points (0.20) after SFT on MATH solutions, Qwen3-1.7B, step
+# 1,300 (public repo Emilianopp/forgetting-llms, STATUS.md, table "GT-SFT MATH —
+# Forgetting (10 benchmarks)": ifeval 0.1756 -> 0.1405; weak: an unpublished run).
+# knowledge: Biderman et al. 2024's math IFT (0.116) and code IFT (0.302) around
+# their geometric mean (defaults.SFT_FORGETTING_SHARE_KNOWLEDGE_*).
+FACTOR_FORGETTING_SFT_BY_FAMILY = {
+    "instruction_following": two_estimates((0.1756 - 0.1405) / 0.1756 / d.SFT_FORGETTING_SHARE_IF_OF_BASELINE, 1.0),
+    "knowledge": two_estimates(d.SFT_FORGETTING_SHARE_KNOWLEDGE_MATH_IFT / d.SFT_FORGETTING_SHARE_KNOWLEDGE_OF_BASELINE,
+                               d.SFT_FORGETTING_SHARE_KNOWLEDGE_CODE_IFT / d.SFT_FORGETTING_SHARE_KNOWLEDGE_OF_BASELINE)}
+FACTOR_FORGETTING_SFT = FACTOR_FORGETTING_SFT_BY_FAMILY[d.GENERAL_SCORE_FAMILY_DEFAULT]
 # RL / OPD forgetting share, 0.02 (weak: no published matched drop; Qwen3 Table
 # 21 shows MMLU-Redux up after both, RL's Razor small drops): 0.25x-4x, a
 # factor 16 like SFT's benchmark spread (INFERRED, weak).

@@ -147,9 +147,11 @@ def default_parameters(inst: "Instance") -> list[Parameter]:
             ceiling = sp.FACTOR_CEILING_RL if m == "rl" else sp.FACTOR_CEILING_SFT
             out.append(_factor(f"priors.{m}.ceiling_share_of_headroom", prior.ceiling_share_of_headroom, ceiling,
                                f"ceiling_{m}", f"spreads.FACTOR_CEILING_{m.upper()}", upper_bound=1.0))
-        forget = sp.FACTOR_FORGETTING_SFT if m == "sft" else sp.FACTOR_FORGETTING_ON_POLICY
+        family = inst.task.general_score_family
+        forget = sp.FACTOR_FORGETTING_SFT_BY_FAMILY[family] if m == "sft" else sp.FACTOR_FORGETTING_ON_POLICY
         out.append(_factor(f"priors.{m}.forgetting_share_of_baseline", prior.forgetting_share_of_baseline, forget,
-                           f"forgetting_{m}", "spreads.FACTOR_FORGETTING_" + ("SFT" if m == "sft" else "ON_POLICY"),
+                           f"forgetting_{m}", (f"spreads.FACTOR_FORGETTING_SFT_BY_FAMILY[{family!r}]" if m == "sft"
+                                               else "spreads.FACTOR_FORGETTING_ON_POLICY"),
                            upper_bound=1.0))
     if "sft" in methods:
         out.append(_factor("priors.sft_forgetting_mix_exponent", pri.sft_forgetting_mix_exponent,

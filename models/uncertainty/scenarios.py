@@ -258,12 +258,23 @@ class ScenarioEvaluator:
                                teacher_usable=usable)
 
     def for_student(self, name: str | None) -> "ScenarioEvaluator":
-        """The scenario evaluator of the plans that train ``name`` (``Evaluator.for_student``): the same draws."""
+        """The scenario evaluator of the plans that train ``name`` (``Evaluator.for_student``): the same draws; a
+        candidate whose general score is of another family (``general_score_family``) has its own point forgetting
+        priors (``Instance.for_student``), and the drawn ones are scaled by its point over the instance's."""
         ev = self.ev.for_student(name)
         if ev is self.ev:
             return self
         if name not in self._students:
-            self._students[name] = ScenarioEvaluator(ev, self.sc)
+            sc = self.sc
+            base, own = self.inst.priors, ev.inst.priors
+            points = {"priors.sft.forgetting_share_of_baseline": (base.sft.forgetting_share_of_baseline,
+                                                                  own.sft.forgetting_share_of_baseline),
+                      "priors.sft_forgetting_mix_exponent": (base.sft_forgetting_mix_exponent,
+                                                             own.sft_forgetting_mix_exponent)}
+            scaled = {k: sc.values[k] * (b / a) for k, (a, b) in points.items() if k in sc.values and a != b and a > 0}
+            if scaled:
+                sc = replace(sc, values={**sc.values, **scaled})
+            self._students[name] = ScenarioEvaluator(ev, sc)
         return self._students[name]
 
 
