@@ -154,8 +154,10 @@ def default_parameters(inst: "Instance") -> list[Parameter]:
                                                else "spreads.FACTOR_FORGETTING_ON_POLICY"),
                            upper_bound=1.0))
     if "sft" in methods:
+        family = inst.task.general_score_family
         out.append(_factor("priors.sft_forgetting_mix_exponent", pri.sft_forgetting_mix_exponent,
-                           sp.FACTOR_SFT_MIX_EXPONENT, "mix_exponent", "spreads.FACTOR_SFT_MIX_EXPONENT"))
+                           sp.FACTOR_SFT_MIX_EXPONENT_BY_FAMILY[family], "mix_exponent",
+                           f"spreads.FACTOR_SFT_MIX_EXPONENT_BY_FAMILY[{family!r}]"))
         out.append(_factor("priors.sft_repeat_scale_epochs", pri.sft_repeat_scale_epochs, sp.FACTOR_REPEAT_SCALE,
                            "repeat_sft", "spreads.FACTOR_REPEAT_SCALE: two fits of Muennighoff et al. 2023"))
     if "rl" in methods or "opd" in methods:

@@ -39,13 +39,21 @@ def with_family(family: str | None, path=DOMAIN) -> Instance:
 
 def test_each_family_share_is_its_sources_arithmetic():
     shares = d.SFT_FORGETTING_SHARE_OF_BASELINE_BY_FAMILY
-    assert set(shares) == set(d.GENERAL_SCORE_FAMILIES)
-    # TML personalisation: IF-eval 85 -> 45 at 100 % new-domain data
+    assert set(shares) == set(d.GENERAL_SCORE_FAMILIES) == set(d.SFT_FORGETTING_MIX_EXPONENT_BY_FAMILY)
+    assert set(shares) == set(sp.FACTOR_FORGETTING_SFT_BY_FAMILY) == set(sp.FACTOR_SFT_MIX_EXPONENT_BY_FAMILY)
+    # TML personalisation: IF-eval 85 -> 45 at 100 % new-domain data, 85 -> 79 at 70 %
     assert shares["instruction_following"] == pytest.approx((85.0 - 45.0) / 85.0)
+    assert d.SFT_FORGETTING_MIX_EXPONENT_BY_FAMILY["instruction_following"] == pytest.approx(
+        math.log(6.0 / 40.0) / math.log(0.7), abs=0.005)
     # Biderman et al. 2024 Fig. 3: mean of HellaSwag, ARC-C, WinoGrande 0.645 -> 0.57 (math IFT), a 0.195 drop (code IFT)
     assert shares["knowledge"] == pytest.approx(math.sqrt((0.645 - 0.57) / 0.645 * 0.195 / 0.645))
-    assert with_family("knowledge").priors.sft.forgetting_share_of_baseline == pytest.approx(shares["knowledge"])
-    assert with_family("instruction_following").priors.sft.forgetting_share_of_baseline == pytest.approx(40 / 85)
+    # DeepSeekMath Table 7: HumanEval 25.0 -> 12.2, MBPP 40.0 -> 17.0 after math only; MBPP 39.4 with math at 150/550
+    assert shares["coding"] == pytest.approx(math.sqrt((25.0 - 12.2) / 25.0 * (40.0 - 17.0) / 40.0))
+    assert d.SFT_FORGETTING_MIX_EXPONENT_BY_FAMILY["coding"] == pytest.approx(
+        math.log(0.6 / 23.0) / math.log(150.0 / 550.0))
+    for family, share in shares.items():
+        assert with_family(family).priors.sft.forgetting_share_of_baseline == pytest.approx(share)
+        assert with_family(family).priors.sft_forgetting_mix_exponent == d.SFT_FORGETTING_MIX_EXPONENT_BY_FAMILY[family]
 
 
 @pytest.mark.parametrize("family", d.GENERAL_SCORE_FAMILIES)
@@ -60,21 +68,32 @@ def test_a_saturated_sft_run_on_new_data_only_forgets_its_familys_share(family):
                                  * saturation)
 
 
-def test_small_shares_forget_a_sourced_non_negligible_amount():
-    alpha, measured = d.SFT_FORGETTING_MIX_EXPONENT, d.SFT_FORGETTING_MIX_MEASURED_SHARE_MIN
-    # where TML measured it the curve is its power law: 6 of 40 points at 70 % new-domain data
-    assert lc.sft_mix_factor(0.7, alpha) == pytest.approx(6.0 / 40.0, rel=0.01)
-    assert lc.sft_mix_factor(1.0, alpha) == pytest.approx(1.0)
-    # below it, linear in the share from the measured point: 20 % new data keeps 0.15 · 0.2/0.7 of full forgetting
-    assert lc.sft_mix_factor(0.2, alpha) == pytest.approx(measured ** alpha * 0.2 / measured)
-    assert lc.sft_mix_factor(0.2, alpha) > 0.04 > 100 * 0.2 ** alpha
+@pytest.mark.parametrize("family", d.GENERAL_SCORE_FAMILIES)
+def test_small_shares_forget_a_sourced_non_negligible_amount(family):
+    alpha = d.SFT_FORGETTING_MIX_EXPONENT_BY_FAMILY[family]
+    measured = d.SFT_FORGETTING_MIX_MEASURED_SHARE_MIN_BY_FAMILY[family]
+    assert lc.sft_mix_factor(1.0, alpha, measured) == pytest.approx(1.0)
+    # below the smallest measured share, linear in the share from the measured point
+    assert lc.sft_mix_factor(0.2, alpha, measured) == pytest.approx(measured ** alpha * 0.2 / measured)
+    assert lc.sft_mix_factor(0.2, alpha, measured) > 0.015 > 50 * 0.2 ** 5.32
     shares = np.linspace(0.01, 1.0, 200)
-    curve = lc.sft_mix_factor(shares, alpha)
-    assert np.all(np.diff(curve) > 0)
-    assert lc.sft_mix_factor(measured - 1e-9, alpha) == pytest.approx(lc.sft_mix_factor(measured, alpha))
+    assert np.all(np.diff(lc.sft_mix_factor(shares, alpha, measured)) > 0)
+    assert lc.sft_mix_factor(measured - 1e-9, alpha, measured) == pytest.approx(lc.sft_mix_factor(measured, alpha, measured))
     # the scenario model's arrays of exponents take the same curve element by element
-    drawn = np.array([4.5, 5.32, 6.5])
-    assert np.allclose(lc.sft_mix_factor(0.3, drawn), [lc.sft_mix_factor(0.3, a) for a in drawn])
+    drawn = np.array([0.8, 1.0, 1.2]) * alpha
+    assert np.allclose(lc.sft_mix_factor(0.3, drawn, measured), [lc.sft_mix_factor(0.3, a, measured) for a in drawn])
+
+
+def test_the_measured_mix_points_are_reproduced():
+    # TML: 6 of 40 points at 70 % new-domain data; DeepSeekMath: 0.6 of 23 MBPP points at 150/550
+    assert lc.sft_mix_factor(0.7, d.SFT_FORGETTING_MIX_EXPONENT_IF, 0.7) == pytest.approx(6.0 / 40.0, rel=0.01)
+    coding = (d.SFT_FORGETTING_MIX_EXPONENT_CODING, d.SFT_FORGETTING_MIX_SHARE_CODING_MIXED)
+    assert lc.sft_mix_factor(150.0 / 550.0, *coding) == pytest.approx(0.6 / 23.0)
+    # at 20 % new-domain data the old power law kept 2e-4 of full forgetting; the curve keeps 2 % or more
+    for family in d.GENERAL_SCORE_FAMILIES:
+        kept = lc.sft_mix_factor(0.2, d.SFT_FORGETTING_MIX_EXPONENT_BY_FAMILY[family],
+                                 d.SFT_FORGETTING_MIX_MEASURED_SHARE_MIN_BY_FAMILY[family])
+        assert kept > 100 * 0.2 ** 5.32
 
 
 def test_an_unknown_family_is_one_line_naming_the_field_and_the_families(tmp_path):
@@ -100,7 +119,7 @@ def test_the_default_family_keeps_todays_numbers():
     assert plain.priors == named.priors
     ev_plain, ev_named = Evaluator(plain), Evaluator(named)
     for share in plain.sft_data.external_data_share_options:
-        if share < d.SFT_FORGETTING_MIX_MEASURED_SHARE_MIN:
+        if share < d.SFT_FORGETTING_MIX_MEASURED_SHARE_MIN_IF:
             continue  # the curve below the measured shares is new (issue 24, item 4)
         r = Recipe("sft", max(plain.training.methods["sft"].steps_options), (), None, share)
         today = (plain.task.general_score_baseline * 40.0 / 85.0 * share ** 5.32
