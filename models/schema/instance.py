@@ -524,6 +524,23 @@ def family_priors(priors: Priors, family: str) -> Priors:
     return out
 
 
+def family_scaled_priors(priors: Priors, family: str, other: str) -> Priors:
+    """``priors`` of a score of ``family`` carried to one of family ``other`` (a candidate student's): the SFT
+    forgetting share and mix exponent times the ratio of the two families' defaults, so the family's defaults
+    become the other's, a value the input gave keeps its distance from its family's default, and a scenario's
+    drawn value its draw (``uncertainty.scenarios.ScenarioEvaluator.for_student`` scales alike)."""
+    if other == family:
+        return priors
+    share = d.SFT_FORGETTING_SHARE_OF_BASELINE_BY_FAMILY
+    exponent = d.SFT_FORGETTING_MIX_EXPONENT_BY_FAMILY
+    sft = priors.sft.model_copy(update={"forgetting_share_of_baseline": min(
+        1.0, priors.sft.forgetting_share_of_baseline * share[other] / share[family])})
+    out = priors.model_copy(update={"sft": sft, "sft_forgetting_mix_exponent":
+                                    priors.sft_forgetting_mix_exponent * exponent[other] / exponent[family]})
+    object.__setattr__(out, "__pydantic_fields_set__", set(priors.model_fields_set))
+    return out
+
+
 class CandidateStudent(Strict):
     """Another base model the plan may post-train instead of ``student``, with its own scores on the task."""
 
@@ -699,7 +716,7 @@ class Instance(Strict):
                 task = self.task.model_copy(update={"baseline_score": c.baseline_score,
                                                     "general_score_baseline": c.general_score_baseline,
                                                     "general_score_family": family})
-                priors = family_priors(self.priors, family)
+                priors = family_scaled_priors(self.priors, self.task.general_score_family, family)
                 return self.model_copy(update={"student": c.architecture, "task": task, "candidate_students": None,
                                                "priors": priors})
         raise ValueError(f"plan.student: {name!r} is not a student of the instance ({', '.join(self.student_names())})")

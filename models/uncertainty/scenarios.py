@@ -260,7 +260,8 @@ class ScenarioEvaluator:
     def for_student(self, name: str | None) -> "ScenarioEvaluator":
         """The scenario evaluator of the plans that train ``name`` (``Evaluator.for_student``): the same draws; a
         candidate whose general score is of another family (``general_score_family``) has its own point forgetting
-        priors (``Instance.for_student``), and the drawn ones are scaled by its point over the instance's."""
+        priors (``Instance.for_student``, ``family_scaled_priors``), and the drawn ones are scaled by its point over
+        the instance's, as ``Instance.for_student`` scales one scenario's values."""
         ev = self.ev.for_student(name)
         if ev is self.ev:
             return self
@@ -271,7 +272,8 @@ class ScenarioEvaluator:
                                                                   own.sft.forgetting_share_of_baseline),
                       "priors.sft_forgetting_mix_exponent": (base.sft_forgetting_mix_exponent,
                                                              own.sft_forgetting_mix_exponent)}
-            scaled = {k: sc.values[k] * (b / a) for k, (a, b) in points.items() if k in sc.values and a != b and a > 0}
+            scaled = {k: np.minimum(sc.values[k] * (b / a), 1.0) if k.endswith("share_of_baseline") else sc.values[k] * (b / a)
+                      for k, (a, b) in points.items() if k in sc.values and a != b and a > 0}
             if scaled:
                 sc = replace(sc, values={**sc.values, **scaled})
             self._students[name] = ScenarioEvaluator(ev, sc)

@@ -175,3 +175,21 @@ def test_scenarios_draw_the_familys_share_with_its_spread(family):
     share = d.SFT_FORGETTING_SHARE_OF_BASELINE_BY_FAMILY[family]
     assert (p.point, p.low, p.high) == pytest.approx((share, share * low, share * high))
     assert family in p.source
+
+
+def test_scenarios_of_a_candidate_of_another_family_equal_the_evaluator():
+    from planopt.oracles.by_plan import all_plans
+    from tests.support.oracle_checks import assert_scenarios_equal_the_evaluator
+    data = raw(INSTANCES / "math-8b-or-32b.json")
+    data["candidate_students"][0]["general_score_family"] = "coding"
+    data["task"]["general_score_family"] = "knowledge"
+    inst = Instance.model_validate(data)
+    name = data["candidate_students"][0]["name"]
+    plans = [sp_.plan for sp_ in all_plans(inst) if sp_.plan.stages[0].recipe.method == "sft"]
+    plans = [p for p in plans if p.student == name][:3] + [p for p in plans if p.student != name][:2]
+    assert plans and any(p.student == name for p in plans)
+    assert_scenarios_equal_the_evaluator(inst, U.draw(inst, 16, seed=5), plans)
+    # the candidate's point priors are the coding family's, whatever the task's family
+    own = inst.for_student(name).priors
+    assert own.sft.forgetting_share_of_baseline == pytest.approx(d.SFT_FORGETTING_SHARE_CODING_OF_BASELINE)
+    assert own.sft_forgetting_mix_exponent == pytest.approx(d.SFT_FORGETTING_MIX_EXPONENT_CODING)
