@@ -100,6 +100,9 @@ class Scenarios:
     n: int
     seed: int
     values: dict[str, np.ndarray] = field(default_factory=dict)
+    # the general-score family the forgetting priors were drawn for (``draw``): a candidate student of another
+    # family reads them scaled to its own (``ScenarioEvaluator.value``, ``Instance.for_student``); None: as drawn
+    family: Optional[str] = None
 
     def at(self, s: int) -> dict[str, float]:
         """Every parameter's value in scenario ``s``."""
@@ -219,7 +222,7 @@ def draw(inst: "Instance", n: int, seed: int = DEFAULT_SEED) -> Scenarios:
     rng = np.random.default_rng(seed)
     groups = sorted({p.group for p in params})
     z = {g: rng.standard_normal(n) for g in groups}
-    return Scenarios(n, seed, {p.name: p.values(z[p.group]) for p in params})
+    return Scenarios(n, seed, {p.name: p.values(z[p.group]) for p in params}, inst.task.general_score_family)
 
 
 def point_scenario(inst: "Instance") -> dict[str, float]:
