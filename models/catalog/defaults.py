@@ -303,16 +303,86 @@ OPD_SIGNAL_SCALE_SAMPLES = 9.2e5
 TEACHER_PRECISION_SCORE_PENALTY = {"bf16": 0.0, "fp8": 0.0, "int8": 0.02, "int4": 0.02}
 
 # --- Forgetting priors -------------------------------------------------------
-# forgetting = general_baseline · share_m · external_share^exponent · progress.
-# SFT fitted to TML's personalisation points (IF-eval 85 -> 45 at 100 %
-# documents, 85 -> 79 at 70 %): share 40/85 = 0.47, exponent
-# ln(6/40)/ln(0.7) = 5.32 (fitted to the published points, FORMAT.md allows).
-SFT_FORGETTING_SHARE_OF_BASELINE = 40.0 / 85.0
-SFT_FORGETTING_MIX_EXPONENT = 5.32
+# forgetting = general_baseline · share_{m,f} · mix_f(external_share) · progress,
+# where f is the family of the general-capability score (task.general_score_family).
+# A small documented set of families, each with its own SFT share (and mix curve)
+# from a published forgetting figure; families without a readable table of
+# distant-data SFT (math, chat) are not offered rather than guessed (README, "What
+# planopt does not know").
+#   instruction_following: behaviour scores (IFEval, IF-eval);
+#   knowledge: multiple-choice and short-answer knowledge and understanding scores
+#     (MMLU, ARC, HellaSwag, WinoGrande, TriviaQA, TruthfulQA, NLI);
+#   coding: code-generation pass rates (HumanEval, MBPP).
+GENERAL_SCORE_FAMILIES = ("instruction_following", "knowledge", "coding")
+# The default keeps every shipped instance's numbers: the SFT prior was fitted to
+# IF-eval (instances/calibration/tml-personalization-forgetting.json).
+GENERAL_SCORE_FAMILY_DEFAULT = "instruction_following"
+# instruction_following, SFT: Thinking Machines Lab, "On-Policy Distillation" (2025,
+# https://thinkingmachines.ai/blog/on-policy-distillation/), personalisation
+# experiment table (reference/post-training.md §1.4): Qwen3-8B IF-eval 85 -> 45 after
+# mid-training on 100 % internal documents, 85 -> 79 at 70/30 documents/chat.
+# Share 40/85 = 0.47 of the baseline at share 1.0; mix exponent ln(6/40)/ln(0.7) =
+# 5.32 (fitted to the published points, FORMAT.md allows), measured down to s = 0.7.
+SFT_FORGETTING_SHARE_IF_OF_BASELINE = 40.0 / 85.0
+SFT_FORGETTING_MIX_EXPONENT_IF = 5.32
+SFT_FORGETTING_MIX_MEASURED_SHARE_MIN_IF = 0.7
+# knowledge, SFT: Biderman et al. 2024, "LoRA Learns Less and Forgets Less" (TMLR,
+# https://arxiv.org/abs/2405.09673), §4.2 and Fig. 3: forgetting = the drop of the
+# mean of HellaSwag, ARC-Challenge and WinoGrande (§4.2 text, read at
+# https://www.hackernoon.com/over-time-lora-holds-up-better-than-full-finetuning).
+# Llama-2-7B, full fine-tuning, IFT on 100 % new-domain data (as read for
+# LORA_FORGETTING_SHARE below, INFERRED from the figure): base 0.645; math IFT
+# (MetaMathQA) 0.57, a drop of 0.075 = 0.116 of the baseline; code IFT
+# (Magicoder-Evol-Instruct) a drop of 0.195 = 0.302 of it. The share is their
+# geometric mean, sqrt(0.116 · 0.302) = 0.187; spreads.py draws between the two.
+# No source read varies the share for this family: it borrows the curve measured
+# over the widest range of shares, the coding family's (INFERRED; README says so).
+SFT_FORGETTING_SHARE_KNOWLEDGE_MATH_IFT = 0.075 / 0.645
+SFT_FORGETTING_SHARE_KNOWLEDGE_CODE_IFT = 0.195 / 0.645
+SFT_FORGETTING_SHARE_KNOWLEDGE_OF_BASELINE = math.sqrt(SFT_FORGETTING_SHARE_KNOWLEDGE_MATH_IFT
+                                                       * SFT_FORGETTING_SHARE_KNOWLEDGE_CODE_IFT)
+# coding, SFT (continued pre-training): Shao et al. 2024, "DeepSeekMath"
+# (https://arxiv.org/abs/2402.03300), §5.1.1, Table 7 (DeepSeek-LLM 1.3B; read from
+# a full-text copy in the code index): after 400B code tokens HumanEval 25.0 %,
+# MBPP 40.0 %; then 150B math tokens only (new-domain share 1.0): 12.2 % and 17.0 %,
+# drops of 12.8/25.0 = 0.512 and 23.0/40.0 = 0.575 of the baseline; the share is
+# their geometric mean, 0.543. The same 150B math tokens mixed into the 400B code
+# tokens in one stage (new-domain share 150/550 = 0.273): HumanEval 29.3 % (no
+# drop) and MBPP 39.4 % (a drop of 0.6 of 40.0 = 0.015 of the baseline, 0.026 of
+# the math-only drop). Mix exponent ln(0.6/23.0)/ln(150/550) = 2.81 (INFERRED: the
+# one-stage run against the code-only one; MBPP's drop, HumanEval's gain would say
+# less), measured down to s = 0.273.
+SFT_FORGETTING_SHARE_CODING_HUMANEVAL = (25.0 - 12.2) / 25.0
+SFT_FORGETTING_SHARE_CODING_MBPP = (40.0 - 17.0) / 40.0
+SFT_FORGETTING_SHARE_CODING_OF_BASELINE = math.sqrt(SFT_FORGETTING_SHARE_CODING_HUMANEVAL
+                                                    * SFT_FORGETTING_SHARE_CODING_MBPP)
+SFT_FORGETTING_MIX_SHARE_CODING_MIXED = 150.0 / 550.0
+SFT_FORGETTING_MIX_EXPONENT_CODING = (math.log((40.0 - 39.4) / (40.0 - 17.0))
+                                      / math.log(SFT_FORGETTING_MIX_SHARE_CODING_MIXED))
+SFT_FORGETTING_SHARE_OF_BASELINE_BY_FAMILY = {"instruction_following": SFT_FORGETTING_SHARE_IF_OF_BASELINE,
+                                              "knowledge": SFT_FORGETTING_SHARE_KNOWLEDGE_OF_BASELINE,
+                                              "coding": SFT_FORGETTING_SHARE_CODING_OF_BASELINE}
+SFT_FORGETTING_SHARE_OF_BASELINE = SFT_FORGETTING_SHARE_OF_BASELINE_BY_FAMILY[GENERAL_SCORE_FAMILY_DEFAULT]
+# Mix curve mix_f(s): the share of full forgetting kept at new-domain share s,
+# s^alpha_f where family f's source measured it (s >= s_f), and below the smallest
+# measured share not the power law extrapolated (0.2^5.32 = 2e-4 would forget almost
+# nothing, which no source read shows) but linear in s from the measured point,
+# s_f^alpha_f · s / s_f: forgetting follows the new-domain examples seen (INFERRED,
+# weak: no source read measures below 0.27).
+SFT_FORGETTING_MIX_EXPONENT_BY_FAMILY = {"instruction_following": SFT_FORGETTING_MIX_EXPONENT_IF,
+                                         "knowledge": SFT_FORGETTING_MIX_EXPONENT_CODING,
+                                         "coding": SFT_FORGETTING_MIX_EXPONENT_CODING}
+SFT_FORGETTING_MIX_MEASURED_SHARE_MIN_BY_FAMILY = {"instruction_following": SFT_FORGETTING_MIX_MEASURED_SHARE_MIN_IF,
+                                                   "knowledge": SFT_FORGETTING_MIX_SHARE_CODING_MIXED,
+                                                   "coding": SFT_FORGETTING_MIX_SHARE_CODING_MIXED}
+SFT_FORGETTING_MIX_EXPONENT = SFT_FORGETTING_MIX_EXPONENT_BY_FAMILY[GENERAL_SCORE_FAMILY_DEFAULT]
 # RL and OPD stay near the base distribution (RL's Razor, arXiv 2509.04259;
 # Retaining by Doing, arXiv 2510.18874); Qwen3 Table 21 shows MMLU-Redux up,
 # not down, after both. A residual 2 % of the baseline at full progress keeps
-# the tolerance meaningful (INFERRED, weak: no published matched drop).
+# the tolerance meaningful (INFERRED, weak: no published matched drop). One share
+# for every family: no source read gives an on-policy drop by family (GRPO on GSM8K
+# and MATH in the public repo Emilianopp/forgetting-llms, STATUS.md, Qwen3-1.7B:
+# MMLU +0.2 and +0.5, IFEval +1.5 and +3.1 points, i.e. no drop in either family).
 RL_FORGETTING_SHARE_OF_BASELINE = 0.02
 OPD_FORGETTING_SHARE_OF_BASELINE = 0.02
 # SFT forgetting grows with examples seen on the scale of its learning curve.

@@ -138,21 +138,46 @@ FACTOR_CEILING_RL = (0.8, 1.3)
 FACTOR_CEILING_SFT = (0.9, 1.1)
 
 # --- Forgetting (factors on the point value) --------------------------------------
-# SFT forgetting share: 40 of 85 IF-eval points after narrow SFT (TML, the
-# default 0.47) against under 2 of ~66 MMLU points for Llama-3-8B trained only on
-# WebInstruct (0.03): a factor of ~16 between general benchmarks. two_estimates
-# on the ratio 0.03/0.47 around the default.
-FACTOR_FORGETTING_SFT = two_estimates((2.0 / 66.0) / (40.0 / 85.0), 1.0)
+# SFT forgetting share, by family of the general score (defaults.SFT_FORGETTING_SHARE_OF_BASELINE_BY_FAMILY):
+# two published estimates each, as factors on the family's default share.
+# instruction_following: TML's 40 of 85 IF-eval points (the default 0.47) against
+# 3.51 of 17.56 IFEval points (0.20) after SFT on MATH solutions, Qwen3-1.7B, step
+# 1,300 (public repo Emilianopp/forgetting-llms, STATUS.md, table "GT-SFT MATH —
+# Forgetting (10 benchmarks)": ifeval 0.1756 -> 0.1405; weak: an unpublished run).
+# knowledge: Biderman et al. 2024's math IFT (0.116) and code IFT (0.302) around
+# their geometric mean (defaults.SFT_FORGETTING_SHARE_KNOWLEDGE_*).
+# coding: DeepSeekMath Table 7's HumanEval (0.512) and MBPP (0.575) drops
+# (defaults.SFT_FORGETTING_SHARE_CODING_*).
+FACTOR_FORGETTING_SFT_BY_FAMILY = {
+    "instruction_following": two_estimates((0.1756 - 0.1405) / 0.1756 / d.SFT_FORGETTING_SHARE_IF_OF_BASELINE, 1.0),
+    "knowledge": two_estimates(d.SFT_FORGETTING_SHARE_KNOWLEDGE_MATH_IFT / d.SFT_FORGETTING_SHARE_KNOWLEDGE_OF_BASELINE,
+                               d.SFT_FORGETTING_SHARE_KNOWLEDGE_CODE_IFT / d.SFT_FORGETTING_SHARE_KNOWLEDGE_OF_BASELINE),
+    "coding": two_estimates(d.SFT_FORGETTING_SHARE_CODING_HUMANEVAL / d.SFT_FORGETTING_SHARE_CODING_OF_BASELINE,
+                            d.SFT_FORGETTING_SHARE_CODING_MBPP / d.SFT_FORGETTING_SHARE_CODING_OF_BASELINE)}
+FACTOR_FORGETTING_SFT = FACTOR_FORGETTING_SFT_BY_FAMILY[d.GENERAL_SCORE_FAMILY_DEFAULT]
 # RL / OPD forgetting share, 0.02 (weak: no published matched drop; Qwen3 Table
 # 21 shows MMLU-Redux up after both, RL's Razor small drops): 0.25x-4x, a
 # factor 16 like SFT's benchmark spread (INFERRED, weak).
 FACTOR_FORGETTING_ON_POLICY = (0.25, 4.0)
-# SFT mix exponent, 5.32, fitted exactly to TML's two mixes (85 -> 45 at 100 %,
+# SFT mix exponent, by family (defaults.SFT_FORGETTING_MIX_EXPONENT_BY_FAMILY).
+# instruction_following: 5.32, fitted exactly to TML's two mixes (85 -> 45 at 100 %,
 # 85 -> 79 at 70 %). Reading the 70 % point's 6-point drop as 4 to 8 points
 # (the scale of benchmark noise on IF-eval, INFERRED) moves the exponent from
 # ln(8/40)/ln 0.7 = 4.51 to ln(4/40)/ln 0.7 = 6.46: 0.85x-1.21x.
-FACTOR_SFT_MIX_EXPONENT = (math.log(8.0 / 40.0) / math.log(0.7) / d.SFT_FORGETTING_MIX_EXPONENT,
-                           math.log(4.0 / 40.0) / math.log(0.7) / d.SFT_FORGETTING_MIX_EXPONENT)
+# coding (and knowledge, which borrows its curve): 2.81 from DeepSeekMath Table 7's
+# MBPP drop of 0.6 points at share 150/550; reading it as 0.3 to 1.2 points (MBPP's
+# 500 problems: one point is 5 of them, INFERRED) gives
+# ln(1.2/23)/ln(0.273) = 2.27 to ln(0.3/23)/ln(0.273) = 3.34.
+_MIX_IF = d.SFT_FORGETTING_MIX_EXPONENT_IF
+_MIX_CODING = d.SFT_FORGETTING_MIX_EXPONENT_CODING
+_MIX_SHARE_CODING = d.SFT_FORGETTING_MIX_SHARE_CODING_MIXED
+FACTOR_SFT_MIX_EXPONENT_CODING = (math.log(1.2 / 23.0) / math.log(_MIX_SHARE_CODING) / _MIX_CODING,
+                                  math.log(0.3 / 23.0) / math.log(_MIX_SHARE_CODING) / _MIX_CODING)
+FACTOR_SFT_MIX_EXPONENT_BY_FAMILY = {
+    "instruction_following": (math.log(8.0 / 40.0) / math.log(0.7) / _MIX_IF, math.log(4.0 / 40.0) / math.log(0.7) / _MIX_IF),
+    "knowledge": FACTOR_SFT_MIX_EXPONENT_CODING,
+    "coding": FACTOR_SFT_MIX_EXPONENT_CODING}
+FACTOR_SFT_MIX_EXPONENT = FACTOR_SFT_MIX_EXPONENT_BY_FAMILY[d.GENERAL_SCORE_FAMILY_DEFAULT]
 
 # --- Data reuse (factor on the point value) ---------------------------------------
 # R*, the repetitions after which a repeated prompt or example is worth 1/e of a fresh

@@ -27,8 +27,13 @@ A phase of RL/OPD drawing prompts :math:`D_{j-1} .. D_j` of the run counts
 
 Forgetting (RL's Razor: it tracks how far training moves the model):
 
-.. math:: F_{SFT} = G \cdot \phi \cdot s^{\alpha} (1 - e^{-E/E_0}), \qquad
+.. math:: F_{SFT} = G \cdot \phi_f \cdot m(s) (1 - e^{-E/E_0}), \qquad
           F_{RL,OPD} = G \cdot \phi \cdot \frac{q - q_0}{C - q_0}
+
+with :math:`\phi_f` the share of the general score's family :math:`f` (``task.general_score_family``:
+``defaults.GENERAL_SCORE_FAMILIES``) and :math:`m(s) = s^{\alpha}` for new-domain shares
+:math:`s \ge s_m` (where the family's source measured it), :math:`s_m^{\alpha} s / s_m` below
+(:func:`sft_mix_factor`).
 """
 
 from __future__ import annotations
@@ -90,10 +95,24 @@ def sft_quality(task: Task, effective_examples, signal_scale, ceiling_share):
     return ceiling - (ceiling - task.baseline_score) * np.exp(-effective_examples / signal_scale)
 
 
+def sft_mix_factor(external_share, mix_exponent, measured_share_min: float):
+    r"""The share of full SFT forgetting kept at new-domain share :math:`s`: :math:`s^{\alpha}` where the family's
+    source measured the curve (:math:`s \ge s_m`, ``defaults.SFT_FORGETTING_MIX_MEASURED_SHARE_MIN_BY_FAMILY``),
+    linear in :math:`s` below it, :math:`s_m^{\alpha} s / s_m` (forgetting follows the new-domain examples seen,
+    rather than a power law extrapolated to nothing). Continuous and increasing; 1 at :math:`s = 1`, 0 at 0."""
+    s = np.asarray(external_share, dtype=float)
+    power = s ** mix_exponent
+    linear = measured_share_min ** mix_exponent * s / measured_share_min
+    out = np.where(s >= measured_share_min, power, linear)
+    return float(out) if np.ndim(out) == 0 else out
+
+
 def sft_forgetting(task: Task, external_share: float, examples: float, forgetting_share, mix_exponent, forgetting_scale):
-    r"""SFT's forgetting :math:`F_{SFT} = G \phi s^{\alpha} (1 - e^{-E/E_0})` (module docstring), general-score
-    points."""
-    return (task.general_score_baseline * forgetting_share * external_share ** mix_exponent
+    r"""SFT's forgetting :math:`F_{SFT} = G \phi\, m(s) (1 - e^{-E/E_0})` (module docstring; :math:`m`:
+    :func:`sft_mix_factor`), general-score points; :math:`\phi` is the share of the score's family
+    (``task.general_score_family``, resolved into ``priors.sft`` by the instance)."""
+    measured = d.SFT_FORGETTING_MIX_MEASURED_SHARE_MIN_BY_FAMILY[task.general_score_family]
+    return (task.general_score_baseline * forgetting_share * sft_mix_factor(external_share, mix_exponent, measured)
             * (1.0 - np.exp(-examples / forgetting_scale)))
 
 

@@ -22,7 +22,7 @@ student or teacher (a citation: the architecture's figures are the case's, a
 name the catalog does not know is fine), ``teacher.score`` (gpu_hours_ratio),
 ``workload.truncation`` and ``workload.micro_batch_examples`` (sft_hours), and
 ``points[i].forgetting_points`` (the source's drop at that mix, a citation of
-``published``).
+``published``), and ``general_score_family`` (a forgetting case's benchmark family, FORMAT.md).
 """
 
 from __future__ import annotations
@@ -463,6 +463,9 @@ class ForgettingCase(_Trains):
     method: Optional[Literal["sft"]] = Field(None, description="the run's method: SFT, the only one this kind prices")
     student: Architecture
     baseline_score: Positive
+    general_score_family: Literal[tuple(d.GENERAL_SCORE_FAMILIES)] = Field(  # type: ignore[valid-type]
+        d.GENERAL_SCORE_FAMILY_DEFAULT, description="the family of the benchmark whose drop is published "
+        "(defaults.GENERAL_SCORE_FAMILIES); priced with that family's forgetting share and mix curve")
     points: list[MixPoint] = Field(min_length=1)
     published: ForgettingPublished  # type: ignore[assignment]
 

@@ -50,6 +50,7 @@ Share = Annotated[float, Field(ge=MIN_POSITIVE, le=1)]         # an efficiency o
 Method = Literal["sft", "rl", "opd"]
 Precision = Literal["bf16", "fp8", "int8", "int4"]
 Objective = Literal["cost", "quality", "time", "forgetting"]
+GeneralScoreFamily = Literal[tuple(d.GENERAL_SCORE_FAMILIES)]  # type: ignore[valid-type]
 METHODS: tuple[str, ...] = ("sft", "rl", "opd")   # also the order stages run in (``Training.stage_sequences``)
 MAX_STAGES = 3
 
@@ -155,6 +156,7 @@ class Task(Strict):
     baseline_score: Score = Field(description="target-task score before post-training")
     score_ceiling: Annotated[float, Field(ge=MIN_POSITIVE, le=MAX_SCORE)] = Field(100.0, description="best score the benchmark allows")
     general_score_baseline: Annotated[float, Field(ge=MIN_POSITIVE, le=MAX_SCORE)] = Field(description="general-capability score (e.g. IF-eval) before training; forgetting is measured against it")
+    general_score_family: GeneralScoreFamily = Field(d.GENERAL_SCORE_FAMILY_DEFAULT, description="the family of the general-capability score, whose forgetting share and mix curve apply (defaults.GENERAL_SCORE_FAMILIES: 'instruction_following' for IF-eval-like scores, 'knowledge' for MMLU, ARC, HellaSwag, WinoGrande, TriviaQA, TruthfulQA)")
     prompt_tokens: NonNegativeFloat = Field(description="mean prompt tokens per sample")
     response_tokens: PositiveFloat = Field(description="mean response tokens per sample")
     max_response_tokens: PositiveFloat = Field(description="longest response allowed; the rollout waits for it")
@@ -624,6 +626,44 @@ class Priors(Strict):
         return getattr(self, method)
 
 
+def family_priors(priors: Priors, family: str) -> Priors:
+    """``priors`` with the forgetting priors it was not given set to those of the general score's ``family``
+    (``defaults.SFT_FORGETTING_SHARE_OF_BASELINE_BY_FAMILY``, ``defaults.SFT_FORGETTING_MIX_EXPONENT_BY_FAMILY``):
+    ``priors.sft.forgetting_share_of_baseline`` unless ``priors.sft`` was given, and
+    ``priors.sft_forgetting_mix_exponent`` unless it was. RL and OPD keep one share for every family
+    (``defaults.RL_FORGETTING_SHARE_OF_BASELINE``). The fields the input gave stay marked as given, so a candidate
+    student of another family (``Instance.for_student``) resolves its own."""
+    given = set(priors.model_fields_set)
+    update = {}
+    if "sft" not in given:
+        update["sft"] = priors.sft.model_copy(update={
+            "forgetting_share_of_baseline": d.SFT_FORGETTING_SHARE_OF_BASELINE_BY_FAMILY[family]})
+    if "sft_forgetting_mix_exponent" not in given:
+        update["sft_forgetting_mix_exponent"] = d.SFT_FORGETTING_MIX_EXPONENT_BY_FAMILY[family]
+    if not update:
+        return priors
+    out = priors.model_copy(update=update)
+    object.__setattr__(out, "__pydantic_fields_set__", given)
+    return out
+
+
+def family_scaled_priors(priors: Priors, family: str, other: str) -> Priors:
+    """``priors`` of a score of ``family`` carried to one of family ``other`` (a candidate student's): the SFT
+    forgetting share and mix exponent times the ratio of the two families' defaults, so the family's defaults
+    become the other's, a value the input gave keeps its distance from its family's default, and a scenario's
+    drawn value its draw (``uncertainty.scenarios.ScenarioEvaluator.for_student`` scales alike)."""
+    if other == family:
+        return priors
+    share = d.SFT_FORGETTING_SHARE_OF_BASELINE_BY_FAMILY
+    exponent = d.SFT_FORGETTING_MIX_EXPONENT_BY_FAMILY
+    sft = priors.sft.model_copy(update={"forgetting_share_of_baseline": min(
+        1.0, priors.sft.forgetting_share_of_baseline * share[other] / share[family])})
+    out = priors.model_copy(update={"sft": sft, "sft_forgetting_mix_exponent":
+                                    priors.sft_forgetting_mix_exponent * exponent[other] / exponent[family]})
+    object.__setattr__(out, "__pydantic_fields_set__", set(priors.model_fields_set))
+    return out
+
+
 class CandidateStudent(Strict):
     """Another base model the plan may post-train instead of ``student``, with its own scores on the task."""
 
@@ -632,6 +672,8 @@ class CandidateStudent(Strict):
     baseline_score: Score = Field(description="its target-task score before post-training")
     general_score_baseline: Annotated[float, Field(ge=MIN_POSITIVE, le=MAX_SCORE)] = Field(
         description="its general-capability score before training; its forgetting is measured against it")
+    general_score_family: Optional[GeneralScoreFamily] = Field(
+        None, description="the family of its general-capability score; default the task's (task.general_score_family)")
 
 
 class Constraints(Strict):
@@ -773,6 +815,12 @@ class Instance(Strict):
         return self
 
     @model_validator(mode="after")
+    def _family_priors(self) -> "Instance":
+        # the forgetting priors the input leaves out are the general score's family's (defaults.py)
+        self.__dict__["priors"] = family_priors(self.priors, self.task.general_score_family)
+        return self
+
+    @model_validator(mode="after")
     def _offload_needs_host_link(self) -> "Instance":
         if self.training.cpu_offload is True:  # "if_needed" offers offload only where a host link is known
             for n, option in enumerate(self.hardware.gpus):
@@ -798,9 +846,13 @@ class Instance(Strict):
             return self.model_copy(update={"candidate_students": None}) if self.candidate_students else self
         for c in self.candidate_students or []:
             if c.name == name:
+                family = c.general_score_family or self.task.general_score_family
                 task = self.task.model_copy(update={"baseline_score": c.baseline_score,
-                                                    "general_score_baseline": c.general_score_baseline})
-                return self.model_copy(update={"student": c.architecture, "task": task, "candidate_students": None})
+                                                    "general_score_baseline": c.general_score_baseline,
+                                                    "general_score_family": family})
+                priors = family_scaled_priors(self.priors, self.task.general_score_family, family)
+                return self.model_copy(update={"student": c.architecture, "task": task, "candidate_students": None,
+                                               "priors": priors})
         raise ValueError(f"plan.student: {name!r} is not a student of the instance ({', '.join(self.student_names())})")
 
     def with_overrides(self, **changes) -> "Instance":

@@ -100,6 +100,9 @@ class Scenarios:
     n: int
     seed: int
     values: dict[str, np.ndarray] = field(default_factory=dict)
+    # the general-score family the forgetting priors were drawn for (``draw``): a candidate student of another
+    # family reads them scaled to its own (``ScenarioEvaluator.value``, ``Instance.for_student``); None: as drawn
+    family: Optional[str] = None
 
     def at(self, s: int) -> dict[str, float]:
         """Every parameter's value in scenario ``s``."""
@@ -170,13 +173,17 @@ def default_parameters(inst: "Instance") -> list[Parameter]:
             ceiling = sp.FACTOR_CEILING_RL if m == "rl" else sp.FACTOR_CEILING_SFT
             out.append(_factor(f"priors.{m}.ceiling_share_of_headroom", prior.ceiling_share_of_headroom, ceiling,
                                f"ceiling_{m}", f"spreads.FACTOR_CEILING_{m.upper()}", upper_bound=1.0))
-        forget = sp.FACTOR_FORGETTING_SFT if m == "sft" else sp.FACTOR_FORGETTING_ON_POLICY
+        family = inst.task.general_score_family
+        forget = sp.FACTOR_FORGETTING_SFT_BY_FAMILY[family] if m == "sft" else sp.FACTOR_FORGETTING_ON_POLICY
         out.append(_factor(f"priors.{m}.forgetting_share_of_baseline", prior.forgetting_share_of_baseline, forget,
-                           f"forgetting_{m}", "spreads.FACTOR_FORGETTING_" + ("SFT" if m == "sft" else "ON_POLICY"),
+                           f"forgetting_{m}", (f"spreads.FACTOR_FORGETTING_SFT_BY_FAMILY[{family!r}]" if m == "sft"
+                                               else "spreads.FACTOR_FORGETTING_ON_POLICY"),
                            upper_bound=1.0))
     if "sft" in methods:
+        family = inst.task.general_score_family
         out.append(_factor("priors.sft_forgetting_mix_exponent", pri.sft_forgetting_mix_exponent,
-                           sp.FACTOR_SFT_MIX_EXPONENT, "mix_exponent", "spreads.FACTOR_SFT_MIX_EXPONENT"))
+                           sp.FACTOR_SFT_MIX_EXPONENT_BY_FAMILY[family], "mix_exponent",
+                           f"spreads.FACTOR_SFT_MIX_EXPONENT_BY_FAMILY[{family!r}]"))
         out.append(_factor("priors.sft_repeat_scale_epochs", pri.sft_repeat_scale_epochs, sp.FACTOR_REPEAT_SCALE,
                            "repeat_sft", "spreads.FACTOR_REPEAT_SCALE: two fits of Muennighoff et al. 2023"))
     if "rl" in methods or "opd" in methods:
@@ -238,7 +245,7 @@ def draw(inst: "Instance", n: int, seed: int = DEFAULT_SEED) -> Scenarios:
     rng = np.random.default_rng(seed)
     groups = sorted({p.group for p in params})
     z = {g: rng.standard_normal(n) for g in groups}
-    return Scenarios(n, seed, {p.name: p.values(z[p.group]) for p in params})
+    return Scenarios(n, seed, {p.name: p.values(z[p.group]) for p in params}, inst.task.general_score_family)
 
 
 def point_scenario(inst: "Instance") -> dict[str, float]:

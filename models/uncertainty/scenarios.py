@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from planopt.models.catalog import defaults as d
 from planopt.models.cost import learning as lc
 from planopt.models.cost import physics as ph
 from planopt.models.cost.asynchronous import combine, gain_kept
@@ -38,6 +39,10 @@ from planopt.models.cost.recipes import EVAL, RATE_FACTOR, family_of
 from planopt.models.cost.stage_outcomes import StagePriors, stage_outcome
 from planopt.models.uncertainty.model import Scenarios
 
+# Drawn forgetting priors a candidate student of another general-score family reads scaled by the ratio of the
+# two families' defaults, as ``Instance.for_student`` (``family_scaled_priors``) scales one scenario's values.
+FAMILY_SCALED = {"priors.sft.forgetting_share_of_baseline": d.SFT_FORGETTING_SHARE_OF_BASELINE_BY_FAMILY,
+                 "priors.sft_forgetting_mix_exponent": d.SFT_FORGETTING_MIX_EXPONENT_BY_FAMILY}
 METRICS = ("cost_usd", "wall_hours", "quality", "forgetting_points", "gpu_hours")
 RATE_FAMILIES = ("mfu_factor", "decode_factor", None)
 
@@ -73,7 +78,14 @@ class ScenarioEvaluator:
     def value(self, name: str, point: float) -> np.ndarray:
         """A parameter's values over the scenarios (its point value where the model has no such parameter)."""
         v = self.sc.values.get(name)
-        return np.full(self.sc.n, float(point)) if v is None else v
+        if v is None:
+            return np.full(self.sc.n, float(point))
+        family = self.inst.task.general_score_family
+        if self.sc.family is not None and self.sc.family != family and name in FAMILY_SCALED:
+            # drawn for the instance's family, read by a candidate student of another (Instance.for_student)
+            ratio = FAMILY_SCALED[name][family] / FAMILY_SCALED[name][self.sc.family]
+            v = np.minimum(v * ratio, 1.0) if name.endswith("share_of_baseline") else v * ratio
+        return v
 
     # --- recipe part -------------------------------------------------------------
     def outcomes(self, r: Recipe) -> tuple[np.ndarray, np.ndarray]:
@@ -258,7 +270,8 @@ class ScenarioEvaluator:
                                teacher_usable=usable)
 
     def for_student(self, name: str | None) -> "ScenarioEvaluator":
-        """The scenario evaluator of the plans that train ``name`` (``Evaluator.for_student``): the same draws."""
+        """The scenario evaluator of the plans that train ``name`` (``Evaluator.for_student``): the same draws (a
+        candidate whose general score is of another family reads the forgetting draws scaled, :meth:`value`)."""
         ev = self.ev.for_student(name)
         if ev is self.ev:
             return self

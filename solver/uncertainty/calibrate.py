@@ -400,6 +400,7 @@ def predict_forgetting(case: Case) -> list[CalibrationRow]:
     steps = math.ceil(SATURATION_SCALES * scale / prompts)
     raw = {"name": spec.id, "student": spec.student.as_instance(),
            "task": {"baseline_score": UNUSED_SCORE, "general_score_baseline": spec.baseline_score,
+                    "general_score_family": spec.general_score_family,
                     "prompt_tokens": 0, "response_tokens": 1, "max_response_tokens": 1, "prompts_available": 1},
            "training": {"methods": {"sft": {"steps_options": [steps], "prompts_per_step": prompts}}},
            "sft_data": {"examples_available": steps * prompts, "usd_per_labeled_example": 0, "labeled_examples_per_day": 1,

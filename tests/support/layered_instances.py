@@ -10,7 +10,7 @@ import random
 from planopt.instance import parse_instance
 from planopt.oracles.by_plan import all_plans, space_size
 
-from tests.support.random_instances import SMALL_MODELS, random_job_dict, with_drawn_limits
+from tests.support.random_instances import SMALL_MODELS, family_of_name, random_job_dict, with_drawn_limits
 from tests.support.retention_instances import retention_block, with_a_covering_option
 
 LAYERS = ("stages", "students", "retention", "rollout", "async", "teacher")
@@ -36,7 +36,8 @@ def _student(d: dict, rng: random.Random) -> None:
     base = d["task"]["baseline_score"]
     d["candidate_students"] = [{"name": other, "architecture": {"preset": other},
                                 "baseline_score": min(99.0, base + rng.uniform(-10, 15)),
-                                "general_score_baseline": rng.uniform(50, 90)}]
+                                "general_score_baseline": rng.uniform(50, 90),
+                                "general_score_family": family_of_name(f"{d['name']}-{other}")}]
 
 
 def _teacher(d: dict, rng: random.Random) -> bool:

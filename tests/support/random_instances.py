@@ -10,6 +10,7 @@ are infeasible.
 from __future__ import annotations
 
 import random
+import zlib
 from dataclasses import dataclass
 
 from planopt.instance import parse_instance
@@ -56,6 +57,13 @@ def _take(rng: random.Random, pool, taken: tuple[int, int]) -> list:
     return sorted(rng.sample(list(pool), rng.randint(*taken)))
 
 
+def family_of_name(name: str) -> str:
+    """A general-score family for a random job, from its name (not its generator: the other draws stay as they
+    were before families existed)."""
+    from planopt.models.catalog import defaults as d
+    return d.GENERAL_SCORE_FAMILIES[zlib.crc32(name.encode()) % len(d.GENERAL_SCORE_FAMILIES)]
+
+
 def random_job_dict(rng: random.Random, name: str, grid: Grid = SMALL) -> dict:
     """A random job without limits, its options drawn from ``grid``."""
     methods = rng.sample(["sft", "rl", "opd"], rng.randint(1, 3))
@@ -73,7 +81,8 @@ def random_job_dict(rng: random.Random, name: str, grid: Grid = SMALL) -> dict:
         "student": {"preset": rng.choice(SMALL_MODELS)},
         "task": {"baseline_score": baseline, "general_score_baseline": rng.uniform(50, 90),
                  "prompt_tokens": rng.choice([0, 100, 500]), "response_tokens": rng.choice([300, 1000, 3000]),
-                 "max_response_tokens": 8192, "prompts_available": 50000},
+                 "max_response_tokens": 8192, "prompts_available": 50000,
+                 "general_score_family": family_of_name(name)},
         "training": training,
         "hardware": {"gpus": [{"name": g, "counts": _take(rng, grid.counts, grid.counts_taken)}
                               for g in rng.sample(GPUS, rng.randint(*grid.gpus_taken))]},

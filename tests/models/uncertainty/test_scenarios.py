@@ -178,8 +178,9 @@ def test_solve_scenarios_plot_writes_a_picture(tmp_path):
 def test_spreads_are_ordered_and_sourced():
     for name in dir(spreads):
         if name.startswith(("FACTOR_", "ABSOLUTE_")):
-            low, high = getattr(spreads, name)
-            assert 0 < low < high, name
+            value = getattr(spreads, name)
+            for key, (low, high) in (value.items() if isinstance(value, dict) else [(None, value)]):
+                assert 0 < low < high, (name, key)
     assert spreads.two_estimates(1.0, 4.0)[0] < 1.0 and spreads.two_estimates(1.0, 4.0)[1] > 4.0
     assert math.isclose(math.prod(spreads.two_estimates(1.0, 4.0)), 4.0)
 
