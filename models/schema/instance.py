@@ -21,51 +21,17 @@ import math
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from planopt.models.catalog import defaults as d
 from planopt.models.catalog import CatalogLookupError, GpuSpec, HostLinkedGpuSpec, find_gpu, find_model
 from planopt.models.schema.hf_config import HfConfigError, architecture_from_hf_config
-
-# Sane ranges (issue 13 item 18). Every number of an instance is finite (``Strict``), at most
-# MAX_MAGNITUDE, and a strictly positive one at least MIN_POSITIVE; counts that multiply into a step's work
-# (steps, prompts per step, samples, GPUs, layers) are at most MAX_COUNT; scores at most MAX_SCORE points.
-# All lie far beyond any real job (a trillion dollars, examples or prompts; a billionth of a dollar, hour or
-# token; ten million steps or GPUs; 100 trillion parameters), so only typos and absurd values are refused:
-# 1e308 overflows the cost model to inf, which HiGHS reads as "no bound", and 5e-324 divides to inf.
-MAX_MAGNITUDE = 1e12
-MIN_POSITIVE = 1e-9
-MAX_COUNT = 10**7
-MAX_SCORE = 1e6            # points, as the limits' range (solver/instance.py LIMIT_RANGES)
-MAX_PARAMS_B = 1e5         # billions of parameters
-PositiveFloat = Annotated[float, Field(ge=MIN_POSITIVE, le=MAX_MAGNITUDE)]
-NonNegativeFloat = Annotated[float, Field(ge=0, le=MAX_MAGNITUDE)]
-PositiveInt = Annotated[int, Field(ge=1, le=MAX_COUNT)]
-NonNegativeInt = Annotated[int, Field(ge=0, le=MAX_COUNT)]
-LargeCount = Annotated[int, Field(ge=0, le=int(MAX_MAGNITUDE))]   # examples and prompts owned
-Score = Annotated[float, Field(ge=0, le=MAX_SCORE)]
-ParamsB = Annotated[float, Field(ge=MIN_POSITIVE, le=MAX_PARAMS_B)]
-Share = Annotated[float, Field(ge=MIN_POSITIVE, le=1)]         # an efficiency or HBM share in (0, 1]
-
-Method = Literal["sft", "rl", "opd"]
-Precision = Literal["bf16", "fp8", "int8", "int4"]
-Objective = Literal["cost", "quality", "time", "forgetting"]
-GeneralScoreFamily = Literal[tuple(d.GENERAL_SCORE_FAMILIES)]  # type: ignore[valid-type]
-METHODS: tuple[str, ...] = ("sft", "rl", "opd")   # also the order stages run in (``Training.stage_sequences``)
-MAX_STAGES = 3
-
-
-class Strict(BaseModel):
-    """Base of every schema model: unknown fields, coercion and non-finite numbers are refused.
-
-    ``strict``: a number field takes a JSON number only (``true`` is not 1, ``"8"``
-    is not 8; an integer field takes no ``8.0``), a string field a string only.
-    ``allow_inf_nan=False``: ``Infinity`` and ``NaN`` (which Python's ``json``
-    reads) are refused, so no limit or price reaches the solver as "no limit".
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
-
+from planopt.models.schema.base import (  # noqa: F401 (the shared types, re-exported)
+    GeneralScoreFamily, LargeCount, MAX_COUNT, MAX_MAGNITUDE, MAX_PARAMS_B, MAX_SCORE, MAX_STAGES, METHODS, MIN_POSITIVE, Method,
+    NonNegativeFloat, NonNegativeInt, Objective, ParamsB, PositiveFloat, PositiveInt, Precision, Score, Share, Strict)
+from planopt.models.schema.priors import LoraShares, MethodPrior, Priors, family_priors, family_scaled_priors  # noqa: F401
+from planopt.models.schema.training import (  # noqa: F401 (re-exported: the instance's training block)
+    MethodOptions, Trainer, Training, describe_trainer, trainer_zero_stage)
 
 class Architecture(Strict):
     """A transformer: a catalog ``preset`` name, a Hugging Face ``hf_config``, explicit fields, or one of the first
@@ -169,115 +135,6 @@ class Task(Strict):
         if self.baseline_score > self.score_ceiling:
             raise ValueError("baseline_score must not exceed score_ceiling")
         return self
-
-
-class MethodOptions(Strict):
-    """One method's options: its training lengths and the prompts (or examples) per step."""
-
-    steps_options: list[PositiveInt] = Field(min_length=1, description="training length levels (optimizer steps)")
-    prompts_per_step: PositiveInt = Field(description="prompts per step (RL/OPD) or examples per step (SFT)")
-
-
-def trainer_zero_stage(key: str | None) -> int | None:
-    """The DeepSpeed ZeRO stage of a trainer key (``Trainer.key``: ``deepspeed-zero2`` -> 2); None for any other."""
-    return int(key.removeprefix("deepspeed-zero")) if key is not None and key.startswith("deepspeed-zero") else None
-
-
-def describe_trainer(key: str | None) -> str:
-    """A trainer key in words: ``DeepSpeed ZeRO-3``, ``PyTorch FSDP / DTensor``, ``Megatron-Core``, or the default."""
-    if key is None:
-        return "default (the MFU curve, ZeRO-3's collectives in series)"
-    stage = trainer_zero_stage(key)
-    if stage is not None:
-        return f"DeepSpeed ZeRO-{stage}"
-    return {"megatron": "Megatron-Core", "fsdp": "PyTorch FSDP / DTensor"}[key]
-
-
-class Trainer(Strict):
-    """The software that runs the training passes (``cost/trainer.py``): its backend, DeepSpeed's ZeRO stage, and the
-    framework on top (free text, a citation: it does not enter the price)."""
-
-    backend: Literal[d.TRAINER_BACKENDS] = Field(  # type: ignore[valid-type]
-        description="megatron (Megatron-Core), fsdp (PyTorch FSDP / FSDP2 / DTensor) or deepspeed")
-    zero_stage: Optional[Annotated[int, Field(ge=1, le=3)]] = Field(
-        None, description="DeepSpeed ZeRO stage 1-3 (backend deepspeed only; default 3)")
-    framework: Optional[str] = Field(None, description="free text: nemo-rl, verl, llamafactory, hf-trainer, ...")
-
-    @field_validator("zero_stage")
-    @classmethod
-    def _stage_is_deepspeed(cls, stage, info):
-        backend = info.data.get("backend")
-        if stage is not None and backend is not None and backend != "deepspeed":
-            raise ValueError(f"ZeRO stages are DeepSpeed's, and backend is {backend!r}; give backend 'deepspeed' or "
-                             "leave zero_stage out")
-        return stage
-
-    @property
-    def key(self) -> str:
-        """How a plan names the trainer: ``megatron``, ``fsdp``, ``deepspeed-zero3`` (``HardwareChoice.trainer``)."""
-        return f"deepspeed-zero{self.zero_stage or 3}" if self.backend == "deepspeed" else self.backend
-
-
-class Training(Strict):
-    """What a plan may choose in training: methods and lengths, sampling schedules, adapters, offload, staleness and
-    stage sequences."""
-
-    methods: dict[Method, MethodOptions] = Field(min_length=1, description="allowed methods and their length options")
-    activation_recompute: bool = Field(True, description="8·N instead of 6·N FLOPs per trained token")
-    reference_logprobs: bool = Field(True, description="RL computes reference-model log-probs for a KL penalty")
-    phases: PositiveInt = Field(3, le=6, description="sampling phases; steps are split evenly")
-    samples_per_prompt_options: list[PositiveInt] = Field([2, 4, 8, 16], min_length=1)
-    taper_only: bool = Field(True, description="samples per prompt never rise from one phase to the next")
-    cpu_offload: Union[bool, Literal["if_needed"]] = Field(
-        False, description="ZeRO-3 / FSDP offload of parameters, gradients and optimiser state to host memory, priced over the "
-        "host link: true (every plan offloads), false (none does), or \"if_needed\" (a decision: a plan offloads exactly when its "
-        "training state fits its GPUs no other way, on GPUs with a known host link)")
-    adapter_options: list[Literal["full", "lora"]] = Field(list(d.ADAPTER_OPTIONS_DEFAULT), min_length=1, description="a plan's choice of training all weights ('full') or low-rank adapters on every linear layer ('lora'): memory, FLOPs, weight hand-over, checkpoint size, quality and forgetting")
-    lora_rank_options: list[PositiveInt] = Field(list(d.LORA_RANK_OPTIONS_DEFAULT), min_length=1, description="LoRA ranks a 'lora' plan may choose (positive integers)")
-    staleness_steps_options: list[NonNegativeInt] = Field(
-        [0], min_length=1, description="asynchronous RL: how many steps behind the trained policy generation may run "
-                                       "(0: synchronous); above 0 needs RL and hardware.rollout_gpus")
-    trainer: Optional[Trainer] = Field(
-        None, description="the trainer every plan runs (cost/trainer.py); null: the default pricing (the MFU curve, "
-        "ZeRO-3's collectives in series)")
-    trainer_options: Optional[list[Trainer]] = Field(
-        None, min_length=1, description="trainers a team can run: a decision, each hardware choice offered once per "
-        "trainer (give this or trainer, not both)")
-    stage_sequences: Optional[list[list[Method]]] = Field(
-        None, description="staged recipes: the method sequences a plan may run, one stage after another, each stage with "
-        "its own recipe and hardware (e.g. [[\"sft\", \"rl\"], [\"rl\"]]); stages run in the order sft, rl, opd, each at "
-        "most once, up to three; null: one stage of any method in `methods`")
-
-    @field_validator("stage_sequences")
-    @classmethod
-    def _allowed_sequences(cls, sequences):
-        if sequences is None:
-            return None
-        if not sequences:
-            raise ValueError("expected at least one stage sequence, or null for one-stage plans")
-        for n, seq in enumerate(sequences):
-            if not 1 <= len(seq) <= MAX_STAGES or any(METHODS.index(a) >= METHODS.index(b) for a, b in zip(seq, seq[1:])):
-                raise ValueError(f"[{n}]: {list(seq)} is not an allowed stage sequence; stages run in the order "
-                                 f"sft, rl, opd, each at most once, one to {MAX_STAGES} of them")
-        unique = list(dict.fromkeys(tuple(seq) for seq in sequences))
-        return [list(seq) for seq in unique]
-
-    def trainer_keys(self) -> list[str | None]:
-        """The trainers a plan may run, by key (``Trainer.key``); [None]: the default pricing."""
-        if self.trainer_options is not None:
-            return [t.key for t in self.trainer_options]
-        return [None if self.trainer is None else self.trainer.key]
-
-    def sequences(self) -> list[tuple[str, ...]]:
-        """The stage sequences a plan may run (``stage_sequences``, or each method of ``methods`` alone)."""
-        if self.stage_sequences is None:
-            return [(m,) for m in self.methods]
-        return [tuple(seq) for seq in self.stage_sequences]
-
-    @property
-    def staged(self) -> bool:
-        """Whether some plan runs more than one stage."""
-        return any(len(seq) > 1 for seq in self.sequences())
 
 
 class SftData(Strict):
@@ -574,23 +431,6 @@ class Efficiency(Strict):
         "(defaults.SOFTWARE_RELEASES, dated); default the newest")
 
 
-class MethodPrior(Strict):
-    """One method's learning and forgetting priors: signal scale, reachable share of the headroom, forgetting
-    share."""
-
-    signal_scale_samples: PositiveFloat
-    ceiling_share_of_headroom: float = Field(ge=0, le=1, description="RL/SFT: share of the headroom to score_ceiling reachable; OPD uses the teacher")
-    forgetting_share_of_baseline: float = Field(ge=0, le=1)
-
-
-class LoraShares(Strict):
-    """A share per method (``priors.lora_gain_share``, ``priors.lora_forgetting_share``)."""
-
-    sft: Annotated[float, Field(ge=0, le=10)]
-    rl: Annotated[float, Field(ge=0, le=10)]
-    opd: Annotated[float, Field(ge=0, le=10)]
-
-
 class Evaluation(Strict):
     """Validation runs during training: a decode of the eval set on the plan's GPUs every so many steps."""
 
@@ -604,64 +444,6 @@ class Network(Strict):
     egress_usd_per_gb: NonNegativeFloat = Field(d.EGRESS_USD_PER_GB, description="USD per GB leaving the region")
     crosses_region: list[Literal["final_weights", "trajectory_logs", "milestones"]] = Field(
         [], description="what the job sends to another region: the trained weights (or adapter) once, the trajectory logs, the archived milestone checkpoints")
-
-
-class Priors(Strict):
-    """The priors of learning and forgetting: per method, SFT's forgetting curve, repeat scales, LoRA shares,
-    staleness loss."""
-
-    sft: MethodPrior = MethodPrior(signal_scale_samples=d.SFT_SIGNAL_SCALE_SAMPLES, ceiling_share_of_headroom=d.SFT_CEILING_SHARE_OF_HEADROOM, forgetting_share_of_baseline=d.SFT_FORGETTING_SHARE_OF_BASELINE)
-    rl: MethodPrior = MethodPrior(signal_scale_samples=d.RL_SIGNAL_SCALE_SAMPLES, ceiling_share_of_headroom=d.RL_CEILING_SHARE_OF_HEADROOM, forgetting_share_of_baseline=d.RL_FORGETTING_SHARE_OF_BASELINE)
-    opd: MethodPrior = MethodPrior(signal_scale_samples=d.OPD_SIGNAL_SCALE_SAMPLES, ceiling_share_of_headroom=1.0, forgetting_share_of_baseline=d.OPD_FORGETTING_SHARE_OF_BASELINE)
-    sft_forgetting_mix_exponent: PositiveFloat = d.SFT_FORGETTING_MIX_EXPONENT
-    sft_forgetting_scale_samples: PositiveFloat = d.SFT_FORGETTING_SCALE_SAMPLES
-    sft_repeat_scale_epochs: PositiveFloat = Field(d.REPEAT_SCALE_EPOCHS, description="R*: repetitions of an SFT example after which a repeat is worth 1/e of a fresh one")
-    prompt_repeat_scale_epochs: PositiveFloat = Field(d.REPEAT_SCALE_EPOCHS, description="R*: repetitions of an RL/OPD prompt after which a repeat is worth 1/e of a fresh one")
-    lora_gain_share: LoraShares = Field(default_factory=lambda: LoraShares(**d.LORA_GAIN_SHARE), description="per method, the share of full fine-tuning's quality gain a LoRA plan keeps")
-    lora_forgetting_share: LoraShares = Field(default_factory=lambda: LoraShares(**d.LORA_FORGETTING_SHARE), description="per method, the share of full fine-tuning's forgetting a LoRA plan keeps")
-    staleness_gain_loss_per_step: float = Field(d.STALENESS_GAIN_LOSS_PER_STEP, ge=0, lt=1, description="asynchronous RL: the share of the quality gain lost per step of staleness (a plan keeps (1 - δ)^s of it)")
-
-    def of(self, method: str) -> MethodPrior:
-        """The priors of ``method`` (``sft``, ``rl`` or ``opd``)."""
-        return getattr(self, method)
-
-
-def family_priors(priors: Priors, family: str) -> Priors:
-    """``priors`` with the forgetting priors it was not given set to those of the general score's ``family``
-    (``defaults.SFT_FORGETTING_SHARE_OF_BASELINE_BY_FAMILY``, ``defaults.SFT_FORGETTING_MIX_EXPONENT_BY_FAMILY``):
-    ``priors.sft.forgetting_share_of_baseline`` unless ``priors.sft`` was given, and
-    ``priors.sft_forgetting_mix_exponent`` unless it was. RL and OPD keep one share for every family
-    (``defaults.RL_FORGETTING_SHARE_OF_BASELINE``). The fields the input gave stay marked as given, so a candidate
-    student of another family (``Instance.for_student``) resolves its own."""
-    given = set(priors.model_fields_set)
-    update = {}
-    if "sft" not in given:
-        update["sft"] = priors.sft.model_copy(update={
-            "forgetting_share_of_baseline": d.SFT_FORGETTING_SHARE_OF_BASELINE_BY_FAMILY[family]})
-    if "sft_forgetting_mix_exponent" not in given:
-        update["sft_forgetting_mix_exponent"] = d.SFT_FORGETTING_MIX_EXPONENT_BY_FAMILY[family]
-    if not update:
-        return priors
-    out = priors.model_copy(update=update)
-    object.__setattr__(out, "__pydantic_fields_set__", given)
-    return out
-
-
-def family_scaled_priors(priors: Priors, family: str, other: str) -> Priors:
-    """``priors`` of a score of ``family`` carried to one of family ``other`` (a candidate student's): the SFT
-    forgetting share and mix exponent times the ratio of the two families' defaults, so the family's defaults
-    become the other's, a value the input gave keeps its distance from its family's default, and a scenario's
-    drawn value its draw (``uncertainty.scenarios.ScenarioEvaluator.for_student`` scales alike)."""
-    if other == family:
-        return priors
-    share = d.SFT_FORGETTING_SHARE_OF_BASELINE_BY_FAMILY
-    exponent = d.SFT_FORGETTING_MIX_EXPONENT_BY_FAMILY
-    sft = priors.sft.model_copy(update={"forgetting_share_of_baseline": min(
-        1.0, priors.sft.forgetting_share_of_baseline * share[other] / share[family])})
-    out = priors.model_copy(update={"sft": sft, "sft_forgetting_mix_exponent":
-                                    priors.sft_forgetting_mix_exponent * exponent[other] / exponent[family]})
-    object.__setattr__(out, "__pydantic_fields_set__", set(priors.model_fields_set))
-    return out
 
 
 class CandidateStudent(Strict):

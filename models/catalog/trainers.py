@@ -1,0 +1,76 @@
+"""Sourced efficiencies of the training backends (``training.trainer``; priced by ``models/cost/trainer.py``)."""
+
+# --- Trainer backends (issue 24, item 1) ---------------------------------------------
+# The software that runs the training passes: ``training.trainer`` / ``trainer_options``
+# (``cost/trainer.py``). Each backend is priced relative to the MFU curves above, whose
+# RL anchors are NeMo RL's Megatron backend (MFU_MOE_*, the calibration cases) and whose
+# dense points are Megatron-LM's (22B, 175B) and torchtitan's (8B); a plan that names no
+# trainer is priced exactly as before this block (``TRAINER_DEFAULT``).
+TRAINER_BACKENDS = ("megatron", "fsdp", "deepspeed")
+# Training passes (forward + backward + optimiser) of PyTorch DTensor / FSDP2 against
+# Megatron-Core on the same workload: NeMo RL v0.3 blog (nvidia-nemo.github.io/blog/
+# 2025/07/21/nemo-rl-v0.3), "Table 1. Model performance comparison for different training
+# configurations across Megatron compared to PyTorch DTensor" (GRPO, steps 22-29 averaged),
+# row "Llama 3.1-8B Instruct", 1 node x 8 H100: policy training 28 s (Megatron) vs 38 s
+# (PyT DTensor); get logprobs 18 s vs 19 s (also quoted in NVIDIA-NeMo/RL issue #959,
+# whose reruns give 27 s vs 40 s and 18 s vs 19 s). Speed of a training pass = 28/38 =
+# 0.737, of a scoring forward pass 18/19 = 0.947 (INFERRED: ratios of the row's times;
+# the two runs generated 795 and 777 tokens per sample, so per token the training ratio
+# is at most 2.3 % lower, 0.720).
+FSDP_TRAIN_SECONDS_MEGATRON_LLAMA31_8B = 28.0
+FSDP_TRAIN_SECONDS_DTENSOR_LLAMA31_8B = 38.0
+FSDP_LOGPROB_SECONDS_MEGATRON_LLAMA31_8B = 18.0
+FSDP_LOGPROB_SECONDS_DTENSOR_LLAMA31_8B = 19.0
+# DeepSpeed ZeRO-3 against PyTorch FSDP (full sharding) on the same workload: Hugging Face
+# blog "A Hugging Face Accelerate Story of Multiple Backends: FSDP and DeepSpeed"
+# (huggingface.co/blog/deepspeed-to-fsdp-and-back, 2024-06), Table 3: IBM Granite 7B on
+# 4 A100, batch 8, bf16: FSDP (aligned mode) 3,158.7 tokens/s/device (MFU 0.41),
+# DeepSpeed ZeRO-3 3,094.5 tokens/s/device (MFU 0.40): 0.980 of FSDP's speed
+# (INFERRED), at a batch large enough that both hide their collectives.
+DEEPSPEED_TOKENS_PER_S_PER_DEVICE_GRANITE_7B = 3094.5
+FSDP_TOKENS_PER_S_PER_DEVICE_GRANITE_7B = 3158.7
+_FSDP_TRAIN = FSDP_TRAIN_SECONDS_MEGATRON_LLAMA31_8B / FSDP_TRAIN_SECONDS_DTENSOR_LLAMA31_8B
+_FSDP_FORWARD = FSDP_LOGPROB_SECONDS_MEGATRON_LLAMA31_8B / FSDP_LOGPROB_SECONDS_DTENSOR_LLAMA31_8B
+_DEEPSPEED = DEEPSPEED_TOKENS_PER_S_PER_DEVICE_GRANITE_7B / FSDP_TOKENS_PER_S_PER_DEVICE_GRANITE_7B
+# Per backend: the speed of its training passes and of its scoring passes against the MFU
+# curve (1 = the curve), the share of ZeRO-3's 3 x 2N collective bytes per micro-step it
+# moves (FSDP_COLLECTIVES_PER_MICROSTEP), and whether it overlaps them with compute.
+# - megatron: the curve itself; its distributed optimiser reduce-scatters gradients and
+#   all-gathers parameters once per optimiser step, overlapped with the backward
+#   (Megatron-LM --overlap-grad-reduce / --overlap-param-gather), and its tensor-parallel
+#   collectives are inside the measured throughput the curve is read from: no per-micro-step
+#   parameter traffic (share 0).
+# - fsdp (PyTorch FSDP / FSDP2 / DTensor): ZeRO-3's traffic (share 1), overlapped: FSDP2
+#   all-gathers the next layer's parameters while the current one computes (implicit
+#   forward prefetch; backward_prefetch BACKWARD_PRE, the FSDP default), so only the part of
+#   a micro-step's collectives longer than its compute shows (cost/trainer.py).
+# - deepspeed ZeRO-3: share 1, priced in series with compute (no overlap credited):
+#   LlamaFactory's examples/deepspeed/ds_z3_config.json and ds_z3_offload_config.json set
+#   "overlap_comm": false (the all-gathers run on the compute stream; CALIBRATION.md), and
+#   at one long sequence per GPU ZeRO-3's parameter fetches are not hidden:
+#   ZeRO++, whose collectives move 4x fewer bytes than ZeRO-3's, runs 1.28-1.36x faster at
+#   1K tokens per GPU and 1.24-1.29x at 2K (Microsoft Research blog "DeepSpeed ZeRO++: A
+#   leap in speed for LLM and chat model training with 4X less communication", Fig. 6,
+#   400 Gbps; quoted in deepspeedai/DeepSpeed issue #6781).
+#   ZeRO-1 and ZeRO-2 keep whole bf16 parameters on every GPU (no parameter all-gather per
+#   micro-step) and reduce-scatter the gradients each micro-step: 2N of the 6N (share 1/3),
+#   in series (INFERRED from ZeRO, arXiv 1910.02054, §7.2.1).
+TRAINER_EFFICIENCY = {
+    "megatron": {"train_speed": 1.0, "forward_speed": 1.0, "collective_share": 0.0, "overlap": True},
+    "fsdp": {"train_speed": _FSDP_TRAIN, "forward_speed": _FSDP_FORWARD, "collective_share": 1.0, "overlap": True},
+    "deepspeed-zero3": {"train_speed": _FSDP_TRAIN * _DEEPSPEED, "forward_speed": _FSDP_FORWARD * _DEEPSPEED,
+                        "collective_share": 1.0, "overlap": False},
+    "deepspeed-zero2": {"train_speed": _FSDP_TRAIN * _DEEPSPEED, "forward_speed": _FSDP_FORWARD * _DEEPSPEED,
+                        "collective_share": 1.0 / 3.0, "overlap": False},
+    "deepspeed-zero1": {"train_speed": _FSDP_TRAIN * _DEEPSPEED, "forward_speed": _FSDP_FORWARD * _DEEPSPEED,
+                        "collective_share": 1.0 / 3.0, "overlap": False},
+}
+# The trainer of a plan that names none: the MFU curve, ZeRO-3's collectives in series,
+# ZeRO-3's sharded memory, i.e. the pricing of every release before trainers were modelled
+# (the shipped instances' figures).
+TRAINER_DEFAULT = {"train_speed": 1.0, "forward_speed": 1.0, "collective_share": 1.0, "overlap": False}
+# Training-state bytes per parameter a GPU holds unsharded, and sharded over the n GPUs
+# (ZeRO, arXiv 1910.02054, Fig. 1 with K = 12: ZeRO-1 (2 + 2)Ψ + 12Ψ/n, ZeRO-2
+# 2Ψ + 14Ψ/n, ZeRO-3 16Ψ/n). FSDP full sharding and Megatron's distributed optimiser with
+# its model parallelism are priced as fully sharded (TRAIN_STATE_BYTES_PER_PARAM over n).
+ZERO_STAGE_STATE_BYTES_PER_PARAM = {1: (4.0, 12.0), 2: (2.0, 14.0), 3: (0.0, 16.0)}
