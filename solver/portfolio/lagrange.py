@@ -341,6 +341,8 @@ def lagrangian_bound(pm, seconds: float = 5.0, iterations: int = 200, target_usd
     B, G = len(d.buckets), len(d.gpus)
     gpu_index = {g: n for n, g in enumerate(d.gpus)}
     plans = plans if plans is not None else [job_plans(pm, j) for j in range(len(d.instances))]
+    from planopt.portfolio.pricing import pricer_of   # pricing imports this module
+    pricer = pricer_of(pm, plans, gpu_index)   # every job's minimum per iteration, here or on the cluster
     avail = np.zeros((B, G, 3))
     for g, n in gpu_index.items():
         avail[:, n, 1] = d.od_avail[g]
@@ -357,12 +359,9 @@ def lagrangian_bound(pm, seconds: float = 5.0, iterations: int = 200, target_usd
     it = 0
     while it < iterations and (it == 0 or time.perf_counter() - t_start < seconds):
         it += 1
-        mins, choices = [], []
+        mins, choices = pricer.price(lam)
         load = np.zeros((B, G, 3))
-        for jp in plans:
-            v, ch = job_minimum(jp, lam, gpu_index)
-            mins.append(v)
-            choices.append(ch)
+        for jp, ch in zip(plans, choices):
             if ch is not None:
                 n, g = jp.count[ch[1]], gpu_index[jp.gpu[ch[1]]]
                 for b, k in ch[2]:
