@@ -33,7 +33,7 @@ from planopt.instance import check_time_limit
 from planopt.portfolio.budget import MIN_SOLVE_SECONDS, TimeBudget
 from planopt.portfolio.evaluate import evaluate_schedule, extract_schedule, over_budget
 from planopt.portfolio.explain import Explanation
-from planopt.portfolio.loading import MAX_PORTFOLIO_JOBS, check_budget, check_portfolio_size, load_portfolio
+from planopt.portfolio.loading import MAX_PORTFOLIO_MIB, check_budget, check_portfolio_size, load_portfolio, portfolio_memory
 from planopt.portfolio.phases import SolvePhases, SolveRun
 from planopt.portfolio.pricing import DaskPricer, Pricing, SerialPricer, choose_pricing
 from planopt.portfolio.result import RESULT_VERSION, JobSchedule, PortfolioResult
@@ -42,7 +42,7 @@ from planopt.portfolio.warm_start import WarmStart
 from planopt.verbosity import solver_log_streams
 
 __all__ = ["PortfolioModel", "PortfolioResult", "JobSchedule", "TimeBudget", "solve_portfolio", "load_portfolio",
-           "check_budget", "check_portfolio_size", "evaluate_schedule", "over_budget", "MAX_PORTFOLIO_JOBS",
+           "check_budget", "check_portfolio_size", "portfolio_memory", "evaluate_schedule", "over_budget", "MAX_PORTFOLIO_MIB",
            "MIN_SOLVE_SECONDS", "RELATIVE_GAP", "RESULT_VERSION"]
 
 # A portfolio is a large MIP: "optimal" means within this relative gap (HiGHS's
