@@ -119,7 +119,7 @@ def solve_portfolio_command(file: Path, json_out: bool, time_limit: Optional[flo
     ``--cvar`` are refused. ``--out`` (CSV or Parquet) gets one row per job; it and ``--plot`` are
     checked before the solve and written together or not at all (``files.OutputFiles``). ``--scheduler``,
     ``--workers`` and ``--serial`` say where the jobs are priced (``pricing.check_pricing``; default
-    ``auto``: a local Dask cluster from ``pricing.DASK_MIN_JOBS`` jobs); ``--confidence`` refuses the first two."""
+    ``auto``: a local Dask cluster from ``pricing.DASK_MIN_JOBS`` jobs on idle cores); ``--confidence`` refuses the first two."""
     import dataclasses
     from planopt.errors import InputError
     from planopt.portfolio.options import check_portfolio_options, solve_with_options

@@ -35,7 +35,7 @@ def solve(file: Path = typer.Argument(..., help="instance JSON"),
           solver: str = typer.Option("highs", "--solver", help="MIP solver of one job: highs (default), scip (pip install pyscipopt), cbc or glpk (their programs: apt-get install coinor-cbc or glpk-utils); one not installed is refused"),
           scheduler: Optional[str] = typer.Option(None, "--scheduler", help="portfolio: price the jobs (column generation, the Lagrangian bound) on the Dask cluster at this address (tcp://host:port)"),
           workers: Optional[int] = typer.Option(None, "--workers", help="portfolio: price the jobs on a local Dask cluster of this many worker processes"),
-          serial: bool = typer.Option(False, "--serial", help="portfolio: price the jobs in this process (default: on a local Dask cluster of this machine's cores from 100 jobs, else here)")):
+          serial: bool = typer.Option(False, "--serial", help="portfolio: price the jobs in this process (default: on a local Dask cluster of this machine's cores from 200 jobs when they are idle, else here)")):
     """Find the optimal plan of a job (or a portfolio of jobs) and explain it."""
     from planopt.api import solve_frame, solve_instance
     from planopt.errors import InputError, read_json

@@ -331,6 +331,16 @@ def bound_at(d, plans: list, lam: np.ndarray, bound_usd: float, mins: list, choi
                            for j, c in enumerate(choices)], lam=lam.copy())
 
 
+def price_all(pm, plans: list, lam: np.ndarray, gpu_index: dict) -> tuple[list, list]:
+    """Every job's ``job_minimum`` at ``lam``: by the model's pricer when it prices these very
+    ``plans`` (``pm.pricer``, ``pricing.py``: here or on a Dask cluster, the same numbers), else here."""
+    pricer = getattr(pm, "pricer", None)
+    if pricer is not None and pricer.plans is plans:
+        return pricer.price(lam)
+    out = [job_minimum(jp, lam, gpu_index) for jp in plans]
+    return [v for v, _ in out], [ch for _, ch in out]
+
+
 def lagrangian_bound(pm, seconds: float = 5.0, iterations: int = 200, target_usd: float | None = None,
                      plans: list | None = None, reserved_floor: dict[str, int] | None = None,
                      start: "LagrangeResult | None" = None) -> LagrangeResult:
@@ -341,8 +351,6 @@ def lagrangian_bound(pm, seconds: float = 5.0, iterations: int = 200, target_usd
     B, G = len(d.buckets), len(d.gpus)
     gpu_index = {g: n for n, g in enumerate(d.gpus)}
     plans = plans if plans is not None else [job_plans(pm, j) for j in range(len(d.instances))]
-    from planopt.portfolio.pricing import pricer_of   # pricing imports this module
-    pricer = pricer_of(pm, plans, gpu_index)   # every job's minimum per iteration, here or on the cluster
     avail = np.zeros((B, G, 3))
     for g, n in gpu_index.items():
         avail[:, n, 1] = d.od_avail[g]
@@ -359,7 +367,7 @@ def lagrangian_bound(pm, seconds: float = 5.0, iterations: int = 200, target_usd
     it = 0
     while it < iterations and (it == 0 or time.perf_counter() - t_start < seconds):
         it += 1
-        mins, choices = pricer.price(lam)
+        mins, choices = price_all(pm, plans, lam, gpu_index)
         load = np.zeros((B, G, 3))
         for jp, ch in zip(plans, choices):
             if ch is not None:

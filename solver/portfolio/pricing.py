@@ -19,13 +19,21 @@ Both run the same function on the same arrays, so a pass returns the same floats
 the same order: a distributed solve returns the serial solve's bound, columns and
 schedule (``tests/solver/portfolio/test_portfolio_dask.py``).
 
-**When Dask.** ``choose_pricing`` picks Dask for ``--scheduler`` or ``--workers``, else
-(``auto``, the CLI's default) when the portfolio has at least
-``DASK_MIN_JOBS`` jobs and this process may use two cores or more. The threshold is
-measured (``benchmarks/bench_portfolio_dask.py``, BENCHMARKS.md): a 2-worker
-LocalCluster costs ~2-4 s to start and ~5-15 ms per pass in round trips, while a
-serial pass costs ~1.5-3 ms per job at 14 GPU types and 26 buckets; below ~100 jobs
-the start-up alone exceeds what the workers save within the solve's own time.
+**When Dask.** ``choose_pricing`` picks Dask for ``--scheduler`` or ``--workers``; ``auto`` (the
+CLI's default) picks a local cluster of the cores only when the portfolio has at least
+``DASK_MIN_JOBS`` jobs, this process may use two cores or more, and all but one are idle (1-minute
+load average at most cores - 1: the solve itself is the one busy process), else serial.
+
+Measured by ``benchmarks/bench_portfolio_dask.py`` (BENCHMARKS.md §3, "Pricing on Dask"; 2026-12-02,
+the 2-core machine shared with other sessions, load average 5-7) on generated portfolios of 100 and
+400 jobs × 14 GPU types × 26 buckets, seeds 1-3: a 2-worker LocalCluster starts in 1.6-9.6 s and
+takes the plans in 0.1-1.0 s; a pass costs the serial pass's compute split over the workers plus
+0.08-0.2 s of round trips (a probe: 100 jobs, 8 passes); a serial pass costs 1.9-5.8 ms a job.
+On idle cores two workers save half a pass less the round trips, which outweighs the start-up
+over the 32-113 passes of an ascent and column generation from ~200 jobs on (``DASK_MIN_JOBS``).
+On busy cores they save nothing: the kernel shares one session's CPU among its processes
+(autogroup), so the workers' subproblems took 1.5-10× the serial time per pass, and every Dask run
+there was slower overall (faster in column generation in 1 of 6); hence the load test.
 """
 
 from __future__ import annotations
@@ -41,7 +49,7 @@ from planopt.errors import InputError
 from planopt.portfolio.lagrange import JobPlans, ruled_minimum
 
 BATCHES_PER_WORKER = 2   # tasks per worker and pass: few enough that task overhead stays small, two to even out the load
-DASK_MIN_JOBS = 100      # auto: Dask from this many jobs (module docstring: measured)
+DASK_MIN_JOBS = 200      # auto: Dask from this many jobs, on idle cores (module docstring: measured)
 
 
 def cap_mask(jp: JobPlans, high: np.ndarray | None, gpu_index: dict) -> np.ndarray | None:
@@ -199,10 +207,17 @@ def usable_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
+def idle_cores() -> float:
+    """The usable cores less the 1-minute load average (this solve's own process counts in it)."""
+    return usable_cores() - (os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0)
+
+
 def choose_pricing(pricing: Pricing | None, jobs: int) -> Pricing:
-    """``auto`` resolved: Dask from ``DASK_MIN_JOBS`` jobs on two cores or more, else serial."""
+    """``auto`` resolved (module docstring): Dask from ``DASK_MIN_JOBS`` jobs on two cores or more
+    of which all but one are idle, else serial; None (the Python API's default) is serial."""
     if pricing is None:
         return Pricing("serial")
     if pricing.mode != "auto":
         return pricing
-    return Pricing("dask") if jobs >= DASK_MIN_JOBS and usable_cores() >= 2 else Pricing("serial")
+    dask = jobs >= DASK_MIN_JOBS and usable_cores() >= 2 and idle_cores() >= 1
+    return Pricing("dask") if dask else Pricing("serial")

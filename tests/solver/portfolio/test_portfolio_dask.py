@@ -107,12 +107,17 @@ def test_pricing_options_are_checked_in_one_line():
             check_pricing(*args)
 
 
-def test_auto_is_serial_below_the_measured_job_count(monkeypatch):
+def test_auto_is_serial_below_the_measured_job_count_or_on_busy_cores(monkeypatch):
     import planopt.portfolio.pricing as pricing
     monkeypatch.setattr(pricing, "usable_cores", lambda: 2)
+    monkeypatch.setattr(pricing.os, "getloadavg", lambda: (1.0, 1.0, 1.0))   # this solve alone
     assert choose_pricing(Pricing("auto"), DASK_MIN_JOBS - 1).mode == "serial"
     assert choose_pricing(Pricing("auto"), DASK_MIN_JOBS).mode == "dask"
     assert choose_pricing(None, 10_000).mode == "serial"   # the Python API: serial unless asked
+    assert choose_pricing(Pricing("dask", workers=2), 1).mode == "dask"   # asked for: always
+    monkeypatch.setattr(pricing.os, "getloadavg", lambda: (1.5, 1.0, 1.0))   # another process busy
+    assert choose_pricing(Pricing("auto"), 10_000).mode == "serial"
+    monkeypatch.setattr(pricing.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
     monkeypatch.setattr(pricing, "usable_cores", lambda: 1)
     assert choose_pricing(Pricing("auto"), 10_000).mode == "serial"
 
