@@ -1,7 +1,9 @@
 """Portfolio pricing on Dask against serial: where the time goes, and the bound each reaches.
 
 Run: ``.venv/bin/python benchmarks/bench_portfolio_dask.py [--cases 100x14x26,400x14x26] [--seeds 1,2,3]
-[--ascent 20] [--cg-seconds 60] [--workers 2] [--out results.json]``
+[--ascent 20] [--cg-seconds 60] [--workers 2] [--out results.json]``; ``--solve S`` runs the whole solve
+instead (``PortfolioModel.solve(time_limit=S)``, serial and with ``Pricing("dask", workers=...)``): status, cost,
+bound, gap and the pricing's passes and time.
 
 Each case is a generated portfolio (``generate.random_portfolio``: jobs × GPU types × weekly buckets, one
 per seed), its model and plan arrays built once (``PortfolioModel``, ``lagrange.job_plans``). Then, once
@@ -80,6 +82,38 @@ def bench_case(case: str, seed: int, ascent: int, cg_seconds: float, workers: in
     return rows
 
 
+def bench_solve(case: str, seed: int, seconds: float, workers: int) -> list[dict]:
+    """The whole solve (``--solve S``: ``PortfolioModel.solve(time_limit=S)``), serial then on a
+    LocalCluster of ``workers`` processes started inside it (``Pricing("dask")``, its start-up in the limit)."""
+    from planopt.portfolio.pricing import Pricing
+    jobs, types, buckets = (int(x) for x in case.split("x"))
+    raw = random_portfolio(jobs, types, buckets, seed=seed)
+    out = []
+    for pricing in (None, Pricing("dask", workers=workers)):
+        pm = PortfolioModel(raw)
+        t0 = time.perf_counter()
+        res = pm.solve(time_limit=seconds, pricing=pricing)
+        st = pm.pricing_stats
+        out.append({"case": case, "seed": seed, "mode": "serial" if pricing is None else f"dask {workers}w",
+                    "wall_s": time.perf_counter() - t0, "status": res.status, "cost": res.cost_usd, "bound": res.bound_usd,
+                    "gap": res.gap, "passes": st.passes if st else 0, "pricing_s": st.seconds if st else 0.0,
+                    "compute_s": st.compute_seconds if st else 0.0})
+    return out
+
+
+def solve_table(rows: list[dict]) -> str:
+    """The markdown table of the whole solves."""
+    out = ["| case | seed | pricing | wall s | status | cost $ | bound $ | gap | passes | pricing wait s | pricing compute s |",
+           "|---|---:|---|---:|---|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        gap = "-" if r["gap"] is None else f"{r['gap']:.2%}"
+        cost = "-" if r["cost"] is None else f"{r['cost']:,.0f}"
+        bound = "-" if r["bound"] is None else f"{r['bound']:,.0f}"
+        out.append(f"| {r['case'].replace('x', ' × ')} | {r['seed']} | {r['mode']} | {r['wall_s']:.0f} | {r['status']} | {cost} | "
+                   f"{bound} | {gap} | {r['passes']} | {r['pricing_s']:.1f} | {r['compute_s']:.1f} |")
+    return "\n".join(out)
+
+
 def table(rows: list[dict]) -> str:
     """The markdown table of every row."""
     out = ["| case (jobs × types × buckets) | seed | pricing | cluster start s | scatter s | passes | pricing wait s | "
@@ -95,6 +129,7 @@ def table(rows: list[dict]) -> str:
 
 
 def main() -> None:
+    """The command line of the module docstring."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cases", default="100x14x26,400x14x26")
     ap.add_argument("--seeds", default="1,2,3")
@@ -103,7 +138,17 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--out", type=Path)
     ap.add_argument("--table", type=Path, help="print the table of an earlier run's --out file and stop")
+    ap.add_argument("--solve", type=float, help="instead: the whole solve within this time limit, serial and on Dask")
     args = ap.parse_args()
+    if args.solve is not None:
+        print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+        rows = [r for case in args.cases.split(",") for seed in (int(x) for x in args.seeds.split(","))
+                for r in bench_solve(case, seed, args.solve, args.workers)]
+        print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}\n")
+        print(solve_table(rows))
+        if args.out:
+            args.out.write_text(json.dumps(rows, indent=1))
+        return
     if args.table is not None:
         print(table(json.loads(args.table.read_text())))
         return

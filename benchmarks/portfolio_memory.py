@@ -46,18 +46,19 @@ def measure(case: str) -> dict:
     built = rss_mib()
     pm.solver.set_instance(pm.model)
     highs = rss_mib()
-    plans = [job_plans(pm, j) for j in range(jobs)]
+    plans = [job_plans(pm, j) for j in range(jobs)]   # kept alive: its memory is measured
     after = rss_mib()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     nvars = sum(1 for _ in pm.model.component_data_objects(pyo.Var))
     nnz = sum(len(list(pyo.expr.identify_variables(c.body))) for c in pm.model.component_data_objects(pyo.Constraint))
-    return {"case": case, "keys": len(pm.model.U), "variables": nvars, "nonzeros": nnz,
+    return {"case": case, "jobs": len(plans), "keys": len(pm.model.U), "variables": nvars, "nonzeros": nnz,
             "model_mib": built - before, "highs_mib": highs - built, "plans_mib": after - highs,
             "growth_mib": after - before, "peak_growth_mib": max(peak, after) - max(before, peak_before),
             "estimate_mib": estimate.total_mib, "estimate": estimate.describe(), "baseline_mib": before}
 
 
 def main() -> None:
+    """Each case in a child process (``--child CASE``), then the table."""
     if len(sys.argv) == 3 and sys.argv[1] == "--child":
         print(json.dumps(measure(sys.argv[2])))
         return

@@ -138,11 +138,12 @@ def test_cli_refuses_pricing_flags_it_cannot_honour(tmp_path):
 
 
 @pytest.mark.slow
-def test_cli_solves_on_a_local_cluster_of_its_own(tmp_path):
+def test_cli_solves_on_a_local_cluster_of_its_own_and_on_one_at_an_address(tmp_path, client):
     p = tmp_path / "p.json"
     p.write_text(json.dumps(random_portfolio(3, 2, 6, seed=1)))
     runner = CliRunner()
-    outs = [runner.invoke(app, ["solve", str(p), "--json", "--time-limit", "60", *flags]) for flags in (["--serial"], ["--workers", "2"])]
-    assert [o.exit_code for o in outs] == [0, 0], [o.output for o in outs]
-    a, b = (json.loads(o.stdout) for o in outs)
-    assert a["status"] == b["status"] == "optimal" and a["jobs"] == b["jobs"]
+    outs = [runner.invoke(app, ["solve", str(p), "--json", "--time-limit", "60", *flags])
+            for flags in (["--serial"], ["--workers", "2"], ["--scheduler", client.scheduler.address])]
+    assert [o.exit_code for o in outs] == [0, 0, 0], [o.output for o in outs]
+    a, b, c = (json.loads(o.stdout) for o in outs)
+    assert a["status"] == b["status"] == c["status"] == "optimal" and a["jobs"] == b["jobs"] == c["jobs"]
