@@ -48,6 +48,9 @@ __all__ = ["PortfolioModel", "PortfolioResult", "JobSchedule", "TimeBudget", "so
 # A portfolio is a large MIP: "optimal" means within this relative gap (HiGHS's
 # default is 1e-4; tests of small portfolios use 1e-9 through `rel_gap`).
 RELATIVE_GAP = 1e-4
+# Kept from the phases' time when the solve starts a LocalCluster of its own (pricing): closing one of
+# 2 workers took 0.51-0.74 s (2026-12-02, studies.distributed.dask_client, three closes, load average ~2.5).
+LOCAL_CLUSTER_CLOSE_SECONDS = 1.0
 
 
 class PortfolioModel(WarmStart, Schedules, SolvePhases, Explanation):
@@ -88,7 +91,11 @@ class PortfolioModel(WarmStart, Schedules, SolvePhases, Explanation):
         share floors; ``tee`` shows HiGHS's log on stderr. ``pricing`` (``pricing.Pricing``; default
         serial) says where the jobs are priced: here or on a Dask cluster, opened for this solve
         (a cluster's start-up counts against the time limit) unless it brings its own client."""
-        with self.pricing_session(choose_pricing(pricing, len(self.data.instances))):
+        chosen = choose_pricing(pricing, len(self.data.instances))
+        if chosen.mode == "dask" and chosen.client is None and chosen.scheduler is None and time_limit is not None:
+            # a LocalCluster of our own closes after the phases, within the limit
+            time_limit = max(MIN_SOLVE_SECONDS, check_time_limit(time_limit) - LOCAL_CLUSTER_CLOSE_SECONDS)
+        with self.pricing_session(chosen):
             return self.solve_phases(time_limit, rel_gap, warm_start, threads, explain, tee, cost_floors, started_at)
 
     @contextmanager
