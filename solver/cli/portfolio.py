@@ -111,17 +111,28 @@ def solve_portfolio_command(file: Path, json_out: bool, time_limit: Optional[flo
                             objective=None, budget_usd: Optional[float] = None, deadline_hours: Optional[float] = None,
                             max_forgetting: Optional[float] = None, min_quality: Optional[float] = None,
                             out: Optional[Path] = None, scenarios: Optional[int] = None, seed: int = 0,
-                            confidence: Optional[float] = None, cvar: Optional[float] = None) -> int:
+                            confidence: Optional[float] = None, cvar: Optional[float] = None,
+                            scheduler: Optional[str] = None, workers: Optional[int] = None, serial: bool = False) -> int:
     """Solve a portfolio instance, print it, return the exit code. The options are checked and
     solved as the service's portfolio endpoints do (``portfolio_options``): ``--budget-usd`` caps
     the total spend and ``--objective cost`` is the portfolio's objective; every other limit and
     ``--cvar`` are refused. ``--out`` (CSV or Parquet) gets one row per job; it and ``--plot`` are
-    checked before the solve and written together or not at all (``files.OutputFiles``)."""
+    checked before the solve and written together or not at all (``files.OutputFiles``). ``--scheduler``,
+    ``--workers`` and ``--serial`` say where the jobs are priced (``pricing.check_pricing``; default
+    ``auto``: a local Dask cluster from ``pricing.DASK_MIN_JOBS`` jobs on idle cores); ``--confidence`` refuses the first two."""
+    import dataclasses
+    from planopt.errors import InputError
     from planopt.portfolio.options import check_portfolio_options, solve_with_options
+    from planopt.portfolio.pricing import check_pricing
     from planopt.cli.clock import started_at
+    pricing = check_pricing(scheduler, workers, serial)
+    if confidence is not None and pricing.mode == "dask":
+        raise InputError(f"{'--scheduler' if scheduler is not None else '--workers'}: the schedule held at --confidence "
+                         "prices its scenarios' jobs here; drop it or --confidence")
     options = check_portfolio_options(file, started_at=started_at(), objective=objective, budget_usd=budget_usd, deadline_hours=deadline_hours,
                                       max_forgetting_points=max_forgetting, min_quality=min_quality, cvar=cvar,
                                       scenarios=scenarios, seed=seed, confidence=confidence, time_limit=time_limit)
+    options = dataclasses.replace(options, pricing=pricing)
     files = OutputFiles()
     files.check("--out", out, TABLE_SUFFIXES)  # a bad path fails before the solve, not after it
     files.check("--plot", plot, PLOT_SUFFIXES)
@@ -144,6 +155,7 @@ def solve_portfolio_command(file: Path, json_out: bool, time_limit: Optional[flo
 
 
 MAX_GENERATED_BUCKETS = 520
+MAX_GENERATED_JOBS = 10_000   # ~1.5 minutes of drawing (generate_portfolio)
 
 
 @generate_app.command("portfolio")
@@ -161,12 +173,11 @@ def generate_portfolio(jobs: int = typer.Option(5, "--jobs", min=1, help="number
     from planopt.portfolio.generate import random_portfolio
     if buckets < 2:
         raise InputError("--buckets: expected at least 2")
-    # Refused before any job is drawn (a generator asked for 100,000 jobs ran for minutes in
-    # silence): no more jobs than one portfolio MIP is asked to plan (portfolio.MAX_PORTFOLIO_JOBS).
-    from planopt.portfolio.solve import MAX_PORTFOLIO_JOBS
-    if jobs > MAX_PORTFOLIO_JOBS:
-        raise InputError(f"--jobs: at most {MAX_PORTFOLIO_JOBS:,} (got {jobs:,}): a portfolio MIP of that many jobs "
-                         f"cannot be planned; split it into portfolios that share no GPUs")
+    # Refused before any job is drawn (a generator asked for 100,000 jobs ran for minutes in silence): drawing
+    # takes ~9 ms a job (1,000 jobs × 14 types × 520 buckets: 8.7 s), so MAX_GENERATED_JOBS is a minute or two.
+    # Whether the portfolio can be planned is the solve's question (loading.check_portfolio_size: by memory).
+    if jobs > MAX_GENERATED_JOBS:
+        raise InputError(f"--jobs: at most {MAX_GENERATED_JOBS:,} (got {jobs:,}): drawing takes ~9 ms a job")
     if buckets > MAX_GENERATED_BUCKETS:
         raise InputError(f"--buckets: at most {MAX_GENERATED_BUCKETS} (ten years of weekly buckets), got {buckets:,}")
     files = OutputFiles()

@@ -32,7 +32,10 @@ def solve(file: Path = typer.Argument(..., help="instance JSON"),
           seed: int = risk_options.SEED, cvar: Optional[float] = risk_options.CVAR,
           plot: Optional[Path] = typer.Option(None, "--plot", help="portfolio: a Gantt chart of the schedule; one job with --scenarios or --confidence: the risk distributions"),
           out: Optional[Path] = typer.Option(None, "--out", help="also write the plan, its metrics and its cost and time breakdowns as one row (a portfolio: one row per job) to a .csv or .parquet file"),
-          solver: str = typer.Option("highs", "--solver", help="MIP solver of one job: highs (default), scip (pip install pyscipopt), cbc or glpk (their programs: apt-get install coinor-cbc or glpk-utils); one not installed is refused")):
+          solver: str = typer.Option("highs", "--solver", help="MIP solver of one job: highs (default), scip (pip install pyscipopt), cbc or glpk (their programs: apt-get install coinor-cbc or glpk-utils); one not installed is refused"),
+          scheduler: Optional[str] = typer.Option(None, "--scheduler", help="portfolio: price the jobs (column generation, the Lagrangian bound) on the Dask cluster at this address (tcp://host:port)"),
+          workers: Optional[int] = typer.Option(None, "--workers", help="portfolio: price the jobs on a local Dask cluster of this many worker processes"),
+          serial: bool = typer.Option(False, "--serial", help="portfolio: price the jobs in this process (default: on a local Dask cluster of this machine's cores from 200 jobs when they are idle, else here)")):
     """Find the optimal plan of a job (or a portfolio of jobs) and explain it."""
     from planopt.api import solve_frame, solve_instance
     from planopt.errors import InputError, read_json
@@ -48,7 +51,11 @@ def solve(file: Path = typer.Argument(..., help="instance JSON"),
         raise typer.Exit(solve_portfolio_command(file, json_out=json_out, time_limit=time_limit, plot=plot, objective=objective,
                                                  budget_usd=budget_usd, deadline_hours=deadline_hours,
                                                  max_forgetting=max_forgetting, min_quality=min_quality, out=out,
-                                                 scenarios=scenarios, seed=seed, confidence=confidence, cvar=cvar))
+                                                 scenarios=scenarios, seed=seed, confidence=confidence, cvar=cvar,
+                                                 scheduler=scheduler, workers=workers, serial=serial))
+    for flag, value in (("--scheduler", scheduler), ("--workers", workers), ("--serial", serial or None)):
+        if value is not None:
+            raise InputError(f"{flag}: applies to a portfolio (its jobs priced on Dask); one job is one MIP, solved here")
     inst = with_overrides(file, objective, budget_usd, deadline_hours, max_forgetting, min_quality)
     if solver != DEFAULT_SOLVER:
         make_solver(solver, "--solver")  # unknown or not installed: one line, before any work

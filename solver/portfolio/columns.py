@@ -30,7 +30,8 @@ import time
 import numpy as np
 
 from planopt.portfolio.budget import MIN_SOLVE_SECONDS
-from planopt.portfolio.lagrange import JobPlans, LagrangeResult, bound_at, ruled_minimum
+from planopt.portfolio.lagrange import JobPlans, LagrangeResult, bound_at
+from planopt.portfolio.pricing import cap_mask, pricer_of
 
 ARTIFICIAL_USD_FACTOR = 1e3   # an artificial column costs this times more than every plan and reservation together
 MASTER_GAP = 1e-4             # relative gap of the integer master (HiGHS's default)
@@ -75,6 +76,7 @@ class RestrictedMaster:
         self.add_reservations_and_artificials()
         self.rules = job_rules or {}
         self.cap_masks = self.reserved_cap_masks()
+        self.pricer = pricer_of(pm, plans, self.gpu_index)
         self.seen: set = set()
         self.columns: list = []
 
@@ -111,10 +113,8 @@ class RestrictedMaster:
         (a job cannot hold more reserved GPUs of a type than the node lets it reserve)."""
         masks = {}
         for j, jp in enumerate(self.plans):
-            over = [p for p in range(len(jp.pairs)) if jp.count[p] > self.high[self.gpu_index[jp.gpu[p]]] + 1e-9]
-            if over:
-                mask = np.ones((len(jp.pairs), self.B, 3), dtype=bool)
-                mask[over, :, 0] = False
+            mask = cap_mask(jp, self.high, self.gpu_index)
+            if mask is not None:
                 masks[j] = mask
         return masks
 
@@ -145,12 +145,9 @@ class RestrictedMaster:
             self.add(j, (r, p, held), float(cost0[first0 + c]))
 
     def lagrangian(self, lam: np.ndarray) -> tuple[float, list, list]:
-        """L(lambda) over this node's schedules, and each job's least share and its minimiser."""
-        mins, chs = [], []
-        for j, jp in enumerate(self.plans):
-            v, ch = ruled_minimum(jp, lam, self.gpu_index, self.rules.get(j), self.cap_masks.get(j))
-            mins.append(v)
-            chs.append(ch)
+        """L(lambda) over this node's schedules, and each job's least share and its minimiser
+        (priced by ``pricer``: here or on the cluster, the same numbers either way)."""
+        mins, chs = self.pricer.price(lam, self.rules, self.high)
         coef = self.res_cap - lam[:, :, 0].sum(axis=0)
         L = (sum(mins) - float((lam[:, :, 1:] * self.avail[:, :, 1:]).sum())
              + float(np.where(coef >= 0, self.low * coef, self.high * coef).sum()))

@@ -123,7 +123,8 @@ def random_portfolio(jobs: int, gpu_types: int, buckets: int, seed: int = 0, buc
         raise ValueError(f"--gpu-types: expected 1..{len(catalog)}, got {gpu_types}")
     preferred = ["H100-SXM", "A100-80GB", "H200", "B200", "MI300X", "L40S", "A100-40GB", "H100-PCIe", "MI325X", "L4",
                  "TPU-v5p", "TPU-v6e", "TPU-v5e"]
-    names = [n for n in preferred if any(g.name == n for g in catalog)][:gpu_types]
+    names = [n for n in preferred if any(g.name == n for g in catalog)]
+    names = (names + sorted(g.name for g in catalog if g.name not in names))[:gpu_types]   # every priced type can be drawn
     gpus = []
     for name in names:
         spec = next(g for g in catalog if g.name == name)

@@ -331,6 +331,16 @@ def bound_at(d, plans: list, lam: np.ndarray, bound_usd: float, mins: list, choi
                            for j, c in enumerate(choices)], lam=lam.copy())
 
 
+def price_all(pm, plans: list, lam: np.ndarray, gpu_index: dict) -> tuple[list, list]:
+    """Every job's ``job_minimum`` at ``lam``: by the model's pricer when it prices these very
+    ``plans`` (``pm.pricer``, ``pricing.py``: here or on a Dask cluster, the same numbers), else here."""
+    pricer = getattr(pm, "pricer", None)
+    if pricer is not None and pricer.plans is plans:
+        return pricer.price(lam)
+    out = [job_minimum(jp, lam, gpu_index) for jp in plans]
+    return [v for v, _ in out], [ch for _, ch in out]
+
+
 def lagrangian_bound(pm, seconds: float = 5.0, iterations: int = 200, target_usd: float | None = None,
                      plans: list | None = None, reserved_floor: dict[str, int] | None = None,
                      start: "LagrangeResult | None" = None) -> LagrangeResult:
@@ -357,12 +367,9 @@ def lagrangian_bound(pm, seconds: float = 5.0, iterations: int = 200, target_usd
     it = 0
     while it < iterations and (it == 0 or time.perf_counter() - t_start < seconds):
         it += 1
-        mins, choices = [], []
+        mins, choices = price_all(pm, plans, lam, gpu_index)
         load = np.zeros((B, G, 3))
-        for jp in plans:
-            v, ch = job_minimum(jp, lam, gpu_index)
-            mins.append(v)
-            choices.append(ch)
+        for jp, ch in zip(plans, choices):
             if ch is not None:
                 n, g = jp.count[ch[1]], gpu_index[jp.gpu[ch[1]]]
                 for b, k in ch[2]:

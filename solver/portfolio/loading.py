@@ -9,6 +9,7 @@ the other refuses too, with the same message.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -117,23 +118,80 @@ def check_spot_preemptions(portfolio: Portfolio, instances: list, name: str) -> 
                              f"plan would make progress")
 
 
-# The most jobs one portfolio MIP is asked to plan. It has about 590 variables per job at
-# 10 GPU types and 26 buckets (BENCHMARKS.md §3: 58,842 for 100 jobs) and 50 jobs already
-# end above a 1 % gap after 120 s; 1,000 jobs (~590,000 variables) is past anything it can
-# plan. `generate portfolio --jobs` has the same cap.
-MAX_PORTFOLIO_JOBS = 1_000
+# The portfolio model's memory (``portfolio_memory``), measured by benchmarks/portfolio_memory.py
+# (BENCHMARKS.md, "Portfolio model memory"; 2026-12-02, generated portfolios of 25-100 jobs × 14 GPU types
+# × 26-520 buckets, seed 1, each in its own process): the resident memory that building the Pyomo model
+# (``PortfolioModel``) and handing it to HiGHS (``set_instance``) add was 27.0-32.7 kB per schedule key
+# (job, bucket, GPU type, tier of ``m.U``; 3,288-14,042 keys, 103-384 MiB, ~8.5 variables and ~46
+# nonzeros a key). Everything else of the model (the jobs' own blocks, the capacity rows) grows with
+# the keys on these portfolios, so the one figure carries it. The jobs' plan arrays
+# (``lagrange.job_plans``: [pairs, buckets, 3] per job, over every bucket of the horizon, not the job's
+# window) and the largest job's pricing temporaries ([recipes, pairs, buckets] arrays of
+# ``job_minimum``) are counted from their shapes (upper bounds: every recipe and pair of
+# ``plan_space``). The resident memory before the build (imports, the loaded portfolio) was 136 MiB.
+# Not counted: HiGHS's own search (presolve copies, the branch-and-bound tree) during the solve.
+BYTES_PER_SCHEDULE_KEY = 34_000        # rounded up from the largest measured, 32.7 kB
+PORTFOLIO_BASE_MIB = 150               # rounded up from the 136 MiB measured before the build
+PLAN_BYTES_PER_PAIR_BUCKET = 3 * 9     # tier_ok (bool) and hour_usd (float64), 3 tiers
+PLAN_BYTES_PER_RECIPE_BUCKET = 2       # allowed, allowed_strict (bool)
+PLAN_BYTES_PER_RECIPE_PAIR = 3 * 8     # compute_hours, fixed_usd, work_gpu_hours (float64)
+PRICING_BYTES_PER_RECIPE_PAIR_BUCKET = 12 * 8   # job_minimum's [R, P, B] and [R, P, B, 3] temporaries, one job at a time
+# The refusal: a model estimated above this is not built. 16 GiB leaves a 32-GiB machine as much again for
+# HiGHS's search; 1,000 generated jobs × 14 GPU types × 520 buckets are estimated at 8,134 MiB (seed 1).
+MAX_PORTFOLIO_MIB = 16 * 1024
+
+
+@dataclass(frozen=True)
+class PortfolioMemory:
+    """The estimated memory of a portfolio's model (``portfolio_memory``), in its parts."""
+    keys: int            # schedule keys (job, bucket, GPU type, tier): the model's size
+    plan_bytes: int      # every job's plan arrays
+    pricing_bytes: int   # the largest job's pricing temporaries
+
+    @property
+    def total_mib(self) -> float:
+        """The estimate, MiB."""
+        return PORTFOLIO_BASE_MIB + (self.keys * BYTES_PER_SCHEDULE_KEY + self.plan_bytes + self.pricing_bytes) / 2**20
+
+    def describe(self) -> str:
+        """The arithmetic, for people."""
+        return (f"{self.total_mib:,.0f} MiB ({self.keys:,} schedule variables × {BYTES_PER_SCHEDULE_KEY / 1000:g} kB, "
+                f"{self.plan_bytes / 2**20:,.0f} MiB of job plan arrays, {self.pricing_bytes / 2**20:,.0f} MiB of pricing "
+                f"temporaries, {PORTFOLIO_BASE_MIB} MiB base)")
+
+
+def portfolio_memory(data: PortfolioData) -> PortfolioMemory:
+    """The memory estimate of ``data``'s model, from counts alone (nothing is built): its schedule
+    keys as ``define_schedule`` makes them (spot wherever some is available: an upper bound) and
+    each job's plan arrays by their shapes (recipes and hardware × intervals of ``plan_space``)."""
+    from planopt.job.plan_space import plan_space
+    B = len(data.buckets)
+    keys = plan_bytes = pricing = 0
+    for j, inst in enumerate(data.instances):
+        names = {o.name for o in inst.hardware.gpus}
+        types = [g for g in data.gpus if data.gpu_type[g] in names]
+        for b in data.window(j):
+            for g in types:
+                keys += (b >= data.reserved_from[g]) + (data.od_avail[g][b] > 0) + (data.spot_avail[g][b] > 0)
+        space = plan_space(inst)
+        R, P = space.recipes, space.hardware * space.intervals
+        plan_bytes += P * B * PLAN_BYTES_PER_PAIR_BUCKET + R * B * PLAN_BYTES_PER_RECIPE_BUCKET + R * P * PLAN_BYTES_PER_RECIPE_PAIR
+        pricing = max(pricing, R * P * B * PRICING_BYTES_PER_RECIPE_PAIR_BUCKET)
+    return PortfolioMemory(keys, plan_bytes, pricing)
 
 
 def check_portfolio_size(data: PortfolioData) -> None:
-    """Refuse, before any model is built, a portfolio with more than ``MAX_PORTFOLIO_JOBS``
-    jobs or a job whose own model is over the single-job cap (``plan_space.check_model_size``),
-    naming the job and the option that blows it up (issue 13 item 26)."""
+    """Refuse, before any model is built, a portfolio whose model is estimated above
+    ``MAX_PORTFOLIO_MIB`` (``portfolio_memory``: the estimate and the limit in one line), or a job
+    whose own model is over the single-job cap (``plan_space.check_model_size``), naming the job and
+    the option that blows it up (issue 13 item 26)."""
     from planopt.job.plan_space import check_model_size
-    if len(data.instances) > MAX_PORTFOLIO_JOBS:
-        raise InputError(f"jobs: at most {MAX_PORTFOLIO_JOBS:,} in one portfolio (got {len(data.instances):,}); "
-                         f"split it into portfolios that share no GPUs")
     for name, inst in zip(data.names, data.instances):
         try:
             check_model_size(inst)
         except InputError as exc:
             raise InputError(f"job {name!r}: {exc}") from None
+    memory = portfolio_memory(data)
+    if memory.total_mib > MAX_PORTFOLIO_MIB:
+        raise InputError(f"portfolio model: estimated {memory.describe()}, over the {MAX_PORTFOLIO_MIB:,} MiB limit; "
+                         "split it into portfolios that share no GPUs, or shorten its horizon or the jobs' windows")

@@ -56,6 +56,7 @@ class PortfolioOptions:
     scenarios: Optional[int] = None
     seed: int = 0
     confidence: Optional[float] = None
+    pricing: Any = None   # pricing.Pricing of the CLI's --scheduler, --workers, --serial (None: serial)
 
 
 def check_portfolio_options(source: str | Path | dict[str, Any] | PortfolioData, names: dict[str, str] = CLI_NAMES,
@@ -119,7 +120,7 @@ def solve_with_options(options: PortfolioOptions):
                                              started_at=options.started_at)
     from planopt.portfolio.solve import solve_portfolio
     result = solve_portfolio(options.data, time_limit=options.time_limit, budget_usd=options.budget_usd,
-                             started_at=options.started_at)
+                             started_at=options.started_at, pricing=options.pricing)
     if options.scenarios is not None and result.jobs:   # no schedule: nothing to replay
         from planopt.portfolio.risk import portfolio_risk
         result.risk = portfolio_risk(options.data, result.to_dict(), options.scenarios, options.seed).to_dict()

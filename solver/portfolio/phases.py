@@ -45,6 +45,7 @@ from planopt.portfolio.budget import (BRANCH_SHARE, COMPLETE_SHARE, FINISH_RESTO
 from planopt.portfolio.evaluate import over_budget
 from planopt.portfolio.columns import add_columns, column_generation, integer_master
 from planopt.portfolio.greedy import best_responses
+from planopt.portfolio.pricing import Pricing
 from planopt.portfolio.result import PortfolioResult
 from planopt.portfolio.search import complete_plans, greedy_candidates, solve_fixed
 
@@ -119,7 +120,8 @@ class SolvePhases:
             base = type(self)(PortfolioData(twin, d.instances), self.tight_linking, self.symmetry_breaking)
             if base.model is None:
                 return
-            res = base.solve(time_limit=LATER_BASE_SHARE * left, rel_gap=run.rel_gap, threads=run.threads, explain=False)
+            res = base.solve(time_limit=LATER_BASE_SHARE * left, rel_gap=run.rel_gap, threads=run.threads, explain=False,
+                             pricing=None if self.pricer_client is None else Pricing("dask", client=self.pricer_client))
         if not res.jobs:
             return
         values = []

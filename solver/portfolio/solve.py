@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from planopt.models.formulation.portfolio import build_portfolio
 from planopt.models.schema.portfolio import PortfolioData
@@ -32,20 +33,24 @@ from planopt.instance import check_time_limit
 from planopt.portfolio.budget import MIN_SOLVE_SECONDS, TimeBudget
 from planopt.portfolio.evaluate import evaluate_schedule, extract_schedule, over_budget
 from planopt.portfolio.explain import Explanation
-from planopt.portfolio.loading import MAX_PORTFOLIO_JOBS, check_budget, check_portfolio_size, load_portfolio
+from planopt.portfolio.loading import MAX_PORTFOLIO_MIB, check_budget, check_portfolio_size, load_portfolio, portfolio_memory
 from planopt.portfolio.phases import SolvePhases, SolveRun
+from planopt.portfolio.pricing import DaskPricer, Pricing, SerialPricer, choose_pricing
 from planopt.portfolio.result import RESULT_VERSION, JobSchedule, PortfolioResult
 from planopt.portfolio.schedules import PendingStartHighs, Schedules
 from planopt.portfolio.warm_start import WarmStart
 from planopt.verbosity import solver_log_streams
 
 __all__ = ["PortfolioModel", "PortfolioResult", "JobSchedule", "TimeBudget", "solve_portfolio", "load_portfolio",
-           "check_budget", "check_portfolio_size", "evaluate_schedule", "over_budget", "MAX_PORTFOLIO_JOBS",
+           "check_budget", "check_portfolio_size", "portfolio_memory", "evaluate_schedule", "over_budget", "MAX_PORTFOLIO_MIB",
            "MIN_SOLVE_SECONDS", "RELATIVE_GAP", "RESULT_VERSION"]
 
 # A portfolio is a large MIP: "optimal" means within this relative gap (HiGHS's
 # default is 1e-4; tests of small portfolios use 1e-9 through `rel_gap`).
 RELATIVE_GAP = 1e-4
+# Kept from the phases' time when the solve starts a LocalCluster of its own (pricing): closing one of
+# 2 workers took 0.51-0.74 s (2026-12-02, studies.distributed.dask_client, three closes, load average ~2.5).
+LOCAL_CLUSTER_CLOSE_SECONDS = 1.0
 
 
 class PortfolioModel(WarmStart, Schedules, SolvePhases, Explanation):
@@ -73,14 +78,71 @@ class PortfolioModel(WarmStart, Schedules, SolvePhases, Explanation):
         self.best: tuple[float, list] | None = None      # the search's best: (objective, integer values)
         self.candidates: list = []                       # the greedy's schedules (greedy_candidates)
         self.budget = TimeBudget()                       # the last solve's time (none yet: no limit)
+        self.pricer_client = None                        # the Dask client pricing runs on (pricing_session), None: here
+        self.pricer = None                               # pricing.SerialPricer or DaskPricer of job_plans (new_pricer)
+        self.pricing_stats = None                        # the last solve's pricing.PricingStats
 
     def solve(self, time_limit: float | None = None, rel_gap: float = RELATIVE_GAP, warm_start: bool = True,
               threads: int = 1, explain: bool = True, tee: bool = False, cost_floors: bool = True,
-              started_at: float | None = None) -> PortfolioResult:
+              started_at: float | None = None, pricing: Pricing | None = None) -> PortfolioResult:
         """The phases of ``phases.py`` in order, and (when infeasible) the explanation, all within
         ``time_limit`` seconds from ``started_at`` (a ``time.perf_counter`` instant; default: now).
         ``warm_start`` runs the Lagrangian starts and the search, ``cost_floors`` the Lagrangian's
-        share floors; ``tee`` shows HiGHS's log on stderr."""
+        share floors; ``tee`` shows HiGHS's log on stderr. ``pricing`` (``pricing.Pricing``; default
+        serial) says where the jobs are priced: here or on a Dask cluster, opened for this solve
+        (a cluster's start-up counts against the time limit) unless it brings its own client."""
+        chosen = choose_pricing(pricing, len(self.data.instances))
+        if chosen.mode == "dask" and chosen.client is None and chosen.scheduler is None and time_limit is not None:
+            # a LocalCluster of our own closes after the phases, within the limit
+            time_limit = max(MIN_SOLVE_SECONDS, check_time_limit(time_limit) - LOCAL_CLUSTER_CLOSE_SECONDS)
+        with self.pricing_session(chosen):
+            return self.solve_phases(time_limit, rel_gap, warm_start, threads, explain, tee, cost_floors, started_at)
+
+    @contextmanager
+    def pricing_session(self, pricing: Pricing) -> Iterator[None]:
+        """``pricer_client`` for the solve: None (serial), the given client, or one on the cluster
+        at ``pricing.scheduler`` or a LocalCluster (``studies.distributed.dask_client``), closed
+        after; the plans scattered to it are released at the end."""
+        self.pricer_client, self.pricer = None, None
+        try:
+            if pricing.mode != "dask":
+                yield
+            elif pricing.client is not None:
+                self.pricer_client = pricing.client
+                yield
+            else:
+                from planopt.studies.distributed import dask_client
+                with dask_client(pricing.scheduler, len(self.data.instances), workers=pricing.workers) as client:
+                    self.pricer_client = client
+                    try:
+                        yield
+                    finally:
+                        self.close_pricer()   # before the cluster goes
+        finally:
+            self.close_pricer()
+            self.pricer_client = None
+
+    def new_pricer(self, plans: list) -> Any:
+        """The pricer of ``plans`` (``pricing``): on ``pricer_client`` when the solve has one, else serial."""
+        self.close_pricer()
+        gpu_index = {g: n for n, g in enumerate(self.data.gpus)}
+        if self.pricer_client is None:
+            self.pricer = SerialPricer(plans, gpu_index)
+        else:
+            self.pricer = DaskPricer(self.pricer_client, plans, gpu_index)
+        return self.pricer
+
+    def close_pricer(self) -> None:
+        """Release the pricer's plans on the cluster (the stats stay in ``pricing_stats``)."""
+        pricer = getattr(self, "pricer", None)
+        if pricer is not None:
+            self.pricing_stats = pricer.stats
+            pricer.close()
+            self.pricer = None   # later pricing of these plans (outside a solve) runs here
+
+    def solve_phases(self, time_limit: float | None, rel_gap: float, warm_start: bool, threads: int, explain: bool,
+                     tee: bool, cost_floors: bool, started_at: float | None) -> PortfolioResult:
+        """``solve``'s phases, with the pricer of this solve in place."""
         time_limit = check_time_limit(time_limit)
         result = PortfolioResult.of(self.data, self.build_seconds)
         if self.model is None:
@@ -119,16 +181,17 @@ class PortfolioModel(WarmStart, Schedules, SolvePhases, Explanation):
 def solve_portfolio(source: str | Path | dict[str, Any] | PortfolioData, time_limit: float | None = None,
                     rel_gap: float = RELATIVE_GAP, warm_start: bool = True, tight_linking: bool = True,
                     symmetry_breaking: bool = True, budget_usd: float | None = None,
-                    started_at: float | None = None) -> PortfolioResult:
+                    started_at: float | None = None, pricing: Pricing | None = None) -> PortfolioResult:
     """Solve a portfolio: reserved GPUs per type, each job's plan and schedule, least total cost.
 
     ``time_limit`` (seconds) bounds the whole call: loading, building, warm start, MIP, polish,
     counted from ``started_at`` (a ``time.perf_counter`` instant, default now: a caller that
     loaded the portfolio itself passes when it began); ``budget_usd`` caps the total spend (it
-    replaces the portfolio's ``budget_usd``)."""
+    replaces the portfolio's ``budget_usd``); ``pricing`` where the jobs are priced (``pricing.Pricing``,
+    default serial)."""
     started = time.perf_counter() if started_at is None else started_at
     check_time_limit(time_limit)
     data = load_portfolio(source)
     check_portfolio_size(data)
     pm = PortfolioModel(data, tight_linking=tight_linking, symmetry_breaking=symmetry_breaking, budget_usd=budget_usd)
-    return pm.solve(time_limit=time_limit, rel_gap=rel_gap, warm_start=warm_start, started_at=started)
+    return pm.solve(time_limit=time_limit, rel_gap=rel_gap, warm_start=warm_start, started_at=started, pricing=pricing)

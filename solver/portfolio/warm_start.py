@@ -56,6 +56,7 @@ class WarmStart:
             return time.perf_counter() - start
         seconds = LAGRANGE_SECONDS if not budget.limited else min(LAGRANGE_SECONDS, budget.share(LAGRANGE_SHARE))
         self.job_plans = [job_plans(self, j) for j in range(len(d.instances))]
+        self.new_pricer(self.job_plans)   # the plans go to the cluster's workers once, when there is one
         self.reserved_floor = reservation_floors(self, self.job_plans)
         for g, n in self.reserved_floor.items():   # valid: every schedule reserves at least n of g
             m.reserved[g].setlb(max(m.reserved[g].lb or 0, n))

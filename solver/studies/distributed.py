@@ -88,8 +88,9 @@ def local_workers(n_tasks: int) -> int:
 
 
 @contextmanager
-def dask_client(scheduler: Optional[str], n_tasks: int) -> Iterator[Any]:
-    """A ``distributed.Client``: on the cluster at ``scheduler``, else on a LocalCluster closed afterwards."""
+def dask_client(scheduler: Optional[str], n_tasks: int, workers: Optional[int] = None) -> Iterator[Any]:
+    """A ``distributed.Client``: on the cluster at ``scheduler``, else on a LocalCluster closed afterwards
+    (``workers`` processes, default ``local_workers(n_tasks)``)."""
     from distributed import Client, LocalCluster
     if scheduler is not None:
         try:
@@ -101,7 +102,7 @@ def dask_client(scheduler: Optional[str], n_tasks: int) -> Iterator[Any]:
         return
     # silence_logs: the workers' own log lines (e.g. a heartbeat racing the close) stay off the
     # user's stderr; a failing task still raises here, through gather
-    with LocalCluster(n_workers=local_workers(n_tasks), threads_per_worker=1, processes=True,
+    with LocalCluster(n_workers=workers or local_workers(n_tasks), threads_per_worker=1, processes=True,
                       dashboard_address=":0", silence_logs=logging.CRITICAL) as cluster, Client(cluster) as client:
         yield client
 
