@@ -41,6 +41,8 @@ def solve_instance(source: str | Path | dict[str, Any] | Instance, time_limit: f
             check_limit(name, value, name)
     check_time_limit(time_limit, "time_limit")
     inst = load_instance(source).with_overrides(**overrides)
+    from planopt.job.checks import check_job
+    check_job(inst)  # the refusals validate makes too (issue 28 item 7), before any work
     if inst.constraints.confidence is not None:
         if solver != DEFAULT_SOLVER:
             raise InputError(f"solver: chance-constrained solves (a confidence) run on {DEFAULT_SOLVER} only, got {solver!r}")
