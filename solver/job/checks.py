@@ -18,7 +18,8 @@ from planopt.job.plan_space import PlanSpace, check_model_size
 
 
 def check_job(inst) -> PlanSpace:
-    """The job's plan space when ``solve`` would start on it; else the InputError ``solve`` raises, naming the field."""
+    """The job's plan space when ``solve`` would start on it; else the InputError ``solve`` raises, naming the field.
+    (A time limit's refusal, ``plan_space.check_build_time``, depends on the option, so validate has none.)"""
     space = check_model_size(inst)
     if inst.constraints.confidence is not None:
         from planopt.models.formulation.scenarios import check_scenario_stages

@@ -63,6 +63,16 @@ MODEL_KIB_PER_STAGE_PAIR = 1.5
 # already takes about a minute on the benchmark machine (4,000 GPU counts: 33-44 s, 411 MiB, without the
 # sensitivity re-solves); beyond it the build alone runs for minutes, so the user hears why up front.
 MAX_MODEL_MIB = 512
+# Time of building the model (``PlanModel(inst)``, before any solve): on the shared 2-core test machine
+# (2026-12-02, by hand, /tmp scripts not shipped) 6 phases of 3 and 4 options and 7 of 3 without taper_only
+# (11,673, 65,545 and 35,001 recipes × 18 hardware) built in 2.28, 12.23 and 6.57 s: 0.19-0.20 ms per recipe;
+# 1,014 hardware choices of 169 recipes in 0.87 s: 0.86 ms per hardware choice; 31 candidate students of
+# 169 recipes in 1.09 s (0.2 ms per recipe again); qwen3-32b-sft-then-rl's 6,654 stage pairs 0.28 s. A
+# time limit is refused before building only when half this estimate (a machine twice as fast) is over it.
+BUILD_MS_PER_RECIPE = 0.2
+BUILD_MS_PER_HARDWARE = 0.86
+BUILD_MS_PER_STAGE_PAIR = 0.03
+BUILD_SPEEDUP = 2.0   # the fastest machine assumed: the refusal is for a build that clearly cannot fit
 
 
 @dataclass(frozen=True)
@@ -79,6 +89,9 @@ class PlanSpace:
     stage_pairs: int = 0        # a staged model's (first-stage recipe, second-stage option) pairs
     other_students_mib: float = 0.0   # with candidate_students: the other students' blocks
     retention: int = 1          # retention options (keep_last × tiers of a ``retention`` block; 1 without one)
+    other_students_seconds: float = 0.0   # with candidate_students: the other students' blocks' build time
+    # option -> estimated build seconds if it offered a single value
+    seconds_without: dict[str, float] = field(default_factory=dict)
 
     @property
     def plans(self) -> int:
@@ -89,6 +102,11 @@ class PlanSpace:
     def model_mib(self) -> float:
         """The estimated MiB of building and solving the MIP (with the other students' blocks)."""
         return model_mib(self.recipes, self.hardware, self.stage_pairs) + self.other_students_mib
+
+    @property
+    def build_seconds(self) -> float:
+        """The estimated seconds of building the MIP on the benchmark machine (with the other students' blocks)."""
+        return build_seconds(self.recipes, self.hardware, self.stage_pairs) + self.other_students_seconds
 
     @property
     def dominant(self) -> str | None:
@@ -110,6 +128,11 @@ def model_mib(recipes: int, hardware: int, stage_pairs: int = 0) -> float:
     """Estimated peak memory of building and solving the MIP, MiB (module docstring; a staged model's pairs too)."""
     return (BASELINE_MIB + recipes * MODEL_KIB_PER_RECIPE / 1024 + hardware * MODEL_KIB_PER_HARDWARE / 1024
             + recipes * hardware * MODEL_BYTES_PER_PAIR / 2**20 + stage_pairs * MODEL_KIB_PER_STAGE_PAIR / 1024)
+
+
+def build_seconds(recipes: int, hardware: int, stage_pairs: int = 0) -> float:
+    """Estimated seconds of building the MIP (``BUILD_MS_PER_*``, measured)."""
+    return (recipes * BUILD_MS_PER_RECIPE + hardware * BUILD_MS_PER_HARDWARE + stage_pairs * BUILD_MS_PER_STAGE_PAIR) / 1000
 
 
 def schedule_count(options: int, phases: int, taper_only: bool) -> int:
@@ -210,17 +233,21 @@ def plan_space(inst: Instance) -> PlanSpace:
         spaces = [plan_space(inst.for_student(name)) for name in inst.student_names()]
         first = spaces[0]
         extra = sum(s.model_mib - BASELINE_MIB for s in spaces[1:])
+        seconds = sum(s.build_seconds for s in spaces[1:])
         return PlanSpace(first.recipes, first.hardware, first.intervals, first.options,
-                         {k: v + extra for k, v in first.model_mib_without.items()}, first.stage_pairs, extra)
+                         {k: v + extra for k, v in first.model_mib_without.items()}, first.stage_pairs, extra,
+                         other_students_seconds=seconds,
+                         seconds_without={k: v + seconds for k, v in first.seconds_without.items()})
     counts = _option_counts(inst)
     recipes, hardware, intervals, pairs = _sizes(inst, counts)
-    without = {}
+    without, seconds = {}, {}
     for key, n in counts.items():
         if n > 1:
             r, h, _, p = _sizes(inst, {**counts, key: 1}, exact=False)
-            without[key] = model_mib(r, h, p)
+            without[key], seconds[key] = model_mib(r, h, p), build_seconds(r, h, p)
     # the retention one-hot adds a few rows per (hardware, interval) pair, not per recipe: left out of the memory estimate
-    return PlanSpace(recipes, hardware, intervals, counts, without, pairs, retention=max(1, len(retention_options(inst))))
+    return PlanSpace(recipes, hardware, intervals, counts, without, pairs, retention=max(1, len(retention_options(inst))),
+                     seconds_without=seconds)
 
 
 def check_model_size(inst: Instance, cap_mib: float = MAX_MODEL_MIB) -> PlanSpace:
@@ -229,18 +256,38 @@ def check_model_size(inst: Instance, cap_mib: float = MAX_MODEL_MIB) -> PlanSpac
     if space.model_mib <= cap_mib:
         return space
     key = space.dominant
-    why = ""
-    if key is not None:
-        n = space.options[key]
-        if key in ("training.phases", "training.samples_per_prompt_options"):
-            t = inst.training
-            k = space.options["training.samples_per_prompt_options"]
-            schedules = schedule_count(k, t.phases, t.taper_only)
-            what = (f"{k} samples_per_prompt_options over {t.phases} phases"
-                    + ("" if t.taper_only else " without taper_only") + f" give {schedules:,} sampling schedules")
-        else:
-            what = f"{n:,} values"
-        why = (f"; most of it comes from {key} ({what}): one value would bring it to about "
-               f"{space.model_mib_without[key]:,.0f} MiB")
+    why = "" if key is None else (f"; most of it comes from {key} ({_what(inst, space, key)}): one value would bring it "
+                                  f"to about {space.model_mib_without[key]:,.0f} MiB")
     raise InputError(f"{key or 'instance'}: {space.describe()}; the model would need about {space.model_mib:,.0f} MiB, "
                      f"over the cap of {cap_mib:,.0f} MiB{why}")
+
+
+def _what(inst: Instance, space: PlanSpace, key: str) -> str:
+    """What option ``key`` offers, in words: its count of values, or the sampling schedules of the phases."""
+    if key in ("training.phases", "training.samples_per_prompt_options"):
+        t = inst.training
+        k = space.options["training.samples_per_prompt_options"]
+        return (f"{k} samples_per_prompt_options over {t.phases} phases" + ("" if t.taper_only else " without taper_only")
+                + f" give {schedule_count(k, t.phases, t.taper_only):,} sampling schedules")
+    return f"{space.options[key]:,} values"
+
+
+def check_build_time(inst: Instance, space: PlanSpace, seconds_left: float | None, flag: str = "--time-limit") -> None:
+    """Refuse, before building, a model whose build clearly cannot fit in ``seconds_left`` (None: no limit): even
+    ``BUILD_SPEEDUP`` times faster than measured it would take longer; the InputError names the option that makes
+    it large and what one value of it would take."""
+    if seconds_left is None or space.build_seconds / BUILD_SPEEDUP <= seconds_left:
+        return
+    candidates = {k: v for k, v in space.seconds_without.items() if space.options.get(k, 1) > 1}
+    key = min(candidates, key=candidates.get) if candidates else None
+    why = "" if key is None else (f"; most of it comes from {key} ({_what(inst, space, key)}): one value would build in "
+                                  f"{_seconds(space.seconds_without[key])}")
+    students = f" over {len(inst.student_names())} students" if inst.candidate_students else ""
+    raise InputError(f"{flag}: {space.describe()}{students}; building the model alone takes about {_seconds(space.build_seconds)} "
+                     f"(at least {_seconds(space.build_seconds / BUILD_SPEEDUP)} on a fast machine), more than the "
+                     f"{_seconds(max(seconds_left, 0))} left of the limit{why}; give more time or fewer options")
+
+
+def _seconds(x: float) -> str:
+    """Seconds in words for a refusal: ``12.3 s``, or ``under 0.1 s``."""
+    return f"{x:,.1f} s" if x >= 0.1 else "under 0.1 s"

@@ -82,6 +82,9 @@ class ChanceModel:
         GUARD_ROUNDS times), so that the confidence holds beyond the sample."""
         target, result = self.confidence, None
         for round_ in range(GUARD_ROUNDS + 1):
+            if result is not None and self.budget is not None and self.budget.expired():
+                result.risk["guard"] = f"the time limit ran out before guard round {round_}; kept the plan of {target:.1%}"
+                break
             attempt = self._solve_at(target, time_limit, out_of_sample, explain=result is None)
             if attempt.plan is None and result is not None:
                 result.risk["guard"] = f"no plan meets the limits in {target:.1%} of the sample; kept the plan of {result.risk['in_sample_target']:.1%}"
@@ -100,7 +103,17 @@ class ChanceModel:
             target = min(1.0, max(target + short, target + 1.0 / self.n))
         return result
 
+    budget = None   # a TimeBudget bounding every solver run (``solve_chance``); None: each gets ``time_limit``
+
+    def _limit(self, time_limit: float | None) -> float | None:
+        """The time limit of the next solver run: what the budget has left, else ``time_limit``."""
+        if self.budget is None:
+            return time_limit
+        from planopt.job.diagnose import seconds_left
+        return seconds_left(self.budget)
+
     def _solve_at(self, target: float, time_limit: float | None, out_of_sample: int, explain: bool = True) -> SolveResult:
+        time_limit = self._limit(time_limit)
         pm = self.plan_model
         if pm.model is None:
             result = pm.solve(time_limit)
@@ -175,8 +188,8 @@ class ChanceModel:
     def explain_infeasible(self, time_limit: float | None) -> tuple[str, dict[str, Any]]:
         """Why no plan meets the limits at the confidence: the message, and the most any plan reaches with each
         limit's least violations."""
-        best = self._least_violations(self.limits, time_limit)
-        per_limit = {name: self._least_violations({name: value}, time_limit) for name, value in self.limits.items()}
+        best = self._least_violations(self.limits, self._limit(time_limit))
+        per_limit = {name: self._least_violations({name: value}, self._limit(time_limit)) for name, value in self.limits.items()}
         n = self.n
         reachable = None if best is None else (n - best) / n
         parts = [f"{name} alone fails in {v} of {n} scenarios even for the plan best at it" if v
@@ -191,7 +204,15 @@ class ChanceModel:
 
 def solve_chance(inst: Instance, confidence: float, scenarios: int = DEFAULT_SCENARIOS, seed: int = DEFAULT_SEED,
                  cvar_level: float | None = None, time_limit: float | None = None,
-                 out_of_sample: int = OUT_OF_SAMPLE_SCENARIOS, guard: bool = True) -> SolveResult:
+                 out_of_sample: int = OUT_OF_SAMPLE_SCENARIOS, guard: bool = True, budget=None) -> SolveResult:
     """The chance-constrained plan of ``inst`` at ``confidence`` over ``scenarios`` seeded scenarios
-    (:meth:`ChanceModel.solve`: with ``guard``, re-solved until it holds on ``out_of_sample`` fresh ones)."""
-    return ChanceModel(inst, confidence, scenarios, seed, cvar_level).solve(time_limit, out_of_sample, guard)
+    (:meth:`ChanceModel.solve`: with ``guard``, re-solved until it holds on ``out_of_sample`` fresh ones).
+    ``budget`` (a ``TimeBudget``) bounds the whole of it, the draw and the build included: every solver run
+    gets the time left, and no guard round starts past it."""
+    model = ChanceModel(inst, confidence, scenarios, seed, cvar_level)
+    if budget is not None and budget.limited:
+        model.budget = budget
+        if budget.expired():
+            from planopt.uncertainty.solve import out_of_time
+            return out_of_time(inst, model.build_seconds, budget, "loading the instance, drawing the scenarios and building the model")
+    return model.solve(time_limit, out_of_sample, guard)

@@ -58,3 +58,30 @@ def test_validate_refuses_what_solve_refuses_with_the_same_line(tmp_path, make):
     assert checked.exit_code == 2, checked.output
     assert solved.stderr.count("\n") == 1 and solved.stderr.startswith("error: ")
     assert checked.stderr == solved.stderr
+
+
+def test_generate_portfolio_refuses_an_infinite_bucket_length_in_one_line(tmp_path):
+    """Item 11: ``--bucket-hours inf`` was pydantic's four lines."""
+    for value in ("inf", "1e308"):
+        res = runner.invoke(app, ["generate", "portfolio", "--bucket-hours", value, "--out", str(tmp_path / "p.json")])
+        assert res.exit_code == 2
+        assert res.stderr.count("\n") == 1 and res.stderr.startswith("error: --bucket-hours: ")
+
+
+def test_the_resource_tracker_of_a_local_cluster_starts_without_its_leak_warning(monkeypatch):
+    """Item 11: after Ctrl-C in a Dask sweep (``os._exit``) the tracker printed "There appear to be 14 leaked
+    semaphore objects"; it inherits ``sys.warnoptions``, which now filter that warning out."""
+    import sys
+    import warnings
+
+    from planopt.studies.distributed import RESOURCE_TRACKER_FILTER, quiet_resource_tracker
+    monkeypatch.setattr(sys, "warnoptions", [])
+    quiet_resource_tracker()
+    quiet_resource_tracker()
+    assert sys.warnoptions == [RESOURCE_TRACKER_FILTER]
+    action, message, category = RESOURCE_TRACKER_FILTER.split(":")
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        warnings.filterwarnings(action, message, {"UserWarning": UserWarning}[category])
+        warnings.warn("resource_tracker: There appear to be 14 leaked semaphore objects to clean up at shutdown")
+    assert not seen
