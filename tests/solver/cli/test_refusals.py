@@ -85,3 +85,16 @@ def test_the_resource_tracker_of_a_local_cluster_starts_without_its_leak_warning
         warnings.filterwarnings(action, message, {"UserWarning": UserWarning}[category])
         warnings.warn("resource_tracker: There appear to be 14 leaked semaphore objects to clean up at shutdown")
     assert not seen
+
+
+def test_a_union_field_is_named_once_with_both_expectations(tmp_path):
+    """A NaN where a count or a list of counts goes was two lines naming pydantic's branches
+    (``on_demand_available_gpus.constrained-int``, ``...list[constrained-int]``); the fuzzer found it."""
+    doc = _load("portfolio-providers.json")
+    doc["gpus"][0]["on_demand_available_gpus"] = float("nan")
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(doc))
+    res = runner.invoke(app, ["validate", str(path)])
+    assert res.exit_code == 2
+    assert res.stderr == (f"error: {path}: gpus.0.on_demand_available_gpus: Input should be a valid integer or a "
+                          "valid list (got nan)\n")
