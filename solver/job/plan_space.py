@@ -120,8 +120,9 @@ class PlanSpace:
             return (f"{self.recipes:,} stage recipes over the stage slots, {self.hardware:,} hardware options per stage, "
                     f"{self.stage_pairs:,} pairs of first and second stages")
         retention = f" × {self.retention:,} retention options" if self.retention > 1 else ""
+        students = self.options.get("candidate_students")
         return (f"{self.recipes:,} recipes × {self.hardware:,} hardware options × {self.intervals:,} "
-                f"checkpoint intervals{retention} = {self.plans:,} plans")
+                f"checkpoint intervals{retention} = {self.plans:,} plans" + (f" for each of {students} students" if students else ""))
 
 
 def model_mib(recipes: int, hardware: int, stage_pairs: int = 0) -> float:
@@ -234,10 +235,13 @@ def plan_space(inst: Instance) -> PlanSpace:
         first = spaces[0]
         extra = sum(s.model_mib - BASELINE_MIB for s in spaces[1:])
         seconds = sum(s.build_seconds for s in spaces[1:])
-        return PlanSpace(first.recipes, first.hardware, first.intervals, first.options,
-                         {k: v + extra for k, v in first.model_mib_without.items()}, first.stage_pairs, extra,
-                         other_students_seconds=seconds,
-                         seconds_without={k: v + seconds for k, v in first.seconds_without.items()})
+        # the students themselves are an option: one of them alone is the first student's model
+        options = {**first.options, "candidate_students": len(spaces)}
+        without = {**{k: v + extra for k, v in first.model_mib_without.items()}, "candidate_students": first.model_mib}
+        seconds_without = {**{k: v + seconds for k, v in first.seconds_without.items()},
+                           "candidate_students": first.build_seconds}
+        return PlanSpace(first.recipes, first.hardware, first.intervals, options, without, first.stage_pairs, extra,
+                         other_students_seconds=seconds, seconds_without=seconds_without)
     counts = _option_counts(inst)
     recipes, hardware, intervals, pairs = _sizes(inst, counts)
     without, seconds = {}, {}
@@ -269,6 +273,8 @@ def _what(inst: Instance, space: PlanSpace, key: str) -> str:
         k = space.options["training.samples_per_prompt_options"]
         return (f"{k} samples_per_prompt_options over {t.phases} phases" + ("" if t.taper_only else " without taper_only")
                 + f" give {schedule_count(k, t.phases, t.taper_only):,} sampling schedules")
+    if key == "candidate_students":
+        return f"{space.options[key]:,} students, the instance's and its candidate_students, each a model block of its own"
     return f"{space.options[key]:,} values"
 
 
@@ -282,8 +288,7 @@ def check_build_time(inst: Instance, space: PlanSpace, seconds_left: float | Non
     key = min(candidates, key=candidates.get) if candidates else None
     why = "" if key is None else (f"; most of it comes from {key} ({_what(inst, space, key)}): one value would build in "
                                   f"{_seconds(space.seconds_without[key])}")
-    students = f" over {len(inst.student_names())} students" if inst.candidate_students else ""
-    raise InputError(f"{flag}: {space.describe()}{students}; building the model alone takes about {_seconds(space.build_seconds)} "
+    raise InputError(f"{flag}: {space.describe()}; building the model alone takes about {_seconds(space.build_seconds)} "
                      f"(at least {_seconds(space.build_seconds / BUILD_SPEEDUP)} on a fast machine), more than the "
                      f"{_seconds(max(seconds_left, 0))} left of the limit{why}; give more time or fewer options")
 

@@ -98,3 +98,18 @@ def test_a_union_field_is_named_once_with_both_expectations(tmp_path):
     assert res.exit_code == 2
     assert res.stderr == (f"error: {path}: gpus.0.on_demand_available_gpus: Input should be a valid integer or a "
                           "valid list (got nan)\n")
+
+
+def test_many_candidate_students_are_refused_at_once_naming_the_field(tmp_path):
+    """Item 9: 30 candidate students of six phases without taper are over the memory cap, refused before any work."""
+    doc = _load("math-8b-or-32b.json")
+    doc["training"].update(phases=6, taper_only=False)
+    doc["candidate_students"] = [{"name": f"s{i}", "architecture": {"preset": "Qwen3-4B"}, "baseline_score": 60.0,
+                                  "general_score_baseline": 88.0} for i in range(30)]
+    path = tmp_path / "students.json"
+    path.write_text(json.dumps(doc))
+    for args in (["solve", str(path)], ["validate", str(path)]):
+        res = runner.invoke(app, args)
+        assert res.exit_code == 2
+        assert res.stderr.startswith("error: candidate_students: ") and res.stderr.count("\n") == 1
+        assert "31 students" in res.stderr and "one value would bring it to about" in res.stderr
