@@ -73,6 +73,12 @@ BUILD_MS_PER_RECIPE = 0.2
 BUILD_MS_PER_HARDWARE = 0.86
 BUILD_MS_PER_STAGE_PAIR = 0.03
 BUILD_SPEEDUP = 2.0   # the fastest machine assumed: the refusal is for a build that clearly cannot fit
+# With a confidence the scenario layer adds rows per scenario (formulation/scenarios.py): ChanceModel of 50 and
+# 200 scenarios (same machine, same day) took 0.21 and 0.64 s on qwen3-8b-math (169 × 18 recipe × hardware
+# pairs), 2.30 and 5.30 s on the split-rollout job with staleness (360 × 81), 2.90 and 8.78 s on
+# qwen3-32b-sft-then-rl (294 × 36 and 6,654 stage pairs): 0.7-0.95 µs per pair per scenario, 4.4 µs per stage pair.
+SCENARIO_US_PER_PAIR = 0.9
+SCENARIO_US_PER_STAGE_PAIR = 4.5
 
 
 @dataclass(frozen=True)
@@ -278,12 +284,26 @@ def _what(inst: Instance, space: PlanSpace, key: str) -> str:
     return f"{space.options[key]:,} values"
 
 
-def check_build_time(inst: Instance, space: PlanSpace, seconds_left: float | None, flag: str = "--time-limit") -> None:
+def scenario_seconds(space: PlanSpace, scenarios: int) -> float:
+    """Estimated seconds the scenario layer of ``scenarios`` scenarios adds to the build (``SCENARIO_US_*``)."""
+    return scenarios * (space.recipes * space.hardware * SCENARIO_US_PER_PAIR
+                        + space.stage_pairs * SCENARIO_US_PER_STAGE_PAIR) / 1e6
+
+
+def check_build_time(inst: Instance, space: PlanSpace, seconds_left: float | None, flag: str = "--time-limit",
+                     scenarios: int = 0) -> None:
     """Refuse, before building, a model whose build clearly cannot fit in ``seconds_left`` (None: no limit): even
-    ``BUILD_SPEEDUP`` times faster than measured it would take longer; the InputError names the option that makes
-    it large and what one value of it would take."""
-    if seconds_left is None or space.build_seconds / BUILD_SPEEDUP <= seconds_left:
+    ``BUILD_SPEEDUP`` times faster than measured it would take longer (with ``scenarios``, a chance-constrained
+    model's layer included); the InputError names the option that makes it large and what one value would take."""
+    extra = scenario_seconds(space, scenarios) if scenarios else 0.0
+    if seconds_left is None or (space.build_seconds + extra) / BUILD_SPEEDUP <= seconds_left:
         return
+    if extra > space.build_seconds:  # the scenarios make it large
+        raise InputError(f"{flag}: the chance-constrained model of {space.describe()} over {scenarios:,} scenarios takes "
+                         f"about {_seconds(space.build_seconds + extra)} to build (at least "
+                         f"{_seconds((space.build_seconds + extra) / BUILD_SPEEDUP)} on a fast machine), more than the "
+                         f"{_seconds(max(seconds_left, 0))} left of the limit; give more time or fewer --scenarios "
+                         f"(each adds about {1000 * extra / scenarios:,.0f} ms)")
     candidates = {k: v for k, v in space.seconds_without.items() if space.options.get(k, 1) > 1}
     key = min(candidates, key=candidates.get) if candidates else None
     why = "" if key is None else (f"; most of it comes from {key} ({_what(inst, space, key)}): one value would build in "

@@ -55,11 +55,14 @@ def solve_instance(source: str | Path | dict[str, Any] | Instance, time_limit: f
     space = check_job(inst)  # the refusals validate makes too (issue 28 item 7), before any work
     if budget.expired():
         return out_of_time(inst, 0.0, budget, "loading the instance")
-    check_build_time(inst, space, budget.left())  # a build that clearly cannot fit the limit: refused now
-    if inst.constraints.confidence is not None:
+    chance = inst.constraints.confidence is not None
+    from planopt.uncertainty.chance import DEFAULT_SCENARIOS
+    # a build that clearly cannot fit the limit (with a confidence, its scenario layer too): refused now
+    check_build_time(inst, space, budget.left(), scenarios=(scenarios or DEFAULT_SCENARIOS) if chance else 0)
+    if chance:
         if solver != DEFAULT_SOLVER:
             raise InputError(f"solver: chance-constrained solves (a confidence) run on {DEFAULT_SOLVER} only, got {solver!r}")
-        from planopt.uncertainty.chance import DEFAULT_SCENARIOS, solve_chance
+        from planopt.uncertainty.chance import solve_chance
         return solve_chance(inst, inst.constraints.confidence, scenarios or DEFAULT_SCENARIOS, seed, cvar, time_limit,
                             budget=budget)
     if cvar is not None:

@@ -57,3 +57,14 @@ def test_a_build_that_cannot_fit_the_limit_is_refused_before_it_starts(tmp_path)
     assert res.returncode == 2
     assert res.stderr.count("\n") == 1 and res.stderr.startswith("error: --time-limit: ")
     assert "training.samples_per_prompt_options" in res.stderr and "one value would build in" in res.stderr
+
+
+def test_a_chance_constrained_build_that_cannot_fit_is_refused_naming_the_scenarios(tmp_path):
+    doc = json.loads((ROOT / "instances" / "qwen3-32b-sft-then-rl.json").read_text())
+    doc["constraints"]["confidence"] = 0.9
+    path = tmp_path / "staged-confidence.json"
+    path.write_text(json.dumps(doc))
+    res, wall = planopt("solve", str(path), "--time-limit", "1")
+    assert wall < 1 + SLACK_S
+    assert res.returncode == 2
+    assert res.stderr.startswith("error: --time-limit: the chance-constrained model") and "--scenarios" in res.stderr
