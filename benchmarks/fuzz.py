@@ -43,12 +43,17 @@ def main() -> int:
                 print(f"{n}/{len(all_cases)} cases, {time.perf_counter() - start:.0f} s", file=sys.stderr)
     seconds = time.perf_counter() - start
     print(f"{len(all_cases):,} mutated inputs, {len(outcomes):,} runs, {seconds:.0f} s\n")
-    codes = collections.Counter((o.command, o.exit_code) for _, o in outcomes)
     print("| command | exit 0 | exit 2 | exit 3 | exit 4 | other |")
     print("|---|---:|---:|---:|---:|---:|")
-    for command in ("validate", "solve", "fit"):
-        other = sum(v for (c, code), v in codes.items() if c == command and code not in (0, 2, 3, 4))
-        print(f"| {command} | " + " | ".join(f"{codes[(command, k)]:,}" for k in (0, 2, 3, 4)) + f" | {other:,} |")
+    groups = [("", outcomes), (" (issue 13's bases)", [(c, o) for c, o in outcomes if not c.is_field_base]),
+              (" (issue 28's fields)", [(c, o) for c, o in outcomes if c.is_field_base])]
+    for label, group in groups if not args.only_fields else groups[:1]:
+        codes = collections.Counter((o.command, o.exit_code) for _, o in group)
+        for command in ("validate", "solve", "fit"):
+            if not any(c == command for c, _ in codes):
+                continue
+            other = sum(v for (c, code), v in codes.items() if c == command and code not in (0, 2, 3, 4))
+            print(f"| {command}{label} | " + " | ".join(f"{codes[(command, k)]:,}" for k in (0, 2, 3, 4)) + f" | {other:,} |")
     by_op = collections.Counter(case.operation for case in all_cases)
     print("\n| mutation | cases |\n|---|---:|")
     for op, n in sorted(by_op.items()):
