@@ -84,10 +84,13 @@ def solve_instance(source: str | Path | dict[str, Any] | Instance, time_limit: f
     return result
 
 
-def out_of_time(inst: Instance, build_seconds: float, budget, phase: str, solve_seconds: float = 0.0) -> SolveResult:
-    """The ``time_limit`` result without a plan: what took the time (``phase``: what ran up to the search), in one line."""
+def out_of_time(inst: Instance, build_seconds: float, budget, phase: str, solve_seconds: float = 0.0,
+                note: str = "") -> SolveResult:
+    """The ``time_limit`` result without a plan: what took the time (``phase``: what ran up to the search, ``note``:
+    what would have come next), in one line."""
     before = time.perf_counter() - budget.started - solve_seconds
     search = f", then the search {solve_seconds:.1f} s without finding one" if solve_seconds else ""
+    search += f", and {note}" if note else ""
     return SolveResult("time_limit", inst.objective, build_seconds=build_seconds, solve_seconds=solve_seconds,
                        message=f"no plan within the {budget.end - budget.started:g} s time limit: {phase} took "
                                f"{before:.1f} s{search}; give more time")
