@@ -50,8 +50,9 @@ def describe_validation_errors(exc: ValidationError, source: str) -> list[str]:
     """Every error of a pydantic ValidationError, each as ``source: field: expected ...``: an unknown field with
     "did you mean" the closest allowed name at its level, a value off a fixed list with the closest of the list."""
     root = _root_model(exc)
-    lines = []
+    lines, branches = [], {}
     for err in exc.errors():
+        err = {**err, "loc": tuple(p for p in err["loc"] if not _is_union_branch(p))}
         loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
         msg = err["msg"].removeprefix("Value error, ")
         if err["type"] == "missing":
@@ -62,10 +63,33 @@ def describe_validation_errors(exc: ValidationError, source: str) -> list[str]:
             msg = _off_the_list(err, msg)
         elif "input" in err and err["type"] not in ("value_error", "model_type") and not isinstance(err["input"], (dict, list)):
             msg = f"{msg} (got {err['input']!r})"
+        if loc in branches:  # a union's branches (an integer or a list of them) failing: one line, "or" between
+            at = lines.index(branches[loc])
+            lines[at] = branches[loc] = _either(branches[loc], msg)
+            continue
         line = f"{source}: {msg}" if not err["loc"] else f"{source}: {loc}: {msg}"  # a whole-instance check names its field
         if line not in lines:
             lines.append(line)
+            branches[loc] = line
     return lines
+
+
+# How pydantic names a union's branch in an error's location (``constrained-int``, ``list[constrained-int]``,
+# ``function-after[...]``): not a field, so left out of the line, whose branches are then joined.
+_BRANCH = re.compile(r"^(?:[a-z]+(?:-[a-z]+)*\[.*\]|(?:constrained|lax|strict|json)-[a-z-]+|int|float|str|bool|none|bytes)$")
+
+
+def _is_union_branch(part) -> bool:
+    """Whether a location part names a union's branch rather than a field."""
+    return isinstance(part, str) and bool(_BRANCH.match(part))
+
+
+def _either(line: str, msg: str) -> str:
+    """``line`` with another branch's expectation: ``... a valid integer or a valid list (got nan)``."""
+    got = re.search(r" \(got .*\)$", msg)
+    expected = (msg[:got.start()] if got else msg).removeprefix("Input should be ")
+    head, tail = (line[:line.rindex(" (got ")], line[line.rindex(" (got "):]) if " (got " in line else (line, "")
+    return f"{head} or {expected}{tail}"
 
 
 # Keys of a Hugging Face config.json (models/schema/hf_config.py reads them under an architecture's hf_config).

@@ -103,7 +103,12 @@ def allowed_violations(confidence: float, n: int) -> int:
 
 def check_scenarios_apply(space: PlanSpace) -> None:
     """ValueError naming the field for a space the layer does not price: a third stage."""
-    if len(space.slots) > 2:
+    check_scenario_stages(len(space.slots))
+
+
+def check_scenario_stages(stages: int) -> None:
+    """ValueError naming the field when plans of ``stages`` stages are more than the layer prices (two)."""
+    if stages > 2:
         raise ValueError("training.stage_sequences: scenarios (a confidence, a probability frontier) price plans of "
                          "at most two stages for now; a third stage's score per scenario is not tabulated")
 

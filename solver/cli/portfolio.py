@@ -180,13 +180,20 @@ def generate_portfolio(jobs: int = typer.Option(5, "--jobs", min=1, help="number
         raise InputError(f"--jobs: at most {MAX_GENERATED_JOBS:,} (got {jobs:,}): drawing takes ~9 ms a job")
     if buckets > MAX_GENERATED_BUCKETS:
         raise InputError(f"--buckets: at most {MAX_GENERATED_BUCKETS} (ten years of weekly buckets), got {buckets:,}")
+    from planopt.models.schema.portfolio import MAX_HORIZON_HOURS
+    if not math.isfinite(bucket_hours) or buckets * bucket_hours > MAX_HORIZON_HOURS:  # inf was pydantic's four lines
+        raise InputError(f"--bucket-hours: expected a finite number of hours from 1 with --buckets × --bucket-hours "
+                         f"at most {MAX_HORIZON_HOURS:,.0f} (ten years), got {bucket_hours!r} × {buckets:,} buckets")
     files = OutputFiles()
     files.check("--out", out, JSON_SUFFIXES)  # before generating: a bad path is one line, at once
     with files:
         try:
             data = random_portfolio(jobs, gpu_types, buckets, seed=seed, bucket_hours=bucket_hours, offers=offers)
-        except ValueError as exc:
-            raise InputError(str(exc)) from None
+        except ValueError as exc:  # a pydantic ValidationError too: its first error, one line naming the field
+            from pydantic import ValidationError
+            from planopt.errors import describe_validation_errors
+            lines = describe_validation_errors(exc, "generated portfolio") if isinstance(exc, ValidationError) else [str(exc)]
+            raise InputError(lines[0]) from None
         text = json.dumps(data, indent=1)
         files.write(out, lambda path: write_text(path, text + "\n"))
     if out is None:

@@ -51,7 +51,9 @@ def solve_with_scenarios(inst, scenarios: Optional[int], confidence: Optional[fl
         inst = inst.with_overrides(confidence=check_confidence(confidence))
     if scenarios is not None:
         check_scenarios(scenarios)
-    result = solve_instance(inst, time_limit=time_limit, sensitivity=sensitivity, scenarios=scenarios, seed=seed, cvar=cvar)
+    from planopt.cli.clock import started_at  # the limit bounds the whole command
+    result = solve_instance(inst, time_limit=time_limit, sensitivity=sensitivity, scenarios=scenarios, seed=seed, cvar=cvar,
+                            started_at=started_at())
     if plot is not None and result.plan is not None:
         from planopt.report.risk import plot_risk
         risk = plan_risk(inst, result.plan, scenarios or DEFAULT_SCENARIOS, seed)

@@ -77,8 +77,9 @@ def solve(file: Path = typer.Argument(..., help="instance JSON"),
     # every plan's estimate comes with its uncertainty: risk over the default scenario count
     from planopt.uncertainty.risk import report_scenarios
     with files:
+        from planopt.cli.clock import started_at  # the limit bounds the whole command (issue 28 item 8)
         result = solve_instance(inst, time_limit=time_limit, sensitivity=sensitivity, scenarios=report_scenarios(inst),
-                                seed=seed, solver=solver)
+                                seed=seed, solver=solver, started_at=started_at())
         if out is not None:  # pandas only when asked for
             files.write(out, table_writer(solve_frame(result)))
     print_result(inst, result, json_out)

@@ -44,8 +44,17 @@ def relaxed_value(name: str, limit: float) -> float:
     return limit * (1.0 + RELATIVE_STEP) if limit > 0 else limit + 1.0
 
 
-def sensitivity(pm: PlanModel, result: SolveResult) -> list[dict[str, Any]]:
-    """For each active limit: binding or not, and the objective after a stated relaxation."""
+def seconds_left(budget) -> float | None:
+    """The time limit of the next solver run within ``budget`` (a ``portfolio.budget.TimeBudget``; None: no limit)."""
+    if budget is None or budget.left() is None:
+        return None
+    from planopt.portfolio.budget import MIN_SOLVE_SECONDS
+    return max(MIN_SOLVE_SECONDS, budget.left())
+
+
+def sensitivity(pm: PlanModel, result: SolveResult, budget=None) -> list[dict[str, Any]]:
+    """For each active limit: binding or not, and the objective after a stated relaxation. Within ``budget``
+    (a ``TimeBudget``, None: no limit) the limits its time did not reach are left out."""
     base = _objective_value(result)
     if base is None:
         return []
@@ -55,15 +64,17 @@ def sensitivity(pm: PlanModel, result: SolveResult) -> list[dict[str, Any]]:
         for name, limit in original.items():
             if limit is None:
                 continue
+            if budget is not None and budget.expired():
+                break
             pm.set_limits(**{name: None})
-            free = pm.solve()
+            free = pm.solve(seconds_left(budget))
             free_value = _objective_value(free)
             binds = free_value is not None and free_value < base - 1e-9 * max(1.0, abs(base))
             row = {"constraint": name, "limit": limit, "plan_value": _plan_value(result, name), "binding": binds}
             if binds:
                 step = relaxed_value(name, limit)
                 pm.set_limits(**{name: step})
-                relaxed = pm.solve()
+                relaxed = pm.solve(seconds_left(budget))
                 after = _objective_value(relaxed)
                 natural = None if after is None else (-after if result.objective == "quality" else after)
                 row.update({"relaxed_to": step, "objective_after": natural,  # in the objective's own units
@@ -81,16 +92,19 @@ def _plan_value(result: SolveResult, name: str) -> float:
     return getattr(result.metrics, expr)
 
 
-def explain_infeasible(pm: PlanModel) -> list[dict[str, Any]]:
-    """Least relaxations that make a plan exist: alone where one suffices, else together."""
+def explain_infeasible(pm: PlanModel, budget=None) -> list[dict[str, Any]]:
+    """Least relaxations that make a plan exist: alone where one suffices, else together (within ``budget``,
+    a ``TimeBudget``: what its time reaches)."""
     active = [n for n, v in pm.limits.items() if v is not None]
     rows = []
     for name in active:
-        values = _elastic(pm, [name])
+        if budget is not None and budget.expired():
+            return rows
+        values = _elastic(pm, [name], budget)
         if values is not None:
             rows.append({"constraint": name, "required": values[name], "together": False})
-    if not rows and len(active) > 1:
-        values = _elastic(pm, active)
+    if not rows and len(active) > 1 and not (budget is not None and budget.expired()):
+        values = _elastic(pm, active, budget)
         if values is not None:
             for name in active:
                 if values[name] != pm.limits[name]:
@@ -98,7 +112,7 @@ def explain_infeasible(pm: PlanModel) -> list[dict[str, Any]]:
     return rows
 
 
-def _elastic(pm: PlanModel, names: list[str]) -> dict[str, float] | None:
+def _elastic(pm: PlanModel, names: list[str], budget=None) -> dict[str, float] | None:
     m = pm.model
     slacks = {n: getattr(m, f"{n}_slack") for n in names}
     for s in slacks.values():
@@ -108,7 +122,7 @@ def _elastic(pm: PlanModel, names: list[str]) -> dict[str, float] | None:
     for other in ("cost", "quality", "time", "forgetting"):
         getattr(m, f"objective_{other}").deactivate()
     try:
-        res = pm._run(None)
+        res = pm._run(seconds_left(budget))
         if res.solution_status is None or res.incumbent_objective is None:
             return None
         res.solution_loader.load_vars()

@@ -195,6 +195,8 @@ class SolveResult:
         if self.status == "infeasible":
             out["relaxations"] = self.relaxations
             out["message"] = self.message
+        elif self.message and self.plan is None:  # a time limit with no plan yet: what took the time
+            out["message"] = self.message
         if self.risk is not None:
             out["risk"] = self.risk
         return out
@@ -310,10 +312,11 @@ class PlanModel:
         scenarios the chance rows hold the widened limits of that rule already: one solve and its tie-break."""
         if self.model is None or self.scenarios is not None:
             return self._solve_once(time_limit)
+        end = None if time_limit is None else time.perf_counter() + time_limit  # the cuts' re-solves share the limit
         resting_width = set_row_width(self.model, SEARCH_WIDTH_SLACKS)
         try:
             for _ in range(MAX_TOLERANCE_CUTS):
-                result = self._solve_once(time_limit)
+                result = self._solve_once(_until(end))
                 if result.metrics is None or not self.broken_limits(result.metrics):
                     return result
                 self._cut_off_last_plan()
@@ -344,10 +347,11 @@ class PlanModel:
             return SolveResult("infeasible", self.objective, build_seconds=self.build_seconds,
                                message=f"the instance has {why}" + (f"; {hint}" if hint else ""))
         start = time.perf_counter()
+        end = None if time_limit is None else start + time_limit
         res = self._run(time_limit)
         status = _status(res)
         if status == "optimal" and self.objective not in ("cost", "cvar"):
-            res, status = self._tie_break_by_cost(res, time_limit)
+            res, status = self._tie_break_by_cost(res, _until(end))
         seconds = time.perf_counter() - start
         result = SolveResult(status, self.objective, build_seconds=self.build_seconds, solve_seconds=seconds)
         if res.solution_status in (SolutionStatus.optimal, SolutionStatus.feasible) and status != "infeasible":
@@ -419,6 +423,11 @@ class PlanModel:
             if hasattr(m, "cvar_cost"):
                 result.mip_values["cvar_cost_usd"] = pyo.value(m.cvar_cost)
         result.big_m_breaches = [x for s, (r, h) in enumerate(stages) for x in big_m_breaches(space.slots[s], r, h)]
+
+
+def _until(end: float | None) -> float | None:
+    """The time limit of a run that must end by ``end`` (a ``time.perf_counter`` instant; None: none), at least 0.01 s."""
+    return None if end is None else max(0.01, end - time.perf_counter())
 
 
 def _status(res) -> str:

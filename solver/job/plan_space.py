@@ -63,6 +63,24 @@ MODEL_KIB_PER_STAGE_PAIR = 1.5
 # already takes about a minute on the benchmark machine (4,000 GPU counts: 33-44 s, 411 MiB, without the
 # sensitivity re-solves); beyond it the build alone runs for minutes, so the user hears why up front.
 MAX_MODEL_MIB = 512
+# Time of building the model (``PlanModel(inst)``, before any solve): on the shared 2-core test machine
+# (2026-12-02, by hand, /tmp scripts not shipped) 6 phases of 3 and 4 options and 7 of 3 without taper_only
+# (11,673, 65,545 and 35,001 recipes × 18 hardware) built in 2.28, 12.23 and 6.57 s: 0.19-0.20 ms per recipe;
+# 1,014 hardware choices of 169 recipes in 0.87 s: 0.86 ms per hardware choice; 31 candidate students of
+# 169 recipes in 1.09 s (0.2 ms per recipe again); qwen3-32b-sft-then-rl's 6,654 stage pairs 0.28 s. A
+# time limit is refused before building only when half this estimate (a machine twice as fast) is over it.
+BUILD_MS_PER_RECIPE = 0.2
+BUILD_MS_PER_HARDWARE = 0.86
+BUILD_MS_PER_STAGE_PAIR = 0.03
+BUILD_SPEEDUP = 2.0   # the fastest machine assumed: the refusal is for a build that clearly cannot fit
+# With a confidence the scenario layer adds rows per scenario (formulation/scenarios.py): ChanceModel of 50 and
+# 200 scenarios (same machine, same day) took 0.21 and 0.64 s on qwen3-8b-math (169 × 18 recipe × hardware
+# pairs), 2.30 and 5.30 s on the split-rollout job with staleness (360 × 81), 2.90 and 8.78 s on
+# qwen3-32b-sft-then-rl (294 × 36 and 6,654 stage pairs): 0.7-0.95 µs per pair per scenario, 4.4 µs per stage pair.
+# Loading that model into HiGHS (the first run, before HiGHS's own clock starts) takes as long again: a first run
+# limited to 0.01 s took 0.36, 4.75 and 6.49 s after builds of 0.39, 3.96 and 5.82 s. Both are counted.
+SCENARIO_US_PER_PAIR = 2.0
+SCENARIO_US_PER_STAGE_PAIR = 9.5
 
 
 @dataclass(frozen=True)
@@ -79,6 +97,9 @@ class PlanSpace:
     stage_pairs: int = 0        # a staged model's (first-stage recipe, second-stage option) pairs
     other_students_mib: float = 0.0   # with candidate_students: the other students' blocks
     retention: int = 1          # retention options (keep_last × tiers of a ``retention`` block; 1 without one)
+    other_students_seconds: float = 0.0   # with candidate_students: the other students' blocks' build time
+    # option -> estimated build seconds if it offered a single value
+    seconds_without: dict[str, float] = field(default_factory=dict)
 
     @property
     def plans(self) -> int:
@@ -89,6 +110,11 @@ class PlanSpace:
     def model_mib(self) -> float:
         """The estimated MiB of building and solving the MIP (with the other students' blocks)."""
         return model_mib(self.recipes, self.hardware, self.stage_pairs) + self.other_students_mib
+
+    @property
+    def build_seconds(self) -> float:
+        """The estimated seconds of building the MIP on the benchmark machine (with the other students' blocks)."""
+        return build_seconds(self.recipes, self.hardware, self.stage_pairs) + self.other_students_seconds
 
     @property
     def dominant(self) -> str | None:
@@ -102,14 +128,20 @@ class PlanSpace:
             return (f"{self.recipes:,} stage recipes over the stage slots, {self.hardware:,} hardware options per stage, "
                     f"{self.stage_pairs:,} pairs of first and second stages")
         retention = f" × {self.retention:,} retention options" if self.retention > 1 else ""
+        students = self.options.get("candidate_students")
         return (f"{self.recipes:,} recipes × {self.hardware:,} hardware options × {self.intervals:,} "
-                f"checkpoint intervals{retention} = {self.plans:,} plans")
+                f"checkpoint intervals{retention} = {self.plans:,} plans" + (f" for each of {students} students" if students else ""))
 
 
 def model_mib(recipes: int, hardware: int, stage_pairs: int = 0) -> float:
     """Estimated peak memory of building and solving the MIP, MiB (module docstring; a staged model's pairs too)."""
     return (BASELINE_MIB + recipes * MODEL_KIB_PER_RECIPE / 1024 + hardware * MODEL_KIB_PER_HARDWARE / 1024
             + recipes * hardware * MODEL_BYTES_PER_PAIR / 2**20 + stage_pairs * MODEL_KIB_PER_STAGE_PAIR / 1024)
+
+
+def build_seconds(recipes: int, hardware: int, stage_pairs: int = 0) -> float:
+    """Estimated seconds of building the MIP (``BUILD_MS_PER_*``, measured)."""
+    return (recipes * BUILD_MS_PER_RECIPE + hardware * BUILD_MS_PER_HARDWARE + stage_pairs * BUILD_MS_PER_STAGE_PAIR) / 1000
 
 
 def schedule_count(options: int, phases: int, taper_only: bool) -> int:
@@ -213,17 +245,24 @@ def plan_space(inst: Instance) -> PlanSpace:
         spaces = [plan_space(inst.for_student(name)) for name in inst.student_names()]
         first = spaces[0]
         extra = sum(s.model_mib - BASELINE_MIB for s in spaces[1:])
-        return PlanSpace(first.recipes, first.hardware, first.intervals, first.options,
-                         {k: v + extra for k, v in first.model_mib_without.items()}, first.stage_pairs, extra)
+        seconds = sum(s.build_seconds for s in spaces[1:])
+        # the students themselves are an option: one of them alone is the first student's model
+        options = {**first.options, "candidate_students": len(spaces)}
+        without = {**{k: v + extra for k, v in first.model_mib_without.items()}, "candidate_students": first.model_mib}
+        seconds_without = {**{k: v + seconds for k, v in first.seconds_without.items()},
+                           "candidate_students": first.build_seconds}
+        return PlanSpace(first.recipes, first.hardware, first.intervals, options, without, first.stage_pairs, extra,
+                         other_students_seconds=seconds, seconds_without=seconds_without)
     counts = _option_counts(inst)
     recipes, hardware, intervals, pairs = _sizes(inst, counts)
-    without = {}
+    without, seconds = {}, {}
     for key, n in counts.items():
         if n > 1:
             r, h, _, p = _sizes(inst, {**counts, key: 1}, exact=False)
-            without[key] = model_mib(r, h, p)
+            without[key], seconds[key] = model_mib(r, h, p), build_seconds(r, h, p)
     # the retention one-hot adds a few rows per (hardware, interval) pair, not per recipe: left out of the memory estimate
-    return PlanSpace(recipes, hardware, intervals, counts, without, pairs, retention=max(1, len(retention_options(inst))))
+    return PlanSpace(recipes, hardware, intervals, counts, without, pairs, retention=max(1, len(retention_options(inst))),
+                     seconds_without=seconds)
 
 
 def check_model_size(inst: Instance, cap_mib: float = MAX_MODEL_MIB) -> PlanSpace:
@@ -232,18 +271,54 @@ def check_model_size(inst: Instance, cap_mib: float = MAX_MODEL_MIB) -> PlanSpac
     if space.model_mib <= cap_mib:
         return space
     key = space.dominant
-    why = ""
-    if key is not None:
-        n = space.options[key]
-        if key in ("training.phases", "training.samples_per_prompt_options"):
-            t = inst.training
-            k = space.options["training.samples_per_prompt_options"]
-            schedules = schedule_count(k, t.phases, t.taper_only)
-            what = (f"{k} samples_per_prompt_options over {t.phases} phases"
-                    + ("" if t.taper_only else " without taper_only") + f" give {schedules:,} sampling schedules")
-        else:
-            what = f"{n:,} values"
-        why = (f"; most of it comes from {key} ({what}): one value would bring it to about "
-               f"{space.model_mib_without[key]:,.0f} MiB")
+    why = "" if key is None else (f"; most of it comes from {key} ({_what(inst, space, key)}): one value would bring it "
+                                  f"to about {space.model_mib_without[key]:,.0f} MiB")
     raise InputError(f"{key or 'instance'}: {space.describe()}; the model would need about {space.model_mib:,.0f} MiB, "
                      f"over the cap of {cap_mib:,.0f} MiB{why}")
+
+
+def _what(inst: Instance, space: PlanSpace, key: str) -> str:
+    """What option ``key`` offers, in words: its count of values, or the sampling schedules of the phases."""
+    if key in ("training.phases", "training.samples_per_prompt_options"):
+        t = inst.training
+        k = space.options["training.samples_per_prompt_options"]
+        return (f"{k} samples_per_prompt_options over {t.phases} phases" + ("" if t.taper_only else " without taper_only")
+                + f" give {schedule_count(k, t.phases, t.taper_only):,} sampling schedules")
+    if key == "candidate_students":
+        return f"{space.options[key]:,} students, the instance's and its candidate_students, each a model block of its own"
+    return f"{space.options[key]:,} values"
+
+
+def scenario_seconds(space: PlanSpace, scenarios: int) -> float:
+    """Estimated seconds the scenario layer of ``scenarios`` scenarios adds to the build and the model's load into
+    the solver (``SCENARIO_US_*``)."""
+    return scenarios * (space.recipes * space.hardware * SCENARIO_US_PER_PAIR
+                        + space.stage_pairs * SCENARIO_US_PER_STAGE_PAIR) / 1e6
+
+
+def check_build_time(inst: Instance, space: PlanSpace, seconds_left: float | None, flag: str = "--time-limit",
+                     scenarios: int = 0) -> None:
+    """Refuse, before building, a model whose build clearly cannot fit in ``seconds_left`` (None: no limit): even
+    ``BUILD_SPEEDUP`` times faster than measured it would take longer (with ``scenarios``, a chance-constrained
+    model's layer included); the InputError names the option that makes it large and what one value would take."""
+    extra = scenario_seconds(space, scenarios) if scenarios else 0.0
+    if seconds_left is None or (space.build_seconds + extra) / BUILD_SPEEDUP <= seconds_left:
+        return
+    if extra > space.build_seconds:  # the scenarios make it large
+        raise InputError(f"{flag}: the chance-constrained model of {space.describe()} over {scenarios:,} scenarios takes "
+                         f"about {_seconds(space.build_seconds + extra)} to build and load into the solver (at least "
+                         f"{_seconds((space.build_seconds + extra) / BUILD_SPEEDUP)} on a fast machine), more than the "
+                         f"{_seconds(max(seconds_left, 0))} left of the limit; give more time or fewer --scenarios "
+                         f"(each adds about {1000 * extra / scenarios:,.0f} ms)")
+    candidates = {k: v for k, v in space.seconds_without.items() if space.options.get(k, 1) > 1}
+    key = min(candidates, key=candidates.get) if candidates else None
+    why = "" if key is None else (f"; most of it comes from {key} ({_what(inst, space, key)}): one value would build in "
+                                  f"{_seconds(space.seconds_without[key])}")
+    raise InputError(f"{flag}: {space.describe()}; building the model alone takes about {_seconds(space.build_seconds)} "
+                     f"(at least {_seconds(space.build_seconds / BUILD_SPEEDUP)} on a fast machine), more than the "
+                     f"{_seconds(max(seconds_left, 0))} left of the limit{why}; give more time or fewer options")
+
+
+def _seconds(x: float) -> str:
+    """Seconds in words for a refusal: ``12.3 s``, or ``under 0.1 s``."""
+    return f"{x:,.1f} s" if x >= 0.1 else "under 0.1 s"

@@ -58,24 +58,19 @@ class Checked:
 
 def validate_instance(source: str | Path | dict[str, Any], label: str = "instance") -> Checked:
     """``planopt validate`` (the CLI and ``POST /api/validate``): the instance, a job or a portfolio, checked
-    and its model built without solving; InputError naming the field (a portfolio's job by ``label: job 'NAME'``)."""
-    from planopt.errors import InputError, read_json
+    and its model built without solving; InputError naming the field, with the line solve gives (``job/checks.py``)."""
+    from planopt.errors import read_json
     data = source if isinstance(source, dict) else read_json(source)
     if data.get("kind") == "portfolio":
-        from planopt.job.plan_space import check_model_size
+        from planopt.job.checks import check_portfolio
         from planopt.portfolio.solve import PortfolioModel, load_portfolio
         portfolio = load_portfolio(source)
-        plans = 0
-        for name, inst in zip(portfolio.names, portfolio.instances):  # each job's own model, before the portfolio's
-            try:
-                plans += check_model_size(inst).plans
-            except InputError as exc:
-                raise InputError(f"{label}: job {name!r}: {exc}") from None
+        plans = check_portfolio(portfolio)  # solve's own refusals (its job count, each job's model), with its lines
         return Checked("portfolio", PortfolioModel(portfolio), plans=plans)
+    from planopt.job.checks import check_job
     from planopt.job.model import PlanModel
-    from planopt.job.plan_space import check_model_size
     from planopt.instance import load_instance
     inst = load_instance(source)
-    space = check_model_size(inst)  # an instance solve would refuse is refused here, with the same line
+    space = check_job(inst)  # every refusal solve makes of a parsed job, with the same line
     pm = PlanModel(inst)
     return Checked("job", pm, plan_space=plan_space_line(pm), model_mib=space.model_mib)

@@ -35,6 +35,9 @@ OUT_OF_SAMPLE_SCENARIOS = 10_000
 # of the confidence asked; a shortfall beyond it raises the in-sample share.
 OUT_OF_SAMPLE_TOLERANCE = 0.02
 GUARD_ROUNDS = 3
+# Seconds of loading a chance-constrained model into HiGHS per second of building it: 0.9-1.2 measured (a first run
+# limited to 0.01 s took 0.36, 4.75 and 6.49 s after builds of 0.39, 3.96 and 5.82 s; plan_space.py).
+LOAD_PER_BUILD_SECOND = 1.0
 # The out-of-sample set is drawn with seed + this offset, so it never repeats the in-sample draws.
 OUT_OF_SAMPLE_SEED_OFFSET = 1_000_003
 
@@ -82,6 +85,9 @@ class ChanceModel:
         GUARD_ROUNDS times), so that the confidence holds beyond the sample."""
         target, result = self.confidence, None
         for round_ in range(GUARD_ROUNDS + 1):
+            if result is not None and self.budget is not None and self.budget.expired():
+                result.risk["guard"] = f"the time limit ran out before guard round {round_}; kept the plan of {target:.1%}"
+                break
             attempt = self._solve_at(target, time_limit, out_of_sample, explain=result is None)
             if attempt.plan is None and result is not None:
                 result.risk["guard"] = f"no plan meets the limits in {target:.1%} of the sample; kept the plan of {result.risk['in_sample_target']:.1%}"
@@ -100,7 +106,19 @@ class ChanceModel:
             target = min(1.0, max(target + short, target + 1.0 / self.n))
         return result
 
+    budget = None   # a TimeBudget bounding every solver run (``solve_chance``); None: each gets ``time_limit``
+    _load_left = 0.0   # seconds the first run spends loading the model into HiGHS (under a budget)
+
+    def _limit(self, time_limit: float | None) -> float | None:
+        """The time limit of the next solver run: what the budget has left, else ``time_limit``."""
+        if self.budget is None:
+            return time_limit
+        from planopt.job.diagnose import seconds_left
+        load, self._load_left = self._load_left, 0.0   # the first run loads the model before HiGHS's clock starts
+        return max(0.01, seconds_left(self.budget) - load)
+
     def _solve_at(self, target: float, time_limit: float | None, out_of_sample: int, explain: bool = True) -> SolveResult:
+        time_limit = self._limit(time_limit)
         pm = self.plan_model
         if pm.model is None:
             result = pm.solve(time_limit)
@@ -116,6 +134,11 @@ class ChanceModel:
             result = pm.solve(time_limit)
         if result.plan is not None:
             result.risk = self.risk_of(result.plan, out_of_sample)
+        elif result.status == "infeasible" and explain and self.budget is not None and self.budget.expired():
+            result.message = (f"no plan meets every limit in {self.confidence:.0%} of {self.n} scenarios; the time limit "
+                              "ran out before the most any plan reaches was found")  # its MIPs would each run past it
+            result.risk = {"confidence": self.confidence, "scenarios": self.n, "reachable_confidence": None,
+                           "least_violations_per_limit": {}, "objective_measure": self.objective_measure}
         elif result.status == "infeasible" and explain:
             result.message, result.risk = self.explain_infeasible(time_limit)
         result.solve_seconds = time.perf_counter() - start
@@ -175,8 +198,12 @@ class ChanceModel:
     def explain_infeasible(self, time_limit: float | None) -> tuple[str, dict[str, Any]]:
         """Why no plan meets the limits at the confidence: the message, and the most any plan reaches with each
         limit's least violations."""
-        best = self._least_violations(self.limits, time_limit)
-        per_limit = {name: self._least_violations({name: value}, time_limit) for name, value in self.limits.items()}
+        best = self._least_violations(self.limits, self._limit(time_limit))
+        per_limit = {}
+        for name, value in self.limits.items():
+            if self.budget is not None and self.budget.expired():  # the limits its time did not reach are left out
+                break
+            per_limit[name] = self._least_violations({name: value}, self._limit(time_limit))
         n = self.n
         reachable = None if best is None else (n - best) / n
         parts = [f"{name} alone fails in {v} of {n} scenarios even for the plan best at it" if v
@@ -191,7 +218,19 @@ class ChanceModel:
 
 def solve_chance(inst: Instance, confidence: float, scenarios: int = DEFAULT_SCENARIOS, seed: int = DEFAULT_SEED,
                  cvar_level: float | None = None, time_limit: float | None = None,
-                 out_of_sample: int = OUT_OF_SAMPLE_SCENARIOS, guard: bool = True) -> SolveResult:
+                 out_of_sample: int = OUT_OF_SAMPLE_SCENARIOS, guard: bool = True, budget=None) -> SolveResult:
     """The chance-constrained plan of ``inst`` at ``confidence`` over ``scenarios`` seeded scenarios
-    (:meth:`ChanceModel.solve`: with ``guard``, re-solved until it holds on ``out_of_sample`` fresh ones)."""
-    return ChanceModel(inst, confidence, scenarios, seed, cvar_level).solve(time_limit, out_of_sample, guard)
+    (:meth:`ChanceModel.solve`: with ``guard``, re-solved until it holds on ``out_of_sample`` fresh ones).
+    ``budget`` (a ``TimeBudget``) bounds the whole of it, the draw and the build included: every solver run
+    gets the time left, and no guard round starts past it."""
+    model = ChanceModel(inst, confidence, scenarios, seed, cvar_level)
+    if budget is not None and budget.limited:
+        model.budget, model._load_left = budget, LOAD_PER_BUILD_SECOND * model.build_seconds
+        # loading the model into HiGHS, before HiGHS's clock starts, takes about as long as building it
+        # (plan_space.SCENARIO_US_PER_PAIR): with less time left the first run would end past the limit
+        if budget.left() < LOAD_PER_BUILD_SECOND * model.build_seconds:
+            from planopt.uncertainty.solve import out_of_time
+            return out_of_time(inst, model.build_seconds, budget, "loading the instance, drawing the scenarios and "
+                               "building the model", note=f"loading it into the solver would take about "
+                               f"{LOAD_PER_BUILD_SECOND * model.build_seconds:.1f} s more")
+    return model.solve(time_limit, out_of_sample, guard)

@@ -388,8 +388,8 @@ def _stddev(c: _Cells, inst: Instance, kind: str, value: float) -> float:
     """The row's measurement error in the unit of ``value`` (its default when the cell is empty)."""
     if c.text("stddev"):
         s = c.number("stddev")
-        if s <= 0:
-            raise c.fail("stddev", f"expected a positive measurement error, got {s:g}")
+        if not s >= 1e-6 * max(1.0, abs(value)):  # 5e-324 made the fit's weights inf and its ranges NaN (exit 1)
+            raise c.fail("stddev", f"expected a measurement error of at least 1e-06 of the value, got {s:g}")
         return s
     if kind == "step_seconds":
         return DEFAULT_STEP_SECONDS_RELATIVE_STDDEV * value

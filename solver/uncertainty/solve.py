@@ -5,6 +5,7 @@ studies that run it many times (``studies/distributed.py``), and the API, the CL
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ from planopt.models.schema.instance import Instance
 
 from planopt.errors import InputError
 from planopt.instance import LIMIT_RANGES, check_limit, check_time_limit, load_instance
-from planopt.job.diagnose import explain_infeasible, sensitivity as limit_sensitivity
+from planopt.job.diagnose import explain_infeasible, seconds_left, sensitivity as limit_sensitivity
 from planopt.job.model import DEFAULT_SOLVER, PlanModel, SolveResult
 
 
@@ -21,7 +22,8 @@ OVERRIDES = ("objective", "budget_usd", "deadline_hours", "max_forgetting_points
 
 def solve_instance(source: str | Path | dict[str, Any] | Instance, time_limit: float | None = None,
                    sensitivity: bool = True, scenarios: int | None = None, seed: int = 0,
-                   cvar: float | None = None, solver: str = DEFAULT_SOLVER, **overrides: Any) -> SolveResult:
+                   cvar: float | None = None, solver: str = DEFAULT_SOLVER, started_at: float | None = None,
+                   **overrides: Any) -> SolveResult:
     """Solve one job. ``overrides`` take ``objective``, ``budget_usd``, ``deadline_hours``,
     ``max_forgetting_points``, ``min_quality`` and ``confidence``. An optimal result names its
     binding limits; an infeasible one lists the least relaxations that would make a plan exist.
@@ -31,8 +33,16 @@ def solve_instance(source: str | Path | dict[str, Any] | Instance, time_limit: f
     level); without one, ``scenarios`` measures the optimal plan's risk. Either way
     ``result.risk`` holds the JSON contract's ``risk`` object.
 
+    ``time_limit`` bounds the whole call from ``started_at`` (a ``time.perf_counter`` instant; default now; the
+    CLI passes the command's start, ``cli/clock.py``): a build that clearly cannot fit is refused before it
+    starts (``plan_space.check_build_time``), the solve gets the time the build left, and the limits table,
+    the relaxations and the risk what the solve left (a ``time_limit`` result keeps its incumbent and gap).
+
     ``solver`` names the MIP solver: ``"highs"`` (the default), ``"scip"`` (with PySCIPOpt installed),
     ``"cbc"`` or ``"glpk"`` (with their programs installed): ``planopt.job.model.SOLVERS``."""
+    from planopt.job.checks import check_job
+    from planopt.job.plan_space import check_build_time
+    from planopt.portfolio.budget import TimeBudget
     unknown = sorted(set(overrides) - set(OVERRIDES))
     if unknown:
         raise InputError(f"{unknown[0]}: unknown override; expected one of {', '.join(OVERRIDES)}")
@@ -40,30 +50,63 @@ def solve_instance(source: str | Path | dict[str, Any] | Instance, time_limit: f
         if name in LIMIT_RANGES and value is not None:
             check_limit(name, value, name)
     check_time_limit(time_limit, "time_limit")
+    budget = TimeBudget.of(time_limit, time.perf_counter() if started_at is None else started_at)
     inst = load_instance(source).with_overrides(**overrides)
-    if inst.constraints.confidence is not None:
+    space = check_job(inst)  # the refusals validate makes too (issue 28 item 7), before any work
+    if budget.expired():
+        return out_of_time(inst, 0.0, budget, "loading the instance")
+    chance = inst.constraints.confidence is not None
+    from planopt.uncertainty.chance import DEFAULT_SCENARIOS
+    # a build that clearly cannot fit the limit (with a confidence, its scenario layer too): refused now
+    check_build_time(inst, space, budget.left(), scenarios=(scenarios or DEFAULT_SCENARIOS) if chance else 0)
+    if chance:
         if solver != DEFAULT_SOLVER:
             raise InputError(f"solver: chance-constrained solves (a confidence) run on {DEFAULT_SOLVER} only, got {solver!r}")
-        from planopt.uncertainty.chance import DEFAULT_SCENARIOS, solve_chance
-        return solve_chance(inst, inst.constraints.confidence, scenarios or DEFAULT_SCENARIOS, seed, cvar, time_limit)
+        from planopt.uncertainty.chance import solve_chance
+        return solve_chance(inst, inst.constraints.confidence, scenarios or DEFAULT_SCENARIOS, seed, cvar, time_limit,
+                            budget=budget)
     if cvar is not None:
         raise InputError("--cvar: needs --confidence (CVaR is the objective of a chance-constrained solve)")
     pm = PlanModel(inst, solver=solver)
-    result = pm.solve(time_limit)
+    if budget.expired():
+        return out_of_time(inst, pm.build_seconds, budget, "loading the instance and building the model")
+    result = pm.solve(seconds_left(budget))
+    if result.status == "time_limit" and result.plan is None:
+        return out_of_time(inst, pm.build_seconds, budget, "loading the instance and building the model",
+                           result.solve_seconds)
     if result.status == "optimal" and sensitivity:
-        result.binding = limit_sensitivity(pm, result)
+        result.binding = limit_sensitivity(pm, result, budget)
     elif result.status == "infeasible" and pm.space.recipes and pm.space.hardware:
-        result.relaxations = explain_infeasible(pm)
-        if result.relaxations:
-            result.message = "no plan satisfies every limit; the relaxations below would each make one exist" \
-                if not result.relaxations[0]["together"] else "no plan satisfies every limit, and no single relaxation suffices"
-        else:
-            result.message = "no plan satisfies every limit, and relaxing the limits does not help (memory or options)"
-        from planopt.models.cost.data_reuse import shortage_note
-        note = shortage_note(inst)
-        if note:
-            result.message += f"; {note}"
-    if scenarios is not None and result.plan is not None:
+        explain(pm, result, budget)
+    if scenarios is not None and result.plan is not None and not budget.expired():
         from planopt.uncertainty.risk import plan_risk
         result.risk = plan_risk(inst, result.plan, scenarios, seed).to_dict()
     return result
+
+
+def out_of_time(inst: Instance, build_seconds: float, budget, phase: str, solve_seconds: float = 0.0,
+                note: str = "") -> SolveResult:
+    """The ``time_limit`` result without a plan: what took the time (``phase``: what ran up to the search, ``note``:
+    what would have come next), in one line."""
+    before = time.perf_counter() - budget.started - solve_seconds
+    search = f", then the search {solve_seconds:.1f} s without finding one" if solve_seconds else ""
+    search += f", and {note}" if note else ""
+    return SolveResult("time_limit", inst.objective, build_seconds=build_seconds, solve_seconds=solve_seconds,
+                       message=f"no plan within the {budget.end - budget.started:g} s time limit: {phase} took "
+                               f"{before:.1f} s{search}; give more time")
+
+
+def explain(pm: PlanModel, result: SolveResult, budget) -> None:
+    """An infeasible result's relaxations and message (within ``budget``: the relaxations its time reaches)."""
+    result.relaxations = explain_infeasible(pm, budget)
+    if result.relaxations:
+        result.message = "no plan satisfies every limit; the relaxations below would each make one exist" \
+            if not result.relaxations[0]["together"] else "no plan satisfies every limit, and no single relaxation suffices"
+    elif budget.expired():
+        result.message = "no plan satisfies every limit; the time limit ran out before the relaxations were found"
+    else:
+        result.message = "no plan satisfies every limit, and relaxing the limits does not help (memory or options)"
+    from planopt.models.cost.data_reuse import shortage_note
+    note = shortage_note(pm.inst)
+    if note:
+        result.message += f"; {note}"

@@ -11,11 +11,19 @@ Each case is one shipped input with one mutation, written as the bytes of a file
 - of the file: JSON truncated at a random byte, non-UTF-8 bytes, a document nested 5,000 deep;
 - valid but huge: 20,000 GPU counts, 6 phases of 6 sampling options without tapering.
 
+Issue 28 added the fields written since (``FIELD_BASES``, ``FIELD_PER_BASE`` mutations each, after the
+old bases' cases): stages (``qwen3-32b-sft-then-rl.json``), ``candidate_students`` (``math-8b-or-32b.json``),
+``hardware.rollout_gpus`` with ``training.staleness_steps_options`` (the split-rollout job), the ``retention``
+block (``instances/retention/``), a trained teacher (``teacher.training``), ``uncertainty`` overrides with
+``constraints.confidence``, the portfolio offers of ``portfolio-providers.json`` (provider, region), and the
+pilot CSV of ``planopt fit`` (its cells, rows and columns mutated as the JSON's nodes are). Their solves
+run with ``--time-limit FIELD_TIME_LIMIT_S`` (a job's limit now bounds the whole command).
+
 :func:`cases` is deterministic: the same list for the same ``per_base``, in the same order.
 :func:`run` runs ``planopt validate FILE`` and ``planopt solve FILE --json`` on a case (in this process,
 through typer's test runner) and returns what broke the contract: an exception escaping the CLI (a
 traceback), an exit code outside {0, 2, 3, 4}, stdout under ``--json`` that is not one strict JSON
-object, or an input error that is not one line starting ``error:``.
+object, or an input error that is not one line starting ``error:`` (``validate``: one such line per error).
 """
 
 from __future__ import annotations
@@ -41,6 +49,34 @@ TREE_OPS = ["delete", "wrong_type", "number", "empty", "duplicate", "unknown_nam
 FILE_OPS = ["truncate", "non_utf8", "deep"]
 
 
+def _with_staleness(doc: dict) -> dict:
+    doc["training"]["staleness_steps_options"] = [0, 1, 2]
+    return doc
+
+
+def _with_uncertainty(doc: dict) -> dict:
+    doc["uncertainty"] = {"reliability.failures_per_gpu_hour": {"low": 3e-5, "high": 6e-5, "confidence": 0.8},
+                          "efficiency.mfu_factor": 1.0}
+    doc["constraints"]["confidence"] = 0.8
+    return doc
+
+
+# base name -> (shipped file under instances/, the edit that adds the field when no shipped file has it)
+FIELD_BASES: dict[str, tuple[str, Any]] = {
+    "qwen3-32b-sft-then-rl.json": ("qwen3-32b-sft-then-rl.json", None),
+    "math-8b-or-32b.json": ("math-8b-or-32b.json", None),
+    "split-rollout-staleness.json": ("qwen3-32b-agentic-rl-split-rollout.json", _with_staleness),
+    "retention-long-rollback.json": ("retention/qwen3-8b-math-long-rollback-detection.json", None),
+    "qwen3-8b-math-train-the-teacher.json": ("qwen3-8b-math-train-the-teacher.json", None),
+    "qwen3-8b-math-uncertainty-confidence.json": ("qwen3-8b-math.json", _with_uncertainty),
+    "portfolio-providers.json": ("portfolio-providers.json", None),
+    "pilot-qwen3-8b-math.csv": ("pilot-qwen3-8b-math.csv", None),
+}
+FIELD_PER_BASE = 60
+PILOT_INSTANCE = "qwen3-8b-math.json"   # the job the pilot CSV is fitted to
+FIELD_TIME_LIMIT_S = "3"
+
+
 @dataclass(frozen=True)
 class FuzzCase:
     id: str
@@ -51,7 +87,18 @@ class FuzzCase:
 
     @property
     def is_portfolio(self) -> bool:
+        """Whether the case is a portfolio (solved with a time limit)."""
         return self.base.startswith("portfolio")
+
+    @property
+    def is_pilot(self) -> bool:
+        """Whether the case is a pilot CSV (run through ``planopt fit``)."""
+        return self.base.endswith(".csv")
+
+    @property
+    def is_field_base(self) -> bool:
+        """Whether the case mutates a base of the fields issue 28 added (``FIELD_BASES``)."""
+        return self.base in FIELD_BASES
 
 
 def _paths(node: Any, prefix: tuple = ()) -> list[tuple]:
@@ -150,8 +197,62 @@ def _inline_jobs(doc: dict) -> dict:
     return doc
 
 
-def cases(per_base: int = 260, seed: int = 0) -> list[FuzzCase]:
-    """``per_base`` mutations of each shipped base (``len(BASES) * per_base`` cases), deterministic in ``seed``."""
+def _mutate_csv(text: bytes, op: str, rng: random.Random) -> tuple[bytes, str]:
+    """A pilot CSV with one mutation: a cell deleted, replaced (wrong type, number, empty, unknown name, unicode),
+    a row duplicated or a column added; of the file, truncated, non-UTF-8 bytes or one line of a megabyte."""
+    if op in ("truncate", "non_utf8"):
+        return _mutate_file(text, op, rng)
+    lines = text.decode("utf-8").splitlines()
+    data = [i for i, line in enumerate(lines) if line and not line.startswith("#")]
+    header, rows = data[0], data[1:]
+    if op == "deep":
+        lines.append("," * 1_000_000)
+        return "\n".join(lines).encode(), "a line of a million commas"
+    if op == "unknown_field":
+        lines[header] += ",bogus_field"
+        return "\n".join(lines).encode(), "header"
+    if op == "duplicate":
+        i = rng.choice(rows)
+        lines.insert(i, lines[i])
+        return "\n".join(lines).encode(), f"line {i + 1}"
+    i = rng.choice(rows)
+    cells = lines[i].split(",")
+    c = rng.randrange(len(cells))
+    if op == "delete":
+        cells.pop(c)
+    else:
+        pools = {"wrong_type": WRONG_TYPES, "number": NUMBERS, "unknown_name": UNKNOWN, "unicode": UNICODE}
+        value = "" if op == "empty" else rng.choice(pools[op])
+        cells[c] = value if isinstance(value, str) else json.dumps(value, allow_nan=True)
+    lines[i] = ",".join(cells)
+    return "\n".join(lines).encode("utf-8", "surrogatepass"), f"line {i + 1} cell {c}"
+
+
+def field_cases(per_base: int = FIELD_PER_BASE, seed: int = 0) -> list[FuzzCase]:
+    """``per_base`` mutations of each base of ``FIELD_BASES`` (the fields added since issue 13), deterministic."""
+    out = []
+    for base, (shipped, edit) in FIELD_BASES.items():
+        rng = random.Random(f"{seed}:{base}")
+        original = (ROOT / "instances" / shipped).read_bytes()
+        for n in range(per_base):
+            op = FILE_OPS[(n // 10) % len(FILE_OPS)] if n % 10 == 0 else TREE_OPS[n % len(TREE_OPS)]
+            if base.endswith(".csv"):
+                content, where = _mutate_csv(original, op, rng)
+            else:
+                doc = _inline_jobs(json.loads(original))
+                doc = edit(doc) if edit is not None else doc
+                if op in FILE_OPS:
+                    content, where = _mutate_file(_dump(doc), op, rng)
+                else:
+                    doc, where = _mutate_tree(doc, op, rng)
+                    content = _dump(doc)
+            out.append(FuzzCase(f"{Path(base).stem}-{n:03d}-{op}", base, op, where, content))
+    return out
+
+
+def cases(per_base: int = 260, seed: int = 0, field_per_base: int = FIELD_PER_BASE) -> list[FuzzCase]:
+    """``per_base`` mutations of each shipped base of ``BASES`` (``len(BASES) * per_base`` cases), then
+    ``field_per_base`` of each of ``FIELD_BASES``; deterministic in ``seed``."""
     out = []
     for base in BASES:
         rng = random.Random(f"{seed}:{base}")
@@ -169,7 +270,7 @@ def cases(per_base: int = 260, seed: int = 0) -> list[FuzzCase]:
                 doc, where = _mutate_tree(doc, op, rng)
                 content = _dump(doc)
             out.append(FuzzCase(f"{Path(base).stem}-{n:03d}-{op}", base, op, where, content))
-    return out
+    return out + field_cases(field_per_base, seed)
 
 
 ALLOWED_EXIT_CODES = {0, 2, 3, 4}
@@ -198,8 +299,17 @@ def _strict_json_object(text: str) -> Optional[str]:
 
 
 def commands(case: FuzzCase, path: Path) -> list[list[str]]:
+    """The runs of a case: ``validate`` and ``solve --json`` of an instance; ``fit --json`` of a pilot CSV."""
+    if case.is_pilot:
+        return [["fit", str(ROOT / "instances" / PILOT_INSTANCE), str(path), "--out", str(path.with_suffix(".fitted.json")),
+                 "--json"]]
     solve = ["solve", str(path), "--json"]
-    solve += ["--time-limit", PORTFOLIO_TIME_LIMIT_S] if case.is_portfolio else ["--no-sensitivity"]
+    if case.is_portfolio:
+        solve += ["--time-limit", PORTFOLIO_TIME_LIMIT_S]
+    elif case.is_field_base:  # the limit bounds the whole command, the limits table included
+        solve += ["--time-limit", FIELD_TIME_LIMIT_S]
+    else:
+        solve += ["--no-sensitivity"]
     return [["validate", str(path)], solve]
 
 
@@ -230,7 +340,7 @@ def run(case: FuzzCase, folder: Path) -> list[Outcome]:
     """Run the case's commands on its file, written into ``folder``; one Outcome per command."""
     from typer.testing import CliRunner
     from planopt.cli import app
-    path = folder / f"{case.id}.json"
+    path = folder / (f"{case.id}.csv" if case.is_pilot else f"{case.id}.json")
     path.write_bytes(case.content)
     out = []
     for args in commands(case, path):
@@ -249,7 +359,9 @@ def run(case: FuzzCase, folder: Path) -> list[Outcome]:
             problem = _strict_json_object(res.stdout)
         if problem is None and res.exit_code == 2:
             lines = res.stderr.strip().splitlines()
-            if len(lines) != 1 or not lines[0].startswith("error: "):
+            # validate lists every error of the schema at once, one line each; every other command gives one line
+            one_each = args[0] == "validate" and lines
+            if not (one_each or len(lines) == 1) or not all(line.startswith("error: ") for line in lines):
                 problem = f"an input error is not one 'error: ' line: {res.stderr[:300]!r}"
         out.append(Outcome(case.id, args[0], res.exit_code, problem))
     return out

@@ -1,8 +1,10 @@
 """The fuzzer (issue 13): mutated instances and portfolios never make the CLI print a traceback, exit 1,
 or print anything but one strict JSON object under ``--json``; an input error is one ``error:`` line.
 
-A seeded sample of ``SAMPLE`` cases runs by default (the valid-but-huge ones always among them);
-``PLANOPT_FUZZ=full`` runs all 1,560 (``benchmarks/fuzz.py`` runs them too and tabulates the outcomes,
+A seeded sample of ``SAMPLE`` cases runs by default (the valid-but-huge ones always among them, and
+``FIELD_SAMPLE`` of the fields issue 28 added: stages, candidate students, rollout GPUs and staleness,
+retention, a trained teacher, uncertainty overrides with a confidence, portfolio offers, pilot CSVs);
+``PLANOPT_FUZZ=full`` runs all 2,040 (``benchmarks/fuzz.py`` runs them too and tabulates the outcomes,
 BENCHMARKS.md §6).
 """
 
@@ -13,17 +15,22 @@ import random
 
 import pytest
 
-from tests.support.fuzzing import cases, run
+from tests.support.fuzzing import FIELD_BASES, cases, run
 
-SAMPLE = 60
+SAMPLE = 200
+FIELD_SAMPLE = 60
 ALL = cases()
 HUGE = [c for c in ALL if c.operation == "huge"]
+FIELDS = [c for c in ALL if c.is_field_base]
+OLD = [c for c in ALL if c.operation != "huge" and not c.is_field_base]
 CHOSEN = ALL if os.environ.get("PLANOPT_FUZZ") == "full" else (
-    HUGE + random.Random(13).sample([c for c in ALL if c.operation != "huge"], SAMPLE - len(HUGE)))
+    HUGE + random.Random(13).sample(OLD, SAMPLE - len(HUGE) - FIELD_SAMPLE) + random.Random(28).sample(FIELDS, FIELD_SAMPLE))
 
 
 def test_the_full_set_is_large_and_covers_every_mutation():
-    assert len(ALL) >= 1500
+    assert len(ALL) >= 2000
+    assert {c.base for c in FIELDS} == set(FIELD_BASES)
+    assert {c.operation for c in FIELDS} == {c.operation for c in OLD}
     assert {c.operation for c in ALL} == {"delete", "wrong_type", "number", "empty", "duplicate", "unknown_name",
                                          "unknown_field", "unicode", "truncate", "non_utf8", "deep", "huge"}
     assert {c.base for c in ALL} >= {"tiny.json", "portfolio-small.json"}
