@@ -8,7 +8,7 @@ refuses is refused by both with the same line (issue 28 item 7; ``tests/solver/c
 - with ``constraints.confidence``, a space the scenario layer does not price (three stages,
   ``formulation/scenarios.check_scenarios_apply``).
 
-A portfolio's are :func:`check_portfolio`: its jobs' own models and its job count (``portfolio/loading.py``).
+A portfolio's are ``portfolio/loading.check_portfolio``: its jobs' own models and its job count.
 """
 
 from __future__ import annotations
@@ -28,12 +28,3 @@ def check_job(inst) -> PlanSpace:
         except ValueError as exc:
             raise InputError(str(exc)) from None
     return space
-
-
-def check_portfolio(data) -> int:
-    """The plans over a loaded portfolio's jobs when ``solve`` would start on it; else the InputError it raises
-    (``loading.check_portfolio_size``: the job count, each job's model size, naming the job)."""
-    from planopt.portfolio.loading import check_portfolio_size
-    from planopt.job.plan_space import plan_space
-    check_portfolio_size(data)
-    return sum(plan_space(inst).plans for inst in data.instances)

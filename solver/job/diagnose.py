@@ -15,11 +15,13 @@ exact re-solve of the same persistent model with one thing changed.
 from __future__ import annotations
 
 import math
+import time
 from typing import Any
 
 import pyomo.core as pyo  # not pyomo.environ: its plugins cost every CLI call ~0.3 s unused (BENCHMARKS.md §1)
 
 from planopt.models.formulation import LIMITS, activate_objective, recipe_within_limits
+from planopt.models.schema.instance import Instance
 
 from planopt.job.model import PlanModel, SolveResult
 
@@ -45,10 +47,10 @@ def relaxed_value(name: str, limit: float) -> float:
 
 
 def seconds_left(budget) -> float | None:
-    """The time limit of the next solver run within ``budget`` (a ``portfolio.budget.TimeBudget``; None: no limit)."""
+    """The time limit of the next solver run within ``budget`` (a ``job.budget.TimeBudget``; None: no limit)."""
     if budget is None or budget.left() is None:
         return None
-    from planopt.portfolio.budget import MIN_SOLVE_SECONDS
+    from planopt.job.budget import MIN_SOLVE_SECONDS
     return max(MIN_SOLVE_SECONDS, budget.left())
 
 
@@ -156,3 +158,15 @@ def _outward(name: str, limit: float, slack: float) -> float:
     if LIMITS[name][1] == ">=":
         return round(math.floor((limit - slack - margin) / grid) * grid, digits)
     return round(math.ceil((limit + slack + margin) / grid) * grid, digits)
+
+
+def out_of_time(inst: Instance, build_seconds: float, budget, phase: str, solve_seconds: float = 0.0,
+                note: str = "") -> SolveResult:
+    """The ``time_limit`` result without a plan: what took the time (``phase``: what ran up to the search, ``note``:
+    what would have come next), in one line."""
+    before = time.perf_counter() - budget.started - solve_seconds
+    search = f", then the search {solve_seconds:.1f} s without finding one" if solve_seconds else ""
+    search += f", and {note}" if note else ""
+    return SolveResult("time_limit", inst.objective, build_seconds=build_seconds, solve_seconds=solve_seconds,
+                       message=f"no plan within the {budget.end - budget.started:g} s time limit: {phase} took "
+                               f"{before:.1f} s{search}; give more time")

@@ -29,7 +29,7 @@ import time
 
 import numpy as np
 
-from planopt.portfolio.budget import MIN_SOLVE_SECONDS
+from planopt.job.budget import MIN_SOLVE_SECONDS
 from planopt.portfolio.lagrange import JobPlans, LagrangeResult, bound_at
 from planopt.portfolio.pricing import cap_mask, pricer_of
 

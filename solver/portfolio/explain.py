@@ -12,7 +12,7 @@ import math
 
 from planopt.models.schema.portfolio import Portfolio, PortfolioData
 
-from planopt.portfolio.budget import EXPLAIN_SECONDS, MIN_SOLVE_SECONDS, TimeBudget
+from planopt.job.budget import EXPLAIN_SECONDS, MIN_SOLVE_SECONDS, TimeBudget
 
 EXPLAIN_JOBS = 5           # jobs for which an infeasible portfolio's explanation searches a deadline that would do
 

@@ -195,3 +195,11 @@ def check_portfolio_size(data: PortfolioData) -> None:
     if memory.total_mib > MAX_PORTFOLIO_MIB:
         raise InputError(f"portfolio model: estimated {memory.describe()}, over the {MAX_PORTFOLIO_MIB:,} MiB limit; "
                          "split it into portfolios that share no GPUs, or shorten its horizon or the jobs' windows")
+
+
+def check_portfolio(data) -> int:
+    """The plans over a loaded portfolio's jobs when ``solve`` would start on it; else the InputError it raises
+    (``loading.check_portfolio_size``: the job count, each job's model size, naming the job)."""
+    from planopt.job.plan_space import plan_space
+    check_portfolio_size(data)
+    return sum(plan_space(inst).plans for inst in data.instances)

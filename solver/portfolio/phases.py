@@ -1,6 +1,6 @@
 """The phases of a portfolio solve, in the order ``PortfolioModel.solve`` runs them.
 
-Each phase takes its share of one :class:`TimeBudget` (``solver/portfolio/budget.py``) and
+Each phase takes its share of one :class:`TimeBudget` (``solver/job/budget.py``) and
 hands on what it found through the solve's :class:`SolveRun`:
 
 1. **Later starts** (``later_starts_phase``): a portfolio with ``reserved_start_buckets`` skips
@@ -39,7 +39,7 @@ from planopt.models.schema.portfolio import PortfolioData
 
 from planopt.job.model import FEASIBILITY_TOLERANCE, _status  # the same tolerance as single-job solves
 from planopt.portfolio.branching import branch_and_price
-from planopt.portfolio.budget import (BRANCH_SHARE, COMPLETE_SHARE, FINISH_RESTORES, GREEDY_SHARE, LAGRANGE_MORE_SHARE,
+from planopt.job.budget import (BRANCH_SHARE, COMPLETE_SHARE, FINISH_RESTORES, GREEDY_SHARE, LAGRANGE_MORE_SHARE,
                                       LATER_BASE_SHARE, MASTER_SHARE, MIN_SOLVE_SECONDS, RESTORE_MARGIN, RESTORE_SECONDS,
                                       UNLIMITED_SEARCH_SECONDS, TimeBudget)
 from planopt.portfolio.evaluate import over_budget

@@ -26,7 +26,7 @@ import pyomo.environ as pyo
 from pyomo.contrib.solver.solvers.highs import Highs
 
 from planopt.job.model import FEASIBILITY_TOLERANCE, _status  # the same tolerance as single-job solves
-from planopt.portfolio.budget import COMPLETE_SHARE, POLISH_SECONDS, RESERVATION_GREEDY_SHARE, RESTORE_SECONDS, TimeBudget
+from planopt.job.budget import COMPLETE_SHARE, POLISH_SECONDS, RESERVATION_GREEDY_SHARE, RESTORE_SECONDS, TimeBudget
 from planopt.portfolio.columns import add_columns
 from planopt.portfolio.search import complete_plans, current_values, greedy_candidates, integer_vars, schedule_values, solve_fixed
 

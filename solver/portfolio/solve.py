@@ -30,7 +30,7 @@ from planopt.models.formulation.portfolio import build_portfolio
 from planopt.models.schema.portfolio import PortfolioData
 
 from planopt.instance import check_time_limit
-from planopt.portfolio.budget import MIN_SOLVE_SECONDS, TimeBudget
+from planopt.job.budget import MIN_SOLVE_SECONDS, TimeBudget
 from planopt.portfolio.evaluate import evaluate_schedule, extract_schedule, over_budget
 from planopt.portfolio.explain import Explanation
 from planopt.portfolio.loading import MAX_PORTFOLIO_MIB, check_budget, check_portfolio_size, load_portfolio, portfolio_memory

@@ -18,7 +18,7 @@ from typing import Any
 
 from planopt.models.formulation.portfolio import add_share_floors
 
-from planopt.portfolio.budget import LAGRANGE_SECONDS, LAGRANGE_SHARE, TimeBudget
+from planopt.job.budget import LAGRANGE_SECONDS, LAGRANGE_SHARE, TimeBudget
 from planopt.portfolio.lagrange import job_plans, lagrangian_bound, reservation_floors
 from planopt.portfolio.search import plan_values, set_start
 

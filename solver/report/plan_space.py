@@ -62,7 +62,7 @@ def validate_instance(source: str | Path | dict[str, Any], label: str = "instanc
     from planopt.errors import read_json
     data = source if isinstance(source, dict) else read_json(source)
     if data.get("kind") == "portfolio":
-        from planopt.job.checks import check_portfolio
+        from planopt.portfolio.loading import check_portfolio
         from planopt.portfolio.solve import PortfolioModel, load_portfolio
         portfolio = load_portfolio(source)
         plans = check_portfolio(portfolio)  # solve's own refusals (its job count, each job's model), with its lines

@@ -229,7 +229,7 @@ def solve_chance(inst: Instance, confidence: float, scenarios: int = DEFAULT_SCE
         # loading the model into HiGHS, before HiGHS's clock starts, takes about as long as building it
         # (plan_space.SCENARIO_US_PER_PAIR): with less time left the first run would end past the limit
         if budget.left() < LOAD_PER_BUILD_SECOND * model.build_seconds:
-            from planopt.uncertainty.solve import out_of_time
+            from planopt.job.diagnose import out_of_time
             return out_of_time(inst, model.build_seconds, budget, "loading the instance, drawing the scenarios and "
                                "building the model", note=f"loading it into the solver would take about "
                                f"{LOAD_PER_BUILD_SECOND * model.build_seconds:.1f} s more")

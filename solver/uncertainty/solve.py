@@ -13,7 +13,7 @@ from planopt.models.schema.instance import Instance
 
 from planopt.errors import InputError
 from planopt.instance import LIMIT_RANGES, check_limit, check_time_limit, load_instance
-from planopt.job.diagnose import explain_infeasible, seconds_left, sensitivity as limit_sensitivity
+from planopt.job.diagnose import explain_infeasible, out_of_time, seconds_left, sensitivity as limit_sensitivity
 from planopt.job.model import DEFAULT_SOLVER, PlanModel, SolveResult
 
 
@@ -42,7 +42,7 @@ def solve_instance(source: str | Path | dict[str, Any] | Instance, time_limit: f
     ``"cbc"`` or ``"glpk"`` (with their programs installed): ``planopt.job.model.SOLVERS``."""
     from planopt.job.checks import check_job
     from planopt.job.plan_space import check_build_time
-    from planopt.portfolio.budget import TimeBudget
+    from planopt.job.budget import TimeBudget
     unknown = sorted(set(overrides) - set(OVERRIDES))
     if unknown:
         raise InputError(f"{unknown[0]}: unknown override; expected one of {', '.join(OVERRIDES)}")
@@ -82,18 +82,6 @@ def solve_instance(source: str | Path | dict[str, Any] | Instance, time_limit: f
         from planopt.uncertainty.risk import plan_risk
         result.risk = plan_risk(inst, result.plan, scenarios, seed).to_dict()
     return result
-
-
-def out_of_time(inst: Instance, build_seconds: float, budget, phase: str, solve_seconds: float = 0.0,
-                note: str = "") -> SolveResult:
-    """The ``time_limit`` result without a plan: what took the time (``phase``: what ran up to the search, ``note``:
-    what would have come next), in one line."""
-    before = time.perf_counter() - budget.started - solve_seconds
-    search = f", then the search {solve_seconds:.1f} s without finding one" if solve_seconds else ""
-    search += f", and {note}" if note else ""
-    return SolveResult("time_limit", inst.objective, build_seconds=build_seconds, solve_seconds=solve_seconds,
-                       message=f"no plan within the {budget.end - budget.started:g} s time limit: {phase} took "
-                               f"{before:.1f} s{search}; give more time")
 
 
 def explain(pm: PlanModel, result: SolveResult, budget) -> None:

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from planopt.cli import app
-from planopt.portfolio.budget import TimeBudget
+from planopt.job.budget import TimeBudget
 from planopt.portfolio.solve import PortfolioModel, PortfolioResult, load_portfolio, solve_portfolio
 
 from tests.support.common import INSTANCES

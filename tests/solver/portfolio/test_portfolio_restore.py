@@ -11,7 +11,7 @@ import math
 import pyomo.environ as pyo
 import pytest
 
-from planopt.portfolio.budget import TimeBudget
+from planopt.job.budget import TimeBudget
 from planopt.portfolio.solve import PortfolioModel
 
 from tests.support.common import split_seeds

@@ -1,4 +1,4 @@
-"""The one time budget of a portfolio solve (solver/portfolio/budget.py): its deadline, shares,
+"""The one time budget of a portfolio solve (solver/job/budget.py): its deadline, shares,
 sub-solve limits and restore time, and what a solve's phases record in it."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from planopt.portfolio.budget import (COMPLETE_SECONDS, COMPLETE_SHARE, MIN_SOLVE_SECONDS, RESTORE_MARGIN, RESTORE_SECONDS,
+from planopt.job.budget import (COMPLETE_SECONDS, COMPLETE_SHARE, MIN_SOLVE_SECONDS, RESTORE_MARGIN, RESTORE_SECONDS,
                                       UNLIMITED_SEARCH_SECONDS, TimeBudget)
 from planopt.portfolio.phases import SEARCH_PHASES
 from planopt.portfolio.solve import PortfolioModel

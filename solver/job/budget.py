@@ -1,4 +1,8 @@
-"""One portfolio solve's time: the deadline, the shares its phases take, the measured restore time.
+"""A solve's time: the deadline, the shares a portfolio solve's phases take, the measured restore time.
+
+A single job's solve (``uncertainty/solve.py``: build, solve, the Limits re-solves, risk) spends one
+:class:`TimeBudget` started when the command starts; so does a portfolio's, whose phases the rest of
+this module is about (it lives in ``job/``, below both, for that reason).
 
 A solve (``PortfolioModel.solve``) runs its phases one after another within one time limit
 (``solver/portfolio/phases.py``): each takes a share of the time left, never a fixed slice, so a
