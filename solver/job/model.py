@@ -41,6 +41,10 @@ FEASIBILITY_TOLERANCE = 1e-9
 # Plans whose first objective lies within this relative distance of the best
 # count as tied and are told apart by cost (the oracle uses the same rule).
 TIE_BREAK_RELATIVE = 1e-7
+# Among those, costs within this relative distance are equal: float64 sums of the same plan's terms in another
+# order (numpy's arrays against the evaluator's loop) differ by ~1e-16 per term over ~10^3 terms; the oracles
+# then take the first plan in their one enumeration order, so that float noise never picks the plan.
+COST_TIE_RELATIVE = 1e-12
 # A solver never writes to stdout (it would corrupt `--json`): its log, including
 # HiGHS's warnings about huge bounds, is off, or under `-v` sent to stderr
 # (Pyomo captures the solver's stdout and tees it to the streams given).

@@ -248,9 +248,14 @@ def plan_space(inst: Instance) -> PlanSpace:
         seconds = sum(s.build_seconds for s in spaces[1:])
         # the students themselves are an option: one of them alone is the first student's model
         options = {**first.options, "candidate_students": len(spaces)}
-        without = {**{k: v + extra for k, v in first.model_mib_without.items()}, "candidate_students": first.model_mib}
-        seconds_without = {**{k: v + seconds for k, v in first.seconds_without.items()},
-                           "candidate_students": first.build_seconds}
+        # an option of the instance (GPU counts, steps, ...) is every student's: cutting it to one value cuts it in
+        # every student's block (a student without that option keeps its whole block)
+        keys = list(dict.fromkeys(k for sp in spaces for k in sp.model_mib_without))
+        without = {k: sum(sp.model_mib_without.get(k, sp.model_mib) for sp in spaces) - BASELINE_MIB * (len(spaces) - 1)
+                   for k in keys}
+        without["candidate_students"] = first.model_mib
+        seconds_without = {k: sum(sp.seconds_without.get(k, sp.build_seconds) for sp in spaces) for k in keys}
+        seconds_without["candidate_students"] = first.build_seconds
         return PlanSpace(first.recipes, first.hardware, first.intervals, options, without, first.stage_pairs, extra,
                          other_students_seconds=seconds, seconds_without=seconds_without)
     counts = _option_counts(inst)

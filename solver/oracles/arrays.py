@@ -15,7 +15,7 @@ recipe's memory class fits on the hardware and no limit is broken by
 ``costs.exceeds`` (the evaluator's tolerance rule, applied element-wise). The
 best plan is the lexicographic rule of ``oracle.lexicographic_best``: the best
 first objective, then the cheapest among plans within ``run.TIE_BREAK_RELATIVE``
-of it, then the first in the order of ``itertools.product(recipes, hardware,
+of it (costs equal up to ``COST_TIE_RELATIVE``), then the first in the order of ``itertools.product(recipes, hardware,
 intervals)`` (with a ``retention`` block, ``(recipes, hardware, intervals, retention
 options)``: the arrays gain a last axis, ``retention.py``'s options).
 
@@ -44,7 +44,7 @@ from planopt.models.cost.retention import RetentionChoice, covers, deep_rollback
 from planopt.models.schema.instance import Instance
 
 from planopt.errors import InputError
-from planopt.job.model import TIE_BREAK_RELATIVE, SolveResult
+from planopt.job.model import COST_TIE_RELATIVE, TIE_BREAK_RELATIVE, SolveResult
 
 MAX_ARRAY_BYTES = 512 * 2**20          # one call's arrays: plan_arrays' whole space, or the recipe table
 ARRAYS_PER_PLAN = 6                    # plan_arrays keeps cost, wall, train hours, quality/forgetting views, feasible
@@ -270,7 +270,8 @@ def best_plan_arrays(inst: Instance, max_plans: int = MAX_PLANS, max_bytes: int 
     best = obj.min()
     tie = obj <= best + TIE_BREAK_RELATIVE * max(1.0, abs(best))
     flat, obj, cost = flat[tie], obj[tie], cost[tie]
-    pick = flat[np.lexsort((flat, obj, cost))[0]]
+    cheapest = cost.min()
+    pick = flat[cost <= cheapest + COST_TIE_RELATIVE * max(1.0, abs(cheapest))].min()   # then the enumeration order
     r, rest = divmod(int(pick), per_recipe)
     h, rest = divmod(rest, n_i * n_k)
     i, k = divmod(rest, n_k)

@@ -32,7 +32,7 @@ from planopt.models.schema.plan import Plan, Stage
 from planopt.models.schema.instance import Instance
 
 from planopt.errors import InputError
-from planopt.job.model import TIE_BREAK_RELATIVE, SolveResult
+from planopt.job.model import COST_TIE_RELATIVE, TIE_BREAK_RELATIVE, SolveResult
 
 MAX_PLANS = 200_000
 
@@ -102,11 +102,13 @@ def all_plans(inst: Instance, limit: int = MAX_PLANS) -> list[ScoredPlan]:
 
 
 def lexicographic_best(plans: list, objective: str):
-    """Best objective, then the cheapest among plans within the MIP's tie-break tolerance of it."""
+    """Best objective, then the cheapest among plans within the MIP's tie-break tolerance of it, then the first in
+    the enumeration order among plans whose costs are equal up to ``COST_TIE_RELATIVE`` (float noise)."""
     best = min(sp.metrics.objective(objective) for sp in plans)
     slack = TIE_BREAK_RELATIVE * max(1.0, abs(best))
     ties = [sp for sp in plans if sp.metrics.objective(objective) <= best + slack]
-    return min(ties, key=lambda sp: (sp.metrics.cost_usd, sp.metrics.objective(objective)))
+    cheapest = min(sp.metrics.cost_usd for sp in ties)
+    return next(sp for sp in ties if sp.metrics.cost_usd <= cheapest + COST_TIE_RELATIVE * max(1.0, abs(cheapest)))
 
 
 def best_of(inst: Instance, feasible: list, start: float) -> SolveResult:

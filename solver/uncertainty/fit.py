@@ -384,12 +384,17 @@ def _check_value(c: _Cells, inst: Instance, kind: str, value: float) -> None:
                               f"({task.general_score_baseline:g})")
 
 
+# The least measurement error a row may state, as a share of its value: 5e-324 made the fit's weights (1/σ²)
+# inf and its ranges NaN (exit 1); a billionth of the value keeps the weights finite (below 1e18 per unit²)
+# while taking any error a real measurement states (a second in a million).
+MIN_STDDEV_SHARE = 1e-9
+
 def _stddev(c: _Cells, inst: Instance, kind: str, value: float) -> float:
     """The row's measurement error in the unit of ``value`` (its default when the cell is empty)."""
     if c.text("stddev"):
         s = c.number("stddev")
-        if not s >= 1e-6 * max(1.0, abs(value)):  # 5e-324 made the fit's weights inf and its ranges NaN (exit 1)
-            raise c.fail("stddev", f"expected a measurement error of at least 1e-06 of the value, got {s:g}")
+        if not s >= MIN_STDDEV_SHARE * max(1.0, abs(value)):
+            raise c.fail("stddev", f"expected a measurement error of at least {MIN_STDDEV_SHARE:g} of the value, got {s:g}")
         return s
     if kind == "step_seconds":
         return DEFAULT_STEP_SECONDS_RELATIVE_STDDEV * value

@@ -108,8 +108,15 @@ def test_many_candidate_students_are_refused_at_once_naming_the_field(tmp_path):
                                   "general_score_baseline": 88.0} for i in range(30)]
     path = tmp_path / "students.json"
     path.write_text(json.dumps(doc))
+    from planopt.instance import parse_instance
+    from planopt.job.plan_space import plan_space
+    space = plan_space(parse_instance(doc))
+    # the option whose cut to one value shrinks the model most, counted over every student's block: here the
+    # sampling schedules (729 per phase set), which every one of the 31 students offers
+    assert space.dominant == "training.samples_per_prompt_options"
+    assert space.model_mib_without["training.samples_per_prompt_options"] < space.model_mib_without["candidate_students"]
     for args in (["solve", str(path)], ["validate", str(path)]):
         res = runner.invoke(app, args)
         assert res.exit_code == 2
-        assert res.stderr.startswith("error: candidate_students: ") and res.stderr.count("\n") == 1
-        assert "31 students" in res.stderr and "one value would bring it to about" in res.stderr
+        assert res.stderr.startswith(f"error: {space.dominant}: ") and res.stderr.count("\n") == 1
+        assert "for each of 31 students" in res.stderr and "one value would bring it to about" in res.stderr
