@@ -75,11 +75,9 @@ posterior quantiles are its values at the marginal quantiles of :math:`z`:
 the posterior median is written as the point value and the central 80 %
 range (P10–P90) as the parameter's ``uncertainty`` entry.
 
-What this leaves out, by the uncertainty model's design: groups are drawn
-independently, so the fitted instance keeps each parameter's marginal and
-drops the posterior correlation between groups (for example between a
-learning curve's scale and ceiling). Its predictive spread at the pilot's own
-points is then wider than the joint posterior's, never narrower.
+What this leaves out, by design: groups are drawn independently, so the fitted instance keeps each
+parameter's marginal and drops the posterior correlation between groups (e.g. a learning curve's scale
+and ceiling); its predictive spread at the pilot's points is wider than the joint posterior's, never narrower.
 """
 
 from __future__ import annotations
@@ -224,9 +222,8 @@ class _Cells:
         return int(value)
 
 
-# The most rows a pilot file is read with: a pilot measures a few settings (each row costs one evaluation per
-# grid point of the posterior); 10,000 rows (the shipped pilot's 19 repeated) took 8.3 s to fit on this project's
-# 2-core machine, 2026-12-02, where 200,000 took 111 s (issue 28 item 9).
+# The most rows a pilot is read with (each costs one evaluation per posterior grid point): 10,000 (the shipped
+# pilot's 19 repeated) took 8.3 s to fit on 2 cores, 2026-12-02; 200,000 took 111 s (issue 28 item 9).
 MAX_PILOT_ROWS = 10_000
 
 
@@ -384,9 +381,7 @@ def _check_value(c: _Cells, inst: Instance, kind: str, value: float) -> None:
                               f"({task.general_score_baseline:g})")
 
 
-# The least measurement error a row may state, as a share of its value: 5e-324 made the fit's weights (1/σ²)
-# inf and its ranges NaN (exit 1); a billionth of the value keeps the weights finite (below 1e18 per unit²)
-# while taking any error a real measurement states (a second in a million).
+# The least error a row may state, as a share of its value: 5e-324 made the weights 1/σ² inf (exit 1).
 MIN_STDDEV_SHARE = 1e-9
 
 def _stddev(c: _Cells, inst: Instance, kind: str, value: float) -> float:
