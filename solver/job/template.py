@@ -149,6 +149,9 @@ def build_template(*, student: Optional[str] = None, hf_config: Optional[Path] =
                             "example_tokens": t.PROMPT_TOKENS + t.RESPONSE_TOKENS}
         out.edit.append(("sft_data", f"{t.EXAMPLES_AVAILABLE} examples owned, ${t.USD_PER_LABELED_EXAMPLE:g} per labeled "
                          f"example, {t.LABELED_EXAMPLES_PER_DAY:,} a day: placeholders, no published default"))
+    if "opd" not in chosen and (teacher is not None or teacher_score is not None):
+        flag = "--teacher" if teacher is not None else "--teacher-score"
+        raise InputError(f"{flag}: a teacher scores OPD's samples only; add opd to --methods or leave {flag} out")
     if "opd" in chosen:
         if teacher is None:
             raise InputError("--methods: opd needs a teacher: --teacher PRESET or --teacher config.json")

@@ -77,6 +77,8 @@ def test_init_refuses_to_overwrite_without_force(tmp_path):
     (["--student", "Qwen3-8"], "--student: unknown model 'Qwen3-8': did you mean 'Qwen3-8B'"),
     ([], "give one of --student PRESET"),
     (["--student", "Qwen3-8B", "--target", "nan"], "--target: expected a finite number"),
+    (["--student", "Qwen3-8B", "--methods", "rl", "--teacher", "Qwen3-32B"], "--teacher: a teacher scores OPD's samples only"),
+    (["--student", "Qwen3-8B", "--methods", "rl", "--teacher-score", "80"], "--teacher-score: a teacher scores OPD's"),
 ])
 def test_bad_flags_are_one_line_and_leave_no_file(tmp_path, args, says):
     out = tmp_path / "job.json"
