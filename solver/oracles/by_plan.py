@@ -177,7 +177,8 @@ def best_under_scenarios(inst: Instance, scenarios, confidence: float, cvar_leve
     name = "cvar" if cvar_level is not None else inst.objective
     best = min(p.objective(name) for p in feasible)
     ties = [p for p in feasible if p.objective(name) <= best + TIE_BREAK_RELATIVE * max(1.0, abs(best))]
-    return min(ties, key=lambda p: (p.expected["cost_usd"], p.objective(name)))
+    cheapest = min(p.expected["cost_usd"] for p in ties)   # then the enumeration order, as lexicographic_best
+    return next(p for p in ties if p.expected["cost_usd"] <= cheapest + COST_TIE_RELATIVE * max(1.0, abs(cheapest)))
 
 
 def most_reachable_share(inst: Instance, scenarios) -> float:
