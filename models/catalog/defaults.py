@@ -262,6 +262,30 @@ COLD_MIN_STORAGE_HOURS = 90 * 24.0
 ROLLBACK_EVENTS_PER_GPU_HOUR = 20.0 / (6144 * 1200.0 + 3072 * 336.0)
 HOURS_PER_MONTH = 730.0                # 8,760 h / 12 months, the cloud billing month
 
+# Spot preemption (a single job's ``hardware.pricing: spot`` or ``either``). AWS's
+# Spot Instance Advisor (aws.amazon.com/ec2/spot/instance-advisor; its data file
+# spot-bid-advisor.s3.amazonaws.com/spot-advisor-data.json, whose definition the
+# grailbio/base `spotadvisor` package documents): "Frequency of interruption
+# represents the rate at which Spot has reclaimed capacity during the trailing
+# month. They are in ranges of < 5%, 5-10%, 10-15%, 15-20% and >20%." GPU
+# instances of the H100 class sit in the top range (Lyceum Technologies, "Spot
+# Instance GPU ML Training", 2026-02-23: "high-demand hardware like the H100 can
+# see rates exceeding 20 percent during peak periods"). The point value is the top
+# range's lower edge, 20 % of instances reclaimed per month (INFERRED, a lower
+# bound for the H100 class); a node is reclaimed at the constant rate
+# -ln(1 - 0.2) / 730 h = 3.06e-4 per node-hour, and a synchronous gang stops when
+# any of its nodes is (so its rate is nodes x that). Its spread is
+# spreads.ABSOLUTE_SPOT_RECLAIMED_SHARE_PER_MONTH.
+SPOT_RECLAIMED_SHARE_PER_MONTH = 0.20
+SPOT_ADVISOR_LOWEST_RANGE_EDGE_SHARE_PER_MONTH = 0.05   # the Advisor's "< 5%" range, its most stable instances
+
+
+def spot_reclaims_per_node_hour(reclaimed_share_per_month: float) -> float:
+    r"""The constant hourly rate :math:`\lambda` at which a share :math:`q` of nodes is reclaimed within a month:
+    :math:`1 - e^{-730 \lambda} = q`, so :math:`\lambda = -\ln(1 - q) / 730`."""
+    return -math.log1p(-reclaimed_share_per_month) / HOURS_PER_MONTH
+
+
 # --- Quality priors ----------------------------------------------------------
 # Learning curves q(S) = q0 + (C − q0)·(1 − exp(−S / S0)), S = effective samples.
 # SFT: fitted to TML's Qwen3-8B-Base points (400K examples -> 60 % AIME'24,

@@ -148,3 +148,20 @@ def select_prices(provider: str | None = None, gpu: str | None = None) -> list[P
             raise KeyError("gpu", str(exc)) from None
         rows = [r for r in rows if r.gpu == name]
     return rows
+
+
+def holds(row: PriceRow, count: int) -> bool:
+    """Whether an offer can hold a gang of ``count`` GPUs: any count where its nodes are linked by an
+    InfiniBand-class fabric, within one node where they are linked by ethernet only."""
+    return row.interconnect != "ethernet" or count <= row.node_gpus
+
+
+def cheapest_offer(gpu: str, tier: str, count: int) -> PriceRow | None:
+    """The catalog's cheapest offer of ``gpu`` at ``tier`` that holds ``count`` GPUs (the first listed among
+    equal prices), None when none does.
+
+    Exact as the choice among offers: every offer of one GPU type has the type's physics (a plan's speed
+    comes from ``gpus.json``), so at one tier and count two offers differ only in price, and the cheaper
+    one is no worse for any objective or limit."""
+    rows = [r for r in load_prices() if r.gpu == gpu and r.tier == tier and holds(r, count)]
+    return min(rows, key=lambda r: r.usd_per_gpu_hour, default=None)

@@ -92,6 +92,12 @@ def centred_range(median: float, sigma: float) -> tuple[float, float]:
 
 SIGMA_FAILURES_ACROSS_CLUSTERS = log_sigma(d.PUBLISHED_FAILURES_PER_GPU_HOUR.values())
 ABSOLUTE_FAILURES_PER_GPU_HOUR = centred_range(d.FAILURES_PER_GPU_HOUR, SIGMA_FAILURES_ACROSS_CLUSTERS)
+# Spot reclaims (defaults.SPOT_RECLAIMED_SHARE_PER_MONTH): P10 the Spot Instance Advisor's lowest range edge
+# (5 % per month), median the point (20 %), so P90 = 20 %^2 / 5 % = 80 % (ASSUMPTION: as wide above the point as
+# the Advisor's ranges span below it; the Advisor publishes no figure above "> 20%").
+ABSOLUTE_SPOT_RECLAIMED_SHARE_PER_MONTH = (d.SPOT_ADVISOR_LOWEST_RANGE_EDGE_SHARE_PER_MONTH,
+                                           d.SPOT_RECLAIMED_SHARE_PER_MONTH ** 2
+                                           / d.SPOT_ADVISOR_LOWEST_RANGE_EDGE_SHARE_PER_MONTH)
 # Per class of cluster (`reliability.cluster_class`): median the class's rate
 # (defaults.CLUSTER_FAILURES_PER_GPU_HOUR, geometric mean of its sources); sigma
 # that of its sources where it has two or more (two_estimates' rule), otherwise

@@ -53,7 +53,7 @@ import numpy as np
 
 from planopt.models.cost import physics as ph
 from planopt.models.cost.asynchronous import combine
-from planopt.models.cost.hardware import HardwareProfile, hardware_options, memory_classes, offload_refusal
+from planopt.models.cost.hardware import HardwareProfile, hardware_options, memory_classes, offload_refusal, plan_offers
 from planopt.models.cost.stage_outcomes import stage_outcome
 from planopt.models.schema.plan import HardwareChoice, Plan, Recipe
 from planopt.models.cost.retention import (RetentionChoice, check_choice, coverage_violation, deep_rollback_share, retention_options,
@@ -91,6 +91,8 @@ class Metrics:
     flops: dict[str, float]
     fits_memory: bool
     violations: list[str] = field(default_factory=list)
+    # where each GPU set of the plan is bought (``hardware.plan_offers``): one row per stage's GPUs and rollout GPUs
+    offers: list[dict] = field(default_factory=list)
 
     @property
     def feasible(self) -> bool:
@@ -366,7 +368,7 @@ class Evaluator:
         out = Metrics(cost_usd=sum(costs.values()), wall_hours=wall, quality=q, forgetting_points=total_forgetting,
                       gpu_hours=sum(m.gpu_hours for m in alone), memory_per_gpu_gb=max(m.memory_per_gpu_gb for m in alone),
                       cost_breakdown_usd=costs, hours_breakdown=hours, flops=flops,
-                      fits_memory=all(m.fits_memory for m in alone))
+                      fits_memory=all(m.fits_memory for m in alone), offers=plan_offers(inst, plan))
         label = (lambda n: f"stage {n + 1}: ") if len(alone) > 1 else (lambda n: "")
         memory = [label(n) + v.removeprefix("memory: ") for n, m in enumerate(alone) for v in m.violations
                   if v.startswith("memory:")]

@@ -42,6 +42,7 @@ space grows only where offload is the one way to run.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -49,6 +50,7 @@ from planopt.models.cost import physics as ph
 from planopt.models.cost import rollout
 from planopt.models.cost import trainer as tr
 from planopt.models.catalog import GpuSpec
+from planopt.models.catalog.prices import PriceRow
 from dataclasses import replace
 
 from planopt.models.schema.plan import HardwareChoice, split_class, staleness_of_class
@@ -63,12 +65,90 @@ def option_of(inst: Instance, gpu: str) -> GpuOption | None:
     return next((o for o in inst.hardware.gpus if o.key == gpu), None)
 
 
-def price_usd_per_gpu_hour(inst: Instance, option: GpuOption) -> float | None:
-    """Instance override, else the catalog's on-demand or spot price (None when the tier has none)."""
+def tier_of(inst: Instance, option: GpuOption) -> str:
+    """An entry's pricing tier: its own, else ``hardware.pricing``'s (``either`` has given every entry its own)."""
+    return option.tier or ("on_demand" if inst.hardware.pricing == "either" else inst.hardware.pricing)
+
+
+def offer_of(inst: Instance, option: GpuOption, count: int | None = None) -> PriceRow | None:
+    """The price catalog's offer an entry's ``count`` GPUs are bought from (its smallest count when None):
+    its provider's at its tier, else under ``hardware.offers: catalog`` the cheapest offer of its type and tier
+    that holds the count (``prices.cheapest_offer``, exact); None for the instance's own price or a reference price."""
+    from planopt.models.catalog.prices import cheapest_offer, offers
+    tier = tier_of(inst, option)
+    if option.provider is not None:
+        return offers(option.provider, option.name, option.region).get(tier)
+    if option.price_usd_per_gpu_hour is not None or inst.hardware.offers != "catalog":
+        return None
+    return cheapest_offer(option.name, tier, min(option.counts) if count is None else count)
+
+
+def price_usd_per_gpu_hour(inst: Instance, option: GpuOption, count: int | None = None) -> float | None:
+    """What one of ``count`` GPUs of an entry costs per hour (its smallest count when None): the instance's
+    price, else its catalog offer's (:func:`offer_of`), else under ``hardware.offers: reference`` gpus.json's
+    price of its tier; None when there is none."""
     if option.price_usd_per_gpu_hour is not None:
         return option.price_usd_per_gpu_hour
+    if inst.hardware.offers == "catalog":
+        row = offer_of(inst, option, count)
+        return None if row is None else row.usd_per_gpu_hour
     spec = option.spec()
-    return spec.price_spot_usd_per_gpu_hour if inst.hardware.pricing == "spot" else spec.price_on_demand_usd_per_gpu_hour
+    return spec.price_spot_usd_per_gpu_hour if tier_of(inst, option) == "spot" else spec.price_on_demand_usd_per_gpu_hour
+
+
+def unheld_counts(inst: Instance) -> list[str]:
+    """The (entry, counts) no price holds, left out of the plan space: under ``hardware.offers: catalog``, counts
+    no catalog offer of the entry's type and tier holds (an ethernet-only offer holds one node; a tier the type
+    is not sold at), e.g. ``"hardware.gpus.5: L40S × 8, 16 (no on-demand offer holds them)"``."""
+    out = []
+    for field in ("gpus", "rollout_gpus"):
+        for n, option in enumerate(getattr(inst.hardware, field)):
+            missing = sorted(c for c in set(option.counts) if price_usd_per_gpu_hour(inst, option, c) is None)
+            if missing:
+                tier = tier_of(inst, option).replace("_", "-")
+                out.append(f"hardware.{field}.{n}: {option.key} × {', '.join(map(str, missing))} "
+                           f"(no {tier} offer in the price catalog holds them)")
+    return out
+
+
+def plan_offers(inst: Instance, plan) -> list[dict]:
+    """Where a plan's GPUs are bought: per stage (``stage``, 1-based), its training GPUs and any separate rollout
+    GPUs (``role``), each with its count, tier, $/GPU-hour and the offer behind the price (provider, region,
+    node size, interconnect, date and source; ``provider`` None for the instance's own or a reference price)."""
+    out = []
+    rollout = {o.key: o for o in inst.hardware.rollout_gpus}
+    for n, stage in enumerate(plan.stages, start=1):
+        h = stage.hardware
+        sets = [("training", option_of(inst, h.gpu), h.count)]
+        if h.split:
+            sets.append(("rollout", rollout.get(h.rollout_gpu), h.rollout_count))
+        for role, option, count in sets:
+            if option is None:
+                continue
+            row = offer_of(inst, option, count)
+            source = ("the instance's price" if option.price_usd_per_gpu_hour is not None and option.provider is None
+                      else "gpus.json reference price" if row is None else row.source)
+            out.append({"stage": n, "role": role, "gpu": option.key, "count": count, "tier": tier_of(inst, option),
+                        "usd_per_gpu_hour": price_usd_per_gpu_hour(inst, option, count),
+                        "provider": None if row is None else row.provider, "region": None if row is None else row.region,
+                        "node_gpus": None if row is None else row.node_gpus,
+                        "interconnect": None if row is None else row.interconnect,
+                        "as_of": option.spec().as_of if row is None else row.as_of, "source": source})
+    return out
+
+
+def spot_reclaims_per_hour(inst: Instance, option: GpuOption | None, count: int) -> float:
+    r"""Expected reclaims per hour of a gang of ``count`` GPUs of an entry bought at spot:
+    :math:`\lceil n / g_{node} \rceil \cdot \lambda_{node}`, :math:`\lambda_{node} = -\ln(1-q)/730` for the reclaimed
+    share per month :math:`q` (``reliability.spot_reclaimed_share_per_month``, AWS Spot Instance Advisor;
+    ``defaults.spot_reclaims_per_node_hour``), :math:`g_{node}` the offer's GPUs per node (else the type's); 0 at
+    on-demand. A gang stops when any of its nodes is reclaimed, as it does when one GPU fails."""
+    from planopt.models.catalog.defaults import spot_reclaims_per_node_hour
+    if option is None or count == 0 or tier_of(inst, option) != "spot":
+        return 0.0
+    row = offer_of(inst, option, count)
+    node = row.node_gpus if row is not None else (option.spec().gpus_per_node or 1)
+    return math.ceil(count / node) * spot_reclaims_per_node_hour(inst.reliability.spot_reclaimed_share_per_month)
 
 
 def hardware_options(inst: Instance) -> list[HardwareChoice]:
@@ -82,9 +162,9 @@ def hardware_options(inst: Instance) -> list[HardwareChoice]:
     rollouts = rollout.rollout_choices(inst, price_usd_per_gpu_hour)
     for lora in adapter_ranks(inst):
         for o in inst.hardware.gpus:
-            if price_usd_per_gpu_hour(inst, o) is None:
-                continue
             for n in sorted(set(o.counts)):
+                if price_usd_per_gpu_hour(inst, o, n) is None:
+                    continue  # the schema refuses a count no offer holds; a custom entry always has a price
                 if o.available_gpus is None or n <= o.available_gpus:
                     offload = mode is True
                     # colocated, then split choices (``rollout.py``): the same training GPUs plus each rollout set
@@ -144,7 +224,12 @@ class HardwareProfile:
     @cached_property
     def price_usd_per_gpu_hour(self) -> float:
         """The training GPU's price per GPU-hour (instance override, else the catalog's for the pricing tier)."""
-        return price_usd_per_gpu_hour(self.inst, option_of(self.inst, self.choice.gpu))
+        return price_usd_per_gpu_hour(self.inst, option_of(self.inst, self.choice.gpu), self.count)
+
+    @cached_property
+    def offer(self) -> PriceRow | None:
+        """The price catalog's offer the training GPUs are bought from (None: the instance's or a reference price)."""
+        return offer_of(self.inst, option_of(self.inst, self.choice.gpu), self.count)
 
     @cached_property
     def rollout_option(self) -> GpuOption | None:
@@ -163,7 +248,8 @@ class HardwareProfile:
         own = self.count * self.price_usd_per_gpu_hour
         if self.rollout_option is None:
             return own
-        return own + self.choice.rollout_count * price_usd_per_gpu_hour(self.inst, self.rollout_option)
+        return own + self.choice.rollout_count * price_usd_per_gpu_hour(self.inst, self.rollout_option,
+                                                                        self.choice.rollout_count)
 
     @cached_property
     def checkpoint_write_hours(self) -> float:
@@ -178,9 +264,17 @@ class HardwareProfile:
 
     @cached_property
     def failures_per_hour(self) -> float:
-        r"""Job failure rate :math:`\lambda = (n + n_r) \cdot \lambda_{GPU}` (Llama 3 interruptions; :math:`n_r` the
-        separate rollout GPUs, 0 when colocated: a synchronous step stops when any GPU fails)."""
-        return self.choice.total_count * self.inst.reliability.failures_per_gpu_hour  # rollout GPUs fail too
+        r"""Job failure rate :math:`\lambda = (n + n_r) \cdot \lambda_{GPU} + \lambda_{spot}` (Llama 3 interruptions;
+        :math:`n_r` the separate rollout GPUs, 0 when colocated: a synchronous step stops when any GPU fails;
+        :math:`\lambda_{spot}` the spot reclaims, :attr:`spot_reclaims_per_hour`)."""
+        return self.choice.total_count * self.inst.reliability.failures_per_gpu_hour + self.spot_reclaims_per_hour
+
+    @cached_property
+    def spot_reclaims_per_hour(self) -> float:
+        """Expected spot reclaims per hour of the choice's gangs (training and separate rollout GPUs, each at its
+        entry's tier; :func:`spot_reclaims_per_hour`): failures of the job like any other."""
+        own = spot_reclaims_per_hour(self.inst, option_of(self.inst, self.choice.gpu), self.count)
+        return own + spot_reclaims_per_hour(self.inst, self.rollout_option, self.choice.rollout_count)
 
     @property
     def restart_hours(self) -> float:

@@ -73,9 +73,8 @@ def rollout_choices(inst, price_of) -> list[tuple[str, int]]:
     """(rollout GPU, count) pairs within availability and with a price, in a stable order."""
     out = []
     for o in inst.hardware.rollout_gpus:
-        if price_of(inst, o) is None:
-            continue
-        out.extend((o.key, n) for n in sorted(set(o.counts)) if o.available_gpus is None or n <= o.available_gpus)
+        out.extend((o.key, n) for n in sorted(set(o.counts))
+                   if price_of(inst, o, n) is not None and (o.available_gpus is None or n <= o.available_gpus))
     return out
 
 
@@ -102,7 +101,8 @@ def check_rollout_options(inst, price_of) -> None:
                          "remove rollout_gpus or add a method that generates")
     eff = dedicated_efficiency(inst.efficiency)
     seq = longest_sequence_tokens(inst)
-    train_price = {o.key: price_of(inst, o) for o in inst.hardware.gpus}
+    # the instance's own prices: one GPU type has one (catalog prices depend on the count an offer holds)
+    train_price = {o.key: o.price_usd_per_gpu_hour for o in inst.hardware.gpus if o.price_usd_per_gpu_hour is not None}
     for n, option in enumerate(inst.hardware.rollout_gpus):
         spec = option.spec()
         most = max(option.counts)
@@ -111,10 +111,7 @@ def check_rollout_options(inst, price_of) -> None:
                              f"{option.name} ({spec.hbm_gb:g} GB) cannot hold a shard of the student's bf16 weights "
                              f"({inst.student.params_b:g} B parameters) and one longest sequence's KV cache at any "
                              f"tensor-parallel size up to {most} GPUs; give a larger GPU or a larger count")
-        price = price_of(inst, option)
-        if inst.hardware.pricing == "spot" and price is None:
-            raise ValueError(f"hardware.rollout_gpus.{n}.price_usd_per_gpu_hour: the catalog has no spot price "
-                             f"for {option.name}; give one, or use on-demand pricing")
-        if option.key in train_price and train_price[option.key] != price:
+        price = option.price_usd_per_gpu_hour
+        if price is not None and option.key in train_price and train_price[option.key] != price:
             raise ValueError(f"hardware.rollout_gpus.{n}.price_usd_per_gpu_hour: {option.key} is also in hardware.gpus "
                              f"at ${train_price[option.key]}/h; one GPU type has one price")

@@ -222,6 +222,9 @@ class GpuOption(Strict):
                           "tier, the offer label defaults to provider/region, and an offer whose nodes are linked by "
                           "ethernet only takes counts within one node")
     region: Optional[str] = Field(None, description="the provider's region (default: the first one the price catalog lists)")
+    tier: Optional[Literal["on_demand", "spot"]] = Field(
+        None, description="this entry's pricing tier (default hardware.pricing's; under pricing 'either' an entry "
+                          "without one stands for both, the spot one keyed NAME@spot); spot is priced with preemption")
     counts: list[PositiveInt] = Field(min_length=1)
     available_gpus: Optional[PositiveInt] = Field(None, description="cap on count from availability")
     price_usd_per_gpu_hour: Optional[PositiveFloat] = Field(None, description="overrides the catalog price")
@@ -306,10 +309,36 @@ class Hardware(Strict):
     """The GPUs the job may use, their pricing tier and any separate rollout GPUs."""
 
     gpus: list[GpuOption] = Field(min_length=1)
-    pricing: Literal["on_demand", "spot"] = "on_demand"
+    pricing: Literal["on_demand", "spot", "either"] = Field(
+        "on_demand", description="the pricing tier of every entry without its own tier: on_demand, spot (priced "
+                                 "with preemption, reliability.spot_reclaimed_share_per_month), or either (each such "
+                                 "entry is offered at both, the MIP chooses; the spot one is keyed NAME@spot)")
+    offers: Literal["catalog", "reference"] = Field(
+        "catalog", description="where an entry without a provider or a price of its own is bought: catalog (the "
+                               "price catalog's cheapest offer of its type and tier that holds the plan's count: "
+                               "an ethernet-only offer holds one node at most; `planopt catalog`) or reference "
+                               "(gpus.json's one reference price per type, across providers)")
     rollout_gpus: list[GpuOption] = Field(
         [], description="separate rollout hardware: GPU types and counts that may run generation apart from the "
                         "training GPUs (each RL/OPD plan then chooses colocated or split); empty: always colocated")
+
+    @model_validator(mode="after")
+    def _both_tiers(self) -> "Hardware":
+        """Under ``pricing: either``, an entry without a tier of its own stands for two: itself at on-demand and
+        a twin at spot keyed ``NAME@spot`` (``NAME@offer:spot`` with an offer label); the MIP chooses."""
+        if self.pricing != "either":
+            return self
+        for field in ("gpus", "rollout_gpus"):
+            out = []
+            for option in getattr(self, field):
+                if option.tier is not None:
+                    out.append(option)
+                    continue
+                out.append(option.model_copy(update={"tier": "on_demand"}))
+                offer = "spot" if option.offer is None else f"{option.offer}:spot"
+                out.append(option.model_copy(update={"tier": "spot", "offer": offer}))
+            object.__setattr__(self, field, self._each_gpu_once(out))
+        return self
 
     @field_validator("gpus", "rollout_gpus")
     @classmethod
@@ -380,6 +409,11 @@ class Reliability(Strict):
         d.FAILURES_PER_GPU_HOUR, description="unexpected job interruptions per GPU-hour, a measured rate "
         "(default Llama 3's 1.97e-5; not with cluster_class)")
     restart_minutes: NonNegativeFloat = d.RESTART_MINUTES
+    spot_reclaimed_share_per_month: float = Field(
+        d.SPOT_RECLAIMED_SHARE_PER_MONTH, ge=0.0, lt=1.0,
+        description="share of spot nodes the provider reclaims within a month (AWS Spot Instance Advisor's "
+                    "'frequency of interruption'; default 0.2, its top range's edge, where H100-class GPUs sit); "
+                    "each reclaim is a failure of the gang: restart and lost work")
     checkpoint_write_gb_per_s_per_node: PositiveFloat = d.CHECKPOINT_WRITE_GB_PER_S_PER_NODE
 
     @model_validator(mode="after")
@@ -548,9 +582,10 @@ class Instance(Strict):
             for n, option in enumerate(options):
                 if option.provider is None or option.price_usd_per_gpu_hour is not None:
                     continue
-                price = option.catalog_price(hw.pricing)
+                tier = option.tier or ("on_demand" if hw.pricing == "either" else hw.pricing)
+                price = option.catalog_price(tier)
                 if price is None:
-                    raise ValueError(f"hardware.{field}.{n}.provider: {option.provider} has no {hw.pricing.replace('_', '-')} "
+                    raise ValueError(f"hardware.{field}.{n}.provider: {option.provider} has no {tier.replace('_', '-')} "
                                      f"price for {option.name} in {option.region}; give price_usd_per_gpu_hour, or another provider")
                 object.__setattr__(option, "price_usd_per_gpu_hour", price)
         return self
@@ -566,11 +601,25 @@ class Instance(Strict):
                 if method not in self.training.methods:
                     raise ValueError(f"training.stage_sequences.{n}: '{method}' is not in training.methods "
                                      f"({', '.join(self.training.methods)})")
-        if self.hardware.pricing == "spot":
-            for n, option in enumerate(self.hardware.gpus + self.hardware.rollout_gpus):
-                if option.price_usd_per_gpu_hour is None and option.spec().price_spot_usd_per_gpu_hour is None:
-                    raise ValueError(f"hardware.gpus.{n}.price_usd_per_gpu_hour: the catalog has no spot price "
-                                     f"for {option.name}; give one, or use on-demand pricing")
+        return self
+
+    @model_validator(mode="after")
+    def _reference_prices(self) -> "Instance":
+        """Under ``hardware.offers: reference`` every entry without a price of its own needs gpus.json's price at
+        its tier. (Under ``catalog`` a count no offer holds is left out of the plan space and reported:
+        ``cost/hardware.unheld_counts``.)"""
+        hw = self.hardware
+        if hw.offers != "reference":
+            return self
+        for field in ("gpus", "rollout_gpus"):
+            for n, option in enumerate(getattr(hw, field)):
+                if option.price_usd_per_gpu_hour is not None:
+                    continue  # the instance's own price, or a provider's offer
+                tier = option.tier or ("on_demand" if hw.pricing == "either" else hw.pricing)
+                spec = option.spec()
+                if (spec.price_spot_usd_per_gpu_hour if tier == "spot" else spec.price_on_demand_usd_per_gpu_hour) is None:
+                    raise ValueError(f"hardware.{field}.{n}.price_usd_per_gpu_hour: the catalog has no "
+                                     f"{tier.replace('_', '-')} price for {option.name}; give one, or another tier")
         return self
 
     @model_validator(mode="after")

@@ -374,7 +374,7 @@ def restrict_to_portfolio(inst: Instance, portfolio: Portfolio) -> Instance:
         price = g.per_bucket("on_demand_usd_per_gpu_hour", portfolio.horizon.buckets)[0]
         spec = {f: getattr(mine, f) for f in GpuOption.SPEC_FIELDS if mine is not None and getattr(mine, f) is not None}
         options.append({"name": g.name, "offer": g.offer, "counts": counts, "available_gpus": avail, "price_usd_per_gpu_hour": price or None, **spec})
-    hw = {"gpus": options, "pricing": "on_demand"}
+    hw = {"gpus": options, "pricing": "on_demand", "offers": "reference"}  # the portfolio's prices, not catalog offers
     data = inst.model_dump(mode="python", exclude_none=False)
     data["hardware"] = hw
     data["objective"] = "cost"

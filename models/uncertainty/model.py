@@ -28,7 +28,11 @@ Rules the sources leave open, decided here:
 - Prices have no default spread: the catalog's low and high prices are
   different providers, which a user chooses, not uncertainty about one
   provider's price. An instance may give a price range
-  (``hardware.<GPU>.price_usd_per_gpu_hour``).
+  (``hardware.<GPU>.price_usd_per_gpu_hour``) for an entry with a price of
+  its own (or a provider's); a catalog offer's price depends on the count
+  (``hardware.offers``) and is a point.
+- Spot reclaims (``reliability.spot_reclaimed_share_per_month``) are drawn
+  from the AWS Spot Instance Advisor's ranges where an entry is bought at spot.
 - Shares are clipped to [0, 1] and rate factors to the schema's (0, 10].
 """
 
@@ -199,15 +203,25 @@ def default_parameters(inst: "Instance") -> list[Parameter]:
                                getattr(sp, keep), f"lora_forgetting_{m}",
                                f"spreads.{keep}: " + ("Biderman et al. 2024 code IFT to no reduction" if m == "sft"
                                                       else "INFERRED: an adapter may move less KL, to no reduction")))
+    from planopt.models.cost.hardware import tier_of
+    if any(tier_of(inst, o) == "spot" for o in inst.hardware.gpus + inst.hardware.rollout_gpus):
+        spot = _absolute("reliability.spot_reclaimed_share_per_month", rel.spot_reclaimed_share_per_month,
+                         d.SPOT_RECLAIMED_SHARE_PER_MONTH, sp.ABSOLUTE_SPOT_RECLAIMED_SHARE_PER_MONTH, "spot_reclaims",
+                         "spreads.ABSOLUTE_SPOT_RECLAIMED_SHARE_PER_MONTH: AWS Spot Instance Advisor's ranges")
+        out.append(dataclasses.replace(spot, upper_bound=0.99))  # a share of nodes per month, below 1
     if any(s > 0 for s in inst.training.staleness_steps_options):
         stale = _absolute("priors.staleness_gain_loss_per_step", pri.staleness_gain_loss_per_step,
                           d.STALENESS_GAIN_LOSS_PER_STEP, sp.ABSOLUTE_STALENESS_GAIN_LOSS_PER_STEP, "staleness",
                           "spreads.ABSOLUTE_STALENESS_GAIN_LOSS_PER_STEP: AReaL's staleness ablation at η = 2 and 16")
         out.append(dataclasses.replace(stale, upper_bound=0.999))  # a share of the gain lost per step, below 1
-    from planopt.models.cost.hardware import price_usd_per_gpu_hour
     listed = set()
     for option in inst.hardware.gpus + inst.hardware.rollout_gpus:  # one price per GPU type, drawn once
-        price = price_usd_per_gpu_hour(inst, option)
+        # an entry's own price (or its provider's, or gpus.json's reference) is one number; a catalog offer's
+        # depends on the count an offer holds and has no spread: to give a price a range, give the entry its price
+        price = option.price_usd_per_gpu_hour
+        if price is None and inst.hardware.offers == "reference":
+            from planopt.models.cost.hardware import price_usd_per_gpu_hour
+            price = price_usd_per_gpu_hour(inst, option)
         if price is not None and option.key not in listed:
             listed.add(option.key)
             out.append(Parameter(f"hardware.{option.key}.price_usd_per_gpu_hour", price, None, None, 0.8,

@@ -171,10 +171,21 @@ class ScenarioEvaluator:
         hp, rel = self.ev.hardware(h), self.inst.reliability
         bw = self.value("reliability.checkpoint_write_gb_per_s_per_node", rel.checkpoint_write_gb_per_s_per_node)
         write = hp.checkpoint_write_hours * rel.checkpoint_write_gb_per_s_per_node / bw
-        failures = h.total_count * self.value("reliability.failures_per_gpu_hour", rel.failures_per_gpu_hour)
+        failures = (h.total_count * self.value("reliability.failures_per_gpu_hour", rel.failures_per_gpu_hour)
+                    + self.spot_reclaims_per_hour(h))
         restart = self.value("reliability.restart_minutes", rel.restart_minutes) / 60.0
         return np.asarray(ph.checkpoint_overhead_share(write, failures, interval_minutes / 60.0, restart)
                           + rollback_share(self.inst, h.count, interval_minutes, restart), dtype=float)
+
+    def spot_reclaims_per_hour(self, h: HardwareChoice) -> np.ndarray:
+        r""":math:`\lambda^s_{spot}`: the choice's spot reclaims per hour in each scenario, the point rate
+        (``HardwareProfile.spot_reclaims_per_hour``) at the scenario's reclaimed share :math:`q^s`:
+        :math:`\lambda \cdot \ln(1-q^s) / \ln(1-q)` (the rate is linear in :math:`-\ln(1-q)`)."""
+        point = self.ev.hardware(h).spot_reclaims_per_hour
+        if point == 0.0:
+            return np.zeros(self.sc.n)
+        q = self.inst.reliability.spot_reclaimed_share_per_month
+        return point * np.log1p(-self.value("reliability.spot_reclaimed_share_per_month", q)) / np.log1p(-q)
 
     def gpus_usd_per_hour(self, h: HardwareChoice) -> np.ndarray:
         """:math:`n\\, p^s_g` (+ :math:`n_r p^s_{g_r}` for separate rollout GPUs): what the plan's GPUs cost per hour in each scenario."""

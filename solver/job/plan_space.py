@@ -173,17 +173,17 @@ def _option_counts(inst: Instance) -> dict[str, int]:
         counts["sft_data.external_data_share_options"] = len(set(inst.sft_data.external_data_share_options))
         counts["sft_data.max_epochs_options"] = len(set(inst.sft_data.max_epochs_options))
     for n, option in enumerate(inst.hardware.gpus):
-        usable = 0
-        if price_usd_per_gpu_hour(inst, option) is not None:  # a GPU with no price in the tier is left out
-            usable = sum(1 for c in set(option.counts) if option.available_gpus is None or c <= option.available_gpus)
-        counts[f"hardware.gpus.{n}.counts"] = usable
+        counts[f"hardware.gpus.{n}.counts"] = _usable_counts(inst, option)
     for n, option in enumerate(inst.hardware.rollout_gpus):
-        usable = 0
-        if price_usd_per_gpu_hour(inst, option) is not None:
-            usable = sum(1 for c in set(option.counts) if option.available_gpus is None or c <= option.available_gpus)
-        counts[f"hardware.rollout_gpus.{n}.counts"] = usable
+        counts[f"hardware.rollout_gpus.{n}.counts"] = _usable_counts(inst, option)
     counts["checkpointing.interval_minutes_options"] = len(set(inst.checkpointing.interval_minutes_options))
     return counts
+
+
+def _usable_counts(inst: Instance, option) -> int:
+    """An entry's counts within its availability and with a price (a count no offer holds is left out)."""
+    return sum(1 for c in set(option.counts) if price_usd_per_gpu_hour(inst, option, c) is not None
+               and (option.available_gpus is None or c <= option.available_gpus))
 
 
 def _pairs_not_allowed(inst: Instance) -> int:
@@ -193,10 +193,8 @@ def _pairs_not_allowed(inst: Instance) -> int:
     rollouts = rollout_choices(inst, price_usd_per_gpu_hour)
     out = 0
     for o in inst.hardware.gpus:
-        if price_usd_per_gpu_hour(inst, o) is None:
-            continue
         for n in set(o.counts):
-            if o.available_gpus is None or n <= o.available_gpus:
+            if price_usd_per_gpu_hour(inst, o, n) is not None and (o.available_gpus is None or n <= o.available_gpus):
                 out += sum(not pair_allowed(inst, o.key, n, g, k) for g, k in rollouts)
     return out
 

@@ -52,6 +52,7 @@ def load_portfolio(source: str | Path | dict[str, Any] | PortfolioData) -> Portf
             except InputError as exc:
                 raise InputError(f"{where}: {exc}") from None
             where, job_dir = str(path), (path.resolve().parent if from_file else None)
+        raw = priced_by_portfolio(raw, name, i)
         inst = instance_from(raw, where, job_dir, name if from_file else None)  # its shape, then its consistency checks
         refuse_unplanned_layers(inst, portfolio, name, i)
         restricted = f"{name}: jobs.{i} (restricted to the portfolio's GPUs)"
@@ -62,6 +63,19 @@ def load_portfolio(source: str | Path | dict[str, Any] | PortfolioData) -> Portf
         instances.append(checked(job_inst, restricted))
     check_spot_preemptions(portfolio, instances, name)
     return PortfolioData(portfolio, instances)
+
+
+def priced_by_portfolio(raw: Any, name: str, i: int) -> Any:
+    """A job's instance object read with ``hardware.offers: reference``: the portfolio's ``gpus`` are its offers
+    and prices (``restrict_to_portfolio``), so the job's own GPU entries are types, not catalog offers; a job that
+    asks for catalog offers itself is refused in one line."""
+    hw = raw.get("hardware") if isinstance(raw, dict) else None
+    if not isinstance(hw, dict):
+        return raw  # the schema names what is missing
+    if hw.get("offers", "reference") != "reference":
+        raise InputError(f"{name}: jobs.{i}.instance.hardware.offers: a portfolio job is priced by the portfolio's "
+                         "gpus entries (its offers); remove the field")
+    return {**raw, "hardware": {**hw, "offers": "reference"}}
 
 
 def refuse_unplanned_layers(inst, portfolio: Portfolio, name: str, i: int) -> None:

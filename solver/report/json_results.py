@@ -57,6 +57,7 @@ def evaluate_json(inst, plan, metrics, risk) -> dict[str, Any]:
                         "feasible": metrics.feasible, "violations": metrics.violations,
                         "cost_breakdown_usd": metrics.cost_breakdown_usd if fits else None,
                         "hours_breakdown": metrics.hours_breakdown if fits else None, "flops": metrics.flops,
+                        "offers": metrics.offers,
                         **({"risk": risk.to_dict()} if risk is not None else {})})
 
 

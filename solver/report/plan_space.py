@@ -25,7 +25,15 @@ def plan_space_line(pm) -> str:
 
 
 def plan_space_line_of(inst, data=None) -> str:
-    """One student's plan space (and, with ``data``, what the model keeps of it)."""
+    """One student's plan space (and, with ``data``, what the model keeps of it), and the counts left out because
+    no catalog offer holds them (``cost/hardware.unheld_counts``)."""
+    from planopt.models.cost.hardware import unheld_counts
+    line = _space_line(inst, data)
+    unheld = unheld_counts(inst)
+    return line + (f" · left out: {'; '.join(unheld)}" if unheld else "")
+
+
+def _space_line(inst, data=None) -> str:
     from planopt.models.cost.evaluator import Evaluator
     ev = Evaluator(inst)
     recipes, hardware, intervals = (len(options) for options in ev.space())

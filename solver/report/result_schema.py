@@ -138,6 +138,23 @@ class Risk(_Open):
     expected: dict[str, float]
 
 
+class OfferOut(_Closed):
+    """Where one GPU set of the plan is bought (``models/cost/hardware.plan_offers``)."""
+
+    stage: int = Field(description="the stage, 1-based")
+    role: Literal["training", "rollout"]
+    gpu: str = Field(description="the hardware entry's key (GPU type, @offer when it has one)")
+    count: int
+    tier: Literal["on_demand", "spot"]
+    usd_per_gpu_hour: float
+    provider: Optional[str] = Field(description="the price catalog's provider; null for the instance's own or a reference price")
+    region: Optional[str]
+    node_gpus: Optional[int]
+    interconnect: Optional[str]
+    as_of: str = Field(description="the date the price's source gives")
+    source: str
+
+
 class SolveResultSchema(_Closed):
     """The JSON output of ``planopt solve JOB --json``."""
 
@@ -149,6 +166,7 @@ class SolveResultSchema(_Closed):
     metrics: Optional[MetricsOut]
     cost_breakdown_usd: Optional[dict[str, float]]
     hours_breakdown: Optional[dict[str, float]]
+    offers: Optional[list[OfferOut]] = Field(None, description="where each GPU set of the plan is bought; null without a plan")
     build_seconds: float
     solve_seconds: float
     binding: Optional[list[BindingRow]] = Field(None, description="each limit: the plan's value, whether it binds, what relaxing it buys")
@@ -169,6 +187,7 @@ class EvaluateResultSchema(_Closed):
     cost_breakdown_usd: Optional[dict[str, float]]
     hours_breakdown: Optional[dict[str, float]]
     flops: dict[str, float] = Field(description="FLOPs by phase")
+    offers: list[OfferOut] = Field(description="where each GPU set of the plan is bought")
     risk: Optional[Risk] = None
 
 

@@ -164,23 +164,21 @@ def limit_rows(binding: list[dict[str, Any]], objective: str = "cost") -> str:
 
 
 def price_row(inst: Instance, plan: Plan) -> tuple[str, str]:
-    """Which price the plan's GPUs are billed at (each GPU type of a staged plan's), and where it comes from."""
-    from planopt.models.cost.hardware import option_of, price_usd_per_gpu_hour
-    hw = [s.hardware for s in plan.stages]
-    gpus = list(dict.fromkeys([h.gpu for h in hw] + [h.rollout_gpu for h in hw if h.split]))
-    rollout = {o.key: o for o in inst.hardware.rollout_gpus}
+    """Which price each GPU set of the plan is billed at and where it is bought (``hardware.plan_offers``): the
+    provider, region and tier of its catalog offer, else the instance's own or the reference price."""
+    from planopt.models.cost.hardware import plan_offers
+    rows = list({(o["gpu"], o["count"]): o for o in plan_offers(inst, plan)}.values())
     parts = []
-    for gpu in gpus:
-        option = option_of(inst, gpu) or rollout[gpu]
-        price = price_usd_per_gpu_hour(inst, option)
-        if option.provider is not None and price == option.catalog_price(inst.hardware.pricing):
-            source = f"{option.provider} {option.region}, {inst.hardware.pricing.replace('_', '-')}, price catalog"
-        elif option.price_usd_per_gpu_hour is not None:
-            source = "the instance's price"
+    for o in rows:
+        tier = o["tier"].replace("_", "-")
+        if o["provider"] is not None:
+            where = f"{o['provider']} {o['region']}, {tier}, as of {o['as_of']}"
+        elif o["source"] == "the instance's price":
+            where = f"the instance's price, {tier}"
         else:
-            spec = option.spec()
-            source = f"catalog, {inst.hardware.pricing.replace('_', '-')}, as of {spec.as_of}"
-        parts.append(f"${price:,.2f} per GPU-hour ({source})" + (f" for {gpu}" if len(gpus) > 1 else ""))
+            where = f"gpus.json reference, {tier}, as of {o['as_of']}"
+        parts.append(f"${o['usd_per_gpu_hour']:,.2f} per GPU-hour ({where})"
+                     + (f" for {o['count']} × {o['gpu']}" if len(rows) > 1 else ""))
     return ("GPU price", "; ".join(parts))
 
 

@@ -21,6 +21,7 @@ def candidate_job_dict(seed: int) -> dict:
     inst["candidate_students"] = [{"name": m, "architecture": {"preset": m},
                                    "baseline_score": min(99.0, base + rng.uniform(-10, 15)),
                                    "general_score_baseline": rng.uniform(50, 90)} for m in others]
+    inst["hardware"]["offers"] = "reference"  # the prices these seeds' guards were drawn with (catalog offers: test_catalog_offers)
     return inst
 
 

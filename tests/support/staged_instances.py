@@ -40,8 +40,10 @@ def staged_job_dict(seed: int) -> dict:
                      "phases": rng.randint(1, 2), "samples_per_prompt_options": sorted(rng.sample([2, 4, 8], rng.randint(1, 2))),
                      "stage_sequences": sequences,
                      "adapter_options": ["full", "lora"] if lora else ["full"], "lora_rank_options": [16]},
+        # reference prices (one per type): these seeds exercise stages, and their guards were drawn so;
+        # catalog offers are held to the oracles in tests/models/cost/test_catalog_offers.py
         "hardware": {"gpus": [{"name": g, "counts": sorted(rng.sample([1, 2, 8], rng.randint(1, 2)))}
-                              for g in rng.sample(GPUS, rng.randint(1, 2))]},
+                              for g in rng.sample(GPUS, rng.randint(1, 2))], "offers": "reference"},
         "checkpointing": {"interval_minutes_options": sorted(rng.sample([15, 60, 240], rng.randint(1, 2))),
                           "keep_last": rng.randint(1, 3), "milestones_kept": rng.randint(0, 2),
                           "milestone_retention_months": rng.choice([0, 3])},
@@ -102,6 +104,9 @@ def staged_split_instance(seed: int, max_plans: int = 3000, needs=("rl", "opd"),
     inst["hardware"]["gpus"] = inst["hardware"]["gpus"][:1]
     inst["hardware"]["rollout_gpus"] = [{"name": rng.choice(["H100-SXM", "H200", "B200"]), "counts": [rng.choice([8, 16])]}]
     inst["training"].update(training or {})
+    # the reference prices these seeds were drawn around (one price per type): what they exercise is split
+    # rollout and staleness, and the guards that some optima use them; catalog offers have tests of their own
+    inst["hardware"]["offers"] = "reference"
     if seed % 2:
         inst["objective"] = "time"  # where more GPUs generating pays most
     try:

@@ -32,7 +32,7 @@ def with_two_offers(inst: dict, seed: int) -> dict:
     out = copy.deepcopy(inst)
     gpus = []
     for option, parsed in zip(out["hardware"]["gpus"], probe.hardware.gpus):
-        base = price_usd_per_gpu_hour(probe, parsed)
+        base = next((p for c in parsed.counts if (p := price_usd_per_gpu_hour(probe, parsed, c)) is not None), None)
         if base is None:
             continue
         for label in ("east", "west"):
@@ -43,7 +43,10 @@ def with_two_offers(inst: dict, seed: int) -> dict:
 
 @pytest.mark.parametrize("seed", split_seeds(range(24), 10))
 def test_the_offer_is_the_oracles_optimum(seed):
-    inst = parse_instance(with_two_offers(random_instance_dict(seed), seed))
+    data = with_two_offers(random_instance_dict(seed), seed)
+    if not data["hardware"]["gpus"]:
+        pytest.skip("no GPU type of this seed has a catalog offer holding one of its counts")
+    inst = parse_instance(data)
     mip = assert_mip_equals_both_oracles(inst)
     if mip.status == "optimal":
         assert "@" in mip.plan.gpu

@@ -50,7 +50,8 @@ def offload_instance_dict(seed: int) -> dict:
         if rng.random() < 0.7:
             job["student"] = {"preset": rng.choice(TIGHT_STUDENTS)}
             job["hardware"] = {"gpus": [{"name": g, "counts": sorted(rng.sample([1, 2, 4, 8], rng.randint(1, 3)))}
-                                        for g in rng.sample(TIGHT_GPUS + ("H100-SXM",), rng.randint(1, 2))]}
+                                        for g in rng.sample(TIGHT_GPUS + ("H100-SXM",), rng.randint(1, 2))],
+                               "offers": "reference"}  # small-HBM types at every count: one reference price each
             if rng.random() < 0.6:
                 job["training"]["adapter_options"] = ["full"]
 

@@ -53,6 +53,7 @@ def cli(*args):
 def tiny_with_rollout(rollout=({"name": "L40S", "counts": [4, 8]}, {"name": "H100-SXM", "counts": [32]})) -> Instance:
     data = json.loads(TINY.read_text())
     data["hardware"]["rollout_gpus"] = [dict(o) for o in rollout]
+    data["hardware"]["offers"] = "reference"  # the reference prices these checks are written in (one per type)
     data["constraints"] = {}
     return parse_instance(data)
 
@@ -68,6 +69,7 @@ def test_split_choices_are_every_training_choice_with_every_rollout_set():
     assert plan_space(inst).hardware == len(options)
     # one type on both sides: together within the training entry's availability
     data = json.loads(TINY.read_text())
+    data["hardware"]["offers"] = "reference"  # one price per type, every count (the pairing rules are the subject)
     data["hardware"]["gpus"][2]["available_gpus"] = 8
     data["hardware"]["rollout_gpus"] = [{"name": "H100-SXM", "counts": [4, 8]}]
     shared = parse_instance(data)

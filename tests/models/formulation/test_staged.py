@@ -242,6 +242,9 @@ def _sample_singles(inst: Instance, n: int, seed: int):
     combos = [(r, h) for r in recipes for h in hardware if h.lora_rank == r.lora_rank]
     rng = random.Random(seed)
     picked = rng.sample(combos, min(n, len(combos)))
+    for method in inst.training.methods:  # every method once at least, whatever the sample drew
+        if not any(r.method == method for r, _ in picked):
+            picked += [next((r, h) for r, h in combos if r.method == method)]
     return ev, [(r, h, rng.choice(intervals)) for r, h in picked]
 
 

@@ -118,7 +118,9 @@ def test_cli_solve_and_validate_refuse_with_one_line(tmp_path):
 def test_validate_prints_the_size_and_the_estimate():
     res = CliRunner().invoke(app, ["validate", str(INSTANCES / "tiny.json")])
     assert res.exit_code == 0
-    assert "= 1,440 plans" in res.stdout and f"of the {MAX_MODEL_MIB:,} MiB cap" in res.stdout
+    # 40 recipes x 9 hardware options x 3 intervals: L4 x 2, 4, 8 have no catalog offer (one-GPU ethernet nodes)
+    assert "= 1,080 plans" in res.stdout and f"of the {MAX_MODEL_MIB:,} MiB cap" in res.stdout
+    assert "left out: hardware.gpus.0: L4 × 2, 4, 8" in res.stdout
 
 
 def test_validate_a_portfolio_counts_its_jobs_plans_and_refuses_a_huge_job(tmp_path):

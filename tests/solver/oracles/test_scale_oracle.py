@@ -147,6 +147,7 @@ def test_plan_arrays_refuse_before_allocating():
     raw["training"]["samples_per_prompt_options"] = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32]
     raw["checkpointing"]["interval_minutes_options"] = list(range(5, 245, 5))
     raw["hardware"]["gpus"] = [{"name": g, "counts": [8, 16, 24, 32, 48, 64, 96, 128]} for g in GPUS]
+    raw["hardware"]["offers"] = "reference"  # every count priced, so the space is the full product
     inst = parse_instance(raw)
     tracemalloc.start()
     try:

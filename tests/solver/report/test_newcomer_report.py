@@ -24,7 +24,11 @@ def test_limits_table_reads_in_dollars_hours_and_points():
 
 def test_report_names_the_price_and_where_it_comes_from(tmp_path):
     out = solve_text(INSTANCES / "qwen3-8b-math.json")
-    assert "GPU price            $1.50 per GPU-hour (catalog, on-demand" in out
+    # the plan's 32 x MI300X are bought from the catalog's one on-demand MI300X offer, named with its date
+    from planopt.models.catalog.prices import load_prices
+    row = next(r for r in load_prices() if r.gpu == "MI300X" and r.tier == "on_demand")
+    assert (f"GPU price            ${row.usd_per_gpu_hour:.2f} per GPU-hour ({row.provider} {row.region}, on-demand, "
+            f"as of {row.as_of})") in out
     data = json.loads((INSTANCES / "tiny.json").read_text())
     data["hardware"]["gpus"][0]["price_usd_per_gpu_hour"] = 2.5
     path = tmp_path / "priced.json"
