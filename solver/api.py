@@ -85,3 +85,36 @@ def integer_columns(frame: "pd.DataFrame") -> "pd.DataFrame":
         if column.rpartition(".")[2] in ("gpu_count", "steps", "max_epochs"):
             frame[column] = frame[column].astype("Int64")
     return frame
+
+
+def track_given(inst: Instance, raw_plan: Any, plan_label: str, log, mapping: dict | None = None,
+                scenarios: int | None = None, seed: int = 0):
+    """``planopt track`` and ``POST /api/track``: the plan's JSON read and checked on ``inst`` (as ``evaluate``
+    checks it: a plan of another instance is refused naming the field), the run's :class:`RunState` read from
+    ``log`` (a ``RunLog``) through ``mapping``, and where it stands (``runs.track.TrackResult``)."""
+    from planopt.runs.state import check_mapping, run_state
+    from planopt.runs.track import DEFAULT_TRACK_SCENARIOS, check_trackable, track
+    plan, _ = evaluate_given_plan(inst, raw_plan, plan_label)
+    shown = instance_for_plan(inst, plan)
+    check_trackable(shown, plan)
+    state = run_state(log, check_mapping(mapping or {}, "mapping"), shown, plan, Evaluator(shown))
+    return track(shown, plan, state, DEFAULT_TRACK_SCENARIOS if scenarios is None else scenarios, seed)
+
+
+def track_run(source: str | Path | dict[str, Any] | Instance, plan: Plan | dict[str, Any] | str | Path,
+              run: str | Path, mapping: dict[str, str] | str | Path | None = None, scenarios: int | None = None,
+              seed: int = 0):
+    """``planopt.track``: where a run stands against its plan. ``run``: a TensorBoard log folder, a W&B history
+    CSV or a pilot CSV; ``mapping``: which series is which (a dict, or a mapping file's path). Returns a
+    ``TrackResult``: ``.headline`` (the verdict), ``.to_dict()`` (``track --json``), ``.frame()`` (a DataFrame of
+    the measured series: series, step, value) and ``.bands`` (the plan's predicted P10-P50-P90 along its steps)."""
+    from planopt.errors import read_json
+    from planopt.runs.readers import read_run
+    from planopt.runs.state import read_mapping
+    inst = load_instance(source)
+    if isinstance(plan, (str, Path)):
+        raw, label = read_json(Path(plan)), str(plan)
+    else:
+        raw, label = (plan.to_dict() if isinstance(plan, Plan) else plan), "plan"
+    names = read_mapping(mapping) if isinstance(mapping, (str, Path)) else mapping
+    return track_given(inst, raw, label, read_run(run, inst), names, scenarios, seed)
