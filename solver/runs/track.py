@@ -27,6 +27,7 @@ the fewest updated scenarios.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
@@ -169,7 +170,12 @@ class TrackResult:
     burn_usd_per_hour: float
     projected_end_hours: float
     fit: fitting.FitResult
-    bands: "pd.DataFrame"
+    scenario_evaluator: ScenarioEvaluator   # the prior's scenarios the bands are drawn from
+
+    @functools.cached_property
+    def bands(self) -> "pd.DataFrame":
+        """The plan's predicted P10-P50-P90 along its steps (:func:`bands_frame`; drawn when first asked for)."""
+        return bands_frame(self.scenario_evaluator, self.plan)
 
     @property
     def headline(self) -> str:
@@ -278,4 +284,4 @@ def track(inst, plan: Plan, state: RunState, scenarios: int = DEFAULT_TRACK_SCEN
     worst = min(per_limit, key=per_limit.get) if per_limit else None
     verdict = "off track" if share < OFF_TRACK_SHARE else "at risk" if share < target else "on track"
     return TrackResult(state, plan, verdict, None if verdict == "on track" else worst, target, before, after,
-                       _checks(sev, plan, state, inst), lines, committed, burn, end, result, bands_frame(sev, plan))
+                       _checks(sev, plan, state, inst), lines, committed, burn, end, result, sev)
