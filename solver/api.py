@@ -10,22 +10,13 @@ from planopt.models.schema.plan import Plan, read_plan
 from planopt.models.schema.instance import Instance
 
 from planopt.errors import InputError
-from planopt.instance import load_instance
+from planopt.instance import evaluate_given_plan, instance_for_plan, load_instance  # noqa: F401  (part of the API)
 from planopt.job.model import SolveResult
 from planopt.studies.sweep import plan_record  # noqa: F401  (part of the API)
 from planopt.uncertainty.solve import OVERRIDES, solve_instance  # noqa: F401  (part of the API)
 
 if TYPE_CHECKING:  # pandas is imported only when a DataFrame is asked for
     import pandas as pd
-
-
-def instance_for_plan(inst: Instance, plan: Plan) -> Instance:
-    """The instance of the student ``plan`` trains (``Instance.for_student``; ``inst`` itself without
-    ``candidate_students``): what its report and its risk read. ValueError naming ``plan.student``."""
-    if not inst.candidate_students:
-        return inst
-    Evaluator(inst).for_student(plan.student)  # names the field when the plan names no student or another
-    return inst.for_student(plan.student)
 
 
 def evaluate_plan(source: str | Path | dict[str, Any] | Instance, plan: Plan | dict[str, Any]) -> Metrics:
@@ -37,20 +28,6 @@ def evaluate_plan(source: str | Path | dict[str, Any] | Instance, plan: Plan | d
         return Evaluator(inst).evaluate(plan if isinstance(plan, Plan) else read_plan(plan))
     except ValueError as exc:
         raise InputError(f"{name}: {exc}") from None
-
-
-def evaluate_given_plan(inst: Instance, raw: Any, label: str) -> tuple[Plan, Metrics]:
-    """``planopt evaluate`` and ``POST /api/evaluate``: a plan's JSON (the ``plan`` object of a solve, or that
-    whole result) read and evaluated on ``inst`` (a choice of student: the one the plan names); returns the plan
-    and its metrics. InputError ``label: ...`` when it is not one of the instance's plans."""
-    if not isinstance(raw, dict):
-        raise InputError(f"{label}: expected a JSON object (a plan, or a solve's whole result), got {type(raw).__name__}")
-    raw = raw.get("plan", raw) if isinstance(raw.get("plan"), dict) else raw
-    try:
-        plan = read_plan(raw)
-        return plan, Evaluator(inst).evaluate(plan)
-    except (ValueError, TypeError, KeyError) as exc:
-        raise InputError(f"{label}: {exc}") from None
 
 
 def breakdown_frame(result: SolveResult) -> "pd.DataFrame":
@@ -87,20 +64,6 @@ def integer_columns(frame: "pd.DataFrame") -> "pd.DataFrame":
     return frame
 
 
-def track_given(inst: Instance, raw_plan: Any, plan_label: str, log, mapping: dict | None = None,
-                scenarios: int | None = None, seed: int = 0):
-    """``planopt track`` and ``POST /api/track``: the plan's JSON read and checked on ``inst`` (as ``evaluate``
-    checks it: a plan of another instance is refused naming the field), the run's :class:`RunState` read from
-    ``log`` (a ``RunLog``) through ``mapping``, and where it stands (``runs.track.TrackResult``)."""
-    from planopt.runs.state import check_mapping, run_state
-    from planopt.runs.track import DEFAULT_TRACK_SCENARIOS, check_trackable, track
-    plan, _ = evaluate_given_plan(inst, raw_plan, plan_label)
-    shown = instance_for_plan(inst, plan)
-    check_trackable(shown, plan)
-    state = run_state(log, check_mapping(mapping or {}, "mapping"), shown, plan, Evaluator(shown))
-    return track(shown, plan, state, DEFAULT_TRACK_SCENARIOS if scenarios is None else scenarios, seed)
-
-
 def track_run(source: str | Path | dict[str, Any] | Instance, plan: Plan | dict[str, Any] | str | Path,
               run: str | Path, mapping: dict[str, str] | str | Path | None = None, scenarios: int | None = None,
               seed: int = 0):
@@ -117,4 +80,5 @@ def track_run(source: str | Path | dict[str, Any] | Instance, plan: Plan | dict[
     else:
         raw, label = (plan.to_dict() if isinstance(plan, Plan) else plan), "plan"
     names = read_mapping(mapping) if isinstance(mapping, (str, Path)) else mapping
+    from planopt.runs.track import track_given
     return track_given(inst, raw, label, read_run(run, inst), names, scenarios, seed)

@@ -31,7 +31,7 @@ def track(file: Path = typer.Argument(..., help="instance JSON"),
           scenarios: Optional[int] = typer.Option(None, "--scenarios", help="scenarios of the bands and the shares (default 1,000)"),
           seed: int = risk_options.SEED):
     """Where a run stands against its plan: spend, step time, scores and the updated chance of meeting every limit."""
-    from planopt.api import track_given
+    from planopt.runs.track import track_given
     from planopt.errors import read_json
     from planopt.instance import load_instance
     from planopt.runs.readers import read_run

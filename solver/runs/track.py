@@ -29,7 +29,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 
@@ -285,3 +285,17 @@ def track(inst, plan: Plan, state: RunState, scenarios: int = DEFAULT_TRACK_SCEN
     verdict = "off track" if share < OFF_TRACK_SHARE else "at risk" if share < target else "on track"
     return TrackResult(state, plan, verdict, None if verdict == "on track" else worst, target, before, after,
                        _checks(sev, plan, state, inst), lines, committed, burn, end, result, sev)
+
+
+def track_given(inst, raw_plan: Any, plan_label: str, log, mapping: dict | None = None,
+                scenarios: int | None = None, seed: int = 0):
+    """``planopt track`` and ``POST /api/track``: the plan's JSON read and checked on ``inst`` (as ``evaluate``
+    checks it: a plan of another instance is refused naming the field), the run's :class:`RunState` read from
+    ``log`` (a ``RunLog``) through ``mapping``, and where it stands (``runs.track.TrackResult``)."""
+    from planopt.instance import evaluate_given_plan, instance_for_plan
+    from planopt.runs.state import check_mapping, run_state
+    plan, _ = evaluate_given_plan(inst, raw_plan, plan_label)
+    shown = instance_for_plan(inst, plan)
+    check_trackable(shown, plan)
+    state = run_state(log, check_mapping(mapping or {}, "mapping"), shown, plan, Evaluator(shown))
+    return track(shown, plan, state, DEFAULT_TRACK_SCENARIOS if scenarios is None else scenarios, seed)

@@ -90,7 +90,7 @@ def evaluate_payload(instance: dict[str, Any], options: dict[str, Any], progress
 
 def track_payload(instance: dict[str, Any], options: dict[str, Any], progress: Progress = None) -> dict[str, Any]:
     """``planopt track FILE PLAN.json RUN --json`` on a run given as CSV text (``options["run_csv"]``)."""
-    from planopt.api import track_given
+    from planopt.runs.track import track_given
     from planopt.runs.readers import read_csv_text
     from planopt.uncertainty.risk import check_seed
     seed = check_seed(options.get("seed", 0), "seed")
