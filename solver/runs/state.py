@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Optional
 import numpy as np
 
 from planopt.errors import InputError
-from planopt.runs.readers import RunLog, Series
+from planopt.runs.readers import WANDB_STEP, RunLog, Series
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -174,6 +174,8 @@ def run_state(log: RunLog, mapping: dict[str, str], inst, plan, ev) -> RunState:
     if log.methods - {stage.method}:
         raise InputError(f"{log.source}: a pilot row of method {sorted(log.methods - {stage.method})[0]!r}; the plan "
                          f"trains {stage.method} (track a run with the rows of its own stage)")
+    if mapping.get("step") == WANDB_STEP and log.kind == "wandb":  # the export's own counter: the default
+        mapping = {k: v for k, v in mapping.items() if k != "step"}
     found = {key: _series(log, mapping, key, key in REQUIRED_SERIES) for key in MAPPING_KEYS if key != "step"}
     counter = None
     if "step" in mapping:
@@ -202,9 +204,9 @@ def run_state(log: RunLog, mapping: dict[str, str], inst, plan, ev) -> RunState:
         _check_values(log, names["gpu_count"], series["gpu_count"], 1, np.inf, "a GPU count of at least 1")
         gpu_count = int(round(series["gpu_count"].values[-1]))
     step_s = series["step_seconds"]
-    clock = step_s.seconds
-    elapsed_measured = clock is not None and clock.size > 0
-    elapsed = float(clock[-1]) / SECONDS_PER_HOUR if elapsed_measured else last * float(np.mean(step_s.values)) / SECONDS_PER_HOUR
+    clocks = [float(s.seconds.max()) for s in series.values() if s.seconds is not None and s.seconds.size]
+    elapsed_measured = bool(clocks)  # the latest point logged, in hours since the run started; a pilot has no clock
+    elapsed = max(clocks) / SECONDS_PER_HOUR if clocks else last * float(np.mean(step_s.values)) / SECONDS_PER_HOUR
     if "spend_usd" in series:
         _check_values(log, names["spend_usd"], series["spend_usd"], 0.0, np.inf, "an amount of at least 0")
         spend, spend_measured = float(series["spend_usd"].values[-1]), True

@@ -26,6 +26,8 @@ def refused(*args, json_out=False) -> str:
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), res.stderr
     assert "Traceback" not in res.stderr + res.stdout
+    if json_out:   # stdout still holds exactly one strict JSON object: the error
+        assert strict(res.stdout) == {"status": "error", "error": lines[0].removeprefix("error: ")}
     return lines[0]
 
 
@@ -87,7 +89,7 @@ def test_steps_that_go_backwards_are_refused(tmp_path):
 def test_a_run_longer_than_its_plan_is_refused(tmp_path):
     long = tmp_path / "long.csv"
     long.write_text("_step,_runtime,step_seconds,task_score\n1,300,300,55\n401,120300,300,60\n")
-    line = refused(*BASE, long)
+    line = refused(*BASE, long, json_out=True)
     assert "step 401" in line and "400 steps" in line
 
 

@@ -118,3 +118,14 @@ def test_a_pilot_csv_of_the_plans_method_is_a_run_without_a_clock(shipped, tmp_p
     # the shipped pilot holds sft rows too: not this plan's stage
     with pytest.raises(InputError, match="plan trains opd"):
         run_state(read_run(INSTANCES / "pilot-qwen3-8b-math.csv", inst), {}, inst, plan, Evaluator(inst))
+
+
+def test_a_mapped_step_counter_gives_each_point_its_training_step(shipped):
+    inst, plan, _ = shipped
+    # W&B counts its own `_step` per log call; the trainer's step is a series of its own
+    text = ("_step,_runtime,trainer/step,step_seconds,task_score\n"
+            "0,300,10,300,\n1,310,10,,57\n2,3300,20,300,\n3,3310,20,,59\n")
+    s = run_state(readers.read_csv_text(text, "run.csv"), {"step": "trainer/step"}, inst, plan, Evaluator(inst))
+    assert list(s.step_seconds.steps) == [10, 20] and list(s.task_score.steps) == [10, 20]
+    assert s.last_step == 20 and s.task_score.values[-1] == 59
+    assert s.elapsed_hours == pytest.approx(3310 / 3600)     # the clock of the latest point logged
