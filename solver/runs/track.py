@@ -73,7 +73,9 @@ def prefix_recipe(recipe: Recipe, steps: int) -> Recipe:
     k = recipe.samples_per_prompt
     if k and len(set(k)) > 1:
         phases = len(k)
-        k = tuple(k[min(phases - 1, int((j + 0.5) * steps / phases * phases / recipe.steps))] for j in range(phases))
+        # slot j of the prefix covers its steps [j, j + 1) x steps / phases; its middle step lies in the plan's phase
+        # (j + 0.5) x steps / phases / (recipe.steps / phases)
+        k = tuple(k[min(phases - 1, int((j + 0.5) * steps / recipe.steps))] for j in range(phases))
     return dataclasses.replace(recipe, steps=int(steps), samples_per_prompt=tuple(k))
 
 
