@@ -10,22 +10,13 @@ from planopt.models.schema.plan import Plan, read_plan
 from planopt.models.schema.instance import Instance
 
 from planopt.errors import InputError
-from planopt.instance import load_instance
+from planopt.instance import evaluate_given_plan, instance_for_plan, load_instance  # noqa: F401  (part of the API)
 from planopt.job.model import SolveResult
 from planopt.studies.sweep import plan_record  # noqa: F401  (part of the API)
 from planopt.uncertainty.solve import OVERRIDES, solve_instance  # noqa: F401  (part of the API)
 
 if TYPE_CHECKING:  # pandas is imported only when a DataFrame is asked for
     import pandas as pd
-
-
-def instance_for_plan(inst: Instance, plan: Plan) -> Instance:
-    """The instance of the student ``plan`` trains (``Instance.for_student``; ``inst`` itself without
-    ``candidate_students``): what its report and its risk read. ValueError naming ``plan.student``."""
-    if not inst.candidate_students:
-        return inst
-    Evaluator(inst).for_student(plan.student)  # names the field when the plan names no student or another
-    return inst.for_student(plan.student)
 
 
 def evaluate_plan(source: str | Path | dict[str, Any] | Instance, plan: Plan | dict[str, Any]) -> Metrics:
@@ -37,20 +28,6 @@ def evaluate_plan(source: str | Path | dict[str, Any] | Instance, plan: Plan | d
         return Evaluator(inst).evaluate(plan if isinstance(plan, Plan) else read_plan(plan))
     except ValueError as exc:
         raise InputError(f"{name}: {exc}") from None
-
-
-def evaluate_given_plan(inst: Instance, raw: Any, label: str) -> tuple[Plan, Metrics]:
-    """``planopt evaluate`` and ``POST /api/evaluate``: a plan's JSON (the ``plan`` object of a solve, or that
-    whole result) read and evaluated on ``inst`` (a choice of student: the one the plan names); returns the plan
-    and its metrics. InputError ``label: ...`` when it is not one of the instance's plans."""
-    if not isinstance(raw, dict):
-        raise InputError(f"{label}: expected a JSON object (a plan, or a solve's whole result), got {type(raw).__name__}")
-    raw = raw.get("plan", raw) if isinstance(raw.get("plan"), dict) else raw
-    try:
-        plan = read_plan(raw)
-        return plan, Evaluator(inst).evaluate(plan)
-    except (ValueError, TypeError, KeyError) as exc:
-        raise InputError(f"{label}: {exc}") from None
 
 
 def breakdown_frame(result: SolveResult) -> "pd.DataFrame":
@@ -85,3 +62,23 @@ def integer_columns(frame: "pd.DataFrame") -> "pd.DataFrame":
         if column.rpartition(".")[2] in ("gpu_count", "steps", "max_epochs"):
             frame[column] = frame[column].astype("Int64")
     return frame
+
+
+def track_run(source: str | Path | dict[str, Any] | Instance, plan: Plan | dict[str, Any] | str | Path,
+              run: str | Path, mapping: dict[str, str] | str | Path | None = None, scenarios: int | None = None,
+              seed: int = 0):
+    """``planopt.track``: where a run stands against its plan. ``run``: a TensorBoard log folder, a W&B history
+    CSV or a pilot CSV; ``mapping``: which series is which (a dict, or a mapping file's path). Returns a
+    ``TrackResult``: ``.headline`` (the verdict), ``.to_dict()`` (``track --json``), ``.frame()`` (a DataFrame of
+    the measured series: series, step, value) and ``.bands`` (the plan's predicted P10-P50-P90 along its steps)."""
+    from planopt.errors import read_json
+    from planopt.runs.readers import read_run
+    from planopt.runs.state import read_mapping
+    inst = load_instance(source)
+    if isinstance(plan, (str, Path)):
+        raw, label = read_json(Path(plan)), str(plan)
+    else:
+        raw, label = (plan.to_dict() if isinstance(plan, Plan) else plan), "plan"
+    names = read_mapping(mapping) if isinstance(mapping, (str, Path)) else mapping
+    from planopt.runs.track import track_given
+    return track_given(inst, raw, label, read_run(run, inst), names, scenarios, seed)

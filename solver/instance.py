@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import numbers
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -14,6 +14,10 @@ from planopt.models.consistency import check_instance
 from planopt.models.schema.instance import MAX_MAGNITUDE, Instance
 
 from planopt.errors import InputError, read_json, validation_input_error
+
+if TYPE_CHECKING:  # the evaluator is imported by the functions that evaluate a plan, not by every loader
+    from planopt.models.cost.evaluator import Metrics
+    from planopt.models.schema.plan import Plan
 
 
 def parse_instance(data: Any) -> Instance:
@@ -102,3 +106,29 @@ def check_time_limit(value: Any, label: str = "--time-limit") -> float | None:
     if not _is_number(value) or not math.isfinite(value) or not low <= value <= high:
         raise InputError(f"{label}: expected a number of seconds from {low:g} to {high:g}, got {value!r}")
     return float(value)
+
+
+def instance_for_plan(inst: Instance, plan: Plan) -> Instance:
+    """The instance of the student ``plan`` trains (``Instance.for_student``; ``inst`` itself without
+    ``candidate_students``): what its report and its risk read. ValueError naming ``plan.student``."""
+    from planopt.models.cost.evaluator import Evaluator
+    if not inst.candidate_students:
+        return inst
+    Evaluator(inst).for_student(plan.student)  # names the field when the plan names no student or another
+    return inst.for_student(plan.student)
+
+
+def evaluate_given_plan(inst: Instance, raw: Any, label: str) -> tuple[Plan, Metrics]:
+    """``planopt evaluate`` and ``POST /api/evaluate``: a plan's JSON (the ``plan`` object of a solve, or that
+    whole result) read and evaluated on ``inst`` (a choice of student: the one the plan names); returns the plan
+    and its metrics. InputError ``label: ...`` when it is not one of the instance's plans."""
+    from planopt.models.cost.evaluator import Evaluator
+    from planopt.models.schema.plan import read_plan
+    if not isinstance(raw, dict):
+        raise InputError(f"{label}: expected a JSON object (a plan, or a solve's whole result), got {type(raw).__name__}")
+    raw = raw.get("plan", raw) if isinstance(raw.get("plan"), dict) else raw
+    try:
+        plan = read_plan(raw)
+        return plan, Evaluator(inst).evaluate(plan)
+    except (ValueError, TypeError, KeyError) as exc:
+        raise InputError(f"{label}: {exc}") from None

@@ -30,6 +30,7 @@ ROOMS = (
     "planopt.job",
     "planopt.oracles",
     "planopt.uncertainty",
+    "planopt.runs",                 # a run in flight: its logs, its measured state, tracking it (uses fit's update)
     "planopt.studies",
     "planopt.portfolio",
     "planopt.report",

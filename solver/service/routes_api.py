@@ -20,7 +20,7 @@ from planopt.service import payloads
 from planopt.service.errors import UNAVAILABLE, StrictJSONResponse, error
 from planopt.service.paths import inline_jobs, portfolio_file, shipped, shipped_case, shipped_names
 from planopt.service.requests import (CalibrateRequest, EvaluateRequest, FrontierRequest, PortfolioRequest, SolveRequest,
-                       SweepRequest, ValidateRequest)
+                       SweepRequest, TrackRequest, ValidateRequest)
 
 router = APIRouter(prefix="/api", default_response_class=StrictJSONResponse)
 log = logging.getLogger("planopt.service")
@@ -95,6 +95,13 @@ async def solve(body: SolveRequest, request: Request) -> dict[str, Any]:
 async def evaluate(body: EvaluateRequest, request: Request) -> dict[str, Any]:
     return await compute(request, "evaluate", await resolved(body.instance, request.app.state.settings),
                          {"plan": body.plan, "scenarios": body.scenarios, "seed": body.seed})
+
+
+@router.post("/track", summary="planopt track --json: where a run (its log as CSV text) stands against its plan")
+async def track(body: TrackRequest, request: Request) -> dict[str, Any]:
+    return await compute(request, "track", await resolved(body.instance, request.app.state.settings),
+                         {"plan": body.plan, "run_csv": body.run_csv, "mapping": body.mapping, "scenarios": body.scenarios,
+                          "seed": body.seed})
 
 
 @router.post("/frontier", summary="planopt frontier --json: the exact Pareto frontier")

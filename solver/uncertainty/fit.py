@@ -262,10 +262,10 @@ def _check_header(source: str, line: int, header: list[str]) -> None:
         raise InputError(f"{source}: line {line}: column {duplicated[0]!r} appears twice")
 
 
-def read_pilot(path: str | Path, inst: Instance) -> list[PilotRow]:
-    """The pilot file's rows, checked against ``inst``; raises InputError naming the line and column."""
+def read_pilot(path: str | Path, inst: Instance, text: Optional[str] = None) -> list[PilotRow]:
+    """The pilot file's rows (``text``: its contents, named ``path``), checked against ``inst``; InputError naming the line and column."""
     path = Path(path)
-    lines = _data_lines(_read_text(path))
+    lines = _data_lines(_read_text(path) if text is None else text)
     if not lines:
         raise InputError(f"{path}: empty: expected a header ({', '.join(COLUMNS)}) and at least one row")
     if len(lines) > MAX_PILOT_ROWS + 1:

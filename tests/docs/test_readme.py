@@ -250,3 +250,18 @@ def test_readme_states_the_trained_teacher_optimum():
     assert planopt.solve(without, sensitivity=False).status == "infeasible"
     without.update(objective="quality", constraints={**data["constraints"], "min_quality": None})
     assert f"{planopt.solve(without, sensitivity=False).metrics.quality:.2f}" == stated["alone"]
+
+
+def test_readme_states_what_tracking_the_shipped_run_says():
+    """The verdict and figures "Tracking a run" states are what `planopt track` finds on the shipped run."""
+    import planopt
+    section = README[README.index("### Tracking a run"):README.index("### Reliability by cluster")]
+    run = INSTANCES / "runs" / "qwen3-8b-math-slow"
+    r = planopt.track(run / "instance.json", run / "plan.json", run / "tensorboard", run / "mapping.json")
+    assert f"the verdict, `{r.headline}`" in section
+    step = next(c for c in r.checks if c.name == "step_seconds")
+    assert (f"take {step.measured:.1f} s where the plan's band is {step.predicted['p10']:.0f}–{step.predicted['p90']:.0f} s"
+            in section)
+    quality = r.after.meets_limit["min_quality"].mean(), r.before.meets_limit["min_quality"].mean()
+    assert (f"every limit in {r.after.share():.1%} of the scenarios, down from {r.before.share():.1%} before the run "
+            f"(its quality floor in {quality[0]:.1%}, down from {quality[1]:.1%})").replace("%", " %") in section

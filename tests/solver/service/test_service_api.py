@@ -38,7 +38,7 @@ def tiny():
     return json.loads((INSTANCES / "tiny.json").read_text())
 
 
-EXPECTED_PATHS = {"/api/health", "/api/validate", "/api/solve", "/api/evaluate", "/api/frontier", "/api/sweep",
+EXPECTED_PATHS = {"/api/health", "/api/validate", "/api/solve", "/api/evaluate", "/api/track", "/api/frontier", "/api/sweep",
                   "/api/portfolio/solve", "/api/catalog", "/api/catalog/specs", "/api/calibrate", "/api/instances", "/api/instances/{name}",
                   "/api/jobs", "/api/jobs/{job_id}", "/api/jobs/{job_id}/request"}
 
@@ -75,6 +75,20 @@ def test_solve_with_confidence_is_the_cli_chance_constrained_solve(server):
     cli = cli_json("solve", str(INSTANCES / "tiny.json"), "--confidence", "0.7", "--scenarios", "50")
     assert api["risk"]["confidence"] == 0.7
     assert without_timings(api) == without_timings(cli)
+
+
+def test_track_is_the_cli_track_json_and_names_a_bad_mapping(server):
+    run = INSTANCES / "runs" / "qwen3-8b-math-slow"
+    mapping = json.loads((run / "mapping.json").read_text())
+    body = {"instance": json.loads((run / "instance.json").read_text()), "plan": json.loads((run / "plan.json").read_text()),
+            "run_csv": (run / "wandb.csv").read_text(), "mapping": mapping, "scenarios": 100}
+    api = server.call("POST", "/api/track", body)
+    cli = cli_json("track", str(run / "instance.json"), str(run / "plan.json"), str(run / "wandb.csv"),
+                   "--mapping", str(run / "mapping.json"), "--scenarios", "100")
+    api["state"].pop("source"), cli["state"].pop("source")
+    assert api == cli
+    status, answer = server.request("POST", "/api/track", {**body, "mapping": {**mapping, "task_score": "eval/math"}})
+    assert status == 400 and "did you mean 'eval/math500'" in json.dumps(answer)
 
 
 def test_evaluate_is_the_cli_evaluate_json(server, tmp_path):
