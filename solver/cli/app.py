@@ -48,8 +48,10 @@ def _root(version: bool = typer.Option(False, "--version", "-V", callback=_print
 
 
 # the order here is the order of `planopt --help`
-for group in (init, solve, check, frontier, calibrate, fit, uncertainty, serve, catalog, export):
+for group in (init, solve, check, frontier, calibrate, fit, uncertainty, serve):
     app.add_typer(group.commands)
+app.add_typer(catalog.commands, name="catalog")
+app.add_typer(export.commands)
 app.add_typer(portfolio.generate_app, name="generate")
 
 
