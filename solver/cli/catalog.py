@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from enum import Enum
 from pathlib import Path
 from typing import Optional
@@ -144,6 +145,8 @@ def import_prices(file: Path = typer.Argument(..., help="a SkyPilot catalog vms.
                     if skypilot_only[flag] is None:
                         raise InputError(f"{flag}: needed with --format skypilot (a vms.csv names neither its cloud "
                                          "nor its date)")
+                if not re.fullmatch(r"\d{4}-\d{2}(-\d{2})?", as_of):
+                    raise InputError(f"--as-of: expected a date YYYY-MM-DD (or YYYY-MM), got {as_of!r}")
                 kind = pi.provider_kind(provider, provider_kind)
                 imported = pi.import_skypilot(file, provider, kind, as_of, interconnect or pi.CAUTIOUS_INTERCONNECT)
             else:

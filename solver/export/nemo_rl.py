@@ -38,6 +38,8 @@ def render(job, stage) -> Rendered:
     n, schedule = phase_schedule(stage, NAME, f"{section}.num_generations_per_prompt")
     policy = {"max_total_sequence_length": math.ceil(job.prompt_tokens + job.max_response_tokens),
               "dtensor_cfg": {"cpu_offload": stage.cpu_offload}}
+    notes.append(f"stage {stage.number}: policy.max_total_sequence_length is the mean prompt (task.prompt_tokens) plus the "
+                 "longest response; the instance holds no longest prompt: add your prompts' spread")
     content = {section: {"num_prompts_per_step": stage.prompts_per_step, "num_generations_per_prompt": n,
                          "max_num_steps": stage.steps},
                "policy": policy, "cluster": cluster, "checkpointing": checkpointing}

@@ -71,7 +71,6 @@ class ExportJob:
     response_tokens: float
     max_response_tokens: float
     sft_example_tokens: Optional[float]
-    teacher: Optional[str]
     staged: bool
 
 
@@ -107,13 +106,11 @@ def load_job(plan_path: Path, instance_path: Path) -> ExportJob:
     stages = tuple(_stage(ev, n + 1, stage, plan.checkpoint_interval_minutes) for n, stage in enumerate(plan.stages))
     task = ev.inst.task
     sft = ev.inst.sft_data
-    teacher = ev.inst.teacher
     return ExportJob(student=plan.student or ev.inst.student_name, stages=stages,
                      checkpoint_interval_minutes=plan.checkpoint_interval_minutes,
                      prompt_tokens=task.prompt_tokens, response_tokens=task.response_tokens,
                      max_response_tokens=task.max_response_tokens,
                      sft_example_tokens=None if sft is None else (sft.sequence_length_tokens or sft.example_tokens),
-                     teacher=None if teacher is None else (teacher.architecture.preset or "teacher"),
                      staged=len(stages) > 1)
 
 

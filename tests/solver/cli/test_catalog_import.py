@@ -111,3 +111,13 @@ def test_skypilot_needs_its_provider_and_date_and_the_listing_still_works(tmp_pa
     assert result.exit_code == 2 and "--provider" in result.stderr
     listing = CliRunner().invoke(app, ["catalog", "--provider", "lambda", "--json"])
     assert listing.exit_code == 0 and json.loads(listing.stdout)
+
+
+def test_a_bad_date_and_a_skypilot_flag_with_rates_are_refused(tmp_path):
+    bad = run(SAMPLE, "--provider", "lambda", "--as-of", "last week", "--out", tmp_path / "p.json")
+    assert bad.exit_code == 2 and "--as-of" in bad.stderr
+    rates = tmp_path / "rates.csv"
+    rates.write_text(RATES_HEADER + "lambda,us,H100,on_demand,2.6,8,infiniband,2026-10,x\n")
+    mixed = run(rates, "--format", "rates", "--provider", "lambda", "--out", tmp_path / "p.json")
+    assert mixed.exit_code == 2 and "--provider: only with --format skypilot" in mixed.stderr
+    assert not (tmp_path / "p.json").exists()

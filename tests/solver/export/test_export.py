@@ -169,3 +169,62 @@ def test_a_plan_of_another_instance_and_an_unknown_target_are_refused(tiny_rl, t
     unknown = export(plan_path, INSTANCES / "tiny.json", "slurm", tmp_path / "t.yaml")
     assert unknown.exit_code == 2 and "--to" in unknown.stderr
     assert list(tmp_path.glob("t*.yaml")) == []
+
+
+def test_files_get_the_mode_the_umask_gives(tiny_rl, tmp_path):
+    import os
+    plan_path, inst_path, _ = tiny_rl
+    old = os.umask(0o027)
+    try:
+        assert export(plan_path, inst_path, "trl", tmp_path / "t.yaml").exit_code == 0
+    finally:
+        os.umask(old)
+    assert (tmp_path / "t.yaml").stat().st_mode & 0o777 == 0o640
+
+
+def test_separate_rollout_gpus_are_listed_by_every_framework(tmp_path):
+    inst = instance("qwen3-32b-agentic-rl-split-rollout.json")
+    stage = stage_dict(inst, "rl", schedule=[16, 16, 16], gpu_index=0, count=16)
+    rollout = inst.hardware.rollout_gpus[0]
+    stage["rollout"] = {"gpu": rollout.key, "gpu_count": min(rollout.counts)}
+    plan_path, inst_path, _ = write_plan(tmp_path, "qwen3-32b-agentic-rl-split-rollout.json", [stage])
+    for target in ("skypilot", "verl", "nemo-rl", "trl"):
+        result = export(plan_path, inst_path, target, tmp_path / f"{target}.yaml", "--json")
+        assert result.exit_code == 0, (target, result.stderr)
+        notes = json.loads(result.stdout)["not_expressed"]
+        assert any(f"{stage['rollout']['gpu_count']} separate {rollout.key}" in n for n in notes), (target, notes)
+
+
+def test_a_provider_without_a_skypilot_cloud_leaves_cloud_and_region_out(tmp_path):
+    data = json.loads((INSTANCES / "tiny.json").read_text())
+    data["hardware"]["gpus"] = [{"name": "H200", "provider": "spheron", "counts": [8]}]
+    (tmp_path / "job.json").write_text(json.dumps(data))
+    inst = instance("tiny.json").model_validate(data)
+    stage = stage_dict(inst, "rl", count=8)
+    plan = {"version": "2.1", "status": "optimal", "metrics": {},
+            "plan": {"student": inst.student_name, "stages": [stage], "retention": None,
+                     "checkpoint_interval_minutes": inst.checkpointing.interval_minutes_options[0]}}
+    (tmp_path / "plan.json").write_text(json.dumps(plan))
+    result = export(tmp_path / "plan.json", tmp_path / "job.json", "skypilot", tmp_path / "task.yaml")
+    assert result.exit_code == 0, result.stderr
+    task, comments = read(tmp_path / "task.yaml")
+    assert "cloud" not in task["resources"] and "region" not in task["resources"]
+    assert any("spheron has no SkyPilot cloud" in line for line in comments) and "spheron" in result.stdout
+
+
+@pytest.mark.parametrize("target", ["nemo-rl", "trl"])
+def test_a_staged_plans_sft_stage_in_nemo_rl_and_trl(tmp_path, target):
+    inst = instance("qwen3-32b-sft-then-rl.json")
+    stages = [stage_dict(inst, "sft", lora_rank=16, gpu_index=2, count=8),
+              stage_dict(inst, "rl", schedule=[16, 16, 4], lora_rank=16, gpu_index=2, count=32)]
+    plan_path, inst_path, _ = write_plan(tmp_path, "qwen3-32b-sft-then-rl.json", stages)
+    assert export(plan_path, inst_path, target, tmp_path / "job.yaml").exit_code == 0
+    sft, comments = read(tmp_path / "job.stage1-sft.yaml")
+    examples = inst.training.methods["sft"].prompts_per_step
+    if target == "nemo-rl":
+        assert sft["sft"]["max_num_steps"] == stages[0]["steps"]
+        assert sft["policy"]["train_global_batch_size"] == examples
+        assert any("LoRA rank 16" in line for line in comments)
+    else:
+        assert sft["max_steps"] == stages[0]["steps"] and sft["lora_r"] == stages[0]["lora_rank"]
+        assert sft["per_device_train_batch_size"] * stages[0]["gpu_count"] == examples
