@@ -46,10 +46,20 @@ def common_notes(stage, target: str, has_async: bool = False, has_split_rollout:
     if stage.method == "sft" and stage.external_data_share is not None and stage.external_data_share < 1:
         notes.append(f"stage {stage.number}: SFT data mix {stage.external_data_share:g} new-domain, the rest general data: "
                      "build the mixed data set before training")
+    if stage.teacher_trained:
+        notes.append(f"stage {stage.number}: the teacher is trained first, as its own job (the plan's teacher_training); "
+                     "export or launch it separately")
     if stage.method == "sft" and stage.max_epochs and stage.max_epochs > 1:
         notes.append(f"stage {stage.number}: at most {stage.max_epochs} epochs over each owned example before buying more "
                      "(a data-purchase decision, not a trainer setting)")
     return notes + node_notes(stage)
+
+
+def stage_header(job, stage) -> list[str]:
+    """How a stage file is used: a later stage starts from the one before it."""
+    if stage.number == 1:
+        return []
+    return [f"stage {stage.number} starts from stage {stage.number - 1}'s final checkpoint: point the model path there"]
 
 
 def node_notes(stage) -> list[str]:

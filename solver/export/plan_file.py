@@ -48,6 +48,7 @@ class ExportStage:
     prompts_per_step: int             # training.methods[method].prompts_per_step (examples per step for SFT)
     save_every_steps: int             # the checkpoint interval in optimizer steps (see checkpoint_steps)
     hours_per_step: float
+    teacher_trained: bool             # OPD whose teacher is trained first, as its own job (recipe.teacher_training)
 
     @property
     def num_nodes(self) -> int:
@@ -71,6 +72,7 @@ class ExportJob:
     response_tokens: float
     max_response_tokens: float
     sft_example_tokens: Optional[float]
+    reference_logprobs: bool          # training.reference_logprobs: RL computes reference log-probs for a KL penalty
     staged: bool
 
 
@@ -111,7 +113,7 @@ def load_job(plan_path: Path, instance_path: Path) -> ExportJob:
                      prompt_tokens=task.prompt_tokens, response_tokens=task.response_tokens,
                      max_response_tokens=task.max_response_tokens,
                      sft_example_tokens=None if sft is None else (sft.sequence_length_tokens or sft.example_tokens),
-                     staged=len(stages) > 1)
+                     reference_logprobs=ev.inst.training.reference_logprobs, staged=len(stages) > 1)
 
 
 def _gpu_option(inst, key: str):
@@ -144,7 +146,8 @@ def _stage(ev, number: int, stage, interval_minutes: float) -> ExportStage:
         gpu=option.name, gpu_key=hw.gpu, gpu_count=hw.count, gpus_per_node=spec.gpus_per_node,
         provider=option.provider, region=option.region, tier=inst.hardware.pricing,
         prompts_per_step=inst.training.methods[recipe.method].prompts_per_step,
-        save_every_steps=checkpoint_steps(interval_minutes, hours_per_step), hours_per_step=hours_per_step)
+        save_every_steps=checkpoint_steps(interval_minutes, hours_per_step), hours_per_step=hours_per_step,
+        teacher_trained=recipe.teacher_training is not None)
 
 
 def as_dict(stage: ExportStage) -> dict[str, Any]:

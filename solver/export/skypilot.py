@@ -56,4 +56,6 @@ def render(job, stage) -> Rendered:
                      "need a second task or a job group; this task holds the training GPUs only")
     content = {"name": f"planopt-stage{stage.number}-{stage.method}", "num_nodes": stage.num_nodes,
                "resources": resources, "run": RUN_PLACEHOLDER}
-    return Rendered(content, notes)
+    header = ["spot: launch it as a managed job (`sky jobs launch task.yaml`), which recovers from preemptions"] \
+        if stage.tier == "spot" else []
+    return Rendered(content, notes, header)

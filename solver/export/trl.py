@@ -45,6 +45,9 @@ def render(job, stage) -> Rendered:
         fields.update(num_generations=n, max_completion_length=math.ceil(job.max_response_tokens),
                       per_device_train_batch_size=_per_device(stage, stage.prompts_per_step * n, notes))
         config = "GRPOConfig"
+        if job.reference_logprobs:
+            notes.append(f"stage {stage.number}: the plan prices reference log-probs (a KL penalty, "
+                         "training.reference_logprobs); set beta above 0, the KL coefficient, which the plan does not choose")
     else:
         n, schedule = phase_schedule(stage, NAME, "samples per prompt")
         notes = schedule + notes

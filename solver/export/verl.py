@@ -5,7 +5,9 @@ Keys (verl docs/examples/config.rst, "ppo_trainer.yaml for RL FSDP Backend", and
 ``data.train_batch_size`` (prompts per step), ``data.max_response_length``, ``actor_rollout_ref.rollout.n``
 (samples per prompt), ``actor_rollout_ref.model.lora_rank`` (0: full fine-tuning),
 ``actor_rollout_ref.actor.fsdp_config.param_offload`` / ``optimizer_offload``, ``trainer.n_gpus_per_node``,
-``trainer.nnodes``, ``trainer.save_freq`` (steps), ``trainer.total_training_steps``; for SFT ``data.train_batch_size``,
+``trainer.nnodes``, ``trainer.save_freq`` (steps), ``trainer.total_training_steps``, ``algorithm.adv_estimator: grpo``
+(the cost model prices no critic: generation, reference log-probs and the policy update, which is GRPO's step) and
+``actor_rollout_ref.actor.use_kl_loss`` (the instance's ``training.reference_logprobs``); for SFT ``data.train_batch_size``,
 ``data.max_length``, ``model.lora_rank``, ``trainer.total_training_steps``, ``trainer.save_freq``,
 ``trainer.n_gpus_per_node``, ``trainer.nnodes``. verl's trainer has no on-policy distillation from a teacher:
 an OPD stage is refused.
@@ -18,6 +20,7 @@ import math
 from planopt.export.common import Rendered, common_notes, phase_schedule, refuse
 
 NAME = "verl"
+CRITIC_FREE_ESTIMATOR = "grpo"   # verl's algorithm.adv_estimator for a group baseline and no critic
 
 
 def render(job, stage) -> Rendered:
@@ -35,7 +38,9 @@ def render(job, stage) -> Rendered:
     n, schedule = phase_schedule(stage, NAME, "actor_rollout_ref.rollout.n")
     offload = {"param_offload": stage.cpu_offload, "optimizer_offload": stage.cpu_offload}
     content = {"data": {"train_batch_size": stage.prompts_per_step, "max_response_length": math.ceil(job.max_response_tokens)},
-               "actor_rollout_ref": {"model": {"lora_rank": stage.lora_rank or 0}, "actor": {"fsdp_config": offload},
+               "algorithm": {"adv_estimator": CRITIC_FREE_ESTIMATOR},
+               "actor_rollout_ref": {"model": {"lora_rank": stage.lora_rank or 0},
+                                     "actor": {"use_kl_loss": job.reference_logprobs, "fsdp_config": offload},
                                      "rollout": {"n": n}},
                "trainer": trainer}
     return Rendered(content, schedule + notes)

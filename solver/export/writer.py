@@ -13,7 +13,7 @@ from pathlib import Path
 import yaml
 
 from planopt.export import nemo_rl, skypilot, trl, verl
-from planopt.export.common import Rendered
+from planopt.export.common import Rendered, stage_header
 
 TARGETS = {m.NAME: m for m in (skypilot, verl, nemo_rl, trl)}
 SUFFIXES = (".yaml", ".yml")
@@ -37,7 +37,7 @@ def file_text(target: str, job, stage, rendered: Rendered) -> str:
     """A stage's file: a comment header (what it is, what it cannot express), then the YAML."""
     lines = [f"planopt export --to {target}: stage {stage.number} of {len(job.stages)} ({stage.method}, "
              f"{stage.steps} steps on {stage.gpu_count} x {stage.gpu_key}), student {job.student}"]
-    lines += rendered.header
+    lines += rendered.header + stage_header(job, stage)
     if rendered.not_expressed:
         lines.append(f"not expressed in this file ({target} has no field for them):")
         lines += [f"  - {note}" for note in rendered.not_expressed]

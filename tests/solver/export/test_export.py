@@ -48,6 +48,7 @@ def test_verl_file_holds_the_plans_values(tiny_rl, tmp_path):
     assert cfg["data"]["max_response_length"] == math.ceil(inst.task.max_response_tokens)
     assert cfg["actor_rollout_ref"]["rollout"]["n"] == stage["samples_per_prompt"][0]
     assert cfg["actor_rollout_ref"]["model"]["lora_rank"] == 0
+    assert cfg["actor_rollout_ref"]["actor"]["use_kl_loss"] is inst.training.reference_logprobs
     assert cfg["trainer"]["save_freq"] >= 1
     # the per-phase schedule has no verl key: listed in the file and on stdout
     schedule = str(stage["samples_per_prompt"])
@@ -119,7 +120,8 @@ def test_a_staged_plan_writes_one_file_per_stage(tmp_path):
     files = [tmp_path / "job.stage1-sft.yaml", tmp_path / "job.stage2-rl.yaml"]
     assert sorted(tmp_path.glob("job*.yaml")) == files
     sft, _ = read(files[0])
-    rl, _ = read(files[1])
+    rl, rl_comments = read(files[1])
+    assert any("starts from stage 1's final checkpoint" in line for line in rl_comments)
     assert sft["model"]["lora_rank"] == stages[0]["lora_rank"] and sft["trainer"]["total_training_steps"] == stages[0]["steps"]
     assert sft["data"]["train_batch_size"] == inst.training.methods["sft"].prompts_per_step
     assert rl["actor_rollout_ref"]["model"]["lora_rank"] == stages[1]["lora_rank"]
