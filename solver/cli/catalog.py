@@ -111,8 +111,8 @@ class ImportFormat(str, Enum):
 @commands.command("import")
 @guarded
 def import_prices(file: Path = typer.Argument(..., help="a SkyPilot catalog vms.csv, or a negotiated-rate CSV"),
-                  out: Path = typer.Option(..., "--out", help="the price file to write (.json, the format of the shipped "
-                                                              "models/catalog/prices.json)"),
+                  out: Path = typer.Option(..., "--out", help="the price file to write (.json, in the format of the "
+                                                              "shipped price catalog)"),
                   fmt: ImportFormat = typer.Option(ImportFormat.skypilot, "--format",
                                                    help="skypilot (vms.csv: InstanceType, AcceleratorName, "
                                                         "AcceleratorCount, Price, Region[, SpotPrice, AvailabilityZone]) | "
