@@ -34,6 +34,7 @@ ROOMS = (
     "planopt.studies",
     "planopt.portfolio",
     "planopt.report",
+    "planopt.export",               # plans written as launcher and framework configs
     # The top: the Python API, the service on it, and the CLI, which serves the service (``planopt serve``).
     "planopt.api",
     "planopt.service",

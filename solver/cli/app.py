@@ -17,7 +17,7 @@ import sys
 
 import typer
 
-from planopt.cli import calibrate, catalog, check, fit, frontier, init, portfolio, serve, solve, track, uncertainty
+from planopt.cli import calibrate, catalog, check, export, fit, frontier, init, portfolio, serve, solve, track, uncertainty
 from planopt.cli.output import emit_json
 
 HELP = "Exact planner for LLM post-training: SFT, RL or on-policy distillation, on which GPUs, for least cost."
@@ -48,8 +48,10 @@ def _root(version: bool = typer.Option(False, "--version", "-V", callback=_print
 
 
 # the order here is the order of `planopt --help`
-for group in (init, solve, check, frontier, calibrate, fit, track, uncertainty, serve, catalog):
+for group in (init, solve, check, frontier, calibrate, fit, track, uncertainty, serve):
     app.add_typer(group.commands)
+app.add_typer(catalog.commands, name="catalog")
+app.add_typer(export.commands)
 app.add_typer(portfolio.generate_app, name="generate")
 
 
