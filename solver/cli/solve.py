@@ -50,15 +50,13 @@ def solve(file: Path = typer.Argument(..., help="instance JSON"),
     if read_json(file).get("kind") == "portfolio":
         if solver != DEFAULT_SOLVER:  # --cvar is refused with the portfolio's other options (portfolio_options)
             raise InputError("--solver: applies to one job; a portfolio does not take it yet")
-        if start is not None:
-            raise InputError("--format: focus applies to one job here; a portfolio's FOCUS rows (each job from its start "
-                             "bucket, reservations as commitments) are not built yet")
         from planopt.cli.portfolio import solve_portfolio_command
         raise typer.Exit(solve_portfolio_command(file, json_out=json_out, time_limit=time_limit, plot=plot, objective=objective,
                                                  budget_usd=budget_usd, deadline_hours=deadline_hours,
                                                  max_forgetting=max_forgetting, min_quality=min_quality, out=out,
                                                  scenarios=scenarios, seed=seed, confidence=confidence, cvar=cvar,
-                                                 scheduler=scheduler, workers=workers, serial=serial))
+                                                 scheduler=scheduler, workers=workers, serial=serial,
+                                                 focus_start=start))
     for flag, value in (("--scheduler", scheduler), ("--workers", workers), ("--serial", serial or None)):
         if value is not None:
             raise InputError(f"{flag}: applies to a portfolio (its jobs priced on Dask); one job is one MIP, solved here")

@@ -11,6 +11,16 @@ on-demand GPU and every other line, ``Dynamic`` for spot GPUs (``hardware.pricin
 as ``ConsumedQuantity``/``PricingQuantity`` (unit ``GPU-Hours``) and the price per GPU-hour; ``Tags`` is a JSON
 object of the instance's ``labels`` (``job`` defaults to the instance's name). The report's budget and alert lines
 are not in the file: FOCUS 1.0 has no place for a plan's metadata.
+
+A portfolio (``portfolio_focus_rows``; day 0 is bucket 0's first day): each job's GPU-hours in each (bucket, tier)
+at that bucket's on-demand (``Standard``) or spot (``Dynamic``) price, from the bucket's start; its other lines as
+its own plan's timeline, shifted so that training starts at its start bucket (the data bought its lead time
+earlier), plus the extra operations and storage of a spot run's longer wall time over its operations window; each
+reservation as one ``Purchase`` row per day (``PricingCategory`` ``Committed``, ``CommitmentDiscountType``
+``Reservation``), its commitment paid evenly over its committed hours from the bucket it starts in. Reserved
+GPU-hours are paid by that commitment, so the jobs have no rows of their own for them (the schedule says which job
+used them). The rows sum to the portfolio's cost; ``labels`` of the portfolio give the project and team of every
+job whose instance gives none, and ``job`` defaults to the job's name.
 """
 
 from __future__ import annotations
@@ -45,7 +55,9 @@ SERVICES = {
     "log_ingest": ("Log ingest", "Management and Governance", "Log index"),
     "operations": ("Operations", "Other", "Team"),
     "forgetting_repair": ("Forgetting repair", "AI and Machine Learning", "Model"),
+    "reservation": ("GPU reservation", "Compute", "GPU reservation"),
 }
+TIERS = ("on_demand", "spot")   # a portfolio's GPU charge, by the tier its hours run on
 GPU_LINES = ("compute", "evaluation")
 NOT_A_PROVIDER = "unspecified"   # a GPU priced without a provider of the price catalog (a price of the instance's own)
 
@@ -81,40 +93,94 @@ def job_context(inst, plan) -> dict[str, Any]:
             "spot": inst.hardware.pricing == "spot"}
 
 
+def _portfolio_job(pdata, result, j: int, js) -> tuple[dict[str, Any], list[Charge]]:
+    """One job of a solved portfolio: its context and charges (the module's docstring, "A portfolio")."""
+    from planopt.models.cost.spend import plan_charges, shifted
+    inst = pdata.instances[j]
+    inst = inst.model_copy(update={"labels": inst.labels.model_copy(update={
+        "project": inst.labels.project or pdata.portfolio.labels.project,
+        "team": inst.labels.team or pdata.portfolio.labels.team, "job": inst.labels.job or js.name})})
+    ctx = job_context(inst, js.plan)
+    ctx.update(name=js.name, spot=False, prices={})
+    ctx["stages"][0].update(provider=None if js.provider == NOT_A_PROVIDER else js.provider, region=js.region,
+                            gpu=js.gpu_type or js.plan.gpu)
+    bh = result.bucket_hours
+    offset = max(0.0, (js.start_bucket or 0) * bh - js.metrics.hours_breakdown["data_lead_time"])
+    rest = [c for c in shifted(plan_charges(inst, js.plan), offset) if c.component not in GPU_LINES]
+    charges = []
+    for (b, tier), gpu_hours in sorted(js.gpu_hours.items()):
+        if tier in TIERS:  # reserved hours are paid by the reservation's own rows
+            price = result.bucket_price[tier][js.plan.gpu][b]
+            charge = Charge("compute", 1, b * bh, b * bh + gpu_hours / js.plan.gpu_count, gpu_hours * price, tier)
+            ctx["prices"][charge] = price
+            charges.append(charge)
+    extra = js.noncompute_usd - sum(c.usd for c in rest)   # the spot run's longer wall: more operations and storage
+    if extra:
+        train = [c for c in rest if c.component == "operations"]
+        start, end = (train[0].start_hour, train[0].end_hour) if train else (offset, offset)
+        rest.append(Charge("operations", None, start, end, extra, "spot overhead"))
+    return ctx, charges + rest
+
+
+def portfolio_focus_rows(pdata, result, start: dt.date) -> list[dict[str, Any]]:
+    """A solved portfolio's FOCUS rows from ``start`` (bucket 0 begins at its first hour): each job's charges from
+    its start bucket, GPU-hours at their bucket's on-demand or spot price, and each reservation as one commitment
+    (``PricingCategory`` Committed) paid evenly over its committed hours from the bucket it starts in."""
+    pieces = [_portfolio_job(pdata, result, j, js) for j, js in enumerate(result.jobs)]
+    bh = result.bucket_hours
+    for row in result.procurement_rows():
+        if row["tier"] != "reserved" or not row["commitment_usd"]:
+            continue
+        name = f"{result.name}/{row['gpu']}/reserved-from-bucket-{row['start_bucket']}"
+        ctx = {"name": result.name, "tags": {k: v for k, v in (("project", pdata.portfolio.labels.project),
+                                                               ("team", pdata.portfolio.labels.team)) if v},
+               "team": pdata.portfolio.labels.team, "stages": [], "spot": False, "provider": (
+                   None if row["provider"] == NOT_A_PROVIDER else row["provider"]), "region": row["region"],
+               "commitment": name, "sku": f"{row['gpu']}:reserved:{row['term']}"}
+        s0 = row["start_bucket"] * bh
+        pieces.append((ctx, [Charge("reservation", None, s0, s0 + row["committed_hours"], row["commitment_usd"],
+                                    f"{row['gpus']}x{row['gpu']}")]))
+    return focus_rows(pieces, start)
+
+
 def charge_row(ctx: dict[str, Any], charge: Charge, day: dt.date, usd: float) -> dict[str, Any]:
     """One FOCUS row: ``usd`` of ``charge`` on ``day`` (the module's docstring)."""
     service, category, resource_type = SERVICES[charge.component]
     stage = ctx["stages"][charge.stage - 1] if charge.stage else None
     gpu = charge.component in GPU_LINES and stage is not None
-    provider = (stage["provider"] or NOT_A_PROVIDER) if stage else NOT_A_PROVIDER
+    provider = (stage["provider"] if stage else ctx.get("provider")) or NOT_A_PROVIDER
+    region = stage["region"] if stage else ctx.get("region")
+    spot = charge.part == "spot" if charge.part in TIERS else ctx["spot"]   # a portfolio's GPU charge names its tier
     where = f"{ctx['name']}/stage{charge.stage}" if charge.stage else ctx["name"]
     resource = f"{where}/{stage['count']}x{stage['gpu']}" if gpu else f"{where}/{charge.component}" + (
-        f"/{charge.part}" if charge.part else "")
-    sku = f"{stage['gpu']}:{'spot' if ctx['spot'] else 'on-demand'}" if gpu else charge.component
+        f"/{charge.part}" if charge.part and not gpu else "")
+    sku = f"{stage['gpu']}:{'spot' if spot else 'on-demand'}" if gpu else ctx.get("sku", charge.component)
     one_time = charge.one_time
     gpu_hours = price = None
-    if gpu:  # the GPU-hours this day's money buys at the stage's price (the mean over a split set's two types)
-        price = stage["usd_per_gpu_hour"]
+    if gpu:  # the GPU-hours this day's money buys at the charge's price (the stage's: the mean over a split set's types)
+        price = ctx.get("prices", {}).get(charge, stage["usd_per_gpu_hour"])
         gpu_hours = usd / price
+    commitment = ctx.get("commitment")
     first, after = _month(day)
     return {
         "AvailabilityZone": None, "BilledCost": usd, "BillingAccountId": f"planopt:{ctx['name']}",
         "BillingAccountName": ctx["name"], "BillingCurrency": "USD",
         "BillingPeriodEnd": _stamp(after), "BillingPeriodStart": _stamp(first),
-        "ChargeCategory": "Purchase" if charge.component == "data" else "Usage", "ChargeClass": None,
+        "ChargeCategory": "Purchase" if charge.component in ("data", "reservation") else "Usage", "ChargeClass": None,
         "ChargeDescription": f"planned {service.lower()}" + (f" ({charge.part})" if charge.part else "")
                              + (f", stage {charge.stage}" if charge.stage else ""),
-        "ChargeFrequency": "One-Time" if one_time else "Usage-Based",
+        "ChargeFrequency": "One-Time" if one_time else "Recurring" if commitment else "Usage-Based",
         "ChargePeriodEnd": _stamp(day + dt.timedelta(days=1)), "ChargePeriodStart": _stamp(day),
-        "CommitmentDiscountCategory": None, "CommitmentDiscountId": None, "CommitmentDiscountName": None,
-        "CommitmentDiscountStatus": None, "CommitmentDiscountType": None,
+        "CommitmentDiscountCategory": "Usage" if commitment else None, "CommitmentDiscountId": commitment,
+        "CommitmentDiscountName": commitment, "CommitmentDiscountStatus": None,
+        "CommitmentDiscountType": "Reservation" if commitment else None,
         "ConsumedQuantity": gpu_hours, "ConsumedUnit": "GPU-Hours" if gpu_hours else None,
         "ContractedCost": usd, "ContractedUnitPrice": price, "EffectiveCost": usd,
         "InvoiceIssuerName": provider, "ListCost": usd, "ListUnitPrice": price,
-        "PricingCategory": "Dynamic" if gpu and ctx["spot"] else "Standard",
+        "PricingCategory": "Committed" if commitment else "Dynamic" if gpu and spot else "Standard",
         "PricingQuantity": gpu_hours, "PricingUnit": "GPU-Hours" if gpu_hours else None,
         "ProviderName": provider, "PublisherName": provider,
-        "RegionId": stage["region"] if stage else None, "RegionName": stage["region"] if stage else None,
+        "RegionId": region, "RegionName": region,
         "ResourceId": resource, "ResourceName": resource, "ResourceType": resource_type,
         "ServiceCategory": category, "ServiceName": service, "SkuId": sku, "SkuPriceId": sku,
         "SubAccountId": ctx["team"], "SubAccountName": ctx["team"],
