@@ -2,9 +2,9 @@
 1.0) and the rule set of the FinOps Foundation's validator (PyPI ``focus-validator`` 1.0.0, its ``1.0`` version
 set: each column's presence, type, nullability and allowed values).
 
-The validator itself is not run: its only release pins ``numpy<2`` and ``pandas<3``, which cannot be installed
-beside the numpy 2 and pandas 3 planopt's other dependencies bring, so its rules are encoded here instead, with the
-specification's conditional rules (the "MUST be null when ..." of each column) it checks by SQL.
+The validator itself is not run: its only release pins ``numpy<2`` and ``pandas<3``, which would hold every install
+of the tests to numpy 1 and pandas 2, below the numpy 2 and pandas 3 the project runs on; so its rules are encoded
+here instead, with the specification's conditional rules (the "MUST be null when ..." of each column).
 """
 
 from __future__ import annotations

@@ -126,3 +126,26 @@ def test_labels_and_alert_share_are_checked(tmp_path):
         path.write_text(json.dumps(data))
         result = runner.invoke(app, ["validate", str(path)])
         assert result.exit_code == 2 and says in result.output, result.output
+
+
+def test_the_readme_states_what_its_focus_example_writes(tmp_path, monkeypatch):
+    """The numbers README.md's "Planned spend for finance" gives for its first command are its output's."""
+    import re
+    import shlex
+    from tests.support.common import ROOT
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## Planned spend for finance"):readme.index("## Instances")]
+    command = re.search(r"\.venv/bin/planopt (solve instances/llama\S+ .*--format focus.*)", section)[1]
+    (tmp_path / "instances").symlink_to(INSTANCES)
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, [*shlex.split(command), "--json", "--no-sensitivity"])
+    assert result.exit_code == 0, result.output
+    answer, rows = json.loads(result.stdout), rows_of(tmp_path / "spend.csv")
+    stated = re.search(r"writes (?P<rows>[\d,]+) rows .* plan's \$(?P<total>[\d,]+) to the cent", section)
+    assert (f"{len(rows):,}", f"{answer['metrics']['cost_usd']:,.0f}") == (stated["rows"], stated["total"])
+    alert = re.search(r"alert line of \$(?P<usd>[\d,]+) .* reached on day (?P<day>\d+), hour (?P<hour>[\d.]+)", section)
+    reached = answer["spend"]["lines"]["alert"]
+    assert (f"{reached['usd']:,.0f}", reached["reached"]["day"], f"{reached['reached']['hour']:.1f}") == (
+        alert["usd"], int(alert["day"]), alert["hour"])
+    data = sum(r["BilledCost"] for r in rows if r["ServiceName"] == "Training data" and r["ChargePeriodStart"].startswith("2026-01-05"))
+    assert f"${data:,.0f} of data is bought on day 1" in section
