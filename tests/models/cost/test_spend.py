@@ -27,6 +27,7 @@ def test_charges_and_days_add_up_to_the_plan_cost(data):
     assert plans
     for p in plans:
         charges = plan_charges(inst, p.plan)
+        assert all(c.usd > 0 and c.end_hour >= c.start_hour >= 0 for c in charges)
         assert sum(c.usd for c in charges) == pytest.approx(p.metrics.cost_usd, rel=1e-12)
         assert sum(usd for _, _, usd in daily(charges)) == pytest.approx(p.metrics.cost_usd, rel=1e-12)
         # the GPUs are billed while the plan trains, never after its wall time

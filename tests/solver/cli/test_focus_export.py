@@ -20,8 +20,10 @@ from tests.support.portfolio_oracle import tiny_portfolio
 runner = CliRunner()
 
 
-def job(tmp_path, name="llama-70b-domain-injection.json", **constraints):
+def job(tmp_path, name="llama-70b-domain-injection.json", pricing=None, **constraints):
     data = json.loads((INSTANCES / name).read_text())
+    if pricing:
+        data["hardware"]["pricing"] = pricing
     data["labels"] = {"project": "legal-llm", "team": "post-training"}
     data["constraints"] = {**data.get("constraints", {}), **constraints}
     path = tmp_path / "job.json"
@@ -68,13 +70,16 @@ def test_focus_rows_keep_the_rules_add_up_and_cross_the_alert_line_on_the_report
     assert answer["spend"]["lines"]["budget"]["reached"] is None          # the plan costs less than its budget
 
 
-def test_parquet_rows_and_the_text_report(tmp_path):
+def test_parquet_rows_of_spot_gpus_and_the_text_report(tmp_path):
     out = tmp_path / "spend.parquet"
-    result = runner.invoke(app, ["solve", str(job(tmp_path, "tiny.json", budget_usd=800.0)), "--no-sensitivity",
-                                 "--out", str(out), "--format", "focus", "--start-date", "2026-03-01"])
+    result = runner.invoke(app, ["solve", str(job(tmp_path, "tiny.json", pricing="spot", budget_usd=800.0)),
+                                 "--no-sensitivity", "--out", str(out), "--format", "focus", "--start-date", "2026-03-01"])
     assert result.exit_code == 0, result.output
     rows = rows_of(out)
     assert rows and violations(rows) == []
+    # spot GPUs are FOCUS's dynamic pricing; every other line is standard
+    assert {r["PricingCategory"] for r in rows if r["ServiceCategory"] == "Compute"} == {"Dynamic"}
+    assert {r["PricingCategory"] for r in rows if r["ServiceCategory"] != "Compute"} == {"Standard"}
     assert "alert line $640 (80% of the budget): reached on day 1" in result.stdout
     assert "budget $800: never reached" in result.stdout
 
