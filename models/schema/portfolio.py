@@ -225,6 +225,8 @@ class Portfolio(Strict):
     budget_usd: Optional[NonNegativeFloat] = Field(None, description="total budget of the portfolio")
     labels: Labels = Field(Labels(), description="project and team of every job's FOCUS rows (a job's own instance labels "
                                                  "override them; job defaults to the job's name)")
+    alert_share: float = Field(0.8, gt=0, le=1, description="the alert line, a share of budget_usd: the report gives the day "
+                                                         "the planned spend reaches it")
 
     @model_validator(mode="after")
     def _check(self) -> "Portfolio":

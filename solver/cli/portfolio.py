@@ -64,6 +64,9 @@ def portfolio_report(result) -> str:
         out += [""] + risk_lines(result.risk)
     if result.message:   # e.g. which solve stages were bypassed, or whose schedule this is
         out += ["", f"Note: {result.message}"]
+    if result.spend is not None:
+        from planopt.report.text import spend_text
+        out += ["", "Budget and alert lines (cumulative planned spend from bucket 0)"] + spend_text(result.spend)
     out += ["", f"model built in {result.build_seconds:.2f} s, solved in {result.solve_seconds:.2f} s"]
     return "\n".join(out)
 
@@ -142,9 +145,8 @@ def solve_portfolio_command(file: Path, json_out: bool, time_limit: Optional[flo
         with progress_bar("solving the portfolio"):  # one MIP (and its replay): the bar shows its time, not steps
             result = solve_with_options(options)
         if out is not None and focus_start is not None:
-            from planopt.portfolio.loading import load_portfolio
             from planopt.report.focus import focus_frame, portfolio_focus_rows
-            rows = portfolio_focus_rows(load_portfolio(file), result, focus_start) if result.jobs else []
+            rows = portfolio_focus_rows(options.data, result, focus_start) if result.jobs else []
             files.write(out, table_writer(focus_frame(rows)))
         elif out is not None:
             files.write(out, table_writer(result.jobs_frame()))

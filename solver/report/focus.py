@@ -57,7 +57,7 @@ SERVICES = {
     "forgetting_repair": ("Forgetting repair", "AI and Machine Learning", "Model"),
     "reservation": ("GPU reservation", "Compute", "GPU reservation"),
 }
-TIERS = ("on_demand", "spot")   # a portfolio's GPU charge, by the tier its hours run on
+TIERS = ("on_demand", "spot")   # a portfolio's GPU charge names the tier its hours run on (``portfolio/spend.py``)
 GPU_LINES = ("compute", "evaluation")
 NOT_A_PROVIDER = "unspecified"   # a GPU priced without a provider of the price catalog (a price of the instance's own)
 
@@ -91,56 +91,6 @@ def job_context(inst, plan) -> dict[str, Any]:
                        "usd_per_gpu_hour": ev.hardware(hw).usd_per_hour_of_gpus / hw.total_count})
     return {"name": inst.name, "tags": tags, "team": labels.team, "stages": stages,
             "spot": inst.hardware.pricing == "spot"}
-
-
-def _portfolio_job(pdata, result, j: int, js) -> tuple[dict[str, Any], list[Charge]]:
-    """One job of a solved portfolio: its context and charges (the module's docstring, "A portfolio")."""
-    from planopt.models.cost.spend import plan_charges, shifted
-    inst = pdata.instances[j]
-    inst = inst.model_copy(update={"labels": inst.labels.model_copy(update={
-        "project": inst.labels.project or pdata.portfolio.labels.project,
-        "team": inst.labels.team or pdata.portfolio.labels.team, "job": inst.labels.job or js.name})})
-    ctx = job_context(inst, js.plan)
-    ctx.update(name=js.name, spot=False, prices={})
-    ctx["stages"][0].update(provider=None if js.provider == NOT_A_PROVIDER else js.provider, region=js.region,
-                            gpu=js.gpu_type or js.plan.gpu)
-    bh = result.bucket_hours
-    offset = max(0.0, (js.start_bucket or 0) * bh - js.metrics.hours_breakdown["data_lead_time"])
-    rest = [c for c in shifted(plan_charges(inst, js.plan), offset) if c.component not in GPU_LINES]
-    charges = []
-    for (b, tier), gpu_hours in sorted(js.gpu_hours.items()):
-        if tier in TIERS:  # reserved hours are paid by the reservation's own rows
-            price = result.bucket_price[tier][js.plan.gpu][b]
-            charge = Charge("compute", 1, b * bh, b * bh + gpu_hours / js.plan.gpu_count, gpu_hours * price, tier)
-            ctx["prices"][charge] = price
-            charges.append(charge)
-    extra = js.noncompute_usd - sum(c.usd for c in rest)   # the spot run's longer wall: more operations and storage
-    if extra:
-        train = [c for c in rest if c.component == "operations"]
-        start, end = (train[0].start_hour, train[0].end_hour) if train else (offset, offset)
-        rest.append(Charge("operations", None, start, end, extra, "spot overhead"))
-    return ctx, charges + rest
-
-
-def portfolio_focus_rows(pdata, result, start: dt.date) -> list[dict[str, Any]]:
-    """A solved portfolio's FOCUS rows from ``start`` (bucket 0 begins at its first hour): each job's charges from
-    its start bucket, GPU-hours at their bucket's on-demand or spot price, and each reservation as one commitment
-    (``PricingCategory`` Committed) paid evenly over its committed hours from the bucket it starts in."""
-    pieces = [_portfolio_job(pdata, result, j, js) for j, js in enumerate(result.jobs)]
-    bh = result.bucket_hours
-    for row in result.procurement_rows():
-        if row["tier"] != "reserved" or not row["commitment_usd"]:
-            continue
-        name = f"{result.name}/{row['gpu']}/reserved-from-bucket-{row['start_bucket']}"
-        ctx = {"name": result.name, "tags": {k: v for k, v in (("project", pdata.portfolio.labels.project),
-                                                               ("team", pdata.portfolio.labels.team)) if v},
-               "team": pdata.portfolio.labels.team, "stages": [], "spot": False, "provider": (
-                   None if row["provider"] == NOT_A_PROVIDER else row["provider"]), "region": row["region"],
-               "commitment": name, "sku": f"{row['gpu']}:reserved:{row['term']}"}
-        s0 = row["start_bucket"] * bh
-        pieces.append((ctx, [Charge("reservation", None, s0, s0 + row["committed_hours"], row["commitment_usd"],
-                                    f"{row['gpus']}x{row['gpu']}")]))
-    return focus_rows(pieces, start)
 
 
 def charge_row(ctx: dict[str, Any], charge: Charge, day: dt.date, usd: float) -> dict[str, Any]:
@@ -196,6 +146,29 @@ def focus_rows(pieces: list[tuple[dict[str, Any], list[Charge]]], start: dt.date
             rows.append((day, charge_row(ctx, charge, start + dt.timedelta(days=day), usd)))
     rows.sort(key=lambda r: r[0])
     return [row for _, row in rows]
+
+
+def portfolio_focus_rows(pdata, result, start: dt.date) -> list[dict[str, Any]]:
+    """A solved portfolio's FOCUS rows from ``start`` (bucket 0 begins at its first hour): its charges
+    (``portfolio/spend.py``, the module's docstring), each job's with its own names and tags, each reservation's as
+    one commitment (``PricingCategory`` Committed)."""
+    from planopt.portfolio.spend import job_charges, job_instance, reservation_charges
+    pieces = []
+    for j, js in enumerate(result.jobs):
+        charges, prices = job_charges(pdata, result, j)
+        ctx = job_context(job_instance(pdata, j, js.name), js.plan)
+        ctx.update(name=js.name, spot=False, prices=prices)
+        ctx["stages"][0].update(provider=None if js.provider == NOT_A_PROVIDER else js.provider, region=js.region,
+                                gpu=js.gpu_type or js.plan.gpu)
+        pieces.append((ctx, charges))
+    labels = pdata.portfolio.labels
+    tags = {k: v for k, v in (("project", labels.project), ("team", labels.team)) if v}
+    for row, charge in reservation_charges(result):
+        name = f"{result.name}/{row['gpu']}/reserved-from-bucket-{row['start_bucket']}"
+        pieces.append(({"name": result.name, "tags": tags, "team": labels.team, "stages": [], "spot": False,
+                        "region": row["region"], "provider": None if row["provider"] == NOT_A_PROVIDER else row["provider"],
+                        "commitment": name, "sku": f"{row['gpu']}:reserved:{row['term']}"}, [charge]))
+    return focus_rows(pieces, start)
 
 
 def focus_frame(rows: list[dict[str, Any]]) -> "pd.DataFrame":

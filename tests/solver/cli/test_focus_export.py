@@ -36,6 +36,19 @@ def rows_of(path):
     return frame.astype(object).where(frame.notna(), None).to_dict("records")
 
 
+def first_day_reaching(rows, line_usd, start):
+    """The first day (1-based from ``start``) by whose end the rows' cumulative BilledCost reaches ``line_usd``."""
+    by_day: dict[str, float] = {}
+    for r in rows:
+        by_day[r["ChargePeriodStart"]] = by_day.get(r["ChargePeriodStart"], 0.0) + r["BilledCost"]
+    cumulative = 0.0
+    for day in sorted(by_day):
+        cumulative += by_day[day]
+        if cumulative >= line_usd - limit_slack(line_usd):
+            return (dt.date.fromisoformat(day[:10]) - start).days + 1
+    return None
+
+
 def test_focus_rows_keep_the_rules_add_up_and_cross_the_alert_line_on_the_reported_day(tmp_path):
     # a five-day plan (118.6 h; $120,000 of data bought on day 1) whose alert line (72% of the budget) falls on day 3
     out = tmp_path / "spend.csv"
@@ -56,15 +69,7 @@ def test_focus_rows_keep_the_rules_add_up_and_cross_the_alert_line_on_the_report
     # the alert line is reached on the day the cumulative rows first reach it
     alert = answer["spend"]["lines"]["alert"]
     assert alert["usd"] == pytest.approx(136_800.0) and alert["reached"] is not None
-    by_day: dict[str, float] = {}
-    for r in rows:
-        by_day[r["ChargePeriodStart"]] = by_day.get(r["ChargePeriodStart"], 0.0) + r["BilledCost"]
-    cumulative, first = 0.0, None
-    for n, day in enumerate(sorted(by_day)):
-        cumulative += by_day[day]
-        if cumulative >= 136_800.0 - limit_slack(136_800.0):
-            first = (dt.date.fromisoformat(day[:10]) - dt.date(2026, 12, 30)).days + 1
-            break
+    first = first_day_reaching(rows, 136_800.0, dt.date(2026, 12, 30))
     assert 1 < first == alert["reached"]["day"]
     assert (first - 1) * 24 < alert["reached"]["hour"] <= first * 24
     assert answer["spend"]["lines"]["budget"]["reached"] is None          # the plan costs less than its budget
@@ -100,7 +105,7 @@ def test_format_and_start_date_are_honoured_or_refused_in_one_line(tmp_path, arg
 
 def test_a_portfolio_writes_each_job_from_its_start_bucket_and_its_reservation_as_a_commitment(tmp_path):
     portfolio = tiny_portfolio(1)   # two jobs in bucket 1: one on on-demand GPUs, one on 2 reserved L40S
-    portfolio["labels"] = {"project": "q3-models"}
+    portfolio.update(labels={"project": "q3-models"}, budget_usd=4000.0, alert_share=0.5)
     path, out = tmp_path / "portfolio.json", tmp_path / "spend.csv"
     path.write_text(json.dumps(portfolio))
     result = runner.invoke(app, ["solve", str(path), "--serial", "--json", "--out", str(out), "--format", "focus",
@@ -120,6 +125,10 @@ def test_a_portfolio_writes_each_job_from_its_start_bucket_and_its_reservation_a
         assert all(r["ChargePeriodStart"] >= first_day.isoformat() for r in gpu)
         tags = {r["Tags"] for r in rows if r["ResourceId"].startswith(job["name"] + "/")}
         assert tags == {json.dumps({"job": job["name"], "project": "q3-models"}, sort_keys=True)}
+    # the portfolio's alert line (half its budget) falls on the day its cumulative rows reach it
+    alert = answer["spend"]["lines"]["alert"]
+    assert alert["usd"] == pytest.approx(2000.0)
+    assert alert["reached"]["day"] == first_day_reaching(rows, 2000.0, dt.date(2026, 6, 1))
 
 
 def test_labels_and_alert_share_are_checked(tmp_path):
