@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -46,3 +46,14 @@ class Strict(BaseModel):
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
+
+
+LabelText = Annotated[str, Field(min_length=1, max_length=256, pattern=r"^[^\x00-\x1f]*$")]
+
+
+class Labels(Strict):
+    """Who a job's spend belongs to: the FOCUS export's ``Tags`` (``planopt solve --format focus``)."""
+
+    project: Optional[LabelText] = Field(None, description="the project the spend is charged to")
+    team: Optional[LabelText] = Field(None, description="the team that runs the job")
+    job: Optional[LabelText] = Field(None, description="the job's own label (default: the instance's name)")

@@ -28,7 +28,7 @@ from planopt.models.catalog import CatalogLookupError, GpuSpec, HostLinkedGpuSpe
 from planopt.models.schema.hf_config import HfConfigError, architecture_from_hf_config
 from planopt.models.schema.base import (  # noqa: F401 (the shared types, re-exported)
     GeneralScoreFamily, LargeCount, MAX_COUNT, MAX_MAGNITUDE, MAX_PARAMS_B, MAX_SCORE, MAX_STAGES, METHODS, MIN_POSITIVE, Method,
-    NonNegativeFloat, NonNegativeInt, Objective, ParamsB, PositiveFloat, PositiveInt, Precision, Score, Share, Strict)
+    NonNegativeFloat, NonNegativeInt, Objective, ParamsB, PositiveFloat, PositiveInt, Precision, Score, Share, Strict, Labels)
 from planopt.models.schema.priors import LoraShares, MethodPrior, Priors, family_priors, family_scaled_priors  # noqa: F401
 from planopt.models.schema.training import (  # noqa: F401 (re-exported: the instance's training block)
     MethodOptions, Trainer, Training, describe_trainer, trainer_zero_stage)
@@ -501,6 +501,7 @@ class Constraints(Strict):
     max_forgetting_points: Optional[NonNegativeFloat] = None
     min_quality: Optional[float] = None
     confidence: Optional[float] = Field(None, gt=0, lt=1, description="share of scenarios of the uncertainty model in which every limit must hold (a chance-constrained plan)")
+    alert_share: float = Field(0.8, gt=0, le=1, description="the alert line, a share of budget_usd: the report gives the day the planned spend reaches it (0.8: the usual first budget alert)")
 
 
 class Range(Strict):
@@ -522,6 +523,7 @@ class Instance(Strict):
 
     name: str = "job"
     kind: Literal["job"] = "job"
+    labels: Labels = Field(Labels(), description="project, team and job: the tags of the FOCUS export's rows")
     student: Architecture
     task: Task
     training: Training

@@ -48,7 +48,7 @@ from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, Pos
 
 from planopt.models.catalog import CatalogLookupError, find_gpu
 from planopt.models.catalog.prices import TERM_HOURS
-from planopt.models.schema.instance import GpuOption, Instance, Strict
+from planopt.models.schema.instance import GpuOption, Instance, Labels, Strict
 
 PerBucketFloat = Union[NonNegativeFloat, list[NonNegativeFloat]]
 PerBucketInt = Union[NonNegativeInt, list[NonNegativeInt]]
@@ -223,6 +223,10 @@ class Portfolio(Strict):
     gpus: list[PortfolioGpu] = Field(min_length=1)
     jobs: list[PortfolioJob] = Field(min_length=1)
     budget_usd: Optional[NonNegativeFloat] = Field(None, description="total budget of the portfolio")
+    labels: Labels = Field(Labels(), description="project and team of every job's FOCUS rows (a job's own instance labels "
+                                                 "override them; job defaults to the job's name)")
+    alert_share: float = Field(0.8, gt=0, le=1, description="the alert line, a share of budget_usd: the report gives the day "
+                                                         "the planned spend reaches it")
 
     @model_validator(mode="after")
     def _check(self) -> "Portfolio":

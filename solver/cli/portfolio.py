@@ -64,6 +64,9 @@ def portfolio_report(result) -> str:
         out += [""] + risk_lines(result.risk)
     if result.message:   # e.g. which solve stages were bypassed, or whose schedule this is
         out += ["", f"Note: {result.message}"]
+    if result.spend is not None:
+        from planopt.report.text import spend_text
+        out += ["", "Budget and alert lines (cumulative planned spend from bucket 0)"] + spend_text(result.spend)
     out += ["", f"model built in {result.build_seconds:.2f} s, solved in {result.solve_seconds:.2f} s"]
     return "\n".join(out)
 
@@ -112,14 +115,16 @@ def solve_portfolio_command(file: Path, json_out: bool, time_limit: Optional[flo
                             max_forgetting: Optional[float] = None, min_quality: Optional[float] = None,
                             out: Optional[Path] = None, scenarios: Optional[int] = None, seed: int = 0,
                             confidence: Optional[float] = None, cvar: Optional[float] = None,
-                            scheduler: Optional[str] = None, workers: Optional[int] = None, serial: bool = False) -> int:
+                            scheduler: Optional[str] = None, workers: Optional[int] = None, serial: bool = False,
+                            focus_start=None) -> int:
     """Solve a portfolio instance, print it, return the exit code. The options are checked and
     solved as the service's portfolio endpoints do (``portfolio_options``): ``--budget-usd`` caps
     the total spend and ``--objective cost`` is the portfolio's objective; every other limit and
     ``--cvar`` are refused. ``--out`` (CSV or Parquet) gets one row per job; it and ``--plot`` are
     checked before the solve and written together or not at all (``files.OutputFiles``). ``--scheduler``,
     ``--workers`` and ``--serial`` say where the jobs are priced (``pricing.check_pricing``; default
-    ``auto``: a local Dask cluster from ``pricing.DASK_MIN_JOBS`` jobs on idle cores); ``--confidence`` refuses the first two."""
+    ``auto``: a local Dask cluster from ``pricing.DASK_MIN_JOBS`` jobs on idle cores); ``--confidence`` refuses the first two.
+    ``focus_start`` (a date: ``--format focus``) makes ``--out`` the schedule's FOCUS rows from that day instead."""
     import dataclasses
     from planopt.errors import InputError
     from planopt.portfolio.options import check_portfolio_options, solve_with_options
@@ -139,7 +144,11 @@ def solve_portfolio_command(file: Path, json_out: bool, time_limit: Optional[flo
     with files:
         with progress_bar("solving the portfolio"):  # one MIP (and its replay): the bar shows its time, not steps
             result = solve_with_options(options)
-        if out is not None:
+        if out is not None and focus_start is not None:
+            from planopt.report.focus import focus_frame, portfolio_focus_rows
+            rows = portfolio_focus_rows(options.data, result, focus_start) if result.jobs else []
+            files.write(out, table_writer(focus_frame(rows)))
+        elif out is not None:
             files.write(out, table_writer(result.jobs_frame()))
         if plot is not None and result.jobs:
             from planopt.report.portfolio_plot import plot_schedule

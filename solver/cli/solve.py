@@ -31,19 +31,22 @@ def solve(file: Path = typer.Argument(..., help="instance JSON"),
           scenarios: Optional[int] = risk_options.SCENARIOS, confidence: Optional[float] = risk_options.CONFIDENCE,
           seed: int = risk_options.SEED, cvar: Optional[float] = risk_options.CVAR,
           plot: Optional[Path] = typer.Option(None, "--plot", help="portfolio: a Gantt chart of the schedule; one job with --scenarios or --confidence: the risk distributions"),
-          out: Optional[Path] = typer.Option(None, "--out", help="also write the plan, its metrics and its cost and time breakdowns as one row (a portfolio: one row per job) to a .csv or .parquet file"),
+          out: Optional[Path] = typer.Option(None, "--out", help="also write the plan, its metrics and its cost and time breakdowns as one row (a portfolio: one row per job) to a .csv or .parquet file; with --format focus, its planned charges as FOCUS rows"),
           solver: str = typer.Option("highs", "--solver", help="MIP solver of one job: highs (default), scip (pip install pyscipopt), cbc or glpk (their programs: apt-get install coinor-cbc or glpk-utils); one not installed is refused"),
           scheduler: Optional[str] = typer.Option(None, "--scheduler", help="portfolio: price the jobs (column generation, the Lagrangian bound) on the Dask cluster at this address (tcp://host:port)"),
           workers: Optional[int] = typer.Option(None, "--workers", help="portfolio: price the jobs on a local Dask cluster of this many worker processes"),
-          serial: bool = typer.Option(False, "--serial", help="portfolio: price the jobs in this process (default: on a local Dask cluster of this machine's cores from 200 jobs when they are idle, else here)")):
+          serial: bool = typer.Option(False, "--serial", help="portfolio: price the jobs in this process (default: on a local Dask cluster of this machine's cores from 200 jobs when they are idle, else here)"),
+          out_format: Optional[str] = typer.Option(None, "--format", help="what --out holds: plan (default: the plan as one row) or focus (the planned charges as FOCUS 1.0 rows, one per charge and UTC day, for FinOps tools)"),
+          start_date: Optional[str] = typer.Option(None, "--start-date", help="with --format focus: the plan's first day, YYYY-MM-DD (default: today's date in UTC)")):
     """Find the optimal plan of a job (or a portfolio of jobs) and explain it."""
-    from planopt.api import solve_frame, solve_instance
+    from planopt.api import solve_instance
     from planopt.errors import InputError, read_json
     from planopt.instance import check_time_limit
     from planopt.job.model import DEFAULT_SOLVER, make_solver
     from planopt.uncertainty.risk import check_seed
     check_time_limit(time_limit)
     check_seed(seed)  # a negative one was numpy's ValueError, an internal error
+    start = out_start_date(out, out_format, start_date)
     if read_json(file).get("kind") == "portfolio":
         if solver != DEFAULT_SOLVER:  # --cvar is refused with the portfolio's other options (portfolio_options)
             raise InputError("--solver: applies to one job; a portfolio does not take it yet")
@@ -52,7 +55,8 @@ def solve(file: Path = typer.Argument(..., help="instance JSON"),
                                                  budget_usd=budget_usd, deadline_hours=deadline_hours,
                                                  max_forgetting=max_forgetting, min_quality=min_quality, out=out,
                                                  scenarios=scenarios, seed=seed, confidence=confidence, cvar=cvar,
-                                                 scheduler=scheduler, workers=workers, serial=serial))
+                                                 scheduler=scheduler, workers=workers, serial=serial,
+                                                 focus_start=start))
     for flag, value in (("--scheduler", scheduler), ("--workers", workers), ("--serial", serial or None)):
         if value is not None:
             raise InputError(f"{flag}: applies to a portfolio (its jobs priced on Dask); one job is one MIP, solved here")
@@ -69,7 +73,7 @@ def solve(file: Path = typer.Argument(..., help="instance JSON"),
             inst, result = risk_options.solve_with_scenarios(inst, scenarios, confidence, seed, cvar, time_limit,
                                                              sensitivity, plot, files)
             if out is not None:  # pandas only when asked for
-                files.write(out, table_writer(solve_frame(result)))
+                files.write(out, out_writer(inst, result, start))
         print_result(inst, result, json_out)
     for flag, value in (("--plot", plot), ("--cvar", cvar)):
         if value is not None:
@@ -81,8 +85,44 @@ def solve(file: Path = typer.Argument(..., help="instance JSON"),
         result = solve_instance(inst, time_limit=time_limit, sensitivity=sensitivity, scenarios=report_scenarios(inst),
                                 seed=seed, solver=solver, started_at=started_at())
         if out is not None:  # pandas only when asked for
-            files.write(out, table_writer(solve_frame(result)))
+            files.write(out, out_writer(inst, result, start))
     print_result(inst, result, json_out)
+
+
+FORMATS = ("plan", "focus")
+
+
+def out_start_date(out: Optional[Path], out_format: Optional[str], start_date: Optional[str]):
+    """The FOCUS rows' first day for ``--format focus`` (None: the plan row); each of ``--format`` and
+    ``--start-date`` honoured or refused in one line."""
+    from planopt.errors import InputError
+    if out_format is not None and out_format not in FORMATS:
+        raise InputError(f"--format: expected one of {', '.join(FORMATS)}, got {out_format!r}")
+    if out_format is not None and out is None:
+        raise InputError("--format: says what --out holds; give --out FILE (.csv or .parquet)")
+    if out_format != "focus":
+        if start_date is not None:
+            raise InputError("--start-date: dates the FOCUS rows; needs --out FILE --format focus")
+        return None
+    import datetime as dt
+    if start_date is None:
+        return dt.datetime.now(dt.timezone.utc).date()
+    try:
+        if len(start_date) == 10:  # fromisoformat takes 20261202 too; the help names YYYY-MM-DD
+            return dt.date.fromisoformat(start_date)
+    except ValueError:
+        pass
+    raise InputError(f"--start-date: expected a date YYYY-MM-DD, got {start_date!r}")
+
+
+def out_writer(inst, result, start):
+    """The writer of ``--out``: the plan as one row, or (``start`` a date: ``--format focus``) its FOCUS rows."""
+    if start is None:
+        from planopt.api import solve_frame
+        return table_writer(solve_frame(result))
+    from planopt.report.focus import focus_frame, job_focus_rows
+    rows = [] if result.plan is None else job_focus_rows(inst, result.plan, start)
+    return table_writer(focus_frame(rows))
 
 
 @commands.command()

@@ -179,6 +179,7 @@ class SolveResult:
     relaxations: list[dict[str, Any]] = field(default_factory=list)
     risk: Optional[dict[str, Any]] = None  # scenarios of the uncertainty model (``planopt.uncertainty.risk``, ``planopt.uncertainty.chance``)
     student: Optional[str] = None    # the student the plan trains (``plan.student`` of the JSON)
+    spend: Optional[dict[str, Any]] = None  # the budget and alert lines (``models/cost/spend.py``, ``spend_lines``)
 
     @property
     def has_plan(self) -> bool:
@@ -204,6 +205,8 @@ class SolveResult:
             out["message"] = self.message
         if self.risk is not None:
             out["risk"] = self.risk
+        if self.spend is not None:
+            out["spend"] = self.spend
         return out
 
 

@@ -115,13 +115,22 @@ def solve_with_options(options: PortfolioOptions):
     ``scenarios`` capacity scenarios when given), or the schedule held at ``confidence``."""
     if options.confidence is not None:
         from planopt.portfolio.chance import solve_portfolio_at_confidence
-        return solve_portfolio_at_confidence(options.data, options.confidence, options.scenarios, options.seed,
-                                             time_limit=options.time_limit, budget_usd=options.budget_usd,
-                                             started_at=options.started_at)
+        return with_spend(options, solve_portfolio_at_confidence(
+            options.data, options.confidence, options.scenarios, options.seed, time_limit=options.time_limit,
+            budget_usd=options.budget_usd, started_at=options.started_at))
     from planopt.portfolio.solve import solve_portfolio
     result = solve_portfolio(options.data, time_limit=options.time_limit, budget_usd=options.budget_usd,
                              started_at=options.started_at, pricing=options.pricing)
     if options.scenarios is not None and result.jobs:   # no schedule: nothing to replay
         from planopt.portfolio.risk import portfolio_risk
         result.risk = portfolio_risk(options.data, result.to_dict(), options.scenarios, options.seed).to_dict()
+    return with_spend(options, result)
+
+
+def with_spend(options: PortfolioOptions, result):
+    """``result`` with its budget and alert lines (``portfolio/spend.py``) when it has a schedule."""
+    if result.jobs:
+        from planopt.portfolio.spend import portfolio_spend
+        budget = options.budget_usd if options.budget_usd is not None else options.data.portfolio.budget_usd
+        result.spend = portfolio_spend(options.data, result, budget)
     return result

@@ -20,7 +20,7 @@ from planopt.models.schema.portfolio import PortfolioData
 
 from planopt.portfolio.replay import TIER_ORDER
 
-RESULT_VERSION = "1.2"  # of the JSON output; minor: keys added (1.1: risk; 1.2: region in procurement and schedule rows), major: a key changes meaning or goes away
+RESULT_VERSION = "1.3"  # of the JSON output; minor: keys added (1.1: risk; 1.2: region in procurement and schedule rows; 1.3: spend), major: a key changes meaning or goes away
 
 
 @dataclass
@@ -104,6 +104,7 @@ class PortfolioResult:
     reserved_lead: dict[str, int] = field(default_factory=dict)
     committed_hours_from: dict[str, dict[int, float]] = field(default_factory=dict)
     risk: Optional[dict[str, Any]] = None   # the schedule under capacity scenarios (portfolio_risk), with --scenarios
+    spend: Optional[dict[str, Any]] = None  # the budget and alert lines (``portfolio/spend.py``), with a schedule
 
     @classmethod
     def of(cls, d: PortfolioData, build_seconds: float = 0.0, status: str = "infeasible") -> "PortfolioResult":
@@ -169,7 +170,7 @@ class PortfolioResult:
                 "bound_usd": bound, "bound_missing_reason": why,
                 "build_seconds": self.build_seconds, "solve_seconds": self.solve_seconds,
                 "warm_start_seconds": self.warm_start_seconds,
-                "violations": self.violations, "message": self.message, "risk": self.risk}
+                "violations": self.violations, "message": self.message, "risk": self.risk, "spend": self.spend}
 
     def jobs_frame(self) -> pd.DataFrame:
         """One row per job: its plan, buckets, GPU-hours, quality, forgetting, wall hours and money."""

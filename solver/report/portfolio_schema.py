@@ -15,6 +15,7 @@ from typing import Any, Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field
 
 from planopt.portfolio.solve import RESULT_VERSION
+from planopt.report.result_schema import Spend
 
 Tier = Literal["reserved", "on_demand", "spot"]
 
@@ -149,6 +150,7 @@ class PortfolioResultSchema(_Closed):
     violations: list[str]
     message: str
     risk: Optional[PortfolioRisk] = Field(None, description="with --scenarios: the schedule's risk under capacity scenarios (since 1.1)")
+    spend: Optional[Spend] = Field(None, description="with a schedule: the days its cumulative planned spend reaches the alert line and the budget (since 1.3)")
 
 
 def portfolio_result_json_schema() -> dict[str, Any]:

@@ -155,6 +155,30 @@ class OfferOut(_Closed):
     source: str
 
 
+class LineReached(_Closed):
+    """When the cumulative planned spend reaches a line."""
+
+    hour: float = Field(description="hours since the plan's start")
+    day: int = Field(description="the day, 1-based (day 1: hours [0, 24) of the start)")
+
+
+class SpendLine(_Closed):
+    """A line of spend: its amount and when the plan's cumulative planned spend reaches it (null: never)."""
+
+    usd: float
+    reached: Optional[LineReached]
+
+
+class Spend(_Closed):
+    """The budget and alert lines on the plan's spend timeline (``models/cost/spend.py``)."""
+
+    alert_share: float = Field(description="constraints.alert_share: the alert line's share of the budget")
+    budget_usd: Optional[float] = Field(description="the budget; null: none, and no lines")
+    total_usd: float = Field(description="the plan's planned spend, all of it (its cost)")
+    last_hour: float = Field(description="the hour since the start of the last charge's end (storage kept after training)")
+    lines: dict[Literal["alert", "budget"], SpendLine]
+
+
 class SolveResultSchema(_Closed):
     """The JSON output of ``planopt solve JOB --json``."""
 
@@ -173,6 +197,7 @@ class SolveResultSchema(_Closed):
     relaxations: Optional[list[Relaxation]] = Field(None, description="infeasible: relaxations that would each make a plan exist")
     message: Optional[str] = None
     risk: Optional[Risk] = None
+    spend: Optional[Spend] = Field(None, description="with a plan: the days its cumulative planned spend reaches the alert line and the budget")
 
 
 class EvaluateResultSchema(_Closed):

@@ -243,5 +243,24 @@ def _solve_report(inst: Instance, result) -> str:
         out += ["", "Limits", limit_rows(result.binding, result.objective)]
     out += ["", "Cost breakdown", breakdown(result.metrics.cost_breakdown_usd, usd, "total"),
             "", "Time breakdown", breakdown(result.metrics.hours_breakdown, hours, "wall time")]
+    if result.spend is not None:
+        out += ["", "Budget and alert lines (cumulative planned spend from the start)"] + spend_text(result.spend)
     out += ["", f"model built in {result.build_seconds:.2f} s, solved in {result.solve_seconds:.2f} s"]
     return "\n".join(out)
+
+
+def spend_text(spend: dict) -> list[str]:
+    """The report's budget and alert lines (``models/cost/spend.py``, ``spend_lines``): the day and hour since the
+    start at which the plan's cumulative planned spend reaches each, or that it never does."""
+    total = f"the plan's total is {usd(spend['total_usd'])}"
+    if not spend["lines"]:
+        return [f"  no budget (constraints.budget_usd), so no line to reach; {total}"]
+    out = []
+    for name, line in spend["lines"].items():
+        label = (f"alert line {usd(line['usd'])} ({spend['alert_share']:.0%} of the budget)" if name == "alert"
+                 else f"budget {usd(line['usd'])}")
+        reached = line["reached"]
+        when = (f"never reached ({total})" if reached is None
+                else f"reached on day {reached['day']}, hour {reached['hour']:,.1f} since the start")
+        out.append(f"  {label}: {when}")
+    return out

@@ -40,8 +40,6 @@ def solve_instance(source: str | Path | dict[str, Any] | Instance, time_limit: f
 
     ``solver`` names the MIP solver: ``"highs"`` (the default), ``"scip"`` (with PySCIPOpt installed),
     ``"cbc"`` or ``"glpk"`` (with their programs installed): ``planopt.job.model.SOLVERS``."""
-    from planopt.job.checks import check_job
-    from planopt.job.plan_space import check_build_time
     from planopt.job.budget import TimeBudget
     unknown = sorted(set(overrides) - set(OVERRIDES))
     if unknown:
@@ -52,6 +50,23 @@ def solve_instance(source: str | Path | dict[str, Any] | Instance, time_limit: f
     check_time_limit(time_limit, "time_limit")
     budget = TimeBudget.of(time_limit, time.perf_counter() if started_at is None else started_at)
     inst = load_instance(source).with_overrides(**overrides)
+    result = _solve_loaded(inst, budget, time_limit, sensitivity, scenarios, seed, cvar, solver)
+    if result.plan is not None:
+        result.spend = plan_spend(inst, result.plan)
+    return result
+
+
+def plan_spend(inst: Instance, plan) -> dict[str, Any]:
+    """The budget and alert lines of ``plan`` (``models/cost/spend.py``): the report's ``spend`` object."""
+    from planopt.models.cost.spend import plan_charges, spend_lines
+    return spend_lines(plan_charges(inst, plan), inst.constraints.budget_usd, inst.constraints.alert_share)
+
+
+def _solve_loaded(inst: Instance, budget, time_limit: float | None, sensitivity: bool, scenarios: int | None, seed: int, cvar: float | None,
+                  solver: str) -> SolveResult:
+    """:func:`solve_instance` on the loaded instance (its overrides applied) within ``budget``."""
+    from planopt.job.checks import check_job
+    from planopt.job.plan_space import check_build_time
     space = check_job(inst)  # the refusals validate makes too (issue 28 item 7), before any work
     if budget.expired():
         return out_of_time(inst, 0.0, budget, "loading the instance")
