@@ -48,6 +48,12 @@ KNOWN_WEAK = {
     "forgetting-flan-t5-base-math-only-mnli": "Flan-T5-base math-only SFT on MNLI: 0.24 of a collapse (64.5 points)",
     "forgetting-swallow-70b-triviaqa": "Swallow 70B on TriviaQA: 2.4x (the 70B forgets less than the 7B; no size term)",
     "forgetting-swallow-7b-triviaqa": "Swallow 7B on TriviaQA: 0.61",
+    # DeepSeek-Coder-V2's general-language table (6T tokens at 70 % code and math, chat models on both sides):
+    # the closed-book QA drops of both sizes are larger than the knowledge share gives on NaturalQuestions, and
+    # ARC-Easy at 98.1 (near its ceiling) barely moves; TriviaQA of both sizes passes
+    "forgetting-deepseek-coder-v2-arc-easy": "DeepSeek-Coder-V2 on ARC-Easy: predicted 6.8 points, published 0.7",
+    "forgetting-deepseek-coder-v2-lite-naturalquestions": "DeepSeek-Coder-V2-Lite on NaturalQuestions: 0.52",
+    "forgetting-deepseek-coder-v2-naturalquestions": "DeepSeek-Coder-V2 on NaturalQuestions: 0.62",
     # verl's DeepSeek-V3 on 96 H20 with offload (Megatron backend): 0.30, the large-MoE pattern above
     # on a GPU of little compute, with parameter and optimizer offload
     "verl-deepseek-v3-671b-96xh20-offload": "DeepSeek-V3 on 96 H20 with offload (verl, Megatron): 0.30",
