@@ -38,6 +38,9 @@ KNOWN_WEAK = {
     "sft-bespoke-stratos-32b-8xh100": "Bespoke-Stratos-32B, 27 h on 8 H100: 0.30",
     "sft-openthinker-7b-32xh100-offload": "OpenThinker-7B, 20 h on 32 H100 with ZeRO-3 offload: 0.32",
     "sft-openthinker-32b-32xh100": "OpenThinker-32B, 90 h on 32 H100: 0.27",
+    # DeepSpeed-Chat step 1 (ZeRO-3, DeepSpeed's own defaults): OPT-66B on 64 A100-80GB is too slow, its ZeRO-3
+    # collectives over 8 nodes priced in series (2.2 h) alone outlast the published 82 min
+    "sft-deepspeed-chat-opt-66b-64xa100-80g": "DeepSpeed-Chat OPT-66B step 1 on 64 A100: 2.64x",
     # rows added from sources new to the project (issue 24 item 6), nothing fitted to them. Forgetting by
     # family (issue 24 item 4): every row is a 'knowledge' benchmark, priced with Biderman et al.'s IFT share
     # (0.19 of the baseline) on DeepSeekMath's mix curve; these are 100B-500B-token continual pre-training runs,
