@@ -38,6 +38,9 @@ KNOWN_WEAK = {
     "sft-bespoke-stratos-32b-8xh100": "Bespoke-Stratos-32B, 27 h on 8 H100: 0.30",
     "sft-openthinker-7b-32xh100-offload": "OpenThinker-7B, 20 h on 32 H100 with ZeRO-3 offload: 0.32",
     "sft-openthinker-32b-32xh100": "OpenThinker-32B, 90 h on 32 H100: 0.27",
+    # DeepSpeed-Chat step 1 (ZeRO-3, DeepSpeed's own defaults): OPT-66B on 64 A100-80GB is too slow, its ZeRO-3
+    # collectives over 8 nodes priced in series (2.2 h) alone outlast the published 82 min
+    "sft-deepspeed-chat-opt-66b-64xa100-80g": "DeepSpeed-Chat OPT-66B step 1 on 64 A100: 2.64x",
     # rows added from sources new to the project (issue 24 item 6), nothing fitted to them. Forgetting by
     # family (issue 24 item 4): every row is a 'knowledge' benchmark, priced with Biderman et al.'s IFT share
     # (0.19 of the baseline) on DeepSeekMath's mix curve; these are 100B-500B-token continual pre-training runs,
@@ -48,6 +51,12 @@ KNOWN_WEAK = {
     "forgetting-flan-t5-base-math-only-mnli": "Flan-T5-base math-only SFT on MNLI: 0.24 of a collapse (64.5 points)",
     "forgetting-swallow-70b-triviaqa": "Swallow 70B on TriviaQA: 2.4x (the 70B forgets less than the 7B; no size term)",
     "forgetting-swallow-7b-triviaqa": "Swallow 7B on TriviaQA: 0.61",
+    # DeepSeek-Coder-V2's general-language table (6T tokens at 70 % code and math, chat models on both sides):
+    # the closed-book QA drops of both sizes are larger than the knowledge share gives on NaturalQuestions, and
+    # ARC-Easy at 98.1 (near its ceiling) barely moves; TriviaQA of both sizes passes
+    "forgetting-deepseek-coder-v2-arc-easy": "DeepSeek-Coder-V2 on ARC-Easy: predicted 6.8 points, published 0.7",
+    "forgetting-deepseek-coder-v2-lite-naturalquestions": "DeepSeek-Coder-V2-Lite on NaturalQuestions: 0.52",
+    "forgetting-deepseek-coder-v2-naturalquestions": "DeepSeek-Coder-V2 on NaturalQuestions: 0.62",
     # verl's DeepSeek-V3 on 96 H20 with offload (Megatron backend): 0.30, the large-MoE pattern above
     # on a GPU of little compute, with parameter and optimizer offload
     "verl-deepseek-v3-671b-96xh20-offload": "DeepSeek-V3 on 96 H20 with offload (verl, Megatron): 0.30",
