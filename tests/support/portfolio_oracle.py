@@ -220,7 +220,9 @@ def tiny_job(rng: random.Random, name: str) -> dict:
                  "response_tokens": rng.choice([500, 1500]), "max_response_tokens": 4096, "prompts_available": 20000},
         "training": {"methods": {method: {"steps_options": sorted(rng.sample([100, 300, 1000], 2)), "prompts_per_step": 64}},
                      "phases": 1, "samples_per_prompt_options": [4]},
-        "hardware": {"gpus": [{"name": g, "counts": sorted(rng.sample([1, 2, 4], rng.randint(1, 2)))} for g in GPUS]},
+        # a portfolio job's entries are GPU types the portfolio prices; read alone, at gpus.json's reference prices
+        "hardware": {"gpus": [{"name": g, "counts": sorted(rng.sample([1, 2, 4], rng.randint(1, 2)))} for g in GPUS],
+                     "offers": "reference"},
         "checkpointing": {"interval_minutes_options": sorted(rng.sample([15, 60, 240], 2))},
         "reliability": {"failures_per_gpu_hour": rng.choice([2e-5, 2e-3])},
         "operations": {"fixed_usd": 100, "usd_per_wall_hour": rng.choice([0, 20])},
