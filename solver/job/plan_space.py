@@ -166,6 +166,8 @@ def _option_counts(inst: Instance) -> dict[str, int]:
         counts["training.staleness_steps_options"] = len(set(t.staleness_steps_options))
     if t.trainer_options is not None:  # each hardware choice once per trainer (cost/trainer.py)
         counts["training.trainer_options"] = len(t.trainer_keys())
+    if len(t.context_parallel_degrees()) > 1:  # each hardware choice once per degree dividing its count (context.py)
+        counts["training.context_parallel"] = len(t.context_parallel_degrees())
     counts["training.adapter_options"] = len(set(t.adapter_options))
     if "lora" in t.adapter_options:
         counts["training.lora_rank_options"] = len(set(t.lora_rank_options))
@@ -228,7 +230,7 @@ def _sizes(inst: Instance, counts: dict[str, int], exact: bool = True) -> tuple[
     training = sum(v for k, v in counts.items() if k.startswith("hardware.gpus."))
     rollouts = sum(v for k, v in counts.items() if k.startswith("hardware.rollout_gpus."))
     hardware = training * (1 + rollouts) - (_pairs_not_allowed(inst) if exact and rollouts else 0)
-    trainers = counts.get("training.trainer_options", 1)
+    trainers = counts.get("training.trainer_options", 1) * counts.get("training.context_parallel", 1)
     return recipes, hardware * adapters * trainers, counts["checkpointing.interval_minutes_options"], pairs
 
 
