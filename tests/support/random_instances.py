@@ -64,6 +64,16 @@ def family_of_name(name: str) -> str:
     return d.GENERAL_SCORE_FAMILIES[zlib.crc32(name.encode()) % len(d.GENERAL_SCORE_FAMILIES)]
 
 
+def long_context_of_name(name: str, most_gpus: int) -> tuple[list[int], bool]:
+    """Context-parallel degrees (issue 24 item 2) and whether decode replays CUDA graphs, for a random job, from
+    its name (as ``family_of_name``: the other draws stay as they were): about half the jobs offer context
+    parallelism (degrees up to ``most_gpus``), a quarter decode eagerly."""
+    h = zlib.crc32(("long-context:" + name).encode())
+    drawn = ([1], [1], [1, 2], [1, 2, 4], [2], [1, 4])[h % 6]
+    degrees = [c for c in drawn if c <= most_gpus] or [1]
+    return degrees, (h // 6) % 4 != 0
+
+
 def random_job_dict(rng: random.Random, name: str, grid: Grid = SMALL) -> dict:
     """A random job without limits, its options drawn from ``grid``."""
     methods = rng.sample(["sft", "rl", "opd"], rng.randint(1, 3))
@@ -95,6 +105,11 @@ def random_job_dict(rng: random.Random, name: str, grid: Grid = SMALL) -> dict:
         "forgetting_repair_usd_per_point": rng.choice([0, 500]),
         "objective": rng.choice(["cost", "cost", "quality", "time", "forgetting"]),
     }
+    degrees, graphs = long_context_of_name(name, max(n for g in inst["hardware"]["gpus"] for n in g["counts"]))
+    if degrees != [1]:
+        training["context_parallel"] = degrees
+    if not graphs:
+        inst["efficiency"] = {"cuda_graphs": False}
     if "sft" in methods:
         inst["sft_data"] = {"examples_available": rng.choice([0, 10000]), "usd_per_labeled_example": rng.choice([0.5, 3.0]),
                             "labeled_examples_per_day": rng.choice([2000, 20000]), "example_tokens": rng.choice([800, 2000]),
