@@ -222,3 +222,60 @@ def test_the_mip_equals_both_oracles_with_context_parallel_and_eager_options(see
     if mip.plan is not None:
         assert mip.plan.hardware.context_parallel in inst.training.context_parallel_degrees()
         assert close(Evaluator(inst).evaluate(mip.plan).cost_usd, mip.metrics.cost_usd)
+
+
+# --- calibration cases state their degree and their decode mode -------------------------------------------
+
+STEP_CASE = json.loads((INSTANCES / "calibration" / "nemo-rl-llama31-8b-16xh100.json").read_text())
+
+
+def _case_seconds(tmp_path, **workload):
+    from planopt.uncertainty.calibrate import load_case, step_seconds
+    case = json.loads(json.dumps(STEP_CASE))
+    case["workload"].update(workload)
+    f = tmp_path / "case.json"
+    f.write_text(json.dumps(case))
+    return step_seconds(load_case(f))
+
+
+def test_a_case_decoding_eagerly_is_slower_by_its_launches_alone(tmp_path):
+    total, by = _case_seconds(tmp_path)
+    eager_total, eager = _case_seconds(tmp_path, cuda_graphs=False)
+    assert eager_total > total
+    for key, seconds in by.items():
+        if key.split("|")[0] in ("decode_tokens", "rollout_tail_steps"):
+            assert eager[key] > seconds, key
+        else:
+            assert eager[key] == seconds, key
+
+
+def test_a_case_with_context_parallelism_prices_its_ring_and_a_bad_degree_is_its_fields_error(tmp_path):
+    from planopt.uncertainty.calibrate import load_case
+    _, by = _case_seconds(tmp_path, context_parallel=2)
+    assert "cp_train_kv_bytes|rollout_sequence" in by and "cp_logprob_kv_bytes|rollout_sequence" in by
+    case = json.loads(json.dumps(STEP_CASE))
+    case["workload"]["context_parallel"] = 3
+    f = tmp_path / "bad.json"
+    f.write_text(json.dumps(case))
+    from planopt.errors import InputError
+    with pytest.raises(InputError, match="workload.context_parallel") as exc:
+        load_case(f)
+    assert "not a power of two" in str(exc.value) and len(str(exc.value).splitlines()) == 1
+
+
+def test_a_context_parallel_plan_round_trips_through_solve_json_and_evaluate(tmp_path):
+    from typer.testing import CliRunner
+    from planopt.cli import app
+    from planopt.report.result_schema import SolveResultSchema
+    job = tmp_path / "long.json"
+    job.write_text(json.dumps(rl_job("Qwen3-32B", 40000, 100000, [16], [1, 2, 4])))
+    res = CliRunner().invoke(app, ["solve", str(job), "--json", "--no-sensitivity"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    SolveResultSchema.model_validate(out)
+    assert out["plan"]["stages"][0]["context_parallel"] in (2, 4)
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(out["plan"]))
+    again = CliRunner().invoke(app, ["evaluate", str(job), str(plan), "--json"])
+    assert again.exit_code == 0, again.output
+    assert json.loads(again.stdout)["metrics"]["cost_usd"] == pytest.approx(out["metrics"]["cost_usd"], rel=1e-9)
