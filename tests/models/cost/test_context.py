@@ -111,7 +111,7 @@ def test_the_ring_costs_what_outlasts_attention_on_a_small_model_across_nodes():
 
 
 def test_the_ring_is_hidden_where_attention_outlasts_it():
-    # Qwen3-32B at 40,150 tokens in rings of 2 over NVLink: attention per layer is ~90x the KV transfer
+    # Qwen3-32B at 40,150 tokens in rings of 2 over NVLink: attention per layer is ~106x the KV transfer
     inst = parse_instance(rl_job("Qwen3-32B", 40000, 60000, [16], [1, 2]))
     stu, gpu = inst.student, find_gpu("H100-SXM")
     assert _ring_expected_seconds_per_byte(stu, gpu, 16, 2, 40150.0, inst) == 0.0
