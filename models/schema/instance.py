@@ -600,11 +600,17 @@ class Instance(Strict):
 
     @model_validator(mode="after")
     def _context_parallel_fits(self) -> "Instance":
+        degrees = self.training.context_parallel_degrees()
         most = max(n for o in self.hardware.gpus for n in o.counts)
-        for cp in self.training.context_parallel_degrees():
+        for cp in degrees:
             if cp > most:
                 raise ValueError(f"training.context_parallel: {cp} is larger than every GPU count of hardware.gpus "
                                  f"(at most {most}); a degree splits one sequence over that many training GPUs")
+        for n, option in enumerate(self.hardware.gpus):
+            for count in option.counts:
+                if all(count % cp for cp in degrees):  # no ring of a listed degree tiles this many GPUs
+                    raise ValueError(f"hardware.gpus.{n}.counts: {count} GPUs run no degree of training.context_parallel "
+                                     f"{degrees} (a degree must divide the count); remove the count or add a degree")
         return self
 
     @model_validator(mode="after")

@@ -188,6 +188,11 @@ def test_a_bad_context_parallel_degree_is_one_line_naming_the_field(tmp_path, va
     assert words in line
 
 
+def test_a_gpu_count_no_degree_divides_is_refused_naming_it(tmp_path):
+    data = rl_job("Qwen3-0.6B", 1000, 4096, [2, 3, 4], [2, 4])
+    assert "3 GPUs run no degree" in refused(tmp_path, data, "hardware.gpus.0.counts")
+
+
 def test_a_bad_cuda_graphs_value_is_one_line_naming_the_field(tmp_path):
     data = json.loads(json.dumps(TINY))
     data["efficiency"] = {"cuda_graphs": "yes"}
