@@ -300,6 +300,11 @@ class Evaluator:
             raise ValueError(f"plan.trainer: {hw.trainer!r} is not a trainer of the instance; expected "
                              + (f"one of {named} (training.trainer / trainer_options)" if named else
                                 "none (the instance names no trainer: leave plan.trainer out)"))
+        degrees = self.inst.training.context_parallel_degrees()
+        if hw.context_parallel not in degrees or hw.count % hw.context_parallel:
+            raise ValueError(f"plan.context_parallel: {hw.context_parallel} is not a degree the instance offers "
+                             f"{hw.count} GPUs; expected one of {[c for c in degrees if hw.count % c == 0]} "
+                             "(training.context_parallel, the degrees that divide plan.gpu_count)")
         gpus = {o.key: o.counts for o in self.inst.hardware.gpus}
         if hw.gpu not in gpus:
             raise ValueError(f"plan.gpu: '{hw.gpu}' is not in hardware.gpus ({', '.join(gpus)})")

@@ -39,8 +39,10 @@ from planopt.models.cost import learning as lc
 from planopt.models.cost.components import (  # noqa: F401  (also read from here)
     DECODE, TAIL, SYNC, PREFILL, STUDENT_FWD, TEACHER, REWARD_MODEL, TRAIN, ENV_WAIT, TRAIN_A2A, LOGPROB_A2A, ATTN,
     FSDP, OFFLOAD_STREAM, OFFLOAD_STATE, EVAL, HOURS_CATEGORY, RATE_FACTOR, SftShape, adapter_ranks, component,
-    family_of, sft_sequence_tokens, sft_shape)
+    family_of, sft_sequence_tokens, sft_shape, CP_TRAIN, CP_LOGPROB, CP_SFT_SEQ, CP_ROLLOUT_SEQ)
+from planopt.models.cost import context as cx
 from planopt.models.cost import physics as ph
+from planopt.models.catalog import defaults as d
 from planopt.models.schema.plan import Recipe
 from planopt.models.schema.instance import Instance
 
@@ -196,6 +198,8 @@ def _sft_profile(inst: Instance, r: Recipe) -> RecipeProfile:
     a2a = ph.moe_alltoall_bytes_per_token(stu)
     if a2a > 0:
         amounts[component(TRAIN_A2A)] = padded * a2a * _train_alltoall_passes(inst)
+    if cx.offered(inst):  # context parallelism's KV ring (context.py): the trained tokens' K and V per pass unit
+        amounts[component(CP_TRAIN, CP_SFT_SEQ)] = padded * cx.ring_bytes_per_token(stu) * cx.training_passes(recompute)
     if inst.training.cpu_offload:
         amounts[component(OFFLOAD_STREAM)] = sequences * ph.offload_stream_bytes_per_sequence(stu, r.lora_rank)
         amounts[component(OFFLOAD_STATE)] = r.steps * ph.offload_state_bytes_per_step(stu, r.lora_rank)
@@ -255,6 +259,10 @@ def _on_policy_profile(inst: Instance, r: Recipe, teacher: tuple[float, float]) 
     if a2a > 0:
         add(component(LOGPROB_A2A), samples * seq * a2a * logprob_passes)
         add(component(TRAIN_A2A), samples * seq * a2a * _train_alltoall_passes(inst))
+    if cx.offered(inst):  # context parallelism's KV ring (context.py): trained and scored tokens' K and V
+        ring = samples * seq * cx.ring_bytes_per_token(stu)
+        add(component(CP_TRAIN, CP_ROLLOUT_SEQ), ring * cx.training_passes(inst.training.activation_recompute))
+        add(component(CP_LOGPROB, CP_ROLLOUT_SEQ), ring * logprob_passes * d.CP_RING_FORWARD_PASSES_PER_SCORING_PASS)
     if inst.training.cpu_offload:
         # one sequence per GPU and micro-step; the optimiser state moves once per step
         add(component(OFFLOAD_STREAM), samples * ph.offload_stream_bytes_per_sequence(stu, r.lora_rank))

@@ -52,6 +52,7 @@ class TeacherTrainingOut(_Closed):
     rollout: Optional[RolloutOut] = None
     staleness_steps: int = Field(0, ge=0)
     trainer: Optional[str] = None
+    context_parallel: Optional[int] = None
     retention: Optional["RetentionOut"] = None
 
 
@@ -74,6 +75,8 @@ class StageOut(_Closed):
     staleness_steps: int = Field(ge=0, description="asynchronous RL's staleness in steps (version 2.1); 0: synchronous")
     trainer: Optional[str] = Field(None, description="the trainer the stage runs (training.trainer_options: megatron, "
                                    "fsdp, deepspeed-zero1..3); absent under the default trainer")
+    context_parallel: Optional[int] = Field(None, ge=2, description="GPUs one training sequence is split over "
+                                            "(training.context_parallel); absent without context parallelism")
     teacher_training: Optional[TeacherTrainingOut] = Field(None, description="an OPD stage whose teacher does not exist "
                                                            "yet and is trained as a stage: the teacher's own plan; absent "
                                                            "otherwise (version 2.1)")

@@ -67,6 +67,8 @@ def stage_rows(stage, inst: Instance | None = None) -> list[tuple[str, str]]:
     if h.trainer is not None:
         from planopt.models.cost.trainer import describe
         rows.append(("trainer", describe(h.trainer)))
+    if h.context_parallel != 1:
+        rows.append(("context parallel", f"each sequence split over {h.context_parallel} GPUs (KV passed around a ring)"))
     if h.cpu_offload:
         rows.append(("CPU offload", "parameters, gradients and optimiser state in host memory (priced over the host link)"))
     if r.staleness_steps:
