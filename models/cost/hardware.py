@@ -165,7 +165,7 @@ def hardware_options(inst: Instance) -> list[HardwareChoice]:
         for o in inst.hardware.gpus:
             for n in sorted(set(o.counts)):
                 if price_usd_per_gpu_hour(inst, o, n) is None:
-                    continue  # the schema refuses a count no offer holds; a custom entry always has a price
+                    continue  # a count no catalog offer holds: left out, and listed by `validate` (unheld_counts)
                 if o.available_gpus is None or n <= o.available_gpus:
                     offload = mode is True
                     # colocated, then split choices (``rollout.py``): the same training GPUs plus each rollout set
