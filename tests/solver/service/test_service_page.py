@@ -1,7 +1,10 @@
 """The page, driven in headless Chromium against a real `planopt serve`: a shipped instance loaded,
 solved (as jobs of the service), and the plan, the limits and the frontier shown with the numbers the
-API returns; a frontier point opened by a click; the run found again among the recent jobs; a
-portfolio's procurement and Gantt chart. Screenshots land in the test's temporary folder.
+API returns (labelled in words, with each offer's provider, tier and $/GPU-hour, and the alert day); a
+frontier point opened by a click and judged against the run's limits; the run found again among the recent
+jobs, named by its instance; a confidence solve's shares, limits and expected cost; a share typed into the
+percentage field refused; an infeasible run's relaxations applied in one click; a portfolio's procurement
+(merged over consecutive buckets) and Gantt chart. Screenshots land in the test's temporary folder.
 
 Debian's ``chromium`` and ``chromium-driver`` (``.ci/run`` installs them). The test skips only when
 they are missing on a developer's machine; under CI (``CI`` set) a missing browser fails it.
