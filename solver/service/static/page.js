@@ -400,15 +400,17 @@ async function runJob(kind, body, label) {
 
 // No plan: the message and the relaxations the solve found (each limit alone, or several together), each
 // applied by one click: its value goes into the limit's field and the instance is run again.
-function showInfeasible(result) {
+function showInfeasible(result, limits) {
   $("infeasible").hidden = false;
   $("infeasible-message").textContent = `${result.status}: ${result.message || "no plan"}`;
   const rows = result.relaxations || [];
   const together = rows.filter((r) => r.together);
-  fillTable("relaxations-table", "relaxations", ["limit", "relax to", "", ""], rows.map((r, i) => {
+  const now = limitValues(state.instance, limits || {});
+  fillTable("relaxations-table", "relaxations", ["limit", "now", "relax to", "", ""], rows.map((r, i) => {
     const group = r.together ? together : [r];
     const field = LIMITS.includes(r.constraint);
-    return [{ text: LIMIT_LABEL[r.constraint] || r.constraint, key: r.constraint },
+    const fmt = LIMIT_FORMAT[r.constraint];
+    return [{ text: LIMIT_LABEL[r.constraint] || r.constraint, key: r.constraint }, fmt && now[r.constraint] != null ? fmt(now[r.constraint]) : "-",
       { text: `${r.required} ${LIMIT_UNIT[r.constraint] || ""}`.trim(), value: r.required, key: "required." + r.constraint },
       r.together ? "together with the other rows so marked" : "alone",
       field ? { button: r.together ? "Apply these" : "Apply", key: "apply." + i, onclick: () => applyRelaxation(group) } : "-"];
@@ -424,7 +426,7 @@ function showSolve(result, limits) {
   state.result = result;
   if (!result.plan) {
     $("job-results").hidden = true;
-    showInfeasible(result);
+    showInfeasible(result, limits);
     return `${result.status}: ${result.message || "no plan"}`;
   }
   $("job-results").hidden = false;

@@ -179,7 +179,7 @@ def test_the_page_solves_a_shipped_instance_and_shows_the_apis_plan_and_frontier
     assert cell_values(browser, "metrics-table")["cost_usd"] == pytest.approx(api["metrics"]["cost_usd"], rel=1e-12)
 
 
-def test_the_page_refuses_a_share_as_a_percentage_and_shows_a_confidence_solves_shares(server, browser):
+def test_the_page_refuses_a_share_as_a_percentage_and_shows_a_confidence_solves_shares(server, browser, tmp_path):
     """"% of scenarios" holds a percentage: 0.9 is refused, naming the 90 % meant, and nothing is submitted. At 90 %,
     the Limits table holds every limit of the run with its expected value and the share of fresh scenarios meeting
     it, the in-sample and out-of-sample shares are shown, and the expected cost (the objective) replaces the point
@@ -202,6 +202,7 @@ def test_the_page_refuses_a_share_as_a_percentage_and_shows_a_confidence_solves_
     browser.find_element(By.ID, "confidence").clear()
     browser.find_element(By.ID, "confidence").send_keys("90")
     run_page(browser)
+    browser.save_screenshot(str(tmp_path / "confidence.png"))
     solve = latest_job(server, "solve")
     assert server.call("GET", f"/api/jobs/{solve['id']}/request")["options"]["confidence"] == pytest.approx(0.9)
     api, risk = solve["result"], solve["result"]["risk"]
@@ -238,11 +239,12 @@ def test_the_page_refuses_a_share_as_a_percentage_and_shows_a_confidence_solves_
     assert "minimum quality 34.00" in browser.find_element(By.CSS_SELECTOR, '#binding-table td[data-key="limits"]').text
 
 
-def test_an_infeasible_run_shows_its_relaxations_each_applied_in_one_click(server, browser):
+def test_an_infeasible_run_shows_its_relaxations_each_applied_in_one_click(server, browser, tmp_path):
     """infeasible-deadline.json: no plan meets its deadline; the page lists the solve's relaxations, and Apply puts the
     relaxed value into the limit's field and runs again, which finds a plan within it."""
     from selenium.webdriver.common.by import By
     load_and_run(browser, server, "infeasible-deadline")
+    browser.save_screenshot(str(tmp_path / "infeasible.png"))
     api = latest_job(server, "solve")["result"]
     assert api["status"] == "infeasible" and api["relaxations"]
     assert browser.find_element(By.ID, "status").text.startswith("infeasible")
