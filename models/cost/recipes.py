@@ -66,6 +66,8 @@ class RecipeProfile:
     checkpoint_gb: float = 0.0      # one resumable checkpoint (full state, or the adapter's)
     network_usd: float = 0.0        # egress of what crosses a region (``network.crosses_region``)
     log_ingest_usd: float = 0.0     # trajectory-log ingest and indexing
+    fixed_data_usd: float = 0.0     # the part of data_usd paid once whatever the length (``quantities.py``)
+    fixed_network_usd: float = 0.0  # the part of network_usd that is one transfer (final weights, milestones)
 
 
 def schedules(inst: Instance) -> list[tuple[int, ...]]:
@@ -278,7 +280,8 @@ def _on_policy_profile(inst: Instance, r: Recipe, teacher: tuple[float, float]) 
     if r.staleness_steps:
         amounts, q = _asynchronous(inst, r, amounts, samples, q)
     _add_evaluation(inst, r, amounts)
-    data = samples * inst.reward.verifier_usd_per_sample + inst.reward.design_usd if r.method == "rl" else 0.0
+    design = inst.reward.design_usd if r.method == "rl" else 0.0
+    data = samples * inst.reward.verifier_usd_per_sample + design if r.method == "rl" else 0.0
     teacher_usd, lead = teacher
     data += teacher_usd
     env = samples * inst.environments.cpu_seconds_per_sample / 3600.0 * inst.environments.sandbox_usd_per_cpu_hour
@@ -288,7 +291,7 @@ def _on_policy_profile(inst: Instance, r: Recipe, teacher: tuple[float, float]) 
                          environments_usd=env, log_storage_usd=logs, lead_hours=lead, quality=q,
                          forgetting_points=forgetting, extra={"progress": progress, "log_gb": log_gb,
                                                               "prompts_drawn": drawn, "effective_prompts": effective},
-                         **_side_money(inst, r, log_gb))
+                         fixed_data_usd=design + teacher_usd, **_side_money(inst, r, log_gb))
 
 
 def _asynchronous(inst: Instance, r: Recipe, amounts: dict, samples: float, quality: float) -> tuple[dict, float]:
@@ -349,11 +352,11 @@ def _side_money(inst: Instance, r: Recipe, log_gb: float) -> dict:
     :math:`m` the milestones kept; each bracket is 1 when ``network.crosses_region`` lists it."""
     ckpt_gb = ph.checkpoint_bytes(inst.student, r.lora_rank) / ph.GB
     net = inst.network
-    crossing = (("final_weights" in net.crosses_region) * ph.handover_bytes(inst.student, r.lora_rank) / ph.GB
-                + ("trajectory_logs" in net.crosses_region) * log_gb
-                + ("milestones" in net.crosses_region) * inst.checkpointing.milestones_kept * ckpt_gb)
+    once = (("final_weights" in net.crosses_region) * ph.handover_bytes(inst.student, r.lora_rank) / ph.GB
+            + ("milestones" in net.crosses_region) * inst.checkpointing.milestones_kept * ckpt_gb)
+    crossing = once + ("trajectory_logs" in net.crosses_region) * log_gb
     return {"checkpoint_gb": ckpt_gb, "network_usd": crossing * net.egress_usd_per_gb,
-            "log_ingest_usd": log_gb * inst.storage.log_ingest_usd_per_gb}
+            "log_ingest_usd": log_gb * inst.storage.log_ingest_usd_per_gb, "fixed_network_usd": once * net.egress_usd_per_gb}
 
 
 def profile(inst: Instance, r: Recipe, teacher: tuple[float, float] = (0.0, 0.0)) -> RecipeProfile:

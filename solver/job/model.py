@@ -195,6 +195,8 @@ class SolveResult:
                                "cost_breakdown_usd": self.metrics.cost_breakdown_usd if self.metrics else None,
                                "hours_breakdown": self.metrics.hours_breakdown if self.metrics else None,
                                "offers": self.metrics.offers if self.metrics else None,
+                               "quantities": self.metrics.quantities if self.metrics else None,
+                               "cost_split_usd": self.metrics.cost_split() if self.metrics else None,
                                "build_seconds": self.build_seconds, "solve_seconds": self.solve_seconds}
         if self.binding:
             out["binding"] = self.binding

@@ -158,6 +158,19 @@ class OfferOut(_Closed):
     source: str
 
 
+class CostSplit(_Closed):
+    """The cost split into fixed and elastic (``models/cost/quantities.py``: the rule per line)."""
+
+    fixed: float = Field(description="USD that does not scale with the plan's length or hours")
+    elastic: float = Field(description="USD that does: the cost less the fixed part")
+    fixed_by_line: dict[str, float] = Field(description="cost line -> its fixed part, USD")
+
+
+QUANTITIES_DESCRIPTION = ("what the plan does in its own units (``models/cost/quantities.py``): tokens_sampled, "
+                          "teacher_tokens_scored, reward_calls, labels_bought, checkpoints_written, checkpoints_kept, "
+                          "checkpoints_archived, evaluations_run, evaluation_tokens_decoded, gpu_hours")
+
+
 class LineReached(_Closed):
     """When the cumulative planned spend reaches a line."""
 
@@ -194,6 +207,8 @@ class SolveResultSchema(_Closed):
     cost_breakdown_usd: Optional[dict[str, float]]
     hours_breakdown: Optional[dict[str, float]]
     offers: Optional[list[OfferOut]] = Field(None, description="where each GPU set of the plan is bought; null without a plan")
+    quantities: Optional[dict[str, float]] = Field(None, description=QUANTITIES_DESCRIPTION + "; null without a plan")
+    cost_split_usd: Optional[CostSplit] = Field(None, description="fixed and elastic cost; null without a plan")
     build_seconds: float
     solve_seconds: float
     binding: Optional[list[BindingRow]] = Field(None, description="each limit: the plan's value, whether it binds, what relaxing it buys")
@@ -216,6 +231,8 @@ class EvaluateResultSchema(_Closed):
     hours_breakdown: Optional[dict[str, float]]
     flops: dict[str, float] = Field(description="FLOPs by phase")
     offers: list[OfferOut] = Field(description="where each GPU set of the plan is bought")
+    quantities: Optional[dict[str, float]] = Field(None, description=QUANTITIES_DESCRIPTION + "; null when the plan does not fit")
+    cost_split_usd: Optional[CostSplit] = Field(None, description="fixed and elastic cost; null when the plan does not fit")
     risk: Optional[Risk] = None
 
 
