@@ -181,6 +181,18 @@ function showPlan(result, note) {
   $("shown-plan-note").textContent = note || "";
   drawBreakdown("cost-chart", "cost", result.cost_breakdown_usd || {}, "USD", usd);
   drawBreakdown("time-chart", "time", result.hours_breakdown || {}, "hours", hours);
+  showQuantities(result);
+}
+
+// the plan's key quantities and its fixed vs elastic cost (models/cost/quantities.py)
+function showQuantities(result) {
+  const q = result.quantities || {};
+  fillTable("quantities-table", "quantities", ["quantity", "value"],
+    Object.keys(q).filter((k) => q[k]).map((k) => [k.replace(/_/g, " "),
+      { text: q[k].toLocaleString("en-US", { maximumFractionDigits: 1 }), value: q[k], key: k }]));
+  const split = result.cost_split_usd;
+  $("cost-split").textContent = split ? `Fixed ${usd(split.fixed)} (does not scale with the plan's length or hours), ` +
+    `elastic ${usd(split.elastic)}.` : "";
 }
 
 function drawBreakdown(id, name, parts, unit, fmt) {

@@ -145,6 +145,10 @@ def test_the_page_solves_a_shipped_instance_and_shows_the_apis_plan_and_frontier
     # the breakdown charts plot the API's components
     costs = browser.execute_script("return document.getElementById('cost-chart').data[0].y")
     assert costs == pytest.approx(list(api["cost_breakdown_usd"].values()))
+    # the key quantities and the fixed vs elastic split are the API's
+    quantities = cell_values(browser, "quantities-table")
+    assert quantities == pytest.approx({k: v for k, v in api["quantities"].items() if v}, rel=1e-12)
+    assert f"${api['cost_split_usd']['fixed']:,.2f}" in browser.find_element(By.ID, "cost-split").text
     # the frontier: the API's points, in the chart and in its table
     xs = browser.execute_script("return document.getElementById('frontier-chart').data[0].x")
     ys = browser.execute_script("return document.getElementById('frontier-chart').data[0].y")
