@@ -419,6 +419,8 @@ function showInfeasible(result, limits) {
   const together = rows.filter((r) => r.together);
   const now = limitValues(state.instance, limits || {});
   fillTable("relaxations-table", "relaxations", ["limit", "now", "relax to", "", ""], rows.map((r, i) => {
+    // no hardware holds any recipe: a change of the instance's options (job/hardware_fit.py), not a limit to apply
+    if (r.kind === "hardware") return [{ text: r.constraint, key: r.constraint }, "-", { text: r.change, key: "required." + r.constraint }, r.text, "-"];
     const group = r.together ? together : [r];
     const field = LIMITS.includes(r.constraint);
     const fmt = LIMIT_FORMAT[r.constraint];

@@ -266,6 +266,28 @@ def test_an_infeasible_run_shows_its_relaxations_each_applied_in_one_click(serve
     assert not browser.find_element(By.ID, "infeasible").is_displayed()
 
 
+def test_a_job_no_hardware_holds_shows_the_hardware_changes_that_would(server, browser):
+    """A 70B full fine-tune on one H100 (issue 27, lever 8): the page lists the solve's hardware changes, each with
+    what to set and where it then fits, and offers no Apply (they change the instance, not a limit)."""
+    import json
+    from selenium.webdriver.common.by import By
+    from tests.support.common import INSTANCES
+    data = json.loads((INSTANCES / "tiny.json").read_text())
+    data.update(student={"preset": "Llama-3.1-70B"}, hardware={"gpus": [{"name": "H100-SXM", "counts": [1]}]})
+    data["teacher"]["architecture"] = {"preset": "Llama-3.1-70B"}
+    load_and_run(browser, server, "tiny")
+    browser.execute_script("document.getElementById('instance-text').value = arguments[0]", json.dumps(data))
+    run_page(browser)
+    api = latest_job(server, "solve")["result"]
+    assert api["status"] == "infeasible" and api["relaxations"] and all(r["kind"] == "hardware" for r in api["relaxations"])
+    table = browser.find_element(By.ID, "relaxations-table")
+    for r in api["relaxations"]:
+        cell = table.find_element(By.CSS_SELECTOR, f'td[data-key="required.{r["constraint"]}"]')
+        assert cell.text == r["change"]
+        assert r["text"] in table.text
+    assert not table.find_elements(By.TAG_NAME, "button")
+
+
 def merged_purchases(procurement: list[dict]) -> set[tuple]:
     """The API's procurement rows with runs of consecutive buckets of one purchase (offer, tier, term, GPU count)
     as one (provider, gpu, tier, gpus, first bucket, last bucket)."""
