@@ -38,7 +38,7 @@ def meets(metrics, name: str, limit: float) -> bool:
 
 
 def with_limits(inst: Instance, **changes) -> Instance:
-    cons = {k: v for k, v in {**inst.constraints.model_dump(), **changes}.items() if v is not None}
+    cons = {k: v for k, v in {**inst.constraints.model_dump(), **changes}.items() if v is not None and k in LIMITS}
     return parse_instance({**inst.model_dump(), "constraints": cons})
 
 
@@ -56,7 +56,7 @@ def test_sensitivity_agrees_with_brute_force(seed):
         pytest.skip("infeasible instance (covered by the infeasibility tests)")
     obj = inst.objective
     base = objective_value(result, obj)
-    active = {k for k, v in inst.constraints.model_dump().items() if v is not None}
+    active = {k for k, v in inst.constraints.model_dump().items() if v is not None and k in LIMITS}
     assert {row["constraint"] for row in result.binding} == active
     for row in result.binding:
         name = row["constraint"]
@@ -125,7 +125,7 @@ def infeasible_instance(seed: int) -> Instance | None:
 
 def best_value_under_others(inst: Instance, name: str) -> float | None:
     """The best value of ``name``'s metric among plans meeting every other limit (None: no such plan)."""
-    others = {k: v for k, v in inst.constraints.model_dump().items() if v is not None and k != name}
+    others = {k: v for k, v in inst.constraints.model_dump().items() if v is not None and k != name and k in LIMITS}
     values = [getattr(p.metrics, LIMITS[name][0]) for p in all_plans(inst)
               if p.metrics.fits_memory and all(meets(p.metrics, k, v) for k, v in others.items())]
     if not values:
@@ -140,7 +140,9 @@ def check_explanation(inst: Instance, path) -> list[dict]:
     path.write_text(json.dumps(inst.model_dump(mode="json")))
     runner = CliRunner()
     single = {r["constraint"]: r["required"] for r in rows if not r["together"]}
-    for name, limit in inst.constraints.model_dump().items():
+    for name, limit in inst.constraints.model_dump().items():  # the limits, not alert_share or confidence
+        if name not in LIMITS:
+            continue
         if limit is None:
             continue
         best = best_value_under_others(inst, name)
