@@ -356,11 +356,16 @@ class PlanModel:
                 return SolveResult("infeasible", self.objective, build_seconds=self.build_seconds,
                                    message="the instance has no training recipe")
             from planopt.job.hardware_fit import hardware_relaxations
+            from planopt.models.cost.hardware import hardware_options, unheld_counts
             changes = hardware_relaxations(self.inst)
+            # no option at all: no count of any entry can be bought (catalog offers); else none holds a recipe
+            why = ("no (GPU, count) option of the instance can be bought: " + "; ".join(unheld_counts(self.inst))
+                   if not hardware_options(self.inst) else
+                   "the instance has no (GPU, count) option that holds any recipe in memory")
             return SolveResult("infeasible", self.objective, build_seconds=self.build_seconds, relaxations=changes,
-                               message="the instance has no (GPU, count) option that holds any recipe in memory; "
-                                       + ("each change below would make one fit" if changes else
-                                          "no single change of the GPUs, their counts, LoRA or CPU offload makes one fit"))
+                               message=why + "; " + ("each change below would make one fit" if changes else
+                                                     "no single change of the GPUs, their counts, LoRA or CPU offload "
+                                                     "makes one fit"))
         start = time.perf_counter()
         end = None if time_limit is None else start + time_limit
         res = self._run(time_limit)

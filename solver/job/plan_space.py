@@ -244,10 +244,8 @@ def _degrees_not_offered(inst: Instance) -> int:
     degrees = inst.training.context_parallel_degrees()
     out = 0
     for o in inst.hardware.gpus:
-        if price_usd_per_gpu_hour(inst, o) is None:
-            continue
         for n in set(o.counts):
-            if o.available_gpus is None or n <= o.available_gpus:
+            if price_usd_per_gpu_hour(inst, o, n) is not None and (o.available_gpus is None or n <= o.available_gpus):
                 paired = 1 + sum(pair_allowed(inst, o.key, n, g, k) for g, k in rollouts)
                 out += sum(n % c != 0 for c in degrees) * paired
     return out

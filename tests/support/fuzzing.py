@@ -182,9 +182,12 @@ def _huge(doc: dict, variant: int) -> tuple[dict, str]:
         doc["horizon"]["buckets"] = 100_000
         return doc, "horizon.buckets"
     if variant == 0:
-        doc["hardware"]["gpus"][0]["counts"] = list(range(1, 20_001))
-        doc["hardware"]["gpus"][0].pop("available_gpus", None)  # else availability caps the counts
-        return doc, "hardware.gpus.0.counts"
+        # an entry whose type an InfiniBand-class offer sells (any count is bought: catalog offers), else the first
+        gpus = doc["hardware"]["gpus"]
+        n = next((i for i, g in enumerate(gpus) if g["name"] in ("H100-SXM", "A100-80GB", "B200")), 0)
+        gpus[n]["counts"] = list(range(1, 20_001))
+        gpus[n].pop("available_gpus", None)  # else availability caps the counts
+        return doc, f"hardware.gpus.{n}.counts"
     doc["training"].update(phases=6, taper_only=False, samples_per_prompt_options=[1, 2, 4, 8, 16, 32])
     return doc, "training.samples_per_prompt_options"
 

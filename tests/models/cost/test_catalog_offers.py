@@ -100,8 +100,12 @@ def test_the_cheapest_offer_is_the_optimum_over_every_offer_listed(seed):
     listed = explicit_offers(data)
     if not listed["hardware"]["gpus"]:
         pytest.skip("no catalog offer of this instance's GPU types")
+    try:
+        by_hand = parse_instance(listed)
+    except ValueError as exc:  # e.g. a context-parallel degree no count an offer holds can take: refused, as it should
+        pytest.skip(f"the offers listed by hand are not a valid instance: {exc}")
     a = assert_mip_equals_both_oracles(parse_instance(data))
-    b = assert_mip_equals_both_oracles(parse_instance(listed))
+    b = assert_mip_equals_both_oracles(by_hand)
     assert a.status == b.status
     if a.status == "optimal":
         assert math.isclose(a.metrics.cost_usd, b.metrics.cost_usd, rel_tol=1e-9) or a.objective != "cost"

@@ -122,7 +122,7 @@ def _bad(tmp_path, mutate):
     (lambda d: d["hardware"]["gpus"][0].update(name="H10O"), "did you mean 'H100-SXM'"),
     (lambda d: d["student"].update(preset="Qwen3-8C"), "did you mean 'Qwen3-8B'"),
     (lambda d: d["task"].update(baseline_scor=3), "task.baseline_scor: unknown field"),
-    (lambda d: d["hardware"].update(pricing="spot", gpus=[{"name": "L40S", "counts": [8]}]),
+    (lambda d: d["hardware"].update(pricing="spot", offers="reference", gpus=[{"name": "L40S", "counts": [8]}]),
      "hardware.gpus.0.price_usd_per_gpu_hour: the catalog has no spot price for L40S"),
     (lambda d: d["training"]["methods"].update(opd=d["training"]["methods"]["opd"]) or d.pop("teacher"),
      "training.methods has 'opd' but teacher is missing"),
@@ -165,3 +165,10 @@ def test_plot_paths_are_checked_before_solving(tmp_path):
 def test_negative_budget_flag_is_rejected():
     res = run("solve", TINY, "--budget-usd", "-1")
     assert res.exit_code == 2 and "--budget-usd" in res.output
+
+
+def test_an_instance_whose_gpus_cannot_be_bought_is_infeasible_and_says_why(tmp_path):
+    """The catalog sells L40S at no spot tier: nothing can be bought, exit 3, and the report says so."""
+    res = run("solve", _bad(tmp_path, lambda d: d["hardware"].update(pricing="spot", gpus=[{"name": "L40S", "counts": [8]}])))
+    assert res.exit_code == 3
+    assert "no (GPU, count) option of the instance can be bought: hardware.gpus.0: L40S × 8 (no spot offer" in res.output
