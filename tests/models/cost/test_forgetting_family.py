@@ -177,6 +177,7 @@ def test_scenarios_draw_the_familys_share_with_its_spread(family):
     assert family in p.source
 
 
+@pytest.mark.slow  # long (20-60 s on 2 cores); .ci/run runs it with -m slow
 def test_scenarios_of_a_candidate_of_another_family_equal_the_evaluator():
     from planopt.oracles.by_plan import all_plans
     from tests.support.oracle_checks import assert_scenarios_equal_the_evaluator

@@ -221,6 +221,7 @@ def test_mip_equals_both_oracles_where_the_adapter_matters(seed):
     assert again.cost_usd == mip.metrics.cost_usd
 
 
+@pytest.mark.slow  # long (20-60 s on 2 cores); .ci/run runs it with -m slow
 def test_the_random_adapter_instances_exercise_both_adapters_memory_and_forgetting():
     """The contract above is only worth something if its instances make the adapter matter."""
     only_lora_fits = forgetting_binds = lora_optimal = full_optimal = 0

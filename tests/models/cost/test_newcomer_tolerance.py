@@ -130,6 +130,7 @@ def without_limits(data: dict) -> dict:
     return {**data, "constraints": {}}
 
 
+@pytest.mark.slow  # long (20-60 s on 2 cores); .ci/run runs it with -m slow
 def test_tiny_limits_on_inside_and_outside_the_tolerance():
     data = without_limits(json.loads((INSTANCES / "tiny.json").read_text()))
     assert check_boundaries(load_instance(data), random.Random(0)) >= len(LIMITS) * len(PLACEMENTS)

@@ -239,6 +239,7 @@ def test_mip_equals_both_oracles_with_retention_options_more_seeds(seed):
     _check_seed(seed)
 
 
+@pytest.mark.slow  # long (20-60 s on 2 cores); .ci/run runs it with -m slow
 def test_the_random_retention_instances_exercise_every_option_and_the_cover():
     """The seeds above are not vacuous: optima keep 1, 2 and 3, hot and cold, some fall back to milestones, and
     some plans are uncovered."""

@@ -233,6 +233,7 @@ def test_scenarios_price_the_teachers_own_plan(tmp_path, args):
     json.loads(res.stdout)   # one JSON object
 
 
+@pytest.mark.slow  # long (20-60 s on 2 cores); .ci/run runs it with -m slow
 def test_the_chance_model_with_a_trained_teacher_equals_the_oracle_over_the_same_scenarios():
     """A trained teacher's plan is priced in each scenario (its money and hours) and unusable where it falls
     short of teacher.score: the chance MIP equals the plan-by-plan oracle over the same scenarios."""
@@ -307,6 +308,7 @@ def _candidate_contract(seed: int):
     return mip
 
 
+@pytest.mark.slow  # long (20-60 s on 2 cores); .ci/run runs it with -m slow
 def test_staged_mip_with_a_trained_teacher_equals_the_staged_oracle():
     results = [_staged_contract(seed) for seed in STAGED_SEEDS]
     trained = [m is not None and m.plan is not None and any(s.recipe.teacher_training is not None for s in m.plan.stages)
@@ -320,6 +322,7 @@ def test_staged_mip_with_a_trained_teacher_equals_the_staged_oracle_slow(seed):
     _staged_contract(seed)
 
 
+@pytest.mark.slow  # long (20-60 s on 2 cores); .ci/run runs it with -m slow
 def test_candidate_mip_with_a_trained_teacher_equals_the_candidate_oracle():
     results = [_candidate_contract(seed) for seed in CANDIDATE_SEEDS]
     trained = [m is not None and m.plan is not None and m.plan.teacher_training is not None for m in results]

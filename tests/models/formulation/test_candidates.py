@@ -100,6 +100,7 @@ def test_candidate_mip_equals_the_oracle_slow(seed):
     _contract(seed)
 
 
+@pytest.mark.slow  # long (20-60 s on 2 cores); .ci/run runs it with -m slow
 def test_the_fast_seeds_are_not_vacuous():
     """Some seeds are infeasible; optimal ones choose the instance's own student and others; some list 3 students."""
     statuses, own, other, three, unique = set(), 0, 0, 0, 0
@@ -780,6 +781,7 @@ def test_the_model_size_estimate_counts_every_students_block():
         check_model_size(inst)
 
 
+@pytest.mark.slow  # long (20-60 s on 2 cores); .ci/run runs it with -m slow
 def test_enumerate_of_a_candidate_instance_past_the_per_plan_limit_equals_solve(tmp_path):
     data = _many_counts(900)
     inst = parse_instance(data)
