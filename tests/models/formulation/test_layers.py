@@ -27,6 +27,7 @@ def close(a: float, b: float, rel: float = 1e-6) -> bool:
     return abs(a - b) <= rel * max(1.0, abs(a), abs(b))
 
 
+@pytest.mark.slow  # long (13-17 s on 2 cores); .ci/run runs it with -m slow
 def test_the_seeds_switch_every_layer_on_and_several_at_once():
     """Guards the generator: every layer is on in several seeds, and most seeds have two or more on."""
     layers = [layered_instance(s)[1] for s in SEEDS]

@@ -120,6 +120,7 @@ def test_a_staged_instance_whose_second_stage_fits_nowhere_is_infeasible():
     assert result.status == "infeasible" and result.plan is None
 
 
+@pytest.mark.slow  # long (13-17 s on 2 cores); .ci/run runs it with -m slow
 def test_the_contract_sees_optimal_and_infeasible_staged_plans_of_every_length():
     """The seeds above are not vacuous: some are infeasible, and optimal plans run 1, 2 and 3 stages."""
     lengths, statuses = set(), set()

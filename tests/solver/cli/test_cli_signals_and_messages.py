@@ -127,6 +127,7 @@ def test_ctrl_c_at_any_moment_of_a_sweep_is_exit_130_and_one_json_object(tmp_pat
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow  # long (13-17 s on 2 cores); .ci/run runs it with -m slow
 def test_verbose_portfolio_solve_shows_the_solver_log_on_stderr_only():
     """item 15 for portfolios: -v puts HiGHS's log on stderr; stdout stays one JSON object."""
     portfolio = INSTANCES / "portfolio-small.json"

@@ -4,6 +4,8 @@ when the MIP finds no schedule in its time, the heuristic's is returned, and it 
 
 from __future__ import annotations
 
+import pytest
+
 import json
 
 import pyomo.environ as pyo
@@ -32,6 +34,7 @@ def start_alone(p) -> tuple[PortfolioModel, object]:
     return pm, pm.solve(warm_start=False, cost_floors=False, rel_gap=1e-9, explain=False)
 
 
+@pytest.mark.slow  # long (13-17 s on 2 cores); .ci/run runs it with -m slow
 def test_the_heuristic_start_runs_and_is_never_below_the_optimum():
     complete = 0
     for seed in SEEDS:

@@ -53,6 +53,7 @@ def server(tmp_path_factory):
     s.stop()
 
 
+@pytest.mark.slow  # long (13-17 s on 2 cores); .ci/run runs it with -m slow
 def test_portfolio_scenarios_are_the_cli_risk_on_both_endpoints(server):
     options = {"scenarios": 200, "seed": 3}
     api = server.call("POST", "/api/portfolio/solve", {"portfolio": "portfolio-small", **options})
