@@ -107,7 +107,7 @@ def replan_payload(instance: dict[str, Any], options: dict[str, Any], progress: 
     from planopt.uncertainty.risk import check_seed
     seed = check_seed(options.get("seed", 0), "seed")
     check_time_limit(options.get("time_limit"), "time_limit")
-    inst = _job_instance(instance, {})
+    inst = _job_instance(instance, options, options.get("objective"))
     log = read_csv_text(options.get("run_csv") or "", "run_csv", inst)
     return replan_given(inst, options.get("plan"), "plan", log, options.get("mapping"), options.get("confidence"),
                         options.get("scenarios"), seed, options.get("time_limit")).to_dict()

@@ -77,8 +77,9 @@ class TrackRequest(Strict):
     seed: int = 0
 
 
-class ReplanRequest(Strict):
-    """``planopt replan FILE PLAN.json RUN --json``: the run's log as CSV text, as ``TrackRequest``'s."""
+class ReplanRequest(Limits):
+    """``planopt replan FILE PLAN.json RUN --json``: the run's log as CSV text, as ``TrackRequest``'s; the limits
+    and objective are the whole run's, as the CLI's flags."""
     instance: InstanceRef = Field(..., description=INSTANCE_HELP)
     plan: dict[str, Any] = Field(..., description="the `plan` object of a solve (or that whole result)")
     run_csv: str = Field(..., description="the run's log as CSV text: a W&B history export (_step, _runtime, series) or a pilot CSV")
@@ -88,6 +89,7 @@ class ReplanRequest(Strict):
     scenarios: Optional[int] = Field(None, description="scenarios of the shares (default 1,000)")
     seed: int = 0
     time_limit: Optional[float] = Field(None, description="seconds for each of the rest's two solves")
+    objective: Optional[Objective] = None
 
 
 class FrontierRequest(Limits):

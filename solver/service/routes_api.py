@@ -106,9 +106,7 @@ async def track(body: TrackRequest, request: Request) -> dict[str, Any]:
 
 @router.post("/replan", summary="planopt replan --json: the best plan for the rest of a run (its log as CSV text)")
 async def replan(body: ReplanRequest, request: Request) -> dict[str, Any]:
-    return await compute(request, "replan", await resolved(body.instance, request.app.state.settings),
-                         {"plan": body.plan, "run_csv": body.run_csv, "mapping": body.mapping, "confidence": body.confidence,
-                          "scenarios": body.scenarios, "seed": body.seed, "time_limit": body.time_limit})
+    return await compute(request, "replan", await resolved(body.instance, request.app.state.settings), options_of(body))
 
 
 @router.post("/frontier", summary="planopt frontier --json: the exact Pareto frontier")
