@@ -56,6 +56,9 @@ def replan_report(result) -> str:
                                      "meets every limit")))
     what = "scenarios of the updated uncertainty model" + (f"; the replan holds at {result.confidence:.0%}"
                                                           if result.confidence is not None else "")
+    changes = result.changes()
+    if result.chosen is not None and result.continuing is not None:
+        lines += ["", "What changes: " + ("; ".join(changes) if changes else "nothing (the original plan is still the best rest)")]
     lines += ["", f"Shares: {result.scenarios:,} {what}.",
               "Options weighed: " + ", ".join(f"{o.choice} ({usd(o.cost_usd)}, {hours(o.wall_hours)}, {o.quality:.2f})"
                                               for o in result.options)]

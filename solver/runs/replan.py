@@ -286,13 +286,34 @@ class ReplanResult:
         if o.choice == "stop":
             return f"stop now: the score reached, {o.quality:.2f}, meets every limit; no further spend"
         stage = o.plan.stages[0]
-        what = "continue" if (o.choice == "stay" and stage.method == self.plan.stages[0].method) else "switch to"
-        where = "" if o.choice == "stay" else f", moving to {stage.hardware.count} × {stage.hardware.gpu}"
         share, orig = self.shares.get("chosen"), self.shares.get("continuing")
         buys = f"; meets every limit in {share:.0%} of updated scenarios" if share is not None else ""
+        if self.continuing is not None and o.plan == self.continuing.plan:
+            return f"continue the original plan for its {stage.recipe.steps:,} remaining steps{buys}"
         if orig is not None:
             buys += f" (continuing the original plan: {orig:.0%})"
+        what = "continue" if stage.method == self.plan.stages[0].method else "switch to"
+        where = "" if o.choice == "stay" else f", moving to {stage.hardware.count} × {stage.hardware.gpu}"
         return f"{what} {stage.method} for {stage.recipe.steps:,} more steps{where}{buys}"
+
+    def changes(self) -> list[str]:
+        """What the replan changes against the original plan's remaining steps, one phrase each."""
+        if self.chosen is None or self.continuing is None or self.continuing.plan is None:
+            return []
+        if self.chosen.plan is None:
+            return ["stops now instead of running the remaining steps"]
+        new, old = self.chosen.plan.stages[0], self.continuing.plan.stages[0]
+        out = []
+        for name, a, b in (("method", old.method, new.method), ("more steps", old.recipe.steps, new.recipe.steps),
+                           ("GPUs", f"{old.hardware.count} × {old.hardware.gpu}", f"{new.hardware.count} × {new.hardware.gpu}"),
+                           ("samples per prompt", old.recipe.samples_per_prompt, new.recipe.samples_per_prompt),
+                           ("teacher precision", old.recipe.teacher_precision, new.recipe.teacher_precision),
+                           ("LoRA rank", old.recipe.lora_rank, new.recipe.lora_rank),
+                           ("checkpoint interval (min)", self.continuing.plan.checkpoint_interval_minutes,
+                            self.chosen.plan.checkpoint_interval_minutes)):
+            if a != b:
+                out.append(f"{name}: {a} -> {b}")
+        return out
 
     def whole_run(self, option: Optional[Option]) -> Optional[dict]:
         """The whole run's figures with ``option`` as its rest: spend so far plus the rest's, and so on."""
@@ -318,7 +339,7 @@ class ReplanResult:
                 "prompts_drawn": self.rest.prompts_drawn, "prompts_drawn_counted": False,
                 "remaining_limits": {k: v for k, v in self.rest.stay.constraints.model_dump().items()
                                      if k in ("budget_usd", "deadline_hours", "max_forgetting_points", "min_quality")},
-                "move": self.rest.move.to_dict(), "replan": entry(self.chosen), "continuing": entry(self.continuing),
+                "move": self.rest.move.to_dict(), "replan": entry(self.chosen), "changes": self.changes(), "continuing": entry(self.continuing),
                 "options": [o.summary() for o in self.options],
                 "share_meeting_all_limits": dict(self.shares), "scenarios": self.scenarios, "seed": self.seed,
                 "fitted": [p.to_dict() for p in self.fit.parameters]}
