@@ -99,6 +99,20 @@ def move_cost(fitted: Instance, plan: Plan) -> Move:
     return Move(hours, (hp.usd_per_hour_of_gpus + fitted.operations.usd_per_wall_hour) * hours, w, r)
 
 
+def _restate(data: dict, key: str, value: float, fn) -> None:
+    """``fn`` applied to a prior's point (``data["priors"]``) and to its ``uncertainty`` entry, a point or a range
+    (its bounds: ``fn`` is increasing and affine, so the range of the restated share is the restated range)."""
+    method, field = key.split(".")
+    data["priors"][method][field] = fn(value)
+    unc = (data.get("uncertainty") or {}).get(f"priors.{key}")
+    if isinstance(unc, dict):
+        for bound in ("low", "high"):
+            if unc.get(bound) is not None:
+                unc[bound] = fn(unc[bound])
+    elif isinstance(unc, (int, float)):
+        data["uncertainty"][f"priors.{key}"] = fn(unc)
+
+
 def _restated_priors(data: dict, inst: Instance, plan: Plan, q: float) -> None:
     """The headroom and forgetting shares restated for a start at ``q`` (module docstring), in ``data``."""
     task = inst.task
@@ -106,7 +120,6 @@ def _restated_priors(data: dict, inst: Instance, plan: Plan, q: float) -> None:
     precision = plan.stages[0].recipe.teacher_precision
     for m in inst.training.methods:
         prior = inst.priors.of(m)
-        entry = data["priors"][m]
         if m == "opd":
             options = inst.teacher.precision_options if inst.teacher is not None else []
             p = precision if plan.stages[0].method == "opd" and precision else (options[0] if options else None)
@@ -116,9 +129,13 @@ def _restated_priors(data: dict, inst: Instance, plan: Plan, q: float) -> None:
             ceiling = float(on_policy_ceiling(inst, r, prior.ceiling_share_of_headroom))
         else:
             ceiling = float(sft_ceiling(task, prior.ceiling_share_of_headroom))
-            entry["ceiling_share_of_headroom"] = max(0.0, ceiling - q) / (top - q) if top > q else 0.0
+            # C_m = q0 + c (C - q0) kept: c' = (C_m - q) / (C - q), increasing and affine in c
+            _restate(data, f"{m}.ceiling_share_of_headroom", prior.ceiling_share_of_headroom,
+                     lambda c: min(1.0, max(0.0, q0 + c * (top - q0) - q) / (top - q)) if top > q else 0.0)
         if m in ON_POLICY and abs(ceiling - q0) > 0:
-            entry["forgetting_share_of_baseline"] = min(1.0, prior.forgetting_share_of_baseline * abs(ceiling - q) / abs(ceiling - q0))
+            ratio = abs(ceiling - q) / abs(ceiling - q0)
+            _restate(data, f"{m}.forgetting_share_of_baseline", prior.forgetting_share_of_baseline,
+                     lambda f: min(1.0, f * ratio))
 
 
 def _continuing(stay: Instance, plan: Plan, done: int) -> Optional[Plan]:

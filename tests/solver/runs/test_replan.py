@@ -81,6 +81,17 @@ def test_the_rest_has_what_is_left_of_the_limits_and_of_the_steps(slow):
     assert rest.continuing.stages[0].recipe.steps == plan.stages[0].recipe.steps - state.steps_done
 
 
+def test_the_fitted_ranges_are_restated_with_their_points(slow):
+    """The update's posterior range of OPD's forgetting share scales with its point (the draws of the rest are
+    about the restated point, not the run's)."""
+    _, _, _, fit, rest = slow
+    key = "priors.opd.forgetting_share_of_baseline"
+    before, after = fit.fitted.uncertainty[key], rest.stay.uncertainty[key]
+    ratio = rest.stay.priors.opd.forgetting_share_of_baseline / fit.fitted.priors.opd.forgetting_share_of_baseline
+    assert ratio < 1   # the run is past its baseline: less of the teacher's headroom is left to move through
+    assert (after.low, after.high) == pytest.approx((before.low * ratio, before.high * ratio))
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3, 6, 8, 14, 22, 26, 32, 38])
 def test_the_replan_equals_the_enumeration_of_every_remaining_plan(seed):
     made = random_run(seed)
@@ -160,16 +171,21 @@ def test_bad_flags_are_one_line_and_exit_2(args, needle):
     assert needle in out.output and len(out.output.strip().splitlines()) == 1 and "Traceback" not in out.output
 
 
-def test_a_plan_of_another_instance_and_a_run_longer_than_its_plan_are_refused(tmp_path):
+@pytest.mark.parametrize("change, needle", [
+    ({"gpu_count": 7}, "gpu_count"),          # no such option in the instance: a plan of another instance
+    ({"steps": 50}, "past the plan's 50 steps"),  # the run has done 80 steps of a 50-step plan
+])
+def test_a_plan_of_another_instance_and_a_run_longer_than_its_plan_are_refused(tmp_path, change, needle):
     raw = json.loads((RUN / "plan.json").read_text())
-    other = json.loads(json.dumps(raw))
-    (other["plan"] if "plan" in other else other)["stages"][0]["steps"] = 20
+    raw["plan"]["stages"][0].update(change)
     bad = tmp_path / "plan.json"
-    bad.write_text(json.dumps(other))
-    for plan_path in (bad,):
-        out = runner.invoke(app, ["replan", str(RUN / "instance.json"), str(plan_path), str(RUN / "wandb.csv"),
-                                  "--mapping", str(RUN / "mapping.json")])
-        assert out.exit_code == 2 and len(out.output.strip().splitlines()) == 1, out.output
+    bad.write_text(json.dumps(raw))
+    out = runner.invoke(app, ["replan", str(RUN / "instance.json"), str(bad), str(RUN / "wandb.csv"),
+                              "--mapping", str(RUN / "mapping.json")])
+    assert out.exit_code == 2 and needle in out.output and len(out.output.strip().splitlines()) == 1, out.output
+
+
+def test_a_score_outside_the_task_s_range_is_refused(tmp_path):
     csv = tmp_path / "run.csv"
     csv.write_text("_step,_runtime,train/step_time_s,eval/math500\n1,10,10,101\n")
     out = runner.invoke(app, ["replan", str(RUN / "instance.json"), str(RUN / "plan.json"), str(csv),
