@@ -291,8 +291,11 @@ class ReplanResult:
 
     @property
     def status(self) -> str:
-        """``optimal`` with a replan (stopping included), else ``infeasible``."""
-        return "optimal" if self.chosen is not None else "infeasible"
+        """``optimal`` with a replan (stopping included), ``time_limit`` when the solve of the chosen rest ran out of
+        time (its incumbent), else ``infeasible``."""
+        if self.chosen is None:
+            return "infeasible"
+        return "time_limit" if self.chosen.result is not None and self.chosen.result.status == "time_limit" else "optimal"
 
     @property
     def headline(self) -> str:
@@ -420,8 +423,8 @@ def replan(inst: Instance, plan: Plan, state: RunState, confidence: Optional[flo
     inst_of = {"stop": rest.stay, "stay": rest.stay, "move": rest.move_inst}
     shares = {"chosen": share_meeting(inst_of[chosen.choice], chosen, scenarios, seed) if chosen else None,
               "continuing": share_meeting(rest.stay, continuing, scenarios, seed)}
-    return ReplanResult(state, plan, rest, chosen, options, continuing, shares, confidence, objective, scenarios,
-                        seed, result)
+    held = confidence if confidence is not None else rest.stay.constraints.confidence
+    return ReplanResult(state, plan, rest, chosen, options, continuing, shares, held, objective, scenarios, seed, result)
 
 
 def fitting_chance_scenarios() -> int:
