@@ -60,6 +60,6 @@ def replan_report(result) -> str:
     if result.chosen is not None and result.continuing is not None:
         lines += ["", "What changes: " + ("; ".join(changes) if changes else "nothing (the original plan is still the best rest)")]
     lines += ["", f"Shares: {result.scenarios:,} {what}.",
-              "Options weighed: " + ", ".join(f"{o.choice} ({usd(o.cost_usd)}, {hours(o.wall_hours)}, {o.quality:.2f})"
-                                              for o in result.options)]
+              "Options weighed: " + (", ".join(f"{o.choice} ({usd(o.cost_usd)}, {hours(o.wall_hours)}, {o.quality:.2f})"
+                                               for o in result.options) or "none meets every limit, stopping now included")]
     return "\n".join(lines)
