@@ -266,9 +266,9 @@ def forgetting_so_far(fitted: Instance, plan: Plan, state: RunState) -> tuple[fl
     model's forgetting of the plan stopped there; never below 0."""
     if state.general_score is not None:
         return max(0.0, fitted.task.general_score_baseline - float(state.general_score.values[-1])), True
-    stage = plan.stages[0]
-    prefix = dataclasses.replace(plan, stages=(dataclasses.replace(stage, recipe=prefix_recipe(stage.recipe, state.steps_done)),))
-    return max(0.0, Evaluator(fitted).evaluate(prefix).forgetting_points), False
+    from planopt.models.cost.stage_outcomes import stage_outcome
+    recipe = prefix_recipe(plan.stages[0].recipe, state.steps_done)  # not one of the options: priced unchecked
+    return max(0.0, float(stage_outcome(fitted, recipe, fitted.task.baseline_score)[1])), False
 
 
 @dataclass

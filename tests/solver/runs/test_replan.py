@@ -111,6 +111,22 @@ def test_the_replan_equals_the_enumeration_of_every_remaining_plan(seed):
     assert (chosen.choice == "stop") == (best["choice"] == "stop")
 
 
+def test_a_run_without_a_general_score_takes_the_fitted_forgetting_so_far(tmp_path):
+    inst, plan, _ = shipped()
+    mapping = {k: v for k, v in read_mapping(RUN / "mapping.json").items() if k != "general_score"}
+    import pandas as pd
+    frame = pd.read_csv(RUN / "wandb.csv").drop(columns=[read_mapping(RUN / "mapping.json")["general_score"]])
+    (tmp_path / "run.csv").write_text(frame.to_csv(index=False))
+    state = run_state(read_run(tmp_path / "run.csv"), mapping, inst, plan, Evaluator(inst))
+    assert state.general_score is None
+    fit = rp.fit_run(inst, plan, state)
+    so_far, measured = rp.forgetting_so_far(fit.fitted, plan, state)
+    # the fitted model's forgetting of OPD's first 80 steps: its stage from the baseline, stopped there
+    from planopt.runs.track import prefix_recipe
+    expected = stage_outcome(fit.fitted, prefix_recipe(plan.stages[0].recipe, 80), inst.task.baseline_score)[1]
+    assert not measured and so_far == pytest.approx(expected) and so_far > 0
+
+
 def test_stop_now_is_chosen_when_the_score_reached_meets_the_floor():
     inst, plan, state = shipped(min_quality=50)   # the run's score (58.9) is over it: nothing more is needed
     result = rp.replan(inst, plan, state, scenarios=SCENARIOS)
