@@ -42,7 +42,8 @@ def replan_report(result) -> str:
     forgot = f"{rest.forgetting_so_far:.2f} points" + ("" if rest.forgetting_measured else " (the fitted model's; not logged)")
     lines = [result.headline, "",
              f"Run {s.source}: step {s.last_step:,} of {s.plan_steps:,}, {hours(s.elapsed_hours)}, {usd(s.spend_usd)} spent "
-             f"(sunk), score reached {rest.start_score:.2f}, forgetting so far {forgot}",
+             f"(sunk), score reached {rest.start_score:.2f} (fitted; last logged {float(s.task_score.values[-1]):.2f}), "
+             f"forgetting so far {forgot}",
              f"Left for the rest: {remaining or 'no limits'}",
              f"Moving hardware costs {usd(rest.move.usd)} and {hours(rest.move.hours)} (checkpoint write and read, restart)",
              f"Prompts drawn so far: {rest.prompts_drawn:,}, not counted for data reuse (the reuse model has no hook for them)",

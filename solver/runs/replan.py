@@ -6,7 +6,9 @@ measured (``track``'s update, through ``fit.fit``):
 - the remaining limits: ``budget_usd`` less the spend so far (sunk: against the budget, not in the objective),
   ``deadline_hours`` less the elapsed hours, ``max_forgetting_points`` less the forgetting so far (measured, else
   the fitted model's at the steps done); ``min_quality`` as it is (the rest ends at the run's final score);
-- the start: ``task.baseline_score`` is the score the run has reached (its last logged task score). A remaining
+- the start: ``task.baseline_score`` is the score the run has reached (:func:`score_reached`: the fitted model's
+  score at the steps done, which pools every logged task score; the last one alone carries the whole measurement
+  error, 2.24 points at ``fit``'s default, and would decide stopping on noise). A remaining
   stage starts from it as a later stage of a staged plan does (``stage_outcomes.stage_outcome``), which is what
   the one-stage profile of an instance with that baseline computes once two priors are restated in its terms:
   a method's ceiling :math:`C_m = q_0 + c(C - q_0)` stays where it was, so the headroom share becomes
@@ -151,7 +153,7 @@ def rest_instance(fitted: Instance, plan: Plan, state: RunState, forgetting_so_f
                   forgetting_measured: bool) -> Rest:
     """The rest of the run ``state`` of ``plan`` as instances (module docstring), from the fitted instance."""
     stage = plan.stages[0]
-    q = float(state.task_score.values[-1])
+    q = score_reached(fitted, plan, state)
     data = fitted.model_dump(mode="json")
     _restated_priors(data, fitted, plan, q)
     data["task"]["baseline_score"] = q
@@ -192,6 +194,16 @@ def rest_instance(fitted: Instance, plan: Plan, state: RunState, forgetting_so_f
     prompts = state.steps_done * fitted.training.methods[stage.method].prompts_per_step
     return Rest(stay, move_inst, move, q, forgetting_so_far, forgetting_measured, prompts,
                 _continuing(stay, plan, state.steps_done) if stage.method in stay.training.methods else None)
+
+
+def score_reached(fitted: Instance, plan: Plan, state: RunState) -> float:
+    """The score the run has reached: the fitted model's score of the plan's stage stopped at the steps done
+    (every logged task score pooled by the update; one evaluation alone is as noisy as ``fit``'s task-score
+    error), within [0, ``task.score_ceiling``]."""
+    from planopt.models.cost.stage_outcomes import stage_outcome
+    recipe = prefix_recipe(plan.stages[0].recipe, state.steps_done)
+    q = float(stage_outcome(fitted, recipe, fitted.task.baseline_score)[0])
+    return min(max(q, 0.0), fitted.task.score_ceiling)
 
 
 def _validated(data: dict, what: str) -> Instance:
@@ -354,7 +366,8 @@ class ReplanResult:
                     "whole_run": self.whole_run(o)}
         return {"status": self.status, "headline": self.headline, "objective": self.objective,
                 "confidence": self.confidence, "state": self.state.to_dict(),
-                "start_score": self.rest.start_score, "forgetting_so_far": self.rest.forgetting_so_far,
+                "start_score": self.rest.start_score, "last_measured_score": float(self.state.task_score.values[-1]),
+                "forgetting_so_far": self.rest.forgetting_so_far,
                 "forgetting_measured": self.rest.forgetting_measured,
                 "prompts_drawn": self.rest.prompts_drawn, "prompts_drawn_counted": False,
                 "remaining_limits": {k: v for k, v in self.rest.stay.constraints.model_dump().items()
