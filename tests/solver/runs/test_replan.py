@@ -216,11 +216,19 @@ def test_a_score_outside_the_task_s_range_is_refused(tmp_path):
     assert out.exit_code == 2 and "eval/math500" in out.output and len(out.output.strip().splitlines()) == 1
 
 
-def test_the_api_and_the_service_answer_what_the_command_prints():
+def test_the_api_returns_a_replan_result():
+    result = planopt.replan(RUN / "instance.json", RUN / "plan.json", RUN / "wandb.csv", RUN / "mapping.json",
+                            scenarios=SCENARIOS)
+    assert isinstance(result, planopt.ReplanResult) and result.status == "infeasible"
+    assert result.to_dict()["continuing"]["plan"]["stages"][0]["steps"] == 320
+
+
+@pytest.mark.slow
+def test_the_service_payload_answers_what_the_api_returns():
+    """(``tests/solver/service/test_service_api.py`` holds ``POST /api/replan`` to the CLI in the default run.)"""
     from planopt.service.payloads import replan_payload
     result = planopt.replan(RUN / "instance.json", RUN / "plan.json", RUN / "wandb.csv", RUN / "mapping.json",
                             scenarios=SCENARIOS)
-    assert isinstance(result, planopt.ReplanResult)
     body = json.loads((RUN / "instance.json").read_text())
     answer = replan_payload(body, {"plan": json.loads((RUN / "plan.json").read_text()),
                                    "run_csv": (RUN / "wandb.csv").read_text(),
