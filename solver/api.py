@@ -53,6 +53,8 @@ def solve_frame(result: SolveResult) -> "pd.DataFrame":
         row.update(result.metrics.summary())
         row.update({f"cost_usd.{k}": v for k, v in result.metrics.cost_breakdown_usd.items()})
         row.update({f"hours.{k}": v for k, v in result.metrics.hours_breakdown.items()})
+        row.update({f"quantities.{k}": v for k, v in result.metrics.quantities.items()})
+        row.update({"cost_split_usd.fixed": result.metrics.fixed_cost_usd, "cost_split_usd.elastic": result.metrics.elastic_cost_usd})
     return integer_columns(pd.DataFrame([row]))
 
 

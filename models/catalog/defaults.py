@@ -657,3 +657,8 @@ LOG_INGEST_USD_PER_GB = 0.50
 # default is (``d.TRAINER_EFFICIENCY``)
 from planopt.models.catalog.trainers import (  # noqa: E402,F401
     TRAINER_BACKENDS, FSDP_TRAIN_SECONDS_MEGATRON_LLAMA31_8B, FSDP_TRAIN_SECONDS_DTENSOR_LLAMA31_8B, FSDP_LOGPROB_SECONDS_MEGATRON_LLAMA31_8B, FSDP_LOGPROB_SECONDS_DTENSOR_LLAMA31_8B, DEEPSPEED_TOKENS_PER_S_PER_DEVICE_GRANITE_7B, FSDP_TOKENS_PER_S_PER_DEVICE_GRANITE_7B, TRAINER_EFFICIENCY, TRAINER_DEFAULT, ZERO_STAGE_STATE_BYTES_PER_PARAM)
+
+# Long context and eager decode (issue 24 item 2): context parallelism's ring and the eager launch overhead
+# live in long_context.py; named here as every default is
+from planopt.models.catalog.long_context import (  # noqa: E402,F401
+    CP_RING_FORWARD_PASSES_PER_SCORING_PASS, EAGER_OVERHEAD_SECONDS_PER_LAYER_BY_BATCH)

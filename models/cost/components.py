@@ -21,11 +21,16 @@ TRAIN_A2A, LOGPROB_A2A = "train_alltoall_bytes", "logprob_alltoall_bytes"
 ATTN, FSDP, OFFLOAD_STREAM, OFFLOAD_STATE = "train_attention_flops", "train_fsdp_bytes", "offload_stream_bytes", "offload_state_bytes"
 # Validation decodes: eval-set tokens generated on the plan's GPUs (issue 12, item 8).
 EVAL = "eval_decode_tokens"
+# Context parallelism's KV ring (``context.py``): K and V bytes of the trained and of the scored tokens, per
+# forward-pass unit (issue 24, item 2); zero seconds on a choice without context parallelism.
+CP_TRAIN, CP_LOGPROB = "cp_train_kv_bytes", "cp_logprob_kv_bytes"
+# Their qualifier: the sequence whose attention the ring hides behind (an SFT example's context, a rollout's).
+CP_SFT_SEQ, CP_ROLLOUT_SEQ = "sft_sequence", "rollout_sequence"
 HOURS_CATEGORY = {DECODE: "generation", TAIL: "generation", PREFILL: "generation", STUDENT_FWD: "scoring",
                   TEACHER: "scoring", REWARD_MODEL: "scoring", TRAIN: "training", SYNC: "training",
                   ENV_WAIT: "environment_wait", TRAIN_A2A: "training", LOGPROB_A2A: "scoring",
                   ATTN: "training", FSDP: "training", OFFLOAD_STREAM: "training", OFFLOAD_STATE: "training",
-                  EVAL: "evaluation"}
+                  EVAL: "evaluation", CP_TRAIN: "training", CP_LOGPROB: "scoring"}
 # The rate multiplier of ``schema.Efficiency`` each family's time scales with, exactly
 # as 1/factor (None: neither). The scenario evaluator (``scenarios.py``) rescales
 # component hours by it; ``tests/models/uncertainty/test_scenarios.py`` checks the proportionality on
@@ -33,7 +38,7 @@ HOURS_CATEGORY = {DECODE: "generation", TAIL: "generation", PREFILL: "generation
 RATE_FACTOR = {DECODE: "decode_factor", TAIL: "decode_factor", PREFILL: "mfu_factor", STUDENT_FWD: "mfu_factor",
                TEACHER: "mfu_factor", REWARD_MODEL: "mfu_factor", TRAIN: "mfu_factor", SYNC: None, ENV_WAIT: None,
                TRAIN_A2A: None, LOGPROB_A2A: None, ATTN: "mfu_factor", FSDP: None, OFFLOAD_STREAM: None, OFFLOAD_STATE: None,
-               EVAL: "decode_factor"}
+               EVAL: "decode_factor", CP_TRAIN: None, CP_LOGPROB: None}
 
 
 def component(family: str, *qualifiers: object) -> str:

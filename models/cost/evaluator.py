@@ -54,6 +54,7 @@ import numpy as np
 from planopt.models.cost import physics as ph
 from planopt.models.cost.asynchronous import combine
 from planopt.models.cost.hardware import HardwareProfile, hardware_options, memory_classes, offload_refusal, plan_offers
+from planopt.models.cost.quantities import cost_split_usd, plan_fixed_usd, stage_fixed_usd, stage_quantities, sum_quantities
 from planopt.models.cost.stage_outcomes import stage_outcome
 from planopt.models.schema.plan import HardwareChoice, Plan, Recipe
 from planopt.models.cost.retention import (RetentionChoice, check_choice, coverage_violation, deep_rollback_share, retention_options,
@@ -93,11 +94,29 @@ class Metrics:
     violations: list[str] = field(default_factory=list)
     # where each GPU set of the plan is bought (``hardware.plan_offers``): one row per stage's GPUs and rollout GPUs
     offers: list[dict] = field(default_factory=list)
+    # what the plan does in its own units (``quantities.QUANTITY_KEYS``: tokens sampled, reward calls, checkpoints...)
+    quantities: dict[str, float] = field(default_factory=dict)
+    # the fixed part of each cost line (``quantities.py``'s rule); the rest of the line is elastic
+    fixed_cost_breakdown_usd: dict[str, float] = field(default_factory=dict)
 
     @property
     def feasible(self) -> bool:
         """True when the plan breaks no limit (``violations`` is empty)."""
         return not self.violations
+
+    @property
+    def fixed_cost_usd(self) -> float:
+        """The cost that does not scale with the plan's length or hours (``quantities.py``)."""
+        return sum(self.fixed_cost_breakdown_usd.values())
+
+    @property
+    def elastic_cost_usd(self) -> float:
+        """The rest of the cost: what scales with the plan's length or hours."""
+        return self.cost_usd - self.fixed_cost_usd
+
+    def cost_split(self) -> dict:
+        """The JSON's ``cost_split_usd``: fixed and elastic totals and the fixed part of each line."""
+        return cost_split_usd(self.cost_breakdown_usd, self.fixed_cost_breakdown_usd)
 
     def summary(self) -> dict[str, float]:
         """The headline metrics (cost, wall hours, quality, forgetting, GPU hours, memory per GPU) by name."""
@@ -242,7 +261,10 @@ class Evaluator:
         m = Metrics(cost_usd=sum(costs.values()), wall_hours=wall, quality=rp.quality,
                     forgetting_points=rp.forgetting_points, gpu_hours=h.total_count * train_hours,
                     memory_per_gpu_gb=memory / ph.GB, cost_breakdown_usd=costs, hours_breakdown=hours,
-                    flops=dict(rp.flops), fits_memory=why is None)
+                    flops=dict(rp.flops), fits_memory=why is None,
+                    quantities=stage_quantities(inst, rp, retention, compute_hours, interval_minutes,
+                                                h.total_count * train_hours),
+                    fixed_cost_breakdown_usd=plan_fixed_usd(inst, [stage_fixed_usd(inst, rp)], COST_KEYS))
         m.violations = self.violations(m, why)
         if retention is not None and (late := coverage_violation(inst, retention, interval_minutes)):
             m.violations.append(late)
@@ -300,6 +322,11 @@ class Evaluator:
             raise ValueError(f"plan.trainer: {hw.trainer!r} is not a trainer of the instance; expected "
                              + (f"one of {named} (training.trainer / trainer_options)" if named else
                                 "none (the instance names no trainer: leave plan.trainer out)"))
+        degrees = self.inst.training.context_parallel_degrees()
+        if hw.context_parallel not in degrees or hw.count % hw.context_parallel:
+            raise ValueError(f"plan.context_parallel: {hw.context_parallel} is not a degree the instance offers "
+                             f"{hw.count} GPUs; expected one of {[c for c in degrees if hw.count % c == 0]} "
+                             "(training.context_parallel, the degrees that divide plan.gpu_count)")
         gpus = {o.key: o.counts for o in self.inst.hardware.gpus}
         if hw.gpu not in gpus:
             raise ValueError(f"plan.gpu: '{hw.gpu}' is not in hardware.gpus ({', '.join(gpus)})")
@@ -368,7 +395,10 @@ class Evaluator:
         out = Metrics(cost_usd=sum(costs.values()), wall_hours=wall, quality=q, forgetting_points=total_forgetting,
                       gpu_hours=sum(m.gpu_hours for m in alone), memory_per_gpu_gb=max(m.memory_per_gpu_gb for m in alone),
                       cost_breakdown_usd=costs, hours_breakdown=hours, flops=flops,
-                      fits_memory=all(m.fits_memory for m in alone), offers=plan_offers(inst, plan))
+                      fits_memory=all(m.fits_memory for m in alone), offers=plan_offers(inst, plan),
+                      quantities=sum_quantities([m.quantities for m in alone]),
+                      fixed_cost_breakdown_usd=plan_fixed_usd(
+                          inst, [stage_fixed_usd(inst, ev.recipe(s.recipe)) for s in plan.stages], COST_KEYS))
         label = (lambda n: f"stage {n + 1}: ") if len(alone) > 1 else (lambda n: "")
         memory = [label(n) + v.removeprefix("memory: ") for n, m in enumerate(alone) for v in m.violations
                   if v.startswith("memory:")]

@@ -46,6 +46,7 @@ import math
 from dataclasses import dataclass
 from functools import cached_property
 
+from planopt.models.cost import context
 from planopt.models.cost import physics as ph
 from planopt.models.cost import rollout
 from planopt.models.cost import trainer as tr
@@ -54,7 +55,7 @@ from planopt.models.catalog.prices import PriceRow
 from dataclasses import replace
 
 from planopt.models.schema.plan import HardwareChoice, split_class, staleness_of_class
-from planopt.models.cost.components import (ATTN, DECODE, ENV_WAIT, EVAL, FSDP, LOGPROB_A2A, OFFLOAD_STATE, OFFLOAD_STREAM, PREFILL, REWARD_MODEL,
+from planopt.models.cost.components import (ATTN, CP_LOGPROB, CP_SFT_SEQ, CP_TRAIN, DECODE, ENV_WAIT, EVAL, FSDP, LOGPROB_A2A, OFFLOAD_STATE, OFFLOAD_STREAM, PREFILL, REWARD_MODEL,
                       STUDENT_FWD, SYNC, TAIL, TEACHER, TRAIN, TRAIN_A2A, adapter_ranks, family_of, sft_sequence_tokens,
                       sft_shape)
 from planopt.models.schema.instance import GpuOption, Instance
@@ -164,13 +165,13 @@ def hardware_options(inst: Instance) -> list[HardwareChoice]:
         for o in inst.hardware.gpus:
             for n in sorted(set(o.counts)):
                 if price_usd_per_gpu_hour(inst, o, n) is None:
-                    continue  # the schema refuses a count no offer holds; a custom entry always has a price
+                    continue  # a count no catalog offer holds: left out, and listed by `validate` (unheld_counts)
                 if o.available_gpus is None or n <= o.available_gpus:
                     offload = mode is True
                     # colocated, then split choices (``rollout.py``): the same training GPUs plus each rollout set
                     pairs = [(None, 0)] + [(g, k) for g, k in rollouts if rollout.pair_allowed(inst, o.key, n, g, k)]
-                    choices = [HardwareChoice(o.key, n, lora, g, k, cpu_offload=offload, trainer=key)
-                               for g, k in pairs for key in keys]
+                    choices = [HardwareChoice(o.key, n, lora, g, k, cpu_offload=offload, trainer=key, context_parallel=cp)
+                               for g, k in pairs for key in keys for cp in context.degrees_for(inst, n)]
                     for base in choices:
                         out.append(base)
                         if classes and ph.host_link_gb_per_s(o.spec()) is not None:
@@ -325,7 +326,7 @@ class HardwareProfile:
         if inst.training.cpu_offload == "if_needed" and self.choice.cpu_offload \
                 and HardwareProfile(inst, replace(self.choice, cpu_offload=False)).fits(memory_class):
             return 0.0, "fits without CPU offload (training.cpu_offload: \"if_needed\" offloads only a job that fits no other way)"
-        seq = self._train_seq_tokens(method)
+        seq = self._train_seq_tokens(method) / self.choice.context_parallel  # each GPU holds s/c (context.py)
         limit = inst.efficiency.train_hbm_share * gpu.hbm_gb * ph.GB
         peak = ph.train_memory_bytes_per_gpu(inst.student, n, seq, offloads(inst, self.choice), lora,
                                              tr.zero_stage(self.choice.trainer))
@@ -390,6 +391,10 @@ class HardwareProfile:
             return ph.compute_seconds(1.0, inst.reward.reward_model, gpu, n, eff) / tr.forward_speed(key)
         if fam == ENV_WAIT:
             return 1.0
+        if fam in (CP_TRAIN, CP_LOGPROB):  # the KV ring beyond what attention hides (context.py)
+            t = inst.task
+            seq = sft_shape(inst).context_tokens if parts[1] == CP_SFT_SEQ else t.prompt_tokens + t.response_tokens
+            return context.ring_seconds_per_byte(inst.student, gpu, n, self.choice.context_parallel, seq, eff)
         if fam in (TRAIN_A2A, LOGPROB_A2A):
             return ph.alltoall_seconds(1.0, gpu, n)
         if fam == PREFILL and self.choice.split:

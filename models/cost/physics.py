@@ -228,13 +228,29 @@ def decode_step_seconds(arch: Architecture, gpu: GpuSpec, tp: int, batch: float,
     :math:`r` the software release's speed (:func:`release_speed`) times the MoE
     calibration factor (:func:`calibrated_speed`, 1 for dense models): the whole
     iteration scales with them, so decode hours are exactly proportional to
-    :math:`1/f_{dec}`.
+    :math:`1/f_{dec}`. Without CUDA graphs the iteration also pays its kernel launches
+    (:func:`eager_decode_seconds`).
     """
     mem = (weight_bytes(arch.params_b) / tp + batch * kv_bytes_per_token_per_gpu(arch, tp) * context_tokens) / (gpu.hbm_tbps * TERA * eff.decode_mbu)
     share = d.MAMF_SHARE_OF_PEAK.get(gpu.name, d.MAMF_REFERENCE_SHARE)
     flop = forward_flops_per_token(arch) * batch / (tp * gpu.bf16_tflops * TERA * share)
-    return (max(mem, flop) + tp_decode_allreduce_seconds(arch, gpu, tp, batch)) / (
+    return (max(mem, flop) + tp_decode_allreduce_seconds(arch, gpu, tp, batch) + eager_decode_seconds(arch, batch, eff)) / (
         eff.decode_factor * release_speed(eff) * calibrated_speed(arch))
+
+
+def eager_decode_seconds(arch: Architecture, batch: float, eff: Efficiency) -> float:
+    r"""Kernel-launch overhead of one decode iteration without CUDA graphs (``efficiency.cuda_graphs`` false,
+    vLLM ``enforce_eager``); zero with them.
+
+    .. math:: t_{eager} = L \cdot \delta(b)
+
+    :math:`\delta(b)` the measured overhead per layer at replica batch :math:`b`, piecewise linear in
+    :math:`\log b` through the published points (``defaults.EAGER_OVERHEAD_SECONDS_PER_LAYER_BY_BATCH``: vLLM
+    PR #1440 at batch 1, xLLM PR #713 at batch 30), flat outside them. It adds to the iteration before the rate
+    factors divide it, so decode hours stay exactly proportional to :math:`1/f_{dec}`."""
+    if eff.cuda_graphs:
+        return 0.0
+    return arch.layers * _log_interpolate(d.EAGER_OVERHEAD_SECONDS_PER_LAYER_BY_BATCH, max(1.0, batch))
 
 
 def tp_decode_allreduce_seconds(arch: Architecture, gpu: GpuSpec, tp: int, batch: float) -> float:

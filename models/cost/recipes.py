@@ -39,8 +39,10 @@ from planopt.models.cost import learning as lc
 from planopt.models.cost.components import (  # noqa: F401  (also read from here)
     DECODE, TAIL, SYNC, PREFILL, STUDENT_FWD, TEACHER, REWARD_MODEL, TRAIN, ENV_WAIT, TRAIN_A2A, LOGPROB_A2A, ATTN,
     FSDP, OFFLOAD_STREAM, OFFLOAD_STATE, EVAL, HOURS_CATEGORY, RATE_FACTOR, SftShape, adapter_ranks, component,
-    family_of, sft_sequence_tokens, sft_shape)
+    family_of, sft_sequence_tokens, sft_shape, CP_TRAIN, CP_LOGPROB, CP_SFT_SEQ, CP_ROLLOUT_SEQ)
+from planopt.models.cost import context as cx
 from planopt.models.cost import physics as ph
+from planopt.models.catalog import defaults as d
 from planopt.models.schema.plan import Recipe
 from planopt.models.schema.instance import Instance
 
@@ -64,6 +66,8 @@ class RecipeProfile:
     checkpoint_gb: float = 0.0      # one resumable checkpoint (full state, or the adapter's)
     network_usd: float = 0.0        # egress of what crosses a region (``network.crosses_region``)
     log_ingest_usd: float = 0.0     # trajectory-log ingest and indexing
+    fixed_data_usd: float = 0.0     # the part of data_usd paid once whatever the length (``quantities.py``)
+    fixed_network_usd: float = 0.0  # the part of network_usd that is one transfer (final weights, milestones)
 
 
 def schedules(inst: Instance) -> list[tuple[int, ...]]:
@@ -196,6 +200,8 @@ def _sft_profile(inst: Instance, r: Recipe) -> RecipeProfile:
     a2a = ph.moe_alltoall_bytes_per_token(stu)
     if a2a > 0:
         amounts[component(TRAIN_A2A)] = padded * a2a * _train_alltoall_passes(inst)
+    if cx.offered(inst):  # context parallelism's KV ring (context.py): the trained tokens' K and V per pass unit
+        amounts[component(CP_TRAIN, CP_SFT_SEQ)] = padded * cx.ring_bytes_per_token(stu) * cx.training_passes(recompute)
     if inst.training.cpu_offload:
         amounts[component(OFFLOAD_STREAM)] = sequences * ph.offload_stream_bytes_per_sequence(stu, r.lora_rank)
         amounts[component(OFFLOAD_STATE)] = r.steps * ph.offload_state_bytes_per_step(stu, r.lora_rank)
@@ -255,6 +261,10 @@ def _on_policy_profile(inst: Instance, r: Recipe, teacher: tuple[float, float]) 
     if a2a > 0:
         add(component(LOGPROB_A2A), samples * seq * a2a * logprob_passes)
         add(component(TRAIN_A2A), samples * seq * a2a * _train_alltoall_passes(inst))
+    if cx.offered(inst):  # context parallelism's KV ring (context.py): trained and scored tokens' K and V
+        ring = samples * seq * cx.ring_bytes_per_token(stu)
+        add(component(CP_TRAIN, CP_ROLLOUT_SEQ), ring * cx.training_passes(inst.training.activation_recompute))
+        add(component(CP_LOGPROB, CP_ROLLOUT_SEQ), ring * logprob_passes * d.CP_RING_FORWARD_PASSES_PER_SCORING_PASS)
     if inst.training.cpu_offload:
         # one sequence per GPU and micro-step; the optimiser state moves once per step
         add(component(OFFLOAD_STREAM), samples * ph.offload_stream_bytes_per_sequence(stu, r.lora_rank))
@@ -270,7 +280,8 @@ def _on_policy_profile(inst: Instance, r: Recipe, teacher: tuple[float, float]) 
     if r.staleness_steps:
         amounts, q = _asynchronous(inst, r, amounts, samples, q)
     _add_evaluation(inst, r, amounts)
-    data = samples * inst.reward.verifier_usd_per_sample + inst.reward.design_usd if r.method == "rl" else 0.0
+    design = inst.reward.design_usd if r.method == "rl" else 0.0
+    data = samples * inst.reward.verifier_usd_per_sample + design if r.method == "rl" else 0.0
     teacher_usd, lead = teacher
     data += teacher_usd
     env = samples * inst.environments.cpu_seconds_per_sample / 3600.0 * inst.environments.sandbox_usd_per_cpu_hour
@@ -280,7 +291,7 @@ def _on_policy_profile(inst: Instance, r: Recipe, teacher: tuple[float, float]) 
                          environments_usd=env, log_storage_usd=logs, lead_hours=lead, quality=q,
                          forgetting_points=forgetting, extra={"progress": progress, "log_gb": log_gb,
                                                               "prompts_drawn": drawn, "effective_prompts": effective},
-                         **_side_money(inst, r, log_gb))
+                         fixed_data_usd=design + teacher_usd, **_side_money(inst, r, log_gb))
 
 
 def _asynchronous(inst: Instance, r: Recipe, amounts: dict, samples: float, quality: float) -> tuple[dict, float]:
@@ -341,11 +352,11 @@ def _side_money(inst: Instance, r: Recipe, log_gb: float) -> dict:
     :math:`m` the milestones kept; each bracket is 1 when ``network.crosses_region`` lists it."""
     ckpt_gb = ph.checkpoint_bytes(inst.student, r.lora_rank) / ph.GB
     net = inst.network
-    crossing = (("final_weights" in net.crosses_region) * ph.handover_bytes(inst.student, r.lora_rank) / ph.GB
-                + ("trajectory_logs" in net.crosses_region) * log_gb
-                + ("milestones" in net.crosses_region) * inst.checkpointing.milestones_kept * ckpt_gb)
+    once = (("final_weights" in net.crosses_region) * ph.handover_bytes(inst.student, r.lora_rank) / ph.GB
+            + ("milestones" in net.crosses_region) * inst.checkpointing.milestones_kept * ckpt_gb)
+    crossing = once + ("trajectory_logs" in net.crosses_region) * log_gb
     return {"checkpoint_gb": ckpt_gb, "network_usd": crossing * net.egress_usd_per_gb,
-            "log_ingest_usd": log_gb * inst.storage.log_ingest_usd_per_gb}
+            "log_ingest_usd": log_gb * inst.storage.log_ingest_usd_per_gb, "fixed_network_usd": once * net.egress_usd_per_gb}
 
 
 def profile(inst: Instance, r: Recipe, teacher: tuple[float, float] = (0.0, 0.0)) -> RecipeProfile:

@@ -31,7 +31,7 @@ import difflib
 import re
 from typing import Annotated, Any, ClassVar, Literal, Optional, Union, get_args, get_origin
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from planopt.models.catalog import defaults as d
 
@@ -302,6 +302,16 @@ class FlopsCase(_OnPolicy):
         return self
 
 
+def _power_of_two(cp: int) -> int:
+    if cp & (cp - 1):
+        raise ValueError(f"{cp} is not a power of two (context-parallel degrees: 1, 2, 4, 8, ...)")
+    return cp
+
+
+# GPUs one training sequence is split over (context parallelism, ``cost/context.py``); 1: none.
+Degree = Annotated[Count, AfterValidator(_power_of_two)]
+
+
 class StepWorkload(CaseModel):
     """A step case's step: prompts, samples, token lengths, recomputation, reference log-probs, CPU offload."""
 
@@ -313,6 +323,8 @@ class StepWorkload(CaseModel):
     activation_recompute: bool = True
     reference_logprobs: bool = True
     cpu_offload: bool = Field(False, description="parameters, gradients and optimiser state in host memory")
+    context_parallel: Degree = Field(1, description="the training sequence split over this many GPUs (training CP)")
+    cuda_graphs: bool = Field(True, description="the rollout engine decodes with CUDA graphs; false: enforce_eager")
 
 
 class StepPublished(CaseModel):
@@ -376,6 +388,7 @@ class SftWorkload(CaseModel):
     activation_recompute: bool = True
     cpu_offload: bool = False
     micro_batch_examples: Count = 1
+    context_parallel: Degree = Field(1, description="the training sequence split over this many GPUs")
 
 
 class SftPublished(CaseModel):

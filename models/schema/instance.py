@@ -460,6 +460,8 @@ class Efficiency(Strict):
     # decode iteration's as 1/decode_factor.
     mfu_factor: float = Field(1.0, ge=MIN_POSITIVE, le=10, description="multiplies the achieved MFU of every training and scoring pass")
     decode_factor: float = Field(1.0, ge=MIN_POSITIVE, le=10, description="multiplies the speed of every decode iteration of the rollout engine")
+    cuda_graphs: bool = Field(True, description="the rollout engine replays decode as CUDA graphs (vLLM's default); "
+                              "false: enforce_eager, each decode iteration pays its kernel launches (physics.eager_decode_seconds)")
     software_release: Literal[tuple(d.SOFTWARE_RELEASES)] = Field(  # type: ignore[valid-type]
         d.SOFTWARE_RELEASE_DEFAULT, description="RL software release whose measured speed and log-prob passes apply "
         "(defaults.SOFTWARE_RELEASES, dated); default the newest")
@@ -645,6 +647,21 @@ class Instance(Strict):
         keys = [o.key for o in t.trainer_options or []]
         if len(set(keys)) != len(keys):
             raise ValueError(f"training.trainer_options: {keys} lists a trainer twice")
+        return self
+
+    @model_validator(mode="after")
+    def _context_parallel_fits(self) -> "Instance":
+        degrees = self.training.context_parallel_degrees()
+        most = max(n for o in self.hardware.gpus for n in o.counts)
+        for cp in degrees:
+            if cp > most:
+                raise ValueError(f"training.context_parallel: {cp} is larger than every GPU count of hardware.gpus "
+                                 f"(at most {most}); a degree splits one sequence over that many training GPUs")
+        for n, option in enumerate(self.hardware.gpus):
+            for count in option.counts:
+                if all(count % cp for cp in degrees):  # no ring of a listed degree tiles this many GPUs
+                    raise ValueError(f"hardware.gpus.{n}.counts: {count} GPUs run no degree of training.context_parallel "
+                                     f"{degrees} (a degree must divide the count); remove the count or add a degree")
         return self
 
     @model_validator(mode="after")

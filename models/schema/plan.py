@@ -149,6 +149,8 @@ class HardwareChoice:
     # The trainer (``cost/trainer.py``, ``Trainer.key``: ``megatron``, ``fsdp``, ``deepspeed-zero3``); None: the
     # default pricing. Like offload, a property of the hardware choice: one choice per trainer option.
     trainer: Optional[str] = None
+    # Context parallelism (``cost/context.py``): the training sequence split over this many GPUs; 1: none.
+    context_parallel: int = 1
 
     @property
     def split(self) -> bool:
@@ -163,7 +165,8 @@ class HardwareChoice:
 
 # The fields of a stage in the JSON shape, in order.
 STAGE_FIELDS = ("method", "steps", "samples_per_prompt", "teacher_precision", "external_data_share", "max_epochs",
-                "adapter", "lora_rank", "cpu_offload", "gpu", "gpu_count", "rollout", "staleness_steps", "teacher_training", "trainer")
+                "adapter", "lora_rank", "cpu_offload", "gpu", "gpu_count", "rollout", "staleness_steps", "teacher_training", "trainer",
+                "context_parallel")
 
 
 @dataclass(frozen=True, order=True)
@@ -191,6 +194,8 @@ class Stage:
             out["teacher_training"] = r.teacher_training.flat_dict()
         if h.trainer is not None:  # absent under the default trainer
             out["trainer"] = h.trainer
+        if h.context_parallel != 1:  # absent without context parallelism
+            out["context_parallel"] = h.context_parallel
         return out
 
     @classmethod
@@ -292,6 +297,8 @@ class Plan:
             out["rollout"] = stage["rollout"]
         if "trainer" in stage:
             out["trainer"] = stage["trainer"]
+        if "context_parallel" in stage:
+            out["context_parallel"] = stage["context_parallel"]
         return out
 
     @classmethod
@@ -381,10 +388,13 @@ def _read_stage(data: dict, where: str) -> Stage:
     if trainer is not None and not isinstance(trainer, str):
         raise ValueError(f"{where}.trainer: expected a trainer key ('megatron', 'fsdp', 'deepspeed-zero3') or null, "
                          f"got {trainer!r}")
+    cp = data.get("context_parallel", 1)
+    if not _is_int(cp) or cp < 1:
+        raise ValueError(f"{where}.context_parallel: expected a positive integer (1: none), got {cp!r}")
     recipe = Recipe(data["method"], data["steps"], tuple(spp), data.get("teacher_precision"),
                     None if share is None else float(share), epochs, rank, staleness, teacher)
     return Stage(recipe, HardwareChoice(data["gpu"], data["gpu_count"], rank, rollout_gpu, rollout_count, offload,
-                                         trainer))
+                                         trainer, cp))
 
 
 def _read_adapter(data: dict, where: str) -> Optional[int]:

@@ -47,6 +47,7 @@ from typing import Annotated, Literal, Optional, Union
 from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, PrivateAttr, model_validator
 
 from planopt.models.catalog import CatalogLookupError, find_gpu
+from planopt.models.catalog import defaults as d
 from planopt.models.catalog.prices import TERM_HOURS
 from planopt.models.schema.instance import GpuOption, Instance, Labels, Strict
 
@@ -103,8 +104,10 @@ class PortfolioGpu(Strict):
         None, description="spot price per GPU-hour, scalar or one per bucket; default: the provider's (or the GPU catalog's) spot price "
                           "(none there: no spot tier)")
     spot_available_gpus: PerBucketInt = Field(0, description="spot GPUs available, scalar or one per bucket (0: no spot tier)")
-    spot_preemptions_per_gpu_hour: NonNegativeFloat = Field(
-        0.0, description="spot preemptions per GPU-hour; added to the job's failure rate while it runs on spot")
+    spot_preemptions_per_gpu_hour: Optional[NonNegativeFloat] = Field(
+        None, description="spot preemptions per GPU-hour; added to the job's failure rate while it runs on spot (default: "
+                          "a node reclaimed at AWS Spot Instance Advisor's 20 % a month, -ln(0.8)/730 h per node-hour, "
+                          "shared by the node's GPUs, as a single job's spot entries are: defaults.SPOT_RECLAIMED_SHARE_PER_MONTH)")
     # No published stock-out rate of on-demand GPUs was found (providers document "insufficient
     # capacity" errors, not their frequency), so the shortfall is the instance's to give, with no
     # default: `--scenarios` refuses a GPU type with on-demand GPUs and no shortfall fields.
@@ -153,6 +156,10 @@ class PortfolioGpu(Strict):
             object.__setattr__(self, "on_demand_usd_per_gpu_hour", spec.price_on_demand_usd_per_gpu_hour)
         if self.spot_usd_per_gpu_hour is None and self.provider is None:
             object.__setattr__(self, "spot_usd_per_gpu_hour", spec.price_spot_usd_per_gpu_hour)
+        if self.spot_preemptions_per_gpu_hour is None:  # the single job's sourced rate, per GPU of a node
+            node = self.node_gpus or spec.gpus_per_node or 1
+            object.__setattr__(self, "spot_preemptions_per_gpu_hour",
+                               d.spot_reclaims_per_node_hour(d.SPOT_RECLAIMED_SHARE_PER_MONTH) / node)
         for tier in ("on_demand", "spot"):
             if getattr(self, f"{tier}_usd_per_gpu_hour") is None and any(self._as_list(getattr(self, f"{tier}_available_gpus"), 1)):
                 seller = f"provider {self.provider}" if self.provider else "the catalog"

@@ -84,6 +84,10 @@ class Training(Strict):
     trainer_options: Optional[list[Trainer]] = Field(
         None, min_length=1, description="trainers a team can run: a decision, each hardware choice offered once per "
         "trainer (give this or trainer, not both)")
+    context_parallel: Union[PositiveInt, list[PositiveInt]] = Field(
+        1, description="context parallelism (cost/context.py): the training sequence split over this many GPUs (a "
+        "power of two), or a list of degrees a plan chooses from (each hardware choice offered once per degree that "
+        "divides its GPU count); 1: no context parallelism")
     stage_sequences: Optional[list[list[Method]]] = Field(
         None, description="staged recipes: the method sequences a plan may run, one stage after another, each stage with "
         "its own recipe and hardware (e.g. [[\"sft\", \"rl\"], [\"rl\"]]); stages run in the order sft, rl, opd, each at "
@@ -102,6 +106,23 @@ class Training(Strict):
                                  f"sft, rl, opd, each at most once, one to {MAX_STAGES} of them")
         unique = list(dict.fromkeys(tuple(seq) for seq in sequences))
         return [list(seq) for seq in unique]
+
+    @field_validator("context_parallel")
+    @classmethod
+    def _powers_of_two(cls, degrees):
+        listed = degrees if isinstance(degrees, list) else [degrees]
+        if not listed:
+            raise ValueError("expected a power of two or a non-empty list of them, got []")
+        for cp in listed:
+            if cp & (cp - 1):
+                raise ValueError(f"{cp} is not a power of two (context-parallel degrees: 1, 2, 4, 8, ...)")
+        if len(set(listed)) != len(listed):
+            raise ValueError(f"{listed} lists a degree twice")
+        return degrees
+
+    def context_parallel_degrees(self) -> list[int]:
+        """The context-parallel degrees a plan may run, ascending ([1]: none)."""
+        return sorted(self.context_parallel) if isinstance(self.context_parallel, list) else [self.context_parallel]
 
     def trainer_keys(self) -> list[str | None]:
         """The trainers a plan may run, by key (``Trainer.key``); [None]: the default pricing."""

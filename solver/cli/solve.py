@@ -135,7 +135,7 @@ def evaluate(file: Path = typer.Argument(..., help="instance JSON"),
     from planopt.api import evaluate_given_plan, instance_for_plan
     from planopt.errors import read_json
     from planopt.instance import load_instance
-    from planopt.report.text import breakdown, hours, metric_rows, plan_rows, table, usd
+    from planopt.report.text import metric_rows, metrics_sections, plan_rows, table
     from planopt.uncertainty.risk import check_seed
     check_seed(seed)
     inst = load_instance(file)
@@ -157,8 +157,7 @@ def evaluate(file: Path = typer.Argument(..., help="instance JSON"),
     else:
         typer.echo("\n".join(["Plan", plan_table, "", "Results", table(metric_rows(shown, metrics)), "",
                               "Feasible: " + ("yes" if metrics.feasible else "no — " + "; ".join(metrics.violations)), "",
-                              "Cost breakdown", breakdown(metrics.cost_breakdown_usd, usd, "total"), "",
-                              "Time breakdown", breakdown(metrics.hours_breakdown, hours, "wall time")]))
+                              *metrics_sections(metrics)]))
         if risk is not None:
             from planopt.report.risk import risk_section
             typer.echo("\n" + risk_section(risk.to_dict()))

@@ -4,7 +4,7 @@ it was solved for.
 The plan JSON alone does not carry what a launcher or a framework needs: the prompts per step (the batch size),
 the prompt and response lengths, a GPU type's node size, the provider and region of its offer and the pricing tier
 are the instance's (``training.methods.*.prompts_per_step``, ``task.*_tokens``, ``hardware.gpus[]``,
-``hardware.pricing``). So ``planopt export`` takes both, and checks that the plan is one of the instance's options
+``hardware.pricing``; the offer is the one the cost model bought the stage's count from, ``hardware.offer_of``). So ``planopt export`` takes both, and checks that the plan is one of the instance's options
 (``Evaluator.check_plan``) before anything is written.
 
 Each stage becomes one :class:`ExportStage`: the plan's decisions, and what follows from them on that instance.
@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from planopt.errors import InputError, read_json
+from planopt.models.cost.hardware import offer_of, tier_of
 
 # The keys every `solve --json` result carries (planopt schema --kind result)
 RESULT_KEYS = ("version", "status", "plan", "metrics")
@@ -44,7 +45,7 @@ class ExportStage:
     gpus_per_node: int                # the instance's entry, else the catalog's node size
     provider: Optional[str]
     region: Optional[str]
-    tier: str                         # hardware.pricing: on_demand | spot
+    tier: str                         # the entry's tier (hardware.tier_of): on_demand | spot
     prompts_per_step: int             # training.methods[method].prompts_per_step (examples per step for SFT)
     save_every_steps: int             # the checkpoint interval in optimizer steps (see checkpoint_steps)
     hours_per_step: float
@@ -136,6 +137,7 @@ def _stage(ev, number: int, stage, interval_minutes: float) -> ExportStage:
     inst, recipe, hw = ev.inst, stage.recipe, stage.hardware
     option = _gpu_option(inst, hw.gpu)
     spec = option.spec()
+    offer = offer_of(inst, option, hw.count)  # where the plan buys these GPUs (its provider's, or the catalog's cheapest)
     hours_per_step = sum(ev.compute_hours_by_component(recipe, hw).values()) / recipe.steps
     rollout = None if not hw.split else {"gpu": hw.rollout_gpu, "gpu_count": hw.rollout_count}
     return ExportStage(
@@ -143,8 +145,10 @@ def _stage(ev, number: int, stage, interval_minutes: float) -> ExportStage:
         teacher_precision=recipe.teacher_precision, external_data_share=recipe.external_data_share,
         max_epochs=recipe.max_epochs if recipe.method == "sft" else None, lora_rank=recipe.lora_rank,
         cpu_offload=hw.cpu_offload, staleness_steps=recipe.staleness_steps, rollout=rollout,
-        gpu=option.name, gpu_key=hw.gpu, gpu_count=hw.count, gpus_per_node=spec.gpus_per_node,
-        provider=option.provider, region=option.region, tier=inst.hardware.pricing,
+        gpu=option.name, gpu_key=hw.gpu, gpu_count=hw.count,
+        gpus_per_node=spec.gpus_per_node if offer is None else offer.node_gpus,
+        provider=option.provider if offer is None else offer.provider,
+        region=option.region if offer is None else offer.region, tier=tier_of(inst, option),
         prompts_per_step=inst.training.methods[recipe.method].prompts_per_step,
         save_every_steps=checkpoint_steps(interval_minutes, hours_per_step), hours_per_step=hours_per_step,
         teacher_trained=recipe.teacher_training is not None)

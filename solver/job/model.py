@@ -195,6 +195,8 @@ class SolveResult:
                                "cost_breakdown_usd": self.metrics.cost_breakdown_usd if self.metrics else None,
                                "hours_breakdown": self.metrics.hours_breakdown if self.metrics else None,
                                "offers": self.metrics.offers if self.metrics else None,
+                               "quantities": self.metrics.quantities if self.metrics else None,
+                               "cost_split_usd": self.metrics.cost_split() if self.metrics else None,
                                "build_seconds": self.build_seconds, "solve_seconds": self.solve_seconds}
         if self.binding:
             out["binding"] = self.binding
@@ -350,10 +352,15 @@ class PlanModel:
 
     def _solve_once(self, time_limit: float | None) -> SolveResult:
         if self.model is None:
-            why = "no training recipe" if not self.space.recipes else "no (GPU, count) option that holds any recipe in memory"
-            hint = lora_memory_hint(self.inst) if self.space.recipes else None
-            return SolveResult("infeasible", self.objective, build_seconds=self.build_seconds,
-                               message=f"the instance has {why}" + (f"; {hint}" if hint else ""))
+            if not self.space.recipes:
+                return SolveResult("infeasible", self.objective, build_seconds=self.build_seconds,
+                                   message="the instance has no training recipe")
+            from planopt.job.hardware_fit import hardware_relaxations
+            changes = hardware_relaxations(self.inst)
+            return SolveResult("infeasible", self.objective, build_seconds=self.build_seconds, relaxations=changes,
+                               message="the instance has no (GPU, count) option that holds any recipe in memory; "
+                                       + ("each change below would make one fit" if changes else
+                                          "no single change of the GPUs, their counts, LoRA or CPU offload makes one fit"))
         start = time.perf_counter()
         end = None if time_limit is None else start + time_limit
         res = self._run(time_limit)
@@ -452,21 +459,3 @@ def _status(res) -> str:
 def solve(inst: Instance, time_limit: float | None = None, solver: str = DEFAULT_SOLVER) -> SolveResult:
     """Build and solve one job with ``solver`` (HiGHS by default); the plan's metrics come from the evaluator."""
     return PlanModel(inst, solver=solver).solve(time_limit)
-
-
-def lora_memory_hint(inst) -> str | None:
-    """When no (GPU, count) holds any full-weight recipe and the instance offers no LoRA, say which
-    choices a LoRA adapter at its smallest offered rank would fit (frozen bf16 weights and the
-    adapter's Adam state, ``physics.train_memory_bytes_per_gpu``); None otherwise."""
-    if "lora" in inst.training.adapter_options:
-        return None
-    from planopt.models.cost.evaluator import Evaluator
-    rank = min(inst.training.lora_rank_options)
-    trial = inst.model_copy(update={"training": inst.training.model_copy(update={"adapter_options": ["lora"],
-                                                                                 "lora_rank_options": [rank]})})
-    ev = Evaluator(trial)
-    fit = [h for h in ev.space()[1] if any(ev.hardware(h).fits(k) for k in ev.memory_classes())]
-    if not fit:
-        return None
-    shown = ", ".join(f"{h.count} × {h.gpu}" for h in fit[:3]) + (" …" if len(fit) > 3 else "")
-    return f"with training.adapter_options [\"full\", \"lora\"] a rank-{rank} LoRA adapter fits on {shown}"

@@ -166,6 +166,8 @@ def _option_counts(inst: Instance) -> dict[str, int]:
         counts["training.staleness_steps_options"] = len(set(t.staleness_steps_options))
     if t.trainer_options is not None:  # each hardware choice once per trainer (cost/trainer.py)
         counts["training.trainer_options"] = len(t.trainer_keys())
+    if len(t.context_parallel_degrees()) > 1:  # each hardware choice once per degree dividing its count (context.py)
+        counts["training.context_parallel"] = len(t.context_parallel_degrees())
     counts["training.adapter_options"] = len(set(t.adapter_options))
     if "lora" in t.adapter_options:
         counts["training.lora_rank_options"] = len(set(t.lora_rank_options))
@@ -226,8 +228,29 @@ def _sizes(inst: Instance, counts: dict[str, int], exact: bool = True) -> tuple[
     training = sum(v for k, v in counts.items() if k.startswith("hardware.gpus."))
     rollouts = sum(v for k, v in counts.items() if k.startswith("hardware.rollout_gpus."))
     hardware = training * (1 + rollouts) - (_pairs_not_allowed(inst) if exact and rollouts else 0)
+    # each once per context-parallel degree that divides its GPU count (``context.degrees_for``; ``exact``: less the
+    # degrees that do not divide it)
+    if t.context_parallel_degrees() != [1]:
+        hardware = hardware * counts.get("training.context_parallel", 1) - (_degrees_not_offered(inst) if exact else 0)
     trainers = counts.get("training.trainer_options", 1)
     return recipes, hardware * adapters * trainers, counts["checkpointing.interval_minutes_options"], pairs
+
+
+def _degrees_not_offered(inst: Instance) -> int:
+    """(training choice, context-parallel degree) pairs left out because the degree does not divide the count,
+    each with every rollout set that choice pairs with."""
+    from planopt.models.cost.rollout import pair_allowed, rollout_choices
+    rollouts = rollout_choices(inst, price_usd_per_gpu_hour)
+    degrees = inst.training.context_parallel_degrees()
+    out = 0
+    for o in inst.hardware.gpus:
+        if price_usd_per_gpu_hour(inst, o) is None:
+            continue
+        for n in set(o.counts):
+            if o.available_gpus is None or n <= o.available_gpus:
+                paired = 1 + sum(pair_allowed(inst, o.key, n, g, k) for g, k in rollouts)
+                out += sum(n % c != 0 for c in degrees) * paired
+    return out
 
 
 def _adapters(inst: Instance, counts: dict[str, int]) -> int:

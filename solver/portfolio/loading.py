@@ -98,6 +98,9 @@ def refuse_unplanned_layers(inst, portfolio: Portfolio, name: str, i: int) -> No
         raise InputError(f"{name}: jobs.{i}.instance.training.trainer_options: a choice of trainer is not yet "
                          "planned in portfolios (a job's columns are one hardware choice per GPU type and count); "
                          "give the job the trainer it runs (training.trainer)")
+    if len(inst.training.context_parallel_degrees()) > 1:  # as a choice of trainer: one column per (type, count)
+        raise InputError(f"{name}: jobs.{i}.instance.training.context_parallel: a choice of context-parallel degree "
+                         "is not yet planned in portfolios; give the job the one degree it runs")
     if inst.hardware.rollout_gpus:  # a portfolio counts GPU-hours by the training GPUs' type alone
         raise InputError(f"{name}: jobs.{i}.instance.hardware.rollout_gpus: separate rollout hardware is not "
                          "modelled in portfolios; expected none (generation on the job's own GPUs)")

@@ -57,7 +57,8 @@ def evaluate_json(inst, plan, metrics, risk) -> dict[str, Any]:
                         "feasible": metrics.feasible, "violations": metrics.violations,
                         "cost_breakdown_usd": metrics.cost_breakdown_usd if fits else None,
                         "hours_breakdown": metrics.hours_breakdown if fits else None, "flops": metrics.flops,
-                        "offers": metrics.offers,
+                        "offers": metrics.offers, "quantities": metrics.quantities if fits else None,
+                        "cost_split_usd": metrics.cost_split() if fits else None,
                         **({"risk": risk.to_dict()} if risk is not None else {})})
 
 

@@ -52,6 +52,7 @@ class TeacherTrainingOut(_Closed):
     rollout: Optional[RolloutOut] = None
     staleness_steps: int = Field(0, ge=0)
     trainer: Optional[str] = None
+    context_parallel: Optional[int] = None
     retention: Optional["RetentionOut"] = None
 
 
@@ -74,6 +75,8 @@ class StageOut(_Closed):
     staleness_steps: int = Field(ge=0, description="asynchronous RL's staleness in steps (version 2.1); 0: synchronous")
     trainer: Optional[str] = Field(None, description="the trainer the stage runs (training.trainer_options: megatron, "
                                    "fsdp, deepspeed-zero1..3); absent under the default trainer")
+    context_parallel: Optional[int] = Field(None, ge=2, description="GPUs one training sequence is split over "
+                                            "(training.context_parallel); absent without context parallelism")
     teacher_training: Optional[TeacherTrainingOut] = Field(None, description="an OPD stage whose teacher does not exist "
                                                            "yet and is trained as a stage: the teacher's own plan; absent "
                                                            "otherwise (version 2.1)")
@@ -126,7 +129,14 @@ class Relaxation(_Open):
     """A limit of an infeasible job to relax, and the value it would need for a plan to exist."""
 
     constraint: str = Field(description="the limit to relax")
-    required: Optional[float] = Field(description="the value it would need for a plan to exist")
+    required: Optional[float] = Field(description="the value it would need for a plan to exist (hardware: the GPU "
+                                      "count, or null where the change is not a number)")
+    kind: Optional[Literal["hardware"]] = Field(None, description="absent: a limit; hardware: no GPU option holds any "
+                                                "recipe in memory, and this change of the options alone would "
+                                                "(``job/hardware_fit.py``)")
+    change: Optional[str] = Field(None, description="hardware: what to set the field to or add to it (JSON text)")
+    fits_on: Optional[str] = Field(None, description="hardware: the (GPU, count) choices that fit after the change")
+    text: Optional[str] = Field(None, description="hardware: the change in one line")
 
 
 class Risk(_Open):
@@ -153,6 +163,19 @@ class OfferOut(_Closed):
     interconnect: Optional[str]
     as_of: str = Field(description="the date the price's source gives")
     source: str
+
+
+class CostSplit(_Closed):
+    """The cost split into fixed and elastic (``models/cost/quantities.py``: the rule per line)."""
+
+    fixed: float = Field(description="USD that does not scale with the plan's length or hours")
+    elastic: float = Field(description="USD that does: the cost less the fixed part")
+    fixed_by_line: dict[str, float] = Field(description="cost line -> its fixed part, USD")
+
+
+QUANTITIES_DESCRIPTION = ("what the plan does in its own units (``models/cost/quantities.py``): tokens_sampled, "
+                          "teacher_tokens_scored, reward_calls, labels_bought, checkpoints_written, checkpoints_kept, "
+                          "checkpoints_archived, evaluations_run, evaluation_tokens_decoded, gpu_hours")
 
 
 class LineReached(_Closed):
@@ -191,6 +214,8 @@ class SolveResultSchema(_Closed):
     cost_breakdown_usd: Optional[dict[str, float]]
     hours_breakdown: Optional[dict[str, float]]
     offers: Optional[list[OfferOut]] = Field(None, description="where each GPU set of the plan is bought; null without a plan")
+    quantities: Optional[dict[str, float]] = Field(None, description=QUANTITIES_DESCRIPTION + "; null without a plan")
+    cost_split_usd: Optional[CostSplit] = Field(None, description="fixed and elastic cost; null without a plan")
     build_seconds: float
     solve_seconds: float
     binding: Optional[list[BindingRow]] = Field(None, description="each limit: the plan's value, whether it binds, what relaxing it buys")
@@ -213,6 +238,8 @@ class EvaluateResultSchema(_Closed):
     hours_breakdown: Optional[dict[str, float]]
     flops: dict[str, float] = Field(description="FLOPs by phase")
     offers: list[OfferOut] = Field(description="where each GPU set of the plan is bought")
+    quantities: Optional[dict[str, float]] = Field(None, description=QUANTITIES_DESCRIPTION + "; null when the plan does not fit")
+    cost_split_usd: Optional[CostSplit] = Field(None, description="fixed and elastic cost; null when the plan does not fit")
     risk: Optional[Risk] = None
 
 

@@ -67,6 +67,8 @@ def stage_rows(stage, inst: Instance | None = None) -> list[tuple[str, str]]:
     if h.trainer is not None:
         from planopt.models.cost.trainer import describe
         rows.append(("trainer", describe(h.trainer)))
+    if h.context_parallel != 1:
+        rows.append(("context parallel", f"each sequence split over {h.context_parallel} GPUs (KV passed around a ring)"))
     if h.cpu_offload:
         rows.append(("CPU offload", "parameters, gradients and optimiser state in host memory (priced over the host link)"))
     if r.staleness_steps:
@@ -130,6 +132,48 @@ def breakdown(values: dict[str, float], fmt, total_label: str) -> str:
     rows = [(k.replace("_", " "), fmt(v), f"{v / total:.0%}" if total else "-") for k, v in values.items() if v]
     rows.append((total_label, fmt(total), "100%" if total else "-"))
     return table(rows)
+
+
+QUANTITY_LABELS = {"tokens_sampled": ("tokens sampled", "rollout decode tokens"),
+                   "teacher_tokens_scored": ("teacher tokens scored", "OPD teacher forward tokens"),
+                   "reward_calls": ("reward calls", "verifier calls, one per sample"),
+                   "labels_bought": ("labels bought", "SFT examples bought"),
+                   "checkpoints_written": ("checkpoints written", "expected: compute hours / interval"),
+                   "checkpoints_kept": ("checkpoints kept", "held while training"),
+                   "checkpoints_archived": ("checkpoints archived", "milestones kept cold after the run"),
+                   "evaluations_run": ("evaluations run", "validation runs"),
+                   "evaluation_tokens_decoded": ("evaluation tokens", "validation decode tokens"),
+                   "gpu_hours": ("GPU-hours", "GPUs × training hours")}
+
+
+def count(x: float) -> str:
+    """A count for people: ``1.20 M`` / ``3.40 B`` from a million, whole from 100, three digits below."""
+    for scale, suffix in ((1e9, " B"), (1e6, " M")):
+        if abs(x) >= scale:
+            return f"{x / scale:,.2f}{suffix}"
+    return f"{x:,.0f}" if abs(x) >= 100 or x == int(x) else f"{x:,.3g}"
+
+
+def quantities_table(q: dict[str, float]) -> str:
+    """The plan's key quantities (``models/cost/quantities.py``) as a table, zeros left out, each with what it
+    counts."""
+    rows = [(QUANTITY_LABELS[k][0], count(v), QUANTITY_LABELS[k][1]) for k, v in q.items() if v and k in QUANTITY_LABELS]
+    return table(rows or [("none", "-", "")])
+
+
+def cost_split_text(m: Metrics) -> str:
+    """One line: the fixed and elastic parts of the cost, and the lines the fixed part is in."""
+    parts = ", ".join(f"{k.replace('_', ' ')} {usd(v)}" for k, v in m.fixed_cost_breakdown_usd.items() if v)
+    share = m.fixed_cost_usd / m.cost_usd if m.cost_usd else 0.0
+    return (f"  fixed {usd(m.fixed_cost_usd)} ({share:.0%}; does not scale with the plan's length or hours"
+            + (f": {parts}" if parts else "") + f"), elastic {usd(m.elastic_cost_usd)}")
+
+
+def metrics_sections(m: Metrics) -> list[str]:
+    """The report's cost breakdown, fixed vs elastic line, time breakdown and quantities, as lines."""
+    return ["Cost breakdown", breakdown(m.cost_breakdown_usd, usd, "total"), cost_split_text(m),
+            "", "Time breakdown", breakdown(m.hours_breakdown, hours, "wall time"),
+            "", "Quantities", quantities_table(m.quantities)]
 
 
 # How a person reads each limit's numbers, and the objective's.
@@ -225,9 +269,13 @@ def _solve_report(inst: Instance, result) -> str:
         if result.relaxations:
             out.append("")
             out.append("What would make a plan exist:")
-            rows = [(r["constraint"], f"{r['required']:,.6g}", "together with the others below" if r["together"] else "alone")
-                    for r in result.relaxations]
-            out.append(table(rows, header=("relax", "to", "")))
+            limits = [r for r in result.relaxations if r.get("kind") != "hardware"]
+            if limits:
+                rows = [(r["constraint"], f"{r['required']:,.6g}", "together with the others below" if r["together"] else "alone")
+                        for r in limits]
+                out.append(table(rows, header=("relax", "to", "")))
+            out += [f"  {r['constraint']}: {r['change']}  ({r['text']})" for r in result.relaxations
+                    if r.get("kind") == "hardware"]
         return "\n".join(out)
     student_rows = []
     if inst.candidate_students and result.student:  # the chosen student's scores are the ones that apply
@@ -241,8 +289,7 @@ def _solve_report(inst: Instance, result) -> str:
         out += ["", "Data reuse"] + ["  " + note for note in notes]
     if result.binding:
         out += ["", "Limits", limit_rows(result.binding, result.objective)]
-    out += ["", "Cost breakdown", breakdown(result.metrics.cost_breakdown_usd, usd, "total"),
-            "", "Time breakdown", breakdown(result.metrics.hours_breakdown, hours, "wall time")]
+    out += [""] + metrics_sections(result.metrics)
     if result.spend is not None:
         out += ["", "Budget and alert lines (cumulative planned spend from the start)"] + spend_text(result.spend)
     out += ["", f"model built in {result.build_seconds:.2f} s, solved in {result.solve_seconds:.2f} s"]

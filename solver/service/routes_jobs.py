@@ -17,7 +17,8 @@ import logging
 import re
 import threading
 import time
-from typing import Any
+from pathlib import PurePosixPath
+from typing import Any, Optional
 
 from fastapi import APIRouter, Request
 from pydantic import ValidationError
@@ -63,6 +64,17 @@ def job_inputs(job: JobRequest, settings) -> tuple[dict[str, Any], dict[str, Any
     return instance, options
 
 
+def job_name(body: dict[str, Any], instance: dict[str, Any]) -> Optional[str]:
+    """What a job plans, for the page's list of recent jobs: its instance's (or portfolio's) ``name``, else the
+    file name of the shipped name or ``path`` it was given by; None when it has neither."""
+    if isinstance(instance.get("name"), str) and instance["name"].strip():
+        return instance["name"].strip()
+    ref = next((body[k] for k in ("instance", "portfolio", "path") if isinstance(body.get(k), str)), None)
+    if ref is None:
+        return None
+    return PurePosixPath(ref.replace("\\", "/")).name or None
+
+
 @router.post("", status_code=202, summary="submit a solve, frontier, sweep or portfolio job; returns its id at once")
 def submit(job: JobRequest, request: Request):
     state = request.app.state
@@ -72,7 +84,7 @@ def submit(job: JobRequest, request: Request):
         if state.store.active_count(owner) >= state.settings.max_jobs_per_client:
             return error(429, f"at most {state.settings.max_jobs_per_client} jobs queued or running per client; "
                               "wait for one to finish or cancel one")
-        job_id = state.store.add(job.kind, owner, {"instance": instance, "options": options})
+        job_id = state.store.add(job.kind, owner, {"instance": instance, "options": options}, job_name(job.body, instance))
     try:
         state.runner.submit(job_id, job.kind, instance, options)
     except Exception as exc:  # noqa: BLE001 - the cluster, not the request, failed: say so, keep the store true
@@ -82,7 +94,8 @@ def submit(job: JobRequest, request: Request):
     return StrictJSONResponse({"id": job_id, "status": "queued"}, status_code=202)
 
 
-@router.get("", summary="this principal's jobs, newest first (without results); an admin's: every principal's")
+@router.get("", summary="this principal's jobs, newest first (without results, each with the name of what it plans); "
+                        "an admin's: every principal's")
 def jobs(request: Request) -> list[dict[str, Any]]:
     who = principal_of(request)
     return [public(j) for j in request.app.state.store.list(None if who.admin else who.name)]

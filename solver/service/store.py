@@ -15,9 +15,10 @@ import time
 import uuid
 from typing import Any, Optional
 
-from sqlalchemy import Column, Float, MetaData, String, Table, Text, create_engine, func, select, update
+from sqlalchemy import Column, Float, MetaData, String, Table, Text, create_engine, func, inspect, select, text, update
 
 ACTIVE = ("queued", "running")
+NAME_CHARS = 200  # a job's name is cut to this many characters (a label for the page's list, not a key)
 FINISHED = ("done", "failed", "cancelled", "interrupted")
 
 metadata = MetaData()
@@ -27,6 +28,7 @@ jobs = Table(
     Column("kind", String(16), nullable=False),
     Column("client", String(64), nullable=False),  # the owner: the principal's name (a store from before principals: an address)
     Column("status", String(16), nullable=False, index=True),
+    Column("name", String(NAME_CHARS)),           # what the job plans: its instance's `name`, or the file it was given by
     Column("request", Text, nullable=False),      # the instance and the options, as JSON
     Column("progress", Text),                     # {"done": k, "total": n} as JSON, while running
     Column("result", Text),                       # the CLI's JSON object, when done
@@ -45,12 +47,20 @@ class JobStore:
         self.engine = create_engine(url, **kwargs)
         metadata.create_all(self.engine)
         self._lock = threading.Lock()  # SQLite allows one writer; keep writes from racing into "database is locked"
+        self._add_name_column()
 
-    def add(self, kind: str, client: str, request: dict[str, Any]) -> str:
-        """Store a new queued job of ``kind`` for ``client`` with its request; its fresh id."""
+    def _add_name_column(self) -> None:
+        """A store made before jobs had names gets the column (its old jobs stay unnamed)."""
+        if "name" not in {c["name"] for c in inspect(self.engine).get_columns("jobs")}:
+            with self._lock, self.engine.begin() as db:
+                db.execute(text(f"ALTER TABLE jobs ADD COLUMN name VARCHAR({NAME_CHARS})"))
+
+    def add(self, kind: str, client: str, request: dict[str, Any], name: Optional[str] = None) -> str:
+        """Store a new queued job of ``kind`` for ``client`` with its request (and ``name``, what it plans); its fresh id."""
         job_id = uuid.uuid4().hex
         with self._lock, self.engine.begin() as db:
             db.execute(jobs.insert().values(id=job_id, kind=kind, client=client, status="queued",
+                                            name=None if name is None else name[:NAME_CHARS],
                                             request=json.dumps(request, allow_nan=False), submitted_at=time.time()))
         return job_id
 
@@ -119,7 +129,7 @@ def _decode(row) -> dict[str, Any]:
 
 def public(job: dict[str, Any]) -> dict[str, Any]:
     """A job as ``GET /api/jobs/{id}`` shows it: its owner (the principal that submitted it), timings in seconds."""
-    out = {k: job.get(k) for k in ("id", "kind", "status", "progress", "error", "submitted_at", "started_at", "finished_at")}
+    out = {k: job.get(k) for k in ("id", "kind", "name", "status", "progress", "error", "submitted_at", "started_at", "finished_at")}
     out["owner"] = job.get("client")
     if job.get("started_at") and job.get("finished_at"):
         out["run_seconds"] = job["finished_at"] - job["started_at"]

@@ -219,9 +219,25 @@ def _on_policy_instance(case: Case, method: str, steps: int, prompts: int, k: in
         "hardware": {"gpus": [gpu]},
     }
     _with_trainer(case, raw)
+    _with_long_context(case, raw)
     if method == "opd":
         raw["teacher"] = _teacher(case, UNUSED_SCORE)
     return case.instance(raw)
+
+
+def _with_long_context(case: Case, raw: dict[str, Any]) -> None:
+    """Put the case's context-parallel degree and eager decode (``workload.context_parallel``, ``cuda_graphs``)
+    in the instance ``raw``."""
+    w = getattr(case.spec, "workload", None)
+    if getattr(w, "context_parallel", 1) != 1:
+        raw["training"]["context_parallel"] = w.context_parallel
+    if getattr(w, "cuda_graphs", True) is False:
+        raw["efficiency"] = {"cuda_graphs": False}
+
+
+def _degree(case: Case) -> int:
+    """The case's context-parallel degree (1: none)."""
+    return getattr(case.spec.workload, "context_parallel", 1)
 
 
 def _with_trainer(case: Case, raw: dict[str, Any]) -> None:
@@ -286,7 +302,8 @@ def step_seconds(case: Case) -> tuple[float, dict[str, float]]:
     if release is not None:
         inst = inst.model_copy(update={"efficiency": inst.efficiency.model_copy(update={"software_release": release})})
     ev = Evaluator(inst)
-    r, h = _recipe(inst, method, 1), HardwareChoice(inst.hardware.gpus[0].name, count, trainer=spec.trainer_key)
+    r, h = _recipe(inst, method, 1), HardwareChoice(inst.hardware.gpus[0].name, count, trainer=spec.trainer_key,
+                                                    context_parallel=_degree(case))
     memory, why = ev.hardware(h).memory_bytes_per_gpu(r.memory_class)
     if why is not None:
         raise PredictionError(f"the job does not fit on {count} x {spec.gpu.name}: {why}")
@@ -322,9 +339,11 @@ def sft_hours(case: Case) -> tuple[float, dict[str, float]]:
         "hardware": {"gpus": [gpu]},
     }
     _with_trainer(case, raw)
+    _with_long_context(case, raw)
     inst = case.instance(raw)
     ev = Evaluator(inst)
-    r, h = Recipe("sft", steps, (), None, 1.0), HardwareChoice(inst.hardware.gpus[0].name, count, trainer=spec.trainer_key)
+    r, h = Recipe("sft", steps, (), None, 1.0), HardwareChoice(inst.hardware.gpus[0].name, count, trainer=spec.trainer_key,
+                                                               context_parallel=_degree(case))
     memory, why = ev.hardware(h).memory_bytes_per_gpu(r.memory_class)
     if why is not None:
         raise PredictionError(f"the job does not fit on {count} x {spec.gpu.name}: {why}")

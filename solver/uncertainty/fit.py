@@ -329,8 +329,7 @@ def _recipe(c: _Cells, inst: Instance, kind: str, method: str) -> Recipe:
 
 
 def _schedule(c: _Cells, inst: Instance) -> tuple[int, ...]:
-    raw = c.required("samples_per_prompt")
-    phases = inst.training.phases
+    raw, phases = c.required("samples_per_prompt"), inst.training.phases
     try:
         values = tuple(int(v) for v in raw.split("-"))
     except ValueError:
@@ -357,11 +356,13 @@ def _hardware(c: _Cells, inst: Instance) -> HardwareChoice:
     count = c.count("gpu_count")
     if count not in option.counts:
         raise c.fail("gpu_count", f"{count} is not in the counts of {option.key} {option.counts}")
-    trainers = inst.training.trainer_keys()
+    trainers, degrees = inst.training.trainer_keys(), inst.training.context_parallel_degrees()
     if len(trainers) > 1:  # the pilot ran on one trainer, and its rows do not say which
         raise c.fail("gpu", "the instance lists training.trainer_options, and a pilot row does not say which trainer "
                             "it ran; fit the instance with training.trainer set to the pilot's")
-    return HardwareChoice(option.key, count, trainer=trainers[0])
+    if len(degrees) > 1 or count % degrees[0]:  # one degree, as for the trainer, that divides the pilot's GPUs
+        raise c.fail("gpu_count", f"give training.context_parallel the one degree the pilot ran (dividing {count}), not {degrees}")
+    return HardwareChoice(option.key, count, trainer=trainers[0], context_parallel=degrees[0])
 
 
 def _no_hardware(c: _Cells) -> None:

@@ -64,6 +64,19 @@ def family_of_name(name: str) -> str:
     return d.GENERAL_SCORE_FAMILIES[zlib.crc32(name.encode()) % len(d.GENERAL_SCORE_FAMILIES)]
 
 
+def long_context_of_name(name: str, counts: list[int]) -> tuple[list[int], bool]:
+    """Context-parallel degrees (issue 24 item 2) and whether decode replays CUDA graphs, for a random job, from
+    its name (as ``family_of_name``: the other draws stay as they were): about half the jobs offer context
+    parallelism (degrees up to the largest of ``counts``; a lone degree only where it divides every count), a
+    quarter decode eagerly."""
+    h = zlib.crc32(("long-context:" + name).encode())
+    drawn = ([1], [1], [1, 2], [1, 2, 4], [2], [1, 4])[h % 6]
+    degrees = [c for c in drawn if c <= max(counts)] or [1]
+    if 1 not in degrees and any(n % degrees[0] for n in counts):
+        degrees = [1] + degrees
+    return degrees, (h // 6) % 4 != 0
+
+
 def random_job_dict(rng: random.Random, name: str, grid: Grid = SMALL) -> dict:
     """A random job without limits, its options drawn from ``grid``."""
     methods = rng.sample(["sft", "rl", "opd"], rng.randint(1, 3))
@@ -114,8 +127,19 @@ def random_job_dict(rng: random.Random, name: str, grid: Grid = SMALL) -> dict:
 
 def random_instance_dict(seed: int) -> dict:
     rng = random.Random(seed)
-    inst = random_job_dict(rng, f"random-{seed}")
+    inst = with_long_context(random_job_dict(rng, f"random-{seed}"))
     return with_drawn_limits(inst, all_plans(parse_instance(inst)), rng)
+
+
+def with_long_context(inst: dict) -> dict:
+    """``inst`` with the context-parallel degrees and decode mode its name draws (``long_context_of_name``); the
+    contract's jobs take them (the layered generators, which change a job's GPUs, do not)."""
+    degrees, graphs = long_context_of_name(inst["name"], [n for g in inst["hardware"]["gpus"] for n in g["counts"]])
+    if degrees != [1]:
+        inst["training"]["context_parallel"] = degrees
+    if not graphs:
+        inst["efficiency"] = {"cuda_graphs": False}
+    return inst
 
 
 def with_drawn_limits(inst: dict, scored, rng: random.Random) -> dict:

@@ -5,7 +5,8 @@
 
 const $ = (id) => document.getElementById(id);
 const LIMITS = ["budget_usd", "deadline_hours", "max_forgetting_points", "min_quality"];
-const state = { instance: null, result: null, frontier: null, portfolio: null, tables: {} };
+// frontierLimits: the limits the page sent with the run that drew the frontier (the rest are the instance's own)
+const state = { instance: null, frontierLimits: {}, result: null, frontier: null, portfolio: null, tables: {} };
 
 // --- the token: from the address's #token=... (never sent to the server in a URL), kept for this tab ---
 function readToken() {
@@ -44,6 +45,29 @@ const METRICS = [
   ["memory_per_gpu_gb", "memory per GPU (GB)", (v) => v == null ? "-" : v.toFixed(1)],
 ];
 const LIMIT_FORMAT = { budget_usd: usd, deadline_hours: hours, max_forgetting_points: points, min_quality: points };
+const LIMIT_LABEL = { budget_usd: "budget", deadline_hours: "deadline", max_forgetting_points: "forgetting tolerance",
+                      min_quality: "minimum quality" };
+const LIMIT_UNIT = { budget_usd: "USD", deadline_hours: "hours", max_forgetting_points: "points", min_quality: "points" };
+const LIMIT_METRIC = { budget_usd: "cost_usd", deadline_hours: "wall_hours", max_forgetting_points: "forgetting_points",
+                       min_quality: "quality" };
+const share = (v) => v == null ? "-" : (100 * v).toFixed(1) + " %";
+const count = (v) => v.toLocaleString("en-US");
+// the plan JSON's keys as the plan table names them (the key itself stays in the cell's data-key)
+const PLAN_LABELS = {
+  student: "student", method: "method", steps: "training length (steps)", samples_per_prompt: "samples per prompt, per phase",
+  teacher_precision: "teacher precision", external_data_share: "SFT data mix (share of new-domain data)",
+  max_epochs: "SFT epochs (at most)", adapter: "adapter", lora_rank: "LoRA rank", cpu_offload: "CPU offload",
+  gpu: "GPU", gpu_count: "GPUs", "rollout.gpu": "rollout GPU", "rollout.gpu_count": "rollout GPUs",
+  staleness_steps: "generation behind training (steps)", checkpoint_interval_minutes: "checkpoint interval (minutes)",
+  retention: "retention", trainer: "trainer",
+};
+function planLabel(key) {
+  const staged = key.match(/^stage(\d+)\.(.*)$/);
+  const [prefix, k] = staged ? [`stage ${staged[1]}: `, staged[2]] : ["", key];
+  return prefix + (PLAN_LABELS[k] || k.replace(/[._]/g, " "));
+}
+const planValue = (v) => Array.isArray(v) ? v.join(" → ") : typeof v === "boolean" ? (v ? "yes" : "no")
+  : v && typeof v === "object" ? JSON.stringify(v) : String(v);
 
 // A plan is {student, stages: [...], checkpoint_interval_minutes} (a single job's) or one stage's
 // fields with its interval (a portfolio job's).
@@ -89,28 +113,86 @@ function fillTable(id, name, header, rows, rowClass) {
     if (rowClass) tr.className = rowClass(i) || "";
     row.forEach((cell) => {
       const td = tr.insertCell();
-      if (cell && typeof cell === "object") {  // {text, value, key}: raw value kept for downloads and tests
+      if (cell && typeof cell === "object" && cell.button) {  // {button, onclick, key}: an action
+        const b = document.createElement("button");
+        b.type = "button"; b.textContent = cell.button; b.onclick = cell.onclick;
+        if (cell.key) b.dataset.key = cell.key;
+        td.appendChild(b);
+      } else if (cell && typeof cell === "object") {  // {text, value, key}: raw value kept for downloads and tests
         td.textContent = cell.text;
         if (cell.value !== undefined) { td.dataset.value = cell.value; td.className = "num"; }
         if (cell.key) td.dataset.key = cell.key;
       } else td.textContent = cell;
     });
   });
-  state.tables[name] = { header, rows: rows.map((r) => r.map((c) => c && typeof c === "object" ? (c.value ?? c.text) : c)) };
+  const raw = (c) => c && typeof c === "object" ? (c.button ? "" : (c.value ?? c.text)) : c;
+  state.tables[name] = { header, rows: rows.map((r) => r.map(raw)) };
   return table;
+}
+
+// Where each GPU set of the plan is bought (the JSON's `offers`): provider and region, tier, $/GPU-hour.
+function offerRows(offers, staged) {
+  return (offers || []).flatMap((o, n) => {
+    const where = staged || offers.length > 1 ? `stage ${o.stage} ${o.role} GPUs: ` : "";
+    const seller = o.provider != null ? o.provider + (o.region ? " " + o.region : "")
+      : o.source === "the instance's price" ? "(the instance's own price)" : "(gpus.json reference price)";
+    const detail = [`${o.count} × ${o.gpu}`, o.interconnect, o.as_of ? "as of " + o.as_of : null].filter(Boolean).join(", ");
+    return [[where + "provider", { text: seller, key: `offers.${n}.provider` }],
+            [where + "tier", { text: o.tier.replace("_", "-"), key: `offers.${n}.tier` }],
+            [where + "$/GPU-hour", { text: `${usd(o.usd_per_gpu_hour)} (${detail})`, value: o.usd_per_gpu_hour, key: `offers.${n}.usd_per_gpu_hour` }]];
+  });
+}
+
+// The results: point values, or under a confidence the means over its scenarios (what the objective measures)
+// with the CVaR where that is the objective.
+function metricRows(result) {
+  const m = result.metrics || {};
+  const risk = result.risk || {};
+  const expected = risk.objective_measure && risk.expected ? risk.expected : {};
+  const rows = METRICS.map(([key, label, fmt]) => key in expected
+    ? [`expected ${label}`, { text: fmt(expected[key]), value: expected[key], key: "expected." + key }]
+    : [label, { text: fmt(m[key]), value: m[key], key }]);
+  if (risk.objective_measure && risk.objective_measure.startsWith("cvar_")) {
+    rows.unshift([`CVaR at ${risk.objective_measure.slice(5)} of cost`, { text: usd(risk.cvar_cost_usd), value: risk.cvar_cost_usd, key: "cvar_cost_usd" }]);
+  }
+  $("metrics-note").textContent = risk.objective_measure && risk.expected
+    ? `Means over the ${count(risk.scenarios)} scenarios the plan was chosen on; the point estimate of cost is ${usd(m.cost_usd)}.` : "";
+  return rows;
+}
+
+// The planned spend's budget and alert lines (the JSON's `spend`): the day the cumulative spend crosses each.
+function spendText(spend) {
+  if (!spend || !spend.lines) return "";
+  const reached = (line) => line.reached ? `reached on day ${line.reached.day} (hour ${points(line.reached.hour)} from the start)` : "never reached";
+  const parts = [];
+  if (spend.lines.alert) parts.push(`alert line ${usd(spend.lines.alert.usd)} (${(100 * spend.alert_share).toFixed(0)} % of the budget): ${reached(spend.lines.alert)}`);
+  if (spend.lines.budget) parts.push(`budget ${usd(spend.lines.budget.usd)}: ${reached(spend.lines.budget)}`);
+  return parts.length ? `Planned spend: ${parts.join("; ")}; the plan's total is ${usd(spend.total_usd)}.`
+    : `No budget, so no alert line; the plan's total is ${usd(spend.total_usd)}.`;
 }
 
 function showPlan(result, note) {
   const plan = result.plan;
   const planRows = planEntries(plan).filter(([, v]) => v !== null && !(Array.isArray(v) && !v.length))
-    .map(([k, v]) => [k, { text: Array.isArray(v) ? v.join(" → ") : String(v), key: k }]);
-  fillTable("plan-table", "plan", ["choice", "value"], planRows);
-  const m = result.metrics || {};
-  fillTable("metrics-table", "metrics", ["metric", "value"],
-    METRICS.map(([key, label, fmt]) => [label, { text: fmt(m[key]), value: m[key], key }]));
+    .map(([k, v]) => [planLabel(k), { text: planValue(v), key: k }]);
+  fillTable("plan-table", "plan", ["choice", "value"], planRows.concat(offerRows(result.offers, plan.stages && plan.stages.length > 1)));
+  fillTable("metrics-table", "metrics", ["metric", "value"], metricRows(result));
+  $("spend-line").textContent = spendText(result.spend);
   $("shown-plan-note").textContent = note || "";
   drawBreakdown("cost-chart", "cost", result.cost_breakdown_usd || {}, "USD", usd);
   drawBreakdown("time-chart", "time", result.hours_breakdown || {}, "hours", hours);
+  showQuantities(result);
+}
+
+// the plan's key quantities and its fixed vs elastic cost (models/cost/quantities.py)
+function showQuantities(result) {
+  const q = result.quantities || {};
+  fillTable("quantities-table", "quantities", ["quantity", "value"],
+    Object.keys(q).filter((k) => q[k]).map((k) => [k.replace(/_/g, " "),
+      { text: q[k].toLocaleString("en-US", { maximumFractionDigits: 1 }), value: q[k], key: k }]));
+  const split = result.cost_split_usd;
+  $("cost-split").textContent = split ? `Fixed ${usd(split.fixed)} (does not scale with the plan's length or hours), ` +
+    `elastic ${usd(split.elastic)}.` : "";
 }
 
 function drawBreakdown(id, name, parts, unit, fmt) {
@@ -122,11 +204,19 @@ function drawBreakdown(id, name, parts, unit, fmt) {
   state.tables[name] = { header: ["component", unit], rows: keys.map((k, i) => [k, values[i]]) };
 }
 
-function showLimits(result) {
+// The run's limits: the page's fields sent with it, else the instance's own constraints.
+function limitValues(instance, limits) {
+  const own = (instance && instance.constraints) || {};
+  return Object.fromEntries(LIMITS.map((k) => [k, limits[k] ?? own[k] ?? null]));
+}
+
+function showLimits(result, limits) {
+  if (!result.binding && result.risk && result.risk.in_sample_share != null) { showChanceLimits(result, limits); return; }
   const rows = (result.binding || []).map((b) => {
     const fmt = LIMIT_FORMAT[b.constraint] || points;
     const after = b.objective_after == null ? "-" : (result.objective === "cost" ? usd(b.objective_after) : points(b.objective_after));
-    return [b.constraint, { text: fmt(b.limit), value: b.limit }, { text: fmt(b.plan_value), value: b.plan_value },
+    return [{ text: LIMIT_LABEL[b.constraint] || b.constraint, key: b.constraint }, { text: fmt(b.limit), value: b.limit },
+            { text: fmt(b.plan_value), value: b.plan_value },
             b.binding ? "binding" : "slack", b.binding && b.relaxed_to != null ? `${fmt(b.relaxed_to)} → ${after}` : "-"];
   });
   fillTable("binding-table", "binding", ["limit", "limit value", "plan's value", "binds?", "relaxed one step → objective"],
@@ -134,14 +224,44 @@ function showLimits(result) {
   showRisk(result.risk);
 }
 
-function showRisk(risk) {
-  $("risk-line").textContent = risk && risk.share_meeting_all_limits != null
-    ? `Over ${risk.scenarios.toLocaleString("en-US")} scenarios of the uncertainty model, this plan meets every limit in ` +
-      `${(100 * risk.share_meeting_all_limits).toFixed(1)} % of them.` : "";
+// A plan held at a confidence: each limit of the run with the plan's point value, its mean over the sample and
+// the share of fresh scenarios that meet it (the solve reports no binding limits: the chance constraint binds).
+function showChanceLimits(result, limits) {
+  const risk = result.risk;
+  const fresh = risk.out_of_sample_limits || {};
+  const values = limitValues(state.instance, limits);
+  const names = LIMITS.filter((k) => values[k] != null || k in fresh);
+  fillTable("binding-table", "binding", ["limit", "limit value", "plan's value (point)",
+    `expected (${count(risk.scenarios)} scenarios)`, `met in (${count(risk.out_of_sample_scenarios)} fresh scenarios)`],
+  names.map((k) => {
+    const fmt = LIMIT_FORMAT[k], metric = LIMIT_METRIC[k];
+    return [{ text: LIMIT_LABEL[k], key: k }, { text: fmt(values[k]), value: values[k] ?? undefined, key: "limit." + k },
+      { text: fmt(result.metrics[metric]), value: result.metrics[metric] },
+      { text: fmt(risk.expected[metric]), value: risk.expected[metric], key: "expected." + k },
+      { text: share(fresh[k]), value: fresh[k] ?? undefined, key: "share." + k }];
+  }));
+  showRisk(risk);
 }
 
-function drawFrontier(front) {
+function showRisk(risk) {
+  const line = $("risk-line");
+  line.replaceChildren();
+  if (risk && risk.in_sample_share != null) {
+    const span = (key, text) => { const s = document.createElement("span"); s.dataset.key = key; s.textContent = text; return s; };
+    line.append(`Held at ${share(risk.confidence)} of ${count(risk.scenarios)} scenarios: every limit met in `,
+      span("in_sample_share", share(risk.in_sample_share)), ` of them (in sample); on ${count(risk.out_of_sample_scenarios)} fresh scenarios, in `,
+      span("out_of_sample_share", share(risk.out_of_sample_share)), " (out of sample).");
+    if (risk.guard_rounds) line.append(` The share asked did not hold out of sample, so the sample share was raised to ${share(risk.in_sample_target)}.`);
+    if (risk.guard) line.append(" Warning: " + risk.guard + ".");
+  } else if (risk && risk.share_meeting_all_limits != null) {
+    line.textContent = `Over ${count(risk.scenarios)} scenarios of the uncertainty model, this plan meets every limit in ` +
+      `${share(risk.share_meeting_all_limits)} of them.`;
+  }
+}
+
+function drawFrontier(front, limits) {
   state.frontier = front;
+  state.frontierLimits = limits || {};
   const pts = front.points;
   Plotly.react("frontier-chart", [{
     type: "scatter", mode: "lines+markers", x: pts.map((p) => p.cost_usd), y: pts.map((p) => p.quality),
@@ -158,14 +278,25 @@ function drawFrontier(front) {
   document.querySelectorAll("#frontier-table tbody tr").forEach((tr, i) => { tr.onclick = () => openFrontierPoint(i); });
 }
 
+// The instance with the run's limits in its constraints: what the frontier was drawn under.
+function withLimits(instance, limits) {
+  const given = Object.fromEntries(LIMITS.filter((k) => limits[k] != null).map((k) => [k, limits[k]]));
+  return Object.keys(given).length ? { ...instance, constraints: { ...(instance.constraints || {}), ...given } } : instance;
+}
+
 async function openFrontierPoint(i) {
   const point = state.frontier.points[i];
+  const limits = state.frontierLimits || {};
   try {
-    const evaluated = await api("POST", "/api/evaluate", { instance: state.instance, plan: point.plan });
+    // judged against the limits of the run that drew the frontier, not only the instance file's
+    const evaluated = await api("POST", "/api/evaluate", { instance: withLimits(state.instance, limits), plan: point.plan });
     showPlan(evaluated, `Showing frontier point #${i + 1} (click another point to compare; run again for the optimum).`);
     // binding limits and relaxations are the optimum's (found by re-solving); for this point, whether it meets them
-    fillTable("binding-table", "binding", ["frontier point", "meets the limits?", "why not"],
-      [[`#${i + 1}`, evaluated.feasible ? "yes" : "no", (evaluated.violations || []).join("; ") || "-"]]);
+    const values = limitValues(state.instance, limits);
+    const against = LIMITS.filter((k) => values[k] != null).map((k) => `${LIMIT_LABEL[k]} ${LIMIT_FORMAT[k](values[k])}`).join(", ");
+    fillTable("binding-table", "binding", ["frontier point", "meets the limits?", "why not", "the run's limits"],
+      [[`#${i + 1}`, { text: evaluated.feasible ? "yes" : "no", key: "feasible" }, (evaluated.violations || []).join("; ") || "-",
+        { text: against || "-", key: "limits" }]]);
     showRisk(evaluated.risk);
     state.result = evaluated;
     document.querySelectorAll("#frontier-table tbody tr").forEach((tr, k) => tr.classList.toggle("selected", k === i));
@@ -173,11 +304,29 @@ async function openFrontierPoint(i) {
 }
 
 // --- portfolios: procurement table and the schedule as a Gantt chart ---
+// Rows of one offer (provider, region, GPU, tier, term, price) and GPU count in consecutive buckets are one row
+// over the bucket range; commitments add up, utilisation is weighted by the committed hours.
+const SAME_PURCHASE = ["provider", "region", "gpu", "tier", "term", "gpus", "usd_per_gpu_hour"];
+function mergedProcurement(rows) {
+  const out = [];
+  rows.slice().sort((a, b) => a.start_bucket - b.start_bucket).forEach((p) => {
+    const m = out.find((q) => q.end_bucket + 1 === p.start_bucket && SAME_PURCHASE.every((k) => q[k] === p[k]));
+    if (!m) { out.push({ ...p }); return; }
+    const used = (r) => r.utilisation == null || r.committed_hours == null ? null : r.utilisation * r.committed_hours;
+    const both = used(m) != null && used(p) != null;
+    m.utilisation = both ? (used(m) + used(p)) / (m.committed_hours + p.committed_hours) : null;
+    m.committed_hours = m.committed_hours == null || p.committed_hours == null ? null : m.committed_hours + p.committed_hours;
+    m.commitment_usd = m.commitment_usd == null || p.commitment_usd == null ? null : m.commitment_usd + p.commitment_usd;
+    m.end_bucket = p.end_bucket;
+  });
+  return out;
+}
+
 function showPortfolio(result) {
   fillTable("procurement-table", "procurement", ["provider", "GPU", "tier", "GPUs", "from bucket", "to bucket", "$/GPU-hour", "commitment", "utilisation"],
-    result.procurement.map((p) => [p.provider + (p.region ? " " + p.region : ""), p.gpu, p.tier.replace("_", "-"), { text: String(p.gpus), value: p.gpus }, String(p.start_bucket),
-      String(p.end_bucket), usd(p.usd_per_gpu_hour), usd(p.commitment_usd),
-      p.utilisation == null ? "-" : (100 * p.utilisation).toFixed(0) + " %"]));
+    mergedProcurement(result.procurement).map((p) => [p.provider + (p.region ? " " + p.region : ""), p.gpu, p.tier.replace("_", "-"),
+      { text: String(p.gpus), value: p.gpus }, { text: String(p.start_bucket), key: "start_bucket" }, { text: String(p.end_bucket), key: "end_bucket" },
+      usd(p.usd_per_gpu_hour), usd(p.commitment_usd), p.utilisation == null ? "-" : (100 * p.utilisation).toFixed(0) + " %"]));
   $("portfolio-cost").textContent = `Total ${usd(result.cost_usd)} (${result.status}); buckets of ${result.bucket_hours} h.`;
   const colors = { reserved: "#1d3557", on_demand: "#457b9d", spot: "#e76f51" };
   const traces = {};
@@ -201,12 +350,42 @@ function showPortfolio(result) {
 }
 
 // --- running: every run is a job of the service (kept in its store, cancellable, re-shown from "Recent jobs") ---
+class FieldError extends Error {
+  constructor(field, message) { super(message); this.field = field; }
+}
+
+// The confidence field holds a percentage of scenarios, strictly between 0 and 100 as the share the API takes
+// lies strictly between 0 and 1. A value of 1 or less is read as a share typed by mistake and refused, naming
+// the percentage meant: no one asks for a plan that meets its limits in 0.9 % of scenarios.
+function confidenceShare(text) {
+  const v = Number(text);
+  if (!Number.isFinite(v) || v <= 0 || v >= 100) {
+    throw new FieldError("confidence", `Confidence: expected a percentage of scenarios strictly between 0 and 100 (e.g. 90), got ${text}`);
+  }
+  if (v < 1) {
+    const meant = Number((100 * v).toPrecision(12));
+    throw new FieldError("confidence", `Confidence: ${text} % of scenarios looks like a share; did you mean ${meant} %? (type the percentage, e.g. ${meant})`);
+  }
+  if (v === 1) {
+    throw new FieldError("confidence", "Confidence: 1 % of scenarios looks like a share (100 %), which no chance constraint can hold; type a percentage below 100, e.g. 90");
+  }
+  return v / 100;
+}
+
 function options() {
   const out = {};
+  for (const id of LIMITS.concat("confidence")) {
+    if ($(id).validity.badInput) throw new FieldError(id, `${id === "confidence" ? "Confidence" : LIMIT_LABEL[id]}: expected a number`);
+  }
   for (const id of LIMITS) if ($(id).value !== "") out[id] = Number($(id).value);
-  if ($("confidence").value !== "") out.confidence = Number($("confidence").value) / 100;
+  if ($("confidence").value !== "") out.confidence = confidenceShare($("confidence").value);
   if ($("objective").value) out.objective = $("objective").value;
   return out;
+}
+
+function refuseField(err) {
+  setStatus(err.message, "error");
+  if (err.field) { $(err.field).setAttribute("aria-invalid", "true"); $(err.field).focus(); }
 }
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -231,13 +410,45 @@ async function runJob(kind, body, label) {
   }
 }
 
-function showSolve(result) {
+// No plan: the message and the relaxations the solve found (each limit alone, or several together), each
+// applied by one click: its value goes into the limit's field and the instance is run again.
+function showInfeasible(result, limits) {
+  $("infeasible").hidden = false;
+  $("infeasible-message").textContent = `${result.status}: ${result.message || "no plan"}`;
+  const rows = result.relaxations || [];
+  const together = rows.filter((r) => r.together);
+  const now = limitValues(state.instance, limits || {});
+  fillTable("relaxations-table", "relaxations", ["limit", "now", "relax to", "", ""], rows.map((r, i) => {
+    // no hardware holds any recipe: a change of the instance's options (job/hardware_fit.py), not a limit to apply
+    if (r.kind === "hardware") return [{ text: r.constraint, key: r.constraint }, "-", { text: r.change, key: "required." + r.constraint }, r.text, "-"];
+    const group = r.together ? together : [r];
+    const field = LIMITS.includes(r.constraint);
+    const fmt = LIMIT_FORMAT[r.constraint];
+    return [{ text: LIMIT_LABEL[r.constraint] || r.constraint, key: r.constraint }, fmt && now[r.constraint] != null ? fmt(now[r.constraint]) : "-",
+      { text: `${r.required} ${LIMIT_UNIT[r.constraint] || ""}`.trim(), value: r.required, key: "required." + r.constraint },
+      r.together ? "together with the other rows so marked" : "alone",
+      field ? { button: r.together ? "Apply these" : "Apply", key: "apply." + i, onclick: () => applyRelaxation(group) } : "-"];
+  }));
+}
+
+function applyRelaxation(rows) {
+  rows.filter((r) => LIMITS.includes(r.constraint)).forEach((r) => { $(r.constraint).value = String(r.required); });
+  run();
+}
+
+function showSolve(result, limits) {
   state.result = result;
+  if (!result.plan) {
+    $("job-results").hidden = true;
+    showInfeasible(result, limits);
+    return `${result.status}: ${result.message || "no plan"}`;
+  }
   $("job-results").hidden = false;
-  if (!result.plan) return `${result.status}: ${result.message || "no plan"}`;
   showPlan(result, "");
-  showLimits(result);
-  return `${result.status}: ${planText(result.plan)} · ${usd(result.metrics.cost_usd)}`;
+  showLimits(result, limits);
+  const expected = result.risk && result.risk.objective_measure && result.risk.expected;
+  const cost = expected ? `expected ${usd(expected.cost_usd)}` : usd(result.metrics.cost_usd);
+  return `${result.status}: ${planText(result.plan)} · ${cost}`;
 }
 
 function showPortfolioResult(result) {
@@ -252,14 +463,15 @@ async function run() {
   try { instance = JSON.parse($("instance-text").value); } catch (err) {
     setStatus("instance: not valid JSON (" + err.message + ")", "error"); return;
   }
+  let opts;
+  try { opts = options(); } catch (err) { refuseField(err); return; }
   state.instance = instance;
-  $("job-results").hidden = true; $("portfolio-results").hidden = true;
+  $("job-results").hidden = true; $("portfolio-results").hidden = true; $("infeasible").hidden = true;
   setStatus("submitting…", "busy");
   try {
     if (instance.kind === "portfolio") {
       // A portfolio takes the budget (its total spend) and the confidence (a schedule held in that
       // share of capacity scenarios); the other limits are each job's own, in the portfolio file.
-      const opts = options();
       const sent = Object.fromEntries(["budget_usd", "confidence"].filter((k) => k in opts).map((k) => [k, opts[k]]));
       const kept = LIMITS.filter((k) => k !== "budget_usd" && k in opts).concat("objective" in opts ? ["objective"] : []);
       const line = showPortfolioResult(await runJob("portfolio", { portfolio: instance, ...sent }, "portfolio"));
@@ -267,12 +479,11 @@ async function run() {
       setStatus(line + ignored, "done");
       return;
     }
-    const opts = options();
-    const result = await runJob("solve", { instance, ...opts }, "solve");
-    const line = showSolve(result);
-    if (!result.plan) { setStatus(line, "done"); return; }
     const limits = Object.fromEntries(LIMITS.filter((k) => k in opts).map((k) => [k, opts[k]]));
-    drawFrontier(await runJob("frontier", { instance, x: "cost_usd", y: "quality", ...limits }, "frontier"));
+    const result = await runJob("solve", { instance, ...opts }, "solve");
+    const line = showSolve(result, limits);
+    if (!result.plan) { setStatus(line, "done"); return; }
+    drawFrontier(await runJob("frontier", { instance, x: "cost_usd", y: "quality", ...limits }, "frontier"), limits);
     setStatus(line, "done");
   } catch (err) { setStatus(err.message, "error"); }
 }
@@ -286,8 +497,8 @@ async function cancel() {
 async function loadJobs() {
   try {
     const jobs = await api("GET", "/api/jobs");
-    fillTable("jobs-history", "jobs-history", ["submitted", "kind", "status", "run time", "id"],
-      jobs.map((j) => [new Date(j.submitted_at * 1000).toLocaleString(), j.kind, j.status,
+    fillTable("jobs-history", "jobs-history", ["submitted", "instance", "kind", "status", "run time", "id"],
+      jobs.map((j) => [new Date(j.submitted_at * 1000).toLocaleString(), { text: j.name || "(unnamed)", key: "name" }, j.kind, j.status,
         j.run_seconds == null ? "-" : j.run_seconds.toFixed(2) + " s", { text: j.id.slice(0, 8), key: j.id }]));
     document.querySelectorAll("#jobs-history tbody tr").forEach((tr, i) => { tr.onclick = () => showJob(jobs[i].id); });
   } catch (err) { /* no token yet: the status line already says so */ }
@@ -299,16 +510,19 @@ async function showJob(id) {
     if (job.status !== "done") { setStatus(`job ${id.slice(0, 8)}: ${job.status}${job.error ? ": " + job.error : ""}`, "error"); return; }
     state.instance = request.instance;
     $("instance-text").value = JSON.stringify(request.instance, null, 2);
-    let line = `job ${id.slice(0, 8)} (${job.kind})`;
+    const given = request.options || {};
+    const limits = Object.fromEntries(LIMITS.filter((k) => given[k] != null).map((k) => [k, given[k]]));
+    let line = `job ${job.name || id.slice(0, 8)} (${job.kind})`;
+    $("infeasible").hidden = true;
     if (job.kind === "portfolio" || request.instance.kind === "portfolio") {
       $("job-results").hidden = true;
       line += ": " + showPortfolioResult(job.result);
     } else if (job.kind === "frontier") {
       $("portfolio-results").hidden = true; $("job-results").hidden = false;
-      drawFrontier(job.result);
+      drawFrontier(job.result, limits);
     } else if (job.kind === "solve") {
       $("portfolio-results").hidden = true;
-      line += ": " + showSolve(job.result);
+      line += ": " + showSolve(job.result, limits);
     } else {
       state.result = job.result;
       line += ": done (download its JSON)";
@@ -374,6 +588,7 @@ document.addEventListener("DOMContentLoaded", () => {
   $("run").addEventListener("click", run);
   $("cancel").addEventListener("click", cancel);
   $("refresh-jobs").addEventListener("click", loadJobs);
+  LIMITS.concat("confidence").forEach((id) => $(id).addEventListener("input", () => $(id).removeAttribute("aria-invalid")));
   loadShipped();
   loadJobs();
 });

@@ -274,11 +274,13 @@ def test_when_nothing_fits_in_memory_solve_says_an_adapter_would():
     data["constraints"] = {}
     res = solve(parse_instance(data))
     assert res.status == "infeasible"
-    assert 'training.adapter_options ["full", "lora"]' in res.message and "1 × L40S" in res.message
+    lora = [r for r in res.relaxations if r["constraint"] == "training.adapter_options"]
+    assert len(lora) == 1 and lora[0]["change"] == '["full", "lora"]' and "1 × L40S" in lora[0]["fits_on"]
     data["training"].update(adapter_options=["full", "lora"])
     assert solve(parse_instance(data)).plan.adapter == "lora"
     data["hardware"] = {"gpus": [{"name": "L4", "counts": [1]}]}
     data["student"] = {"preset": "Llama-3.1-70B"}
     data["training"].update(adapter_options=["full"])
     res = solve(parse_instance(data))
-    assert res.status == "infeasible" and "adapter" not in res.message     # no adapter fits either: no false hope
+    assert res.status == "infeasible"     # no adapter fits either: no false hope
+    assert "training.adapter_options" not in {r["constraint"] for r in res.relaxations}

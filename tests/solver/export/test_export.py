@@ -230,3 +230,26 @@ def test_a_staged_plans_sft_stage_in_nemo_rl_and_trl(tmp_path, target):
     else:
         assert sft["max_steps"] == stages[0]["steps"] and sft["lora_r"] == stages[0]["lora_rank"]
         assert sft["per_device_train_batch_size"] * stages[0]["gpu_count"] == examples
+
+
+def test_a_skypilot_task_names_the_catalog_offer_the_plan_is_bought_from(tmp_path):
+    """A GPU entry without a provider is bought at the catalog's cheapest offer that holds the count
+    (`hardware.offer_of`): the task names that offer's cloud and region, its node size and the tier."""
+    from planopt.models.catalog.prices import load_prices
+    from planopt.export.skypilot import CLOUDS, PLACEHOLDER_REGIONS
+    inst = instance("qwen3-8b-math.json")
+    stage = stage_dict(inst, "rl", gpu_index=0, count=16)  # 16 x H100-SXM: two nodes, so not the marketplace
+    plan_path, inst_path, _ = write_plan(tmp_path, "qwen3-8b-math.json", [stage])
+    result = export(plan_path, inst_path, "skypilot", tmp_path / "task.yaml")
+    assert result.exit_code == 0, result.stderr
+    task, _ = read(tmp_path / "task.yaml")
+    gpu = inst.hardware.gpus[0].name
+    rows = [r for r in load_prices() if r.gpu == gpu and r.tier == "on_demand"
+            and (r.interconnect != "ethernet" or 16 <= r.node_gpus)]
+    best = min(rows, key=lambda r: r.usd_per_gpu_hour)
+    res = task["resources"]
+    assert res["use_spot"] is False and task["num_nodes"] == math.ceil(16 / best.node_gpus)
+    if best.provider in CLOUDS:
+        assert res["cloud"] == CLOUDS[best.provider]
+        if best.region not in PLACEHOLDER_REGIONS:
+            assert res["region"] == best.region

@@ -1,7 +1,10 @@
 """The page, driven in headless Chromium against a real `planopt serve`: a shipped instance loaded,
 solved (as jobs of the service), and the plan, the limits and the frontier shown with the numbers the
-API returns; a frontier point opened by a click; the run found again among the recent jobs; a
-portfolio's procurement and Gantt chart. Screenshots land in the test's temporary folder.
+API returns (labelled in words, with each offer's provider, tier and $/GPU-hour, and the alert day); a
+frontier point opened by a click and judged against the run's limits; the run found again among the recent
+jobs, named by its instance; a confidence solve's shares, limits and expected cost; a share typed into the
+percentage field refused; an infeasible run's relaxations applied in one click; a portfolio's procurement
+(merged over consecutive buckets) and Gantt chart. Screenshots land in the test's temporary folder.
 
 Debian's ``chromium`` and ``chromium-driver`` (``.ci/run`` installs them). The test skips only when
 they are missing on a developer's machine; under CI (``CI`` set) a missing browser fails it.
@@ -59,21 +62,42 @@ def wait(driver, condition):
     return WebDriverWait(driver, WAIT_SECONDS).until(condition)
 
 
-def load_and_run(driver, server, name: str, fill=None):
+def load(driver, server, name: str, fill=None):
+    """A fresh page with the shipped instance ``name`` picked and the fields of ``fill`` typed in."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
     driver.get("about:blank")  # a fresh page: only the fragment would differ, and that does not reload
     driver.get(f"{server.url}/#token={TOKEN}")
     wait(driver, lambda d: len(Select(d.find_element(By.ID, "shipped")).options) > 1)
     Select(driver.find_element(By.ID, "shipped")).select_by_value(name)
-    wait(driver, lambda d: f'"name": "{name}' in d.find_element(By.ID, "instance-text").get_property("value")
-         or f'"{name}"' in d.find_element(By.ID, "instance-text").get_property("value"))
+    wait(driver, lambda d: d.find_element(By.ID, "instance-text").get_property("value").startswith("{"))  # a fresh page's is empty
     for field, value in (fill or {}).items():
+        driver.find_element(By.ID, field).clear()
         driver.find_element(By.ID, field).send_keys(str(value))
-    driver.find_element(By.ID, "run").click()
+
+
+def run_page(driver, click_id: str = "run"):
+    """Click ``click_id`` (Run, or a button that runs) and wait until the run is done."""
+    from selenium.webdriver.common.by import By
+    driver.execute_script("document.body.dataset.state = 'clicked'")  # so a wait cannot see the last run's "done"
+    if click_id == "run":
+        driver.find_element(By.ID, click_id).click()
+    else:  # a button the page drew, by its data-key
+        driver.find_element(By.CSS_SELECTOR, f'button[data-key="{click_id}"]').click()
     wait(driver, lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-state") in ("done", "error"))
     assert driver.find_element(By.TAG_NAME, "body").get_attribute("data-state") == "done", \
         driver.find_element(By.ID, "status").text
+
+
+def load_and_run(driver, server, name: str, fill=None):
+    load(driver, server, name, fill)
+    run_page(driver)
+
+
+def latest_job(server, kind: str) -> dict:
+    """The newest job of ``kind`` in the service's store, with its result: the API's answer the page was given."""
+    found = next(j for j in server.call("GET", "/api/jobs") if j["kind"] == kind)
+    return server.call("GET", f"/api/jobs/{found['id']}")
 
 
 def cell_values(driver, table_id: str) -> dict[str, float]:
@@ -93,6 +117,24 @@ def test_the_page_solves_a_shipped_instance_and_shows_the_apis_plan_and_frontier
     stage = api["plan"]["stages"][0]
     assert plan["method"] == stage["method"] and plan["gpu"] == stage["gpu"]
     assert int(plan["gpu_count"]) == stage["gpu_count"] and int(plan["steps"]) == stage["steps"]
+    # each row is labelled in words, not by the JSON's key (which stays in the value's data-key)
+    for tr in browser.find_elements(By.CSS_SELECTOR, "#plan-table tbody tr"):
+        label, value = tr.find_elements(By.TAG_NAME, "td")
+        key = value.get_attribute("data-key")
+        assert not any(c in label.text for c in "_.") and ("_" not in key or label.text != key), (label.text, key)
+    # where the GPUs are bought: the provider, region, tier and $/GPU-hour of each of the API's offers
+    assert api["offers"]
+    for n, offer in enumerate(api["offers"]):
+        assert plan[f"offers.{n}.provider"] == f"{offer['provider']} {offer['region']}"
+        assert plan[f"offers.{n}.tier"] == offer["tier"].replace("_", "-")
+        price = browser.find_element(By.CSS_SELECTOR, f'#plan-table td[data-key="offers.{n}.usd_per_gpu_hour"]')
+        assert float(price.get_attribute("data-value")) == offer["usd_per_gpu_hour"]
+        assert price.text.startswith(f"${offer['usd_per_gpu_hour']:,.2f}")
+    # the planned spend's alert line: the day the cumulative spend crosses it
+    alert = api["spend"]["lines"]["alert"]
+    assert alert["reached"] is not None
+    assert f"alert line ${alert['usd']:,.2f}" in browser.find_element(By.ID, "spend-line").text
+    assert f"reached on day {alert['reached']['day']}" in browser.find_element(By.ID, "spend-line").text
     shown = cell_values(browser, "metrics-table")
     for key in ("cost_usd", "wall_hours", "quality", "forgetting_points"):
         assert shown[key] == pytest.approx(api["metrics"][key], rel=1e-12), key
@@ -103,6 +145,10 @@ def test_the_page_solves_a_shipped_instance_and_shows_the_apis_plan_and_frontier
     # the breakdown charts plot the API's components
     costs = browser.execute_script("return document.getElementById('cost-chart').data[0].y")
     assert costs == pytest.approx(list(api["cost_breakdown_usd"].values()))
+    # the key quantities and the fixed vs elastic split are the API's
+    quantities = cell_values(browser, "quantities-table")
+    assert quantities == pytest.approx({k: v for k, v in api["quantities"].items() if v}, rel=1e-12)
+    assert f"${api['cost_split_usd']['fixed']:,.2f}" in browser.find_element(By.ID, "cost-split").text
     # the frontier: the API's points, in the chart and in its table
     xs = browser.execute_script("return document.getElementById('frontier-chart').data[0].x")
     ys = browser.execute_script("return document.getElementById('frontier-chart').data[0].y")
@@ -127,24 +173,153 @@ def test_the_page_solves_a_shipped_instance_and_shows_the_apis_plan_and_frontier
     # the run was two jobs of the service (kept in its store); clicking the solve shows its plan again
     wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#jobs-history tbody tr")) >= 2)
     history = browser.find_elements(By.CSS_SELECTOR, "#jobs-history tbody tr")
-    kinds = [row.find_elements(By.TAG_NAME, "td")[1].text for row in history[:2]]
-    assert kinds == ["frontier", "solve"] and all(r.find_elements(By.TAG_NAME, "td")[2].text == "done" for r in history[:2])
+    kinds = [row.find_elements(By.TAG_NAME, "td")[2].text for row in history[:2]]
+    assert kinds == ["frontier", "solve"] and all(r.find_elements(By.TAG_NAME, "td")[3].text == "done" for r in history[:2])
+    # each named by its instance (the `name` field of the instance the page sent)
+    name = server.call("GET", "/api/instances/tiny")["name"]
+    assert [row.find_elements(By.TAG_NAME, "td")[1].text for row in history[:2]] == [name, name]
     history[1].click()
-    wait(browser, lambda d: d.find_element(By.ID, "status").text.startswith("job "))
+    wait(browser, lambda d: d.find_element(By.ID, "status").text.startswith(f"job {name} (solve)"))
     assert cell_values(browser, "metrics-table")["cost_usd"] == pytest.approx(api["metrics"]["cost_usd"], rel=1e-12)
 
 
-def test_the_page_shows_a_portfolios_procurement_and_gantt_chart(server, browser, tmp_path):
+def test_the_page_refuses_a_share_as_a_percentage_and_shows_a_confidence_solves_shares(server, browser, tmp_path):
+    """"% of scenarios" holds a percentage: 0.9 is refused, naming the 90 % meant, and nothing is submitted. At 90 %,
+    the Limits table holds every limit of the run with its expected value and the share of fresh scenarios meeting
+    it, the in-sample and out-of-sample shares are shown, and the expected cost (the objective) replaces the point
+    cost. A frontier point is then judged against the run's minimum quality (34), not the instance file's (38)."""
     from selenium.webdriver.common.by import By
-    load_and_run(browser, server, "portfolio-small")
-    api = server.call("POST", "/api/portfolio/solve", {"portfolio": "portfolio-small"})
+    load(browser, server, "tiny", fill={"confidence": 0.9, "min_quality": 34})
+    jobs_before = len(server.call("GET", "/api/jobs"))
+    browser.find_element(By.ID, "run").click()
+    status = browser.find_element(By.ID, "status").text
+    assert browser.find_element(By.TAG_NAME, "body").get_attribute("data-state") == "error"
+    assert status.startswith("Confidence: ") and "did you mean 90 %?" in status, status
+    assert browser.find_element(By.ID, "confidence").get_attribute("aria-invalid") == "true"
+    for typed, word in (("100", "strictly between 0 and 100"), ("-5", "strictly between 0 and 100")):
+        browser.find_element(By.ID, "confidence").clear()
+        browser.find_element(By.ID, "confidence").send_keys(typed)
+        browser.find_element(By.ID, "run").click()
+        assert word in browser.find_element(By.ID, "status").text, typed
+    assert len(server.call("GET", "/api/jobs")) == jobs_before  # refused on the page: no job submitted
+
+    browser.find_element(By.ID, "confidence").clear()
+    browser.find_element(By.ID, "confidence").send_keys("90")
+    run_page(browser)
+    browser.save_screenshot(str(tmp_path / "confidence.png"))
+    solve = latest_job(server, "solve")
+    assert server.call("GET", f"/api/jobs/{solve['id']}/request")["options"]["confidence"] == pytest.approx(0.9)
+    api, risk = solve["result"], solve["result"]["risk"]
+    assert risk["objective_measure"] == "expected" and "binding" not in api
+    # the shares, in sample and out of sample
+    for key in ("in_sample_share", "out_of_sample_share"):
+        assert browser.find_element(By.CSS_SELECTOR, f'#risk-line span[data-key="{key}"]').text == f"{100 * risk[key]:.1f} %"
+    # the Limits table: the run's limits (the instance's, min_quality from the field), their means and fresh shares
+    limits = cell_values(browser, "binding-table")
+    instance = server.call("GET", "/api/instances/tiny")
+    expected_limits = {**instance["constraints"], "min_quality": 34}
+    metric = {"deadline_hours": "wall_hours", "max_forgetting_points": "forgetting_points", "min_quality": "quality"}
+    for name, value in expected_limits.items():
+        if name in metric:
+            assert limits[f"limit.{name}"] == value, name
+            assert limits[f"expected.{name}"] == pytest.approx(risk["expected"][metric[name]], rel=1e-12), name
+            assert limits[f"share.{name}"] == pytest.approx(risk["out_of_sample_limits"][name], rel=1e-12), name
+    # the expected cost, not the point cost
+    shown = cell_values(browser, "metrics-table")
+    assert "cost_usd" not in shown and shown["expected.cost_usd"] == pytest.approx(risk["expected"]["cost_usd"], rel=1e-12)
+    assert f"expected ${risk['expected']['cost_usd']:,.2f}" in browser.find_element(By.ID, "status").text
+
+    # a frontier point below the instance's own minimum quality but above the run's: judged against the run's
+    front = latest_job(server, "frontier")["result"]
+    below = [i for i, p in enumerate(front["points"]) if 34 <= p["quality"] < instance["constraints"]["min_quality"]]
+    assert below, [p["quality"] for p in front["points"]]
+    point = front["points"][below[-1]]
+    judged = {m: server.call("POST", "/api/evaluate", {"instance": {**instance, "constraints": {**instance["constraints"], "min_quality": m}},
+                                                      "plan": point["plan"]})["feasible"] for m in (34, instance["constraints"]["min_quality"])}
+    assert judged == {34: True, instance["constraints"]["min_quality"]: False}
+    browser.find_elements(By.CSS_SELECTOR, "#frontier-table tbody tr")[below[-1]].click()
+    wait(browser, lambda d: f"#{below[-1] + 1}" in d.find_element(By.ID, "shown-plan-note").text)
+    assert browser.find_element(By.CSS_SELECTOR, '#binding-table td[data-key="feasible"]').text == "yes"
+    assert "minimum quality 34.00" in browser.find_element(By.CSS_SELECTOR, '#binding-table td[data-key="limits"]').text
+
+
+def test_an_infeasible_run_shows_its_relaxations_each_applied_in_one_click(server, browser, tmp_path):
+    """infeasible-deadline.json: no plan meets its deadline; the page lists the solve's relaxations, and Apply puts the
+    relaxed value into the limit's field and runs again, which finds a plan within it."""
+    from selenium.webdriver.common.by import By
+    load_and_run(browser, server, "infeasible-deadline")
+    browser.save_screenshot(str(tmp_path / "infeasible.png"))
+    api = latest_job(server, "solve")["result"]
+    assert api["status"] == "infeasible" and api["relaxations"]
+    assert browser.find_element(By.ID, "status").text.startswith("infeasible")
+    assert browser.find_element(By.ID, "infeasible").is_displayed() and not browser.find_element(By.ID, "job-results").is_displayed()
+    shown = cell_values(browser, "relaxations-table")
+    assert shown == {f"required.{r['constraint']}": pytest.approx(r["required"], rel=1e-12) for r in api["relaxations"]}
+    first = api["relaxations"][0]
+    assert not first["together"] and first["constraint"] == "deadline_hours"
+    run_page(browser, "apply.0")
+    assert float(browser.find_element(By.ID, "deadline_hours").get_property("value")) == first["required"]
+    again = latest_job(server, "solve")
+    assert server.call("GET", f"/api/jobs/{again['id']}/request")["options"]["deadline_hours"] == first["required"]
+    assert again["result"]["status"] == "optimal" and again["result"]["metrics"]["wall_hours"] <= first["required"]
+    assert browser.find_element(By.ID, "status").text.startswith("optimal")
+    assert not browser.find_element(By.ID, "infeasible").is_displayed()
+
+
+def test_a_job_no_hardware_holds_shows_the_hardware_changes_that_would(server, browser):
+    """A 70B full fine-tune on one H100 (issue 27, lever 8): the page lists the solve's hardware changes, each with
+    what to set and where it then fits, and offers no Apply (they change the instance, not a limit)."""
+    import json
+    from selenium.webdriver.common.by import By
+    from tests.support.common import INSTANCES
+    data = json.loads((INSTANCES / "tiny.json").read_text())
+    data.update(student={"preset": "Llama-3.1-70B"}, hardware={"gpus": [{"name": "H100-SXM", "counts": [1]}]})
+    data["teacher"]["architecture"] = {"preset": "Llama-3.1-70B"}
+    load_and_run(browser, server, "tiny")
+    browser.execute_script("document.getElementById('instance-text').value = arguments[0]", json.dumps(data))
+    run_page(browser)
+    api = latest_job(server, "solve")["result"]
+    assert api["status"] == "infeasible" and api["relaxations"] and all(r["kind"] == "hardware" for r in api["relaxations"])
+    table = browser.find_element(By.ID, "relaxations-table")
+    for r in api["relaxations"]:
+        cell = table.find_element(By.CSS_SELECTOR, f'td[data-key="required.{r["constraint"]}"]')
+        assert cell.text == r["change"]
+        assert r["text"] in table.text
+    assert not table.find_elements(By.TAG_NAME, "button")
+
+
+def merged_purchases(procurement: list[dict]) -> set[tuple]:
+    """The API's procurement rows with runs of consecutive buckets of one purchase (offer, tier, term, GPU count)
+    as one (provider, gpu, tier, gpus, first bucket, last bucket)."""
+    buckets: dict[tuple, set[int]] = {}
+    for p in procurement:
+        key = (p["provider"] + (" " + p["region"] if p["region"] else ""), p["gpu"], p["tier"].replace("_", "-"), p["term"], p["gpus"])
+        buckets.setdefault(key, set()).update(range(p["start_bucket"], p["end_bucket"] + 1))
+    out = set()
+    for (seller, gpu, tier, _, gpus), held in buckets.items():
+        ordered = sorted(held)
+        first = ordered[0]
+        for b, after in zip(ordered, ordered[1:] + [None]):
+            if after != b + 1:
+                out.add((seller, gpu, tier, gpus, first, b))
+                first = after
+    return out
+
+
+def test_the_page_shows_a_portfolios_procurement_and_gantt_chart(server, browser, tmp_path):
+    """portfolio-providers buys Lambda's H100s on demand in buckets 0-6 and Nebius's spot H100s in 0-3 and 8 (README):
+    one procurement row per run of consecutive buckets, not one per bucket."""
+    from selenium.webdriver.common.by import By
+    load_and_run(browser, server, "portfolio-providers")
+    api = latest_job(server, "portfolio")["result"]
     browser.save_screenshot(str(tmp_path / "portfolio.png"))
-    rows = browser.find_elements(By.CSS_SELECTOR, "#procurement-table tbody tr")
-    assert len(rows) == len(api["procurement"])
-    assert [float(td.get_attribute("data-value")) for td in browser.find_elements(By.CSS_SELECTOR, "#procurement-table td[data-value]")] \
-        == [p["gpus"] for p in api["procurement"]]
-    providers = [td.text for td in browser.find_elements(By.CSS_SELECTOR, "#procurement-table tbody td:first-child")]
-    assert providers == [p["provider"] + (" " + p["region"] if p["region"] else "") for p in api["procurement"]]
+    rows = [[td.text for td in tr.find_elements(By.TAG_NAME, "td")]
+            for tr in browser.find_elements(By.CSS_SELECTOR, "#procurement-table tbody tr")]
+    shown = {(r[0], r[1], r[2], int(r[3]), int(r[4]), int(r[5])) for r in rows}
+    assert len(shown) == len(rows) and shown == merged_purchases(api["procurement"])
+    assert len(rows) < len(api["procurement"])  # the instance buys one offer over several consecutive buckets
+    held = sum(p["gpus"] * (p["end_bucket"] - p["start_bucket"] + 1) for p in api["procurement"])
+    assert sum(s[3] * (s[5] - s[4] + 1) for s in shown) == held
     bars = browser.execute_script("return document.getElementById('gantt-chart').data.map(t => t.x.length)")
     assert sum(bars) == sum(len(j["schedule"]) for j in api["jobs"]) > 0
 
