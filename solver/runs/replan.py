@@ -183,17 +183,28 @@ def rest_instance(fitted: Instance, plan: Plan, state: RunState, forgetting_so_f
     own = [dict(g, counts=[count]) for g in gpus if g["name"] == gpu]
     others = [dict(g, counts=[n for n in g["counts"] if g["name"] != gpu or n != count]) for g in gpus]
     others = [g for g in others if g["counts"]]
-    stay = _validated({**data, "hardware": {**data["hardware"], "gpus": own}}, "the rest on the run's hardware")
+    stay = _validated(_with_gpus(data, own), "the rest on the run's hardware")
     move = move_cost(fitted, plan)
     move_inst = None
     if others and (lim.deadline_hours is None or c["deadline_hours"] > move.hours):
-        moved = {**data, "hardware": {**data["hardware"], "gpus": others},
+        moved = {**_with_gpus(data, others),
                  "operations": {**data["operations"], "fixed_usd": move.usd},
                  "constraints": {**c, **({} if lim.deadline_hours is None else {"deadline_hours": c["deadline_hours"] - move.hours})}}
         move_inst = _validated(moved, "the rest on other hardware")
     prompts = state.steps_done * fitted.training.methods[stage.method].prompts_per_step
     return Rest(stay, move_inst, move, q, forgetting_so_far, forgetting_measured, prompts,
                 _continuing(stay, plan, state.steps_done) if stage.method in stay.training.methods else None)
+
+
+def _with_gpus(data: dict, gpus: list) -> dict:
+    """``data`` on the GPU options ``gpus``, its context-parallel degrees those some count of them runs (a degree
+    must divide a count; the run's own divides its count)."""
+    training = dict(data["training"])
+    cp = training.get("context_parallel")
+    if isinstance(cp, list):
+        counts = [n for g in gpus for n in g["counts"]]
+        training["context_parallel"] = [d for d in cp if any(n % d == 0 for n in counts)] or [1]
+    return {**data, "training": training, "hardware": {**data["hardware"], "gpus": gpus}}
 
 
 def score_reached(fitted: Instance, plan: Plan, state: RunState) -> float:
