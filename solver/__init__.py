@@ -34,6 +34,8 @@ _EXPORTS = {
     "risk": ("planopt.uncertainty.risk", "risk_of"),
     "track": ("planopt.api", "track_run"),
     "TrackResult": ("planopt.runs.track", "TrackResult"),
+    "replan": ("planopt.api", "replan_run"),
+    "ReplanResult": ("planopt.runs.replan", "ReplanResult"),
     "RunState": ("planopt.runs.state", "RunState"),
     "PlanModel": ("planopt.job.model", "PlanModel"),
     "SolveResult": ("planopt.job.model", "SolveResult"),

@@ -84,3 +84,24 @@ def track_run(source: str | Path | dict[str, Any] | Instance, plan: Plan | dict[
     names = read_mapping(mapping) if isinstance(mapping, (str, Path)) else mapping
     from planopt.runs.track import track_given
     return track_given(inst, raw, label, read_run(run, inst), names, scenarios, seed)
+
+
+def replan_run(source: str | Path | dict[str, Any] | Instance, plan: Plan | dict[str, Any] | str | Path,
+               run: str | Path, mapping: dict[str, str] | str | Path | None = None, confidence: float | None = None,
+               scenarios: int | None = None, seed: int = 0, time_limit: float | None = None, solver: str = "highs"):
+    """``planopt.replan``: the best plan for the rest of a run in flight (``planopt replan``; ``runs/replan.py``).
+    Arguments as :func:`track_run`'s, with ``confidence`` (the rest holds every limit in that share of the
+    updated scenarios). Returns a ``ReplanResult``: ``.headline``, ``.chosen`` (an ``Option``: ``choice`` stop,
+    stay or move, its ``plan`` and the rest's metrics), ``.continuing`` (the original plan's remaining steps),
+    ``.shares`` and ``.to_dict()`` (``replan --json``)."""
+    from planopt.errors import read_json
+    from planopt.runs.readers import read_run
+    from planopt.runs.replan import replan_given
+    from planopt.runs.state import read_mapping
+    inst = load_instance(source)
+    if isinstance(plan, (str, Path)):
+        raw, label = read_json(Path(plan)), str(plan)
+    else:
+        raw, label = (plan.to_dict() if isinstance(plan, Plan) else plan), "plan"
+    names = read_mapping(mapping) if isinstance(mapping, (str, Path)) else mapping
+    return replan_given(inst, raw, label, read_run(run, inst), names, confidence, scenarios, seed, time_limit, solver)

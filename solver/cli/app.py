@@ -17,7 +17,7 @@ import sys
 
 import typer
 
-from planopt.cli import calibrate, catalog, check, export, fit, frontier, init, portfolio, serve, solve, track, uncertainty
+from planopt.cli import calibrate, catalog, check, export, fit, frontier, init, portfolio, replan, serve, solve, track, uncertainty
 from planopt.cli.output import emit_json
 
 HELP = "Exact planner for LLM post-training: SFT, RL or on-policy distillation, on which GPUs, for least cost."
@@ -48,7 +48,7 @@ def _root(version: bool = typer.Option(False, "--version", "-V", callback=_print
 
 
 # the order here is the order of `planopt --help`
-for group in (init, solve, check, frontier, calibrate, fit, track, uncertainty, serve):
+for group in (init, solve, check, frontier, calibrate, fit, track, replan, uncertainty, serve):
     app.add_typer(group.commands)
 app.add_typer(catalog.commands, name="catalog")
 app.add_typer(export.commands)

@@ -99,6 +99,20 @@ def track_payload(instance: dict[str, Any], options: dict[str, Any], progress: P
     return track_given(inst, options.get("plan"), "plan", log, options.get("mapping"), options.get("scenarios"), seed).to_dict()
 
 
+def replan_payload(instance: dict[str, Any], options: dict[str, Any], progress: Progress = None) -> dict[str, Any]:
+    """``planopt replan FILE PLAN.json RUN --json`` on a run given as CSV text (``options["run_csv"]``)."""
+    from planopt.instance import check_time_limit
+    from planopt.runs.readers import read_csv_text
+    from planopt.runs.replan import replan_given
+    from planopt.uncertainty.risk import check_seed
+    seed = check_seed(options.get("seed", 0), "seed")
+    check_time_limit(options.get("time_limit"), "time_limit")
+    inst = _job_instance(instance, options, options.get("objective"))
+    log = read_csv_text(options.get("run_csv") or "", "run_csv", inst)
+    return replan_given(inst, options.get("plan"), "plan", log, options.get("mapping"), options.get("confidence"),
+                        options.get("scenarios"), seed, options.get("time_limit")).to_dict()
+
+
 def frontier_inputs(instance: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
     """Every check of a frontier request, as the CLI makes them."""
     from planopt.uncertainty.chance import DEFAULT_SCENARIOS
@@ -250,7 +264,7 @@ def validate_payload(instance: dict[str, Any], options: Optional[dict[str, Any]]
 
 KINDS = {"solve": solve_payload, "frontier": frontier_payload, "sweep": sweep_payload, "portfolio": portfolio_payload}
 # What the synchronous endpoints run on a worker (``jobs.run_request``): every one that builds or solves a model.
-WORK = {**KINDS, "validate": validate_payload, "evaluate": evaluate_payload, "track": track_payload, "calibrate": calibrate_payload}
+WORK = {**KINDS, "validate": validate_payload, "evaluate": evaluate_payload, "track": track_payload, "replan": replan_payload, "calibrate": calibrate_payload}
 
 
 def check_job(kind: str, instance: dict[str, Any], options: dict[str, Any]) -> None:

@@ -77,6 +77,21 @@ class TrackRequest(Strict):
     seed: int = 0
 
 
+class ReplanRequest(Limits):
+    """``planopt replan FILE PLAN.json RUN --json``: the run's log as CSV text, as ``TrackRequest``'s; the limits
+    and objective are the whole run's, as the CLI's flags."""
+    instance: InstanceRef = Field(..., description=INSTANCE_HELP)
+    plan: dict[str, Any] = Field(..., description="the `plan` object of a solve (or that whole result)")
+    run_csv: str = Field(..., description="the run's log as CSV text: a W&B history export (_step, _runtime, series) or a pilot CSV")
+    mapping: dict[str, str] = Field(default_factory=dict, description="which logged series is which: step, step_seconds, "
+                                    "task_score, general_score, gpu_count, spend_usd")
+    confidence: Optional[float] = Field(None, description="the rest holds every limit in this share of the updated scenarios (0-1)")
+    scenarios: Optional[int] = Field(None, description="scenarios of the shares (default 1,000)")
+    seed: int = 0
+    time_limit: Optional[float] = Field(None, description="seconds for each of the rest's two solves")
+    objective: Optional[Objective] = None
+
+
 class FrontierRequest(Limits):
     """``planopt frontier FILE --x X --y Y --json``."""
     instance: InstanceRef = Field(..., description=INSTANCE_HELP)

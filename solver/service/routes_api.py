@@ -20,7 +20,7 @@ from planopt.service import payloads
 from planopt.service.errors import UNAVAILABLE, StrictJSONResponse, error
 from planopt.service.paths import inline_jobs, portfolio_file, shipped, shipped_case, shipped_names
 from planopt.service.requests import (CalibrateRequest, EvaluateRequest, FrontierRequest, PortfolioRequest, SolveRequest,
-                       SweepRequest, TrackRequest, ValidateRequest)
+                       ReplanRequest, SweepRequest, TrackRequest, ValidateRequest)
 
 router = APIRouter(prefix="/api", default_response_class=StrictJSONResponse)
 log = logging.getLogger("planopt.service")
@@ -102,6 +102,11 @@ async def track(body: TrackRequest, request: Request) -> dict[str, Any]:
     return await compute(request, "track", await resolved(body.instance, request.app.state.settings),
                          {"plan": body.plan, "run_csv": body.run_csv, "mapping": body.mapping, "scenarios": body.scenarios,
                           "seed": body.seed})
+
+
+@router.post("/replan", summary="planopt replan --json: the best plan for the rest of a run (its log as CSV text)")
+async def replan(body: ReplanRequest, request: Request) -> dict[str, Any]:
+    return await compute(request, "replan", await resolved(body.instance, request.app.state.settings), options_of(body))
 
 
 @router.post("/frontier", summary="planopt frontier --json: the exact Pareto frontier")

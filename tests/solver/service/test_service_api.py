@@ -38,7 +38,7 @@ def tiny():
     return json.loads((INSTANCES / "tiny.json").read_text())
 
 
-EXPECTED_PATHS = {"/api/health", "/api/validate", "/api/solve", "/api/evaluate", "/api/track", "/api/frontier", "/api/sweep",
+EXPECTED_PATHS = {"/api/health", "/api/validate", "/api/solve", "/api/evaluate", "/api/track", "/api/replan", "/api/frontier", "/api/sweep",
                   "/api/portfolio/solve", "/api/catalog", "/api/catalog/specs", "/api/calibrate", "/api/instances", "/api/instances/{name}",
                   "/api/jobs", "/api/jobs/{job_id}", "/api/jobs/{job_id}/request"}
 
@@ -89,6 +89,20 @@ def test_track_is_the_cli_track_json_and_names_a_bad_mapping(server):
     assert api == cli
     status, answer = server.request("POST", "/api/track", {**body, "mapping": {**mapping, "task_score": "eval/math"}})
     assert status == 400 and "did you mean 'eval/math500'" in json.dumps(answer)
+
+
+def test_replan_is_the_cli_replan_json(server):
+    run = INSTANCES / "runs" / "qwen3-8b-math-slow"
+    body = {"instance": json.loads((run / "instance.json").read_text()), "plan": json.loads((run / "plan.json").read_text()),
+            "run_csv": (run / "wandb.csv").read_text(), "mapping": json.loads((run / "mapping.json").read_text()),
+            "scenarios": 100, "min_quality": 65}
+    api = server.call("POST", "/api/replan", body)
+    cli = cli_json("replan", str(run / "instance.json"), str(run / "plan.json"), str(run / "wandb.csv"),
+                   "--mapping", str(run / "mapping.json"), "--scenarios", "100", "--min-quality", "65")
+    api["state"].pop("source"), cli["state"].pop("source")
+    assert api["status"] == "optimal" and api == cli
+    status, answer = server.request("POST", "/api/replan", {**body, "confidence": 1.5})
+    assert status == 400 and "confidence" in json.dumps(answer)
 
 
 def test_evaluate_is_the_cli_evaluate_json(server, tmp_path):

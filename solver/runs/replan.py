@@ -1,0 +1,473 @@
+r"""``planopt replan``: the best plan for the rest of a run in flight (issue 26 item 3).
+
+**The rest of the run is an instance** (:func:`rest_instance`), built from the instance fitted to what the run
+measured (``track``'s update, through ``fit.fit``):
+
+- the remaining limits: ``budget_usd`` less the spend so far (sunk: against the budget, not in the objective),
+  ``deadline_hours`` less the elapsed hours, ``max_forgetting_points`` less the forgetting so far (measured, else
+  the fitted model's at the steps done); ``min_quality`` as it is (the rest ends at the run's final score);
+- the start: ``task.baseline_score`` is the score the run has reached (:func:`score_reached`: the fitted model's
+  score at the steps done, which pools every logged task score; the last one alone carries the whole measurement
+  error, 2.24 points at ``fit``'s default, and would decide stopping on noise). A remaining
+  stage starts from it as a later stage of a staged plan does (``stage_outcomes.stage_outcome``), which is what
+  the one-stage profile of an instance with that baseline computes once two priors are restated in its terms:
+  a method's ceiling :math:`C_m = q_0 + c(C - q_0)` stays where it was, so the headroom share becomes
+  :math:`c' = (C_m - q)/(C - q)` (0 when the run is past it), and an on-policy method's forgetting per point
+  moved, :math:`G\phi/|C_m - q_0|`, stays, so :math:`\phi' = \phi\,|C_m - q|/|C_m - q_0|` (at most 1; OPD's
+  :math:`C_m` is the teacher's at the run's precision, else the first offered: exact where one is offered);
+- the remaining decisions: every method, its steps options; the run's own method's options are shifted by the
+  steps done (a plan of 400 steps at step 80 continues for 320, one of 800 for 720; options not past the steps done
+  are gone): continuing the current stage for a different length is a stage of its method from the score
+  reached, with its own sampling schedule; another method is a next stage from there;
+- what is sunk: the instance's one-off ``operations.fixed_usd``, for an RL run ``reward.design_usd``, for an OPD
+  run the teacher (it exists now); SFT data bought for an SFT run is priced again (not tracked by the run's log);
+- prompts already drawn are **not counted** for data reuse: the reuse model (``data_reuse.py``) prices the draws
+  of one stage from a fresh pool and has no hook for draws before it (the rest's fresh-prompt worth is therefore
+  optimistic by the prompts drawn, which the result reports).
+
+**Moving hardware** costs a checkpoint write on the current hardware, a read of it (at the same storage bandwidth,
+the evaluator's ``checkpoint_write_hours``) and a restart (``reliability.restart_minutes``): hours
+:math:`w_{move} = 2w + R`, money :math:`(n p + c_{wall})\,w_{move}` at the current hardware's GPU price and the
+operations' USD per wall hour. Priced at the current hardware's figures the move is one constant for every other
+choice, so the exact MIP over the remaining decisions is two solves of the one plan model, each exact: the
+current (GPU, count) alone, and every other with the move as ``operations.fixed_usd`` and off the deadline
+(the chance-constrained layer prices constants and deadlines in every scenario alike, so ``--confidence`` holds
+it too). The least of the two and **stop now** (no further steps: zero further cost and hours, valid when the
+score reached meets ``min_quality`` and the forgetting so far ``max_forgetting_points``) is the replan, by the
+instance's objective (with ``--confidence`` the expected value the chance model minimises), ties by cost, then
+stop, stay, move.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from planopt.models.cost.evaluator import OBJECTIVE_METRIC, Evaluator, exceeds
+from planopt.models.cost.learning import on_policy_ceiling, sft_ceiling
+from planopt.models.schema.instance import Instance
+from planopt.models.schema.plan import Plan, Recipe
+from planopt.models.uncertainty.model import DEFAULT_SEED
+
+from planopt.errors import InputError
+from planopt.job.model import COST_TIE_RELATIVE, TIE_BREAK_RELATIVE, SolveResult
+from planopt.runs.state import RunState
+from planopt.runs.track import pilot_rows, prefix_recipe
+from planopt.uncertainty import fit as fitting
+from planopt.uncertainty.risk import check_scenarios, check_seed, plan_risk
+
+ON_POLICY = ("rl", "opd")
+# Scenarios the shares of the answer are drawn on (``track.DEFAULT_TRACK_SCENARIOS``'s reasoning).
+DEFAULT_REPLAN_SCENARIOS = 1_000
+CHOICES = ("stop", "stay", "move")   # the tie order (module docstring)
+
+
+@dataclass
+class Move:
+    """What leaving the run's hardware costs (module docstring)."""
+
+    hours: float
+    usd: float
+    write_hours: float
+    restart_hours: float
+
+    def to_dict(self) -> dict:
+        """The move as ``replan --json`` prints it."""
+        return dataclasses.asdict(self)
+
+
+@dataclass
+class Rest:
+    """The rest of a run as instances: ``stay`` (the current GPU and count), ``move`` (every other, the move
+    priced in; None when there is no other or no time left for the move), the start and what is sunk."""
+
+    stay: Instance
+    move_inst: Optional[Instance]
+    move: Move
+    start_score: float
+    forgetting_so_far: float
+    forgetting_measured: bool
+    prompts_drawn: int
+    continuing: Optional[Plan]           # the original plan's remaining steps, on ``stay``
+
+
+def move_cost(fitted: Instance, plan: Plan) -> Move:
+    """The move of the module docstring, from the evaluator's own checkpoint and restart figures."""
+    stage = plan.stages[0]
+    hp = Evaluator(fitted).for_student(plan.student).hardware(stage.hardware)
+    w, r = hp.checkpoint_write_hours, hp.restart_hours
+    hours = 2.0 * w + r
+    return Move(hours, (hp.usd_per_hour_of_gpus + fitted.operations.usd_per_wall_hour) * hours, w, r)
+
+
+def _restate(data: dict, key: str, value: float, fn) -> None:
+    """``fn`` applied to a prior's point (``data["priors"]``) and to its ``uncertainty`` entry, a point or a range
+    (its bounds: ``fn`` is increasing and affine, so the range of the restated share is the restated range)."""
+    method, field = key.split(".")
+    data["priors"][method][field] = fn(value)
+    unc = (data.get("uncertainty") or {}).get(f"priors.{key}")
+    if isinstance(unc, dict):
+        for bound in ("low", "high"):
+            if unc.get(bound) is not None:
+                unc[bound] = fn(unc[bound])
+    elif isinstance(unc, (int, float)):
+        data["uncertainty"][f"priors.{key}"] = fn(unc)
+
+
+def _restated_priors(data: dict, inst: Instance, plan: Plan, q: float) -> None:
+    """The headroom and forgetting shares restated for a start at ``q`` (module docstring), in ``data``."""
+    task = inst.task
+    q0, top = task.baseline_score, task.score_ceiling
+    precision = plan.stages[0].recipe.teacher_precision
+    for m in inst.training.methods:
+        prior = inst.priors.of(m)
+        if m == "opd":
+            options = inst.teacher.precision_options if inst.teacher is not None else []
+            p = precision if plan.stages[0].method == "opd" and precision else (options[0] if options else None)
+            if p is None:
+                continue
+            r = Recipe("opd", 1, (1,) * inst.training.phases, teacher_precision=p)
+            ceiling = float(on_policy_ceiling(inst, r, prior.ceiling_share_of_headroom))
+        else:
+            ceiling = float(sft_ceiling(task, prior.ceiling_share_of_headroom))
+            # C_m = q0 + c (C - q0) kept: c' = (C_m - q) / (C - q), increasing and affine in c
+            _restate(data, f"{m}.ceiling_share_of_headroom", prior.ceiling_share_of_headroom,
+                     lambda c: min(1.0, max(0.0, q0 + c * (top - q0) - q) / (top - q)) if top > q else 0.0)
+        if m in ON_POLICY and abs(ceiling - q0) > 0:
+            ratio = abs(ceiling - q) / abs(ceiling - q0)
+            _restate(data, f"{m}.forgetting_share_of_baseline", prior.forgetting_share_of_baseline,
+                     lambda f: min(1.0, f * ratio))
+
+
+def _continuing(stay: Instance, plan: Plan, done: int) -> Optional[Plan]:
+    stage = plan.stages[0]
+    left = stage.recipe.steps - done
+    if left <= 0:
+        return None
+    recipe = dataclasses.replace(stage.recipe, steps=left)
+    return dataclasses.replace(plan, stages=(dataclasses.replace(stage, recipe=recipe),))
+
+
+def rest_instance(fitted: Instance, plan: Plan, state: RunState, forgetting_so_far: float,
+                  forgetting_measured: bool) -> Rest:
+    """The rest of the run ``state`` of ``plan`` as instances (module docstring), from the fitted instance."""
+    stage = plan.stages[0]
+    q = score_reached(fitted, plan, state)
+    data = fitted.model_dump(mode="json")
+    _restated_priors(data, fitted, plan, q)
+    data["task"]["baseline_score"] = q
+    c, lim = data["constraints"], fitted.constraints
+    if lim.budget_usd is not None:
+        c["budget_usd"] = max(0.0, lim.budget_usd - state.spend_usd)
+    if lim.deadline_hours is not None:
+        c["deadline_hours"] = max(0.0, lim.deadline_hours - state.elapsed_hours)
+    if lim.max_forgetting_points is not None:
+        c["max_forgetting_points"] = max(0.0, lim.max_forgetting_points - forgetting_so_far)
+    data["operations"]["fixed_usd"] = 0.0            # sunk at the run's start
+    if stage.method == "rl" and data.get("reward"):
+        data["reward"]["design_usd"] = 0.0           # the run's reward is built
+    if stage.method == "opd" and data.get("teacher"):
+        data["teacher"].update(exists=True, training=None)  # the run's teacher is obtained
+    methods = data["training"]["methods"]
+    shifted = sorted({s - state.steps_done for s in methods[stage.method]["steps_options"] if s > state.steps_done})
+    if shifted:
+        methods[stage.method]["steps_options"] = shifted
+    else:
+        del methods[stage.method]
+    if not methods:
+        raise InputError(f"{state.source}: the run has done every step its method offers and no other method is "
+                         "offered: there is nothing left to plan but stopping")
+    gpu, count = stage.hardware.gpu, stage.hardware.count
+    gpus = data["hardware"]["gpus"]
+    own = [dict(g, counts=[count]) for g in gpus if g["name"] == gpu]
+    others = [dict(g, counts=[n for n in g["counts"] if g["name"] != gpu or n != count]) for g in gpus]
+    others = [g for g in others if g["counts"]]
+    stay = _validated(_with_gpus(data, own), "the rest on the run's hardware")
+    move = move_cost(fitted, plan)
+    move_inst = None
+    if others and (lim.deadline_hours is None or c["deadline_hours"] > move.hours):
+        moved = {**_with_gpus(data, others),
+                 "operations": {**data["operations"], "fixed_usd": move.usd},
+                 "constraints": {**c, **({} if lim.deadline_hours is None else {"deadline_hours": c["deadline_hours"] - move.hours})}}
+        move_inst = _validated(moved, "the rest on other hardware")
+    prompts = state.steps_done * fitted.training.methods[stage.method].prompts_per_step
+    return Rest(stay, move_inst, move, q, forgetting_so_far, forgetting_measured, prompts,
+                _continuing(stay, plan, state.steps_done) if stage.method in stay.training.methods else None)
+
+
+def _with_gpus(data: dict, gpus: list) -> dict:
+    """``data`` on the GPU options ``gpus``, its context-parallel degrees those some count of them runs (a degree
+    must divide a count; the run's own divides its count)."""
+    training = dict(data["training"])
+    cp = training.get("context_parallel")
+    if isinstance(cp, list):
+        counts = [n for g in gpus for n in g["counts"]]
+        training["context_parallel"] = [d for d in cp if any(n % d == 0 for n in counts)] or [1]
+    return {**data, "training": training, "hardware": {**data["hardware"], "gpus": gpus}}
+
+
+def score_reached(fitted: Instance, plan: Plan, state: RunState) -> float:
+    """The score the run has reached: the fitted model's score of the plan's stage stopped at the steps done
+    (every logged task score pooled by the update; one evaluation alone is as noisy as ``fit``'s task-score
+    error), within [0, ``task.score_ceiling``]."""
+    from planopt.models.cost.stage_outcomes import stage_outcome
+    recipe = prefix_recipe(plan.stages[0].recipe, state.steps_done)
+    q = float(stage_outcome(fitted, recipe, fitted.task.baseline_score)[0])
+    return min(max(q, 0.0), fitted.task.score_ceiling)
+
+
+def _validated(data: dict, what: str) -> Instance:
+    try:
+        return Instance.model_validate(data)
+    except ValueError as exc:
+        first = str(exc).splitlines()
+        raise InputError(f"{what}: {first[1] if len(first) > 1 else first[0]} {first[2].strip() if len(first) > 2 else ''}".strip()) from None
+
+
+@dataclass
+class Option:
+    """One candidate for the rest: stop now, the best plan on the run's hardware, or the best after a move."""
+
+    choice: str                          # stop | stay | move
+    plan: Optional[Plan]
+    cost_usd: float
+    wall_hours: float
+    quality: float
+    forgetting_points: float             # of the rest
+    objective_value: float
+    result: Optional[SolveResult] = None
+
+    def summary(self) -> dict:
+        """The option's choice and the rest's metrics."""
+        return {"choice": self.choice, "cost_usd": self.cost_usd, "wall_hours": self.wall_hours,
+                "quality": self.quality, "forgetting_points": self.forgetting_points}
+
+
+def _objective_value(objective: str, metrics: dict, result: Optional[SolveResult]) -> float:
+    if result is not None and "violations" in result.mip_values and f"expected_{objective}" in result.mip_values:
+        return float(result.mip_values[f"expected_{objective}"])
+    return float(metrics[OBJECTIVE_METRIC[objective]])
+
+
+def stop_option(rest: Rest, objective: str) -> Optional[Option]:
+    """Stop now, where the score reached and the forgetting so far meet the limits (None otherwise)."""
+    lim = rest.stay.constraints
+    if lim.min_quality is not None and exceeds(rest.start_score, lim.min_quality, ">="):
+        return None
+    if lim.max_forgetting_points is not None and exceeds(0.0, lim.max_forgetting_points, "<="):
+        return None
+    metrics = {"cost_usd": 0.0, "wall_hours": 0.0, "quality": rest.start_score, "forgetting_points": 0.0}
+    return Option("stop", None, 0.0, 0.0, rest.start_score, 0.0, _objective_value(objective, metrics, None))
+
+
+def solved_option(choice: str, result: SolveResult, objective: str) -> Optional[Option]:
+    """A solve's plan as an option (None without a plan)."""
+    if result.plan is None or result.metrics is None or result.status not in ("optimal", "time_limit"):
+        return None
+    m = result.metrics
+    metrics = {"cost_usd": m.cost_usd, "wall_hours": m.wall_hours, "quality": m.quality, "forgetting_points": m.forgetting_points}
+    return Option(choice, result.plan, m.cost_usd, m.wall_hours, m.quality, m.forgetting_points,
+                  _objective_value(objective, metrics, result), result)
+
+
+def best_option(options: list[Option], objective: str) -> Optional[Option]:
+    """The best of ``options`` by ``objective`` (quality: the largest), within ``TIE_BREAK_RELATIVE`` tied and told
+    apart by cost, then by :data:`CHOICES`' order (``PlanModel``'s tie rule)."""
+    if not options:
+        return None
+    sign = -1.0 if objective == "quality" else 1.0
+    best = min(sign * o.objective_value for o in options)
+    tied = [o for o in options if sign * o.objective_value <= best + TIE_BREAK_RELATIVE * max(1.0, abs(best))]
+    cheapest = min(o.cost_usd for o in tied)
+    tied = [o for o in tied if o.cost_usd <= cheapest + COST_TIE_RELATIVE * max(1.0, abs(cheapest))]
+    return min(tied, key=lambda o: CHOICES.index(o.choice))
+
+
+def forgetting_so_far(fitted: Instance, plan: Plan, state: RunState) -> tuple[float, bool]:
+    """The forgetting by the steps done: the general score's baseline less its last logged value, else the fitted
+    model's forgetting of the plan stopped there; never below 0."""
+    if state.general_score is not None:
+        return max(0.0, fitted.task.general_score_baseline - float(state.general_score.values[-1])), True
+    from planopt.models.cost.stage_outcomes import stage_outcome
+    recipe = prefix_recipe(plan.stages[0].recipe, state.steps_done)  # not one of the options: priced unchecked
+    return max(0.0, float(stage_outcome(fitted, recipe, fitted.task.baseline_score)[1])), False
+
+
+@dataclass
+class ReplanResult:
+    """The rest of a run re-planned: the chosen option, the others, the original plan's remaining steps, the
+    rest's instances, and the shares of updated scenarios in which each meets every limit."""
+
+    state: RunState
+    plan: Plan
+    rest: Rest
+    chosen: Optional[Option]
+    options: list[Option]
+    continuing: Optional[Option]
+    shares: dict[str, Optional[float]]     # chosen | continuing -> share of updated scenarios meeting every limit
+    confidence: Optional[float]
+    objective: str
+    scenarios: int
+    seed: int
+    fit: fitting.FitResult
+
+    @property
+    def status(self) -> str:
+        """``optimal`` with a replan (stopping included), ``time_limit`` when the solve of the chosen rest ran out of
+        time (its incumbent), else ``infeasible``."""
+        if self.chosen is None:
+            return "infeasible"
+        return "time_limit" if self.chosen.result is not None and self.chosen.result.status == "time_limit" else "optimal"
+
+    @property
+    def headline(self) -> str:
+        """The verdict line."""
+        if self.chosen is None:
+            return "infeasible: no rest of the run (nor stopping now) meets every limit"
+        o = self.chosen
+        if o.choice == "stop":
+            return f"stop now: the score reached, {o.quality:.2f}, meets every limit; no further spend"
+        stage = o.plan.stages[0]
+        share, orig = self.shares.get("chosen"), self.shares.get("continuing")
+        buys = f"; meets every limit in {share:.0%} of updated scenarios" if share is not None else ""
+        if self.continuing is not None and o.plan == self.continuing.plan:
+            return f"continue the original plan for its {stage.recipe.steps:,} remaining steps{buys}"
+        if orig is not None:
+            buys += f" (continuing the original plan: {orig:.0%})"
+        what = "continue" if stage.method == self.plan.stages[0].method else "switch to"
+        where = "" if o.choice == "stay" else f", moving to {stage.hardware.count} × {stage.hardware.gpu}"
+        return f"{what} {stage.method} for {stage.recipe.steps:,} more steps{where}{buys}"
+
+    def changes(self) -> list[str]:
+        """What the replan changes against the original plan's remaining steps, one phrase each."""
+        if self.chosen is None or self.continuing is None or self.continuing.plan is None:
+            return []
+        if self.chosen.plan is None:
+            return ["stops now instead of running the remaining steps"]
+        new, old = self.chosen.plan.stages[0], self.continuing.plan.stages[0]
+        out = []
+        for name, a, b in (("method", old.method, new.method), ("more steps", old.recipe.steps, new.recipe.steps),
+                           ("GPUs", f"{old.hardware.count} × {old.hardware.gpu}", f"{new.hardware.count} × {new.hardware.gpu}"),
+                           ("samples per prompt", old.recipe.samples_per_prompt, new.recipe.samples_per_prompt),
+                           ("teacher precision", old.recipe.teacher_precision, new.recipe.teacher_precision),
+                           ("LoRA rank", old.recipe.lora_rank, new.recipe.lora_rank),
+                           ("checkpoint interval (min)", self.continuing.plan.checkpoint_interval_minutes,
+                            self.chosen.plan.checkpoint_interval_minutes)):
+            if a != b:
+                out.append(f"{name}: {a} -> {b}")
+        return out
+
+    def whole_run(self, option: Optional[Option]) -> Optional[dict]:
+        """The whole run's figures with ``option`` as its rest: spend so far plus the rest's, and so on."""
+        if option is None:
+            return None
+        return {"cost_usd": self.state.spend_usd + option.cost_usd,
+                "wall_hours": self.state.elapsed_hours + option.wall_hours, "quality": option.quality,
+                "forgetting_points": self.rest.forgetting_so_far + option.forgetting_points}
+
+    def to_dict(self) -> dict:
+        """The JSON object ``planopt replan --json`` prints."""
+        from planopt.models.schema.plan import plan_json
+
+        def entry(o: Optional[Option]) -> Optional[dict]:
+            if o is None:
+                return None
+            return {**o.summary(), "plan": None if o.plan is None else plan_json(o.plan, o.plan.student),
+                    "whole_run": self.whole_run(o)}
+        return {"status": self.status, "headline": self.headline, "objective": self.objective,
+                "confidence": self.confidence, "state": self.state.to_dict(),
+                "start_score": self.rest.start_score, "last_measured_score": float(self.state.task_score.values[-1]),
+                "forgetting_so_far": self.rest.forgetting_so_far,
+                "forgetting_measured": self.rest.forgetting_measured,
+                "prompts_drawn": self.rest.prompts_drawn, "prompts_drawn_counted": False,
+                "remaining_limits": {k: v for k, v in self.rest.stay.constraints.model_dump().items()
+                                     if k in ("budget_usd", "deadline_hours", "max_forgetting_points", "min_quality")},
+                "move": self.rest.move.to_dict(), "replan": entry(self.chosen), "changes": self.changes(), "continuing": entry(self.continuing),
+                "options": [o.summary() for o in self.options],
+                "share_meeting_all_limits": dict(self.shares), "scenarios": self.scenarios, "seed": self.seed,
+                "fitted": [p.to_dict() for p in self.fit.parameters]}
+
+
+def _solve(inst: Instance, confidence, scenarios, seed, time_limit, solver, sensitivity) -> SolveResult:
+    from planopt.uncertainty.solve import solve_instance
+    overrides = {} if confidence is None else {"confidence": confidence}
+    return solve_instance(inst, time_limit=time_limit, sensitivity=sensitivity, scenarios=scenarios, seed=seed,
+                          solver=solver, **overrides)
+
+
+def share_meeting(inst: Optional[Instance], option: Optional[Option], scenarios: int, seed: int) -> Optional[float]:
+    """The share of ``inst``'s scenarios in which ``option`` meets every limit (stopping: 1, it is measured)."""
+    if option is None:
+        return None
+    if option.plan is None:
+        return 1.0
+    return float(plan_risk(inst, option.plan, scenarios, seed).share())
+
+
+def fit_run(inst: Instance, plan: Plan, state: RunState) -> fitting.FitResult:
+    """``track``'s Bayes update of ``inst`` by what the run measured."""
+    return fitting.fit(inst, pilot_rows(inst, plan, state))
+
+
+def replan(inst: Instance, plan: Plan, state: RunState, confidence: Optional[float] = None,
+           scenarios: int = DEFAULT_REPLAN_SCENARIOS, seed: int = DEFAULT_SEED, time_limit: Optional[float] = None,
+           solver: str = "highs", sensitivity: bool = False, fitted: Optional[fitting.FitResult] = None) -> ReplanResult:
+    """The best rest of the run ``state`` of ``plan`` on ``inst`` (its student's instance; module docstring)."""
+    from planopt.runs.track import check_trackable
+    from planopt.uncertainty.chance import check_confidence
+    check_scenarios(scenarios)
+    check_seed(seed)
+    check_trackable(inst, plan)
+    if confidence is not None:
+        confidence = check_confidence(confidence)
+    stage = plan.stages[0]
+    if state.gpu_count != stage.hardware.count:
+        raise InputError(f"{state.source}: gpu_count: the run logged {state.gpu_count} GPUs, the plan runs "
+                         f"{stage.hardware.count} × {stage.hardware.gpu} (replan it against the plan it runs)")
+    result = fitted or fit_run(inst, plan, state)
+    so_far, measured = forgetting_so_far(result.fitted, plan, state)
+    rest = rest_instance(result.fitted, plan, state, so_far, measured)
+    objective = rest.stay.objective
+    if confidence is not None and objective == "cvar":
+        raise InputError("objective: cvar is not offered by replan yet; use cost, quality, time or forgetting")
+    chance_scenarios = None if confidence is None else min(scenarios, fitting_chance_scenarios())
+    options = [o for o in (stop_option(rest, objective),
+                           solved_option("stay", _solve(rest.stay, confidence, chance_scenarios, seed, time_limit, solver, sensitivity), objective),
+                           None if rest.move_inst is None else
+                           solved_option("move", _solve(rest.move_inst, confidence, chance_scenarios, seed, time_limit, solver, sensitivity), objective))
+               if o is not None]
+    chosen = best_option(options, objective)
+    continuing = None
+    if rest.continuing is not None:
+        m = Evaluator(rest.stay).evaluate(rest.continuing)
+        continuing = Option("stay", rest.continuing, m.cost_usd, m.wall_hours, m.quality, m.forgetting_points, 0.0)
+    elif stop_option(rest, objective) is not None:
+        continuing = stop_option(rest, objective)
+    inst_of = {"stop": rest.stay, "stay": rest.stay, "move": rest.move_inst}
+    shares = {"chosen": share_meeting(inst_of[chosen.choice], chosen, scenarios, seed) if chosen else None,
+              "continuing": share_meeting(rest.stay, continuing, scenarios, seed)}
+    held = confidence if confidence is not None else rest.stay.constraints.confidence
+    return ReplanResult(state, plan, rest, chosen, options, continuing, shares, held, objective, scenarios, seed, result)
+
+
+def fitting_chance_scenarios() -> int:
+    """The scenarios a chance-constrained solve is held to (``chance.DEFAULT_SCENARIOS``)."""
+    from planopt.uncertainty.chance import DEFAULT_SCENARIOS
+    return DEFAULT_SCENARIOS
+
+
+def replan_given(inst, raw_plan: Any, plan_label: str, log, mapping: dict | None = None,
+                 confidence: Optional[float] = None, scenarios: int | None = None, seed: int = 0,
+                 time_limit: Optional[float] = None, solver: str = "highs") -> ReplanResult:
+    """``planopt replan`` and ``POST /api/replan``: the plan read and checked on ``inst`` (a plan of another
+    instance is refused naming the field), the run's state read from ``log`` through ``mapping``, and its rest."""
+    from planopt.instance import evaluate_given_plan, instance_for_plan
+    from planopt.runs.state import check_mapping, run_state
+    from planopt.runs.track import check_trackable
+    plan, _ = evaluate_given_plan(inst, raw_plan, plan_label)
+    shown = instance_for_plan(inst, plan)
+    check_trackable(shown, plan)
+    state = run_state(log, check_mapping(mapping or {}, "mapping"), shown, plan, Evaluator(shown))
+    return replan(shown, plan, state, confidence, DEFAULT_REPLAN_SCENARIOS if scenarios is None else scenarios, seed,
+                  time_limit, solver)

@@ -1,0 +1,239 @@
+"""``planopt replan``: the rest of a run as an instance, the exact choice among its remaining plans, and its
+command, API and service."""
+
+import dataclasses
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+import planopt
+from planopt.api import evaluate_given_plan
+from planopt.cli.app import app
+from planopt.instance import load_instance
+from planopt.models.cost.evaluator import Evaluator
+from planopt.models.cost.stage_outcomes import stage_outcome
+from planopt.runs import replan as rp
+from planopt.runs.readers import read_run
+from planopt.runs.state import read_mapping, run_state
+
+from tests.support.common import INSTANCES
+from tests.support.replan_oracle import enumerated_rest, random_run
+
+RUN = INSTANCES / "runs" / "qwen3-8b-math-slow"
+SCENARIOS = 200
+runner = CliRunner()
+
+
+def shipped(**limits):
+    raw = json.loads((RUN / "instance.json").read_text())
+    raw["constraints"].update(limits)
+    inst = load_instance(raw)
+    plan, _ = evaluate_given_plan(inst, json.loads((RUN / "plan.json").read_text()), "plan.json")
+    state = run_state(read_run(RUN / "wandb.csv"), read_mapping(RUN / "mapping.json"), inst, plan, Evaluator(inst))
+    return inst, plan, state
+
+
+@pytest.fixture(scope="module")
+def slow():
+    inst, plan, state = shipped()
+    fit = rp.fit_run(inst, plan, state)
+    so_far, measured = rp.forgetting_so_far(fit.fitted, plan, state)
+    return inst, plan, state, fit, rp.rest_instance(fit.fitted, plan, state, so_far, measured)
+
+
+def test_the_rest_starts_from_the_score_reached_as_a_later_stage_does(slow):
+    """Every remaining recipe's quality on the rest's instance is ``stage_outcome`` from the score reached on the
+    fitted instance, and its forgetting too (OPD: at the run's teacher precision, where the restatement is exact)."""
+    _, plan, _, fit, rest = slow
+    ev = Evaluator(rest.stay)
+    recipes = ev.space()[0]
+    methods = {r.method for r in recipes}
+    assert methods == {"sft", "rl", "opd"}
+    for r in recipes:
+        p = dataclasses.replace(plan, stages=(dataclasses.replace(plan.stages[0], recipe=r),))
+        m = ev.evaluate(p)
+        quality, forgetting = stage_outcome(fit.fitted, r, rest.start_score)
+        assert m.quality == pytest.approx(quality, rel=1e-12)
+        if r.method != "opd" or r.teacher_precision == plan.stages[0].recipe.teacher_precision:
+            assert m.forgetting_points == pytest.approx(forgetting, rel=1e-9, abs=1e-12)
+
+
+def test_the_rest_has_what_is_left_of_the_limits_and_of_the_steps(slow):
+    inst, plan, state, fit, rest = slow
+    c, lim = rest.stay.constraints, inst.constraints
+    assert c.budget_usd == pytest.approx(lim.budget_usd - state.spend_usd)
+    assert c.deadline_hours == pytest.approx(lim.deadline_hours - state.elapsed_hours)
+    assert c.max_forgetting_points == pytest.approx(lim.max_forgetting_points - rest.forgetting_so_far)
+    assert rest.forgetting_measured and rest.forgetting_so_far > 0
+    # the score reached: the fitted model's at step 80, nearer the generator's truth than the last, noisy evaluation
+    from planopt.models.uncertainty import model as unc
+    from planopt.runs.track import prefix_recipe
+    from benchmarks import make_synthetic_run as gen
+    prefix = prefix_recipe(plan.stages[0].recipe, 80)
+    assert rest.start_score == pytest.approx(stage_outcome(fit.fitted, prefix, inst.task.baseline_score)[0])
+    true = stage_outcome(unc.apply(inst, gen.true_values(inst, gen.SLOW)), prefix, inst.task.baseline_score)[0]
+    assert abs(rest.start_score - true) < abs(state.task_score.values[-1] - true)
+    # OPD ran 80 of its 400 steps: its options 50, 100, 200, 400 continue for 20, 120, 320; RL's are untouched
+    assert rest.stay.training.methods["opd"].steps_options == [20, 120, 320]
+    assert rest.stay.training.methods["rl"].steps_options == inst.training.methods["rl"].steps_options
+    assert rest.stay.operations.fixed_usd == 0.0
+    hw = plan.stages[0].hardware
+    assert [(g.name, g.counts) for g in rest.stay.hardware.gpus] == [(hw.gpu, [hw.count])]
+    moved = {(g.name, n) for g in rest.move_inst.hardware.gpus for n in g.counts}
+    assert (hw.gpu, hw.count) not in moved and len(moved) == sum(len(g.counts) for g in inst.hardware.gpus) - 1
+    # the move: the same plan costs move.usd more and has move.hours less of the deadline
+    assert rest.move.hours > 0 and rest.move_inst.operations.fixed_usd == pytest.approx(rest.move.usd)
+    assert rest.move_inst.constraints.deadline_hours == pytest.approx(c.deadline_hours - rest.move.hours)
+    assert rest.continuing.stages[0].recipe.steps == plan.stages[0].recipe.steps - state.steps_done
+
+
+def test_the_fitted_ranges_are_restated_with_their_points(slow):
+    """The update's posterior range of OPD's forgetting share scales with its point (the draws of the rest are
+    about the restated point, not the run's)."""
+    _, _, _, fit, rest = slow
+    key = "priors.opd.forgetting_share_of_baseline"
+    before, after = fit.fitted.uncertainty[key], rest.stay.uncertainty[key]
+    ratio = rest.stay.priors.opd.forgetting_share_of_baseline / fit.fitted.priors.opd.forgetting_share_of_baseline
+    assert ratio < 1   # the run is past its baseline: less of the teacher's headroom is left to move through
+    assert (after.low, after.high) == pytest.approx((before.low * ratio, before.high * ratio))
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 6, 8, 14, 22, 26, 32, 38])
+def test_the_replan_equals_the_enumeration_of_every_remaining_plan(seed):
+    made = random_run(seed)
+    if made is None:
+        pytest.skip("the random job has no plan")
+    inst, plan, state = made
+    result = rp.replan(inst, plan, state, scenarios=SCENARIOS)
+    best = enumerated_rest(result.rest, result.objective)
+    if best is None:
+        assert result.chosen is None and result.status == "infeasible"
+        return
+    chosen = result.chosen
+    assert chosen is not None
+    metric = {"cost": "cost_usd", "time": "wall_hours", "quality": "quality", "forgetting": "forgetting_points"}[result.objective]
+    assert getattr(chosen, metric) == pytest.approx(best["value"], rel=1e-6, abs=1e-9)
+    assert chosen.cost_usd == pytest.approx(best["cost_usd"], rel=1e-6, abs=1e-9)
+    assert (chosen.choice == "stop") == (best["choice"] == "stop")
+
+
+def test_a_run_without_a_general_score_takes_the_fitted_forgetting_so_far(tmp_path):
+    inst, plan, _ = shipped()
+    mapping = {k: v for k, v in read_mapping(RUN / "mapping.json").items() if k != "general_score"}
+    import pandas as pd
+    frame = pd.read_csv(RUN / "wandb.csv").drop(columns=[read_mapping(RUN / "mapping.json")["general_score"]])
+    (tmp_path / "run.csv").write_text(frame.to_csv(index=False))
+    state = run_state(read_run(tmp_path / "run.csv"), mapping, inst, plan, Evaluator(inst))
+    assert state.general_score is None
+    fit = rp.fit_run(inst, plan, state)
+    so_far, measured = rp.forgetting_so_far(fit.fitted, plan, state)
+    # the fitted model's forgetting of OPD's first 80 steps: its stage from the baseline, stopped there
+    from planopt.runs.track import prefix_recipe
+    expected = stage_outcome(fit.fitted, prefix_recipe(plan.stages[0].recipe, 80), inst.task.baseline_score)[1]
+    assert not measured and so_far == pytest.approx(expected) and so_far > 0
+
+
+def test_stop_now_is_chosen_when_the_score_reached_meets_the_floor():
+    inst, plan, state = shipped(min_quality=50)   # the run's score (58.9) is over it: nothing more is needed
+    result = rp.replan(inst, plan, state, scenarios=SCENARIOS)
+    assert result.chosen.choice == "stop" and result.chosen.cost_usd == 0.0
+    assert result.headline.startswith("stop now")
+    assert result.whole_run(result.chosen)["cost_usd"] == pytest.approx(state.spend_usd)
+
+
+def test_a_floor_out_of_reach_is_infeasible_and_exits_3():
+    out = runner.invoke(app, ["replan", str(RUN / "instance.json"), str(RUN / "plan.json"), str(RUN / "wandb.csv"),
+                              "--mapping", str(RUN / "mapping.json"), "--json"])
+    assert out.exit_code == 3, out.output
+    answer = json.loads(out.output)
+    assert answer["status"] == "infeasible" and answer["replan"] is None
+    # continuing the original plan misses the 70-point floor in most updated scenarios
+    assert answer["continuing"]["quality"] < 70 and answer["share_meeting_all_limits"]["continuing"] < 0.5
+
+
+def test_a_deadline_the_run_s_hardware_cannot_make_is_met_by_a_move_that_pays_for_itself():
+    inst, plan, state = shipped(min_quality=65)
+    free = rp.replan(inst, plan, state, scenarios=SCENARIOS)
+    stay = next(o for o in free.options if o.choice == "stay")
+    move = next(o for o in free.options if o.choice == "move")
+    assert free.chosen is stay and move.wall_hours < stay.wall_hours   # cheaper to stay, faster to move
+    tight = state.elapsed_hours + (move.wall_hours + stay.wall_hours) / 2
+    inst, plan, state = shipped(min_quality=65, deadline_hours=tight)
+    result = rp.replan(inst, plan, state, scenarios=SCENARIOS)
+    assert result.chosen.choice == "move"
+    hw = result.chosen.plan.stages[0].hardware
+    assert (hw.gpu, hw.count) != (plan.stages[0].hardware.gpu, plan.stages[0].hardware.count)
+    # its cost holds the move: the same plan on the rest without the move's money costs move.usd less
+    bare = result.rest.move_inst.model_copy(update={"operations": result.rest.move_inst.operations.model_copy(update={"fixed_usd": 0.0})})
+    assert result.chosen.cost_usd - Evaluator(bare).evaluate(result.chosen.plan).cost_usd == pytest.approx(result.rest.move.usd)
+    assert result.whole_run(result.chosen)["wall_hours"] + result.rest.move.hours <= tight * (1 + 1e-9)
+
+
+@pytest.mark.slow
+def test_at_a_confidence_the_replan_holds_in_that_share_of_updated_scenarios():
+    inst, plan, state = shipped(min_quality=65)
+    result = rp.replan(inst, plan, state, confidence=0.8, scenarios=60)
+    assert result.chosen is not None and result.chosen.choice in ("stay", "move")
+    assert result.shares["chosen"] >= 0.8 - 0.1   # the chance model holds 80 % of its 60; measured on the same draw
+    point = rp.replan(inst, plan, state, scenarios=60)
+    assert result.shares["chosen"] > point.shares["chosen"]
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--confidence", "1.5"], "--confidence"),
+    (["--confidence", "0"], "--confidence"),
+    (["--cvar", "0.9"], "--cvar"),
+    (["--out", "x.csv"], "--out"),
+    (["--scenarios", "0"], "--scenarios"),
+])
+def test_bad_flags_are_one_line_and_exit_2(args, needle):
+    out = runner.invoke(app, ["replan", str(RUN / "instance.json"), str(RUN / "plan.json"), str(RUN / "wandb.csv"),
+                              "--mapping", str(RUN / "mapping.json"), *args])
+    assert out.exit_code == 2, out.output
+    assert needle in out.output and len(out.output.strip().splitlines()) == 1 and "Traceback" not in out.output
+
+
+@pytest.mark.parametrize("change, needle", [
+    ({"gpu_count": 7}, "gpu_count"),          # no such option in the instance: a plan of another instance
+    ({"steps": 50}, "past the plan's 50 steps"),  # the run has done 80 steps of a 50-step plan
+])
+def test_a_plan_of_another_instance_and_a_run_longer_than_its_plan_are_refused(tmp_path, change, needle):
+    raw = json.loads((RUN / "plan.json").read_text())
+    raw["plan"]["stages"][0].update(change)
+    bad = tmp_path / "plan.json"
+    bad.write_text(json.dumps(raw))
+    out = runner.invoke(app, ["replan", str(RUN / "instance.json"), str(bad), str(RUN / "wandb.csv"),
+                              "--mapping", str(RUN / "mapping.json")])
+    assert out.exit_code == 2 and needle in out.output and len(out.output.strip().splitlines()) == 1, out.output
+
+
+def test_a_score_outside_the_task_s_range_is_refused(tmp_path):
+    csv = tmp_path / "run.csv"
+    csv.write_text("_step,_runtime,train/step_time_s,eval/math500\n1,10,10,101\n")
+    out = runner.invoke(app, ["replan", str(RUN / "instance.json"), str(RUN / "plan.json"), str(csv),
+                              "--mapping", str(RUN / "mapping.json")])
+    assert out.exit_code == 2 and "eval/math500" in out.output and len(out.output.strip().splitlines()) == 1
+
+
+def test_the_api_returns_a_replan_result():
+    result = planopt.replan(RUN / "instance.json", RUN / "plan.json", RUN / "wandb.csv", RUN / "mapping.json",
+                            scenarios=SCENARIOS)
+    assert isinstance(result, planopt.ReplanResult) and result.status == "infeasible"
+    assert result.to_dict()["continuing"]["plan"]["stages"][0]["steps"] == 320
+
+
+@pytest.mark.slow
+def test_the_service_payload_answers_what_the_api_returns():
+    """(``tests/solver/service/test_service_api.py`` holds ``POST /api/replan`` to the CLI in the default run.)"""
+    from planopt.service.payloads import replan_payload
+    result = planopt.replan(RUN / "instance.json", RUN / "plan.json", RUN / "wandb.csv", RUN / "mapping.json",
+                            scenarios=SCENARIOS)
+    body = json.loads((RUN / "instance.json").read_text())
+    answer = replan_payload(body, {"plan": json.loads((RUN / "plan.json").read_text()),
+                                   "run_csv": (RUN / "wandb.csv").read_text(),
+                                   "mapping": read_mapping(RUN / "mapping.json"), "scenarios": SCENARIOS})
+    expected = json.loads(json.dumps(result.to_dict()))
+    assert answer["state"].pop("source") == "run_csv"   # the service names the CSV text it was given
+    expected["state"].pop("source")
+    assert answer == expected

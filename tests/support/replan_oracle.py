@@ -1,0 +1,71 @@
+"""The replanning oracle: every remaining plan of a run enumerated (the rest on the run's hardware, the rest after
+a move, and stopping now), scored by the evaluator, the best picked by the MIP's rule (``by_plan.lexicographic_best``:
+the objective, then cost within the tie tolerances)."""
+
+from __future__ import annotations
+
+import random
+
+from planopt.instance import parse_instance
+from planopt.job.model import COST_TIE_RELATIVE, TIE_BREAK_RELATIVE, PlanModel
+from planopt.models.cost.evaluator import Evaluator, exceeds
+from planopt.oracles.by_plan import all_plans
+from planopt.runs.readers import read_csv_text
+from planopt.runs.state import run_state
+
+from benchmarks import make_synthetic_run as gen
+from tests.support.random_instances import random_instance_dict
+
+OBJECTIVE_METRIC = {"cost": "cost_usd", "time": "wall_hours", "quality": "quality", "forgetting": "forgetting_points"}
+
+
+def enumerated_rest(rest, objective: str) -> dict | None:
+    """The best remaining option by enumeration: ``{"choice", "value", "cost_usd", "plan"}`` (None: none meets the
+    limits). Stopping is written out here from the limits, not taken from the code under test."""
+    candidates = []
+    lim = rest.stay.constraints
+    quality_ok = lim.min_quality is None or not exceeds(rest.start_score, lim.min_quality, ">=")
+    forgetting_ok = lim.max_forgetting_points is None or lim.max_forgetting_points >= 0
+    if quality_ok and forgetting_ok:
+        stop = {"cost_usd": 0.0, "wall_hours": 0.0, "quality": rest.start_score, "forgetting_points": 0.0}
+        candidates.append(("stop", stop[OBJECTIVE_METRIC[objective]], 0.0, None))
+    for choice, inst in (("stay", rest.stay), ("move", rest.move_inst)):
+        if inst is None:
+            continue
+        for sp in all_plans(inst):
+            if sp.feasible:
+                m = sp.metrics
+                candidates.append((choice, getattr(m, OBJECTIVE_METRIC[objective]), m.cost_usd, sp.plan))
+    if not candidates:
+        return None
+    sign = -1.0 if objective == "quality" else 1.0
+    best = min(sign * c[1] for c in candidates)
+    ties = [c for c in candidates if sign * c[1] <= best + TIE_BREAK_RELATIVE * max(1.0, abs(best))]
+    cheapest = min(c[2] for c in ties)
+    c = next(c for c in ties if c[2] <= cheapest + COST_TIE_RELATIVE * max(1.0, abs(cheapest)))
+    return {"choice": c[0], "value": c[1], "cost_usd": c[2], "plan": c[3]}
+
+
+def random_run(seed: int):
+    """A random small job (``random_instances``), its optimal plan, and a synthetic run of it made by the shipped
+    run's generator at its slow truth, stopped at a random 20-60 % of the plan; None when the job has no plan. On
+    even seeds the quality floor is moved above the score reached, to the median quality the rest's plans on the
+    run's hardware reach past it, so that stopping is not enough and the MIP must choose."""
+    rng = random.Random(seed)
+    raw = random_instance_dict(seed)
+    inst = parse_instance(raw)
+    first = PlanModel(inst).solve()
+    if first.plan is None:
+        return None
+    plan = first.plan
+    text = gen.synthetic_history(inst, plan, gen.SLOW, share=rng.uniform(0.2, 0.6), seed=seed).to_csv(index=False)
+    state = run_state(read_csv_text(text, f"random-{seed}.csv"), gen.MAPPING, inst, plan, Evaluator(inst))
+    if seed % 2 == 0:
+        from planopt.runs import replan as rp
+        fit = rp.fit_run(inst, plan, state)
+        rest = rp.rest_instance(fit.fitted, plan, state, *rp.forgetting_so_far(fit.fitted, plan, state))
+        higher = sorted(q for q in (sp.metrics.quality for sp in all_plans(rest.stay)) if q > rest.start_score + 1e-6)
+        if higher:
+            raw["constraints"]["min_quality"] = higher[len(higher) // 2] * (1 - 1e-6)
+            inst = parse_instance(raw)
+    return inst, plan, state
