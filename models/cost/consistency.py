@@ -14,7 +14,7 @@ Each raises ValueError naming the field.
 from __future__ import annotations
 
 from planopt.models.cost.asynchronous import check_staleness_options
-from planopt.models.cost.hardware import price_usd_per_gpu_hour
+from planopt.models.cost.hardware import price_usd_per_gpu_hour, tier_of
 from planopt.models.cost.retention import check_cover
 from planopt.models.cost.rollout import check_rollout_options
 from planopt.models.schema.instance import Instance
@@ -23,12 +23,28 @@ from planopt.models.schema.instance import Instance
 def check_physics(inst: Instance) -> None:
     """Refuse, naming the field, what the instance's shape allows and its physics cannot honour."""
     check_failure_rates(inst)
+    check_reference_prices(inst)
     if inst.hardware.rollout_gpus:
         check_rollout_options(inst, price_usd_per_gpu_hour)
     if any(s > 0 for s in inst.training.staleness_steps_options):
         check_staleness_options(inst)
     if inst.retention is not None:
         check_cover(inst)
+
+
+def check_reference_prices(inst: Instance) -> None:
+    """Under ``hardware.offers: reference`` every entry without a price of its own needs gpus.json's price at its
+    tier. (Under ``catalog`` a count no offer holds is left out of the plan space and listed by ``validate``:
+    ``hardware.unheld_counts``.)"""
+    hw = inst.hardware
+    if hw.offers != "reference":
+        return
+    for field in ("gpus", "rollout_gpus"):
+        for n, option in enumerate(getattr(hw, field)):
+            if option.price_usd_per_gpu_hour is None and price_usd_per_gpu_hour(inst, option) is None:
+                raise ValueError(f"hardware.{field}.{n}.price_usd_per_gpu_hour: the catalog has no "
+                                 f"{tier_of(inst, option).replace('_', '-')} price for {option.name}; give one, "
+                                 "or another tier")
 
 
 def check_failure_rates(inst: Instance) -> None:

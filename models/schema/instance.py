@@ -608,25 +608,6 @@ class Instance(Strict):
         return self
 
     @model_validator(mode="after")
-    def _reference_prices(self) -> "Instance":
-        """Under ``hardware.offers: reference`` every entry without a price of its own needs gpus.json's price at
-        its tier. (Under ``catalog`` a count no offer holds is left out of the plan space and reported:
-        ``cost/hardware.unheld_counts``.)"""
-        hw = self.hardware
-        if hw.offers != "reference":
-            return self
-        for field in ("gpus", "rollout_gpus"):
-            for n, option in enumerate(getattr(hw, field)):
-                if option.price_usd_per_gpu_hour is not None:
-                    continue  # the instance's own price, or a provider's offer
-                tier = option.tier or ("on_demand" if hw.pricing == "either" else hw.pricing)
-                spec = option.spec()
-                if (spec.price_spot_usd_per_gpu_hour if tier == "spot" else spec.price_on_demand_usd_per_gpu_hour) is None:
-                    raise ValueError(f"hardware.{field}.{n}.price_usd_per_gpu_hour: the catalog has no "
-                                     f"{tier.replace('_', '-')} price for {option.name}; give one, or another tier")
-        return self
-
-    @model_validator(mode="after")
     def _candidates_distinct(self) -> "Instance":
         names = self.student_names()
         for n, c in enumerate(self.candidate_students or []):
