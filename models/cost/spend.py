@@ -88,7 +88,8 @@ def _storage_charges(inst: Instance, stage: int, usd: float, train_start: float,
 
 def plan_charges(inst: Instance, plan: Plan) -> list[Charge]:
     """Every planned charge of ``plan`` on ``inst`` (rules in the module's docstring); zero charges are left out."""
-    ev = Evaluator(inst).for_student(plan.student)
+    whole = Evaluator(inst)                 # the instance's, which knows every candidate student
+    ev = whole.for_student(plan.student)    # the plan's student's, for its stages
     tau = plan.checkpoint_interval_minutes
     charges: list[Charge] = []
     start = 0.0
@@ -107,7 +108,7 @@ def plan_charges(inst: Instance, plan: Plan) -> list[Charge]:
                 charges += _storage_charges(ev.inst, n, costs[key], train_start, train_end, rp.checkpoint_gb,
                                             rp.log_storage_usd)
         start = train_end
-    total = ev.plan_metrics(plan).cost_breakdown_usd
+    total = whole.plan_metrics(plan).cost_breakdown_usd
     charges.append(Charge("operations", None, 0.0, start, total["operations"]))
     charges.append(Charge("forgetting_repair", None, start, start, total["forgetting_repair"]))
     return [c for c in charges if c.usd != 0.0]

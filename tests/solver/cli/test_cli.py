@@ -172,3 +172,19 @@ def test_an_instance_whose_gpus_cannot_be_bought_is_infeasible_and_says_why(tmp_
     res = run("solve", _bad(tmp_path, lambda d: d["hardware"].update(pricing="spot", gpus=[{"name": "L40S", "counts": [8]}])))
     assert res.exit_code == 3
     assert "no (GPU, count) option of the instance can be bought: hardware.gpus.0: L40S × 8 (no spot offer" in res.output
+
+
+def test_a_plan_of_a_candidate_student_reports_its_spend(tmp_path):
+    """The spend timeline of a plan that trains a candidate (not the instance's own student) once crashed solve
+    (exit 1: the candidate's evaluator was asked for the candidate again); its lines must add up to its cost."""
+    import json
+    data = json.loads((INSTANCES / "math-8b-or-32b.json").read_text())
+    data["candidate_students"] = [{"name": "small", "architecture": {"preset": "Qwen3-0.6B"},
+                                   "baseline_score": 61.8, "general_score_baseline": 88.0}]
+    path = tmp_path / "small-candidate.json"
+    path.write_text(json.dumps(data))
+    res = run("solve", str(path), "--json", "--no-sensitivity")
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["plan"]["student"] == "small"
+    assert abs(out["spend"]["total_usd"] - out["metrics"]["cost_usd"]) <= 1e-6 * out["metrics"]["cost_usd"]
