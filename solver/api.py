@@ -11,7 +11,7 @@ from planopt.models.schema.instance import Instance
 
 from planopt.errors import InputError
 from planopt.instance import evaluate_given_plan, instance_for_plan, load_instance  # noqa: F401  (part of the API)
-from planopt.job.model import SolveResult
+from planopt.job.model import DEFAULT_SOLVER, SolveResult
 from planopt.studies.sweep import plan_record  # noqa: F401  (part of the API)
 from planopt.uncertainty.solve import OVERRIDES, solve_instance  # noqa: F401  (part of the API)
 
@@ -73,30 +73,26 @@ def track_run(source: str | Path | dict[str, Any] | Instance, plan: Plan | dict[
     CSV or a pilot CSV; ``mapping``: which series is which (a dict, or a mapping file's path). Returns a
     ``TrackResult``: ``.headline`` (the verdict), ``.to_dict()`` (``track --json``), ``.frame()`` (a DataFrame of
     the measured series: series, step, value) and ``.bands`` (the plan's predicted P10-P50-P90 along its steps)."""
-    from planopt.errors import read_json
-    from planopt.runs.readers import read_run
-    from planopt.runs.state import read_mapping
-    inst = load_instance(source)
-    if isinstance(plan, (str, Path)):
-        raw, label = read_json(Path(plan)), str(plan)
-    else:
-        raw, label = (plan.to_dict() if isinstance(plan, Plan) else plan), "plan"
-    names = read_mapping(mapping) if isinstance(mapping, (str, Path)) else mapping
     from planopt.runs.track import track_given
-    return track_given(inst, raw, label, read_run(run, inst), names, scenarios, seed)
+    return track_given(*_run_inputs(source, plan, run, mapping), scenarios, seed)
 
 
 def replan_run(source: str | Path | dict[str, Any] | Instance, plan: Plan | dict[str, Any] | str | Path,
                run: str | Path, mapping: dict[str, str] | str | Path | None = None, confidence: float | None = None,
-               scenarios: int | None = None, seed: int = 0, time_limit: float | None = None, solver: str = "highs"):
+               scenarios: int | None = None, seed: int = 0, time_limit: float | None = None, solver: str = DEFAULT_SOLVER):
     """``planopt.replan``: the best plan for the rest of a run in flight (``planopt replan``; ``runs/replan.py``).
     Arguments as :func:`track_run`'s, with ``confidence`` (the rest holds every limit in that share of the
     updated scenarios). Returns a ``ReplanResult``: ``.headline``, ``.chosen`` (an ``Option``: ``choice`` stop,
     stay or move, its ``plan`` and the rest's metrics), ``.continuing`` (the original plan's remaining steps),
     ``.shares`` and ``.to_dict()`` (``replan --json``)."""
+    from planopt.runs.replan import replan_given
+    return replan_given(*_run_inputs(source, plan, run, mapping), confidence, scenarios, seed, time_limit, solver)
+
+
+def _run_inputs(source, plan, run, mapping) -> tuple:
+    """What ``track`` and ``replan`` read: the instance, the plan's JSON and its label, the run, the series mapping."""
     from planopt.errors import read_json
     from planopt.runs.readers import read_run
-    from planopt.runs.replan import replan_given
     from planopt.runs.state import read_mapping
     inst = load_instance(source)
     if isinstance(plan, (str, Path)):
@@ -104,4 +100,4 @@ def replan_run(source: str | Path | dict[str, Any] | Instance, plan: Plan | dict
     else:
         raw, label = (plan.to_dict() if isinstance(plan, Plan) else plan), "plan"
     names = read_mapping(mapping) if isinstance(mapping, (str, Path)) else mapping
-    return replan_given(inst, raw, label, read_run(run, inst), names, confidence, scenarios, seed, time_limit, solver)
+    return inst, raw, label, read_run(run, inst), names

@@ -207,6 +207,15 @@ class Evaluator:
         self._recipes: dict[Recipe, RecipeProfile] = {}
         self._hardware: dict[HardwareChoice, HardwareProfile] = {}
         self._students: dict[str, Evaluator] = {}
+        self._offers: dict[tuple, list[dict]] = {}  # the stages' hardware -> where they are bought (``offers_of``)
+
+    def offers_of(self, plan: Plan) -> list[dict]:
+        """Where the plan's GPU sets are bought (``hardware.plan_offers``), computed once per set of stage hardware:
+        every plan of the oracles reads it, and it depends on the hardware alone. Each call gets its own copies."""
+        key = tuple(s.hardware for s in plan.stages)
+        if key not in self._offers:
+            self._offers[key] = plan_offers(self.inst, plan)
+        return [dict(o) for o in self._offers[key]]
 
     def recipe(self, r: Recipe) -> RecipeProfile:
         """The recipe's profile (work amounts, FLOPs, quality, forgetting), computed once and cached."""
@@ -395,7 +404,7 @@ class Evaluator:
         out = Metrics(cost_usd=sum(costs.values()), wall_hours=wall, quality=q, forgetting_points=total_forgetting,
                       gpu_hours=sum(m.gpu_hours for m in alone), memory_per_gpu_gb=max(m.memory_per_gpu_gb for m in alone),
                       cost_breakdown_usd=costs, hours_breakdown=hours, flops=flops,
-                      fits_memory=all(m.fits_memory for m in alone), offers=plan_offers(inst, plan),
+                      fits_memory=all(m.fits_memory for m in alone), offers=ev.offers_of(plan),
                       quantities=sum_quantities([m.quantities for m in alone]),
                       fixed_cost_breakdown_usd=plan_fixed_usd(
                           inst, [stage_fixed_usd(inst, ev.recipe(s.recipe)) for s in plan.stages], COST_KEYS))

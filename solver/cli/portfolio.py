@@ -66,7 +66,7 @@ def portfolio_report(result) -> str:
         out += ["", f"Note: {result.message}"]
     if result.spend is not None:
         from planopt.report.text import spend_text
-        out += ["", "Budget and alert lines (cumulative planned spend from bucket 0)"] + spend_text(result.spend)
+        out += ["", "Budget and alert lines (cumulative planned spend from bucket 0, at the schedule's point estimate)"] + spend_text(result.spend)
     out += ["", f"model built in {result.build_seconds:.2f} s, solved in {result.solve_seconds:.2f} s"]
     return "\n".join(out)
 

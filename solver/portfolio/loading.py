@@ -75,6 +75,19 @@ def priced_by_portfolio(raw: Any, name: str, i: int) -> Any:
     if hw.get("offers", "reference") != "reference":
         raise InputError(f"{name}: jobs.{i}.instance.hardware.offers: a portfolio job is priced by the portfolio's "
                          "gpus entries (its offers); remove the field")
+    # the tiers a job runs on are the portfolio's pools (reserved, on-demand, spot) and its spot preemptions the
+    # portfolio's gpus[].spot_preemptions_per_gpu_hour: a job's own would be dropped, so they are refused
+    if hw.get("pricing", "on_demand") != "on_demand":
+        raise InputError(f"{name}: jobs.{i}.instance.hardware.pricing: a portfolio job runs on the portfolio's "
+                         "reserved, on-demand and spot pools (the MIP chooses); remove the field")
+    tiered = next((n for n, g in enumerate(hw.get("gpus") or []) if isinstance(g, dict) and "tier" in g), None)
+    if tiered is not None:
+        raise InputError(f"{name}: jobs.{i}.instance.hardware.gpus.{tiered}.tier: a portfolio job runs on the "
+                         "portfolio's pools (the MIP chooses the tier); remove the field")
+    rel = raw.get("reliability")
+    if isinstance(rel, dict) and "spot_reclaimed_share_per_month" in rel:
+        raise InputError(f"{name}: jobs.{i}.instance.reliability.spot_reclaimed_share_per_month: a portfolio's spot "
+                         "preemptions are its gpus' spot_preemptions_per_gpu_hour; set them there")
     return {**raw, "hardware": {**hw, "offers": "reference"}}
 
 

@@ -193,7 +193,8 @@ class SpendLine(_Closed):
 
 
 class Spend(_Closed):
-    """The budget and alert lines on the plan's spend timeline (``models/cost/spend.py``)."""
+    """The budget and alert lines on the plan's spend timeline (``models/cost/spend.py``), at the plan's point
+    estimate: how often its cost stays within the budget is ``risk``'s."""
 
     alert_share: float = Field(description="constraints.alert_share: the alert line's share of the budget")
     budget_usd: Optional[float] = Field(description="the budget; null: none, and no lines")

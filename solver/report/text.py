@@ -291,7 +291,7 @@ def _solve_report(inst: Instance, result) -> str:
         out += ["", "Limits", limit_rows(result.binding, result.objective)]
     out += [""] + metrics_sections(result.metrics)
     if result.spend is not None:
-        out += ["", "Budget and alert lines (cumulative planned spend from the start)"] + spend_text(result.spend)
+        out += ["", "Budget and alert lines (cumulative planned spend from the start, at the plan's point estimate; how often the budget holds is the Risk section's)"] + spend_text(result.spend)
     out += ["", f"model built in {result.build_seconds:.2f} s, solved in {result.solve_seconds:.2f} s"]
     return "\n".join(out)
 

@@ -64,27 +64,26 @@ class EvaluateRequest(Strict):
     seed: int = 0
 
 
-class TrackRequest(Strict):
-    """``planopt track FILE PLAN.json RUN --json``. The run's log comes as CSV text: a W&B history export or a
-    pilot CSV. A TensorBoard log folder cannot be posted (its event files are binary records on disk): export
-    its scalars as a W&B-style CSV (``_step``, ``_runtime``, one column per series), or run ``planopt track``."""
+class RunInput(Strict):
+    """What ``track`` and ``replan`` read: the instance, its plan and the run's log. The log comes as CSV text: a
+    W&B history export or a pilot CSV. A TensorBoard log folder cannot be posted (its event files are binary records
+    on disk): export its scalars as a W&B-style CSV (``_step``, ``_runtime``, one column per series), or run the CLI."""
     instance: InstanceRef = Field(..., description=INSTANCE_HELP)
     plan: dict[str, Any] = Field(..., description="the `plan` object of a solve (or that whole result)")
     run_csv: str = Field(..., description="the run's log as CSV text: a W&B history export (_step, _runtime, series) or a pilot CSV")
     mapping: dict[str, str] = Field(default_factory=dict, description="which logged series is which: step, step_seconds, "
                                     "task_score, general_score, gpu_count, spend_usd")
+
+
+class TrackRequest(RunInput):
+    """``planopt track FILE PLAN.json RUN --json``."""
     scenarios: Optional[int] = Field(None, description="scenarios of the bands and the shares (default 1,000)")
     seed: int = 0
 
 
-class ReplanRequest(Limits):
-    """``planopt replan FILE PLAN.json RUN --json``: the run's log as CSV text, as ``TrackRequest``'s; the limits
-    and objective are the whole run's, as the CLI's flags."""
-    instance: InstanceRef = Field(..., description=INSTANCE_HELP)
-    plan: dict[str, Any] = Field(..., description="the `plan` object of a solve (or that whole result)")
-    run_csv: str = Field(..., description="the run's log as CSV text: a W&B history export (_step, _runtime, series) or a pilot CSV")
-    mapping: dict[str, str] = Field(default_factory=dict, description="which logged series is which: step, step_seconds, "
-                                    "task_score, general_score, gpu_count, spend_usd")
+class ReplanRequest(RunInput, Limits):
+    """``planopt replan FILE PLAN.json RUN --json``: the run's log as ``RunInput``'s; the limits and objective are
+    the whole run's, as the CLI's flags."""
     confidence: Optional[float] = Field(None, description="the rest holds every limit in this share of the updated scenarios (0-1)")
     scenarios: Optional[int] = Field(None, description="scenarios of the shares (default 1,000)")
     seed: int = 0

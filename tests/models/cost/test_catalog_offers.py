@@ -203,6 +203,20 @@ def test_a_portfolio_job_asking_for_catalog_offers_is_refused(tmp_path):
     assert res.exit_code == 2 and "jobs.0.instance.hardware.offers" in res.output and len(res.output.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("edit,field", [
+    (lambda job: job["hardware"].update(pricing="spot"), "jobs.0.instance.hardware.pricing"),
+    (lambda job: job["hardware"]["gpus"][0].update(tier="spot"), "jobs.0.instance.hardware.gpus.0.tier"),
+    (lambda job: job.update(reliability={"spot_reclaimed_share_per_month": 0.5}),
+     "jobs.0.instance.reliability.spot_reclaimed_share_per_month"),
+])
+def test_a_portfolio_job_naming_its_own_tier_or_spot_rate_is_refused(tmp_path, edit, field):
+    """The portfolio's pools set a job's tier and its gpus their spot preemptions: a job's own would be dropped."""
+    data = json.loads((INSTANCES / "portfolio-small.json").read_text())
+    edit(data["jobs"][0]["instance"])
+    res = CliRunner().invoke(app, ["solve", _write(tmp_path, "p.json", data)])
+    assert res.exit_code == 2 and field in res.output and len(res.output.strip().splitlines()) == 1, res.output
+
+
 def test_bad_tier_and_offers_values_name_their_field(tmp_path):
     for field, value in (("pricing", "cheap"), ("offers", "everywhere")):
         data = json.loads((INSTANCES / "tiny.json").read_text())
@@ -213,3 +227,18 @@ def test_bad_tier_and_offers_values_name_their_field(tmp_path):
     data["reliability"] = {"spot_reclaimed_share_per_month": 1.5}
     res = CliRunner().invoke(app, ["solve", _write(tmp_path, "bad.json", data)])
     assert res.exit_code == 2 and "reliability.spot_reclaimed_share_per_month" in res.output
+
+
+def test_the_scenario_evaluator_equals_the_evaluator_on_spot_plans_in_each_scenario():
+    """Spot reclaims drawn in scenarios: the vectorised scenario metrics equal the evaluator on each scenario's
+    instance (``uncertainty.model.apply``), for spot and on-demand plans of one `either` instance."""
+    import random
+    from planopt.models.schema.plan import Plan
+    from planopt.oracles.by_plan import all_plans
+    from tests.support.oracle_checks import assert_scenarios_equal_the_evaluator
+    inst = parse_instance(on_spot(INSTANCES / "tiny.json", pricing="either"))
+    plans = [p.plan for p in all_plans(inst) if p.metrics.fits_memory]
+    picked = random.Random(5).sample([p for p in plans if "@spot" in p.gpu], 3) + \
+        random.Random(5).sample([p for p in plans if "@spot" not in p.gpu], 2)
+    assert all(isinstance(p, Plan) for p in picked)
+    assert_scenarios_equal_the_evaluator(inst, draw(inst, 6, seed=11), picked)
