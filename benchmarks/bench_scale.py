@@ -35,6 +35,24 @@ INTERVALS = [10, 20, 30, 60, 120, 240, 5, 15, 45, 90, 180, 360, 480, 720, 960, 1
 STEP_FACTORS = (1.25, 1.5, 2, 3, 4, 0.75, 0.5)
 # size label -> (GPU types, counts per type, samples-per-prompt options, training lengths per method, intervals)
 LADDER = {"1e4": (4, 3, 3, 4, 6), "1e6": (10, 6, 6, 8, 10), "1e7": (14, 10, 8, 8, 16), "1e8": (14, 14, 10, 16, 36)}
+# the recipe-heavy shape of issue 29 (13 GPU types x 10 counts, 8 samples-per-prompt options, 6 phases, 8 lengths,
+# 15 intervals, 4 teacher precisions, 5 data shares): size label -> (the ladder's five, phases)
+RECIPE_HEAVY = {"1e6r": (8, 6, 6, 6, 10, 4), "1e8r": (13, 10, 8, 8, 15, 6)}
+
+
+def recipe_heavy(gpu_types: int, counts: int, samples: int, steps: int, intervals: int, phases: int) -> dict:
+    """:func:`scaled` with ``phases`` sampling phases, the four teacher precisions and five external data shares."""
+    data = scaled(gpu_types, counts, samples, steps, intervals)
+    data["name"] += f".p{phases}"
+    data["training"]["phases"] = phases
+    data["teacher"]["precision_options"] = ["bf16", "fp8", "int8", "int4"]
+    data["sft_data"]["external_data_share_options"] = [1.0, 0.85, 0.7, 0.55, 0.4]
+    return data
+
+
+def instance_of(label: str) -> dict:
+    """The edited instance of a size label (``LADDER`` or ``RECIPE_HEAVY``)."""
+    return recipe_heavy(*RECIPE_HEAVY[label]) if label in RECIPE_HEAVY else scaled(*LADDER[label])
 
 
 def scaled(gpu_types: int, counts: int, samples: int, steps: int, intervals: int) -> dict:
@@ -60,7 +78,7 @@ def child(kind: str, label: str) -> dict:
     from planopt.instance import load_instance
     from planopt.models.cost.evaluator import Evaluator
     from planopt.job.model import PlanModel  # imports before the clocks start: both sides import Pyomo (run.py)
-    inst = load_instance(scaled(*LADDER[label]))
+    inst = load_instance(instance_of(label))
     recipes, hardware, intervals = Evaluator(inst).space()
     out = {"plans": len(recipes) * len(hardware) * len(intervals), "base_mib": peak_mib()}
     wall, cpu = time.perf_counter(), time.process_time()
@@ -106,7 +124,7 @@ def main(labels: list[str]) -> None:
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", default=",".join(LADDER))
+    ap.add_argument("--sizes", default=",".join([*LADDER, *RECIPE_HEAVY]))
     ap.add_argument("--child", nargs=2, metavar=("KIND", "SIZE"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:

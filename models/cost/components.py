@@ -6,6 +6,8 @@ each) read: an SFT micro-step's tokens and the adapters a plan may choose.
 
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass
 
 from planopt.models.schema.instance import Instance
@@ -41,8 +43,9 @@ RATE_FACTOR = {DECODE: "decode_factor", TAIL: "decode_factor", PREFILL: "mfu_fac
                EVAL: "decode_factor", CP_TRAIN: None, CP_LOGPROB: None}
 
 
+@functools.lru_cache(maxsize=4096)
 def component(family: str, *qualifiers: object) -> str:
-    """Component key, e.g. ``decode_tokens|opd:fp8|8``."""
+    """Component key, e.g. ``decode_tokens|opd:fp8|8`` (made once per key: every recipe profile asks for its keys)."""
     return "|".join([family, *map(str, qualifiers)])
 
 

@@ -208,6 +208,7 @@ class Evaluator:
         self._hardware: dict[HardwareChoice, HardwareProfile] = {}
         self._students: dict[str, Evaluator] = {}
         self._offers: dict[tuple, list[dict]] = {}  # the stages' hardware -> where they are bought (``offers_of``)
+        self._space: tuple | None = None  # the plan space's axes (``space``)
 
     def offers_of(self, plan: Plan) -> list[dict]:
         """Where the plan's GPU sets are bought (``hardware.plan_offers``), computed once per set of stage hardware:
@@ -418,9 +419,11 @@ class Evaluator:
 
     def space(self) -> tuple[list[Recipe], list[HardwareChoice], list[float]]:
         """The plan space's axes: the recipes (with the teacher's plans), the hardware choices and the sorted
-        checkpoint intervals."""
-        return (enumerate_recipes(self.inst, teacher_plans(self.inst, Evaluator)), hardware_options(self.inst),
-                sorted(set(self.inst.checkpointing.interval_minutes_options)))
+        checkpoint intervals. Listed once per evaluator (its instance does not change); each call returns new lists."""
+        if self._space is None:
+            self._space = (enumerate_recipes(self.inst, teacher_plans(self.inst, Evaluator)), hardware_options(self.inst),
+                           sorted(set(self.inst.checkpointing.interval_minutes_options)))
+        return tuple(list(axis) for axis in self._space)
 
     def retention_options(self) -> list[RetentionChoice]:
         """The retention options a plan chooses from (``retention.retention_options``); [] without a block."""
@@ -431,31 +434,33 @@ class Evaluator:
         ``hardware.memory_classes``."""
         return memory_classes(self.inst)
 
-    def recipe_arrays(self, recipes: list[Recipe] | None = None) -> RecipeArrays:
-        """The profiles of ``recipes`` (default: the instance's) as arrays, one row per recipe."""
+    def recipe_arrays(self, recipes: list[Recipe] | None = None, cache: bool = True) -> RecipeArrays:
+        """The profiles of ``recipes`` (default: the instance's) as arrays, one row per recipe. ``cache=False``: the
+        profiles not already cached are read into the arrays and let go, so that a large space never holds
+        them all at once (a profile is ~3 KiB of Python objects; its row, ~0.5 KiB of floats)."""
         recipes = self.space()[0] if recipes is None else recipes
-        profiles = [self.recipe(r) for r in recipes]
-        components = sorted({c for p in profiles for c in p.amounts})
-        col = {c: n for n, c in enumerate(components)}
-        classes = sorted({r.memory_class for r in recipes})
-        cls = {k: n for n, k in enumerate(classes)}
+        n_r = len(recipes)
+        col: dict[str, int] = {}
         rows, cols, vals = [], [], []
-        for n, p in enumerate(profiles):
+        scalars = ("quality", "forgetting_points", "lead_hours", "data_usd", "environments_usd", "log_storage_usd",
+                   "checkpoint_gb", "network_usd", "log_ingest_usd")
+        table = np.zeros((len(scalars), n_r))
+        for n, r in enumerate(recipes):
+            p = self.recipe(r) if cache else (self._recipes.get(r) or profile(self.inst, r, teacher_lump(self.inst, r, Evaluator)))
             for c, v in p.amounts.items():
                 rows.append(n)
-                cols.append(col[c])
+                cols.append(col.setdefault(c, len(col)))
                 vals.append(v)
-        amounts = np.zeros((len(recipes), len(components)))
-        amounts[rows, cols] = vals
-
-        def column(attr: str) -> np.ndarray:
-            return np.fromiter((getattr(p, attr) for p in profiles), dtype=float, count=len(profiles))
-
+            table[:, n] = [getattr(p, attr) for attr in scalars]
+        components = sorted(col)
+        position = np.array([components.index(c) for c in col], dtype=int)  # discovery order -> sorted order
+        amounts = np.zeros((n_r, len(components)))
+        if rows:
+            amounts[rows, position[np.asarray(cols)]] = vals
+        classes = sorted({r.memory_class for r in recipes})
+        cls = {k: n for n, k in enumerate(classes)}
         return RecipeArrays(recipes, components, classes, amounts,
-                            np.fromiter((cls[r.memory_class] for r in recipes), dtype=int, count=len(recipes)),
-                            column("quality"), column("forgetting_points"), column("lead_hours"), column("data_usd"),
-                            column("environments_usd"), column("log_storage_usd"), column("checkpoint_gb"),
-                            column("network_usd"), column("log_ingest_usd"))
+                            np.fromiter((cls[r.memory_class] for r in recipes), dtype=int, count=n_r), *table)
 
     def hardware_arrays(self, hardware: list[HardwareChoice], components: list[str], classes: list[str],
                         intervals: list[float]) -> HardwareArrays:

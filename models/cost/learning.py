@@ -38,6 +38,8 @@ with :math:`\phi_f` the share of the general score's family :math:`f` (``task.ge
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from planopt.models.catalog import defaults as d
@@ -128,8 +130,16 @@ def phase_effective_prompts(inst: Instance, r: Recipe, repeat_scale) -> list:
     """Per phase, the fresh-prompt worth of the prompts it draws: :math:`D'(U, D_j) - D'(U, D_{j-1})`."""
     drawn = r.steps / inst.training.phases * inst.training.methods[r.method].prompts_per_step
     unique = inst.task.prompts_available
-    worth = [effective_draws(unique, j * drawn, repeat_scale) for j in range(len(r.samples_per_prompt) + 1)]
-    return [after - before for before, after in zip(worth, worth[1:])]
+    if np.ndim(repeat_scale) == 0:  # the point priors: one list per (length, phases), shared by every schedule
+        return list(_phase_worth(float(unique), float(drawn), len(r.samples_per_prompt), float(repeat_scale)))
+    return _phase_worth.__wrapped__(unique, drawn, len(r.samples_per_prompt), repeat_scale)
+
+
+@functools.lru_cache(maxsize=4096)
+def _phase_worth(unique, drawn, phases: int, repeat_scale):
+    """:func:`phase_effective_prompts` of ``phases`` phases drawing ``drawn`` prompts each of ``unique``."""
+    worth = [effective_draws(unique, j * drawn, repeat_scale) for j in range(phases + 1)]
+    return tuple(after - before for before, after in zip(worth, worth[1:]))
 
 
 def on_policy_quality(inst: Instance, r: Recipe, signal_scale, ceiling_share, repeat_scale, start=None):

@@ -32,6 +32,7 @@ Quality and forgetting come from ``learning.py`` (learning curves, forgetting).
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass, field
 
@@ -71,14 +72,33 @@ class RecipeProfile:
 
 
 def schedules(inst: Instance) -> list[tuple[int, ...]]:
-    """Samples per prompt per phase; tapered schedules never rise."""
-    opts = sorted(set(inst.training.samples_per_prompt_options))
-    out = []
-    for combo in itertools.product(opts, repeat=inst.training.phases):
-        if inst.training.taper_only and any(a < b for a, b in zip(combo, combo[1:])):
-            continue
-        out.append(combo)
-    return out
+    """Samples per prompt per phase, in the order of ``itertools.product`` over the sorted options; tapered
+    schedules never rise. Listed once per (options, phases, taper) (``_schedules``): an instance asks for them
+    once per method, length and precision."""
+    t = inst.training
+    return list(_schedules(tuple(sorted(set(t.samples_per_prompt_options))), t.phases, bool(t.taper_only)))
+
+
+@functools.lru_cache(maxsize=64)
+def _schedules(opts: tuple[int, ...], phases: int, taper_only: bool) -> tuple[tuple[int, ...], ...]:
+    """:func:`schedules`: with ``taper_only`` each phase's options are only those not above the previous phase's,
+    so the non-rising schedules are generated directly (C(k + p - 1, p) of them, not the k^p of the product),
+    in the product's order (each position ascends within its prefix)."""
+    if not taper_only:
+        return tuple(itertools.product(opts, repeat=phases))
+    out: list[tuple[int, ...]] = []
+
+    def extend(prefix: tuple[int, ...]) -> None:
+        if len(prefix) == phases:
+            out.append(prefix)
+            return
+        for k in opts:
+            if prefix and k > prefix[-1]:
+                break
+            extend(prefix + (k,))
+
+    extend(())
+    return tuple(out)
 
 
 def enumerate_recipes(inst: Instance, teachers: tuple = (None,)) -> list[Recipe]:
@@ -235,7 +255,7 @@ def _on_policy_profile(inst: Instance, r: Recipe, teacher: tuple[float, float]) 
     q = float(lc.on_policy_quality(inst, r, pri.signal_scale_samples, pri.ceiling_share_of_headroom,
                                    inst.priors.prompt_repeat_scale_epochs))
     drawn = r.steps * prompts
-    effective = float(lc.effective_draws(task.prompts_available, drawn, inst.priors.prompt_repeat_scale_epochs))
+    effective = _effective_draws(float(task.prompts_available), float(drawn), float(inst.priors.prompt_repeat_scale_epochs))
     add(component(TAIL, cls), r.steps)
     add(component(SYNC, cls), r.steps)
     fwd = ph.forward_flops_per_token(stu)
@@ -292,6 +312,12 @@ def _on_policy_profile(inst: Instance, r: Recipe, teacher: tuple[float, float]) 
                          forgetting_points=forgetting, extra={"progress": progress, "log_gb": log_gb,
                                                               "prompts_drawn": drawn, "effective_prompts": effective},
                          fixed_data_usd=design + teacher_usd, **_side_money(inst, r, log_gb))
+
+
+@functools.lru_cache(maxsize=4096)
+def _effective_draws(unique: float, drawn: float, repeat_scale: float) -> float:
+    """``learning.effective_draws`` at the point priors, once per (prompts, draws): a length's recipes share it."""
+    return float(lc.effective_draws(unique, drawn, repeat_scale))
 
 
 def _asynchronous(inst: Instance, r: Recipe, amounts: dict, samples: float, quality: float) -> tuple[dict, float]:

@@ -126,14 +126,17 @@ def undominated_intervals(overhead: np.ndarray, relative_tie: float = 1e-12) -> 
     return overhead <= best + relative_tie * np.maximum(1.0, np.abs(best))
 
 
-def collect(ev: Evaluator, keep_dominated_intervals: bool = False, recipes: list[Recipe] | None = None) -> FormulationData:
+def collect(ev: Evaluator, keep_dominated_intervals: bool = False, recipes: list[Recipe] | None = None,
+            cache_profiles: bool = True) -> FormulationData:
     """Coefficients for ``ev``'s instance. ``keep_dominated_intervals`` keeps every
     (hardware, interval) pair, for models (e.g. spot work, or stages sharing one interval) where overhead
-    is not all that an interval moves. ``recipes``: these instead of the instance's (a stage's options)."""
+    is not all that an interval moves. ``recipes``: these instead of the instance's (a stage's options).
+    ``cache_profiles=False``: the evaluator keeps no recipe profile it makes here (``Evaluator.recipe_arrays``),
+    for a model that prunes most of them and reads the profiles of few."""
     inst = ev.inst
     all_recipes, hardware, intervals = ev.space()
     recipes = all_recipes if recipes is None else recipes
-    ra = ev.recipe_arrays(recipes)
+    ra = ev.recipe_arrays(recipes, cache=cache_profiles)
     ha = ev.hardware_arrays(hardware, ra.components, ra.classes, intervals)
     keep_h = ha.fits.any(axis=0) if len(ra.classes) else np.zeros(len(hardware), dtype=bool)
     hardware = [hw for hw, k in zip(hardware, keep_h) if k]
@@ -257,15 +260,40 @@ def dominated_recipes(data: FormulationData, block: int = 256, quality: np.ndarr
     n_scalar = v.shape[1] - t.shape[1]
     order, vs = _rank_order(v)
     out_sorted = np.zeros(n_r, dtype=bool)
-    kept: list[int] = []                                                  # positions in sorted order
-    for start in range(0, n_r, block):
-        stop = min(n_r, start + block)
-        # a recipe dominated only by one that is itself dropped in this block is still
-        # dominated (transitivity), so the mask needs no second pass
-        out_sorted[_dominated_in_block(vs, kept, start, stop, n_scalar)] = True
-        kept.extend(p for p in range(start, stop) if not out_sorted[p])
+    # First within each family of recipes that differ only in their sampling schedule (most dominance is
+    # there, and the pools are small), then among the survivors: exact, since a recipe dropped in the first
+    # pass has a dominator that survives it or is dominated in turn (transitivity), and both passes compare
+    # in the one sorted order, so ties go to the same recipe.
+    family = np.array([hash(_family(r)) for r in data.recipes], dtype=np.int64)[order]
+    if len(np.unique(family)) < n_r:
+        for f in np.unique(family):
+            pos = np.flatnonzero(family == f)
+            if len(pos) > 1:
+                out_sorted[pos[_sweep(vs[pos], n_scalar, block)]] = True
+    alive = np.flatnonzero(~out_sorted)
+    out_sorted[alive[_sweep(vs[alive], n_scalar, block)]] = True
     out = np.zeros(n_r, dtype=bool)
     out[order] = out_sorted
+    return out
+
+
+def _family(r) -> tuple:
+    """A recipe less its sampling schedule (``dominated_recipes``' first pass)."""
+    return (r.method, r.steps, r.teacher_precision, r.external_data_share, r.max_epochs, r.lora_rank, r.staleness_steps,
+            id(r.teacher_training))
+
+
+def _sweep(vs: np.ndarray, n_scalar: int, block: int) -> np.ndarray:
+    """[row] mask of the rows of ``vs`` (ranks, in dominance order) an earlier row is <= in every column."""
+    n = len(vs)
+    out = np.zeros(n, dtype=bool)
+    kept: list[int] = []                                                  # positions in sorted order
+    for start in range(0, n, block):
+        stop = min(n, start + block)
+        # a recipe dominated only by one that is itself dropped in this block is still
+        # dominated (transitivity), so the mask needs no second pass
+        out[_dominated_in_block(vs, kept, start, stop, n_scalar)] = True
+        kept.extend(p for p in range(start, stop) if not out[p])
     return out
 
 

@@ -121,7 +121,7 @@ def collect_space(ev: Evaluator, prune: bool = True) -> PlanSpace:
     sequences = inst.training.sequences()
     names, evaluators = students_of(ev)
     if max(len(q) for q in sequences) == 1:
-        blocks = [collect(e, keep_dominated_intervals=not prune) for e in evaluators or [ev]]
+        blocks = [collect(e, keep_dominated_intervals=not prune, cache_profiles=not prune) for e in evaluators or [ev]]
         if prune:
             blocks = [prune_block(b) for b in blocks]
         slot = union_of_students(blocks, names) if names else blocks[0]

@@ -17,6 +17,7 @@ import pyomo.core as pyo  # not pyomo.environ: its plugins cost every CLI call ~
 from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 from pyomo.contrib.solver.solvers.highs import Highs
 
+from planopt.job.highs_arrays import ArrayHighs
 from planopt.models.cost.evaluator import OBJECTIVE_METRIC, Evaluator, Metrics, exceeds
 from planopt.models.formulation import LIMITS, OBJECTIVES, activate_objective, build, collect_space, set_limits, start_values
 from planopt.models.formulation.big_m import big_m_breaches
@@ -52,8 +53,8 @@ DEFAULT_SOLVER = "highs"
 # of the JSON output of solve and evaluate (schema: result_schema.py); bumped when a key changes meaning or goes away
 RESULT_VERSION = "2.1"  # 2.0: the plan is {student, stages: [...], checkpoint_interval_minutes, retention} (issue 12); 2.1: a stage's rollout may be {gpu, gpu_count}
 # The MIP solvers planopt solves a job with, each tested against the brute-force oracle (tests/solver/job/
-# test_solver_choice.py), and what to install when one is missing. HiGHS runs through Pyomo's persistent
-# interface (with a MIP start), SCIP through PySCIPOpt (pyomo.contrib.solver), CBC and GLPK as programs
+# test_solver_choice.py), and what to install when one is missing. HiGHS runs from arrays (highs_arrays.py,
+# with a MIP start), SCIP through PySCIPOpt (pyomo.contrib.solver), CBC and GLPK as programs
 # (shell_solvers.py). No other name is offered: Pyomo registers more (ipopt is no MIP solver; Gurobi,
 # Knitro and GAMS need licences no test here has), and planopt claims only what it has seen run.
 SOLVERS = {"highs": "installed with planopt",
@@ -70,7 +71,8 @@ MAX_TOLERANCE_CUTS = 50
 
 
 class HighsWithStart(Highs):
-    """Pyomo's persistent HiGHS, handing HiGHS a MIP start just before each run.
+    """Pyomo's persistent HiGHS, handing HiGHS a MIP start just before each run: the reference the array hand-over
+    (``highs_arrays.ArrayHighs``, the default) is held to by the tests and BENCHMARKS.md §1.
 
     ``start`` (a callable returning ``[(var, value), ...]`` or None) is asked
     after Pyomo has pushed its updates, because an update (a changed limit)
@@ -104,16 +106,23 @@ class HighsWithStart(Highs):
         return super()._solve()
 
 
-def run_highs(solver: Highs, model: pyo.ConcreteModel, time_limit: float | None):
-    """One HiGHS solve with the project's settings (above); solutions are loaded by the caller."""
+# the project's HiGHS settings (above), by HiGHS's option names
+HIGHS_OPTIONS = {"mip_rel_gap": RELATIVE_GAP, "mip_abs_gap": 0.0, "mip_feasibility_tolerance": FEASIBILITY_TOLERANCE,
+                 "primal_feasibility_tolerance": FEASIBILITY_TOLERANCE, "random_seed": 0, "threads": 1, "presolve": "off"}
+
+
+def run_highs(solver, model: pyo.ConcreteModel, time_limit: float | None):
+    """One HiGHS solve with the project's settings (above), through the array hand-over (``highs_arrays.py``) or
+    Pyomo's persistent interface (``HighsWithStart``, the reference the hand-over is tested against); solutions are
+    loaded by the caller."""
     log = solver_log_streams()
+    if isinstance(solver, ArrayHighs):
+        return solver.solve(model, time_limit, HIGHS_OPTIONS, log)
+    options = {k: v for k, v in HIGHS_OPTIONS.items() if k not in ("mip_rel_gap", "mip_abs_gap")}
     return solver.solve(
         model, load_solutions=False, raise_exception_on_nonoptimal_result=False,
         time_limit=time_limit, rel_gap=RELATIVE_GAP, abs_gap=0.0, tee=log,
-        solver_options={"mip_feasibility_tolerance": FEASIBILITY_TOLERANCE,
-                        "primal_feasibility_tolerance": FEASIBILITY_TOLERANCE,
-                        "random_seed": 0, "threads": 1, "presolve": "off",
-                        "output_flag": bool(log), "log_to_console": bool(log)})
+        solver_options={**options, "output_flag": bool(log), "log_to_console": bool(log)})
 
 
 def make_solver(name: str = DEFAULT_SOLVER, label: str = "solver"):
@@ -121,7 +130,7 @@ def make_solver(name: str = DEFAULT_SOLVER, label: str = "solver"):
     Pyomo's interface to PySCIPOpt, CBC or GLPK run as programs (``shell_solvers.ShellSolver``). InputError
     naming ``label`` (the argument or flag) when the name is not one of them, or the solver is not installed."""
     if name == DEFAULT_SOLVER:
-        return HighsWithStart()
+        return ArrayHighs()
     if not isinstance(name, str) or name not in SOLVERS:
         raise InputError(f"{label}: unknown solver {shorten(repr(name))}; expected {SOLVER_NAMES}")
     if name in ("cbc", "glpk"):
@@ -138,7 +147,7 @@ def make_solver(name: str = DEFAULT_SOLVER, label: str = "solver"):
 
 def run_solver(solver, model: pyo.ConcreteModel, time_limit: float | None):
     """One solve: HiGHS with the project's settings, another solver with the same gap and time limit."""
-    if isinstance(solver, Highs):
+    if isinstance(solver, (ArrayHighs, Highs)):
         return run_highs(solver, model, time_limit)
     from planopt.job.shell_solvers import ShellSolver
     if isinstance(solver, ShellSolver):
@@ -243,7 +252,7 @@ class PlanModel:
         self.model = build(self.space, None if scenarios is None else self._scenario_layer(allowed, cvar_level, limits))
         self.build_seconds = time.perf_counter() - start
         note(f"model built in {self.build_seconds:.3f} s")
-        if self.model is not None and isinstance(self.solver, HighsWithStart):
+        if self.model is not None and isinstance(self.solver, (ArrayHighs, HighsWithStart)):
             if inst.retention is None and scenarios is None:
                 self.solver.start = lambda: start_values(self.model, self.space)
         elif self.model is not None:

@@ -107,7 +107,7 @@ def profiles(ev: Evaluator, max_bytes: int = MAX_ARRAY_BYTES) -> Profiles:
     if need > max_bytes:
         raise InputError(f"enumerate: {space_description(ev.inst, len(recipes), len(hardware), len(intervals))}; "
                          f"its recipe profiles need about {_mib(need)}, over the cap of {_mib(max_bytes)}")
-    ra = ev.recipe_arrays(recipes)
+    ra = ev.recipe_arrays(recipes, cache=False)  # the best plan's profile is made again; the rest are let go
     ha = ev.hardware_arrays(hardware, ra.components, ra.classes, intervals)
     gb = np.array([ev.hardware(hw).checkpoint_gb for hw in hardware], dtype=float)
     return Profiles(ra, ha, list(intervals), ev.retention_options(), gb)
