@@ -312,10 +312,10 @@ def child(kind: str, label: str, setting: str, budget_s: float, time_limit: floa
                    highs_s=res.solve_seconds, status=res.status, gap=res.gap,
                    recipes=[len(d.recipes) for d in pm.space.slots], hardware=[len(d.hardware) for d in pm.space.slots])
         try:
-            info = pm.solver._solver_model.getInfo()   # highspy: of the last HiGHS run (the tie-break's, for quality)
-            lp = pm.solver._solver_model.getLp()
+            h = pm.solver._h   # highspy (highs_arrays.ArrayHighs): of the last HiGHS run (the tie-break's, for quality)
+            info = h.getInfo()
             out.update(nodes=int(info.mip_node_count), lp_iterations=int(info.simplex_iteration_count),
-                       dual_bound=float(info.mip_dual_bound), rows=int(lp.num_row_), cols=int(lp.num_col_))
+                       dual_bound=float(info.mip_dual_bound), rows=int(h.getNumRow()), cols=int(h.getNumCol()))
         except Exception as exc:  # the private handle may change; the table then leaves these out
             out["highs_info"] = repr(exc)
         if res.metrics is not None:
