@@ -445,7 +445,8 @@ class PlanModel:
         result.student = result.plan.student if result.plan.student is not None else self.inst.student.preset
         result.metrics = self.evaluator.plan_metrics(result.plan)
         if self.scenarios is None:
-            result.mip_values = {k: pyo.value(getattr(m, k)) for k in ("cost_usd", "wall_hours", "quality", "forgetting_points")}
+            value = self.solver.value if isinstance(self.solver, ArrayHighs) else pyo.value
+            result.mip_values = {k: value(getattr(m, k)) for k in ("cost_usd", "wall_hours", "quality", "forgetting_points")}
         else:
             result.mip_values = {f"expected_{k}": pyo.value(getattr(m, f"expected_{k}")) for k in OBJECTIVE_METRIC}
             result.mip_values["violations"] = pyo.value(m.violations)

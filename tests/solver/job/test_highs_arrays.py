@@ -134,3 +134,12 @@ def test_a_parameter_as_a_coefficient_of_a_flat_row_is_read_at_each_solve():
     assert close(run_highs(solver, m, None).incumbent_objective, 2.0)
     m.p.set_value(0.5)
     assert close(run_highs(solver, m, None).incumbent_objective, 4.0)
+
+
+@pytest.mark.parametrize("name", ["qwen3-8b-math.json", "qwen3-32b-sft-then-rl.json", "math-8b-or-32b.json"])
+def test_the_mip_values_read_from_the_rows_are_pyomos_values(name):
+    inst = load_instance(json.loads((INSTANCES / name).read_text()))
+    pm = PlanModel(inst)
+    result = pm.solve()
+    for key, value in result.mip_values.items():
+        assert close(value, pyo.value(getattr(pm.model, key)), 1e-9), key
