@@ -26,6 +26,7 @@ against Pyomo's own interface on every kind of plan model (``tests/solver/job/te
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 from typing import Callable, Optional
 
@@ -214,13 +215,14 @@ class ArrayHighs:
     # --- solving -------------------------------------------------------------------------------------------
     def solve(self, model, time_limit: Optional[float], options: dict, log: list) -> "ArrayResults":
         """One HiGHS run of ``model`` as it stands, with ``options`` (HiGHS option names) and ``time_limit``; its log
-        to the streams ``log`` (none: no log; HiGHS never writes to stdout)."""
+        to the streams ``log`` (none: no log; HiGHS never writes to stdout). ``time_limit`` counts from this call:
+        the hand-over and the start are inside it, HiGHS gets what they leave (at least a millisecond)."""
         import highspy
+        began = time.perf_counter()
         if self._h is not None:  # HiGHS warns on stdout about what it is handed: quiet until the run
             self._h.setOptionValue("output_flag", False)
         self._hand_over(model)
         h = self._h
-        h.setOptionValue("time_limit", float(time_limit) if time_limit is not None else highspy.kHighsInf)
         for name, value in options.items():
             h.setOptionValue(name, value)
         values = self.start() if self.start is not None else None
@@ -236,6 +238,8 @@ class ArrayHighs:
                 solution.value_valid = True
                 h.setOptionValue("output_flag", False)  # HiGHS prints a warning when it rejects a start
                 h.setSolution(solution)
+        left = None if time_limit is None else max(1e-3, float(time_limit) - (time.perf_counter() - began))
+        h.setOptionValue("time_limit", highspy.kHighsInf if left is None else left)
         h.setOptionValue("output_flag", bool(log))
         if log:
             from pyomo.common.tee import TeeStream, capture_output

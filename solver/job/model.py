@@ -284,7 +284,7 @@ class PlanModel:
 
     def optimise(self, expr, sense, time_limit: float | None = None) -> Optional[float]:
         """The optimum of a free objective ``expr`` (``pyo.minimize`` / ``pyo.maximize``), loaded; None when no
-        solution. The model's own objectives are left deactivated (``set_objective`` brings one back)."""
+        solution; at a time limit the best found (``optimised_status`` says which). The model's own objectives are left deactivated (``set_objective`` brings one back)."""
         m = self.model
         for name in [*OBJECTIVES, "cvar"]:
             if hasattr(m, f"objective_{name}"):
@@ -296,8 +296,9 @@ class PlanModel:
             res = self._run(time_limit)
         finally:
             m.del_component(m.free_objective)
-        if _status(res) not in ("optimal", "time_limit") or res.solution_status not in (SolutionStatus.optimal,
-                                                                                        SolutionStatus.feasible):
+        self.optimised_status = _status(res)  # "optimal" only when the value returned is proven least (or most)
+        if self.optimised_status not in ("optimal", "time_limit") or res.solution_status not in (SolutionStatus.optimal,
+                                                                                                 SolutionStatus.feasible):
             return None
         res.solution_loader.load_vars()
         return res.incumbent_objective

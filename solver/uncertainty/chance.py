@@ -35,8 +35,12 @@ OUT_OF_SAMPLE_SCENARIOS = 10_000
 # of the confidence asked; a shortfall beyond it raises the in-sample share.
 OUT_OF_SAMPLE_TOLERANCE = 0.02
 GUARD_ROUNDS = 3
-# Seconds of loading a chance-constrained model into HiGHS per second of building it: 0.9-1.2 measured (a first run
-# limited to 0.01 s took 0.36, 4.75 and 6.49 s after builds of 0.39, 3.96 and 5.82 s; plan_space.py).
+# Seconds a chance-constrained model takes to reach a solver's first time check, per second of building it: through
+# Pyomo's persistent interface its loading, 0.9-1.2 (a first run limited to 0.01 s took 0.36, 4.75 and 6.49 s after
+# builds of 0.39, 3.96 and 5.82 s; plan_space.py); through the array hand-over (job/highs_arrays.py, inside the
+# run's limit) HiGHS's own set-up, which does not check the clock: 1.0 (2.8 s before HiGHS's first log line, 5.2 s
+# in all at a limit of 1.4 s, after a build of 2.7 s: the split-rollout instance with staleness, BENCHMARKS.md §13).
+# No run starts with less time left than this.
 LOAD_PER_BUILD_SECOND = 1.0
 # The out-of-sample set is drawn with seed + this offset, so it never repeats the in-sample draws.
 OUT_OF_SAMPLE_SEED_OFFSET = 1_000_003
@@ -108,6 +112,7 @@ class ChanceModel:
 
     budget = None   # a TimeBudget bounding every solver run (``solve_chance``); None: each gets ``time_limit``
     _load_left = 0.0   # seconds the first run spends loading the model into HiGHS (under a budget)
+    _setup = 0.0       # seconds a run takes to reach its first time check (under a budget; LOAD_PER_BUILD_SECOND)
 
     def _limit(self, time_limit: float | None) -> float | None:
         """The time limit of the next solver run: what the budget has left, else ``time_limit``."""
@@ -184,6 +189,8 @@ class ChanceModel:
         m.allowed_violations.set_value(self.n)
         try:
             best = self.plan_model.optimise(m.violations, pyo.minimize, time_limit)
+            if self.plan_model.optimised_status != "optimal":
+                best = None  # a count found within a time limit is not the least: claim nothing from it
         finally:
             for rows in off:
                 rows.activate()
@@ -195,13 +202,17 @@ class ChanceModel:
             self.plan_model.set_objective(self.plan_model.objective if self.cvar is None else "cvar")
         return None if best is None else round(best)
 
+    def _no_time_for_a_run(self) -> bool:
+        """Whether the budget has less left than a run needs to reach its first time check (``LOAD_PER_BUILD_SECOND``)."""
+        return self.budget is not None and self.budget.limited and self.budget.left() < self._setup
+
     def explain_infeasible(self, time_limit: float | None) -> tuple[str, dict[str, Any]]:
         """Why no plan meets the limits at the confidence: the message, and the most any plan reaches with each
-        limit's least violations."""
-        best = self._least_violations(self.limits, self._limit(time_limit))
+        limit's least violations (each left out when the time left could not hold its run)."""
+        best = None if self._no_time_for_a_run() else self._least_violations(self.limits, self._limit(time_limit))
         per_limit = {}
         for name, value in self.limits.items():
-            if self.budget is not None and self.budget.expired():  # the limits its time did not reach are left out
+            if self._no_time_for_a_run():  # the limits its time did not reach are left out
                 break
             per_limit[name] = self._least_violations({name: value}, self._limit(time_limit))
         n = self.n
@@ -210,7 +221,9 @@ class ChanceModel:
                  else f"{name} alone can be met in every scenario" for name, v in per_limit.items() if v is not None]
         msg = (f"no plan meets every limit in {self.confidence:.0%} of {n} scenarios"
                + (f"; the most any plan reaches is {reachable:.1%} (try --confidence {math.floor(reachable * 1000) / 1000:.3f} or lower)"
-                  if reachable else "; no plan meets every limit in any scenario" if reachable == 0 else "")
+                  if reachable else "; no plan meets every limit in any scenario" if reachable == 0 else
+                  "; the time limit ran out before the most any plan reaches was proven" if self.budget is not None
+                  and self.budget.limited else "")
                + (f"; {'; '.join(parts)}" if parts else ""))
         return msg, {"confidence": self.confidence, "scenarios": n, "reachable_confidence": reachable,
                      "least_violations_per_limit": per_limit, "objective_measure": self.objective_measure}
@@ -225,12 +238,16 @@ def solve_chance(inst: Instance, confidence: float, scenarios: int = DEFAULT_SCE
     gets the time left, and no guard round starts past it."""
     model = ChanceModel(inst, confidence, scenarios, seed, cvar_level)
     if budget is not None and budget.limited:
-        model.budget, model._load_left = budget, LOAD_PER_BUILD_SECOND * model.build_seconds
-        # loading the model into HiGHS, before HiGHS's clock starts, takes about as long as building it
-        # (plan_space.SCENARIO_US_PER_PAIR): with less time left the first run would end past the limit
-        if budget.left() < LOAD_PER_BUILD_SECOND * model.build_seconds:
+        from planopt.job.highs_arrays import ArrayHighs
+        load = LOAD_PER_BUILD_SECOND * model.build_seconds
+        # Pyomo's loading is outside the solver's clock: the first run's limit is shortened by it; the array
+        # hand-over and HiGHS's set-up are inside it
+        model.budget, model._load_left = budget, 0.0 if isinstance(model.plan_model.solver, ArrayHighs) else load
+        model._setup = load
+        # with less time left than the set-up the first run would end past the limit
+        if budget.left() < load:
             from planopt.job.diagnose import out_of_time
             return out_of_time(inst, model.build_seconds, budget, "loading the instance, drawing the scenarios and "
-                               "building the model", note=f"loading it into the solver would take about "
-                               f"{LOAD_PER_BUILD_SECOND * model.build_seconds:.1f} s more")
+                               "building the model", note=f"handing it to the solver and the solver's set-up would take about "
+                               f"{load:.1f} s more" if load else "")
     return model.solve(time_limit, out_of_sample, guard)

@@ -162,3 +162,31 @@ def test_the_guard_raises_the_in_sample_share_when_the_plan_misses_out_of_sample
         assert guarded.risk["out_of_sample_share"] >= plain.risk["out_of_sample_share"]
         raised += 1
     assert raised >= 2, "too few random instances where a 20-scenario sample misleads"
+
+
+def test_a_least_violation_count_found_within_a_time_limit_is_not_claimed_as_the_least(monkeypatch):
+    """A time-limited run's best count bounds the least from above only: the message must not turn it into 'the
+    most any plan reaches' (a run stopped at its limit once reported 'no plan meets every limit in any scenario')."""
+    from planopt.job.budget import TimeBudget
+    import time as clock
+    for seed in range(40):
+        inst = parse_instance(random_instance_dict(seed))
+        scenarios = draw(inst, SCENARIOS, seed)
+        reachable = most_reachable_share(inst, scenarios)
+        if not 0.0 < reachable < 0.95:
+            continue
+        model = ChanceModel(inst, reachable + 0.5 / SCENARIOS, SCENARIOS, seed)
+        model.budget = TimeBudget.of(3600.0, clock.perf_counter())
+        pm = model.plan_model
+
+        def stopped_at_the_limit(expr, sense, time_limit=None):
+            pm.optimised_status = "time_limit"
+            return float(SCENARIOS)  # the worst count: what a run stopped early may hold
+
+        monkeypatch.setattr(pm, "optimise", stopped_at_the_limit)
+        message, risk = model.explain_infeasible(None)
+        assert risk["reachable_confidence"] is None
+        assert all(v is None for v in risk["least_violations_per_limit"].values())
+        assert "any scenario" not in message and "was proven" in message
+        return
+    pytest.fail("no random instance with a partly reachable confidence")
