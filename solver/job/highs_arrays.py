@@ -37,6 +37,8 @@ from pyomo.core.expr.numeric_expr import (DivisionExpression, LinearExpression, 
                                           NegationExpression, ProductExpression, SumExpression)
 from pyomo.core.expr.numvalue import native_numeric_types
 
+from planopt.models.formulation.linear import ArrayLinearExpression
+
 # HiGHS's matrix and objective codes (highspy's MatrixFormat.kRowwise, ObjSense, HighsVarType)
 ROWWISE, MINIMIZE, MAXIMIZE, CONTINUOUS, INTEGER = 2, 1, -1, 0, 1
 
@@ -328,7 +330,7 @@ def _collect(expr, scale: float, variables: list, coefs: list, state: dict) -> N
     if kind in native_numeric_types:
         state["constant"] += scale * expr
         return
-    if kind is LinearExpression:
+    if kind is LinearExpression or kind is ArrayLinearExpression:
         _collect_flat(expr, scale, variables, coefs, state)
         return
     if kind is SumExpression:
@@ -367,16 +369,20 @@ def _collect(expr, scale: float, variables: list, coefs: list, state: dict) -> N
 
 
 def _collect_flat(expr: LinearExpression, scale: float, variables: list, coefs: list, state: dict) -> None:
-    """:func:`_collect` of a flat linear expression: its lists read whole."""
-    lin_coefs = expr.linear_coefs
+    """:func:`_collect` of a flat linear expression: its lists read whole (an :class:`ArrayLinearExpression`'s as it
+    was given, never as per-term objects)."""
+    lists = expr.lists if type(expr) is ArrayLinearExpression else None
+    if lists is not None:
+        const, lin_coefs, lin_vars = lists
+    else:
+        const, lin_coefs, lin_vars = expr.constant, expr.linear_coefs, expr.linear_vars
     try:
         values = np.asarray(lin_coefs, dtype=float)
     except (TypeError, ValueError):  # a coefficient that is a Pyomo parameter or expression: its value now
         state["dynamic"] = True
         values = np.array([pyo.value(c) for c in lin_coefs], dtype=float)
-    variables.extend(expr.linear_vars)
+    variables.extend(lin_vars)
     coefs.extend((values * scale).tolist() if scale != 1.0 else values.tolist())
-    const = expr.constant
     if type(const) not in native_numeric_types:
         state["dynamic"] = state["dynamic"] or not const.is_constant()
         const = pyo.value(const)

@@ -22,7 +22,7 @@ from planopt.models.cost.evaluator import OBJECTIVE_METRIC, Evaluator, Metrics, 
 from planopt.models.formulation import LIMITS, OBJECTIVES, activate_objective, build, collect_space, set_limits, start_values
 from planopt.models.formulation.big_m import big_m_breaches
 from planopt.models.formulation.limits import SEARCH_WIDTH_SLACKS, set_row_width
-from planopt.models.formulation.linear import linear
+from planopt.models.formulation.linear import lazy_terms, linear
 from planopt.models.schema.plan import Plan
 from planopt.models.schema.instance import Instance
 from planopt.models.schema.plan import plan_json
@@ -249,7 +249,9 @@ class PlanModel:
         start = time.perf_counter()
         self.space = collect_space(self.evaluator, prune=scenarios is None)
         self.scenarios = scenarios
-        self.model = build(self.space, None if scenarios is None else self._scenario_layer(allowed, cvar_level, limits))
+        layer = None if scenarios is None else self._scenario_layer(allowed, cvar_level, limits)
+        with lazy_terms(isinstance(self.solver, ArrayHighs)):  # per-term objects only for solvers that walk them
+            self.model = build(self.space, layer)
         self.build_seconds = time.perf_counter() - start
         note(f"model built in {self.build_seconds:.3f} s")
         if self.model is not None and isinstance(self.solver, (ArrayHighs, HighsWithStart)):
