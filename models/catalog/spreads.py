@@ -56,8 +56,9 @@ def two_estimates(a: float, b: float) -> tuple[float, float]:
 # factor defaults.STEP_TIME_CALIBRATION_FACTOR["moe"] on every MoE rate and its range is
 # centred on that point; dense RL (median 0.896) and SFT (median 0.704 over 7 rows with each row's trainer;
 # 0.387 over 5 before DeepSpeed-Chat's two step-1 rows) hold 1 and are not calibrated (SFT misses
-# both ways: ~3x fast on the three LlamaFactory rows, 2.6x slow on DeepSpeed-Chat's OPT-66B on 64 A100,
-# whose ZeRO-3 collectives priced in series alone outlast the published time, CALIBRATION.md). Out-of-fold
+# both ways: ~3x fast on the three LlamaFactory rows, whose configs set overlap_comm false, 1.6x slow on
+# DeepSpeed-Chat's OPT-66B on 64 A100 with DeepSpeed's default overlap; 2.6x slow with its collectives in series,
+# before overlap_comm was an input, which widened the range to 0.084-5.884; CALIBRATION.md). Out-of-fold
 # coverage and widths: CALIBRATION.md, "Out-of-fold coverage". Recomputed by
 # `python benchmarks/uncertainty_spreads.py`; tests/solver/uncertainty/test_out_of_fold.py
 # checks these constants against the rows. MFU and decode speed are drawn together (one
@@ -66,7 +67,7 @@ def two_estimates(a: float, b: float) -> tuple[float, float]:
 # one with RL or OPD draws its student's RL range (one mfu_factor serves every stage).
 FACTOR_STEP_TIME_DENSE = (0.763, 1.052)
 FACTOR_STEP_TIME_MOE = (0.607, 1.647)
-FACTOR_SFT_HOURS = (0.084, 5.884)
+FACTOR_SFT_HOURS = (0.138, 3.604)
 
 # --- Reliability (absolute ranges) ---------------------------------------------
 # Unexpected interruptions per GPU-hour vary between clusters: the five published

@@ -44,8 +44,13 @@ _DEEPSPEED = DEEPSPEED_TOKENS_PER_S_PER_DEVICE_GRANITE_7B / FSDP_TOKENS_PER_S_PE
 #   all-gathers the next layer's parameters while the current one computes (implicit
 #   forward prefetch; backward_prefetch BACKWARD_PRE, the FSDP default), so only the part of
 #   a micro-step's collectives longer than its compute shows (cost/trainer.py).
-# - deepspeed ZeRO-3: share 1, priced in series with compute (no overlap credited):
-#   LlamaFactory's examples/deepspeed/ds_z3_config.json and ds_z3_offload_config.json set
+# - deepspeed ZeRO-3, as DeepSpeed runs it by default (`deepspeed-zero3`): share 1, overlapped as FSDP's
+#   (only what outlasts a micro-step's compute shows): overlap_comm defaults to true at stage 3
+#   (DeepSpeedZeroConfig.overlap_comm_valid, deepspeed/runtime/zero/config.py) and parameters are
+#   prefetched (stage3_prefetch_bucket_size, default 5e7; DeepSpeed-Chat's ds_utils.py sets 3e7
+#   and leaves overlap_comm to that default).
+# - deepspeed ZeRO-3 with overlap_comm false (`deepspeed-zero3-serial`): share 1, in series with
+#   compute: LlamaFactory's examples/deepspeed/ds_z3_config.json and ds_z3_offload_config.json set
 #   "overlap_comm": false (the all-gathers run on the compute stream; CALIBRATION.md), and
 #   at one long sequence per GPU ZeRO-3's parameter fetches are not hidden:
 #   ZeRO++, whose collectives move 4x fewer bytes than ZeRO-3's, runs 1.28-1.36x faster at
@@ -54,16 +59,18 @@ _DEEPSPEED = DEEPSPEED_TOKENS_PER_S_PER_DEVICE_GRANITE_7B / FSDP_TOKENS_PER_S_PE
 #   400 Gbps; quoted in deepspeedai/DeepSpeed issue #6781).
 #   ZeRO-1 and ZeRO-2 keep whole bf16 parameters on every GPU (no parameter all-gather per
 #   micro-step) and reduce-scatter the gradients each micro-step: 2N of the 6N (share 1/3),
-#   in series (INFERRED from ZeRO, arXiv 1910.02054, §7.2.1).
+#   in series (INFERRED from ZeRO, arXiv 1910.02054, §7.2.1; overlap_comm defaults to false
+#   below stage 3), or overlapped with the backward where overlap_comm is set true
+#   (`deepspeed-zero2-overlap`: the option "attempts to overlap the reduction of the gradients
+#   with backward computation", DeepSpeed's configuration reference).
 TRAINER_EFFICIENCY = {
     "megatron": {"train_speed": 1.0, "forward_speed": 1.0, "collective_share": 0.0, "overlap": True},
     "fsdp": {"train_speed": _FSDP_TRAIN, "forward_speed": _FSDP_FORWARD, "collective_share": 1.0, "overlap": True},
-    "deepspeed-zero3": {"train_speed": _FSDP_TRAIN * _DEEPSPEED, "forward_speed": _FSDP_FORWARD * _DEEPSPEED,
-                        "collective_share": 1.0, "overlap": False},
-    "deepspeed-zero2": {"train_speed": _FSDP_TRAIN * _DEEPSPEED, "forward_speed": _FSDP_FORWARD * _DEEPSPEED,
-                        "collective_share": 1.0 / 3.0, "overlap": False},
-    "deepspeed-zero1": {"train_speed": _FSDP_TRAIN * _DEEPSPEED, "forward_speed": _FSDP_FORWARD * _DEEPSPEED,
-                        "collective_share": 1.0 / 3.0, "overlap": False},
+    **{f"deepspeed-zero{stage}{suffix}": {"train_speed": _FSDP_TRAIN * _DEEPSPEED,
+                                          "forward_speed": _FSDP_FORWARD * _DEEPSPEED,
+                                          "collective_share": 1.0 if stage == 3 else 1.0 / 3.0, "overlap": overlap}
+       for stage in (1, 2, 3)
+       for suffix, overlap in ((("", True), ("-serial", False)) if stage == 3 else (("", False), ("-overlap", True)))},
 }
 # The trainer of a plan that names none: the MFU curve, ZeRO-3's collectives in series,
 # ZeRO-3's sharded memory, i.e. the pricing of every release before trainers were modelled

@@ -159,13 +159,17 @@ class Trainer(CaseModel):
     backend: Optional[Backend] = Field(None, description="megatron, fsdp (PyTorch FSDP/FSDP2/DTensor) or deepspeed")
     zero_stage: Optional[Annotated[int, BeforeValidator(_whole), Field(ge=1, le=3)]] = Field(
         None, description="DeepSpeed ZeRO stage, 1-3 (with backend deepspeed)")
+    overlap_comm: Optional[bool] = Field(None, description="DeepSpeed's overlap_comm as the run's config set it "
+                                                             "(backend deepspeed; absent: DeepSpeed's default)")
     framework: Optional[str] = Field(None, description="free text: nemo-rl, verl, hf-trainer, llamafactory, ...")
 
     @model_validator(mode="after")
     def _stage_is_deepspeed(self) -> "Trainer":
-        if self.zero_stage is not None and self.backend != "deepspeed":
-            raise ValueError(f"zero_stage: ZeRO stages are DeepSpeed's, and backend is {self.backend!r}; "
-                             "give backend 'deepspeed' or leave zero_stage out")
+        for name in ("zero_stage", "overlap_comm"):
+            if getattr(self, name) is not None and self.backend != "deepspeed":
+                what = "ZeRO stages are" if name == "zero_stage" else "overlap_comm is"
+                raise ValueError(f"{name}: {what} DeepSpeed's, and backend is {self.backend!r}; "
+                                 f"give backend 'deepspeed' or leave {name} out")
         if self.backend is None and self.framework is None:
             raise ValueError("backend: the trainer states neither backend nor framework")
         return self
@@ -173,7 +177,8 @@ class Trainer(CaseModel):
     def describe(self) -> str:
         """The trainer in a few words: ``deepspeed ZeRO-3, llamafactory``."""
         stack = " ".join(x for x in (self.backend, self.zero_stage and f"ZeRO-{self.zero_stage}") if x)
-        return ", ".join(x for x in (stack, self.framework) if x)
+        comm = None if self.overlap_comm is None else f"overlap_comm {str(self.overlap_comm).lower()}"
+        return ", ".join(x for x in (stack, comm, self.framework) if x)
 
     @property
     def key(self) -> str | None:
@@ -181,7 +186,8 @@ class Trainer(CaseModel):
         deepspeed case without a stage is ZeRO-3); None when it states no backend."""
         if self.backend is None:
             return None
-        return f"deepspeed-zero{self.zero_stage or 3}" if self.backend == "deepspeed" else self.backend
+        from planopt.models.schema.training import deepspeed_key
+        return deepspeed_key(self.zero_stage, self.overlap_comm) if self.backend == "deepspeed" else self.backend
 
     def as_instance(self) -> dict[str, Any] | None:
         """The instance's ``training.trainer``; None when no backend is stated (the default pricing)."""
@@ -190,6 +196,8 @@ class Trainer(CaseModel):
         out: dict[str, Any] = {"backend": self.backend}
         if self.backend == "deepspeed":
             out["zero_stage"] = self.zero_stage or 3
+            if self.overlap_comm is not None:
+                out["overlap_comm"] = self.overlap_comm
         return out
 
     def note(self, priced: bool) -> str:

@@ -20,8 +20,19 @@ class MethodOptions(Strict):
 
 
 def trainer_zero_stage(key: str | None) -> int | None:
-    """The DeepSpeed ZeRO stage of a trainer key (``Trainer.key``: ``deepspeed-zero2`` -> 2); None for any other."""
-    return int(key.removeprefix("deepspeed-zero")) if key is not None and key.startswith("deepspeed-zero") else None
+    """The DeepSpeed ZeRO stage of a trainer key (``Trainer.key``: ``deepspeed-zero2`` -> 2,
+    ``deepspeed-zero3-serial`` -> 3); None for any other."""
+    return int(key.removeprefix("deepspeed-zero")[0]) if key is not None and key.startswith("deepspeed-zero") else None
+
+
+def deepspeed_key(zero_stage: int | None, overlap_comm: bool | None) -> str:
+    """The trainer key of DeepSpeed at ``zero_stage`` (None: 3) with ``overlap_comm`` (None: DeepSpeed's own default,
+    true at ZeRO-3 and false at 1-2: ``DeepSpeedZeroConfig.overlap_comm_valid`` in deepspeed/runtime/zero/config.py).
+    The key names only a departure from that default: ``deepspeed-zero3-serial``, ``deepspeed-zero2-overlap``."""
+    stage = zero_stage or 3
+    default = stage == 3
+    overlap = default if overlap_comm is None else bool(overlap_comm)
+    return f"deepspeed-zero{stage}" + ("" if overlap == default else "-overlap" if overlap else "-serial")
 
 
 def describe_trainer(key: str | None) -> str:
@@ -30,7 +41,8 @@ def describe_trainer(key: str | None) -> str:
         return "default (the MFU curve, ZeRO-3's collectives in series)"
     stage = trainer_zero_stage(key)
     if stage is not None:
-        return f"DeepSpeed ZeRO-{stage}"
+        overlap = d.TRAINER_EFFICIENCY[key]["overlap"]
+        return f"DeepSpeed ZeRO-{stage}, collectives " + ("overlapped" if overlap else "in series")
     return {"megatron": "Megatron-Core", "fsdp": "PyTorch FSDP / DTensor"}[key]
 
 
@@ -42,21 +54,26 @@ class Trainer(Strict):
         description="megatron (Megatron-Core), fsdp (PyTorch FSDP / FSDP2 / DTensor) or deepspeed")
     zero_stage: Optional[Annotated[int, Field(ge=1, le=3)]] = Field(
         None, description="DeepSpeed ZeRO stage 1-3 (backend deepspeed only; default 3)")
+    overlap_comm: Optional[bool] = Field(
+        None, description="DeepSpeed's overlap_comm (backend deepspeed only; default DeepSpeed's: true at ZeRO-3, "
+                          "false at 1-2): whether its collectives overlap compute")
     framework: Optional[str] = Field(None, description="free text: nemo-rl, verl, llamafactory, hf-trainer, ...")
 
-    @field_validator("zero_stage")
+    @field_validator("zero_stage", "overlap_comm")
     @classmethod
-    def _stage_is_deepspeed(cls, stage, info):
+    def _is_deepspeed(cls, value, info):
         backend = info.data.get("backend")
-        if stage is not None and backend is not None and backend != "deepspeed":
-            raise ValueError(f"ZeRO stages are DeepSpeed's, and backend is {backend!r}; give backend 'deepspeed' or "
-                             "leave zero_stage out")
-        return stage
+        if value is not None and backend is not None and backend != "deepspeed":
+            what = "ZeRO stages are" if info.field_name == "zero_stage" else "overlap_comm is"
+            raise ValueError(f"{what} DeepSpeed's, and backend is {backend!r}; give backend 'deepspeed' "
+                             f"or leave {info.field_name} out")
+        return value
 
     @property
     def key(self) -> str:
-        """How a plan names the trainer: ``megatron``, ``fsdp``, ``deepspeed-zero3`` (``HardwareChoice.trainer``)."""
-        return f"deepspeed-zero{self.zero_stage or 3}" if self.backend == "deepspeed" else self.backend
+        """How a plan names the trainer: ``megatron``, ``fsdp``, ``deepspeed-zero3`` (``HardwareChoice.trainer``;
+        ``deepspeed_key``)."""
+        return deepspeed_key(self.zero_stage, self.overlap_comm) if self.backend == "deepspeed" else self.backend
 
 
 class Training(Strict):

@@ -23,7 +23,8 @@ from planopt.models.schema.plan import HardwareChoice, Plan, Recipe
 
 MATH = json.loads((INSTANCES / "qwen3-8b-math.json").read_text())
 BACKENDS = [{"backend": "megatron"}, {"backend": "fsdp"}, {"backend": "deepspeed", "zero_stage": 3},
-            {"backend": "deepspeed", "zero_stage": 2}, {"backend": "deepspeed", "zero_stage": 1}]
+            {"backend": "deepspeed", "zero_stage": 2}, {"backend": "deepspeed", "zero_stage": 1},
+            {"backend": "deepspeed", "zero_stage": 3, "overlap_comm": False}]
 
 
 def with_training(data: dict, **training) -> dict:
@@ -95,8 +96,10 @@ def test_fsdp_hides_what_compute_covers_and_zero3_pays_it_in_series():
     per_byte = ph.fsdp_seconds_per_byte(HardwareProfile(inst, HardwareChoice("H100-SXM", 16)).gpu, 16)
     units = {k: HardwareProfile(inst, HardwareChoice("H100-SXM", 16, trainer=k)).seconds_per_unit("train_fsdp_bytes")
              for k in inst.training.trainer_keys()}
-    assert units["deepspeed-zero3"] == pytest.approx(per_byte, rel=1e-12)
+    assert units["deepspeed-zero3-serial"] == pytest.approx(per_byte, rel=1e-12)
     assert units["deepspeed-zero2"] == units["deepspeed-zero1"] == pytest.approx(per_byte / 3.0, rel=1e-12)
+    # DeepSpeed's own default at ZeRO-3 (overlap_comm true, parameters prefetched) hides them as FSDP does
+    assert units["deepspeed-zero3"] == units["fsdp"]
     assert units["megatron"] == 0.0
     # 4,000 tokens of an 8B model take longer to compute than its 6N bytes take on NVLink: FSDP hides them all
     hp = HardwareProfile(inst, HardwareChoice("H100-SXM", 16, trainer="fsdp"))
@@ -106,7 +109,10 @@ def test_fsdp_hides_what_compute_covers_and_zero3_pays_it_in_series():
     # the exposed share is the part of the collectives longer than the compute
     assert tr.collective_seconds_per_byte("fsdp", 2.0, 3.0, 2.0) == pytest.approx(2.0 * (1 - 3.0 / 4.0))
     assert tr.collective_seconds_per_byte("fsdp", 2.0, 5.0, 2.0) == 0.0
-    assert tr.collective_seconds_per_byte("deepspeed-zero3", 2.0, 5.0, 2.0) == 2.0
+    assert tr.collective_seconds_per_byte("deepspeed-zero3-serial", 2.0, 5.0, 2.0) == 2.0
+    assert tr.collective_seconds_per_byte("deepspeed-zero3", 2.0, 5.0, 2.0) == 0.0
+    # ZeRO-2 with overlap_comm: its third of the bytes, less what the compute covers
+    assert tr.collective_seconds_per_byte("deepspeed-zero2-overlap", 2.0, 0.5, 3.0) == pytest.approx(2.0 / 3.0 * (1 - 0.5 / 2.0))
 
 
 def test_zero_1_and_2_keep_part_of_the_state_whole_on_every_gpu():
@@ -131,20 +137,20 @@ def test_the_mip_picks_megatron_over_fsdp_and_deepspeed_for_rl():
 def test_the_mip_picks_zero2_where_it_fits_and_zero3_where_only_it_does():
     """ZeRO-2 moves a third of ZeRO-3's bytes at the same compute speed: cheaper where its whole bf16 weights and
     gradients fit; a 32B model's 2 + 14/n bytes per parameter fit no 8 H100, so there ZeRO-3 runs."""
-    options = [{"backend": "deepspeed", "zero_stage": 3}, {"backend": "deepspeed", "zero_stage": 2}]
+    options = [{"backend": "deepspeed", "zero_stage": 3, "overlap_comm": False}, {"backend": "deepspeed", "zero_stage": 2}]
     small = solve(parse_instance(sft_job("Qwen3-0.6B", [8], options)))
     assert small.plan.hardware.trainer == "deepspeed-zero2"
     big = parse_instance(sft_job("Qwen3-32B", [8], options))
     assert not HardwareProfile(big, HardwareChoice("H100-SXM", 8, trainer="deepspeed-zero2")).fits("sft")
-    assert solve(big).plan.hardware.trainer == "deepspeed-zero3"
+    assert solve(big).plan.hardware.trainer == "deepspeed-zero3-serial"
 
 
 def test_evaluate_refuses_a_trainer_the_instance_does_not_offer():
     inst = parse_instance(with_training(MATH, trainer_options=BACKENDS[:2]))
     ev = Evaluator(inst)
     recipe = Recipe("rl", 100, (8, 8, 8))
-    with pytest.raises(ValueError, match=r"^plan\.trainer: 'deepspeed-zero3' is not a trainer of the instance"):
-        ev.check_stage(recipe, HardwareChoice("H100-SXM", 16, trainer="deepspeed-zero3"))
+    with pytest.raises(ValueError, match=r"^plan\.trainer: 'deepspeed-zero3-serial' is not a trainer of the instance"):
+        ev.check_stage(recipe, HardwareChoice("H100-SXM", 16, trainer="deepspeed-zero3-serial"))
     with pytest.raises(ValueError, match=r"^plan\.trainer: 'fsdp' is not a trainer of the instance; expected none"):
         Evaluator(parse_instance(MATH)).check_stage(recipe, HardwareChoice("H100-SXM", 16, trainer="fsdp"))
     plan = Plan.of(recipe, HardwareChoice("H100-SXM", 16, trainer="fsdp"), 60)
@@ -263,3 +269,15 @@ def test_a_pilot_fit_prices_its_rows_on_the_instances_trainer():
     assert {r.hardware.trainer for r in read_pilot(pilot, parse_instance(MATH)) if r.hardware is not None} == {None}
     with pytest.raises(InputError, match="training.trainer_options"):
         read_pilot(pilot, parse_instance(with_training(MATH, trainer_options=BACKENDS[:2])))
+
+
+def test_overlap_comm_is_deepspeeds_and_names_the_trainer_only_where_it_departs_from_deepspeeds_default(tmp_path):
+    from planopt.models.schema.training import deepspeed_key
+    assert [deepspeed_key(3, None), deepspeed_key(3, True), deepspeed_key(3, False)] == \
+        ["deepspeed-zero3", "deepspeed-zero3", "deepspeed-zero3-serial"]
+    assert [deepspeed_key(2, None), deepspeed_key(2, False), deepspeed_key(2, True), deepspeed_key(None, None)] == \
+        ["deepspeed-zero2", "deepspeed-zero2", "deepspeed-zero2-overlap", "deepspeed-zero3"]
+    with pytest.raises(ValueError, match="overlap_comm is DeepSpeed's, and backend is 'fsdp'"):
+        parse_instance(sft_job("Qwen3-8B", [16], [{"backend": "fsdp", "overlap_comm": True}]))
+    assert "overlap_comm is DeepSpeed's" in refused(
+        tmp_path, sft_job("Qwen3-8B", [16], [{"backend": "megatron", "overlap_comm": False}]), "overlap_comm")

@@ -146,14 +146,14 @@ def test_a_misspelled_trainer_field_and_a_trainer_on_a_kind_that_does_not_train(
 
 
 def test_every_row_says_its_trainer_and_a_stated_backend_is_priced_as_that_backend(tmp_path):
-    stated = {**SFT, "trainer": {"backend": "deepspeed", "zero_stage": 3, "framework": "llamafactory"}}
+    stated = {**SFT, "trainer": {"backend": "deepspeed", "zero_stage": 3, "overlap_comm": False, "framework": "llamafactory"}}
     _folder(tmp_path, stated, "stated-trainer")
     (tmp_path / "plain.json").write_text(json.dumps({**SFT, "id": "no-trainer"}))
     (tmp_path / "framework.json").write_text(json.dumps({**SFT, "id": "framework-only", "trainer": {"framework": "trl"}}))
     code, rows, table = _run(tmp_path)
     assert code == 0, table
     (with_trainer,), (without,), (framework,) = rows["stated-trainer"], rows["no-trainer"], rows["framework-only"]
-    assert with_trainer["trainer"] == "deepspeed ZeRO-3, llamafactory (priced as DeepSpeed ZeRO-3)"
+    assert with_trainer["trainer"] == "deepspeed ZeRO-3, overlap_comm false, llamafactory (priced as DeepSpeed ZeRO-3, collectives in series)"
     assert without["trainer"] == "default"
     assert framework["trainer"] == "trl (priced as default: no backend stated)"
     assert framework["predicted"] == pytest.approx(without["predicted"], rel=1e-12)
@@ -161,7 +161,7 @@ def test_every_row_says_its_trainer_and_a_stated_backend_is_priced_as_that_backe
     assert with_trainer["predicted"] > without["predicted"]
     assert rows["young-daly-3h"][0]["trainer"] is None and rows["llama3-405b-interruptions"][0]["trainer"] is None
     assert all(r["trainer"] == "default" for r in rows["tml-opd-qwen3-8b-flops"])
-    assert "deepspeed ZeRO-3, llamafactory (priced as DeepSpeed ZeRO-3)" in table and "trainer" in table.splitlines()[0]
+    assert "deepspeed ZeRO-3, overlap_comm false, llamafactory (priced as DeepSpeed ZeRO-3, collectives in series)" in table and "trainer" in table.splitlines()[0]
 
 
 def _offload_sft(gpu: dict) -> dict:
