@@ -15,10 +15,13 @@ has none, which ``tests/models/catalog/test_prices.py`` checks).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Iterator, Optional
 
 from planopt.models.catalog import CatalogLookupError, find_gpu
 
@@ -103,30 +106,91 @@ def load_prices() -> tuple[PriceRow, ...]:
     return tuple(parse_rows(data["prices"]))
 
 
-def offers(provider: str, gpu: str, region: str | None = None) -> dict[str, PriceRow]:
-    """Tier -> row of one provider's offers for a GPU (in ``region``, or its first region listed)."""
-    rows = [r for r in load_prices() if r.provider == provider and r.gpu == gpu]
+def read_price_file(path: str) -> tuple[PriceRow, ...]:
+    """The rows of a price file in the format of ``prices.json`` (``planopt catalog import``, or one written by hand),
+    checked as the shipped catalog is (``parse_rows``); read once per (path, modification time, size). ValueError
+    saying why it is not one (missing, unreadable, not JSON, not the format, no rows)."""
+    p = Path(path)
+    try:
+        stat = p.stat()
+    except OSError:
+        raise ValueError(f"{path}: file not found") from None
+    return _read_price_file(str(p.resolve()), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=16)
+def _read_price_file(path: str, mtime_ns: int, size: int) -> tuple[PriceRow, ...]:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except IsADirectoryError:
+        raise ValueError(f"{path}: is a directory, expected a price file (.json)") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: cannot be read ({type(exc).__name__})") from None
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise ValueError(f"{path}: not JSON ({exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("prices"), list):
+        raise ValueError(f"{path}: expected a price file, an object with a 'prices' list (the format of "
+                         "models/catalog/prices.json, as `planopt catalog import` writes it)")
+    if not all(isinstance(item, dict) for item in data["prices"]):
+        raise ValueError(f"{path}: prices: expected a list of objects, one per offer")
+    try:
+        rows = tuple(parse_rows(data["prices"]))
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+    if not rows:
+        raise ValueError(f"{path}: prices: expected at least one offer, got none")
+    return rows
+
+
+# The rows in force while an instance or a portfolio that names a ``price_catalog`` is validated (its entries'
+# ``provider`` lookups read them); None: the shipped catalog. Set only by :func:`using_rows`.
+_ACTIVE: ContextVar[Optional[tuple[PriceRow, ...]]] = ContextVar("planopt_price_rows", default=None)
+
+
+@contextlib.contextmanager
+def using_rows(rows: Optional[tuple[PriceRow, ...]]) -> Iterator[None]:
+    """Within the block, the functions below read ``rows`` by default (None: the shipped catalog)."""
+    token = _ACTIVE.set(rows)
+    try:
+        yield
+    finally:
+        _ACTIVE.reset(token)
+
+
+def active_rows() -> tuple[PriceRow, ...]:
+    """The rows of :func:`using_rows` in force, else the shipped catalog."""
+    rows = _ACTIVE.get()
+    return load_prices() if rows is None else rows
+
+
+def offers(provider: str, gpu: str, region: str | None = None, rows: tuple[PriceRow, ...] | None = None) -> dict[str, PriceRow]:
+    """Tier -> row of one provider's offers for a GPU (in ``region``, or its first region listed) among ``rows``
+    (default :func:`active_rows`)."""
+    rows = [r for r in (active_rows() if rows is None else rows) if r.provider == provider and r.gpu == gpu]
     if region is None and rows:
         region = rows[0].region
     return {r.tier: r for r in rows if r.region == region}
 
 
 def provider_offer(provider: str, gpu: str, region: str | None = None) -> dict[str, PriceRow]:
-    """Tier -> row of one provider's offer of a GPU (in ``region``, or its first region listed); a
-    ValueError starting ``provider:`` when the provider is unknown or does not sell the GPU there."""
-    if provider not in providers():
-        raise ValueError(f"provider: expected one of {', '.join(providers())}, got {provider!r}")
-    offered = offers(provider, gpu, region)
+    """Tier -> row of one provider's offer of a GPU (in ``region``, or its first region listed) in the
+    :func:`active_rows`; a ValueError starting ``provider:`` when the provider is unknown or does not sell the GPU there."""
+    rows = active_rows()
+    if provider not in providers(rows):
+        raise ValueError(f"provider: expected one of {', '.join(providers(rows))}, got {provider!r}")
+    offered = offers(provider, gpu, region, rows)
     if not offered:
-        regions = sorted({r.region for r in load_prices() if r.provider == provider and r.gpu == gpu})
+        regions = sorted({r.region for r in rows if r.provider == provider and r.gpu == gpu})
         raise ValueError(f"provider: {provider} offers no {gpu}" + (f" in region {region!r}" if region else "")
                          + (f" (regions: {', '.join(regions)})" if regions else ""))
     return offered
 
 
-def providers() -> list[str]:
-    """The providers the price files name, sorted."""
-    return sorted({r.provider for r in load_prices()})
+def providers(rows: tuple[PriceRow, ...] | None = None) -> list[str]:
+    """The providers ``rows`` name (default the shipped catalog's), sorted."""
+    return sorted({r.provider for r in (load_prices() if rows is None else rows)})
 
 
 def select_prices(provider: str | None = None, gpu: str | None = None) -> list[PriceRow]:
@@ -156,12 +220,12 @@ def holds(row: PriceRow, count: int) -> bool:
     return row.interconnect != "ethernet" or count <= row.node_gpus
 
 
-def cheapest_offer(gpu: str, tier: str, count: int) -> PriceRow | None:
-    """The catalog's cheapest offer of ``gpu`` at ``tier`` that holds ``count`` GPUs (the first listed among
+def cheapest_offer(gpu: str, tier: str, count: int, rows: tuple[PriceRow, ...] | None = None) -> PriceRow | None:
+    """The catalog's (``rows``, default :func:`active_rows`) cheapest offer of ``gpu`` at ``tier`` that holds ``count`` GPUs (the first listed among
     equal prices), None when none does.
 
     Exact as the choice among offers: every offer of one GPU type has the type's physics (a plan's speed
     comes from ``gpus.json``), so at one tier and count two offers differ only in price, and the cheaper
     one is no worse for any objective or limit."""
-    rows = [r for r in load_prices() if r.gpu == gpu and r.tier == tier and holds(r, count)]
+    rows = [r for r in (active_rows() if rows is None else rows) if r.gpu == gpu and r.tier == tier and holds(r, count)]
     return min(rows, key=lambda r: r.usd_per_gpu_hour, default=None)

@@ -74,14 +74,15 @@ def tier_of(inst: Instance, option: GpuOption) -> str:
 def offer_of(inst: Instance, option: GpuOption, count: int | None = None) -> PriceRow | None:
     """The price catalog's offer an entry's ``count`` GPUs are bought from (its smallest count when None):
     its provider's at its tier, else under ``hardware.offers: catalog`` the cheapest offer of its type and tier
-    that holds the count (``prices.cheapest_offer``, exact); None for the instance's own price or a reference price."""
+    that holds the count (``prices.cheapest_offer``, exact), among ``hardware.price_rows`` (``hardware.price_catalog``'s
+    offers, else the shipped catalog's); None for the instance's own price or a reference price."""
     from planopt.models.catalog.prices import cheapest_offer, offers
-    tier = tier_of(inst, option)
+    tier, rows = tier_of(inst, option), inst.hardware.price_rows()   # the price file's, else the shipped catalog's
     if option.provider is not None:
-        return offers(option.provider, option.name, option.region).get(tier)
+        return offers(option.provider, option.name, option.region, rows).get(tier)
     if option.price_usd_per_gpu_hour is not None or inst.hardware.offers != "catalog":
         return None
-    return cheapest_offer(option.name, tier, min(option.counts) if count is None else count)
+    return cheapest_offer(option.name, tier, min(option.counts) if count is None else count, rows)
 
 
 def price_usd_per_gpu_hour(inst: Instance, option: GpuOption, count: int | None = None) -> float | None:

@@ -34,6 +34,8 @@ prediction module (``num_nextn_predict_layers``) is not in the Hugging Face mode
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any, Mapping
 
 DENSE_FAMILIES: tuple[str, ...] = ("llama", "mistral", "qwen2", "qwen3")
@@ -185,3 +187,26 @@ def _sparse_layers(config: Mapping[str, Any], family: str, layers: int) -> set[i
     if not isinstance(dense, list) or not all(isinstance(n, int) and not isinstance(n, bool) for n in dense):
         raise HfConfigError(f"mlp_only_layers: expected a list of layer numbers, got {dense!r}")
     return {n for n in range(layers) if n not in dense and (n + 1) % step == 0}
+
+
+def read_hf_config(path: str, base_dir: Any) -> dict:
+    """The JSON object of the Hugging Face config at ``path`` (relative to ``base_dir``, the instance file's folder);
+    ValueError naming ``hf_config`` for any reason it cannot be read. Without ``base_dir`` (an instance given as an
+    object: the Python API, the HTTP service) no file is read."""
+    if base_dir is None:
+        raise ValueError(f"hf_config: {path!r} is a path, and files are read only for an instance file; "
+                         "give the config's JSON object instead")
+    p = Path(path) if Path(path).is_absolute() else Path(base_dir) / path
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"hf_config: {p}: file not found") from None
+    except IsADirectoryError:
+        raise ValueError(f"hf_config: {p}: is a directory, expected a config.json") from None
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        raise ValueError(f"hf_config: {p}: not valid JSON") from None
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"hf_config: {p}: cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"hf_config: {p}: expected a JSON object")
+    return data

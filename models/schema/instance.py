@@ -16,16 +16,16 @@ and the refusals of combinations not modelled yet run after parsing, in ``models
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
-from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, Optional, Union
 
-from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import Field, PrivateAttr, ValidationError, ValidationInfo, field_validator, model_validator
 
 from planopt.models.catalog import defaults as d
 from planopt.models.catalog import CatalogLookupError, GpuSpec, HostLinkedGpuSpec, find_gpu, find_model
-from planopt.models.schema.hf_config import HfConfigError, architecture_from_hf_config
+from planopt.models.catalog.prices import PriceRow, load_prices
+from planopt.models.schema import price_catalog
+from planopt.models.schema.hf_config import HfConfigError, architecture_from_hf_config, read_hf_config
 from planopt.models.schema.base import (  # noqa: F401 (the shared types, re-exported)
     GeneralScoreFamily, LargeCount, MAX_COUNT, MAX_MAGNITUDE, MAX_PARAMS_B, MAX_SCORE, MAX_STAGES, METHODS, MIN_POSITIVE, Method,
     NonNegativeFloat, NonNegativeInt, Objective, ParamsB, PositiveFloat, PositiveInt, Precision, Score, Share, Strict, Labels)
@@ -91,29 +91,6 @@ class Architecture(Strict):
     def is_moe(self) -> bool:
         """True for a mixture of experts: fewer parameters active per token than in total."""
         return self.active_params_b < self.params_b
-
-
-def read_hf_config(path: str, base_dir: Any) -> dict:
-    """The JSON object of the Hugging Face config at ``path`` (relative to ``base_dir``, the instance file's folder);
-    ValueError naming ``hf_config`` for any reason it cannot be read. Without ``base_dir`` (an instance given as an
-    object: the Python API, the HTTP service) no file is read."""
-    if base_dir is None:
-        raise ValueError(f"hf_config: {path!r} is a path, and files are read only for an instance file; "
-                         "give the config's JSON object instead")
-    p = Path(path) if Path(path).is_absolute() else Path(base_dir) / path
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ValueError(f"hf_config: {p}: file not found") from None
-    except IsADirectoryError:
-        raise ValueError(f"hf_config: {p}: is a directory, expected a config.json") from None
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-        raise ValueError(f"hf_config: {p}: not valid JSON") from None
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"hf_config: {p}: cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"hf_config: {p}: expected a JSON object")
-    return data
 
 
 class Task(Strict):
@@ -270,12 +247,13 @@ class GpuOption(Strict):
             raise ValueError(f"counts: {self.provider} links its {row.node_gpus}-GPU {self.name} nodes by ethernet only, and "
                              f"multi-node training needs InfiniBand-class links; expected counts up to {row.node_gpus}, got {multi}")
 
-    def catalog_price(self, tier: str) -> Optional[float]:
-        """The provider's price of this GPU at ``tier`` (on_demand or spot); None without a provider or such a tier."""
+    def catalog_price(self, tier: str, rows: tuple[PriceRow, ...]) -> Optional[float]:
+        """The provider's price of this GPU at ``tier`` (on_demand or spot) among ``rows`` (``Hardware.price_rows``);
+        None without a provider or such a tier."""
         from planopt.models.catalog.prices import offers
         if self.provider is None:
             return None
-        row = offers(self.provider, self.name, self.region).get(tier)
+        row = offers(self.provider, self.name, self.region, rows).get(tier)
         return None if row is None else row.usd_per_gpu_hour
 
     @property
@@ -321,6 +299,20 @@ class Hardware(Strict):
     rollout_gpus: list[GpuOption] = Field(
         [], description="separate rollout hardware: GPU types and counts that may run generation apart from the "
                         "training GPUs (each RL/OPD plan then chooses colocated or split); empty: always colocated")
+    price_catalog: Optional[str] = Field(
+        None, description="a price file in the shipped catalog's format (`planopt catalog import`): every catalog "
+        "offer (an entry's provider, offers: catalog) is read from it; a path relative to the instance file's folder "
+        "(for an instance given as an object, the working directory)")
+    _price_rows: Optional[tuple[PriceRow, ...]] = PrivateAttr(None)
+
+    @model_validator(mode="after")
+    def _read_price_catalog(self) -> "Hardware":  # read once (cached); the instance resolved the path
+        self._price_rows = None if self.price_catalog is None else price_catalog.read(self.price_catalog, "price_catalog")
+        return self
+
+    def price_rows(self) -> tuple[PriceRow, ...]:
+        """The catalog offers this hardware is bought from: the price file's rows, else the shipped catalog's."""
+        return load_prices() if self._price_rows is None else self._price_rows
 
     @model_validator(mode="after")
     def _both_tiers(self) -> "Hardware":
@@ -554,6 +546,13 @@ class Instance(Strict):
         default_factory=dict, description="overrides of the uncertainty model: a parameter name (`planopt uncertainty FILE` lists them) "
         "mapped to a point value (no spread) or a range {low, high, confidence}")
 
+    @model_validator(mode="wrap")
+    @classmethod
+    def _price_catalog(cls, data: Any, handler, info: ValidationInfo) -> "Instance":
+        """``hardware.price_catalog`` resolved and read before the entries' provider lookups (price_catalog.py)."""
+        return price_catalog.validating(data, handler, info.context, ("hardware", "price_catalog"),
+                                        lambda inst: price_catalog.check_hardware(inst.hardware), cls.__name__)
+
     @field_validator("uncertainty", mode="before")
     @classmethod
     def _uncertainty_entries(cls, entries):
@@ -587,7 +586,7 @@ class Instance(Strict):
                 if option.provider is None or option.price_usd_per_gpu_hour is not None:
                     continue
                 tier = option.tier or ("on_demand" if hw.pricing == "either" else hw.pricing)
-                price = option.catalog_price(tier)
+                price = option.catalog_price(tier, hw.price_rows())
                 if price is None:
                     raise ValueError(f"hardware.{field}.{n}.provider: {option.provider} has no {tier.replace('_', '-')} "
                                      f"price for {option.name} in {option.region}; give price_usd_per_gpu_hour, or another provider")

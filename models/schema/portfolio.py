@@ -7,7 +7,8 @@ A portfolio (``"kind": "portfolio"``) holds
   object, or a file path relative to the portfolio file) with a
   ``release_bucket`` and a ``deadline_bucket`` (both inclusive, 0-based);
 - ``gpus``: the GPU types the jobs may share, each from one ``provider`` of the
-  price catalog (``catalog/prices.json``: its prices, node size and interconnect
+  price catalog (``catalog/prices.json``, or the portfolio's ``price_catalog``, a price file
+  ``planopt catalog import`` writes: its prices, node size and interconnect
   are the defaults) or with prices of its own, and three pricing tiers:
   *reserved* (a commitment of whole nodes over the horizon, paid for every hour
   of its term -- 1 month, 1 year, 3 years, back to back over the horizon; no
@@ -42,13 +43,15 @@ none of the portfolio's types is refused.
 from __future__ import annotations
 
 import math
-from typing import Annotated, Literal, Optional, Union
+from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, PrivateAttr, model_validator
+from pydantic import (Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, PrivateAttr, ValidationInfo,
+                      model_validator)
 
 from planopt.models.catalog import CatalogLookupError, find_gpu
 from planopt.models.catalog import defaults as d
 from planopt.models.catalog.prices import TERM_HOURS
+from planopt.models.schema import price_catalog
 from planopt.models.schema.instance import GpuOption, Instance, Labels, Strict
 
 PerBucketFloat = Union[NonNegativeFloat, list[NonNegativeFloat]]
@@ -234,6 +237,18 @@ class Portfolio(Strict):
                                                  "override them; job defaults to the job's name)")
     alert_share: float = Field(0.8, gt=0, le=1, description="the alert line, a share of budget_usd: the report gives the day "
                                                          "the planned spend reaches it")
+    price_catalog: Optional[str] = Field(
+        None, description="a price file in the shipped catalog's format (`planopt catalog import`): the gpus entries' "
+        "provider offers (prices, node size, interconnect, region, terms) are read from it instead of the shipped "
+        "catalog; a path relative to the portfolio file's folder (for a portfolio given as an object, the working "
+        "directory)")
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _price_catalog(cls, data: Any, handler, info: ValidationInfo) -> "Portfolio":
+        """``price_catalog`` resolved and read before the entries' provider lookups (``schema/price_catalog.py``)."""
+        return price_catalog.validating(data, handler, info.context, ("price_catalog",), price_catalog.check_portfolio,
+                                        cls.__name__)
 
     @model_validator(mode="after")
     def _check(self) -> "Portfolio":

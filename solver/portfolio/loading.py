@@ -37,7 +37,7 @@ def load_portfolio(source: str | Path | dict[str, Any] | PortfolioData) -> Portf
         name, base, from_file = str(source), Path(source).resolve().parent, True
         source = read_json(source)
     try:
-        portfolio = Portfolio.model_validate(source)
+        portfolio = Portfolio.model_validate(source, context={"base_dir": base if from_file else None})
     except ValidationError as exc:
         raise validation_input_error(exc, name, name if from_file else None) from None
     instances = []
@@ -72,6 +72,9 @@ def priced_by_portfolio(raw: Any, name: str, i: int) -> Any:
     hw = raw.get("hardware") if isinstance(raw, dict) else None
     if not isinstance(hw, dict):
         return raw  # the schema names what is missing
+    if "price_catalog" in hw:
+        raise InputError(f"{name}: jobs.{i}.instance.hardware.price_catalog: a portfolio job is priced by the "
+                         "portfolio's gpus entries; give the price file as the portfolio's price_catalog")
     if hw.get("offers", "reference") != "reference":
         raise InputError(f"{name}: jobs.{i}.instance.hardware.offers: a portfolio job is priced by the portfolio's "
                          "gpus entries (its offers); remove the field")

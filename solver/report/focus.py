@@ -8,7 +8,9 @@ start date (``--start-date``), ``BillingPeriodStart``/``End`` the calendar month
 are the plan's own numbers, so ``BilledCost`` = ``EffectiveCost`` = ``ListCost`` = ``ContractedCost`` (planopt
 prices each offer at one price; no discount or amortisation is planned). ``PricingCategory`` is ``Standard`` for an
 on-demand GPU and every other line, ``Dynamic`` for spot GPUs (``hardware.pricing``). GPU rows carry their GPU-hours
-as ``ConsumedQuantity``/``PricingQuantity`` (unit ``GPU-Hours``) and the price per GPU-hour; ``Tags`` is a JSON
+as ``ConsumedQuantity``/``PricingQuantity`` (unit ``GPU-Hours``) and the price per GPU-hour; ``ProviderName`` and ``RegionName``
+are the entry's provider, else those of the catalog offer its GPUs are bought from (``hardware.offer_of``: the shipped
+catalog's or ``hardware.price_catalog``'s), else ``unspecified``; ``Tags`` is a JSON
 object of the instance's ``labels`` (``job`` defaults to the instance's name). The report's budget and alert lines
 are not in the file: FOCUS 1.0 has no place for a plan's metadata.
 
@@ -59,7 +61,7 @@ SERVICES = {
 }
 TIERS = ("on_demand", "spot")   # a portfolio's GPU charge names the tier its hours run on (``portfolio/spend.py``)
 GPU_LINES = ("compute", "evaluation")
-NOT_A_PROVIDER = "unspecified"   # a GPU priced without a provider of the price catalog (a price of the instance's own)
+NOT_A_PROVIDER = "unspecified"   # a GPU priced at no catalog offer (a price of the instance's own, or a reference price)
 
 
 def _stamp(day: dt.date) -> str:
@@ -86,8 +88,10 @@ def job_context(inst, plan) -> dict[str, Any]:
     for stage in plan.stages:
         hw = stage.hardware
         option = _gpu_option(inst, hw.gpu)
-        stages.append({"gpu": hw.gpu, "count": hw.total_count, "provider": getattr(option, "provider", None),
-                       "region": getattr(option, "region", None),
+        offer = ev.hardware(hw).offer   # the catalog offer the training GPUs are bought from (hardware.offer_of)
+        provider = getattr(option, "provider", None) or (offer.provider if offer is not None else None)
+        region = getattr(option, "region", None) or (offer.region if offer is not None else None)
+        stages.append({"gpu": hw.gpu, "count": hw.total_count, "provider": provider, "region": region,
                        "usd_per_gpu_hour": ev.hardware(hw).usd_per_hour_of_gpus / hw.total_count})
     return {"name": inst.name, "tags": tags, "team": labels.team, "stages": stages,
             "spot": inst.hardware.pricing == "spot"}

@@ -265,3 +265,19 @@ def test_readme_states_what_tracking_the_shipped_run_says():
     quality = r.after.meets_limit["min_quality"].mean(), r.before.meets_limit["min_quality"].mean()
     assert (f"every limit in {r.after.share():.1%} of the scenarios, down from {r.before.share():.1%} before the run "
             f"(its quality floor in {quality[0]:.1%}, down from {quality[1]:.1%})").replace("%", " %") in section
+
+
+def test_readme_states_what_the_imported_lambda_prices_buy():
+    """The "Using them" example: the plan of ``instances/prices/tiny-lambda-prices.json`` buys what the README
+    says, at the imported file's price, and its 16-GPU count is left out."""
+    from planopt.models.cost.hardware import plan_offers, unheld_counts
+    stated = re.search(r"its plan buys (\d+) GPUs from (\w+) ([\w-]+) at \$([\d.]+) per GPU-hour", README)
+    assert stated, "the README no longer states what the imported prices buy"
+    inst = load_instance(INSTANCES / "prices" / "tiny-lambda-prices.json")
+    result = solve(inst)
+    (offer,) = plan_offers(inst, result.plan)
+    assert (str(offer["count"]), offer["provider"], offer["region"], f"{offer['usd_per_gpu_hour']:.2f}") == stated.groups()
+    rows = json.loads((INSTANCES / "prices" / "lambda-vms-sample.json").read_text())["prices"]
+    assert offer["usd_per_gpu_hour"] == next(r["usd_per_gpu_hour"] for r in rows if r["region"] == offer["region"])
+    assert unheld_counts(inst) == ["hardware.gpus.0: H100-SXM × 16 (no on-demand offer in the price catalog holds them)"]
+    assert "its 16-GPU count is left out" in README

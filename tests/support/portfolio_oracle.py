@@ -502,3 +502,12 @@ def with_shortfall(p: dict, seed: int) -> dict:
         if "spot_preemptions_per_gpu_hour" in g:
             g["spot_preemptions_per_gpu_hour"] = rng.choice([0.05, 0.5])
     return p
+
+
+def one_job_portfolio(gpu_entry: dict, counts=(8,), buckets=2, bucket_hours=48.0) -> dict:
+    """One tiny job (``tiny_job``) on one GPU entry of a portfolio of ``buckets`` buckets."""
+    job = tiny_job(random.Random(3), "j")
+    job["hardware"]["gpus"] = [{"name": gpu_entry["name"], "counts": list(counts)}]
+    job.pop("constraints", None)
+    return {"kind": "portfolio", "name": "catalog", "horizon": {"buckets": buckets, "bucket_hours": bucket_hours},
+            "gpus": [gpu_entry], "jobs": [{"instance": job, "release_bucket": 0, "deadline_bucket": buckets - 1}]}

@@ -14,17 +14,8 @@ from planopt.portfolio.solve import load_portfolio, solve_portfolio
 from planopt.portfolio.replay import replay_schedule
 
 from tests.support.common import refused
-from tests.support.portfolio_oracle import best_portfolio_cost, close, tiny_job, tiny_portfolio
+from tests.support.portfolio_oracle import best_portfolio_cost, close, one_job_portfolio, tiny_job, tiny_portfolio
 
-
-
-def one_job_portfolio(gpu_entry: dict, counts=(8,), buckets=2, bucket_hours=48.0) -> dict:
-    import random
-    job = tiny_job(random.Random(3), "j")
-    job["hardware"]["gpus"] = [{"name": gpu_entry["name"], "counts": list(counts)}]
-    job.pop("constraints", None)
-    return {"kind": "portfolio", "name": "catalog", "horizon": {"buckets": buckets, "bucket_hours": bucket_hours},
-            "gpus": [gpu_entry], "jobs": [{"instance": job, "release_bucket": 0, "deadline_bucket": buckets - 1}]}
 
 
 def test_a_provider_brings_its_prices_term_and_node():
