@@ -56,7 +56,7 @@ def shipped(name: str, folder: Path = SHIPPED_DIR) -> dict[str, Any]:
     if not NAME.match(stem) or not (folder / f"{stem}.json").is_file():
         known = ", ".join(s["name"] for s in shipped_names(folder))
         raise NotFound(f"instance: no shipped instance named {shorten(repr(name))} (shipped: {known})")
-    data = read_json(folder / f"{stem}.json")
+    data = price_catalogs(read_json(folder / f"{stem}.json"), folder, folder)
     return inline_jobs(data, folder, folder) if data.get("kind") == "portfolio" else data
 
 
@@ -113,6 +113,28 @@ def inline_jobs(portfolio: dict[str, Any], allow_dir: Optional[Path], base: Opti
     return {**portfolio, "jobs": out}
 
 
+def price_catalogs(data: dict[str, Any], allow_dir: Optional[Path], base: Optional[Path] = None) -> dict[str, Any]:
+    """``data`` (a job or a portfolio) with each price file it names (``hardware.price_catalog``, a portfolio's
+    ``price_catalog``, its inline jobs') read only under ``allow_dir``: replaced by its resolved path there, else
+    refused (PathRefused, 403), so a request never makes the library read a file outside the operator's folder."""
+    if not isinstance(data, dict):
+        return data
+    out = dict(data)
+    if data.get("kind") == "portfolio":
+        if isinstance(data.get("price_catalog"), str):
+            out["price_catalog"] = str(allowed_path(data["price_catalog"], allow_dir, "price_catalog", base))
+        jobs = data.get("jobs")
+        if isinstance(jobs, list):
+            out["jobs"] = [{**job, "instance": price_catalogs(job["instance"], allow_dir, base)}
+                           if isinstance(job, dict) and isinstance(job.get("instance"), dict) else job for job in jobs]
+        return out
+    hardware = data.get("hardware")
+    if isinstance(hardware, dict) and isinstance(hardware.get("price_catalog"), str):
+        out["hardware"] = {**hardware, "price_catalog": str(allowed_path(hardware["price_catalog"], allow_dir,
+                                                                         "hardware.price_catalog", base))}
+    return out
+
+
 def portfolio_file(raw: str, allow_dir: Optional[Path]) -> dict[str, Any]:
     """A portfolio file named by path (under ``allow_dir``), its jobs' paths resolved from its folder."""
     path = allowed_path(raw, allow_dir, "path")
@@ -120,7 +142,7 @@ def portfolio_file(raw: str, allow_dir: Optional[Path]) -> dict[str, Any]:
         data = _read(path)
     except InputError as exc:
         raise InputError(f"path: {str(exc).removeprefix(str(path) + ': ')}") from None
-    return inline_jobs(data, allow_dir, path.parent)
+    return price_catalogs(inline_jobs(data, allow_dir, path.parent), allow_dir, path.parent)
 
 
 def _read(path: Path) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from starlette.concurrency import run_in_threadpool
 
 from planopt.service import payloads
 from planopt.service.errors import UNAVAILABLE, StrictJSONResponse, error
-from planopt.service.paths import inline_jobs, portfolio_file, shipped, shipped_case, shipped_names
+from planopt.service.paths import inline_jobs, portfolio_file, price_catalogs, shipped, shipped_case, shipped_names
 from planopt.service.requests import (CalibrateRequest, EvaluateRequest, FrontierRequest, PortfolioRequest, SolveRequest,
                        ReplanRequest, SweepRequest, TrackRequest, ValidateRequest)
 
@@ -29,10 +29,12 @@ log = logging.getLogger("planopt.service")
 def resolve_instance(ref: Any, settings) -> dict[str, Any]:
     """An instance reference of a request as a plain dict: a shipped name is read, a portfolio's
     jobs given by path are read under --allow-dir (and nowhere else)."""
-    data = shipped(ref) if isinstance(ref, str) else ref
+    if isinstance(ref, str):
+        return shipped(ref)
+    data = ref
     if data.get("kind") == "portfolio":
         data = inline_jobs(data, settings.allow_dir)
-    return data
+    return price_catalogs(data, settings.allow_dir)  # a price file is read only under --allow-dir
 
 
 def resolve_portfolio(body: PortfolioRequest, settings) -> dict[str, Any]:
