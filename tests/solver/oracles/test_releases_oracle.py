@@ -51,3 +51,60 @@ def test_the_seeds_exercise_the_lever():
         once = solve(parse_instance({**data, "releases": None}))
         changed += once.plan is not None and once.plan != mip.plan
     assert many >= 5 and changed >= 2 and labels >= 1, (many, changed, labels)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_retention_mip_equals_both_oracles_with_releases(seed):
+    """A retention block (its recent checkpoints' money is per training hour: it recurs) composes."""
+    import random
+
+    from tests.support.release_instances import with_releases
+    from tests.support.retention_instances import retention_job_dict
+    from tests.support.random_instances import with_drawn_limits
+    inst = with_releases(retention_job_dict(seed), random.Random(250_000 + seed))
+    inst = with_drawn_limits(inst, all_plans(parse_instance(inst)), random.Random(260_000 + seed))
+    assert parse_instance(inst).releases.releases > 1
+    assert_mip_equals_both_oracles(parse_instance(inst))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_risk_section_prices_the_releases_as_the_evaluator_does(seed):
+    """The scenario evaluator (the Risk section's) equals the point evaluator on each scenario's instance."""
+    from planopt.models.uncertainty import model as U
+
+    from tests.support.oracle_checks import assert_scenarios_equal_the_evaluator
+    inst = parse_instance(release_instance_dict(seed))
+    plans = [p.plan for p in all_plans(inst) if p.metrics.fits_memory][::29][:4]
+    assert_scenarios_equal_the_evaluator(inst, U.draw(inst, 6, seed), plans)
+
+
+def trained_teacher_jobs(count: int):
+    """Random OPD jobs whose teacher is trained as a stage, with releases (the first ``count`` seeds that have one)."""
+    import random
+
+    from tests.support.random_instances import random_job_dict
+    from tests.support.release_instances import with_releases
+    from tests.support.teacher_instances import with_trained_teacher
+    out, seed = [], 0
+    while len(out) < count:
+        rng = random.Random(270_000 + seed)
+        d = random_job_dict(rng, f"teacher-releases-{seed}")
+        seed += 1
+        if "opd" in d["training"]["methods"] and (d := with_trained_teacher(d, rng)) is not None:
+            out.append(parse_instance(with_releases(d, rng)))
+    return out
+
+
+@pytest.mark.parametrize("n", range(3))
+def test_a_trained_teacher_is_paid_once_over_the_releases(n):
+    """Its training is fixed (one teacher for every release): MIP = both oracles, and an OPD plan's total is the
+    teacher's money once plus N times the rest's elastic part."""
+    from planopt.models.cost.evaluator import Evaluator
+    inst = trained_teacher_jobs(3)[n]
+    assert_mip_equals_both_oracles(inst)
+    plans = [p.plan for p in all_plans(inst) if p.metrics.fits_memory and p.plan.method == "opd"][::17][:3]
+    assert plans
+    once = Evaluator(inst.model_copy(update={"releases": None})).evaluate(plans[0])
+    total = Evaluator(inst).evaluate(plans[0])
+    assert once.fixed_cost_breakdown_usd["data"] > 0  # the teacher
+    assert total.cost_usd == pytest.approx(once.fixed_cost_usd + inst.releases.releases * once.elastic_cost_usd)
