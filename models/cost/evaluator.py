@@ -136,11 +136,13 @@ class Metrics:
 
 
 def cost_breakdown_usd(inst: Instance, rp: RecipeProfile, usd_per_hour_of_gpus, train_hours, wall_hours,
-                       forgetting_points, eval_train_hours=0.0, checkpoint_usd_per_train_hour=None) -> dict[str, float]:
+                       forgetting_points, eval_train_hours=0.0, checkpoint_usd_per_train_hour=None,
+                       labels_rebuilt_share=None) -> dict[str, float]:
     """The cost lines of a plan. Works element-wise on numpy arrays of the
     scenario-dependent inputs (GPUs' price per hour, hours, forgetting), so the
     scenario evaluator (``scenarios.py``) prices scenarios with this same sum. With ``releases`` each line is
-    its total over the releases (``releases.py``).
+    its total over the releases (``releases.py``; ``labels_rebuilt_share``: the scenarios' share of the SFT labels
+    bought again, None: the instance's).
     ``eval_train_hours`` (:math:`H_{eval}`) only splits the GPU money between the
     compute and evaluation lines; the sum does not depend on it. ``checkpoint_usd_per_train_hour``
     is the retention option's :math:`s_h(\tau,\rho)` (``retention.py``); None: ``keep_last`` hot."""
@@ -165,7 +167,8 @@ def cost_breakdown_usd(inst: Instance, rp: RecipeProfile, usd_per_hour_of_gpus, 
         return lines
     # every release (``releases.py``): the fixed part once, the elastic part each time, a share of the labels
     fixed = plan_fixed_usd(inst, [stage_fixed_usd(inst, rp)], COST_KEYS)
-    return {k: total_line(inst, v, fixed[k], rp.labels_usd if k == "data" else 0.0) for k, v in lines.items()}
+    return {k: total_line(inst, v, fixed[k], rp.labels_usd if k == "data" else 0.0, labels_rebuilt_share)
+            for k, v in lines.items()}
 
 
 @dataclass

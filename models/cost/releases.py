@@ -10,7 +10,8 @@ recurs follows the fixed/elastic split of ``quantities.py``, with one exception,
   storage, operations per wall hour, forgetting repair) is paid at every release: each release is one run;
 - of the SFT labels bought (``labels_usd``, elastic in one run) a later release buys the share
   :math:`s` = ``releases.sft_labels_rebuilt_share`` again (requirements change; the rest is reused). No published
-  rate of label churn exists: :math:`s` is the instance's input (default 1, every label bought again).
+  rate of label churn exists: :math:`s` is the instance's input (default 1, every label bought again), a point
+  value in the uncertainty model unless ``uncertainty`` gives ``releases.sft_labels_rebuilt_share`` a range.
 
 With :math:`N` releases, per cost line :math:`l` with fixed part :math:`f_l` and one-run value :math:`v_l`:
 
@@ -40,13 +41,15 @@ def labels_reused_share(inst: Instance) -> float:
     return 0.0 if inst.releases is None else 1.0 - inst.releases.sft_labels_rebuilt_share
 
 
-def total_line(inst: Instance, one_run, fixed, labels=0.0):
+def total_line(inst: Instance, one_run, fixed, labels=0.0, rebuilt_share=None):
     """A cost line over every release (module docstring) from its one-run value, its fixed part and (``data``)
-    the SFT labels' money in it; works element-wise on numpy arrays."""
+    the SFT labels' money in it; works element-wise on numpy arrays. ``rebuilt_share``: :math:`s` in each
+    scenario (the scenario evaluator's draws; None: the instance's)."""
     n = release_count(inst)
     if n == 1:
         return one_run
-    return fixed + n * (one_run - fixed) - (n - 1) * labels_reused_share(inst) * labels
+    reused = labels_reused_share(inst) if rebuilt_share is None else 1.0 - rebuilt_share
+    return fixed + n * (one_run - fixed) - (n - 1) * reused * labels
 
 
 def release_summary(inst: Instance, cost_usd: float, fixed_usd: float, labels_usd: float) -> dict:

@@ -230,8 +230,11 @@ class ScenarioEvaluator:
             failures = self.value("reliability.failures_per_gpu_hour", rel.failures_per_gpu_hour)
             per_hour = storage_usd_per_train_hour(self.inst, retention, self.ev.hardware(h).checkpoint_gb, h.count,
                                                   interval_minutes, failures)
-        return (cost_breakdown_usd(self.inst, rp, self.gpus_usd_per_hour(h), train, wall, forgetting, eval_train, per_hour),
-                train, wall)
+        releases = self.inst.releases
+        share = None if releases is None else self.value("releases.sft_labels_rebuilt_share",
+                                                          releases.sft_labels_rebuilt_share)
+        return (cost_breakdown_usd(self.inst, rp, self.gpus_usd_per_hour(h), train, wall, forgetting, eval_train, per_hour,
+                                   share), train, wall)
 
     def metrics(self, r: Recipe, h: HardwareChoice, interval_minutes: float,
                 retention: RetentionChoice | None = None) -> ScenarioMetrics:

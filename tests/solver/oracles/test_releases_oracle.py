@@ -108,3 +108,28 @@ def test_a_trained_teacher_is_paid_once_over_the_releases(n):
     total = Evaluator(inst).evaluate(plans[0])
     assert once.fixed_cost_breakdown_usd["data"] > 0  # the teacher
     assert total.cost_usd == pytest.approx(once.fixed_cost_usd + inst.releases.releases * once.elastic_cost_usd)
+
+
+def test_the_labels_share_is_uncertain_where_the_instance_gives_it_a_range():
+    """``releases.sft_labels_rebuilt_share`` is a parameter of the uncertainty model (a point value by default:
+    no published rate); given a range, each scenario prices its own share, as the evaluator does on that
+    scenario's instance, and an SFT plan's cost spreads with it."""
+    import json
+
+    from planopt.models.uncertainty import model as U
+
+    from tests.support.common import INSTANCES
+    from tests.support.oracle_checks import assert_scenarios_equal_the_evaluator
+    doc = json.loads((INSTANCES / "qwen3-8b-math-monthly.json").read_text())
+    point = parse_instance(doc)
+    names = {p.name: p for p in U.parameters(point)}
+    assert names["releases.sft_labels_rebuilt_share"].low is None  # a point value without a range
+    doc["uncertainty"] = {"releases.sft_labels_rebuilt_share": {"low": 0.2, "high": 0.8}}
+    inst = parse_instance(doc)
+    sft = [p.plan for p in all_plans(inst) if p.metrics.fits_memory and p.plan.method == "sft"
+           and p.metrics.quantities["labels_bought"] > 0][:2]
+    assert sft
+    scenarios = U.draw(inst, 6, 1)
+    shares = scenarios.values["releases.sft_labels_rebuilt_share"]
+    assert shares.max() > shares.min() + 0.1 and (shares <= 1).all()
+    assert_scenarios_equal_the_evaluator(inst, scenarios, sft)
