@@ -38,6 +38,10 @@ line is the rest, so the two add up to :math:`n p_g H_{train}` as before.
 billed only for what ``network.crosses_region`` lists (traffic inside a cluster,
 weight hand-over included, is free).
 
+With a ``releases`` block (``releases.py``) each cost line is its total over the releases: its fixed part
+(``quantities.py``) once, the rest at every release, less the SFT labels a later release reuses; the hours,
+quality and forgetting are one release's.
+
 With a ``retention`` block the plan also chooses a retention option :math:`\rho`
 (``retention.py``): :math:`o_h(\tau)` gains the rollback share
 :math:`n \lambda_{rb}(\tau/2 + D + r)`, the recent checkpoints' storage

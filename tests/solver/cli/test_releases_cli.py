@@ -38,8 +38,10 @@ def test_a_bad_releases_block_is_one_line_naming_the_field(tmp_path, block, line
     assert res.stderr == f"error: {path}: {line}\n"
 
 
-def test_a_confidence_over_releases_is_refused_in_one_line():
-    res = runner.invoke(app, ["solve", str(MONTHLY), "--confidence", "0.9"])
+@pytest.mark.parametrize("args", [["solve", str(MONTHLY), "--confidence", "0.9"],
+                                  ["frontier", str(MONTHLY), "--x", "cost_usd", "--y", "probability", "--scenarios", "50"]])
+def test_a_chance_constrained_solve_over_releases_is_refused_in_one_line(args):
+    res = runner.invoke(app, args)
     assert res.exit_code == 2
     assert res.stderr.count("\n") == 1 and res.stderr.startswith("error: releases: plans under uncertainty")
 
