@@ -24,6 +24,12 @@ same map of the one-run ones (``formulation/data.collect``): hourly money :math:
 :math:`N c_r - (N-1)(f_r + (1-s)\,\mathrm{labels}_r)`, the constant :math:`K` once. The wall hours, quality and
 forgetting are one release's (the deadline holds per release; the first is the longest, as it buys every
 label); the fixed breakdown (``Metrics.fixed_cost_breakdown_usd``) is what the first release pays once.
+
+Decided here, where the issue is silent: operations per wall hour recur in full, the data lead time included
+(a later release that buys fewer labels waits less: counting it whole overstates SFT's later releases by at
+most :math:`p_{ops}\,(1-s)\,\mathrm{lead}`); the budget and alert lines, the FOCUS rows (``spend.py``) are the first
+release's timeline; ``track``/``replan`` (a run in flight is one release), the chance-constrained layer and
+portfolios refuse a job of several releases in one line.
 """
 
 from __future__ import annotations
