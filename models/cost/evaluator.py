@@ -38,6 +38,10 @@ line is the rest, so the two add up to :math:`n p_g H_{train}` as before.
 billed only for what ``network.crosses_region`` lists (traffic inside a cluster,
 weight hand-over included, is free).
 
+With a ``releases`` block (``releases.py``) each cost line is its total over the releases: its fixed part
+(``quantities.py``) once, the rest at every release, less the SFT labels a later release reuses; the hours,
+quality and forgetting are one release's.
+
 With a ``retention`` block the plan also chooses a retention option :math:`\rho`
 (``retention.py``): :math:`o_h(\tau)` gains the rollback share
 :math:`n \lambda_{rb}(\tau/2 + D + r)`, the recent checkpoints' storage
@@ -55,6 +59,7 @@ from planopt.models.cost import physics as ph
 from planopt.models.cost.asynchronous import combine
 from planopt.models.cost.hardware import HardwareProfile, hardware_options, memory_classes, offload_refusal, plan_offers
 from planopt.models.cost.quantities import cost_split_usd, plan_fixed_usd, stage_fixed_usd, stage_quantities, sum_quantities
+from planopt.models.cost.releases import release_count, release_summary, total_line
 from planopt.models.cost.stage_outcomes import stage_outcome
 from planopt.models.schema.plan import HardwareChoice, Plan, Recipe
 from planopt.models.cost.retention import (RetentionChoice, check_choice, coverage_violation, deep_rollback_share, retention_options,
@@ -98,6 +103,8 @@ class Metrics:
     quantities: dict[str, float] = field(default_factory=dict)
     # the fixed part of each cost line (``quantities.py``'s rule); the rest of the line is elastic
     fixed_cost_breakdown_usd: dict[str, float] = field(default_factory=dict)
+    # with a ``releases`` block: the count, the first and each later release's cost, the total (``releases.py``)
+    releases: dict = field(default_factory=dict)
 
     @property
     def feasible(self) -> bool:
@@ -115,8 +122,10 @@ class Metrics:
         return self.cost_usd - self.fixed_cost_usd
 
     def cost_split(self) -> dict:
-        """The JSON's ``cost_split_usd``: fixed and elastic totals and the fixed part of each line."""
-        return cost_split_usd(self.cost_breakdown_usd, self.fixed_cost_breakdown_usd)
+        """The JSON's ``cost_split_usd``: fixed and elastic totals and the fixed part of each line (and, with a
+        ``releases`` block, ``releases``: the count, the first and each later release's cost, the total)."""
+        out = cost_split_usd(self.cost_breakdown_usd, self.fixed_cost_breakdown_usd)
+        return {**out, "releases": dict(self.releases)} if self.releases else out
 
     def summary(self) -> dict[str, float]:
         """The headline metrics (cost, wall hours, quality, forgetting, GPU hours, memory per GPU) by name."""
@@ -131,10 +140,13 @@ class Metrics:
 
 
 def cost_breakdown_usd(inst: Instance, rp: RecipeProfile, usd_per_hour_of_gpus, train_hours, wall_hours,
-                       forgetting_points, eval_train_hours=0.0, checkpoint_usd_per_train_hour=None) -> dict[str, float]:
+                       forgetting_points, eval_train_hours=0.0, checkpoint_usd_per_train_hour=None,
+                       labels_rebuilt_share=None) -> dict[str, float]:
     """The cost lines of a plan. Works element-wise on numpy arrays of the
     scenario-dependent inputs (GPUs' price per hour, hours, forgetting), so the
-    scenario evaluator (``scenarios.py``) prices scenarios with this same sum.
+    scenario evaluator (``scenarios.py``) prices scenarios with this same sum. With ``releases`` each line is
+    its total over the releases (``releases.py``; ``labels_rebuilt_share``: the scenarios' share of the SFT labels
+    bought again, None: the instance's).
     ``eval_train_hours`` (:math:`H_{eval}`) only splits the GPU money between the
     compute and evaluation lines; the sum does not depend on it. ``checkpoint_usd_per_train_hour``
     is the retention option's :math:`s_h(\tau,\rho)` (``retention.py``); None: ``keep_last`` hot."""
@@ -142,7 +154,7 @@ def cost_breakdown_usd(inst: Instance, rp: RecipeProfile, usd_per_hour_of_gpus, 
     st, ck, ops = inst.storage, inst.checkpointing, inst.operations
     if checkpoint_usd_per_train_hour is None:
         checkpoint_usd_per_train_hour = ck.keep_last * ckpt_gb * st.hot_usd_per_gb_month / ph.d.HOURS_PER_MONTH
-    return {
+    lines = {
         "compute": usd_per_hour_of_gpus * (train_hours - eval_train_hours),
         "evaluation": usd_per_hour_of_gpus * eval_train_hours,
         "data": rp.data_usd,
@@ -155,6 +167,12 @@ def cost_breakdown_usd(inst: Instance, rp: RecipeProfile, usd_per_hour_of_gpus, 
         "operations": ops.fixed_usd + ops.usd_per_wall_hour * wall_hours,
         "forgetting_repair": inst.forgetting_repair_usd_per_point * forgetting_points,
     }
+    if release_count(inst) == 1:
+        return lines
+    # every release (``releases.py``): the fixed part once, the elastic part each time, a share of the labels
+    fixed = plan_fixed_usd(inst, [stage_fixed_usd(inst, rp)], COST_KEYS)
+    return {k: total_line(inst, v, fixed[k], rp.labels_usd if k == "data" else 0.0, labels_rebuilt_share)
+            for k, v in lines.items()}
 
 
 @dataclass
@@ -175,6 +193,9 @@ class RecipeArrays:
     checkpoint_gb: np.ndarray      # [recipe] one checkpoint (the adapter's for LoRA)
     network_usd: np.ndarray        # [recipe]
     log_ingest_usd: np.ndarray     # [recipe]
+    fixed_data_usd: np.ndarray     # [recipe] the part of data_usd paid once (``quantities.py``)
+    fixed_network_usd: np.ndarray  # [recipe] the part of network_usd that is one transfer
+    labels_usd: np.ndarray         # [recipe] the SFT labels bought (``releases.py``)
 
 
 @dataclass
@@ -275,6 +296,8 @@ class Evaluator:
                     quantities=stage_quantities(inst, rp, retention, compute_hours, interval_minutes,
                                                 h.total_count * train_hours),
                     fixed_cost_breakdown_usd=plan_fixed_usd(inst, [stage_fixed_usd(inst, rp)], COST_KEYS))
+        if inst.releases is not None:
+            m.releases = release_summary(inst, m.cost_usd, m.fixed_cost_usd, rp.labels_usd)
         m.violations = self.violations(m, why)
         if retention is not None and (late := coverage_violation(inst, retention, interval_minutes)):
             m.violations.append(late)
@@ -393,8 +416,9 @@ class Evaluator:
         wall = sum(m.wall_hours for m in alone)
         total_forgetting = sum(forgetting)
         costs = {k: sum(m.cost_breakdown_usd[k] for m in alone) for k in STAGE_COST_KEYS}
-        costs["operations"] = inst.operations.fixed_usd + inst.operations.usd_per_wall_hour * wall
-        costs["forgetting_repair"] = inst.forgetting_repair_usd_per_point * total_forgetting
+        n = release_count(inst)  # each release is one run: its hours and forgetting recur (releases.py)
+        costs["operations"] = inst.operations.fixed_usd + n * inst.operations.usd_per_wall_hour * wall
+        costs["forgetting_repair"] = n * inst.forgetting_repair_usd_per_point * total_forgetting
         costs = {k: costs[k] for k in COST_KEYS}
         hours = {k: sum(m.hours_breakdown.get(k, 0.0) for m in alone) for k in dict.fromkeys(
             k for m in alone for k in m.hours_breakdown)}
@@ -409,6 +433,9 @@ class Evaluator:
                       quantities=sum_quantities([m.quantities for m in alone]),
                       fixed_cost_breakdown_usd=plan_fixed_usd(
                           inst, [stage_fixed_usd(inst, ev.recipe(s.recipe)) for s in plan.stages], COST_KEYS))
+        if inst.releases is not None:
+            out.releases = release_summary(inst, out.cost_usd, out.fixed_cost_usd,
+                                           sum(ev.recipe(s.recipe).labels_usd for s in plan.stages))
         label = (lambda n: f"stage {n + 1}: ") if len(alone) > 1 else (lambda n: "")
         memory = [label(n) + v.removeprefix("memory: ") for n, m in enumerate(alone) for v in m.violations
                   if v.startswith("memory:")]
@@ -443,7 +470,7 @@ class Evaluator:
         col: dict[str, int] = {}
         rows, cols, vals = [], [], []
         scalars = ("quality", "forgetting_points", "lead_hours", "data_usd", "environments_usd", "log_storage_usd",
-                   "checkpoint_gb", "network_usd", "log_ingest_usd")
+                   "checkpoint_gb", "network_usd", "log_ingest_usd", "fixed_data_usd", "fixed_network_usd", "labels_usd")
         table = np.zeros((len(scalars), n_r))
         for n, r in enumerate(recipes):
             p = self.recipe(r) if cache else (self._recipes.get(r) or profile(self.inst, r, teacher_lump(self.inst, r, Evaluator)))

@@ -69,6 +69,7 @@ class RecipeProfile:
     log_ingest_usd: float = 0.0     # trajectory-log ingest and indexing
     fixed_data_usd: float = 0.0     # the part of data_usd paid once whatever the length (``quantities.py``)
     fixed_network_usd: float = 0.0  # the part of network_usd that is one transfer (final weights, milestones)
+    labels_usd: float = 0.0         # the SFT labels bought, in data_usd (``releases.py``: a share recurs)
 
 
 def schedules(inst: Instance) -> list[tuple[int, ...]]:
@@ -228,7 +229,8 @@ def _sft_profile(inst: Instance, r: Recipe) -> RecipeProfile:
     _add_evaluation(inst, r, amounts)
     return RecipeProfile(
         recipe=r, amounts=amounts, flops={"student_train": model_train, "student_train_hardware": train, "student_attention": attention},
-        samples=examples, data_usd=to_buy * data.usd_per_labeled_example, environments_usd=0.0, log_storage_usd=0.0,
+        samples=examples, data_usd=to_buy * data.usd_per_labeled_example, labels_usd=to_buy * data.usd_per_labeled_example,
+        environments_usd=0.0, log_storage_usd=0.0,
         lead_hours=24.0 * to_buy / data.labeled_examples_per_day, quality=quality, forgetting_points=forgetting,
         extra={"examples": examples, "labels_bought": to_buy, "trained_tokens": tokens, "computed_tokens": padded, "sequences": sequences,
                "distinct_examples": distinct, "effective_examples": effective, "external_examples": external},

@@ -87,7 +87,10 @@ def _storage_charges(inst: Instance, stage: int, usd: float, train_start: float,
 
 
 def plan_charges(inst: Instance, plan: Plan) -> list[Charge]:
-    """Every planned charge of ``plan`` on ``inst`` (rules in the module's docstring); zero charges are left out."""
+    """Every planned charge of ``plan`` on ``inst`` (rules in the module's docstring); zero charges are left out.
+    With ``releases`` these are the first release's charges (one run's timeline; ``releases.py``)."""
+    if inst.releases is not None:
+        inst = inst.model_copy(update={"releases": None})
     whole = Evaluator(inst)                 # the instance's, which knows every candidate student
     ev = whole.for_student(plan.student)    # the plan's student's, for its stages
     tau = plan.checkpoint_interval_minutes

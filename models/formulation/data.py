@@ -16,6 +16,9 @@ recipe on a hardware choice are then one matrix product,
 memory; for asynchronous RL each phase's generation and training overlap,
 ``asynchronous.combined_hours``), and every data-derived bound is a reduction of :math:`T`.
 
+With ``releases`` (``cost/releases.py``) :math:`\pi_h` is :math:`N` times the one run's and :math:`c_r` is
+:math:`N c_r - (N-1)(f_r + (1-s)\,\mathrm{labels}_r)`, :math:`K` paid once.
+
 Money is the evaluator's cost (``costs.cost_breakdown_usd``) written as
 :math:`K + c_r + \pi_h H_{train}`: :math:`\pi_h = n_h p_h` + hot checkpoint
 storage (of the choice's adapter) + operations per training hour (validation
@@ -33,6 +36,7 @@ import numpy as np
 from planopt.models.cost import physics as ph
 from planopt.models.cost.asynchronous import combined_hours
 from planopt.models.cost.evaluator import Evaluator
+from planopt.models.cost.releases import release_count, total_line
 from planopt.models.schema.plan import HardwareChoice, Recipe
 
 
@@ -165,10 +169,14 @@ def collect(ev: Evaluator, keep_dominated_intervals: bool = False, recipes: list
         # money and cover depend on the interval, so no interval is dominated on cost alone
         hot_per_hour, keep_dominated_intervals = 0.0 * ckpt_gb, True
     kept = np.ones(overhead.shape, dtype=bool) if keep_dominated_intervals else undominated_intervals(overhead)
-    hourly = count * price + hot_per_hour + ops.usd_per_wall_hour
+    # every release pays the hourly money (releases.py): each release is one run
+    hourly = release_count(inst) * (count * price + hot_per_hour + ops.usd_per_wall_hour)
+    milestones = ck.milestones_kept * ra.checkpoint_gb * st.cold_usd_per_gb_month * ck.milestone_retention_months
     recipe_usd = (ra.data_usd + ra.environments_usd + ra.log_storage_usd + ra.network_usd + ra.log_ingest_usd
-                  + ck.milestones_kept * ra.checkpoint_gb * st.cold_usd_per_gb_month * ck.milestone_retention_months
-                  + inst.forgetting_repair_usd_per_point * ra.forgetting_points + ops.usd_per_wall_hour * ra.lead_hours)
+                  + milestones + inst.forgetting_repair_usd_per_point * ra.forgetting_points
+                  + ops.usd_per_wall_hour * ra.lead_hours)
+    # over the releases: the fixed part once, the rest each time, a share of the labels (releases.py)
+    recipe_usd = total_line(inst, recipe_usd, ra.fixed_data_usd + ra.fixed_network_usd + milestones, ra.labels_usd)
     constant = ops.fixed_usd
     hours_floor, usd_floor = plan_floors(hours, recipe_fits, overhead, kept, hourly)
     return FormulationData(ev, recipes, hardware, intervals, ra.components, ra.classes, ra.recipe_class, fits,

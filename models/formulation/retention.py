@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 import pyomo.core as pyo  # not pyomo.environ: its plugins cost every CLI call ~0.3 s unused (BENCHMARKS.md §1)
 
+from planopt.models.cost.releases import release_count
 from planopt.models.cost.retention import covers, deep_rollback_share, storage_usd_per_train_hour
 from planopt.models.formulation.data import FormulationData
 from planopt.models.formulation.linear import flattened, linear
@@ -87,7 +88,8 @@ def define_retention(m: pyo.ConcreteModel, data: FormulationData) -> None:
     u = list(m.retention_hours.values())
     extra = [float(deep[h, i, k]) for h, i, k in triples]                  # milestone re-work per compute hour
     stretch = [1.0 + (float(data.overhead[h, i]) + e) for (h, i, k), e in zip(triples, extra)]
-    storage = [float(per_hour[h, i, k]) * st for (h, i, k), st in zip(triples, stretch)]
+    n = release_count(data.evaluator.inst)  # every release keeps its own recent checkpoints (releases.py)
+    storage = [n * float(per_hour[h, i, k]) * st for (h, i, k), st in zip(triples, stretch)]
     hourly, gpus = data.hourly_usd, data.count * data.gpu_price
     m.retention_cost_usd = pyo.Expression(expr=linear(storage, u))
     m.milestone_rework_hours = pyo.Expression(expr=linear(extra, u))

@@ -102,8 +102,17 @@ def allowed_violations(confidence: float, n: int) -> int:
 
 
 def check_scenarios_apply(space: PlanSpace) -> None:
-    """ValueError naming the field for a space the layer does not price: a third stage."""
+    """ValueError naming the field for a space the layer does not price: a third stage, repeated releases."""
     check_scenario_stages(len(space.slots))
+    check_scenario_releases(space.evaluator.inst)
+
+
+def check_scenario_releases(inst) -> None:
+    """ValueError naming ``releases`` when the plan runs more than once: the layer's coefficients are one run's."""
+    if inst.releases is not None and inst.releases.releases > 1:  # (cost/releases.py)
+        raise ValueError("releases: plans under uncertainty (--confidence, a probability frontier) are not yet "
+                         "priced over repeated releases; solve at the point values (the risk section is priced), "
+                         "or remove the block")
 
 
 def check_scenario_stages(stages: int) -> None:

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from planopt.models.cost.evaluator import Evaluator
+from planopt.models.cost.releases import release_count
 from planopt.models.schema.instance import METHODS
 from planopt.models.cost.stage_outcomes import stage_outcome
 from planopt.models.formulation.data import (FormulationData, collect, dominated_hardware, dominated_recipes, prune,
@@ -141,7 +142,7 @@ def collect_space(ev: Evaluator, prune: bool = True) -> PlanSpace:
                 key = f"stage {s + 1}: hardware another dominates"
                 dropped[key] = dropped.get(key, 0) + int(drop.sum())
             # the block's money is the stage's own: the fixed operations cost and forgetting repair are the plan's
-            repair = inst.forgetting_repair_usd_per_point * data.forgetting
+            repair = release_count(inst) * inst.forgetting_repair_usd_per_point * data.forgetting
             blocks.append(replace(data, recipe_usd=data.recipe_usd - repair, constant_usd=0.0))
         slots.append(union_of_students(blocks, names) if names else blocks[0])
     out = PlanSpace(ev, sequences, slots, slots[0].intervals, dropped=dropped)

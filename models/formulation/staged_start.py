@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 import pyomo.core as pyo  # not pyomo.environ: its plugins cost every CLI call ~0.3 s unused (BENCHMARKS.md §1)
 
+from planopt.models.cost.releases import release_count
 from planopt.models.formulation.limits import LIMITS
 from planopt.models.formulation.objectives import OBJECTIVES
 from planopt.models.formulation.space import PlanSpace, interval_floors
@@ -60,7 +61,7 @@ def staged_start(m: pyo.ConcreteModel, data: PlanSpace) -> list[tuple[object, fl
             usd = usd + np.where(stops[:, None], 0.0, o1[variant + "_usd"][o])
             wall = wall + np.where(stops[:, None], 0.0, o1[variant + "_wall"][o])
         forgetting = np.broadcast_to((data.forget0[r0s] + data.pair_forget[r0s, os_])[:, None], usd.shape)
-        metrics = {"cost_usd": inst.operations.fixed_usd + usd + inst.forgetting_repair_usd_per_point * forgetting,
+        metrics = {"cost_usd": inst.operations.fixed_usd + usd + release_count(inst) * inst.forgetting_repair_usd_per_point * forgetting,
                    "wall_hours": wall, "quality": np.broadcast_to(data.pair_end[r0s, os_][:, None], usd.shape),
                    "forgetting_points": forgetting}
         ok = meets_model_rows(m, metrics, free[:, None] & np.isfinite(usd))

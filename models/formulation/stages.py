@@ -57,6 +57,7 @@ from __future__ import annotations
 import numpy as np
 import pyomo.core as pyo  # not pyomo.environ: its plugins cost every CLI call ~0.3 s unused (BENCHMARKS.md §1)
 
+from planopt.models.cost.releases import release_count
 from planopt.models.cost.stage_outcomes import AFFINE_METHODS, affine_stage
 from planopt.models.formulation.accounting import define_accounting
 from planopt.models.formulation.checkpointing import define_checkpointing
@@ -94,7 +95,8 @@ def define_stages(m: pyo.ConcreteModel, data: PlanSpace) -> None:
     define_same_student(m, data)
     m.wall_hours = pyo.Expression(expr=flattened(sum(m.stage[s].wall_hours for s in m.S)))
     m.cost_usd = pyo.Expression(expr=flattened(inst.operations.fixed_usd + sum(m.stage[s].cost_usd for s in m.S)
-                                               + inst.forgetting_repair_usd_per_point * m.forgetting_points))
+                                               + release_count(inst) * inst.forgetting_repair_usd_per_point
+                                               * m.forgetting_points))
 
 
 def define_slot_block(m: pyo.ConcreteModel, b, s: int, d: FormulationData, data: PlanSpace, sigma: list) -> None:
@@ -264,7 +266,7 @@ def _pair_floors(m: pyo.ConcreteModel, data: PlanSpace) -> dict[str, np.ndarray]
             a = affine_stage(d2.evaluator_of(d2.recipe_student(n)).inst, r)
             best = np.maximum(best, a.end_constant + a.end_slope * score)
         score = best
-    cost = inst.operations.fixed_usd + usd + inst.forgetting_repair_usd_per_point * forgetting
+    cost = inst.operations.fixed_usd + usd + release_count(inst) * inst.forgetting_repair_usd_per_point * forgetting
     return {"budget_usd": cost, "deadline_hours": wall, "max_forgetting_points": forgetting, "min_quality": score}
 
 

@@ -6,8 +6,7 @@ never silently falls back to a default. Every default is either a choice the
 user makes (an option list) or a sourced coefficient from ``defaults.py``.
 ``planopt schema`` prints the JSON Schema of :class:`Instance`.
 
-Input shapes only: the validators here check one field, or fields against each other and the
-catalog. The checks that need the domain (the uncertainty model's parameter names, the physics of
+Input shapes only: the validators here check one field, or fields against each other and the catalog. The checks that need the domain (the uncertainty model's parameter names, the physics of
 separate rollout hardware and asynchronous RL, retention's cover rule, a teacher trained as a stage)
 and the refusals of combinations not modelled yet run after parsing, in ``models/consistency.py``
 (``planopt.instance.parse_instance`` and ``load_instance`` run both).
@@ -29,6 +28,7 @@ from planopt.models.schema.hf_config import HfConfigError, architecture_from_hf_
 from planopt.models.schema.base import (  # noqa: F401 (the shared types, re-exported)
     GeneralScoreFamily, LargeCount, MAX_COUNT, MAX_MAGNITUDE, MAX_PARAMS_B, MAX_SCORE, MAX_STAGES, METHODS, MIN_POSITIVE, Method,
     NonNegativeFloat, NonNegativeInt, Objective, ParamsB, PositiveFloat, PositiveInt, Precision, Score, Share, Strict, Labels)
+from planopt.models.schema.releases import Releases
 from planopt.models.schema.priors import LoraShares, MethodPrior, Priors, family_priors, family_scaled_priors  # noqa: F401
 from planopt.models.schema.training import (  # noqa: F401 (re-exported: the instance's training block)
     MethodOptions, Trainer, Training, describe_trainer, trainer_zero_stage)
@@ -528,6 +528,7 @@ class Instance(Strict):
     hardware: Hardware
     checkpointing: Checkpointing = Checkpointing()
     retention: Optional[Retention] = Field(None, description="checkpoint retention as a choice (see Retention)")
+    releases: Optional[Releases] = Field(None, description="the plan run once per release (see Releases)")
     reliability: Reliability = Reliability()
     storage: Storage = Storage()
     operations: Operations = Operations()

@@ -33,6 +33,8 @@ Rules the sources leave open, decided here:
   (``hardware.offers``) and is a point.
 - Spot reclaims (``reliability.spot_reclaimed_share_per_month``) are drawn
   from the AWS Spot Instance Advisor's ranges where an entry is bought at spot.
+- ``releases.sft_labels_rebuilt_share`` (repeated releases, ``cost/releases.py``) has no default spread (no
+  published rate of label churn); an instance may give it a range.
 - Shares are clipped to [0, 1] and rate factors to the schema's (0, 10].
 """
 
@@ -214,6 +216,9 @@ def default_parameters(inst: "Instance") -> list[Parameter]:
                           d.STALENESS_GAIN_LOSS_PER_STEP, sp.ABSOLUTE_STALENESS_GAIN_LOSS_PER_STEP, "staleness",
                           "spreads.ABSOLUTE_STALENESS_GAIN_LOSS_PER_STEP: AReaL's staleness ablation at η = 2 and 16")
         out.append(dataclasses.replace(stale, upper_bound=0.999))  # a share of the gain lost per step, below 1
+    if inst.releases is not None and inst.releases.releases > 1 and "sft" in methods:
+        out.append(Parameter("releases.sft_labels_rebuilt_share", inst.releases.sft_labels_rebuilt_share, None, None, 0.8,
+                             "labels_rebuilt", "no default spread (no published rate of label churn)", upper_bound=1.0))
     listed = set()
     for option in inst.hardware.gpus + inst.hardware.rollout_gpus:  # one price per GPU type, drawn once
         # an entry's own price (or its provider's, or gpus.json's reference) is one number; a catalog offer's

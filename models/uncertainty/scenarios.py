@@ -32,6 +32,7 @@ from planopt.models.catalog import defaults as d
 from planopt.models.cost import learning as lc
 from planopt.models.cost import physics as ph
 from planopt.models.cost.asynchronous import combine, gain_kept
+from planopt.models.cost.releases import release_count
 from planopt.models.cost.retention import RetentionChoice, deep_rollback_share, rollback_share, storage_usd_per_train_hour
 from planopt.models.cost.evaluator import LIMIT_METRIC, STAGE_COST_KEYS, Evaluator, cost_breakdown_usd, limit_slack
 from planopt.models.schema.plan import HardwareChoice, Plan, Recipe
@@ -204,7 +205,8 @@ class ScenarioEvaluator:
         rp = self.ev.recipe(r)
         if r.teacher_training is not None:  # the teacher's money and hours in each scenario (``teacher_run``)
             data_usd, lead = self.recipe_money_and_lead(r)
-            rp = replace(rp, data_usd=data_usd, lead_hours=lead)
+            # the teacher is paid once over the releases (releases.py): its scenario money is fixed too
+            rp = replace(rp, data_usd=data_usd, lead_hours=lead, fixed_data_usd=rp.fixed_data_usd + (data_usd - rp.data_usd))
         # a recipe that does not fit does no work (as in ``Evaluator.metrics``): no hours to price
         fits = self.ev.hardware(h).fits(r.memory_class)
         if fits and r.staleness_steps:  # asynchronous RL: each component at its scenario's rate, then overlapped
@@ -228,8 +230,11 @@ class ScenarioEvaluator:
             failures = self.value("reliability.failures_per_gpu_hour", rel.failures_per_gpu_hour)
             per_hour = storage_usd_per_train_hour(self.inst, retention, self.ev.hardware(h).checkpoint_gb, h.count,
                                                   interval_minutes, failures)
-        return (cost_breakdown_usd(self.inst, rp, self.gpus_usd_per_hour(h), train, wall, forgetting, eval_train, per_hour),
-                train, wall)
+        releases = self.inst.releases
+        share = None if releases is None else self.value("releases.sft_labels_rebuilt_share",
+                                                          releases.sft_labels_rebuilt_share)
+        return (cost_breakdown_usd(self.inst, rp, self.gpus_usd_per_hour(h), train, wall, forgetting, eval_train, per_hour,
+                                   share), train, wall)
 
     def metrics(self, r: Recipe, h: HardwareChoice, interval_minutes: float,
                 retention: RetentionChoice | None = None) -> ScenarioMetrics:
@@ -272,7 +277,8 @@ class ScenarioEvaluator:
             money = money + sum(costs[k] for k in STAGE_COST_KEYS)
             wall, gpu_hours = wall + stage_wall, gpu_hours + stage.hardware.total_count * train
         ops = inst.operations
-        cost = money + ops.fixed_usd + ops.usd_per_wall_hour * wall + inst.forgetting_repair_usd_per_point * forgetting
+        n_runs = release_count(inst)  # each release is one run (releases.py)
+        cost = money + ops.fixed_usd + n_runs * (ops.usd_per_wall_hour * wall + inst.forgetting_repair_usd_per_point * forgetting)
         runs = [run for stage in plan.stages if (run := se.teacher_run(stage.recipe)) is not None]
         usable = np.logical_and.reduce([run[2] for run in runs]) if runs else None
         return ScenarioMetrics(cost_usd=np.asarray(cost, dtype=float) + np.zeros(n), wall_hours=wall,

@@ -139,7 +139,9 @@ def _block(inst: Instance, p: Profiles, rows: slice) -> dict[str, np.ndarray]:
     forgetting = ra.forgetting_points[rows, None, None]
     rp = SimpleNamespace(data_usd=ra.data_usd[rows, None, None], environments_usd=ra.environments_usd[rows, None, None],
                          log_storage_usd=ra.log_storage_usd[rows, None, None], checkpoint_gb=ra.checkpoint_gb[rows, None, None],
-                         network_usd=ra.network_usd[rows, None, None], log_ingest_usd=ra.log_ingest_usd[rows, None, None])
+                         network_usd=ra.network_usd[rows, None, None], log_ingest_usd=ra.log_ingest_usd[rows, None, None],
+                         fixed_data_usd=ra.fixed_data_usd[rows, None, None],
+                         fixed_network_usd=ra.fixed_network_usd[rows, None, None], labels_usd=ra.labels_usd[rows, None, None])
     gpus_usd = (ha.count * ha.price_usd_per_gpu_hour)[None, :, None]
     quality = ra.quality[rows, None, None]
     fit = fits[:, :, None]

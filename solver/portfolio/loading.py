@@ -98,6 +98,9 @@ def refuse_unplanned_layers(inst, portfolio: Portfolio, name: str, i: int) -> No
     """Refuse, in one line naming ``jobs.i.instance.<field>``, a job using a layer the portfolio does not plan
     (retention, a trained teacher, candidate students, stages, a choice of trainer, separate rollout GPUs, offers
     in the job) or sharing no GPU type with the portfolio."""
+    if inst.releases is not None:  # a portfolio schedules one run of each job on its pools
+        raise InputError(f"{name}: jobs.{i}.instance.releases: repeated releases are not yet planned in portfolios "
+                         "(a portfolio schedules one run of each job); remove the block")
     if inst.retention is not None:
         raise InputError(f"{name}: jobs.{i}.instance.retention: retention choices are not yet combined with "
                          "portfolios; remove the block (checkpointing.keep_last applies)")

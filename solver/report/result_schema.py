@@ -165,12 +165,25 @@ class OfferOut(_Closed):
     source: str
 
 
+class ReleasesOut(_Closed):
+    """The plan run once per release (``models/cost/releases.py``): the cost of the first release, of each later
+    one, and in all (the plan's cost, which the budget bounds)."""
+
+    count: int = Field(description="releases the plan runs for")
+    sft_labels_rebuilt_share: float = Field(description="share of the SFT labels bought again at each later release")
+    first_release_usd: float = Field(description="the first release: the fixed part and one run's elastic part")
+    later_release_usd: Optional[float] = Field(description="each later release: one run's elastic part less the "
+                                               "SFT labels reused; null with one release")
+    total_usd: float = Field(description="every release: the plan's cost_usd")
+
+
 class CostSplit(_Closed):
     """The cost split into fixed and elastic (``models/cost/quantities.py``: the rule per line)."""
 
     fixed: float = Field(description="USD that does not scale with the plan's length or hours")
     elastic: float = Field(description="USD that does: the cost less the fixed part")
     fixed_by_line: dict[str, float] = Field(description="cost line -> its fixed part, USD")
+    releases: Optional[ReleasesOut] = Field(None, description="with a releases block: the cost per release and in all")
 
 
 QUANTITIES_DESCRIPTION = ("what the plan does in its own units (``models/cost/quantities.py``): tokens_sampled, "

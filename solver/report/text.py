@@ -169,9 +169,20 @@ def cost_split_text(m: Metrics) -> str:
             + (f": {parts}" if parts else "") + f"), elastic {usd(m.elastic_cost_usd)}")
 
 
+def releases_text(m: Metrics) -> list[str]:
+    """With a ``releases`` block, one line: the count, the first and each later release's cost, the total."""
+    r = m.releases
+    if not r:
+        return []
+    later = (f", each later one {usd(r['later_release_usd'])} (SFT labels bought again: "
+             f"{r['sft_labels_rebuilt_share']:.0%})" if r["count"] > 1 else "")
+    return [f"  releases {r['count']}: the first {usd(r['first_release_usd'])}{later}; total {usd(r['total_usd'])} "
+            "(the cost above; wall time, quality and forgetting are per release)"]
+
+
 def metrics_sections(m: Metrics) -> list[str]:
-    """The report's cost breakdown, fixed vs elastic line, time breakdown and quantities, as lines."""
-    return ["Cost breakdown", breakdown(m.cost_breakdown_usd, usd, "total"), cost_split_text(m),
+    """The report's cost breakdown, fixed vs elastic line, releases, time breakdown and quantities, as lines."""
+    return ["Cost breakdown", breakdown(m.cost_breakdown_usd, usd, "total"), cost_split_text(m), *releases_text(m),
             "", "Time breakdown", breakdown(m.hours_breakdown, hours, "wall time"),
             "", "Quantities", quantities_table(m.quantities)]
 
@@ -291,7 +302,8 @@ def _solve_report(inst: Instance, result) -> str:
         out += ["", "Limits", limit_rows(result.binding, result.objective)]
     out += [""] + metrics_sections(result.metrics)
     if result.spend is not None:
-        out += ["", "Budget and alert lines (cumulative planned spend from the start, at the plan's point estimate; how often the budget holds is the Risk section's)"] + spend_text(result.spend)
+        first = " of the first release" if result.metrics is not None and result.metrics.releases else ""
+        out += ["", f"Budget and alert lines (cumulative planned spend{first} from the start, at the plan's point estimate; how often the budget holds is the Risk section's)"] + spend_text(result.spend)
     out += ["", f"model built in {result.build_seconds:.2f} s, solved in {result.solve_seconds:.2f} s"]
     return "\n".join(out)
 

@@ -263,6 +263,9 @@ def check_trackable(inst, plan: Plan) -> None:
     if len(plan.stages) != 1:
         raise InputError(f"plan: stages: track follows a one-stage plan; this plan has {len(plan.stages)} stages "
                          "(a staged run's stage boundaries are not read yet)")
+    if inst.releases is not None and inst.releases.releases > 1:  # a run in flight is one release; the limits are totals
+        raise InputError("releases: track and replan follow one run, and this job's budget is over "
+                         f"{inst.releases.releases} releases; track the release with the block removed")
 
 
 def track(inst, plan: Plan, state: RunState, scenarios: int = DEFAULT_TRACK_SCENARIOS,

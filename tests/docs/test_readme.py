@@ -281,3 +281,30 @@ def test_readme_states_what_the_imported_lambda_prices_buy():
     assert offer["usd_per_gpu_hour"] == next(r["usd_per_gpu_hour"] for r in rows if r["region"] == offer["region"])
     assert unheld_counts(inst) == ["hardware.gpus.0: H100-SXM × 16 (no on-demand offer in the price catalog holds them)"]
     assert "its 16-GPU count is left out" in README
+
+
+def test_readme_states_the_monthly_optimum_and_the_single_run_it_changes():
+    """"Repeated releases": the optimum over 12 releases (MIP and oracle), and the single run's (the same file
+    without ``releases``), each method, size, length and cost as the README states them."""
+    from planopt.instance import parse_instance
+    line = next(l for l in README.splitlines() if l.startswith("**The optimum of `instances/qwen3-8b-math-monthly.json`**"))
+    found = re.findall(r"(SFT|OPD) on (\d+) × ([\w-]+), ([\d,]+) steps: \$([\d,]+)", line)
+    (once_method, once_n, once_gpu, once_steps, once_cost), (method, n, gpu, steps, total) = found
+    first, later = re.search(r"\(\$([\d,]+) the first release, \$([\d,]+) each later one\)", line).groups()
+    sft_total = re.search(r"the same SFT plan would cost \$([\d,]+)", line)[1]
+    doc = json.loads((INSTANCES / "qwen3-8b-math-monthly.json").read_text())
+    monthly = load_instance(INSTANCES / "qwen3-8b-math-monthly.json")
+    single = parse_instance({k: v for k, v in doc.items() if k != "releases"})
+    number = lambda s: int(s.replace(",", ""))  # noqa: E731
+    for inst, (m, count, g, st, cost) in ((single, (once_method, once_n, once_gpu, once_steps, once_cost)),
+                                          (monthly, (method, n, gpu, steps, total))):
+        for res in (solve(inst), best_plan(inst)):
+            assert (res.plan.method, res.plan.gpu_count, res.plan.gpu, res.plan.steps) == (m.lower(), int(count), g, number(st))
+            assert round(res.metrics.cost_usd) == number(cost)
+    assert once_method != method
+    r = solve(monthly).metrics.releases
+    assert (round(r["first_release_usd"]), round(r["later_release_usd"])) == (number(first), number(later))
+    from planopt.models.cost.evaluator import Evaluator
+    assert round(Evaluator(monthly).evaluate(solve(single).plan).cost_usd) == number(sft_total)
+    opd_once = re.search(r"against OPD's \$([\d,]+)", line)[1]  # the monthly optimum, run once
+    assert round(Evaluator(single).evaluate(solve(monthly).plan).cost_usd) == number(opd_once)

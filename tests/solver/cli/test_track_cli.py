@@ -129,3 +129,13 @@ def test_a_bad_plot_path_and_options_are_refused_before_any_work(tmp_path):
     empty.mkdir()
     assert "no TensorBoard event file" in refused(*BASE, empty)
     assert "not found" in refused(*BASE, tmp_path / "missing")
+
+
+def test_a_job_of_several_releases_is_refused_naming_the_block(tmp_path):
+    """A run in flight is one release, and a job with releases has its budget over all of them."""
+    doc = json.loads((RUN / "instance.json").read_text())
+    doc["releases"] = {"count": 12}
+    inst = tmp_path / "instance.json"
+    inst.write_text(json.dumps(doc))
+    line = refused(inst, RUN / "plan.json", RUN / "wandb.csv", *MAPPING)
+    assert "releases: track and replan follow one run" in line
