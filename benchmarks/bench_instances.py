@@ -14,6 +14,7 @@ before the run. Portfolios (`portfolio-*.json`) have their own benchmark
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -28,7 +29,8 @@ TARGET_SECONDS = 5.0   # issue 12: "under 5 s on 2 cores"
 def shipped_instances() -> list[Path]:
     """Every shipped single-job instance (not portfolios, calibration cases or the Hugging Face configs of instances/hf)."""
     paths = sorted(ROOT.glob("instances/*.json")) + sorted(ROOT.glob("instances/*/*.json"))
-    return [p for p in paths if not p.name.startswith("portfolio") and p.parent.name not in ("calibration", "calibration-validation", "hf", "plans")]
+    jobs = [p for p in paths if not p.name.startswith("portfolio") and p.parent.name not in ("calibration", "calibration-validation", "hf", "plans")]
+    return [p for p in jobs if "prices" not in json.loads(p.read_text())]  # a price file (catalog import) is no job
 
 
 def main() -> None:
