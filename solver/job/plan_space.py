@@ -73,14 +73,15 @@ BUILD_MS_PER_RECIPE = 0.2
 BUILD_MS_PER_HARDWARE = 0.86
 BUILD_MS_PER_STAGE_PAIR = 0.03
 BUILD_SPEEDUP = 2.0   # the fastest machine assumed: the refusal is for a build that clearly cannot fit
-# With a confidence the scenario layer adds rows per scenario (formulation/scenarios.py): ChanceModel of 50 and
-# 200 scenarios (same machine, same day) took 0.21 and 0.64 s on qwen3-8b-math (169 × 18 recipe × hardware
-# pairs), 2.30 and 5.30 s on the split-rollout job with staleness (360 × 81), 2.90 and 8.78 s on
-# qwen3-32b-sft-then-rl (294 × 36 and 6,654 stage pairs): 0.7-0.95 µs per pair per scenario, 4.4 µs per stage pair.
-# Loading that model into HiGHS (the first run, before HiGHS's own clock starts) takes as long again: a first run
-# limited to 0.01 s took 0.36, 4.75 and 6.49 s after builds of 0.39, 3.96 and 5.82 s. Both are counted.
-SCENARIO_US_PER_PAIR = 2.0
-SCENARIO_US_PER_STAGE_PAIR = 9.5
+# With a confidence the scenario layer adds rows per scenario (formulation/scenarios.py). Re-measured after the
+# array hand-over and the list-kept rows (issue 29; 2026-12-02, 18:33 UTC, /tmp script in BENCHMARKS.md §13's
+# method): ChanceModel of 200 scenarios built in 0.26, 1.32 and 1.88 s, and its first HiGHS run limited to 0.01 s
+# (the hand-over and HiGHS's set-up, which does not check the clock) took 0.15, 1.67 and 2.99 s, on qwen3-8b-math
+# (2,704 recipe × hardware pairs), the split-rollout job with staleness (20,520) and qwen3-32b-sft-then-rl (10,584
+# and 6,654 stage pairs): 0.73-0.76 µs per pair per scenario, 2.4 µs per stage pair, build and first run together;
+# rounded up to 1.0 and 3.0 (before: 2.0 and 9.5, through Pyomo's persistent interface).
+SCENARIO_US_PER_PAIR = 1.0
+SCENARIO_US_PER_STAGE_PAIR = 3.0
 
 
 @dataclass(frozen=True)
