@@ -74,12 +74,13 @@ BUILD_MS_PER_HARDWARE = 0.86
 BUILD_MS_PER_STAGE_PAIR = 0.03
 BUILD_SPEEDUP = 2.0   # the fastest machine assumed: the refusal is for a build that clearly cannot fit
 # With a confidence the scenario layer adds rows per scenario (formulation/scenarios.py). Re-measured after the
-# array hand-over and the list-kept rows (issue 29; 2026-12-02, 18:33 UTC, /tmp script in BENCHMARKS.md §13's
-# method): ChanceModel of 200 scenarios built in 0.26, 1.32 and 1.88 s, and its first HiGHS run limited to 0.01 s
+# array hand-over and the list-kept rows (issue 29; 2026-12-02, 18:33 UTC, under a CI run's load;
+# `benchmarks/chance_setup.py` measures it): ChanceModel of 200 scenarios built in 0.26, 1.32 and 1.88 s, and its first HiGHS run limited to 0.01 s
 # (the hand-over and HiGHS's set-up, which does not check the clock) took 0.15, 1.67 and 2.99 s, on qwen3-8b-math
 # (2,704 recipe × hardware pairs), the split-rollout job with staleness (20,520) and qwen3-32b-sft-then-rl (10,584
 # and 6,654 stage pairs): 0.73-0.76 µs per pair per scenario, 2.4 µs per stage pair, build and first run together;
-# rounded up to 1.0 and 3.0 (before: 2.0 and 9.5, through Pyomo's persistent interface).
+# rounded up to 1.0 and 3.0 (before: 2.0 and 9.5, through Pyomo's persistent interface). The script's run on an
+# idle machine (19:52 UTC) gave 0.43 µs per pair and 1.4 µs per stage pair: the constants stay on the loaded side.
 SCENARIO_US_PER_PAIR = 1.0
 SCENARIO_US_PER_STAGE_PAIR = 3.0
 
