@@ -106,19 +106,28 @@ class HighsWithStart(Highs):
         return super()._solve()
 
 
-# the project's HiGHS settings (above), by HiGHS's option names
+# the project's HiGHS settings (above), by HiGHS's option names; feasibility jump (HiGHS >= 1.11) at HiGHS's default,
+# on, set on every run so that a run with ``KNOWN_FEASIBLE_OPTIONS`` leaves nothing behind on a persistent solver
 HIGHS_OPTIONS = {"mip_rel_gap": RELATIVE_GAP, "mip_abs_gap": 0.0, "mip_feasibility_tolerance": FEASIBILITY_TOLERANCE,
-                 "primal_feasibility_tolerance": FEASIBILITY_TOLERANCE, "random_seed": 0, "threads": 1, "presolve": "off"}
+                 "primal_feasibility_tolerance": FEASIBILITY_TOLERANCE, "random_seed": 0, "threads": 1, "presolve": "off",
+                 "mip_heuristic_run_feasibility_jump": True}
+# For a MIP whose feasible point is known before it starts (the fewest scenarios broken: every scenario broken is
+# a plan's count), HiGHS's feasibility-jump heuristic only looks for what is already there, and it does not check
+# the clock: on the staged qwen3-32b-sft-then-rl explanation at 200 scenarios (3.3M nonzeros) it took 2.8 of the
+# 3.3 s before HiGHS's first time check, and the proof of the least count 7.9 s instead of 10.0 s, the same count
+# (2026-12-02, HiGHS 1.16, BENCHMARKS.md §14).
+KNOWN_FEASIBLE_OPTIONS = {"mip_heuristic_run_feasibility_jump": False}
 
 
-def run_highs(solver, model: pyo.ConcreteModel, time_limit: float | None):
-    """One HiGHS solve with the project's settings (above), through the array hand-over (``highs_arrays.py``) or
-    Pyomo's persistent interface (``HighsWithStart``, the reference the hand-over is tested against); solutions are
-    loaded by the caller."""
+def run_highs(solver, model: pyo.ConcreteModel, time_limit: float | None, tuning: dict | None = None):
+    """One HiGHS solve with the project's settings (above) and ``tuning`` over them (HiGHS option names: e.g.
+    ``KNOWN_FEASIBLE_OPTIONS``), through the array hand-over (``highs_arrays.py``) or Pyomo's persistent interface
+    (``HighsWithStart``, the reference the hand-over is tested against); solutions are loaded by the caller."""
     log = solver_log_streams()
+    settings = {**HIGHS_OPTIONS, **(tuning or {})}
     if isinstance(solver, ArrayHighs):
-        return solver.solve(model, time_limit, HIGHS_OPTIONS, log)
-    options = {k: v for k, v in HIGHS_OPTIONS.items() if k not in ("mip_rel_gap", "mip_abs_gap")}
+        return solver.solve(model, time_limit, settings, log)
+    options = {k: v for k, v in settings.items() if k not in ("mip_rel_gap", "mip_abs_gap")}
     return solver.solve(
         model, load_solutions=False, raise_exception_on_nonoptimal_result=False,
         time_limit=time_limit, rel_gap=RELATIVE_GAP, abs_gap=0.0, tee=log,
@@ -145,10 +154,11 @@ def make_solver(name: str = DEFAULT_SOLVER, label: str = "solver"):
     return solver
 
 
-def run_solver(solver, model: pyo.ConcreteModel, time_limit: float | None):
-    """One solve: HiGHS with the project's settings, another solver with the same gap and time limit."""
+def run_solver(solver, model: pyo.ConcreteModel, time_limit: float | None, tuning: dict | None = None):
+    """One solve: HiGHS with the project's settings and ``tuning`` (HiGHS's options: other solvers have no use for
+    them), another solver with the same gap and time limit."""
     if isinstance(solver, (ArrayHighs, Highs)):
-        return run_highs(solver, model, time_limit)
+        return run_highs(solver, model, time_limit, tuning)
     from planopt.job.shell_solvers import ShellSolver
     if isinstance(solver, ShellSolver):
         return solver.solve(model, time_limit, RELATIVE_GAP, solver_log_streams())
@@ -284,9 +294,11 @@ class PlanModel:
         """With scenarios: at most ``allowed`` of them may break a limit (a right-hand side)."""
         self.model.allowed_violations.set_value(allowed)
 
-    def optimise(self, expr, sense, time_limit: float | None = None) -> Optional[float]:
+    def optimise(self, expr, sense, time_limit: float | None = None, known_feasible: bool = False) -> Optional[float]:
         """The optimum of a free objective ``expr`` (``pyo.minimize`` / ``pyo.maximize``), loaded; None when no
-        solution; at a time limit the best found (``optimised_status`` says which). The model's own objectives are left deactivated (``set_objective`` brings one back)."""
+        solution; at a time limit the best found (``optimised_status`` says which). The model's own objectives are
+        left deactivated (``set_objective`` brings one back). ``known_feasible``: the caller knows a feasible point
+        exists (``KNOWN_FEASIBLE_OPTIONS``)."""
         m = self.model
         for name in [*OBJECTIVES, "cvar"]:
             if hasattr(m, f"objective_{name}"):
@@ -295,7 +307,7 @@ class PlanModel:
             m.del_component(m.free_objective)
         m.free_objective = pyo.Objective(expr=expr, sense=sense)
         try:
-            res = self._run(time_limit)
+            res = self._run(time_limit, KNOWN_FEASIBLE_OPTIONS if known_feasible else None)
         finally:
             m.del_component(m.free_objective)
         self.optimised_status = _status(res)  # "optimal" only when the value returned is proven least (or most)
@@ -322,10 +334,10 @@ class PlanModel:
         if self.model is not None:
             activate_objective(self.model, name)
 
-    def _run(self, time_limit: float | None):
+    def _run(self, time_limit: float | None, tuning: dict | None = None):
         start = time.perf_counter()
         try:
-            return run_solver(self.solver, self.model, time_limit)
+            return run_solver(self.solver, self.model, time_limit, tuning)
         finally:
             note(f"solver run: {time.perf_counter() - start:.3f} s")
 

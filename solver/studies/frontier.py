@@ -336,10 +336,11 @@ class _ChanceWalk:
         self.model = self.plan_model.model
         self.solves = 0
 
-    def optimise(self, expr, sense, time_limit: float | None) -> Optional[float]:
-        """Optimal value of ``expr``, or None when infeasible; the solution is loaded."""
+    def optimise(self, expr, sense, time_limit: float | None, known_feasible: bool = False) -> Optional[float]:
+        """Optimal value of ``expr``, or None when infeasible; the solution is loaded (``known_feasible``:
+        ``PlanModel.optimise``'s)."""
         self.solves += 1
-        return self.plan_model.optimise(expr, sense, time_limit)
+        return self.plan_model.optimise(expr, sense, time_limit, known_feasible)
 
     def step(self, metric: str, allowed: int, time_limit: float | None) -> Optional[tuple[Plan, int]]:
         """The best plan for the expected ``metric`` with at most ``allowed`` violations, then fewest violations."""
@@ -354,7 +355,7 @@ class _ChanceWalk:
         slack = HOLD_RELATIVE * max(1.0, abs(best))
         m.walk_hold = pyo.Constraint(expr=expr <= best + slack if sense == pyo.minimize else expr >= best - slack)
         try:
-            if self.optimise(m.violations, pyo.minimize, time_limit) is None:
+            if self.optimise(m.violations, pyo.minimize, time_limit, known_feasible=True) is None:
                 raise RuntimeError("frontier: holding the expected metric at its optimum made the model infeasible")
             return self.plan_model.chosen_plan(), round(pyo.value(m.violations))
         finally:

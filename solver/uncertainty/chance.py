@@ -35,14 +35,17 @@ OUT_OF_SAMPLE_SCENARIOS = 10_000
 # of the confidence asked; a shortfall beyond it raises the in-sample share.
 OUT_OF_SAMPLE_TOLERANCE = 0.02
 GUARD_ROUNDS = 3
-# Seconds a chance-constrained model takes to reach a solver's first time check, per second of building it: through
-# Pyomo's persistent interface its loading, 0.9-1.2 (a first run limited to 0.01 s took 0.36, 4.75 and 6.49 s after
-# builds of 0.39, 3.96 and 5.82 s; plan_space.py); through the array hand-over (job/highs_arrays.py, inside the
-# run's limit) HiGHS's own set-up, which does not check the clock: a first run limited to 0.01 s took 0.86-1.69 times
-# its build (`benchmarks/chance_setup.py`, 2026-12-02 19:52 UTC, idle: qwen3-8b-math, the split-rollout job with
-# staleness and qwen3-32b-sft-then-rl at 50 and 200 scenarios; 0.58-1.59 in an earlier run under load), so 1.7,
-# above the largest. No run starts with less time left than this.
-LOAD_PER_BUILD_SECOND = 1.7
+# Seconds a chance-constrained model's first run takes before HiGHS can stop at its limit, per second of building
+# the model. Through Pyomo's persistent interface its loading came first, 0.9-1.2 (a first run limited to 0.01 s
+# took 0.36, 4.75 and 6.49 s after builds of 0.39, 3.96 and 5.82 s; plan_space.py). Through the array hand-over
+# (job/highs_arrays.py, inside the run's limit) it is HiGHS's own set-up and its root LP's, neither of which checks
+# the clock: `benchmarks/chance_setup.py` limits a first run to 0.25 s past its first time check, so that it stops
+# at its second (2026-12-02 20:30 UTC, idle: qwen3-8b-math, the split-rollout job with staleness and
+# qwen3-32b-sft-then-rl at 50 and 200 scenarios; BENCHMARKS.md §14). The chance MIP's took up to 2.72 times its
+# build, so 2.9; the explanation's (the fewest scenarios broken, with feasibility jump off: job/model.py
+# KNOWN_FEASIBLE_OPTIONS) up to 8.79 times, so 9.5. No run starts with less time left than this.
+LOAD_PER_BUILD_SECOND = 2.9
+EXPLANATION_LOAD_PER_BUILD_SECOND = 9.5
 # The out-of-sample set is drawn with seed + this offset, so it never repeats the in-sample draws.
 OUT_OF_SAMPLE_SEED_OFFSET = 1_000_003
 
@@ -113,7 +116,7 @@ class ChanceModel:
 
     budget = None   # a TimeBudget bounding every solver run (``solve_chance``); None: each gets ``time_limit``
     _load_left = 0.0   # seconds the first run spends loading the model into HiGHS (under a budget)
-    _setup = 0.0       # seconds a run takes to reach its first time check (under a budget; LOAD_PER_BUILD_SECOND)
+    _setup = 0.0       # seconds an explanation's run takes before it can stop (EXPLANATION_LOAD_PER_BUILD_SECOND)
 
     def _limit(self, time_limit: float | None) -> float | None:
         """The time limit of the next solver run: what the budget has left, else ``time_limit``."""
@@ -189,7 +192,7 @@ class ChanceModel:
             var.unfix()
         m.allowed_violations.set_value(self.n)
         try:
-            best = self.plan_model.optimise(m.violations, pyo.minimize, time_limit)
+            best = self.plan_model.optimise(m.violations, pyo.minimize, time_limit, known_feasible=True)
             if self.plan_model.optimised_status != "optimal":
                 best = None  # a count found within a time limit is not the least: claim nothing from it
         finally:
@@ -204,7 +207,8 @@ class ChanceModel:
         return None if best is None else round(best)
 
     def _no_time_for_a_run(self) -> bool:
-        """Whether the budget has less left than a run needs to reach its first time check (``LOAD_PER_BUILD_SECOND``)."""
+        """Whether the budget has less left than an explanation's run needs before it can stop at its limit
+        (``EXPLANATION_LOAD_PER_BUILD_SECOND``)."""
         return self.budget is not None and self.budget.limited and self.budget.left() < self._setup
 
     def explain_infeasible(self, time_limit: float | None) -> tuple[str, dict[str, Any]]:
@@ -244,7 +248,7 @@ def solve_chance(inst: Instance, confidence: float, scenarios: int = DEFAULT_SCE
         # Pyomo's loading is outside the solver's clock: the first run's limit is shortened by it; the array
         # hand-over and HiGHS's set-up are inside it
         model.budget, model._load_left = budget, 0.0 if isinstance(model.plan_model.solver, ArrayHighs) else load
-        model._setup = load
+        model._setup = EXPLANATION_LOAD_PER_BUILD_SECOND * model.build_seconds
         # with less time left than the set-up the first run would end past the limit
         if budget.left() < load:
             from planopt.job.diagnose import out_of_time

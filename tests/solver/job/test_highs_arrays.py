@@ -10,13 +10,14 @@ from pathlib import Path
 import pyomo.core as pyo
 import pytest
 
-from planopt.instance import load_instance
+from planopt.instance import load_instance, parse_instance
 from planopt.job.highs_arrays import ArrayHighs, NotLinear
 from planopt.job.model import HighsWithStart, PlanModel, run_highs
 from planopt.models.formulation import start_values
 from planopt.models.formulation.limits import LIMITS
 from tests.support.layered_instances import layered_instance
 from tests.support.oracle_checks import close
+from tests.support.random_instances import random_instance_dict
 
 INSTANCES = Path(__file__).resolve().parents[3] / "instances"
 SHIPPED = ["tiny.json", "qwen3-8b-math.json", "qwen3-32b-agentic-rl.json", "llama-70b-domain-injection.json",
@@ -143,3 +144,25 @@ def test_the_mip_values_read_from_the_rows_are_pyomos_values(name):
     result = pm.solve()
     for key, value in result.mip_values.items():
         assert close(value, pyo.value(getattr(pm.model, key)), 1e-9), key
+
+
+def test_a_run_with_a_known_feasible_point_leaves_feasibility_jump_off_for_itself_only():
+    """``optimise(known_feasible=True)`` runs HiGHS without feasibility jump (KNOWN_FEASIBLE_OPTIONS); the next
+    run of the same persistent HiGHS has it back on, as HiGHS's default, and the optimum is the same."""
+    for seed in range(20):
+        pm = PlanModel(parse_instance(random_instance_dict(seed)))
+        first = pm.solve()
+        if first.metrics is not None:
+            break
+    else:
+        pytest.fail("no random instance with a plan")
+    jump = lambda: pm.solver._h.getOptionValue("mip_heuristic_run_feasibility_jump")[1]  # noqa: E731
+    assert jump() is True
+    cost = pm.metric("cost_usd")
+    least = pm.optimise(cost, pyo.minimize, known_feasible=True)
+    assert jump() is False
+    pm.set_objective("cost")
+    again = pm.solve()
+    assert jump() is True
+    assert least <= first.metrics.cost_usd * (1 + 1e-9)    # the least cost is no more than the chosen plan's
+    assert again.metrics.cost_usd == pytest.approx(first.metrics.cost_usd, rel=1e-9)

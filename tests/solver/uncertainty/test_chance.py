@@ -179,7 +179,7 @@ def test_a_least_violation_count_found_within_a_time_limit_is_not_claimed_as_the
         model.budget = TimeBudget.of(3600.0, clock.perf_counter())
         pm = model.plan_model
 
-        def stopped_at_the_limit(expr, sense, time_limit=None):
+        def stopped_at_the_limit(expr, sense, time_limit=None, known_feasible=False):
             pm.optimised_status = "time_limit"
             return float(SCENARIOS)  # the worst count: what a run stopped early may hold
 
@@ -190,3 +190,35 @@ def test_a_least_violation_count_found_within_a_time_limit_is_not_claimed_as_the
         assert "any scenario" not in message and "was proven" in message
         return
     pytest.fail("no random instance with a partly reachable confidence")
+
+
+def test_the_explanation_starts_no_run_with_less_time_left_than_its_set_up(monkeypatch):
+    """HiGHS's set-up and root LP check no clock: an explanation's run that starts with less time left than
+    EXPLANATION_LOAD_PER_BUILD_SECOND x the build ends past the limit, so none starts; one with the time runs."""
+    from planopt.job.budget import TimeBudget
+    from planopt.uncertainty.chance import EXPLANATION_LOAD_PER_BUILD_SECOND
+    import time as clock
+    inst = parse_instance(random_instance_dict(3))
+    budget = TimeBudget.of(3600.0, clock.perf_counter())
+    model = ChanceModel(inst, 0.9, SCENARIOS, 3)
+    model.budget = budget
+    runs = []
+    pm = model.plan_model
+
+    def recorded(expr, sense, time_limit=None, known_feasible=False):
+        runs.append(known_feasible)
+        pm.optimised_status = "infeasible"
+        return None
+
+    monkeypatch.setattr(pm, "optimise", recorded)
+    model._setup = budget.left() + 60.0     # more than is left
+    model.explain_infeasible(None)
+    assert runs == []
+    model._setup = 0.0
+    model.explain_infeasible(None)
+    assert runs and all(runs)
+    # solve_chance sets the explanation's set-up from the build
+    sized = []
+    monkeypatch.setattr(ChanceModel, "solve", lambda self, *a, **k: sized.append(self._setup / self.build_seconds))
+    solve_chance(inst, 0.9, SCENARIOS, 3, budget=TimeBudget.of(3600.0, clock.perf_counter()))
+    assert sized and math.isclose(sized[0], EXPLANATION_LOAD_PER_BUILD_SECOND)
