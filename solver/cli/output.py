@@ -18,8 +18,13 @@ from planopt.json_safe import finite_json
 def emit_json(obj: Any) -> None:
     """One strict JSON object: non-finite numbers become null (JSON has no Infinity or NaN). Printed through
     ``interrupt.print_answer``, which records that the answer is out (an interrupt then adds no error object)."""
-    text = json.dumps(finite_json(obj), indent=2, default=_json_default, allow_nan=False)
+    text = json_text(obj)
     print_answer(lambda: typer.echo(text))
+
+
+def json_text(obj: Any) -> str:
+    """``obj`` as the strict JSON text ``--json`` prints (non-finite numbers as null)."""
+    return json.dumps(finite_json(obj), indent=2, default=_json_default, allow_nan=False)
 
 
 def _json_default(o: Any):

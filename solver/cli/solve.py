@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Optional
 import typer
 
 from planopt.cli import risk_options
-from planopt.cli.files import PLOT_SUFFIXES, TABLE_SUFFIXES, OutputFiles, table_writer
+from planopt.cli.files import JSON_SUFFIXES, PLOT_SUFFIXES, TABLE_SUFFIXES, OutputFiles, table_writer, write_text
 from planopt.cli.guard import guarded
 from planopt.cli.options import EXIT, BUDGET, DEADLINE, FORGETTING, JSON, OBJECTIVE, QUALITY, ObjectiveName, print_result, with_overrides
 from planopt.cli.output import emit_json
@@ -31,7 +31,7 @@ def solve(file: Path = typer.Argument(..., help="instance JSON"),
           scenarios: Optional[int] = risk_options.SCENARIOS, confidence: Optional[float] = risk_options.CONFIDENCE,
           seed: int = risk_options.SEED, cvar: Optional[float] = risk_options.CVAR,
           plot: Optional[Path] = typer.Option(None, "--plot", help="portfolio: a Gantt chart of the schedule; one job with --scenarios or --confidence: the risk distributions"),
-          out: Optional[Path] = typer.Option(None, "--out", help="also write the plan, its metrics and its cost and time breakdowns as one row (a portfolio: one row per job) to a .csv or .parquet file; with --format focus, its planned charges as FOCUS rows"),
+          out: Optional[Path] = typer.Option(None, "--out", help="also write the plan, its metrics and its cost and time breakdowns as one row (a portfolio: one row per job) to a .csv or .parquet file; with --format focus, its planned charges as FOCUS rows; one job: to a .json file, the object --json prints (what `planopt export` reads)"),
           solver: str = typer.Option("highs", "--solver", help="MIP solver of one job: highs (default), scip (pip install pyscipopt), cbc or glpk (their programs: apt-get install coinor-cbc or glpk-utils); one not installed is refused"),
           scheduler: Optional[str] = typer.Option(None, "--scheduler", help="portfolio: price the jobs (column generation, the Lagrangian bound) on the Dask cluster at this address (tcp://host:port)"),
           workers: Optional[int] = typer.Option(None, "--workers", help="portfolio: price the jobs on a local Dask cluster of this many worker processes"),
@@ -64,7 +64,7 @@ def solve(file: Path = typer.Argument(..., help="instance JSON"),
     if solver != DEFAULT_SOLVER:
         make_solver(solver, "--solver")  # unknown or not installed: one line, before any work
     files = OutputFiles()
-    files.check("--out", out, TABLE_SUFFIXES)
+    files.check("--out", out, TABLE_SUFFIXES + JSON_SUFFIXES)
     if risk_options.uses_scenarios(inst, scenarios, confidence):
         if solver != DEFAULT_SOLVER:
             raise InputError(f"--solver: plans under uncertainty (--scenarios, --confidence) run on {DEFAULT_SOLVER} only")
@@ -73,7 +73,7 @@ def solve(file: Path = typer.Argument(..., help="instance JSON"),
             inst, result = risk_options.solve_with_scenarios(inst, scenarios, confidence, seed, cvar, time_limit,
                                                              sensitivity, plot, files)
             if out is not None:  # pandas only when asked for
-                files.write(out, out_writer(inst, result, start))
+                files.write(out, out_writer(inst, result, start, out))
         print_result(inst, result, json_out)
     for flag, value in (("--plot", plot), ("--cvar", cvar)):
         if value is not None:
@@ -85,7 +85,7 @@ def solve(file: Path = typer.Argument(..., help="instance JSON"),
         result = solve_instance(inst, time_limit=time_limit, sensitivity=sensitivity, scenarios=report_scenarios(inst),
                                 seed=seed, solver=solver, started_at=started_at())
         if out is not None:  # pandas only when asked for
-            files.write(out, out_writer(inst, result, start))
+            files.write(out, out_writer(inst, result, start, out))
     print_result(inst, result, json_out)
 
 
@@ -100,6 +100,9 @@ def out_start_date(out: Optional[Path], out_format: Optional[str], start_date: O
         raise InputError(f"--format: expected one of {', '.join(FORMATS)}, got {out_format!r}")
     if out_format is not None and out is None:
         raise InputError("--format: says what --out holds; give --out FILE (.csv or .parquet)")
+    if out_format is not None and Path(out).suffix.lower() in JSON_SUFFIXES:
+        raise InputError(f"--format: says what a .csv or .parquet --out holds; a .json --out holds the object --json "
+                         f"prints, got --format {out_format} with {Path(out).name}")
     if out_format != "focus":
         if start_date is not None:
             raise InputError("--start-date: dates the FOCUS rows; needs --out FILE --format focus")
@@ -115,8 +118,14 @@ def out_start_date(out: Optional[Path], out_format: Optional[str], start_date: O
     raise InputError(f"--start-date: expected a date YYYY-MM-DD, got {start_date!r}")
 
 
-def out_writer(inst, result, start):
-    """The writer of ``--out``: the plan as one row, or (``start`` a date: ``--format focus``) its FOCUS rows."""
+def out_writer(inst, result, start, out: Path):
+    """The writer of ``--out``: the object ``--json`` prints (a .json ``out``), the plan as one row, or (``start`` a
+    date: ``--format focus``) its FOCUS rows."""
+    if out.suffix.lower() in JSON_SUFFIXES:
+        from planopt.cli.output import json_text
+        from planopt.report.json_results import solve_json
+        text = json_text(solve_json(result))
+        return lambda path: write_text(path, text + "\n")
     if start is None:
         from planopt.api import solve_frame
         return table_writer(solve_frame(result))

@@ -11,7 +11,8 @@ none may end in bad input (2), an internal error (1) or a time limit (4).
 A command that names a Dask scheduler (``--scheduler tcp://HOST:PORT``) runs
 against a real local cluster started at that address, as the README starts one.
 A block that starts with `planopt init` is a walk-through (issue 25 item 1): its commands run in order in one
-folder, each on the files the ones before it wrote, and at most three of them reach a solved plan.
+folder, each on the files the ones before it wrote; at most three of them reach a solved plan, and the first block
+of the README after its two commands goes from `init` through `solve` to `export` (issue 25's first screen).
 """
 
 import contextlib
@@ -66,7 +67,15 @@ def scheduler_for(args: list[str]):
 
 def test_the_readme_shows_commands():
     assert len(COMMANDS) >= 4, COMMANDS
-    assert WALK_THROUGHS, "README.md lost its walk-through (`planopt init`, `validate`, `solve`)"
+    assert WALK_THROUGHS, "README.md lost its walk-through (`planopt init`, `solve`, `export`)"
+
+
+def test_the_first_screen_goes_from_init_through_solve_to_export():
+    """The first shell block after the two commands is the walk-through ``init`` -> ``solve`` -> ``export``."""
+    after = README[README.index("## The two commands"):]
+    after = after[after.index("\n## ", 1):]
+    first = block_commands(re.findall(r"```bash\n(.*?)```", after, flags=re.S)[0])
+    assert [shlex.split(c)[1] for c in first] == ["init", "solve", "export"], first
 
 
 def test_every_shell_command_runs_in_a_fresh_shell():
@@ -105,9 +114,12 @@ def test_readme_command_runs_as_written(command, tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("commands", WALK_THROUGHS, ids=[f"walk-through{n}" for n in range(len(WALK_THROUGHS))])
 def test_a_walk_through_reaches_a_solved_plan_in_three_commands(commands, tmp_path, monkeypatch):
-    """`init`, `validate`, `solve` in one folder, in order: each succeeds, and the last prints the optimum the README
-    states beneath the block."""
-    assert len(commands) <= 3 and [shlex.split(c)[1] for c in commands][-1] == "solve", commands
+    """`init`, then the commands of the block in one folder, in order: each succeeds; at most three reach `solve`,
+    which prints the optimum the README states beneath the block; what follows (`export`) reads the files `solve`
+    wrote."""
+    names = [shlex.split(c)[1] for c in commands]
+    assert "solve" in names and names.index("solve") < 3, commands
+    solve = commands[names.index("solve")]
     (tmp_path / "instances").symlink_to(ROOT / "instances")
     monkeypatch.chdir(tmp_path)
     for command in commands:
@@ -115,13 +127,25 @@ def test_a_walk_through_reaches_a_solved_plan_in_three_commands(commands, tmp_pa
         assert result.exit_code == 0, (command, result.exit_code, result.stderr, result.stdout[-2000:])
         assert result.stdout.strip(), command
     block_end = README.index(commands[-1]) + len(commands[-1])
+    solve_args = shlex.split(solve)[1:]
+    saved = None
+    if "--out" in solve_args:  # the answer is read again below, on stdout, and must be what --out saved
+        at = solve_args.index("--out")
+        saved = solve_args[at + 1]
+        del solve_args[at:at + 2]
     stated = re.search(r"The optimum: (?P<method>RL|SFT|OPD) on (?P<count>\d+) × (?P<gpu>[\w-]+) for (?P<steps>[\d,]+) "
                        r"steps, \$(?P<cost>[\d,]+) in (?P<hours>[\d,]+) h, quality (?P<quality>\d+\.\d+)", README[block_end:])
     assert stated, "the walk-through states no optimum beneath its block"
     import json
-    answer = json.loads(CliRunner().invoke(app, [*shlex.split(commands[-1])[1:], "--json", "--no-sensitivity"]).stdout)
+    answer = json.loads(CliRunner().invoke(app, [*solve_args, "--json", "--no-sensitivity"]).stdout)
     stage, metrics = answer["plan"]["stages"][0], answer["metrics"]
     assert (stage["method"], stage["gpu_count"], stage["gpu"], stage["steps"]) == (
         stated["method"].lower(), int(stated["count"]), stated["gpu"], int(stated["steps"].replace(",", "")))
     assert f"{metrics['cost_usd']:,.0f}" == stated["cost"] and f"{metrics['wall_hours']:,.0f}" == stated["hours"]
     assert f"{metrics['quality']:.2f}" == stated["quality"]
+    if saved is not None and saved.endswith(".json"):
+        assert json.loads((tmp_path / saved).read_text())["plan"] == answer["plan"]
+    for command in commands[names.index("solve") + 1:]:
+        args = shlex.split(command)
+        if "--out" in args:
+            assert (tmp_path / args[args.index("--out") + 1]).stat().st_size > 0, command

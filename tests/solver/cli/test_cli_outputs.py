@@ -37,7 +37,7 @@ def bad_paths(tmp_path):
     return {"directory": (tmp_path / "folder.csv", "is a directory"),
             "parent is a file": (tmp_path / "file" / "out.csv", "is a file, not a folder"),
             "missing folder": (tmp_path / "missing" / "out.csv", "does not exist"),
-            "wrong suffix": (tmp_path / "out.txt", "expected a .csv or .parquet"),
+            "wrong suffix": (tmp_path / "out.txt", "expected a .csv"),
             "pipe": (fifo(tmp_path / "pipe.csv"), "not a regular file"),
             "unwritable file system": ("/proc/out.csv", "cannot write")}
 
@@ -204,3 +204,20 @@ def test_generate_refuses_a_portfolio_too_big_to_plan_at_once(tmp_path, flag, va
     assert res.exit_code == 2
     assert res.output.strip().startswith(f"error: {flag}: at most") and res.output.strip().count("\n") == 0
     assert not out.exists()
+
+
+def test_solve_out_json_is_the_object_json_prints_and_export_reads(tmp_path):
+    """``solve --out plan.json`` writes what ``solve --json`` prints; ``export`` takes it; ``--format`` with a .json
+    --out and a portfolio's .json --out are refused in one line."""
+    res = run("solve", TINY, "--out", tmp_path / "plan.json", "--no-sensitivity")
+    assert res.exit_code == 0, res.output
+    printed = json.loads(run("solve", TINY, "--json", "--no-sensitivity").stdout)
+    saved = json.loads((tmp_path / "plan.json").read_text())
+    assert saved["plan"] == printed["plan"] and saved["metrics"] == printed["metrics"]
+    exported = run("export", tmp_path / "plan.json", "--instance", TINY, "--to", "skypilot", "--out", tmp_path / "task.yaml")
+    assert exported.exit_code == 0 and (tmp_path / "task.yaml").read_text().strip(), exported.output
+    for extra in (["--format", "focus"], ["--format", "plan"]):
+        bad = run("solve", TINY, "--out", tmp_path / "again.json", *extra)
+        assert bad.exit_code == 2 and bad.stderr.count("\n") == 1 and bad.stderr.startswith("error: --format: "), bad.stderr
+    portfolio = run("solve", INSTANCES / "portfolio-providers.json", "--out", tmp_path / "p.json")
+    assert portfolio.exit_code == 2 and "expected a .csv or .parquet" in portfolio.stderr, portfolio.stderr
