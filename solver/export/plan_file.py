@@ -83,7 +83,7 @@ def read_plan(path: Path) -> dict:
     missing = [k for k in RESULT_KEYS if k not in data]
     if missing:
         raise InputError(f"{path}: not a `planopt solve --json` plan (no {missing[0]!r} key); "
-                         "write one with `planopt solve INSTANCE --json > plan.json`")
+                         "write one with `planopt solve INSTANCE --out plan.json`")
     if not isinstance(data["plan"], dict):
         raise InputError(f"{path}: holds no plan (status {data['status']!r}); export a solve that found one")
     return data["plan"]
