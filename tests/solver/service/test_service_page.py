@@ -371,9 +371,11 @@ def test_the_run_view_tracks_a_run_and_draws_each_series_over_the_plans_band(ser
     ``plan.json`` pasted beside the instance it follows (shipped as ``qwen3-8b-math``). Track shows the API's verdict
     line first, then its checks, then one chart per series of the JSON's ``series``: the plan's P10-P90 band (filled),
     its P50 line and the measured points, each the API's numbers. A mapping naming a series the log lacks gets the
-    API's one line; Replan (with the Limits' minimum quality) shows the API's headline and what changes."""
+    API's one line; Replan (with the Limits' minimum quality) shows the API's headline and what changes; no
+    Content-Security-Policy violation on the way."""
     import json
     from selenium.webdriver.common.by import By
+    browser.get_log("browser")  # what earlier tests left
     load(browser, server, "qwen3-8b-math")
     assert server.call("GET", "/api/instances/qwen3-8b-math") == json.loads((RUN / "instance.json").read_text())
     browser.find_element(By.ID, "track").click()  # nothing pasted yet: said on the page, nothing posted
@@ -440,3 +442,7 @@ def test_the_run_view_tracks_a_run_and_draws_each_series_over_the_plans_band(ser
     assert browser.find_element(By.ID, "replan-headline").text == replan["headline"]
     assert [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#replan-changes li")] == (replan["changes"] or ["nothing"])
     assert cell_values(browser, "replan-table")["replan.cost_usd"] == pytest.approx(replan["replan"]["cost_usd"], rel=1e-12)
+    # all of it under the page's Content-Security-Policy
+    violations = [e["message"] for e in browser.get_log("browser")
+                  if "Content Security Policy" in e["message"] or "Refused to" in e["message"]]
+    assert not violations, violations
