@@ -46,31 +46,21 @@ def track_report(result) -> str:
     return "\n".join(lines)
 
 
-SERIES_PANELS = (("step_seconds", "step_seconds", "seconds per step"), ("task_score", "task_score", "task score"),
-                 ("general_score", "forgetting", "forgetting (points)"))
-
-
 def plot_track(result, path: Path, title: str) -> None:
-    """Each measured series (step time, task score, forgetting) over the plan's P10-P90 band and P50 line."""
+    """Each measured series (step time, task score, forgetting) over the plan's P10-P90 band and P50 line: the
+    series of ``result.series()``, which ``track --json`` carries and the page draws."""
     from planopt.report.plots import pyplot, save_figure
     plt = pyplot()
     fig, axes = plt.subplots(1, 3, figsize=(13, 4))
-    bands, s = result.bands, result.state
-    base = None
-    for ax, (measured, band_name, label) in zip(axes, SERIES_PANELS):
-        b = bands[bands["series"] == band_name]
+    for ax, panel in zip(axes, result.series()):
+        b = panel["predicted"]
         ax.fill_between(b["step"], b["p10"], b["p90"], color="#4c72b0", alpha=0.25, label="plan P10–P90")
         ax.plot(b["step"], b["p50"], color="#4c72b0", linewidth=1, label="plan P50")
-        series = getattr(s, measured)
-        if series is not None:
-            values = series.values
-            if measured == "general_score":
-                base = base or result.fit.instance.task.general_score_baseline
-                values = base - values
-            ax.plot(series.steps, values, ".", color="#c44e52", markersize=3, label="measured")
-        ax.axvline(s.last_step, color="grey", linewidth=0.8, linestyle=":")
+        if panel["measured"] is not None:
+            ax.plot(panel["measured"]["step"], panel["measured"]["value"], ".", color="#c44e52", markersize=3, label="measured")
+        ax.axvline(result.state.last_step, color="grey", linewidth=0.8, linestyle=":")
         ax.set_xlabel("step")
-        ax.set_ylabel(label)
+        ax.set_ylabel(panel["label"])
     axes[0].legend(fontsize=8)
     fig.suptitle(f"{title}: {result.headline}")
     save_figure(fig, path)

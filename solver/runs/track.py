@@ -62,6 +62,12 @@ MAX_SCORE_ROWS = 20
 # Points along the plan's steps at which the bands of the plot are drawn.
 BAND_POINTS = 40
 PERCENTILES = (10, 50, 90)
+# The measured series drawn over the plan's bands (``track --plot``, ``track --json``'s ``series``, the page's Run
+# view): the state's series, the band (``bands_frame``'s ``series``) it is drawn over, its label and unit. The
+# general score is drawn as forgetting: ``task.general_score_baseline`` less it.
+SERIES_PANELS = (("step_seconds", "step_seconds", "seconds per step (s)", "s"),
+                 ("task_score", "task_score", "task score (points)", "points"),
+                 ("general_score", "forgetting", "forgetting (points)", "points"))
 
 
 def prefix_recipe(recipe: Recipe, steps: int) -> Recipe:
@@ -179,6 +185,26 @@ class TrackResult:
         """The plan's predicted P10-P50-P90 along its steps (:func:`bands_frame`; drawn when first asked for)."""
         return bands_frame(self.scenario_evaluator, self.plan)
 
+    def series(self) -> list[dict]:
+        """Each measured series of :data:`SERIES_PANELS` over the plan's predicted band along its steps
+        (:attr:`bands`): ``{name, label, unit, measured: {step, value} or None when not logged, predicted: {step, p10,
+        p50, p90}}``, forgetting as the general score's baseline less it. ``track --plot`` draws these,
+        ``track --json`` (and ``/api/track``) carries them as ``series``, and the page's Run view draws them."""
+        bands, out = self.bands, []
+        for measured, band_name, label, unit in SERIES_PANELS:
+            b = bands[bands["series"] == band_name]
+            series = getattr(self.state, measured)
+            points = None
+            if series is not None:
+                values = series.values.astype(float)
+                if measured == "general_score":
+                    values = self.fit.instance.task.general_score_baseline - values
+                points = {"step": [int(v) for v in series.steps], "value": [float(v) for v in values]}
+            out.append({"name": band_name, "label": label, "unit": unit, "measured": points,
+                        "predicted": {"step": [int(v) for v in b["step"]],
+                                      **{f"p{q}": [float(v) for v in b[f"p{q}"]] for q in PERCENTILES}}})
+        return out
+
     @property
     def headline(self) -> str:
         """The verdict line: ``on track``, ``at risk: LIMIT`` or ``off track: LIMIT``."""
@@ -194,7 +220,7 @@ class TrackResult:
                 "checks": [c.to_dict() for c in self.checks], "lines": [ln.to_dict() for ln in self.lines],
                 "committed_usd": self.committed_usd, "burn_usd_per_hour": self.burn_usd_per_hour,
                 "projected_end_hours": self.projected_end_hours, "scenarios": self.after.scenarios, "seed": self.after.seed,
-                "fitted": [p.to_dict() for p in self.fit.parameters]}
+                "fitted": [p.to_dict() for p in self.fit.parameters], "series": self.series()}
 
     def frame(self) -> "pd.DataFrame":
         """The measured series (series, step, value): ``RunState.frame``."""

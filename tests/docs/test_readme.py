@@ -267,6 +267,21 @@ def test_readme_states_what_tracking_the_shipped_run_says():
             f"(its quality floor in {quality[0]:.1%}, down from {quality[1]:.1%})").replace("%", " %") in section
 
 
+
+def test_readme_states_what_track_jsons_series_carries():
+    """"Tracking a run" says what ``track --json``'s ``series`` holds (the picture's data, the page's Run view's)."""
+    import planopt
+    from planopt.runs.track import BAND_POINTS
+    section = README[README.index("### Tracking a run"):README.index("### Reliability by cluster")]
+    assert f"P10, P50 and P90 at up to {BAND_POINTS} steps from its first to its last" in section
+    run = INSTANCES / "runs" / "qwen3-8b-math-slow"
+    series = planopt.track(run / "instance.json", run / "plan.json", run / "wandb.csv", run / "mapping.json",
+                           scenarios=100).to_dict()["series"]
+    assert [s["name"] for s in series] == ["step_seconds", "task_score", "forgetting"]
+    steps = series[0]["predicted"]["step"]
+    assert len(steps) <= BAND_POINTS and (steps[0], steps[-1]) == (1, 400)
+    assert all(s["measured"]["step"][-1] == 80 for s in series)
+
 def test_readme_states_what_the_imported_lambda_prices_buy():
     """The "Using them" example: the plan of ``instances/prices/tiny-lambda-prices.json`` buys what the README
     says, at the imported file's price, and its 16-GPU count is left out."""

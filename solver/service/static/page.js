@@ -544,14 +544,16 @@ function csv(name) {
   const t = state.tables[name];
   return [t.header, ...t.rows].map((r) => r.map(csvCell).join(",")).join("\n") + "\n";
 }
+// A .downloads span's buttons: PNG and SVG of its data-chart, CSV of its data-table (also for spans drawn later).
+function addDownloadButtons(span) {
+  const button = (label, action) => { const b = document.createElement("button"); b.type = "button"; b.textContent = label; b.onclick = action; span.appendChild(b); };
+  if (span.dataset.chart) {
+    for (const format of ["png", "svg"]) button(format.toUpperCase(), () => Plotly.downloadImage(span.dataset.chart, { format, filename: span.dataset.chart, width: 1000, height: 500 }));
+  }
+  if (span.dataset.table) button("CSV", () => save(span.dataset.table + ".csv", csv(span.dataset.table), "text/csv"));
+}
 function addDownloads() {
-  document.querySelectorAll(".downloads").forEach((span) => {
-    const button = (label, action) => { const b = document.createElement("button"); b.type = "button"; b.textContent = label; b.onclick = action; span.appendChild(b); };
-    if (span.dataset.chart) {
-      for (const format of ["png", "svg"]) button(format.toUpperCase(), () => Plotly.downloadImage(span.dataset.chart, { format, filename: span.dataset.chart, width: 1000, height: 500 }));
-    }
-    if (span.dataset.table) button("CSV", () => save(span.dataset.table + ".csv", csv(span.dataset.table), "text/csv"));
-  });
+  document.querySelectorAll(".downloads").forEach(addDownloadButtons);
   const json = () => save("planopt-result.json", JSON.stringify(state.result, null, 2), "application/json");
   $("download-json").onclick = json;
   $("download-portfolio-json").onclick = json;

@@ -129,3 +129,24 @@ def test_the_service_payload_is_the_cli_json(slow):
     answer["state"].pop("source"), expected["state"].pop("source")
     assert json.loads(json.dumps(answer)) == expected
     assert answer["scenarios"] == 100 and answer["headline"].startswith(slow[3].verdict)
+
+
+def test_the_series_are_the_bands_and_the_state_and_a_series_not_logged_is_null(slow):
+    """``series`` (``track --json``'s, which ``--plot`` draws and the page's Run view reads): each panel's band is
+    ``bands``' rows for it, its measured points the state's (forgetting: the baseline less the general score); a run
+    that logs no general score still gets the plan's forgetting band, with ``measured`` null (never NaN)."""
+    inst, plan, state, result = slow
+    series = {s["name"]: s for s in result.to_dict()["series"]}
+    assert list(series) == ["step_seconds", "task_score", "forgetting"]
+    for name, s in series.items():
+        band = result.bands[result.bands["series"] == name]
+        assert s["predicted"] == {"step": band["step"].tolist(), **{q: band[q].tolist() for q in ("p10", "p50", "p90")}}
+    assert series["task_score"]["measured"] == {"step": state.task_score.steps.tolist(), "value": state.task_score.values.tolist()}
+    general = state.general_score
+    assert series["forgetting"]["measured"]["value"] == pytest.approx((inst.task.general_score_baseline - general.values).tolist())
+    text = (RUN / "wandb.csv").read_text().replace(gen.MAPPING["general_score"], "eval/other")
+    mapping = {k: v for k, v in gen.MAPPING.items() if k != "general_score"}
+    without = track(inst, plan, run_state(read_csv_text(text, "no-general.csv"), mapping, inst, plan, Evaluator(inst)), 100)
+    forgetting = without.to_dict()["series"][2]
+    assert forgetting["name"] == "forgetting" and forgetting["measured"] is None and len(forgetting["predicted"]["step"]) > 1
+    json.dumps(without.to_dict(), allow_nan=False)

@@ -8,7 +8,6 @@ only the service's own lookups (``paths.NotFound``) are a 404. No exception leav
 security headers. The real-server checks of the same items are in tests/solver/service/test_service_security.py.
 """
 
-import asyncio
 import json
 import logging
 
@@ -17,6 +16,7 @@ import pytest
 from planopt.service.app import create_app
 from planopt.service.errors import INTERNAL
 from planopt.service.settings import Principal, Settings
+from tests.support import asgi
 
 TOKEN = "in-process-token-0123456789"
 
@@ -35,30 +35,8 @@ class FailingRunner:
 
 
 def call(app, method: str, path: str, body=None, token: str = TOKEN):
-    """One request through the ASGI app: (status, headers, parsed body)."""
-    messages = []
-    data = json.dumps(body).encode() if body is not None else b""
-
-    async def receive():
-        return {"type": "http.request", "body": data, "more_body": False}
-
-    async def send(message):
-        messages.append(message)
-
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
-    if token:
-        headers.append((b"authorization", f"Bearer {token}".encode()))
-    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method, "scheme": "http",
-             "path": path, "raw_path": path.encode("utf-8", "surrogateescape"), "query_string": b"", "root_path": "",
-             "headers": headers, "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 8000), "state": {}}
-    asyncio.run(app(scope, receive, send))
-    start = next(m for m in messages if m["type"] == "http.response.start")
-    text = b"".join(m.get("body", b"") for m in messages if m["type"] == "http.response.body")
-    try:
-        parsed = json.loads(text) if text else None
-    except (json.JSONDecodeError, UnicodeDecodeError):  # the page and its scripts
-        parsed = text
-    return start["status"], {k.decode(): v.decode() for k, v in start["headers"]}, parsed
+    """One request through the ASGI app (``tests.support.asgi.call``), with this file's token by default."""
+    return asgi.call(app, method, path, body, token)
 
 
 @pytest.fixture

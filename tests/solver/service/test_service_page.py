@@ -4,7 +4,8 @@ API returns (labelled in words, with each offer's provider, tier and $/GPU-hour,
 frontier point opened by a click and judged against the run's limits; the run found again among the recent
 jobs, named by its instance; a confidence solve's shares, limits and expected cost; a share typed into the
 percentage field refused; an infeasible run's relaxations applied in one click; a portfolio's procurement
-(merged over consecutive buckets) and Gantt chart. Screenshots land in the test's temporary folder.
+(merged over consecutive buckets) and Gantt chart; the Run view tracking the shipped slow run (its verdict, checks
+and one chart per series of the API's bands and measured points) and replanning it. Screenshots land in the test's temporary folder.
 
 Debian's ``chromium`` and ``chromium-driver`` (``.ci/run`` installs them). The test skips only when
 they are missing on a developer's machine; under CI (``CI`` set) a missing browser fails it.
@@ -17,8 +18,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.common import INSTANCES
 from tests.support.service_server import TOKEN, Server
 
+RUN = INSTANCES / "runs" / "qwen3-8b-math-slow"
 CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 HAVE_BROWSER = CHROMIUM.exists() and CHROMEDRIVER.exists()
 # Waits for the page (solves run on a shared 2-core machine); a hang fails instead of stalling CI.
@@ -77,10 +80,11 @@ def load(driver, server, name: str, fill=None):
 
 
 def run_page(driver, click_id: str = "run"):
-    """Click ``click_id`` (Run, or a button that runs) and wait until the run is done."""
+    """Click ``click_id`` (a button's id: Run, Track, Replan; or the data-key of a button the page drew) and wait
+    until the run is done."""
     from selenium.webdriver.common.by import By
     driver.execute_script("document.body.dataset.state = 'clicked'")  # so a wait cannot see the last run's "done"
-    if click_id == "run":
+    if driver.find_elements(By.ID, click_id):  # Run, Track, Replan
         driver.find_element(By.ID, click_id).click()
     else:  # a button the page drew, by its data-key
         driver.find_element(By.CSS_SELECTOR, f'button[data-key="{click_id}"]').click()
@@ -357,6 +361,88 @@ def test_the_page_works_under_its_content_security_policy(server, browser):
         "Plotly.toImage('cost-chart', {format: 'png', width: 400, height: 300}).then(done, (e) => done('error: ' + e));")
     assert image.startswith("data:image/png;base64,"), image[:80]
     assert browser.find_element(By.TAG_NAME, "body").get_attribute("data-state") == "done"
+    violations = [e["message"] for e in browser.get_log("browser")
+                  if "Content Security Policy" in e["message"] or "Refused to" in e["message"]]
+    assert not violations, violations
+
+
+def test_the_run_view_tracks_a_run_and_draws_each_series_over_the_plans_band(server, browser, tmp_path):
+    """The Run view (issue 26 item 4): the shipped slow run's ``wandb.csv`` and ``mapping.json`` uploaded and its
+    ``plan.json`` pasted beside the instance it follows (shipped as ``qwen3-8b-math``). Track shows the API's verdict
+    line first, then its checks, then one chart per series of the JSON's ``series``: the plan's P10-P90 band (filled),
+    its P50 line and the measured points, each the API's numbers. A mapping naming a series the log lacks gets the
+    API's one line; Replan (with the Limits' minimum quality) shows the API's headline and what changes; no
+    Content-Security-Policy violation on the way."""
+    import json
+    from selenium.webdriver.common.by import By
+    browser.get_log("browser")  # what earlier tests left
+    load(browser, server, "qwen3-8b-math")
+    assert server.call("GET", "/api/instances/qwen3-8b-math") == json.loads((RUN / "instance.json").read_text())
+    browser.find_element(By.ID, "track").click()  # nothing pasted yet: said on the page, nothing posted
+    assert browser.find_element(By.ID, "run-status").text.startswith("plan: paste or upload the plan the run follows")
+    browser.find_element(By.ID, "use-plan").click()  # no plan shown yet on a fresh page
+    assert browser.find_element(By.ID, "run-status").text.startswith("no plan shown yet")
+    browser.execute_script("document.getElementById('run-plan').value = arguments[0]", (RUN / "plan.json").read_text())
+    browser.find_element(By.ID, "run-csv-upload").send_keys(str(RUN / "wandb.csv"))
+    browser.find_element(By.ID, "run-mapping-upload").send_keys(str(RUN / "mapping.json"))
+    wait(browser, lambda d: d.find_element(By.ID, "run-csv").get_property("value") == (RUN / "wandb.csv").read_text()
+         and d.find_element(By.ID, "run-mapping").get_property("value") == (RUN / "mapping.json").read_text())
+    run_page(browser, "track")
+    browser.save_screenshot(str(tmp_path / "run.png"))
+    body = {"instance": "qwen3-8b-math", "plan": json.loads((RUN / "plan.json").read_text()),
+            "run_csv": (RUN / "wandb.csv").read_text(), "mapping": json.loads((RUN / "mapping.json").read_text())}
+    api = server.call("POST", "/api/track", body)
+    # the verdict line first, then the checks table, then the charts
+    verdict = browser.find_element(By.ID, "run-verdict")
+    assert verdict.text == api["headline"] == "off track: min_quality"
+    order = browser.execute_script(
+        "const ids = ['run-verdict', 'run-checks-table', 'run-charts'].map((i) => document.getElementById(i));"
+        "return ids.slice(1).map((e, n) => !!(ids[n].compareDocumentPosition(e) & Node.DOCUMENT_POSITION_FOLLOWING));")
+    assert order == [True, True]
+    shown = cell_values(browser, "run-checks-table")
+    for c in api["checks"]:
+        for q in ("p10", "p50", "p90"):
+            assert shown[f"checks.{c['name']}.{q}"] == pytest.approx(c["predicted"][q], rel=1e-12), (c["name"], q)
+        assert shown[f"checks.{c['name']}.measured"] == pytest.approx(c["measured"], rel=1e-12), c["name"]
+    assert cell_values(browser, "run-shares-table")["all.after"] == pytest.approx(api["share_meeting_all_limits"]["after"])
+    # one chart per series: the band (P90, P10 filled up to it), the P50 line, the measured points: the API's
+    charts = browser.find_elements(By.CSS_SELECTOR, "#run-charts .run-chart")
+    assert [c.get_attribute("data-series") for c in charts] == [s["name"] for s in api["series"]] \
+        == ["step_seconds", "task_score", "forgetting"]
+    for s in api["series"]:
+        traces = browser.execute_script("return document.getElementById(arguments[0]).data"
+                                        ".map((t) => ({name: t.name, x: t.x, y: t.y, fill: t.fill || null}))",
+                                        f"run-chart-{s['name']}")
+        by_name = {t["name"]: t for t in traces}
+        band = s["predicted"]
+        for name, q in (("plan P90", "p90"), ("plan P10–P90", "p10"), ("plan P50", "p50")):
+            assert by_name[name]["x"] == band["step"] and by_name[name]["y"] == pytest.approx(band[q], rel=1e-12), (s["name"], q)
+        assert by_name["plan P10–P90"]["fill"] == "tonexty"
+        assert by_name["measured"]["x"] == s["measured"]["step"]
+        assert by_name["measured"]["y"] == pytest.approx(s["measured"]["value"], rel=1e-12)
+    image = browser.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "Plotly.toImage('run-chart-task_score', {format: 'png', width: 600, height: 300}).then(done, (e) => done('error: ' + e));")
+    assert image.startswith("data:image/png;base64,") and len(image) > 1000, image[:80]
+
+    # a mapping naming a series the log does not hold: the API's one line, on the page
+    browser.execute_script("document.getElementById('run-mapping').value = arguments[0]",
+                           json.dumps({**body["mapping"], "task_score": "eval/math"}))
+    browser.execute_script("document.body.dataset.state = 'clicked'")
+    browser.find_element(By.ID, "track").click()
+    wait(browser, lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-state") == "error")
+    assert "did you mean 'eval/math500'" in browser.find_element(By.ID, "run-status").text
+
+    # Replan: the rest of the run under the Limits' minimum quality, the API's headline and changes
+    browser.execute_script("document.getElementById('run-mapping').value = arguments[0]", json.dumps(body["mapping"]))
+    browser.find_element(By.ID, "min_quality").send_keys("65")
+    run_page(browser, "replan")
+    browser.save_screenshot(str(tmp_path / "replan.png"))
+    replan = server.call("POST", "/api/replan", {**body, "min_quality": 65})
+    assert browser.find_element(By.ID, "replan-headline").text == replan["headline"]
+    assert [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#replan-changes li")] == (replan["changes"] or ["nothing"])
+    assert cell_values(browser, "replan-table")["replan.cost_usd"] == pytest.approx(replan["replan"]["cost_usd"], rel=1e-12)
+    # all of it under the page's Content-Security-Policy
     violations = [e["message"] for e in browser.get_log("browser")
                   if "Content Security Policy" in e["message"] or "Refused to" in e["message"]]
     assert not violations, violations
