@@ -46,6 +46,17 @@ def enumerated_rest(rest, objective: str) -> dict | None:
     return {"choice": c[0], "value": c[1], "cost_usd": c[2], "plan": c[3]}
 
 
+def best_on(inst, objective: str) -> tuple[float, float] | None:
+    """The best feasible plan of ``inst`` by enumeration: (its objective's value, its cost), or None."""
+    found = [(getattr(sp.metrics, OBJECTIVE_METRIC[objective]), sp.metrics.cost_usd) for sp in all_plans(inst) if sp.feasible]
+    if not found:
+        return None
+    sign = -1.0 if objective == "quality" else 1.0
+    best = min(sign * v for v, _ in found)
+    ties = [f for f in found if sign * f[0] <= best + TIE_BREAK_RELATIVE * max(1.0, abs(best))]
+    return min(ties, key=lambda f: f[1])
+
+
 def priced_move(rest, moved):
     """The rest on a move's target hardware with the move priced here, from the evaluator's figures (not the code
     under test's): the run's checkpoint written on the run's hardware, read and restarted on the target's, each at

@@ -18,7 +18,7 @@ from planopt.runs.readers import read_run
 from planopt.runs.state import read_mapping, run_state
 
 from tests.support.common import INSTANCES
-from tests.support.replan_oracle import enumerated_rest, priced_move, random_run
+from tests.support.replan_oracle import best_on, enumerated_rest, priced_move, random_run
 
 RUN = INSTANCES / "runs" / "qwen3-8b-math-slow"
 SCENARIOS = 200
@@ -120,11 +120,18 @@ def test_the_replan_equals_the_enumeration_of_every_remaining_plan(seed):
     assert getattr(chosen, metric) == pytest.approx(best["value"], rel=1e-6, abs=1e-9)
     assert chosen.cost_usd == pytest.approx(best["cost_usd"], rel=1e-6, abs=1e-9)
     assert (chosen.choice == "stop") == (best["choice"] == "stop")
-    # a move is priced per target: the chosen one's money is the oracle's own pricing of that target
-    for option in result.options:
-        if option.move is not None:
-            priced = priced_move(result.rest, option.inst)
-            assert option.inst.operations.fixed_usd == pytest.approx(priced.operations.fixed_usd, rel=1e-12)
+    # a move is priced per target, and each target's solve equals the enumeration of its plans at the oracle's
+    # own pricing of that target's move (none of these seeds chooses a move: each move is checked on its own)
+    solved = {(o.move.gpu, o.move.count): o for o in result.options if o.move is not None}
+    for move, moved in result.rest.moves:
+        priced = priced_move(result.rest, moved)
+        assert moved.operations.fixed_usd == pytest.approx(priced.operations.fixed_usd, rel=1e-12)
+        best_move = best_on(priced, result.objective)
+        option = solved.get((move.gpu, move.count))
+        assert (option is None) == (best_move is None)
+        if option is not None:
+            assert getattr(option, metric) == pytest.approx(best_move[0], rel=1e-6, abs=1e-9)
+            assert option.cost_usd == pytest.approx(best_move[1], rel=1e-6, abs=1e-9)
 
 
 def test_a_run_without_a_general_score_takes_the_fitted_forgetting_so_far(tmp_path):
