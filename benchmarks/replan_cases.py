@@ -51,6 +51,13 @@ def about_truth(fitted, values: dict):
     return unc.apply(Instance.model_validate(data), values)
 
 
+def on_target(rest, option):
+    """The instance of ``rest`` on the chosen move's target hardware (None when the option is not a move)."""
+    if option is None or option.move is None:
+        return None
+    return next(inst for m, inst in rest.moves if (m.gpu, m.count) == (option.move.gpu, option.move.count))
+
+
 def case(min_quality: float, max_forgetting: float, longer: bool) -> dict:
     from planopt.instance import load_instance
     from planopt.job.model import solve
@@ -75,10 +82,10 @@ def case(min_quality: float, max_forgetting: float, longer: bool) -> dict:
     values = gen.true_values(inst, gen.SLOW)
     truth = unc.apply(inst, values)
     true_rest = rp.rest_instance(truth, plan, state, result.rest.forgetting_so_far, result.rest.forgetting_measured)
-    on = {"stop": true_rest.stay, "stay": true_rest.stay, "move": true_rest.move_inst}
+    on = {"stop": true_rest.stay, "stay": true_rest.stay, "move": on_target(true_rest, result.chosen)}
     narrow = rp.rest_instance(about_truth(result.fit.fitted, values), plan, state, result.rest.forgetting_so_far,
                               result.rest.forgetting_measured)
-    narrow_on = {"stop": narrow.stay, "stay": narrow.stay, "move": narrow.move_inst}
+    narrow_on = {"stop": narrow.stay, "stay": narrow.stay, "move": on_target(narrow, result.chosen)}
     chosen, cont = result.chosen, result.continuing
 
     def at_truth(inst_, option):

@@ -45,7 +45,7 @@ def replan_report(result) -> str:
              f"(sunk), score reached {rest.start_score:.2f} (fitted; last logged {float(s.task_score.values[-1]):.2f}), "
              f"forgetting so far {forgot}",
              f"Left for the rest: {remaining or 'no limits'}",
-             f"Moving hardware costs {usd(rest.move.usd)} and {hours(rest.move.hours)} (checkpoint write and read, restart)",
+             _moves_line(result),
              f"Prompts drawn so far: {rest.prompts_drawn:,}, not counted for data reuse (the reuse model has no hook for them)",
              ""]
     rows = []
@@ -61,6 +61,27 @@ def replan_report(result) -> str:
     if result.chosen is not None and result.continuing is not None:
         lines += ["", "What changes: " + ("; ".join(changes) if changes else "nothing (the original plan is still the best rest)")]
     lines += ["", f"Shares: {result.scenarios:,} {what}.",
-              "Options weighed: " + (", ".join(f"{o.choice} ({usd(o.cost_usd)}, {hours(o.wall_hours)}, {o.quality:.2f})"
+              "Options weighed: " + (", ".join(f"{_label(o)} ({usd(o.cost_usd)}, {hours(o.wall_hours)}, {o.quality:.2f})"
                                                for o in result.options) or "none meets every limit, stopping now included")]
     return "\n".join(lines)
+
+
+def _moves_line(result) -> str:
+    """What moving costs: the chosen move's, else the range over the targets (checkpoint write, read, restart)."""
+    moves = [m for m, _ in result.rest.moves]
+    chosen = result.chosen.move if result.chosen is not None else None
+    if chosen is not None:
+        return (f"Moving to {chosen.count} × {chosen.gpu} costs {usd(chosen.usd)} and {hours(chosen.hours)} "
+                "(checkpoint write here, its read and the restart there)")
+    if not moves:
+        return "Moving hardware: no other GPUs, or no time left for a move"
+    cheap, dear = min(moves, key=lambda m: m.usd), max(moves, key=lambda m: m.usd)
+    return (f"Moving hardware costs {usd(cheap.usd)} ({cheap.count} × {cheap.gpu}) to {usd(dear.usd)} "
+            f"({dear.count} × {dear.gpu}) and {hours(min(m.hours for m in moves))} to "
+            f"{hours(max(m.hours for m in moves))} (checkpoint write here, its read and the restart there)")
+
+
+def _label(option) -> str:
+    """An option's name: stop, stay, or the move with its target."""
+    m = option.move
+    return option.choice if m is None else f"move to {m.count} × {m.gpu}"

@@ -25,17 +25,18 @@ measured (``track``'s update, through ``fit.fit``):
   of one stage from a fresh pool and has no hook for draws before it (the rest's fresh-prompt worth is therefore
   optimistic by the prompts drawn, which the result reports).
 
-**Moving hardware** costs a checkpoint write on the current hardware, a read of it (at the same storage bandwidth,
-the evaluator's ``checkpoint_write_hours``) and a restart (``reliability.restart_minutes``): hours
-:math:`w_{move} = 2w + R`, money :math:`(n p + c_{wall})\,w_{move}` at the current hardware's GPU price and the
-operations' USD per wall hour. Priced at the current hardware's figures the move is one constant for every other
-choice, so the exact MIP over the remaining decisions is two solves of the one plan model, each exact: the
-current (GPU, count) alone, and every other with the move as ``operations.fixed_usd`` and off the deadline
-(the chance-constrained layer prices constants and deadlines in every scenario alike, so ``--confidence`` holds
-it too). The least of the two and **stop now** (no further steps: zero further cost and hours, valid when the
-score reached meets ``min_quality`` and the forgetting so far ``max_forgetting_points``) is the replan, by the
-instance's objective (with ``--confidence`` the expected value the chance model minimises), ties by cost, then
-stop, stay, move.
+**Moving hardware** to a target (GPU, count) costs a checkpoint write on the current hardware, a read of it on the
+target (at the same storage bandwidth per node: the evaluator's ``checkpoint_write_hours`` of the target's nodes)
+and a restart there (``reliability.restart_minutes``): hours :math:`w_{move} = w_{cur} + w_{tgt} + R`, money
+:math:`(n p + c_{wall})\,w_{cur} + (n' p' + c_{wall})(w_{tgt} + R)`, the write at the current GPUs' price, the read
+and restart at the target's, both with the operations' USD per wall hour (:func:`move_cost`). Per target the move is
+one constant for every other choice, so the exact MIP over the remaining decisions is one solve of the one plan model
+per hardware, each exact: the current (GPU, count) alone, and each other with its move as ``operations.fixed_usd``
+and off the deadline (the chance-constrained layer prices constants and deadlines in every scenario alike, so
+``--confidence`` holds it too). The least of these and **stop now** (no further steps: zero further cost and hours,
+valid when the score reached meets ``min_quality`` and the forgetting so far ``max_forgetting_points``) is the
+replan, by the instance's objective (with ``--confidence`` the expected value the chance model minimises), ties by
+cost, then stop, stay, move (moves in the instance's hardware order).
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from typing import Any, Optional
 from planopt.models.cost.evaluator import OBJECTIVE_METRIC, Evaluator, exceeds
 from planopt.models.cost.learning import on_policy_ceiling, sft_ceiling
 from planopt.models.schema.instance import Instance
-from planopt.models.schema.plan import Plan, Recipe
+from planopt.models.schema.plan import HardwareChoice, Plan, Recipe
 from planopt.models.uncertainty.model import DEFAULT_SEED
 
 from planopt.errors import InputError
@@ -69,8 +70,11 @@ class Move:
 
     hours: float
     usd: float
-    write_hours: float
-    restart_hours: float
+    write_hours: float                   # on the current hardware
+    read_hours: float                    # on the target
+    restart_hours: float                 # on the target
+    gpu: str                             # the target
+    count: int
 
     def to_dict(self) -> dict:
         """The move as ``replan --json`` prints it."""
@@ -79,26 +83,34 @@ class Move:
 
 @dataclass
 class Rest:
-    """The rest of a run as instances: ``stay`` (the current GPU and count), ``move`` (every other, the move
-    priced in; None when there is no other or no time left for the move), the start and what is sunk."""
+    """The rest of a run as instances: ``stay`` (the current GPU and count), ``moves`` (each other GPU and count
+    with time left for its move: the move and the instance on that hardware alone, the move priced in), the start
+    and what is sunk."""
 
     stay: Instance
-    move_inst: Optional[Instance]
-    move: Move
+    moves: list[tuple[Move, Instance]]
     start_score: float
     forgetting_so_far: float
     forgetting_measured: bool
     prompts_drawn: int
     continuing: Optional[Plan]           # the original plan's remaining steps, on ``stay``
+    run_hardware: Optional[HardwareChoice] = None   # the run's: where a move's checkpoint is written
 
 
-def move_cost(fitted: Instance, plan: Plan) -> Move:
-    """The move of the module docstring, from the evaluator's own checkpoint and restart figures."""
+def move_cost(fitted: Instance, plan: Plan, gpu: str, count: int) -> Optional[Move]:
+    """The move to ``count`` × ``gpu`` of the module docstring, from the evaluator's own checkpoint and restart
+    figures: the write on the run's hardware, the read of the run's checkpoint and the restart on the target's.
+    None when no price holds the target (``hardware.unheld_counts``: out of the plan space)."""
     stage = plan.stages[0]
-    hp = Evaluator(fitted).for_student(plan.student).hardware(stage.hardware)
-    w, r = hp.checkpoint_write_hours, hp.restart_hours
-    hours = 2.0 * w + r
-    return Move(hours, (hp.usd_per_hour_of_gpus + fitted.operations.usd_per_wall_hour) * hours, w, r)
+    ev = Evaluator(fitted).for_student(plan.student)
+    here = ev.hardware(stage.hardware)
+    target = ev.hardware(dataclasses.replace(stage.hardware, gpu=gpu, count=count, rollout_gpu=None, rollout_count=0))
+    if target.price_usd_per_gpu_hour is None:
+        return None
+    w, read, r = here.checkpoint_write_hours, target.checkpoint_write_hours, target.restart_hours
+    wall = fitted.operations.usd_per_wall_hour
+    usd = (here.usd_per_hour_of_gpus + wall) * w + (target.usd_per_hour_of_gpus + wall) * (read + r)
+    return Move(w + read + r, usd, w, read, r, gpu, count)
 
 
 def _restate(data: dict, key: str, value: float, fn) -> None:
@@ -181,19 +193,23 @@ def rest_instance(fitted: Instance, plan: Plan, state: RunState, forgetting_so_f
     gpu, count = stage.hardware.gpu, stage.hardware.count
     gpus = data["hardware"]["gpus"]
     own = [dict(g, counts=[count]) for g in gpus if g["name"] == gpu]
-    others = [dict(g, counts=[n for n in g["counts"] if g["name"] != gpu or n != count]) for g in gpus]
-    others = [g for g in others if g["counts"]]
     stay = _validated(_with_gpus(data, own), "the rest on the run's hardware")
-    move = move_cost(fitted, plan)
-    move_inst = None
-    if others and (lim.deadline_hours is None or c["deadline_hours"] > move.hours):
-        moved = {**_with_gpus(data, others),
-                 "operations": {**data["operations"], "fixed_usd": move.usd},
-                 "constraints": {**c, **({} if lim.deadline_hours is None else {"deadline_hours": c["deadline_hours"] - move.hours})}}
-        move_inst = _validated(moved, "the rest on other hardware")
+    moves = []
+    for g in gpus:
+        for n in g["counts"]:
+            if g["name"] == gpu and n == count:
+                continue
+            move = move_cost(fitted, plan, g["name"], n)
+            if move is None or (lim.deadline_hours is not None and c["deadline_hours"] <= move.hours):
+                continue
+            deadline = {} if lim.deadline_hours is None else {"deadline_hours": c["deadline_hours"] - move.hours}
+            moved = {**_with_gpus(data, [dict(g, counts=[n])]),
+                     "operations": {**data["operations"], "fixed_usd": move.usd}, "constraints": {**c, **deadline}}
+            moves.append((move, _validated(moved, f"the rest on {n} × {g['name']}")))
     prompts = state.steps_done * fitted.training.methods[stage.method].prompts_per_step
-    return Rest(stay, move_inst, move, q, forgetting_so_far, forgetting_measured, prompts,
-                _continuing(stay, plan, state.steps_done) if stage.method in stay.training.methods else None)
+    return Rest(stay, moves, q, forgetting_so_far, forgetting_measured, prompts,
+                _continuing(stay, plan, state.steps_done) if stage.method in stay.training.methods else None,
+                stage.hardware)
 
 
 def _with_gpus(data: dict, gpus: list) -> dict:
@@ -237,6 +253,8 @@ class Option:
     forgetting_points: float             # of the rest
     objective_value: float
     result: Optional[SolveResult] = None
+    move: Optional[Move] = None          # a move's: what it pays to leave the run's hardware
+    inst: Optional[Instance] = None      # the rest's instance the option was solved on (a move's: its target's)
 
     def summary(self) -> dict:
         """The option's choice and the rest's metrics."""
@@ -261,14 +279,15 @@ def stop_option(rest: Rest, objective: str) -> Optional[Option]:
     return Option("stop", None, 0.0, 0.0, rest.start_score, 0.0, _objective_value(objective, metrics, None))
 
 
-def solved_option(choice: str, result: SolveResult, objective: str) -> Optional[Option]:
-    """A solve's plan as an option (None without a plan)."""
+def solved_option(choice: str, result: SolveResult, objective: str, inst: Optional[Instance] = None,
+                  move: Optional[Move] = None) -> Optional[Option]:
+    """A solve's plan on ``inst`` as an option (None without a plan)."""
     if result.plan is None or result.metrics is None or result.status not in ("optimal", "time_limit"):
         return None
     m = result.metrics
     metrics = {"cost_usd": m.cost_usd, "wall_hours": m.wall_hours, "quality": m.quality, "forgetting_points": m.forgetting_points}
     return Option(choice, result.plan, m.cost_usd, m.wall_hours, m.quality, m.forgetting_points,
-                  _objective_value(objective, metrics, result), result)
+                  _objective_value(objective, metrics, result), result, move, inst)
 
 
 def best_option(options: list[Option], objective: str) -> Optional[Option]:
@@ -383,7 +402,8 @@ class ReplanResult:
                 "prompts_drawn": self.rest.prompts_drawn, "prompts_drawn_counted": False,
                 "remaining_limits": {k: v for k, v in self.rest.stay.constraints.model_dump().items()
                                      if k in ("budget_usd", "deadline_hours", "max_forgetting_points", "min_quality")},
-                "move": self.rest.move.to_dict(), "replan": entry(self.chosen), "changes": self.changes(), "continuing": entry(self.continuing),
+                "move": None if self.chosen is None or self.chosen.move is None else self.chosen.move.to_dict(),
+                "moves": [m.to_dict() for m, _ in self.rest.moves], "replan": entry(self.chosen), "changes": self.changes(), "continuing": entry(self.continuing),
                 "options": [o.summary() for o in self.options],
                 "share_meeting_all_limits": dict(self.shares), "scenarios": self.scenarios, "seed": self.seed,
                 "fitted": [p.to_dict() for p in self.fit.parameters]}
@@ -432,11 +452,11 @@ def replan(inst: Instance, plan: Plan, state: RunState, confidence: Optional[flo
     if confidence is not None and objective == "cvar":
         raise InputError("objective: cvar is not offered by replan yet; use cost, quality, time or forgetting")
     chance_scenarios = None if confidence is None else min(scenarios, fitting_chance_scenarios())
-    options = [o for o in (stop_option(rest, objective),
-                           solved_option("stay", _solve(rest.stay, confidence, chance_scenarios, seed, time_limit, solver, sensitivity), objective),
-                           None if rest.move_inst is None else
-                           solved_option("move", _solve(rest.move_inst, confidence, chance_scenarios, seed, time_limit, solver, sensitivity), objective))
-               if o is not None]
+    def solved(choice, inst_, move=None):
+        return solved_option(choice, _solve(inst_, confidence, chance_scenarios, seed, time_limit, solver, sensitivity),
+                             objective, inst_, move)
+    options = [o for o in (stop_option(rest, objective), solved("stay", rest.stay),
+                           *(solved("move", moved, move) for move, moved in rest.moves)) if o is not None]
     chosen = best_option(options, objective)
     continuing = None
     if rest.continuing is not None:
@@ -444,8 +464,7 @@ def replan(inst: Instance, plan: Plan, state: RunState, confidence: Optional[flo
         continuing = Option("stay", rest.continuing, m.cost_usd, m.wall_hours, m.quality, m.forgetting_points, 0.0)
     elif stop_option(rest, objective) is not None:
         continuing = stop_option(rest, objective)
-    inst_of = {"stop": rest.stay, "stay": rest.stay, "move": rest.move_inst}
-    shares = {"chosen": share_meeting(inst_of[chosen.choice], chosen, scenarios, seed) if chosen else None,
+    shares = {"chosen": share_meeting(chosen.inst or rest.stay, chosen, scenarios, seed) if chosen else None,
               "continuing": share_meeting(rest.stay, continuing, scenarios, seed)}
     held = confidence if confidence is not None else rest.stay.constraints.confidence
     return ReplanResult(state, plan, rest, chosen, options, continuing, shares, held, objective, scenarios, seed, result)

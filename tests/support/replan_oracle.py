@@ -29,7 +29,7 @@ def enumerated_rest(rest, objective: str) -> dict | None:
     if quality_ok and forgetting_ok:
         stop = {"cost_usd": 0.0, "wall_hours": 0.0, "quality": rest.start_score, "forgetting_points": 0.0}
         candidates.append(("stop", stop[OBJECTIVE_METRIC[objective]], 0.0, None))
-    for choice, inst in (("stay", rest.stay), ("move", rest.move_inst)):
+    for choice, inst in (("stay", rest.stay), *(("move", priced_move(rest, moved)) for _, moved in rest.moves)):
         if inst is None:
             continue
         for sp in all_plans(inst):
@@ -44,6 +44,38 @@ def enumerated_rest(rest, objective: str) -> dict | None:
     cheapest = min(c[2] for c in ties)
     c = next(c for c in ties if c[2] <= cheapest + COST_TIE_RELATIVE * max(1.0, abs(cheapest)))
     return {"choice": c[0], "value": c[1], "cost_usd": c[2], "plan": c[3]}
+
+
+def best_on(inst, objective: str) -> tuple[float, float] | None:
+    """The best feasible plan of ``inst`` by enumeration: (its objective's value, its cost), or None."""
+    found = [(getattr(sp.metrics, OBJECTIVE_METRIC[objective]), sp.metrics.cost_usd) for sp in all_plans(inst) if sp.feasible]
+    if not found:
+        return None
+    sign = -1.0 if objective == "quality" else 1.0
+    best = min(sign * v for v, _ in found)
+    ties = [f for f in found if sign * f[0] <= best + TIE_BREAK_RELATIVE * max(1.0, abs(best))]
+    return min(ties, key=lambda f: f[1])
+
+
+def priced_move(rest, moved):
+    """The rest on a move's target hardware with the move priced here, from the evaluator's figures (not the code
+    under test's): the run's checkpoint written on the run's hardware, read and restarted on the target's, each at
+    its hardware's GPUs' price plus the operations' USD per wall hour; None when no deadline is left for it."""
+    from planopt.models.schema.plan import HardwareChoice
+    here_hw = rest.run_hardware
+    g = moved.hardware.gpus[0]
+    here = Evaluator(rest.stay).hardware(here_hw)
+    there = Evaluator(moved).hardware(HardwareChoice(g.name, g.counts[0], lora_rank=here_hw.lora_rank))
+    wall = rest.stay.operations.usd_per_wall_hour
+    write, read_restart = here.checkpoint_write_hours, there.checkpoint_write_hours + rest.stay.reliability.restart_minutes / 60
+    usd = (here.usd_per_hour_of_gpus + wall) * write + (there.usd_per_hour_of_gpus + wall) * read_restart
+    lim = rest.stay.constraints
+    update = {"operations": moved.operations.model_copy(update={"fixed_usd": usd})}
+    if lim.deadline_hours is not None:
+        if lim.deadline_hours <= write + read_restart:
+            return None
+        update["constraints"] = moved.constraints.model_copy(update={"deadline_hours": lim.deadline_hours - write - read_restart})
+    return moved.model_copy(update=update)
 
 
 def random_run(seed: int):

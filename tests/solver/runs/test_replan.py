@@ -18,7 +18,7 @@ from planopt.runs.readers import read_run
 from planopt.runs.state import read_mapping, run_state
 
 from tests.support.common import INSTANCES
-from tests.support.replan_oracle import enumerated_rest, random_run
+from tests.support.replan_oracle import best_on, enumerated_rest, priced_move, random_run
 
 RUN = INSTANCES / "runs" / "qwen3-8b-math-slow"
 SCENARIOS = 200
@@ -80,11 +80,15 @@ def test_the_rest_has_what_is_left_of_the_limits_and_of_the_steps(slow):
     assert rest.stay.operations.fixed_usd == 0.0
     hw = plan.stages[0].hardware
     assert [(g.name, g.counts) for g in rest.stay.hardware.gpus] == [(hw.gpu, [hw.count])]
-    moved = {(g.name, n) for g in rest.move_inst.hardware.gpus for n in g.counts}
-    assert (hw.gpu, hw.count) not in moved and len(moved) == sum(len(g.counts) for g in inst.hardware.gpus) - 1
-    # the move: the same plan costs move.usd more and has move.hours less of the deadline
-    assert rest.move.hours > 0 and rest.move_inst.operations.fixed_usd == pytest.approx(rest.move.usd)
-    assert rest.move_inst.constraints.deadline_hours == pytest.approx(c.deadline_hours - rest.move.hours)
+    # one rest per other priced (GPU, count), each on that hardware alone (L40S has no price in this instance)
+    moved = [(g.name, n) for _, m in rest.moves for g in m.hardware.gpus for n in g.counts]
+    priced = {(g.name, n) for g in inst.hardware.gpus for n in g.counts if g.name != "L40S"}
+    assert len(moved) == len(rest.moves) and set(moved) == priced - {(hw.gpu, hw.count)}
+    assert [(m.gpu, m.count) for m, _ in rest.moves] == moved
+    # each move: the same plan costs move.usd more and has move.hours less of the deadline
+    for move, m in rest.moves:
+        assert move.hours > 0 and m.operations.fixed_usd == pytest.approx(move.usd)
+        assert m.constraints.deadline_hours == pytest.approx(c.deadline_hours - move.hours)
     assert rest.continuing.stages[0].recipe.steps == plan.stages[0].recipe.steps - state.steps_done
 
 
@@ -116,6 +120,18 @@ def test_the_replan_equals_the_enumeration_of_every_remaining_plan(seed):
     assert getattr(chosen, metric) == pytest.approx(best["value"], rel=1e-6, abs=1e-9)
     assert chosen.cost_usd == pytest.approx(best["cost_usd"], rel=1e-6, abs=1e-9)
     assert (chosen.choice == "stop") == (best["choice"] == "stop")
+    # a move is priced per target, and each target's solve equals the enumeration of its plans at the oracle's
+    # own pricing of that target's move (none of these seeds chooses a move: each move is checked on its own)
+    solved = {(o.move.gpu, o.move.count): o for o in result.options if o.move is not None}
+    for move, moved in result.rest.moves:
+        priced = priced_move(result.rest, moved)
+        assert moved.operations.fixed_usd == pytest.approx(priced.operations.fixed_usd, rel=1e-12)
+        best_move = best_on(priced, result.objective)
+        option = solved.get((move.gpu, move.count))
+        assert (option is None) == (best_move is None)
+        if option is not None:
+            assert getattr(option, metric) == pytest.approx(best_move[0], rel=1e-6, abs=1e-9)
+            assert option.cost_usd == pytest.approx(best_move[1], rel=1e-6, abs=1e-9)
 
 
 def test_a_run_without_a_general_score_takes_the_fitted_forgetting_so_far(tmp_path):
@@ -156,7 +172,7 @@ def test_a_deadline_the_run_s_hardware_cannot_make_is_met_by_a_move_that_pays_fo
     inst, plan, state = shipped(min_quality=65)
     free = rp.replan(inst, plan, state, scenarios=SCENARIOS)
     stay = next(o for o in free.options if o.choice == "stay")
-    move = next(o for o in free.options if o.choice == "move")
+    move = min((o for o in free.options if o.choice == "move"), key=lambda o: o.wall_hours)
     assert free.chosen is stay and move.wall_hours < stay.wall_hours   # cheaper to stay, faster to move
     tight = state.elapsed_hours + (move.wall_hours + stay.wall_hours) / 2
     inst, plan, state = shipped(min_quality=65, deadline_hours=tight)
@@ -165,9 +181,35 @@ def test_a_deadline_the_run_s_hardware_cannot_make_is_met_by_a_move_that_pays_fo
     hw = result.chosen.plan.stages[0].hardware
     assert (hw.gpu, hw.count) != (plan.stages[0].hardware.gpu, plan.stages[0].hardware.count)
     # its cost holds the move: the same plan on the rest without the move's money costs move.usd less
-    bare = result.rest.move_inst.model_copy(update={"operations": result.rest.move_inst.operations.model_copy(update={"fixed_usd": 0.0})})
-    assert result.chosen.cost_usd - Evaluator(bare).evaluate(result.chosen.plan).cost_usd == pytest.approx(result.rest.move.usd)
-    assert result.whole_run(result.chosen)["wall_hours"] + result.rest.move.hours <= tight * (1 + 1e-9)
+    on = result.chosen.inst
+    assert (result.chosen.move.gpu, result.chosen.move.count) == (hw.gpu, hw.count)
+    bare = on.model_copy(update={"operations": on.operations.model_copy(update={"fixed_usd": 0.0})})
+    assert result.chosen.cost_usd - Evaluator(bare).evaluate(result.chosen.plan).cost_usd == pytest.approx(result.chosen.move.usd)
+    assert result.whole_run(result.chosen)["wall_hours"] + result.chosen.move.hours <= tight * (1 + 1e-9)
+
+
+def test_a_move_reads_and_restarts_at_the_target_s_rate(slow):
+    """Hand-checked: the run (32 × MI300X, 4 nodes of 8, full weights: 14 bytes a parameter) writes its checkpoint
+    at 4 nodes' bandwidth and its rate; a move to 8 × H100-SXM (1 node: a quarter of the bandwidth) reads it in 4
+    times the write's time and restarts, both at 8 H100s' rate."""
+    inst, plan, _, fit, rest = slow
+    hw = plan.stages[0].hardware
+    assert (hw.gpu, hw.count, hw.lora_rank) == ("MI300X", 32, None)
+    move = next(m for m, _ in rest.moves if (m.gpu, m.count) == ("H100-SXM", 8))
+    f = fit.fitted
+    bw_gb_per_s = f.reliability.checkpoint_write_gb_per_s_per_node
+    write_h = 14 * f.student.params_b * 1e9 / (4 * bw_gb_per_s * 1e9) / 3600
+    assert move.write_hours == pytest.approx(write_h) and move.read_hours == pytest.approx(4 * write_h)
+    assert move.restart_hours == pytest.approx(f.reliability.restart_minutes / 60)
+    ev = Evaluator(f)
+    rate_here = ev.hardware(hw).usd_per_hour_of_gpus
+    rate_there = ev.hardware(dataclasses.replace(hw, gpu="H100-SXM", count=8)).usd_per_hour_of_gpus
+    assert rate_there != rate_here
+    wall = f.operations.usd_per_wall_hour
+    assert move.hours == pytest.approx(5 * write_h + move.restart_hours)
+    assert move.usd == pytest.approx((rate_here + wall) * write_h + (rate_there + wall) * (4 * write_h + move.restart_hours))
+    # not the old price: the whole move at the run's rate
+    assert move.usd != pytest.approx((rate_here + wall) * move.hours)
 
 
 @pytest.mark.slow
