@@ -638,6 +638,9 @@ LORA_FORGETTING_SHARE = {"sft": 0.2, "rl": 1.0, "opd": 1.0}
 # (NeMo RL examples/configs/grpo_math_1B.yaml: val_period 10, max_val_samples 256).
 # Its decode runs on the plan's own GPUs (the rollout engine's speed); the responses
 # are as long as the task's.
+# The interval is an input, not a decision: what a sparser one loses (the best checkpoint missed) needs how
+# much evaluated scores move between nearby checkpoints, in points, and no such figure was found
+# (reference/post-training.md §7, NOT FOUND), so only its GPU time is priced (issue 27, lever 3).
 EVAL_EVERY_STEPS = 10
 EVAL_PROMPTS = 256
 

@@ -34,6 +34,9 @@ GPU-hours count :math:`n + n_r` GPUs.
 :math:`H_{eval} = T_{eval}(1 + o_h(\tau))` is the validation decodes' share of the
 training hours (their GPU time, failures and checkpoints included); the compute
 line is the rest, so the two add up to :math:`n p_g H_{train}` as before.
+The interval ``evaluation.every_steps`` is an input: its runs are priced here, the score a
+sparser interval loses by missing the best checkpoint is not (no sourced figure of how much
+evaluated scores move between nearby checkpoints: ``catalog/reference/post-training.md`` §7).
 :math:`C_{GB}(r)` is the recipe's checkpoint (the adapter's for LoRA). Egress is
 billed only for what ``network.crosses_region`` lists (traffic inside a cluster,
 weight hand-over included, is free).

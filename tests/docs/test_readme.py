@@ -323,3 +323,30 @@ def test_readme_states_the_monthly_optimum_and_the_single_run_it_changes():
     assert round(Evaluator(monthly).evaluate(solve(single).plan).cost_usd) == number(sft_total)
     opd_once = re.search(r"against OPD's \$([\d,]+)", line)[1]  # the monthly optimum, run once
     assert round(Evaluator(single).evaluate(solve(monthly).plan).cost_usd) == number(opd_once)
+
+
+def test_readme_states_what_evaluation_costs_and_what_switching_it_off_saves():
+    """"Evaluation frequency is an input": the optimum's validation runs, hours and GPU money on the math job, and
+    what the same plan saves and reaches with ``every_steps: null``, as the README states them."""
+    from planopt.instance import parse_instance
+    from planopt.models.cost.evaluator import Evaluator
+    line = next(l for l in README.splitlines() if l.startswith("**Evaluation frequency is an input, not a decision.**"))
+    stated = re.search(r"optimum's (?P<runs>\d+) validation runs \((?P<method>OPD|RL|SFT), (?P<steps>[\d,]+) steps, every "
+                       r"(?P<every>\d+) steps\) take (?P<hours>[\d.]+) h and \$(?P<gpu>[\d.]+) of GPU time; .*? costs "
+                       r"\$(?P<saved>[\d.]+) less \(the evaluation line and \$(?P<ops>[\d.]+) of operations .*?reaches the "
+                       r"same (?P<quality>[\d.]+)", line)
+    assert stated, line
+    doc = json.loads((INSTANCES / "qwen3-8b-math.json").read_text())
+    on, off = parse_instance(doc), parse_instance({**doc, "evaluation": {"every_steps": None}})
+    assert on.evaluation.every_steps == int(stated["every"])
+    plan = solve(on).plan
+    assert (plan.stages[0].recipe.method, plan.stages[0].recipe.steps) == (stated["method"].lower(), int(stated["steps"]))
+    m_on, m_off = Evaluator(on).evaluate(plan), Evaluator(off).evaluate(plan)
+    assert m_on.quantities["evaluations_run"] == int(stated["runs"])
+    assert round(m_on.hours_breakdown["evaluation"], 2) == float(stated["hours"])
+    assert round(m_on.cost_breakdown_usd["evaluation"], 2) == float(stated["gpu"])
+    assert round(m_on.cost_usd - m_off.cost_usd, 2) == float(stated["saved"])
+    ops = m_on.cost_breakdown_usd["operations"] - m_off.cost_breakdown_usd["operations"]
+    assert round(ops, 2) == float(stated["ops"])
+    assert round(m_on.quality, 2) == round(m_off.quality, 2) == float(stated["quality"])
+    assert solve(off).plan == plan  # switching evaluation off does not move the optimum: nothing prices the score
