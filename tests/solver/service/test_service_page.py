@@ -329,6 +329,9 @@ def test_the_page_shows_a_portfolios_procurement_and_gantt_chart(server, browser
 
 
 def test_the_plotting_library_comes_from_the_service_not_the_internet(server, browser):
+    """Every script of the page, plotly.js included, is the service's own (the test loads the page itself, so it
+    holds when run alone)."""
+    load(browser, server, "tiny")
     scripts = browser.execute_script("return [...document.scripts].map(s => s.src)")
     assert scripts and all(src.startswith(server.url) for src in scripts if src)
     assert browser.execute_script("return typeof Plotly") == "object"
