@@ -295,13 +295,14 @@ def _sweep(vs: np.ndarray, n_scalar: int, block: int) -> np.ndarray:
     """[row] mask of the rows of ``vs`` (ranks, in dominance order) an earlier row is <= in every column."""
     n = len(vs)
     out = np.zeros(n, dtype=bool)
-    kept: list[int] = []                                                  # positions in sorted order
+    kept = np.zeros(0, dtype=np.intp)                                     # positions in sorted order
+    scalar = np.ascontiguousarray(vs[:, :n_scalar])
     for start in range(0, n, block):
         stop = min(n, start + block)
         # a recipe dominated only by one that is itself dropped in this block is still
         # dominated (transitivity), so the mask needs no second pass
-        out[_dominated_in_block(vs, kept, start, stop, n_scalar)] = True
-        kept.extend(p for p in range(start, stop) if not out[p])
+        out[_dominated_in_block(vs, scalar, kept, start, stop, n_scalar)] = True
+        kept = np.concatenate([kept, start + np.flatnonzero(~out[start:stop])])
     return out
 
 
@@ -320,24 +321,29 @@ def _rank_order(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return order, rank[order]
 
 
-def _dominated_in_block(vs: np.ndarray, kept: list[int], start: int, stop: int, n_scalar: int) -> np.ndarray:
+def _dominated_in_block(vs: np.ndarray, scalar: np.ndarray, kept: np.ndarray, start: int, stop: int,
+                        n_scalar: int) -> np.ndarray:
     """For :func:`dominated_recipes`: the positions (in sorted order) of rows ``start:stop`` of the ranks ``vs``
     that an earlier row is <= in every column, the earlier row one of the ``kept`` positions or of this block;
-    the first ``n_scalar`` columns are compared first, then the hardware columns 16 at a time."""
-    cand = vs[start:stop]
-    # earlier kept recipes, then earlier recipes of this block, may dominate
-    pool_idx = np.array(kept + list(range(start, stop)), dtype=int)
-    pool = vs[pool_idx]
-    alive = np.ones((len(cand), len(pool)), dtype=bool)
-    for j in range(n_scalar):                                        # cheap scalar columns first
-        alive &= pool[None, :, j] <= cand[:, None, j]
-    alive &= pool_idx[None, :] < np.arange(start, stop)[:, None]     # only earlier ones
+    the first ``n_scalar`` columns (``scalar``, their copy) are compared first, then the hardware columns 16 at a
+    time."""
+    cand = scalar[start:stop]
+    # earlier kept recipes (all earlier than the block), then earlier recipes of this block, may dominate
+    pool_idx = np.concatenate([kept, np.arange(start, stop)])
+    pool = scalar[pool_idx]
+    alive = pool[None, :, 0] <= cand[:, None, 0]
+    scratch = np.empty_like(alive)
+    for j in range(1, n_scalar):                                      # cheap scalar columns first
+        np.less_equal(pool[None, :, j], cand[:, None, j], out=scratch)
+        alive &= scratch
+    alive[:, len(kept):] &= np.tri(stop - start, k=-1, dtype=bool)     # of this block, only earlier ones
     bi, pj = np.nonzero(alive)
     pj = pool_idx[pj]
+    cand_all = vs[start:stop]
     for j0 in range(n_scalar, vs.shape[1], 16):                       # hardware columns, 16 at a time
         if not len(bi):
             break
-        ok = (vs[pj, j0:j0 + 16] <= cand[bi, j0:j0 + 16]).all(axis=1)
+        ok = (vs[pj, j0:j0 + 16] <= cand_all[bi, j0:j0 + 16]).all(axis=1)
         bi, pj = bi[ok], pj[ok]
     return start + np.unique(bi)
 
