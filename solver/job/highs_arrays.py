@@ -37,10 +37,17 @@ from pyomo.core.expr.numeric_expr import (DivisionExpression, LinearExpression, 
                                           NegationExpression, ProductExpression, SumExpression)
 from pyomo.core.expr.numvalue import native_numeric_types
 
+from planopt.job.highs_child import answer_of, run_stoppable
 from planopt.models.formulation.linear import ArrayLinearExpression
 
 # HiGHS's matrix and objective codes (highspy's MatrixFormat.kRowwise, ObjSense, HighsVarType)
 ROWWISE, MINIMIZE, MAXIMIZE, CONTINUOUS, INTEGER = 2, 1, -1, 0, 1
+# HiGHS's model status (``HighsModelStatus`` by name) -> the termination Pyomo's results carry
+TERMINATION = {"kOptimal": TerminationCondition.convergenceCriteriaSatisfied,
+               "kInfeasible": TerminationCondition.provenInfeasible,
+               "kUnboundedOrInfeasible": TerminationCondition.infeasibleOrUnbounded,
+               "kUnbounded": TerminationCondition.infeasibleOrUnbounded,
+               "kTimeLimit": TerminationCondition.maxTimeLimit, "kInterrupt": TerminationCondition.interrupted}
 
 
 class NotLinear(ValueError):
@@ -58,6 +65,22 @@ class Row:
     dynamic: bool
     lower: float = 0.0  # the row's bounds less its constant (set by ``ArrayHighs._row``)
     upper: float = 0.0
+
+
+@dataclass
+class Problem:
+    """The model as it stands: its active rows (by id, in order) and their bounds, the columns' bounds, the
+    objective's costs, sense and constant."""
+
+    ids: list[int]
+    rows: list[Row]
+    row_lower: np.ndarray
+    row_upper: np.ndarray
+    col_lower: np.ndarray
+    col_upper: np.ndarray
+    cost: np.ndarray
+    sense: int
+    offset: float
 
 
 class ArrayHighs:
@@ -161,85 +184,97 @@ class ArrayHighs:
         return lower, upper
 
     # --- handing over --------------------------------------------------------------------------------
-    def _hand_over(self, model) -> None:
-        """Hand ``model`` as it stands to HiGHS: its changed bounds and objective when the active rows are those of
-        the last run, else the whole matrix from the kept rows."""
-        import highspy
+    def _read(self, model) -> "Problem":
+        """``model`` as it stands, from the kept rows (read now where new, dynamic or replaced)."""
         if model is not self._model:
             start = self.start
             self.__init__()
             self.start, self._model = start, model
-        self._reread = False
         cons = list(model.component_data_objects(pyo.Constraint, active=True))
         rows = [self._row(c) for c in cons]
         objective, sense = self._objective_row(model)
         row_lower = np.fromiter((r.lower for r in rows), dtype=float, count=len(rows))
         row_upper = np.fromiter((r.upper for r in rows), dtype=float, count=len(rows))
         col_lower, col_upper = self._columns_bounds()
-        n_c = len(self._vars)
-        cost = np.zeros(n_c)
+        cost = np.zeros(len(self._vars))
         cost[objective.columns] = objective.coefs
-        ids = [id(c) for c in cons]
-        h = self._h
-        if h is not None and not self._reread and ids == self._passed and h.getNumCol() == n_c:
-            changed = np.flatnonzero((row_lower != self._row_bounds[0]) | (row_upper != self._row_bounds[1]))
+        return Problem([id(c) for c in cons], rows, row_lower, row_upper, col_lower, col_upper, cost, sense,
+                       objective.constant)
+
+    def _integrality(self) -> np.ndarray:
+        integrality = np.array([INTEGER if v.is_integer() else CONTINUOUS for v in self._vars], dtype=np.int32)
+        self._mip = bool((integrality != CONTINUOUS).any())
+        return integrality
+
+    def _hand_over(self, model) -> None:
+        """Hand ``model`` as it stands to HiGHS: its changed bounds and objective when the active rows are those of
+        the last run, else the whole matrix from the kept rows."""
+        import highspy
+        self._reread = False
+        p = self._read(model)
+        n_c, h = len(self._vars), self._h
+        if h is not None and not self._reread and p.ids == self._passed and h.getNumCol() == n_c:
+            changed = np.flatnonzero((p.row_lower != self._row_bounds[0]) | (p.row_upper != self._row_bounds[1]))
             if len(changed):
-                h.changeRowsBounds(len(changed), changed.astype(np.int32), row_lower[changed], row_upper[changed])
+                h.changeRowsBounds(len(changed), changed.astype(np.int32), p.row_lower[changed], p.row_upper[changed])
             every = np.arange(n_c, dtype=np.int32)
-            h.changeColsBounds(n_c, every, col_lower, col_upper)
-            h.changeColsCost(n_c, every, cost)
-            h.changeObjectiveSense(highspy.ObjSense.kMaximize if sense == MAXIMIZE else highspy.ObjSense.kMinimize)
-            h.changeObjectiveOffset(objective.constant)
-            for n, r in enumerate(rows):
+            h.changeColsBounds(n_c, every, p.col_lower, p.col_upper)
+            h.changeColsCost(n_c, every, p.cost)
+            h.changeObjectiveSense(highspy.ObjSense.kMaximize if p.sense == MAXIMIZE else highspy.ObjSense.kMinimize)
+            h.changeObjectiveOffset(p.offset)
+            for n, r in enumerate(p.rows):
                 if r.dynamic:  # a mutable parameter may have moved a coefficient too
                     for c, v in zip(r.columns.tolist(), r.coefs.tolist()):
                         h.changeCoeff(n, c, v)
-            self._row_bounds = (row_lower, row_upper)
+            self._row_bounds = (p.row_lower, p.row_upper)
             return
-        start = np.zeros(len(rows) + 1, dtype=np.int64)
-        np.cumsum([len(r.columns) for r in rows], out=start[1:])
-        index = np.concatenate([r.columns for r in rows]).astype(np.int32) if rows else np.zeros(0, dtype=np.int32)
-        value = np.concatenate([r.coefs for r in rows]) if rows else np.zeros(0)
-        integrality = np.array([INTEGER if v.is_integer() else CONTINUOUS for v in self._vars], dtype=np.int32)
-        self._mip = bool((integrality != CONTINUOUS).any())
         if h is None:
             from pyomo.common.tee import capture_output
             with capture_output(capture_fd=True):  # HiGHS prints its banner to stdout on construction
                 h = self._h = highspy.Highs()
             h.setOptionValue("output_flag", False)
-        status = h.passModel(n_c, len(rows), int(start[-1]), ROWWISE, sense, objective.constant, cost,
-                             col_lower, col_upper, row_lower, row_upper, start[:-1].astype(np.int32), index, value,
-                             integrality)
+        status = h.passModel(*self._pass_arguments(p).values())
         if status == highspy.HighsStatus.kError:
             raise RuntimeError("HiGHS refused the model handed over (passModel)")
-        self._passed, self._row_bounds = ids, (row_lower, row_upper)
+        self._passed, self._row_bounds = p.ids, (p.row_lower, p.row_upper)
+
+    def _pass_arguments(self, p: "Problem") -> dict:
+        """``passModel``'s arguments, in its order, for problem ``p`` (the whole matrix, row-wise)."""
+        start = np.zeros(len(p.rows) + 1, dtype=np.int64)
+        np.cumsum([len(r.columns) for r in p.rows], out=start[1:])
+        index = np.concatenate([r.columns for r in p.rows]).astype(np.int32) if p.rows else np.zeros(0, dtype=np.int32)
+        value = np.concatenate([r.coefs for r in p.rows]) if p.rows else np.zeros(0)
+        return {"num_col": len(self._vars), "num_row": len(p.rows), "num_nz": int(start[-1]), "a_format": ROWWISE,
+                "sense": p.sense, "offset": p.offset, "col_cost": p.cost, "col_lower": p.col_lower,
+                "col_upper": p.col_upper, "row_lower": p.row_lower, "row_upper": p.row_upper,
+                "a_start": start[:-1].astype(np.int32), "a_index": index, "a_value": value,
+                "integrality": self._integrality()}
 
     # --- solving -------------------------------------------------------------------------------------------
-    def solve(self, model, time_limit: Optional[float], options: dict, log: list) -> "ArrayResults":
+    def solve(self, model, time_limit: Optional[float], options: dict, log: list,
+              stoppable: bool = False) -> "ArrayResults":
         """One HiGHS run of ``model`` as it stands, with ``options`` (HiGHS option names) and ``time_limit``; its log
         to the streams ``log`` (none: no log; HiGHS never writes to stdout). ``time_limit`` counts from this call:
-        the hand-over and the start are inside it, HiGHS gets what they leave (at least a millisecond)."""
-        import highspy
+        the hand-over and the start are inside it, HiGHS gets what they leave (at least a millisecond).
+        ``stoppable`` (with a time limit): the run is made in a child process killed at the limit
+        (``highs_child.py``), for a run HiGHS may not stop in time itself."""
         began = time.perf_counter()
+        if stoppable and time_limit is not None:
+            return self._solve_in_child(model, began + float(time_limit), options, log)
+        import highspy
         if self._h is not None:  # HiGHS warns on stdout about what it is handed: quiet until the run
             self._h.setOptionValue("output_flag", False)
         self._hand_over(model)
         h = self._h
         for name, value in options.items():
             h.setOptionValue(name, value)
-        values = self.start() if self.start is not None else None
-        if values:
-            col = self._col
-            pairs = [(col[id(v)], x) for v, x in values if id(v) in col]
-            if pairs:
-                full = np.zeros(len(self._vars))
-                idx, vals = zip(*pairs)
-                full[list(idx)] = vals
-                solution = highspy.HighsSolution()
-                solution.col_value = full.tolist()
-                solution.value_valid = True
-                h.setOptionValue("output_flag", False)  # HiGHS prints a warning when it rejects a start
-                h.setSolution(solution)
+        full = self._start_values()
+        if full is not None:
+            solution = highspy.HighsSolution()
+            solution.col_value = full.tolist()
+            solution.value_valid = True
+            h.setOptionValue("output_flag", False)  # HiGHS prints a warning when it rejects a start
+            h.setSolution(solution)
         left = None if time_limit is None else max(1e-3, float(time_limit) - (time.perf_counter() - began))
         h.setOptionValue("time_limit", highspy.kHighsInf if left is None else left)
         h.setOptionValue("output_flag", bool(log))
@@ -250,7 +285,29 @@ class ArrayHighs:
                 h.run()
         else:
             h.run()
-        return ArrayResults(self, h)
+        return ArrayResults(self, answer_of(h))
+
+    def _start_values(self) -> Optional[np.ndarray]:
+        """The start's column values (the columns it does not name at 0), or None without a start."""
+        values = self.start() if self.start is not None else None
+        col = self._col
+        pairs = [(col[id(v)], x) for v, x in values or [] if id(v) in col]
+        if not pairs:
+            return None
+        full = np.zeros(len(self._vars))
+        idx, vals = zip(*pairs)
+        full[list(idx)] = vals
+        return full
+
+    def _solve_in_child(self, model, deadline: float, options: dict, log: list) -> "ArrayResults":
+        """The run of :meth:`solve` in a child process, by ``deadline`` (``time.perf_counter()``); the process's
+        own HiGHS keeps the model it had (handed over again in full next time a replaced row was read here)."""
+        self._reread = False
+        p = self._read(model)
+        if self._reread:
+            self._passed = None
+        problem = {**self._pass_arguments(p), "start": self._start_values()}
+        return ArrayResults(self, run_stoppable(problem, options, deadline, log))
 
     def load(self, values) -> None:
         """Put column values in the model's variables (fixed ones keep theirs)."""
@@ -275,35 +332,21 @@ class ArrayHighs:
 
 
 class ArrayResults:
-    """One run's answer in the shape of ``pyomo.contrib.solver``'s results (the attributes ``PlanModel`` reads)."""
+    """One run's answer in the shape of ``pyomo.contrib.solver``'s results (the attributes ``PlanModel`` reads),
+    from ``highs_child.answer_of`` (a run in process or in a child)."""
 
-    def __init__(self, solver: ArrayHighs, h) -> None:
-        import highspy
-        status = h.getModelStatus()
-        info = h.getInfo()
-        ms = highspy.HighsModelStatus
-        if status == ms.kOptimal:
-            self.termination_condition = TerminationCondition.convergenceCriteriaSatisfied
-        elif status == ms.kInfeasible:
-            self.termination_condition = TerminationCondition.provenInfeasible
-        elif status in (ms.kUnboundedOrInfeasible, ms.kUnbounded):
-            self.termination_condition = TerminationCondition.infeasibleOrUnbounded
-        elif status == ms.kTimeLimit:
-            self.termination_condition = TerminationCondition.maxTimeLimit
-        elif status == ms.kInterrupt:
-            self.termination_condition = TerminationCondition.interrupted
-        else:
-            self.termination_condition = TerminationCondition.unknown
-        has = info.primal_solution_status == 2  # kSolutionStatusFeasible
+    def __init__(self, solver: ArrayHighs, answer: dict) -> None:
+        self.termination_condition = TERMINATION.get(answer["status"], TerminationCondition.unknown)
+        has = answer["has_solution"]
         if not has:
             self.solution_status = SolutionStatus.noSolution
         elif self.termination_condition == TerminationCondition.convergenceCriteriaSatisfied:
             self.solution_status = SolutionStatus.optimal
         else:
             self.solution_status = SolutionStatus.feasible
-        self.incumbent_objective = _finite(info.objective_function_value) if has else None
-        self.objective_bound = _finite(info.mip_dual_bound) if solver._mip else self.incumbent_objective
-        self._values = list(h.getSolution().col_value) if has else None
+        self.incumbent_objective = _finite(answer["objective"]) if has else None
+        self.objective_bound = _finite(answer["dual_bound"]) if solver._mip else self.incumbent_objective
+        self._values = answer["values"] if has else None
         self._solver = solver
         self.solution_loader = self
 

@@ -119,14 +119,16 @@ HIGHS_OPTIONS = {"mip_rel_gap": RELATIVE_GAP, "mip_abs_gap": 0.0, "mip_feasibili
 KNOWN_FEASIBLE_OPTIONS = {"mip_heuristic_run_feasibility_jump": False}
 
 
-def run_highs(solver, model: pyo.ConcreteModel, time_limit: float | None, tuning: dict | None = None):
+def run_highs(solver, model: pyo.ConcreteModel, time_limit: float | None, tuning: dict | None = None,
+              stoppable: bool = False):
     """One HiGHS solve with the project's settings (above) and ``tuning`` over them (HiGHS option names: e.g.
     ``KNOWN_FEASIBLE_OPTIONS``), through the array hand-over (``highs_arrays.py``) or Pyomo's persistent interface
-    (``HighsWithStart``, the reference the hand-over is tested against); solutions are loaded by the caller."""
+    (``HighsWithStart``, the reference the hand-over is tested against); solutions are loaded by the caller.
+    ``stoppable``: the hand-over's run is made in a process killed at the time limit (``highs_child.py``)."""
     log = solver_log_streams()
     settings = {**HIGHS_OPTIONS, **(tuning or {})}
     if isinstance(solver, ArrayHighs):
-        return solver.solve(model, time_limit, settings, log)
+        return solver.solve(model, time_limit, settings, log, stoppable=stoppable)
     options = {k: v for k, v in settings.items() if k not in ("mip_rel_gap", "mip_abs_gap")}
     return solver.solve(
         model, load_solutions=False, raise_exception_on_nonoptimal_result=False,
@@ -154,16 +156,23 @@ def make_solver(name: str = DEFAULT_SOLVER, label: str = "solver"):
     return solver
 
 
-def run_solver(solver, model: pyo.ConcreteModel, time_limit: float | None, tuning: dict | None = None):
+def run_solver(solver, model: pyo.ConcreteModel, time_limit: float | None, tuning: dict | None = None,
+               stoppable: bool = False):
     """One solve: HiGHS with the project's settings and ``tuning`` (HiGHS's options: other solvers have no use for
-    them), another solver with the same gap and time limit."""
+    them), another solver with the same gap and time limit. ``stoppable``: see :func:`run_highs` (only the array
+    hand-over's runs can be stopped; :func:`stoppable` says whether ``solver``'s can)."""
     if isinstance(solver, (ArrayHighs, Highs)):
-        return run_highs(solver, model, time_limit, tuning)
+        return run_highs(solver, model, time_limit, tuning, stoppable)
     from planopt.job.shell_solvers import ShellSolver
     if isinstance(solver, ShellSolver):
         return solver.solve(model, time_limit, RELATIVE_GAP, solver_log_streams())
     return solver.solve(model, load_solutions=False, raise_exception_on_nonoptimal_result=False,
                         time_limit=time_limit, rel_gap=RELATIVE_GAP, abs_gap=0.0, tee=solver_log_streams())
+
+
+def stoppable(solver) -> bool:
+    """Whether ``solver``'s runs can be stopped at their time limit whatever HiGHS does (the array hand-over's)."""
+    return isinstance(solver, ArrayHighs)
 
 
 def drop_constant_rows(model: pyo.ConcreteModel) -> None:
@@ -294,11 +303,13 @@ class PlanModel:
         """With scenarios: at most ``allowed`` of them may break a limit (a right-hand side)."""
         self.model.allowed_violations.set_value(allowed)
 
-    def optimise(self, expr, sense, time_limit: float | None = None, known_feasible: bool = False) -> Optional[float]:
+    def optimise(self, expr, sense, time_limit: float | None = None, known_feasible: bool = False,
+                 stoppable: bool = False) -> Optional[float]:
         """The optimum of a free objective ``expr`` (``pyo.minimize`` / ``pyo.maximize``), loaded; None when no
         solution; at a time limit the best found (``optimised_status`` says which). The model's own objectives are
         left deactivated (``set_objective`` brings one back). ``known_feasible``: the caller knows a feasible point
-        exists (``KNOWN_FEASIBLE_OPTIONS``)."""
+        exists (``KNOWN_FEASIBLE_OPTIONS``). ``stoppable``: the run is killed at ``time_limit`` if HiGHS runs past it
+        (``run_highs``)."""
         m = self.model
         for name in [*OBJECTIVES, "cvar"]:
             if hasattr(m, f"objective_{name}"):
@@ -307,7 +318,7 @@ class PlanModel:
             m.del_component(m.free_objective)
         m.free_objective = pyo.Objective(expr=expr, sense=sense)
         try:
-            res = self._run(time_limit, KNOWN_FEASIBLE_OPTIONS if known_feasible else None)
+            res = self._run(time_limit, KNOWN_FEASIBLE_OPTIONS if known_feasible else None, stoppable)
         finally:
             m.del_component(m.free_objective)
         self.optimised_status = _status(res)  # "optimal" only when the value returned is proven least (or most)
@@ -334,10 +345,10 @@ class PlanModel:
         if self.model is not None:
             activate_objective(self.model, name)
 
-    def _run(self, time_limit: float | None, tuning: dict | None = None):
+    def _run(self, time_limit: float | None, tuning: dict | None = None, stoppable: bool = False):
         start = time.perf_counter()
         try:
-            return run_solver(self.solver, self.model, time_limit, tuning)
+            return run_solver(self.solver, self.model, time_limit, tuning, stoppable)
         finally:
             note(f"solver run: {time.perf_counter() - start:.3f} s")
 

@@ -27,7 +27,8 @@ from planopt.models.uncertainty.model import DEFAULT_SEED, draw
 
 from planopt.errors import InputError
 from planopt.uncertainty.risk import check_scenarios, plan_risk
-from planopt.job.model import PlanModel, SolveResult
+from planopt.job.highs_child import CHILD_START_SECONDS
+from planopt.job.model import PlanModel, SolveResult, stoppable
 
 DEFAULT_SCENARIOS = 200
 OUT_OF_SAMPLE_SCENARIOS = 10_000
@@ -43,7 +44,9 @@ GUARD_ROUNDS = 3
 # at its second (2026-12-02 20:30 UTC, idle: qwen3-8b-math, the split-rollout job with staleness and
 # qwen3-32b-sft-then-rl at 50 and 200 scenarios; BENCHMARKS.md §14). The chance MIP's took up to 2.72 times its
 # build, so 2.9; the explanation's (the fewest scenarios broken, with feasibility jump off: job/model.py
-# KNOWN_FEASIBLE_OPTIONS) up to 8.79 times, so 9.5. No run starts with less time left than this.
+# KNOWN_FEASIBLE_OPTIONS) up to 8.79 times, so 9.5. No run starts with less time left than this. Under a time
+# limit the explanation's runs through the array hand-over are made in a child process killed at the limit
+# (job/highs_child.py: HiGHS's analytic centre checks no clock), so theirs is the child's start instead.
 LOAD_PER_BUILD_SECOND = 2.9
 EXPLANATION_LOAD_PER_BUILD_SECOND = 9.5
 # The out-of-sample set is drawn with seed + this offset, so it never repeats the in-sample draws.
@@ -116,7 +119,8 @@ class ChanceModel:
 
     budget = None   # a TimeBudget bounding every solver run (``solve_chance``); None: each gets ``time_limit``
     _load_left = 0.0   # seconds the first run spends loading the model into HiGHS (under a budget)
-    _setup = 0.0       # seconds an explanation's run takes before it can stop (EXPLANATION_LOAD_PER_BUILD_SECOND)
+    _setup = 0.0       # seconds an explanation's run takes before it can stop (explanation_setup_seconds)
+    _stoppable = False  # the explanation's runs are killed at the budget's end (``highs_child.py``)
 
     def _limit(self, time_limit: float | None) -> float | None:
         """The time limit of the next solver run: what the budget has left, else ``time_limit``."""
@@ -192,7 +196,8 @@ class ChanceModel:
             var.unfix()
         m.allowed_violations.set_value(self.n)
         try:
-            best = self.plan_model.optimise(m.violations, pyo.minimize, time_limit, known_feasible=True)
+            best = self.plan_model.optimise(m.violations, pyo.minimize, time_limit, known_feasible=True,
+                                            stoppable=self._stoppable)
             if self.plan_model.optimised_status != "optimal":
                 best = None  # a count found within a time limit is not the least: claim nothing from it
         finally:
@@ -234,6 +239,13 @@ class ChanceModel:
                      "least_violations_per_limit": per_limit, "objective_measure": self.objective_measure}
 
 
+def explanation_setup_seconds(solver, build_seconds: float) -> float:
+    """Seconds an explanation's run needs before it can stop at its limit: a stoppable run's child start
+    (``highs_child.CHILD_START_SECONDS``: it is killed at the limit whatever HiGHS does), else HiGHS's set-up and
+    root LP, which check no clock (``EXPLANATION_LOAD_PER_BUILD_SECOND`` x the build)."""
+    return CHILD_START_SECONDS if stoppable(solver) else EXPLANATION_LOAD_PER_BUILD_SECOND * build_seconds
+
+
 def solve_chance(inst: Instance, confidence: float, scenarios: int = DEFAULT_SCENARIOS, seed: int = DEFAULT_SEED,
                  cvar_level: float | None = None, time_limit: float | None = None,
                  out_of_sample: int = OUT_OF_SAMPLE_SCENARIOS, guard: bool = True, budget=None) -> SolveResult:
@@ -248,7 +260,8 @@ def solve_chance(inst: Instance, confidence: float, scenarios: int = DEFAULT_SCE
         # Pyomo's loading is outside the solver's clock: the first run's limit is shortened by it; the array
         # hand-over and HiGHS's set-up are inside it
         model.budget, model._load_left = budget, 0.0 if isinstance(model.plan_model.solver, ArrayHighs) else load
-        model._setup = EXPLANATION_LOAD_PER_BUILD_SECOND * model.build_seconds
+        model._stoppable = stoppable(model.plan_model.solver)
+        model._setup = explanation_setup_seconds(model.plan_model.solver, model.build_seconds)
         # with less time left than the set-up the first run would end past the limit
         if budget.left() < load:
             from planopt.job.diagnose import out_of_time

@@ -179,7 +179,7 @@ def test_a_least_violation_count_found_within_a_time_limit_is_not_claimed_as_the
         model.budget = TimeBudget.of(3600.0, clock.perf_counter())
         pm = model.plan_model
 
-        def stopped_at_the_limit(expr, sense, time_limit=None, known_feasible=False):
+        def stopped_at_the_limit(expr, sense, time_limit=None, known_feasible=False, stoppable=False):
             pm.optimised_status = "time_limit"
             return float(SCENARIOS)  # the worst count: what a run stopped early may hold
 
@@ -205,7 +205,7 @@ def test_the_explanation_starts_no_run_with_less_time_left_than_its_set_up(monke
     runs = []
     pm = model.plan_model
 
-    def recorded(expr, sense, time_limit=None, known_feasible=False):
+    def recorded(expr, sense, time_limit=None, known_feasible=False, stoppable=False):
         runs.append(known_feasible)
         pm.optimised_status = "infeasible"
         return None
@@ -217,8 +217,16 @@ def test_the_explanation_starts_no_run_with_less_time_left_than_its_set_up(monke
     model._setup = 0.0
     model.explain_infeasible(None)
     assert runs and all(runs)
-    # solve_chance sets the explanation's set-up from the build
+    # solve_chance sets the explanation's set-up: the child's start for the array hand-over's runs (stoppable,
+    # highs_child.py), from the build for a solver whose runs cannot be stopped
+    from planopt.job.highs_child import CHILD_START_SECONDS
+    import planopt.uncertainty.chance as chance
     sized = []
-    monkeypatch.setattr(ChanceModel, "solve", lambda self, *a, **k: sized.append(self._setup / self.build_seconds))
+    monkeypatch.setattr(ChanceModel, "solve", lambda self, *a, **k: sized.append((self._setup, self._stoppable,
+                                                                                  self.build_seconds)))
     solve_chance(inst, 0.9, SCENARIOS, 3, budget=TimeBudget.of(3600.0, clock.perf_counter()))
-    assert sized and math.isclose(sized[0], EXPLANATION_LOAD_PER_BUILD_SECOND)
+    assert sized[-1][:2] == (CHILD_START_SECONDS, True)
+    monkeypatch.setattr(chance, "stoppable", lambda solver: False)
+    solve_chance(inst, 0.9, SCENARIOS, 3, budget=TimeBudget.of(3600.0, clock.perf_counter()))
+    setup, stopped, build = sized[-1]
+    assert not stopped and math.isclose(setup, EXPLANATION_LOAD_PER_BUILD_SECOND * build)
