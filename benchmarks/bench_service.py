@@ -13,7 +13,7 @@ Run:  python benchmarks/bench_service.py [--repeats N] [--jobs N]   (its tables 
    gives the bare HTTP round trip.
 2. Concurrent jobs. N small solves (``tiny``, each its own job) submitted at once from N threads
    to a service with a LocalCluster of 2 single-threaded workers; all must complete, none lost.
-3. Crash. N more jobs submitted; when about half are done the service and its workers are killed
+3. Crash. N more jobs (of `qwen3-32b-agentic-rl`, long enough to be in flight) submitted; when about half are done the service and its workers are killed
    (SIGKILL) and restarted on the same job store. Every job must still be in the store, each
    either done (with its result) or interrupted (never "queued" or "running"); the interrupted ones
    are submitted again and must all complete.
@@ -37,6 +37,9 @@ from tests.support.service_server import Server  # noqa: E402
 CASES = ["tiny", "qwen3-8b-math", "qwen3-32b-agentic-rl", "llama-70b-domain-injection"]
 TARGET_MS = 50.0
 TINY_JOB = {"kind": "solve", "body": {"instance": "tiny", "sensitivity": False}}
+# The crash's jobs: long enough (the Limits re-solves and the risk included, ~0.5 s each on a worker) that the kill
+# at half done finds jobs queued and running; `tiny` ones all finished before the poll saw half (2026-12-03).
+CRASH_JOB = {"kind": "solve", "body": {"instance": "qwen3-32b-agentic-rl"}}
 
 
 # The library side: a fresh process that reads an instance file name per line and prints the
@@ -102,9 +105,9 @@ def overhead(server: Server, repeats: int) -> list[str]:
             "|---|---:|---:|---:|---|", *rows]
 
 
-def submit_all(server: Server, n: int) -> list[str]:
+def submit_all(server: Server, n: int, body: dict = TINY_JOB) -> list[str]:
     with ThreadPoolExecutor(n) as pool:
-        answers = list(pool.map(lambda _: server.request("POST", "/api/jobs", TINY_JOB), range(n)))
+        answers = list(pool.map(lambda _: server.request("POST", "/api/jobs", body), range(n)))
     assert all(status == 202 for status, _ in answers), [s for s, _ in answers]
     return [out["id"] for _, out in answers]
 
@@ -126,7 +129,7 @@ def concurrent(server: Server, n: int) -> str:
 
 
 def crash(folder: Path, server: Server, n: int) -> list[str]:
-    ids = submit_all(server, n)
+    ids = submit_all(server, n, CRASH_JOB)
     while sum(j["status"] == "done" for j in statuses(server, ids).values()) < n // 2:
         time.sleep(0.2)
     server.crash()
@@ -140,7 +143,7 @@ def crash(folder: Path, server: Server, n: int) -> list[str]:
     finally:
         restarted.stop()
     consistent = counts["queued"] == counts["running"] == counts["failed"] == 0 and len(after) == n and results_kept
-    return [f"| {n} jobs, service killed (SIGKILL) after {counts['done']} were done, restarted on the same store "
+    return [f"| {n} `{CRASH_JOB['body']['instance']}` jobs, service killed (SIGKILL) after {counts['done']} were done, restarted on the same store "
             f"| {len(after)} of {n} in the store | {counts['done']} done with results, {counts['interrupted']} interrupted, "
             f"{counts['queued'] + counts['running']} left queued/running | consistent: {'yes' if consistent else 'NO'} "
             f"| {redone} of {len(again)} interrupted jobs resubmitted and done |"]
