@@ -91,6 +91,12 @@ class ArrayHighs:
     incumbent and the proven optimum is unchanged."""
 
     start: Optional[Callable[[], Optional[list]]] = None
+    # A sparse start for the next run only: (columns, values), which HiGHS completes by a sub-MIP (the portfolio's
+    # partial plans); the columns are :meth:`column_of`'s.
+    pending: Optional[tuple] = None
+    # Ctrl-C cancels a run (highspy's ``HandleKeyboardInterrupt``: the run in a thread of its own, as Pyomo's
+    # persistent interface makes it); off for single jobs, whose runs are short.
+    interruptible = False
 
     def __init__(self) -> None:
         self._model = None
@@ -115,6 +121,10 @@ class ArrayHighs:
         return True
 
     # --- reading the model -------------------------------------------------------------------------
+    def column_of(self, var) -> int:
+        """The HiGHS column of ``var`` (a new one at the end if no row has held it yet)."""
+        return self._column(var)
+
     def _column(self, var) -> int:
         n = self._col.get(id(var))
         if n is None:
@@ -132,9 +142,10 @@ class ArrayHighs:
         missing = [v for v in variables if id(v) not in col]
         for v in missing:
             self._column(v)
-        columns = np.fromiter((col[id(v)] for v in variables), dtype=np.int64, count=len(variables))
+        listed = [col[id(v)] for v in variables]
+        columns = np.array(listed, dtype=np.int64)
         values = np.asarray(coefs, dtype=float)
-        if len(columns) and len(np.unique(columns)) < len(columns):
+        if len(set(listed)) < len(listed):  # a set, not np.unique: most rows are short (a portfolio's 47,000)
             columns, inverse = np.unique(columns, return_inverse=True)
             values = np.bincount(inverse, weights=values, minlength=len(columns))
         nonzero = values != 0.0  # HiGHS drops zeros itself, with a warning; a dynamic row keeps its columns
@@ -275,6 +286,13 @@ class ArrayHighs:
             solution.value_valid = True
             h.setOptionValue("output_flag", False)  # HiGHS prints a warning when it rejects a start
             h.setSolution(solution)
+        if self.pending is not None:
+            index, values = self.pending
+            self.pending = None
+            if len(index):  # an empty start makes HiGHS print a warning on stdout
+                h.setSolution(len(index), np.asarray(index, dtype=np.int32), np.asarray(values, dtype=float))
+        if h.HandleKeyboardInterrupt != self.interruptible:
+            h.HandleKeyboardInterrupt = self.interruptible
         left = None if time_limit is None else max(1e-3, float(time_limit) - (time.perf_counter() - began))
         h.setOptionValue("time_limit", highspy.kHighsInf if left is None else left)
         h.setOptionValue("output_flag", bool(log))

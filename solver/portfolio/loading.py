@@ -172,6 +172,11 @@ PLAN_BYTES_PER_PAIR_BUCKET = 3 * 9     # tier_ok (bool) and hour_usd (float64), 
 PLAN_BYTES_PER_RECIPE_BUCKET = 2       # allowed, allowed_strict (bool)
 PLAN_BYTES_PER_RECIPE_PAIR = 3 * 8     # compute_hours, fixed_usd, work_gpu_hours (float64)
 PRICING_BYTES_PER_RECIPE_PAIR_BUCKET = 12 * 8   # job_minimum's [R, P, B] and [R, P, B, 3] temporaries, one job at a time
+# Seconds to build the portfolio's model and hand it to HiGHS, per schedule key (``portfolio_memory``'s count),
+# measured by benchmarks/portfolio_build_time.py (2026-12-03, through the array hand-over; generated portfolios of
+# 20, 40 and 80 jobs × 10 GPU types × 26 buckets, seed 7: 591, 551 and 497 µs per key). The largest: a solve whose
+# time limit leaves less than this times its keys is stopped before the build (no schedule could come in time).
+BUILD_SECONDS_PER_SCHEDULE_KEY = 600e-6
 # The refusal: a model estimated above this is not built. 16 GiB leaves a 32-GiB machine as much again for
 # HiGHS's search; 1,000 generated jobs × 14 GPU types × 520 buckets are estimated at 8,134 MiB (seed 1).
 MAX_PORTFOLIO_MIB = 16 * 1024

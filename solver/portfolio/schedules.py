@@ -23,28 +23,38 @@ import time
 from typing import Any
 
 import pyomo.environ as pyo
-from pyomo.contrib.solver.solvers.highs import Highs
 
+from planopt.job.highs_arrays import ArrayHighs
 from planopt.job.model import FEASIBILITY_TOLERANCE, _status  # the same tolerance as single-job solves
 from planopt.job.budget import COMPLETE_SHARE, POLISH_SECONDS, RESERVATION_GREEDY_SHARE, RESTORE_SECONDS, TimeBudget
 from planopt.portfolio.columns import add_columns
 from planopt.portfolio.search import complete_plans, current_values, greedy_candidates, integer_vars, schedule_values, solve_fixed
 
 
-class PendingStartHighs(Highs):
-    """The persistent HiGHS interface with a start solution. Pyomo's interface has no warm-start
-    option, and a solution set before ``solve`` is dropped when the model is updated, so a
-    pending partial solution is handed to HiGHS right before it runs."""
+class PendingStartHighs(ArrayHighs):
+    """The array hand-over (``job/highs_arrays.py``) in the shape of the calls the portfolio makes: Pyomo's
+    persistent interface's ``set_instance`` and ``solve`` keywords, a partial start ``pending`` for the next run
+    (columns by :meth:`column_of`; HiGHS completes it), and Ctrl-C cancelling a run. Options persist on the solver
+    between runs, as they did through Pyomo's; a run without a time limit has none (Pyomo's kept the last one)."""
 
-    pending: tuple | None = None
+    interruptible = True
 
-    def _solve(self):
-        if self.pending is not None:
-            index, values = self.pending
-            if len(index):  # an empty start makes HiGHS print a warning on stdout
-                self._solver_model.setSolution(len(index), index, values)
-            self.pending = None
-        return super()._solve()
+    def set_instance(self, model) -> None:
+        """Hand ``model`` to HiGHS now (a solve hands over only what changed since)."""
+        self._hand_over(model)
+
+    def solve(self, model, load_solutions: bool = False, raise_exception_on_nonoptimal_result: bool = False,
+              time_limit: float | None = None, rel_gap: float | None = None, abs_gap: float | None = None,
+              tee: list | None = None, solver_options: dict | None = None):
+        """One run of ``model`` as it stands (``ArrayHighs.solve``); solutions are loaded by the caller."""
+        if load_solutions or raise_exception_on_nonoptimal_result:
+            raise ValueError("the portfolio loads its own solutions and reads every status")
+        options = {k: v for k, v in (solver_options or {}).items() if k not in ("output_flag", "log_to_console")}
+        if rel_gap is not None:
+            options["mip_rel_gap"] = rel_gap
+        if abs_gap is not None:
+            options["mip_abs_gap"] = abs_gap
+        return super().solve(model, time_limit, options, list(tee or []))
 
 
 def fixed_lp_options(threads: int) -> dict[str, Any]:

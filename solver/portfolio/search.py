@@ -59,8 +59,7 @@ def current_values(variables: list[Any]) -> list[tuple[Any, float]]:
 
 def set_start(pm, values: list[tuple[Any, float]]) -> None:
     """Hand ``values`` to the persistent HiGHS solver as the next solve's MIP start."""
-    vmap = pm.solver._pyomo_var_to_solver_var_map
-    pm.solver.pending = (np.array([vmap[id(v)] for v, _ in values], dtype=np.int32),
+    pm.solver.pending = (np.array([pm.solver.column_of(v) for v, _ in values], dtype=np.int32),
                          np.array([x for _, x in values], dtype=np.float64))
 
 

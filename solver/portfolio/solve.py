@@ -33,7 +33,8 @@ from planopt.instance import check_time_limit
 from planopt.job.budget import MIN_SOLVE_SECONDS, TimeBudget
 from planopt.portfolio.evaluate import evaluate_schedule, extract_schedule, over_budget
 from planopt.portfolio.explain import Explanation
-from planopt.portfolio.loading import MAX_PORTFOLIO_MIB, check_budget, check_portfolio_size, load_portfolio, portfolio_memory
+from planopt.portfolio.loading import (BUILD_SECONDS_PER_SCHEDULE_KEY, MAX_PORTFOLIO_MIB, check_budget, check_portfolio_size,
+                                       load_portfolio, portfolio_memory)
 from planopt.portfolio.phases import SolvePhases, SolveRun
 from planopt.portfolio.pricing import DaskPricer, Pricing, SerialPricer, choose_pricing
 from planopt.portfolio.result import RESULT_VERSION, JobSchedule, PortfolioResult
@@ -193,5 +194,15 @@ def solve_portfolio(source: str | Path | dict[str, Any] | PortfolioData, time_li
     check_time_limit(time_limit)
     data = load_portfolio(source)
     check_portfolio_size(data)
+    if time_limit is not None:
+        build = BUILD_SECONDS_PER_SCHEDULE_KEY * portfolio_memory(data).keys
+        left = time_limit - (time.perf_counter() - started)
+        if left < build:   # the build alone would end past the limit: no schedule could come in time
+            result = PortfolioResult.of(data, 0.0)
+            result.status, result.message = "time_limit", (
+                f"the time limit of {time_limit:g} s leaves {max(0.0, left):.1f} s after loading the portfolio; building "
+                f"its model and handing it to the solver takes about {build:.1f} s ({portfolio_memory(data).keys:,} "
+                "schedule variables); no schedule yet, give it more time")
+            return result
     pm = PortfolioModel(data, tight_linking=tight_linking, symmetry_breaking=symmetry_breaking, budget_usd=budget_usd)
     return pm.solve(time_limit=time_limit, rel_gap=rel_gap, warm_start=warm_start, started_at=started, pricing=pricing)

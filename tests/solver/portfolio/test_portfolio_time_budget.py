@@ -79,3 +79,31 @@ def test_a_solve_records_its_phases_within_its_time():
     restores = list(budget.restores)
     pm.solve(time_limit=60.0)   # a second solve of the model keeps the schedule LPs measured so far
     assert pm.budget is not budget and pm.budget.restores[:len(restores)] == restores
+
+
+def test_a_limit_that_cannot_hold_the_build_stops_before_it_with_what_it_would_take(monkeypatch):
+    """``BUILD_SECONDS_PER_SCHEDULE_KEY`` x the schedule keys more than the limit leaves: no model is built, the answer
+    is the time limit's with no schedule and says how long the build would take; with the time, the solve runs."""
+    import planopt.portfolio.solve as solve
+    from planopt.portfolio.loading import load_portfolio, portfolio_memory
+    keys = portfolio_memory(load_portfolio(SMALL)).keys
+    monkeypatch.setattr(solve, "BUILD_SECONDS_PER_SCHEDULE_KEY", 3600.0 / keys)   # an hour's build
+    built = []
+    monkeypatch.setattr(solve.PortfolioModel, "__init__", lambda self, *a, **k: built.append(1) or (_ for _ in ()).throw(
+        AssertionError("built")))
+    result = solve.solve_portfolio(SMALL, time_limit=60.0)
+    assert built == [] and result.status == "time_limit" and not result.jobs
+    assert "takes about 3600.0 s" in result.message and f"{keys:,} schedule variables" in result.message
+    monkeypatch.undo()
+    assert solve.solve_portfolio(SMALL, time_limit=60.0).status == "optimal"
+
+
+def test_a_run_without_a_time_limit_has_none_after_a_run_with_one():
+    """Pyomo's persistent interface kept the last run's limit when the next had none; the hand-over's has none."""
+    pm = PortfolioModel(SMALL)
+    pm.solver.set_instance(pm.model)
+    stopped = pm.solver.solve(pm.model, time_limit=1e-6)
+    free = pm.solver.solve(pm.model)
+    from planopt.job.model import _status
+    assert _status(stopped) == "time_limit" and _status(free) == "optimal"
+    assert pm.solver._h.getOptionValue("time_limit")[1] == math.inf
