@@ -2,7 +2,8 @@
 
 Run: ``.venv/bin/python benchmarks/bench_portfolio_dask.py [--cases 100x14x26,400x14x26] [--seeds 1,2,3]
 [--ascent 20] [--cg-seconds 60] [--workers 2] [--out results.json]``; ``--solve S`` runs the whole solve
-instead (``PortfolioModel.solve(time_limit=S)``, serial and with ``Pricing("dask", workers=...)``): status, cost,
+instead (``PortfolioModel.solve(time_limit=S)``, serial and with ``Pricing("dask", workers=...)``; ``--modes dask``
+for the Dask one only): status, cost,
 bound, gap and the pricing's passes and time.
 
 Each case is a generated portfolio (``generate.random_portfolio``: jobs × GPU types × weekly buckets, one
@@ -82,14 +83,15 @@ def bench_case(case: str, seed: int, ascent: int, cg_seconds: float, workers: in
     return rows
 
 
-def bench_solve(case: str, seed: int, seconds: float, workers: int) -> list[dict]:
+def bench_solve(case: str, seed: int, seconds: float, workers: int, modes: tuple[str, ...] = ("serial", "dask")) -> list[dict]:
     """The whole solve (``--solve S``: ``PortfolioModel.solve(time_limit=S)``), serial then on a
-    LocalCluster of ``workers`` processes started inside it (``Pricing("dask")``, its start-up in the limit)."""
+    LocalCluster of ``workers`` processes started inside it (``Pricing("dask")``, its start-up in the limit);
+    ``modes`` the ones to run."""
     from planopt.portfolio.pricing import Pricing
     jobs, types, buckets = (int(x) for x in case.split("x"))
     raw = random_portfolio(jobs, types, buckets, seed=seed)
     out = []
-    for pricing in (None, Pricing("dask", workers=workers)):
+    for pricing in [None] * ("serial" in modes) + [Pricing("dask", workers=workers)] * ("dask" in modes):
         pm = PortfolioModel(raw)
         t0 = time.perf_counter()
         res = pm.solve(time_limit=seconds, pricing=pricing)
@@ -139,11 +141,12 @@ def main() -> None:
     ap.add_argument("--out", type=Path)
     ap.add_argument("--table", type=Path, help="print the table of an earlier run's --out file and stop")
     ap.add_argument("--solve", type=float, help="instead: the whole solve within this time limit, serial and on Dask")
+    ap.add_argument("--modes", default="serial,dask", help="--solve: the pricing modes to run (serial, dask)")
     args = ap.parse_args()
     if args.solve is not None:
         print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
         rows = [r for case in args.cases.split(",") for seed in (int(x) for x in args.seeds.split(","))
-                for r in bench_solve(case, seed, args.solve, args.workers)]
+                for r in bench_solve(case, seed, args.solve, args.workers, tuple(args.modes.split(",")))]
         print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}\n")
         print(solve_table(rows))
         if args.out:
