@@ -51,7 +51,7 @@ def explanation_seconds(raw: dict, stoppable: bool) -> tuple[int | None, float]:
     model = ChanceModel(load_instance(raw), 0.8, 200, 0)
     model._stoppable = stoppable
     began = time.perf_counter()
-    best = model._least_violations(model.limits, 3600.0)
+    best = model._least_violations(model.limits, 3600.0).least
     return best, time.perf_counter() - began
 
 

@@ -322,6 +322,7 @@ class PlanModel:
         finally:
             m.del_component(m.free_objective)
         self.optimised_status = _status(res)  # "optimal" only when the value returned is proven least (or most)
+        self.optimised_bound = res.objective_bound   # the run's proven bound on the optimum (None: none)
         if self.optimised_status not in ("optimal", "time_limit") or res.solution_status not in (SolutionStatus.optimal,
                                                                                                  SolutionStatus.feasible):
             return None

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import pyomo.core as pyo
@@ -51,6 +52,20 @@ LOAD_PER_BUILD_SECOND = 2.9
 EXPLANATION_LOAD_PER_BUILD_SECOND = 9.5
 # The out-of-sample set is drawn with seed + this offset, so it never repeats the in-sample draws.
 OUT_OF_SAMPLE_SEED_OFFSET = 1_000_003
+# A stopped run's dual bound on a count is rounded up after taking off this much: HiGHS's bound carries its
+# feasibility tolerance (job/model.py FEASIBILITY_TOLERANCE, 1e-6 scale), so 36.0000001 still bounds the count by 36.
+COUNT_BOUND_TOLERANCE = 1e-6
+
+
+@dataclass(frozen=True)
+class Violations:
+    """The fewest scenarios any plan breaks some limits in: ``least`` when proven; else what a run stopped at its
+    limit bounds it by, at least ``lower`` (its dual bound, rounded up) and at most ``upper`` (the count of the best
+    plan it found), each None where the run gave none."""
+
+    least: int | None
+    lower: int | None = None
+    upper: int | None = None
 
 
 def check_confidence(value: float, flag: str = "--confidence") -> float:
@@ -178,10 +193,10 @@ class ChanceModel:
         return out
 
     # --- infeasible -------------------------------------------------------------
-    def _least_violations(self, limits: dict[str, float], time_limit: float | None) -> int | None:
-        """Fewest scenarios any plan breaks ``limits`` in: the model with the other limits' rows off, the union's
-        cover rows replaced by the asked limits' own and the count free (``formulation/scenarios.define_chance_rows``),
-        restored after."""
+    def _least_violations(self, limits: dict[str, float], time_limit: float | None) -> Violations:
+        """Fewest scenarios any plan breaks ``limits`` in (:class:`Violations`): the model with the other limits' rows
+        off, the union's cover rows replaced by the asked limits' own and the count free
+        (``formulation/scenarios.define_chance_rows``), restored after."""
         m = self.plan_model.model
         subset = set(limits) != set(m.limits_in_scenarios)
         off = [rows for name, rows in m.limits_in_scenarios.items() if name not in limits] + ([m.limits_in_scenario] if subset else [])
@@ -198,8 +213,12 @@ class ChanceModel:
         try:
             best = self.plan_model.optimise(m.violations, pyo.minimize, time_limit, known_feasible=True,
                                             stoppable=self._stoppable)
-            if self.plan_model.optimised_status != "optimal":
-                best = None  # a count found within a time limit is not the least: claim nothing from it
+            if self.plan_model.optimised_status == "optimal":
+                found = Violations(None if best is None else round(best))
+            else:  # a count found within a time limit is not the least: only bounds on it
+                bound = getattr(self.plan_model, "optimised_bound", None)
+                found = Violations(None, None if bound is None else max(0, math.ceil(bound - COUNT_BOUND_TOLERANCE)),
+                                   None if best is None else round(best))
         finally:
             for rows in off:
                 rows.activate()
@@ -209,7 +228,7 @@ class ChanceModel:
                 var.fix(1)
             m.allowed_violations.set_value(before)
             self.plan_model.set_objective(self.plan_model.objective if self.cvar is None else "cvar")
-        return None if best is None else round(best)
+        return found
 
     def _no_time_for_a_run(self) -> bool:
         """Whether the budget has less left than an explanation's run needs before it can stop at its limit
@@ -219,24 +238,30 @@ class ChanceModel:
     def explain_infeasible(self, time_limit: float | None) -> tuple[str, dict[str, Any]]:
         """Why no plan meets the limits at the confidence: the message, and the most any plan reaches with each
         limit's least violations (each left out when the time left could not hold its run)."""
-        best = None if self._no_time_for_a_run() else self._least_violations(self.limits, self._limit(time_limit))
+        union = Violations(None) if self._no_time_for_a_run() else self._least_violations(self.limits, self._limit(time_limit))
         per_limit = {}
         for name, value in self.limits.items():
             if self._no_time_for_a_run():  # the limits its time did not reach are left out
                 break
-            per_limit[name] = self._least_violations({name: value}, self._limit(time_limit))
-        n = self.n
+            per_limit[name] = self._least_violations({name: value}, self._limit(time_limit)).least
+        n, best = self.n, union.least
         reachable = None if best is None else (n - best) / n
+        # a stopped run's bounds: a plan it found reaches (n - upper) / n; none reaches more than (n - lower) / n
+        bounds = None if best is not None or union.upper is None else [(n - union.upper) / n,
+                                                                       (n - (union.lower or 0)) / n]
         parts = [f"{name} alone fails in {v} of {n} scenarios even for the plan best at it" if v
                  else f"{name} alone can be met in every scenario" for name, v in per_limit.items() if v is not None]
         msg = (f"no plan meets every limit in {self.confidence:.0%} of {n} scenarios"
                + (f"; the most any plan reaches is {reachable:.1%} (try --confidence {math.floor(reachable * 1000) / 1000:.3f} or lower)"
                   if reachable else "; no plan meets every limit in any scenario" if reachable == 0 else
-                  "; the time limit ran out before the most any plan reaches was proven" if self.budget is not None
-                  and self.budget.limited else "")
+                  "; the time limit ran out before the most any plan reaches was proven"
+                  + ("" if not bounds else f": it is at most {bounds[1]:.1%}" if bounds[0] <= 0 else
+                     f": it lies between {bounds[0]:.1%} (a plan found) and {bounds[1]:.1%}")
+                  if self.budget is not None and self.budget.limited else "")
                + (f"; {'; '.join(parts)}" if parts else ""))
         return msg, {"confidence": self.confidence, "scenarios": n, "reachable_confidence": reachable,
-                     "least_violations_per_limit": per_limit, "objective_measure": self.objective_measure}
+                     "reachable_confidence_bounds": bounds, "least_violations_per_limit": per_limit,
+                     "objective_measure": self.objective_measure}
 
 
 def explanation_setup_seconds(solver, build_seconds: float) -> float:

@@ -80,11 +80,11 @@ def test_the_explanation_under_a_time_limit_runs_stoppable_and_counts_the_same()
         model = ChanceModel(inst, 0.99, 40, seed)
         if model.plan_model.model is None:
             continue
-        inside = model._least_violations(model.limits, None)
+        inside = model._least_violations(model.limits, None).least
         if not inside:
             continue
         model._stoppable = True
-        assert model._least_violations(model.limits, 600.0) == inside
+        assert model._least_violations(model.limits, 600.0).least == inside
         seen = []
         real = model.plan_model.optimise
         model.plan_model.optimise = lambda *a, **k: seen.append(k.get("stoppable")) or real(*a, **k)

@@ -192,6 +192,34 @@ def test_a_least_violation_count_found_within_a_time_limit_is_not_claimed_as_the
     pytest.fail("no random instance with a partly reachable confidence")
 
 
+def test_a_stopped_explanation_run_reports_the_bounds_its_plan_and_its_dual_bound_prove(monkeypatch):
+    """A run stopped at its limit with a plan breaking 18 scenarios and a dual bound of 5.2: some plan reaches
+    (n - 18) / n, none more than (n - 6) / n; the message and the risk say both, and claim no least."""
+    from planopt.job.budget import TimeBudget
+    import time as clock
+    inst = parse_instance(random_instance_dict(3))
+    model = ChanceModel(inst, 0.9, SCENARIOS, 3)
+    model.budget = TimeBudget.of(3600.0, clock.perf_counter())
+    pm = model.plan_model
+
+    def stopped(expr, sense, time_limit=None, known_feasible=False, stoppable=False):
+        pm.optimised_status, pm.optimised_bound = "time_limit", 5.2
+        return 18.0
+
+    monkeypatch.setattr(pm, "optimise", stopped)
+    message, risk = model.explain_infeasible(None)
+    n = SCENARIOS
+    assert risk["reachable_confidence"] is None
+    assert risk["reachable_confidence_bounds"] == [(n - 18) / n, (n - 6) / n]
+    assert f"between {(n - 18) / n:.1%} (a plan found) and {(n - 6) / n:.1%}" in message and "was proven" in message
+    json.dumps(risk, allow_nan=False)
+    # a run whose best plan is the start (every scenario broken) proves only the upper bound
+    monkeypatch.setattr(pm, "optimise", lambda *a, **k: setattr(pm, "optimised_status", "time_limit")
+                        or setattr(pm, "optimised_bound", 5.2) or float(n))
+    message, risk = model.explain_infeasible(None)
+    assert risk["reachable_confidence_bounds"] == [0.0, (n - 6) / n] and f"it is at most {(n - 6) / n:.1%}" in message
+
+
 def test_the_explanation_starts_no_run_with_less_time_left_than_its_set_up(monkeypatch):
     """HiGHS's set-up and root LP check no clock: an explanation's run that starts with less time left than
     EXPLANATION_LOAD_PER_BUILD_SECOND x the build ends past the limit, so none starts; one with the time runs."""
