@@ -132,7 +132,7 @@ def run_highs(solver, model: pyo.ConcreteModel, time_limit: float | None, tuning
     options = {k: v for k, v in settings.items() if k not in ("mip_rel_gap", "mip_abs_gap")}
     return solver.solve(
         model, load_solutions=False, raise_exception_on_nonoptimal_result=False,
-        time_limit=time_limit, rel_gap=RELATIVE_GAP, abs_gap=0.0, tee=log,
+        time_limit=_explicit(time_limit), rel_gap=RELATIVE_GAP, abs_gap=0.0, tee=log,
         solver_options={**options, "output_flag": bool(log), "log_to_console": bool(log)})
 
 
@@ -167,7 +167,18 @@ def run_solver(solver, model: pyo.ConcreteModel, time_limit: float | None, tunin
     if isinstance(solver, ShellSolver):
         return solver.solve(model, time_limit, RELATIVE_GAP, solver_log_streams())
     return solver.solve(model, load_solutions=False, raise_exception_on_nonoptimal_result=False,
-                        time_limit=time_limit, rel_gap=RELATIVE_GAP, abs_gap=0.0, tee=solver_log_streams())
+                        time_limit=_explicit(time_limit), rel_gap=RELATIVE_GAP, abs_gap=0.0, tee=solver_log_streams())
+
+
+# A run without a time limit, told to a persistent Pyomo solver: its interfaces set a limit only when one is given,
+# so a run given none kept the last run's (a SCIP solve after one limited to 1 ms stopped at once, with no plan).
+# SCIP's own "no limit" (its `limits/time` default, 1e20 s); HiGHS takes it as a limit never reached.
+NO_TIME_LIMIT_SECONDS = 1e20
+
+
+def _explicit(time_limit: float | None) -> float:
+    """``time_limit``, or ``NO_TIME_LIMIT_SECONDS`` for none."""
+    return NO_TIME_LIMIT_SECONDS if time_limit is None else time_limit
 
 
 def stoppable(solver) -> bool:

@@ -62,6 +62,9 @@ class ShellResults:
             self.termination_condition, has_solution = TerminationCondition.infeasibleOrUnbounded, False
         elif legacy in (Legacy.maxTimeLimit, Legacy.maxIterations, Legacy.maxEvaluations):
             self.termination_condition = TerminationCondition.maxTimeLimit
+        elif legacy == Legacy.intermediateNonInteger:  # CBC stopped at its limit before any integer solution: the
+            # values it returns are a relaxation's, no plan (read as one, they were "numerical trouble")
+            self.termination_condition, has_solution = TerminationCondition.maxTimeLimit, False
         else:
             self.termination_condition = TerminationCondition.unknown
         if not has_solution:

@@ -184,3 +184,15 @@ def test_shell_results_map_the_older_interface_to_what_plan_model_reads():
     assert out_of_time.solution_status == SolutionStatus.noSolution and out_of_time.termination_condition == TerminationCondition.maxTimeLimit
     odd = ShellResults(m, legacy_results(Legacy.error, SolverStatus.error, None, None, None))
     assert _status(odd) == "error"
+
+
+@pytest.mark.parametrize("name", ["highs", *OTHERS])
+def test_a_solve_without_a_time_limit_after_a_limited_one_has_none(name):
+    """Pyomo's persistent interfaces set a time limit only when given one: a SCIP solve with none after one limited
+    to a millisecond kept that limit and stopped with no plan. Every solver's second solve is the optimum."""
+    from planopt.job.model import PlanModel
+    inst = parse_instance(json.loads((INSTANCES / "qwen3-32b-agentic-rl.json").read_text()))
+    pm = PlanModel(inst, solver=name)
+    assert pm.solve(time_limit=0.001).status in ("time_limit", "optimal")
+    again = pm.solve()
+    assert again.status == "optimal" and close(again.metrics.cost_usd, solve(inst).metrics.cost_usd)
