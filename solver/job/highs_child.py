@@ -30,7 +30,8 @@ from typing import Any, Optional
 # its limit when it is not inside a step that checks no clock.
 KILL_GRACE_SECONDS = 0.3
 # Seconds from starting the child to its HiGHS run: Python, numpy and highspy imported, the arrays read.
-# Measured by `benchmarks/stoppable_run.py` (BENCHMARKS.md §16); a run is not started with less time left.
+# `benchmarks/stoppable_run.py` measured 0.10-0.11 s for a one-column LP on an idle machine (2026-12-03, BENCHMARKS.md
+# §16); about 3x that is kept for a loaded machine and a larger model's arrays. A run is not started with less left.
 CHILD_START_SECONDS = 0.3
 
 
