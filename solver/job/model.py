@@ -268,6 +268,9 @@ class PlanModel:
     same plans (``formulation/scenarios.py``): each limit held in every scenario but at most ``allowed``
     (None: the count is free), the objectives the expected metrics, or CVaR of cost at ``cvar_level``."""
 
+    optimised_status: str | None = None   # the last ``optimise`` run's status
+    optimised_bound: float | None = None  # and its proven bound on the optimum (None: none)
+
     def __init__(self, inst: Instance, evaluator: Evaluator | None = None, solver: str = DEFAULT_SOLVER,
                  scenarios=None, allowed: int | None = None, cvar_level: float | None = None,
                  limits: dict[str, float] | None = None):

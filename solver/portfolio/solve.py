@@ -195,13 +195,14 @@ def solve_portfolio(source: str | Path | dict[str, Any] | PortfolioData, time_li
     data = load_portfolio(source)
     check_portfolio_size(data)
     if time_limit is not None:
-        build = BUILD_SECONDS_PER_SCHEDULE_KEY * portfolio_memory(data).keys
+        keys = portfolio_memory(data).keys
+        build = BUILD_SECONDS_PER_SCHEDULE_KEY * keys
         left = time_limit - (time.perf_counter() - started)
         if left < build:   # the build alone would end past the limit: no schedule could come in time
             result = PortfolioResult.of(data, 0.0)
             result.status, result.message = "time_limit", (
                 f"the time limit of {time_limit:g} s leaves {max(0.0, left):.1f} s after loading the portfolio; building "
-                f"its model and handing it to the solver takes about {build:.1f} s ({portfolio_memory(data).keys:,} "
+                f"its model and handing it to the solver takes about {build:.1f} s ({keys:,} "
                 "schedule variables); no schedule yet, give it more time")
             return result
     pm = PortfolioModel(data, tight_linking=tight_linking, symmetry_breaking=symmetry_breaking, budget_usd=budget_usd)

@@ -216,7 +216,7 @@ class ChanceModel:
             if self.plan_model.optimised_status == "optimal":
                 found = Violations(None if best is None else round(best))
             else:  # a count found within a time limit is not the least: only bounds on it
-                bound = getattr(self.plan_model, "optimised_bound", None)
+                bound = self.plan_model.optimised_bound
                 found = Violations(None, None if bound is None else max(0, math.ceil(bound - COUNT_BOUND_TOLERANCE)),
                                    None if best is None else round(best))
         finally:
