@@ -260,6 +260,12 @@ class Evaluator:
         rp, hp = self.recipe(r), self.hardware(h)
         return {key: amount * hp.seconds_per_unit(key) / 3600.0 for key, amount in rp.amounts.items()}
 
+    def compute_hours(self, r: Recipe, h: HardwareChoice) -> float:
+        """Compute hours :math:`T` of recipe ``r`` on hardware ``h`` (no failures): the components' sum, with each
+        phase's generation and training overlapped for asynchronous RL (``asynchronous.combine``)."""
+        by_component = self.compute_hours_by_component(r, h)
+        return float(combine(by_component)) if r.staleness_steps else sum(by_component.values())
+
     def metrics(self, r: Recipe, h: HardwareChoice, interval_minutes: float,
                 retention: RetentionChoice | None = None) -> Metrics:
         """Every metric of (r, h, interval[, retention]); ``retention`` is required exactly when the instance

@@ -37,7 +37,7 @@ from planopt.models.formulation.stages import define_pair_limits, define_stages
 from planopt.models.formulation.start import mip_start
 from planopt.models.formulation.work import define_work
 
-__all__ = ["build", "collect_space", "PlanSpace", "FormulationData", "LIMITS", "OBJECTIVES", "set_limits",
+__all__ = ["build", "define_plan", "chosen", "chosen_plan", "collect_space", "PlanSpace", "FormulationData", "LIMITS", "OBJECTIVES", "set_limits",
            "activate_objective", "recipe_within_limits"]
 
 
@@ -48,21 +48,28 @@ def build(space: PlanSpace, scenarios: ScenarioLayer | None = None) -> pyo.Concr
     if not space.recipes or not space.hardware:
         return None  # the caller reports why
     m = pyo.ConcreteModel(name=inst.name)
-    if space.staged:
-        define_stages(m, space)
-    else:
-        define_slot(m, space.slots[0])
-    define_limits(m, inst.constraints if scenarios is None else Constraints(), None if space.staged else space.slots[0])
-    if scenarios is None:
-        define_pair_limits(m, space)
-    else:
-        define_scenarios(m, space, scenarios.coefficients, scenarios.limits, scenarios.allowed, scenarios.cvar_level)
+    define_plan(m, space, inst.constraints, scenarios)
     define_objectives(m)
     if scenarios is not None:
         define_expected_objectives(m)
     activate_objective(m, inst.objective if scenarios is None or scenarios.cvar_level is None else "cvar")
-    declare_choices(m, space)
     return m
+
+
+def define_plan(m, space: PlanSpace, constraints: Constraints, scenarios: ScenarioLayer | None = None) -> None:
+    """Steps 1, 2 and 4 of the module docstring on the block ``m`` (a model, or a portfolio's job block): the plan's
+    choices and what they cost, the limits ``constraints`` (at the point values, or with ``scenarios`` in a share
+    of them) and the one-hot groups. No objective: a model adds its own (``build``)."""
+    if space.staged:
+        define_stages(m, space)
+    else:
+        define_slot(m, space.slots[0])
+    define_limits(m, constraints if scenarios is None else Constraints(), None if space.staged else space.slots[0])
+    if scenarios is None:
+        define_pair_limits(m, space)
+    else:
+        define_scenarios(m, space, scenarios.coefficients, scenarios.limits, scenarios.allowed, scenarios.cvar_level)
+    declare_choices(m, space)
 
 
 @dataclass
@@ -100,6 +107,24 @@ def declare_choices(m: pyo.ConcreteModel, space: PlanSpace) -> None:
     if hasattr(m, "retention_chosen"):
         groups["retention"] = list(m.retention_chosen.values())
     m.choice_groups = groups
+
+
+def chosen(m) -> dict[str, int]:
+    """The option each one-hot group of the loaded solution of ``m`` chose (``declare_choices``); a slot the plan's
+    sequence leaves empty chooses none."""
+    return {name: i for name, group in m.choice_groups.items()
+            for i in [next((n for n, v in enumerate(group) if pyo.value(v) > 0.5), None)] if i is not None}
+
+
+def chosen_plan(m, space: PlanSpace, choice: dict[str, int] | None = None):
+    """(the plan of the loaded solution of ``m`` over ``space``, its (recipe, hardware) positions per stage), read
+    from its one-hot groups (``chosen``, or ``choice`` when given)."""
+    choice = chosen(m) if choice is None else choice
+    stages = []
+    while f"stage{len(stages)}.recipe" in choice:
+        s = len(stages)
+        stages.append((choice[f"stage{s}.recipe"], choice[f"stage{s}.hardware"]))
+    return space.plan_of(stages, choice["interval"], choice.get("retention")), stages
 
 
 def start_values(m: pyo.ConcreteModel, space: PlanSpace) -> list | None:

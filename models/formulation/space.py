@@ -116,13 +116,17 @@ def students_of(ev: Evaluator) -> tuple[list[str], list[Evaluator]]:
     return names, [ev.for_student(n) for n in names]
 
 
-def collect_space(ev: Evaluator, prune: bool = True) -> PlanSpace:
-    """The plan space of ``ev``'s instance; ``prune``: drop what is dominated (the module docstring)."""
+def collect_space(ev: Evaluator, prune: bool = True, keep_intervals: bool | None = None) -> PlanSpace:
+    """The plan space of ``ev``'s instance; ``prune``: drop what is dominated (the module docstring).
+    ``keep_intervals`` (default: ``not prune``) keeps every (hardware, interval) pair of a one-slot space; a model
+    that prunes nothing else may still drop the intervals of more overhead where overhead is all an interval moves
+    (a portfolio without spot work, ``data.undominated_intervals``)."""
     inst = ev.inst
     sequences = inst.training.sequences()
     names, evaluators = students_of(ev)
     if max(len(q) for q in sequences) == 1:
-        blocks = [collect(e, keep_dominated_intervals=not prune, cache_profiles=not prune) for e in evaluators or [ev]]
+        keep = not prune if keep_intervals is None else keep_intervals
+        blocks = [collect(e, keep_dominated_intervals=keep, cache_profiles=not prune) for e in evaluators or [ev]]
         if prune:
             blocks = [prune_block(b) for b in blocks]
         slot = union_of_students(blocks, names) if names else blocks[0]

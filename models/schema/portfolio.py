@@ -383,9 +383,26 @@ def shared_gpu_types(inst: Instance, portfolio: Portfolio) -> list[str]:
 
 
 def restrict_to_portfolio(inst: Instance, portfolio: Portfolio) -> Instance:
-    """The job as it runs in the portfolio: the GPU types it lists that the portfolio has (on-demand
-    pricing of bucket 0 for the job's own evaluator), cost objective, no job budget or deadline."""
-    own = {o.name: o for o in inst.hardware.gpus}
+    """The job as it runs in the portfolio: the GPU types it lists that the portfolio has, for its training, its
+    separate rollout GPUs and a trained teacher's own (on-demand pricing of bucket 0 for the job's own evaluator),
+    cost objective, no job budget or deadline."""
+    hw = {"gpus": _portfolio_options(inst.hardware.gpus, portfolio), "pricing": "on_demand", "offers": "reference",
+          "rollout_gpus": _portfolio_options(inst.hardware.rollout_gpus, portfolio)}  # the portfolio's prices, no catalog
+    data = inst.model_dump(mode="python", exclude_none=False)
+    data["hardware"] = hw
+    teacher = data.get("teacher")
+    if teacher and teacher.get("training") and inst.teacher.training.gpus is not None:
+        teacher["training"]["gpus"] = _portfolio_options(inst.teacher.training.gpus, portfolio) or None
+    data["objective"] = "cost"
+    data["constraints"] = {**data["constraints"], "budget_usd": None, "deadline_hours": None}
+    data["kind"] = "job"
+    return Instance.model_validate(data)
+
+
+def _portfolio_options(entries, portfolio: Portfolio) -> list[dict]:
+    """The entries (``GpuOption``) whose GPU type the portfolio has, one per offer of it, priced at its on-demand
+    price of bucket 0; an ethernet-only offer keeps the counts of one node."""
+    own = {o.name: o for o in entries}
     options = []
     for g in portfolio.gpus:
         mine = own.get(g.name)
@@ -400,10 +417,4 @@ def restrict_to_portfolio(inst: Instance, portfolio: Portfolio) -> Instance:
         price = g.per_bucket("on_demand_usd_per_gpu_hour", portfolio.horizon.buckets)[0]
         spec = {f: getattr(mine, f) for f in GpuOption.SPEC_FIELDS if mine is not None and getattr(mine, f) is not None}
         options.append({"name": g.name, "offer": g.offer, "counts": counts, "available_gpus": avail, "price_usd_per_gpu_hour": price or None, **spec})
-    hw = {"gpus": options, "pricing": "on_demand", "offers": "reference"}  # the portfolio's prices, not catalog offers
-    data = inst.model_dump(mode="python", exclude_none=False)
-    data["hardware"] = hw
-    data["objective"] = "cost"
-    data["constraints"] = {**data["constraints"], "budget_usd": None, "deadline_hours": None}
-    data["kind"] = "job"
-    return Instance.model_validate(data)
+    return options

@@ -22,6 +22,12 @@ from planopt.cli.progress import progress_bar
 generate_app = typer.Typer(no_args_is_help=True, help="Write random instances for benchmarks and demos.")
 
 
+def stage_label(r) -> str:
+    """A stage's recipe in a few words: its method, samples per prompt, teacher precision and data mix."""
+    return r.method + (f" {'-'.join(map(str, r.samples_per_prompt))}" if r.samples_per_prompt else "") + \
+        (f" {r.teacher_precision}" if r.teacher_precision else "") + \
+        (f" mix {r.external_data_share:g}" if r.external_data_share is not None else "")
+
 def portfolio_report(result) -> str:
     """The text ``planopt solve`` prints for a portfolio: status and gap, procurement, jobs and cost tables, risk and
     notes (or the message when there is no schedule)."""
@@ -41,15 +47,15 @@ def portfolio_report(result) -> str:
     rows = []
     for j in result.jobs:
         p = j.plan
-        recipe = p.method + (f" {'-'.join(map(str, p.samples_per_prompt))}" if p.samples_per_prompt else "") + \
-            (f" {p.teacher_precision}" if p.teacher_precision else "") + \
-            (f" mix {p.external_data_share:g}" if p.external_data_share is not None else "")
+        recipe = " → ".join(stage_label(s.recipe) for s in p.stages) + (f" ({p.student})" if not j.flat and p.student else "")
+        gpus = ", ".join(f"{g.count}×{g.pool}" + ("" if g.role == "training" else f" {g.role.replace('_', ' ')}")
+                         for g in j.gangs)
         tiers = {}
         for (b, k), v in j.gpu_hours.items():
             tiers[k] = tiers.get(k, 0.0) + v
         total = sum(tiers.values()) or 1.0
         mix = " ".join(f"{k.replace('_', '-')} {v / total:.0%}" for k, v in tiers.items())
-        rows.append((j.name, recipe, f"{p.steps:,}", f"{p.gpu_count}×{p.gpu}", f"{p.checkpoint_interval_minutes:g}",
+        rows.append((j.name, recipe, " + ".join(f"{s.recipe.steps:,}" for s in p.stages), gpus, f"{p.checkpoint_interval_minutes:g}",
                      j.release_bucket, j.start_bucket, j.finish_bucket, j.deadline_bucket, f"{total:,.0f}", mix,
                      f"{j.metrics.quality:.1f}", usd(j.cost_usd)))
     out += ["Jobs (buckets are 0-based)", table(rows, header=("job", "recipe", "steps", "GPUs", "ckpt min", "release", "start",

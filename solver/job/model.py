@@ -19,7 +19,8 @@ from pyomo.contrib.solver.solvers.highs import Highs
 
 from planopt.job.highs_arrays import ArrayHighs
 from planopt.models.cost.evaluator import OBJECTIVE_METRIC, Evaluator, Metrics, exceeds
-from planopt.models.formulation import LIMITS, OBJECTIVES, activate_objective, build, collect_space, set_limits, start_values
+from planopt.models.formulation import (LIMITS, OBJECTIVES, activate_objective, build, chosen, chosen_plan, collect_space,
+                                        set_limits, start_values)
 from planopt.models.formulation.big_m import big_m_breaches
 from planopt.models.formulation.limits import SEARCH_WIDTH_SLACKS, set_row_width
 from planopt.models.formulation.linear import lazy_terms, linear
@@ -456,20 +457,15 @@ class PlanModel:
         return self._run(time_limit), "optimal"  # the tie-break failed numerically: keep the first optimum
 
     def chosen(self) -> dict[str, int]:
-        """The option each one-hot group of the loaded solution chose (``formulation.declare_choices``); a slot
-        the plan's sequence leaves empty chooses none."""
-        return {name: i for name, group in self.model.choice_groups.items()
-                for i in [next((n for n, v in enumerate(group) if pyo.value(v) > 0.5), None)] if i is not None}
+        """The option each one-hot group of the loaded solution chose (``formulation.chosen``)."""
+        return chosen(self.model)
 
     def chosen_plan(self) -> Plan:
-        """The plan of the loaded solution (its one-hot groups, ``chosen``)."""
-        chosen = self.chosen()
-        self._stages = []
-        while f"stage{len(self._stages)}.recipe" in chosen:
-            s = len(self._stages)
-            self._stages.append((chosen[f"stage{s}.recipe"], chosen[f"stage{s}.hardware"]))
-        self._chosen_vars = [self.model.choice_groups[name][i] for name, i in chosen.items()]
-        return self.space.plan_of(self._stages, chosen["interval"], chosen.get("retention"))
+        """The plan of the loaded solution (its one-hot groups, ``formulation.chosen_plan``)."""
+        choice = self.chosen()
+        plan, self._stages = chosen_plan(self.model, self.space, choice)
+        self._chosen_vars = [self.model.choice_groups[name][i] for name, i in choice.items()]
+        return plan
 
     def extract(self, result: SolveResult) -> None:
         """The loaded solution's plan, its metrics from the evaluator, and the MIP's own values of them; a

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from planopt.models.formulation.portfolio_chance import add_capacity_chance, needed_scenarios, spot_room_gpu_hours
+from planopt.models.formulation.portfolio_chance import add_capacity_chance, needed_scenarios, spot_room
 from planopt.models.schema.portfolio import PortfolioData
 from planopt.models.uncertainty.capacity import CapacityScenarios, max_scenarios
 
@@ -53,13 +53,16 @@ def undisrupted(pdata: PortfolioData, result: dict[str, Any], scen: CapacityScen
     held: dict[tuple[int, str], int] = {}
     gidx = {g: k for k, g in enumerate(pdata.gpus)}
     for j, job in enumerate(result["jobs"]):
+        weighted: dict[int, float] = {}   # bucket -> sum of p_g x GPU-hours of the job's spot rows (a gang, or a bundle)
         for row in job["schedule"]:
             b, g = row["bucket"], pdata.pool_of(row)
             if row["tier"] == "on_demand":
                 held[b, g] = held.get((b, g), 0) + row["gpus"]
             elif row["tier"] == "spot":
-                room = spot_room_gpu_hours(scen, pdata.preempt[g], j, b)
-                ok &= row["gpus"] * row["hours"] <= room * (1 + RELATIVE_TOLERANCE) + RELATIVE_TOLERANCE
+                weighted[b] = weighted.get(b, 0.0) + pdata.preempt[g] * row["gpus"] * row["hours"]
+        for b, w in weighted.items():
+            if w > 0:
+                ok &= w <= spot_room(scen, j, b) * (1 + RELATIVE_TOLERANCE) + RELATIVE_TOLERANCE
     for (b, g), n in held.items():
         ok &= n <= scen.on_demand_gpus[:, gidx[g], b] + RELATIVE_TOLERANCE
     return ok

@@ -157,9 +157,10 @@ def job_plans(pm, j: int) -> JobPlans:
     hs = np.array([h for h, _ in pairs], dtype=int)
     is_ = np.array([i for _, i in pairs], dtype=int)
     o = fd.overhead[hs, is_]
-    spot_set = set(blk.HS)
-    o_s = np.array([form.spot_overhead[j].get(p, np.nan) for p in pairs])
-    spot_ok = np.array([p in spot_set for p in pairs])
+    spot_overhead, rate = form.pair_rates(j)
+    o_s = np.array([spot_overhead.get(p, np.nan) for p in pairs])
+    spot_ok = np.array([p in spot_overhead for p in pairs])
+    eta = np.array([rate[p] for p in pairs])
     count = fd.count[hs].astype(float)
     gpu = [fd.hardware[h].gpu for h in hs]
     T = fd.compute_hours[np.ix_(recipes, hs)]
@@ -175,10 +176,9 @@ def job_plans(pm, j: int) -> JobPlans:
                & (lead[:, None] <= (b_idx[None, :] - rel) * H * (1 + LEAD_LOOSENING)))
     tier_ok = np.zeros((len(pairs), B, 3), dtype=bool)
     hour = np.zeros((len(pairs), B, 3))
-    eta = form.hourly_noncompute[j]
     for p, (g, n) in enumerate(zip(gpu, count)):
         for b in d.window(j):
-            tiers = form.tiers.get((j, b, g), [])
+            tiers = form.tiers.get((j, 0, b, g), [])
             if "reserved" in tiers and n <= form.reserved_max[g]:
                 tier_ok[p, b, 0] = True
             if "on_demand" in tiers and n <= d.od_avail[g][b]:
@@ -186,7 +186,7 @@ def job_plans(pm, j: int) -> JobPlans:
                 hour[p, b, 1] = n * (1 + o[p]) * d.od_price[g][b]
             if "spot" in tiers and spot_ok[p] and n <= d.spot_avail[g][b]:
                 tier_ok[p, b, 2] = True
-                hour[p, b, 2] = n * (1 + o_s[p]) * d.spot_price[g][b] + eta * (o_s[p] - o[p])
+                hour[p, b, 2] = n * (1 + o_s[p]) * d.spot_price[g][b] + eta[p] * (o_s[p] - o[p])
     o_max = np.where(spot_ok, np.maximum(o, np.where(spot_ok, o_s, o)), o)
     strict = ((b_idx[None, :] >= rel) & (b_idx[None, :] <= job.deadline_bucket)
               & (lead[:, None] <= (b_idx[None, :] - rel) * H * (1 + 1e-12) * (1 - 1e-9)))

@@ -96,33 +96,12 @@ def priced_by_portfolio(raw: Any, name: str, i: int) -> Any:
 
 def refuse_unplanned_layers(inst, portfolio: Portfolio, name: str, i: int) -> None:
     """Refuse, in one line naming ``jobs.i.instance.<field>``, a job using a layer the portfolio does not plan
-    (retention, a trained teacher, candidate students, stages, a choice of trainer, separate rollout GPUs, offers
-    in the job) or sharing no GPU type with the portfolio."""
+    (repeated releases, offers in the job) or sharing no GPU type with the portfolio. Every layer of the plan model
+    is planned (stages, candidate students, retention, rollout GPUs, a trained teacher, trainer and
+    context-parallel options: ``models/formulation/gangs.py``)."""
     if inst.releases is not None:  # a portfolio schedules one run of each job on its pools
         raise InputError(f"{name}: jobs.{i}.instance.releases: repeated releases are not yet planned in portfolios "
-                         "(a portfolio schedules one run of each job); remove the block")
-    if inst.retention is not None:
-        raise InputError(f"{name}: jobs.{i}.instance.retention: retention choices are not yet combined with "
-                         "portfolios; remove the block (checkpointing.keep_last applies)")
-    if inst.teacher is not None and inst.teacher.training is not None:  # its GPUs would be priced outside the pool
-        raise InputError(f"{name}: jobs.{i}.instance.teacher.training: a teacher trained as a stage is not modelled "
-                         "in portfolios; give the teacher as a lump (teacher.training_usd, teacher.training_hours)")
-    if inst.candidate_students:  # each student's hardware and work would be a job block of its own
-        raise InputError(f"{name}: jobs.{i}.instance.candidate_students: a choice of student is not yet planned in "
-                         "portfolios; give the job the student it trains (one job per candidate compares them)")
-    if inst.training.staged:  # a stage holds its own GPUs; the portfolio's gang holds one count per job
-        raise InputError(f"{name}: jobs.{i}.instance.training.stage_sequences: staged recipes are not yet "
-                         "planned in portfolios (each stage holds GPUs of its own); give the job one-stage sequences")
-    if len(inst.training.trainer_keys()) > 1:  # a job's gang and its columns are one choice per (GPU type, count)
-        raise InputError(f"{name}: jobs.{i}.instance.training.trainer_options: a choice of trainer is not yet "
-                         "planned in portfolios (a job's columns are one hardware choice per GPU type and count); "
-                         "give the job the trainer it runs (training.trainer)")
-    if len(inst.training.context_parallel_degrees()) > 1:  # as a choice of trainer: one column per (type, count)
-        raise InputError(f"{name}: jobs.{i}.instance.training.context_parallel: a choice of context-parallel degree "
-                         "is not yet planned in portfolios; give the job the one degree it runs")
-    if inst.hardware.rollout_gpus:  # a portfolio counts GPU-hours by the training GPUs' type alone
-        raise InputError(f"{name}: jobs.{i}.instance.hardware.rollout_gpus: separate rollout hardware is not "
-                         "modelled in portfolios; expected none (generation on the job's own GPUs)")
+                         "(a portfolio schedules one run of each job); list each release as a job of its own")
     offered = next((k for k, o in enumerate(inst.hardware.gpus) if o.offer is not None or o.provider is not None), None)
     if offered is not None:  # the portfolio's gpus are the offers; a job names GPU types
         what = "provider" if inst.hardware.gpus[offered].provider is not None else "offer"
@@ -209,16 +188,30 @@ def portfolio_memory(data: PortfolioData) -> PortfolioMemory:
     B = len(data.buckets)
     keys = plan_bytes = pricing = 0
     for j, inst in enumerate(data.instances):
-        names = {o.name for o in inst.hardware.gpus}
-        types = [g for g in data.gpus if data.gpu_type[g] in names]
-        for b in data.window(j):
-            for g in types:
-                keys += (b >= data.reserved_from[g]) + (data.od_avail[g][b] > 0) + (data.spot_avail[g][b] > 0)
+        for types in gang_types(data, inst):
+            for b in data.window(j):
+                for g in types:
+                    keys += (b >= data.reserved_from[g]) + (data.od_avail[g][b] > 0) + (data.spot_avail[g][b] > 0)
         space = plan_space(inst)
         R, P = space.recipes, space.hardware * space.intervals
         plan_bytes += P * B * PLAN_BYTES_PER_PAIR_BUCKET + R * B * PLAN_BYTES_PER_RECIPE_BUCKET + R * P * PLAN_BYTES_PER_RECIPE_PAIR
         pricing = max(pricing, R * P * B * PRICING_BYTES_PER_RECIPE_PAIR_BUCKET)
     return PortfolioMemory(keys, plan_bytes, pricing)
+
+
+def gang_types(data: PortfolioData, inst) -> list[list[str]]:
+    """Per gang a job's plan may hold (``models/formulation/gangs.py``: each stage slot's training GPUs, its rollout
+    GPUs, a trained teacher's), the portfolio's GPU types it may run on."""
+    def types(entries) -> list[str]:
+        names = {o.name for o in entries}
+        return [g for g in data.gpus if data.gpu_type[g] in names]
+
+    slots = max(len(q) for q in inst.training.sequences())
+    out = [types(inst.hardware.gpus)] * slots + ([types(inst.hardware.rollout_gpus)] * slots if inst.hardware.rollout_gpus else [])
+    teacher = inst.teacher.training if inst.teacher is not None else None
+    if teacher is not None:
+        out.append(types(teacher.gpus or inst.hardware.gpus))
+    return out
 
 
 def check_portfolio_size(data: PortfolioData) -> None:

@@ -5,7 +5,8 @@ hands on what it found through the solve's :class:`SolveRun`:
 
 1. **Later starts** (``later_starts_phase``): a portfolio with ``reserved_start_buckets`` skips
    the warm start, bound and search (they price one reservation per type from bucket 0); under
-   a time limit its bucket-0 twin is solved first, and its schedule is the fallback.
+   a time limit its bucket-0 twin is solved first, and its schedule is the fallback. A portfolio
+   with a job of several gangs or a retention choice skips them too (``layered_jobs_phase``).
 2. **Bound: the ascent** (``warm_start``, ``WarmStart``): the Lagrangian bound of the shared
    capacity, per-job share floors in the MIP, the minimisers' plans as HiGHS's start. A bound
    over the budget already proves there is no schedule (``over_budget_phase``).
@@ -101,6 +102,16 @@ class SolvePhases:
         run.result.message = ("reserved_start_buckets: the Lagrangian bound, column generation and schedule search are "
                               "bypassed (they assume one reservation from bucket 0); the MIP plans this portfolio"
                               + (", from the schedule of its bucket-0 twin" if self.search_objective is not None else ""))
+
+    def layered_jobs_phase(self, run: SolveRun) -> None:
+        """A job whose plan holds more than one gang (stages, a trained teacher, separate rollout GPUs) or chooses a
+        retention option: the Lagrangian bound, column generation and schedule search price a job as one plan of
+        (recipe, hardware, interval) on one gang, so the MIP plans this portfolio alone, and says so."""
+        names = [name for name, gangs, space in zip(self.data.names, self.form.gangs, self.form.spaces)
+                 if len(gangs) > 1 or space.staged or space.evaluator.inst.retention is not None]
+        run.result.message = (f"the Lagrangian bound, column generation and schedule search are bypassed (they price one "
+                              f"gang of one stage per job; {', '.join(names)} hold more, or choose a retention option): "
+                              "the MIP plans this portfolio")
 
     def start_from_bucket_zero(self, run: SolveRun) -> None:
         """Later starts under a time limit: when bucket 0 is a start of every such type, first solve

@@ -20,51 +20,85 @@ from planopt.models.schema.portfolio import PortfolioData
 
 from planopt.portfolio.replay import TIER_ORDER
 
-RESULT_VERSION = "1.3"  # of the JSON output; minor: keys added (1.1: risk; 1.2: region in procurement and schedule rows; 1.3: spend), major: a key changes meaning or goes away
+RESULT_VERSION = "1.4"  # of the JSON output; minor: keys added (1.1: risk; 1.2: region in procurement and schedule rows; 1.3: spend; 1.4: a job's gangs, and stage and role in its schedule rows), major: a key changes meaning or goes away
+
+
+@dataclass
+class GangSchedule:
+    """One gang of a job (``models/cost/gangs.py``: a stage's training or rollout GPUs, or its teacher's): the pool it
+    holds, its count, its share of compute hours on spot and its GPU-hours per (bucket, tier)."""
+
+    stage: Optional[int]             # the plan's stage, 0-based; None: the teacher's plan
+    role: str                        # training | rollout | teacher | teacher_rollout
+    pool: str                        # the portfolio's GPU type key (NAME@provider/region for an offer)
+    count: int
+    spot_share: float
+    gpu_hours: dict[tuple[int, str], float]   # (bucket, tier) -> GPU-hours
+    provider: str = "unspecified"
+    region: Optional[str] = None
+    gpu_type: Optional[str] = None   # the catalog GPU of the pool (none: the pool's name)
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One schedule row per (bucket, tier) it runs in: it holds ``gpus`` (its count) for ``hours``."""
+        n = self.count
+        return [{"bucket": b, "provider": self.provider, "region": self.region, "gpu": self.gpu_type or self.pool,
+                 "tier": k, "gpus": n, "hours": v / n, "gpu_hours": v,
+                 "stage": None if self.stage is None else self.stage + 1, "role": self.role}
+                for (b, k), v in sorted(self.gpu_hours.items(), key=lambda item: (item[0][0], TIER_ORDER.index(item[0][1])))]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The gang's entry of a job's ``gangs`` (its stage 1-based, null for the teacher's)."""
+        return {"stage": None if self.stage is None else self.stage + 1, "role": self.role, "provider": self.provider,
+                "region": self.region, "gpu": self.gpu_type or self.pool, "pool": self.pool, "gpus": self.count,
+                "spot_share": self.spot_share, "gpu_hours": sum(self.gpu_hours.values())}
 
 
 @dataclass
 class JobSchedule:
-    """One job's part of a portfolio: its plan, metrics, buckets, GPU-hours per (bucket, tier) and money."""
+    """One job's part of a portfolio: its plan, metrics, buckets, gangs and money."""
 
     name: str
-    provider: str                    # of the plan's GPU type in the portfolio
     plan: Plan
     metrics: Metrics                 # the evaluator's single-job metrics of the plan (on-demand price of bucket 0)
-    spot_share: float                # share of the compute hours run on spot
-    gpu_hours: dict[tuple[int, str], float]   # (bucket, tier) -> GPU-hours
+    gangs: list[GangSchedule]
     release_bucket: int
     deadline_bucket: int
     start_bucket: Optional[int]
     finish_bucket: Optional[int]
     compute_usd: float               # on-demand and spot at their prices, reserved hours at the reserved price
     noncompute_usd: float
-    wall_hours: float                # lead time + training hours including spot overhead
-    region: Optional[str] = None     # of the offer the job runs on (none: prices without a provider)
-    gpu_type: Optional[str] = None   # the catalog GPU of that offer (none: ``plan.gpu``)
+    wall_hours: float                # every gang's lead time and training hours, spot overhead included
+    spot_share: float = 0.0          # share of the compute hours (of its training and teacher gangs) run on spot
+    flat: bool = True                # the plan is published in the flat one-stage shape (one stage, no choice of student)
 
     @property
     def cost_usd(self) -> float:
         """Compute plus non-compute money of the job, USD."""
         return self.compute_usd + self.noncompute_usd
 
+    @property
+    def gpu_hours(self) -> dict[tuple[int, str], float]:
+        """(bucket, tier) -> GPU-hours of every gang."""
+        out: dict[tuple[int, str], float] = {}
+        for gang in self.gangs:
+            for key, v in gang.gpu_hours.items():
+                out[key] = out.get(key, 0.0) + v
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         """The job's entry of a portfolio result's JSON (finite numbers only)."""
         metrics = {**self.metrics.summary(), "wall_hours": self.wall_hours, "gpu_hours": sum(self.gpu_hours.values()),
                    "cost_usd": self.cost_usd, "compute_usd": self.compute_usd, "noncompute_usd": self.noncompute_usd,
                    "spot_share": self.spot_share}
-        return {"name": self.name, "plan": self.plan.flat_dict(), "metrics": metrics,
+        return {"name": self.name, "plan": self.plan.flat_dict() if self.flat else self.plan.to_dict(), "metrics": metrics,
                 "start_bucket": self.start_bucket, "finish_bucket": self.finish_bucket,
                 "release_bucket": self.release_bucket, "deadline_bucket": self.deadline_bucket,
-                "schedule": self.schedule_rows()}
+                "gangs": [g.to_dict() for g in self.gangs], "schedule": self.schedule_rows()}
 
     def schedule_rows(self) -> list[dict[str, Any]]:
-        """One row per (bucket, tier) the job runs in: it holds ``gpus`` (its plan's count) for ``hours``."""
-        n = self.plan.gpu_count
-        return [{"bucket": b, "provider": self.provider, "region": self.region, "gpu": self.gpu_type or self.plan.gpu,
-                 "tier": k, "gpus": n, "hours": v / n,
-                 "gpu_hours": v}
-                for (b, k), v in sorted(self.gpu_hours.items(), key=lambda item: (item[0][0], TIER_ORDER.index(item[0][1])))]
+        """One row per gang, bucket and tier the job runs in, in time order."""
+        rows = [row for g in self.gangs for row in g.rows()]
+        return sorted(rows, key=lambda r: (r["bucket"], TIER_ORDER.index(r["tier"])))
 
 
 @dataclass
@@ -145,9 +179,10 @@ class PortfolioResult:
                  for g in self.gpu_types if g in self.contracts for s, n in sorted(self.contracts[g].items()) if n]
         held: dict[tuple, int] = {}
         for js in self.jobs:
-            for (b, k) in js.gpu_hours:
-                if k != "reserved":
-                    held[b, js.plan.gpu, k] = held.get((b, js.plan.gpu, k), 0) + js.plan.gpu_count
+            for gang in js.gangs:
+                for (b, k) in gang.gpu_hours:
+                    if k != "reserved":
+                        held[b, gang.pool, k] = held.get((b, gang.pool, k), 0) + gang.count
         rows += [{"provider": self.providers.get(g, "unspecified"), "region": self.regions.get(g), "gpu": self.gpu_names.get(g, g), "tier": k, "term": None,
                   "start_bucket": b, "end_bucket": b, "gpus": n, "usd_per_gpu_hour": self.bucket_price.get(k, {}).get(g, [None] * B)[b],
                   "committed_hours": None, "commitment_usd": None, "utilisation": None}
@@ -177,16 +212,18 @@ class PortfolioResult:
         cols = ["job", "method", "gpu", "gpu_count", "steps", "checkpoint_interval_minutes", "release_bucket", "start_bucket",
                 "finish_bucket", "deadline_bucket", "spot_share", "gpu_hours", "quality", "forgetting_points", "wall_hours",
                 "compute_usd", "noncompute_usd", "cost_usd"]
-        rows = [(j.name, j.plan.method, j.plan.gpu, j.plan.gpu_count, j.plan.steps, j.plan.checkpoint_interval_minutes,
+        rows = [(j.name, "+".join(j.plan.methods), j.plan.gpu, j.plan.gpu_count, sum(s.recipe.steps for s in j.plan.stages),
+                 j.plan.checkpoint_interval_minutes,
                  j.release_bucket, j.start_bucket, j.finish_bucket, j.deadline_bucket, j.spot_share, sum(j.gpu_hours.values()),
                  j.metrics.quality, j.metrics.forgetting_points, j.wall_hours, j.compute_usd, j.noncompute_usd, j.cost_usd)
                 for j in self.jobs]
         return pd.DataFrame(rows, columns=cols)
 
     def schedule_frame(self) -> pd.DataFrame:
-        """One row per job, bucket and tier: the GPU-hours the job runs there."""
-        rows = [(j.name, j.plan.gpu, b, k, v) for j in self.jobs for (b, k), v in sorted(j.gpu_hours.items())]
-        return pd.DataFrame(rows, columns=["job", "gpu", "bucket", "tier", "gpu_hours"])
+        """One row per job, gang, bucket and tier: the GPU-hours the gang runs there."""
+        rows = [(j.name, None if g.stage is None else g.stage + 1, g.role, g.pool, b, k, v) for j in self.jobs
+                for g in j.gangs for (b, k), v in sorted(g.gpu_hours.items())]
+        return pd.DataFrame(rows, columns=["job", "stage", "role", "gpu", "bucket", "tier", "gpu_hours"])
 
     def procurement_frame(self) -> pd.DataFrame:
         """One row per GPU type: reserved GPUs and their utilisation."""

@@ -30,6 +30,12 @@ bucket by bucket with one fixed recourse rule:
 5. A job **misses** its deadline when backlog is left after its deadline
    bucket (more than ``LATE_TOLERANCE`` of its scheduled GPU-hours).
 
+A job of several gangs (stages, a teacher's plan, separate rollout GPUs: ``models/cost/gangs.py``) is
+replayed gang by gang, each as above on its own pool with the job's window: a stage's training and
+rollout GPUs on spot are preempted together (one gang of rate :math:`n p_g + n_r p_{g_r}`), and each
+gang's lost work runs later in the window on its own pool (a later stage is not held back by an
+earlier one's recovery). The job's late GPU-hours are its gangs'.
+
 A scenario's cost is the reserved commitments and the jobs' non-compute cost
 (as scheduled) plus the on-demand and spot GPU-hours run, recovery included.
 A missed job's work left over is not priced (the plan has no bucket for it);
@@ -51,7 +57,7 @@ from planopt.models.schema.portfolio import PortfolioData
 from planopt.models.uncertainty.capacity import CapacityFieldError, CapacityScenarios, draw_capacity, first_preemption_hours, max_scenarios
 
 from planopt.errors import InputError
-from planopt.portfolio.replay import reserved_capacity
+from planopt.portfolio.replay import gang_key, reserved_capacity
 
 PERCENTILES = (10, 50, 90)
 LATE_TOLERANCE = 1e-6   # relative to the job's scheduled GPU-hours: solver tolerance, not lateness
@@ -107,89 +113,119 @@ def draw(pdata: PortfolioData, n: int, seed: int) -> CapacityScenarios:
         raise InputError(str(exc)) from None
 
 
-def _rows(job: dict[str, Any]) -> dict[int, dict[str, float]]:
-    """bucket -> tier -> hours the job's schedule runs there."""
-    out: dict[int, dict[str, float]] = {}
-    for row in job["schedule"]:
-        tiers = out.setdefault(row["bucket"], {})
-        tiers[row["tier"]] = tiers.get(row["tier"], 0.0) + row["hours"]
+@dataclass
+class _Unit:
+    """One gang of one job, as the replay sees it: its pool, count, rows and preemption rate per GPU on spot."""
+    job: int
+    pool: str
+    count: int
+    rows: dict                  # bucket -> tier -> hours
+    rate: float                 # spot preemptions per hour of the whole gang (with a bundle's partner, on spot together)
+    scheduled: float            # its scheduled GPU-hours
+
+
+def _units(pdata: PortfolioData, jobs: list[dict[str, Any]]) -> list[_Unit]:
+    """Every gang of every job (rows grouped by stage and role; a result before version 1.4: one gang a job)."""
+    out = []
+    for j, job in enumerate(jobs):
+        by_gang: dict[tuple, list[dict]] = {}
+        for row in job["schedule"]:
+            by_gang.setdefault(gang_key(row), []).append(row)
+        # a bundle (a stage's training and rollout GPUs) on spot: one gang, preempted at both sets' rate
+        stage_rate: dict = {}
+        for (stage, role), rows in by_gang.items():
+            if role in ("training", "rollout", "teacher", "teacher_rollout"):
+                lead = (stage, "training" if role in ("training", "rollout") else "teacher")
+                stage_rate[lead] = stage_rate.get(lead, 0.0) + rows[0]["gpus"] * pdata.preempt[pdata.pool_of(rows[0])]
+        for (stage, role), rows in by_gang.items():
+            tiers: dict[int, dict[str, float]] = {}
+            for row in rows:
+                t = tiers.setdefault(row["bucket"], {})
+                t[row["tier"]] = t.get(row["tier"], 0.0) + row["hours"]
+            lead = (stage, "training" if role in ("training", "rollout") else "teacher")
+            out.append(_Unit(j, pdata.pool_of(rows[0]), int(rows[0]["gpus"]), tiers, stage_rate[lead],
+                             sum(r["gpu_hours"] for r in rows)))
     return out
 
 
 def schedule_risk(pdata: PortfolioData, result: dict[str, Any], scen: CapacityScenarios) -> ScheduleRisk:
     """The schedule ``result`` (a portfolio result's JSON dict) replayed in every scenario of ``scen``."""
-    H, B, S = pdata.bucket_hours, len(pdata.buckets), scen.scenarios
+    B, S = len(pdata.buckets), scen.scenarios
     jobs = result["jobs"]
     J = len(jobs)
-    gidx = {g: k for k, g in enumerate(pdata.gpus)}
-    gpu = [pdata.pool_of(job["schedule"][0]) if job["schedule"] else None for job in jobs]   # None: the job runs nowhere
-    n = [int(job["schedule"][0]["gpus"]) if job["schedule"] else 0 for job in jobs]
-    rows = [_rows(job) for job in jobs]
-    release = [job["release_bucket"] for job in jobs]
-    deadline = [job["deadline_bucket"] for job in jobs]
-    scheduled = [sum(r["gpu_hours"] for r in job["schedule"]) for job in jobs]
+    units = _units(pdata, jobs)
     procurement = result.get("procurement", [])
     fixed = sum(r["commitment_usd"] or 0.0 for r in procurement if r["tier"] == "reserved") \
         + sum(job["metrics"]["noncompute_usd"] for job in jobs)
-    cost = np.full(S, float(fixed))
-    recourse = np.zeros(S)
-    backlog = np.zeros((S, J))
+    state = {"cost": np.full(S, float(fixed)), "recourse": np.zeros(S), "backlog": np.zeros((S, len(units)))}
     late = np.zeros((S, J))
     meets = np.ones((S, J), dtype=bool)
-    recovery_order = sorted(range(J), key=lambda j: (deadline[j], j))
+    release = [job["release_bucket"] for job in jobs]
+    deadline = [job["deadline_bucket"] for job in jobs]
+    order = sorted(range(len(units)), key=lambda u: (deadline[units[u].job], units[u].job, u))
     for b in range(B):
-        reserved_cap = reserved_capacity(procurement, b)
-        res_spare = {g: 0.0 for g in pdata.gpus}
-        for (provider, region, gpu_name), v in reserved_cap.items():
-            res_spare[pdata.pool_of({"provider": provider, "region": region, "gpu": gpu_name})] += float(v)
-        for j in range(J):
-            if "reserved" in rows[j].get(b, {}):
-                res_spare[gpu[j]] -= n[j]
-        od_left = {g: scen.on_demand_gpus[:, gidx[g], b].copy() for g in pdata.gpus}
-        free = np.full((S, J), H)
-        holds_od = np.zeros((S, J), dtype=bool)
-        for j in range(J):   # 1-3: the scheduled rows
-            tiers = rows[j].get(b, {})
-            g = gpu[j]
-            free[:, j] -= tiers.get("reserved", 0.0)
-            if "on_demand" in tiers:
-                h = tiers["on_demand"]
-                got = od_left[g] >= n[j]
-                od_left[g] -= np.where(got, n[j], 0)
-                holds_od[:, j] = got
-                cost += np.where(got, n[j] * h * pdata.od_price[g][b], 0.0)
-                backlog[:, j] += np.where(got, 0.0, n[j] * h)
-                free[:, j] -= np.where(got, h, 0.0)
-            if "spot" in tiers:
-                h = tiers["spot"]
-                ran = np.minimum(h, first_preemption_hours(scen.preemption_uniform[:, j, b], n[j], pdata.preempt[g]))
-                cost += n[j] * ran * pdata.spot_price[g][b]
-                backlog[:, j] += n[j] * (h - ran)
-                free[:, j] -= ran
-        for j in recovery_order:   # 4: recovery, earliest deadline first
-            if not release[j] <= b <= deadline[j] or n[j] == 0:
-                continue
-            g, nj = gpu[j], n[j]
-            room = np.maximum(free[:, j], 0.0) * nj
-            if "reserved" in rows[j].get(b, {}):
-                run = np.minimum(backlog[:, j], room)
-            else:
-                can = (backlog[:, j] > 0) & (room > 0) & (res_spare[g] >= nj)
-                run = np.where(can, np.minimum(backlog[:, j], room), 0.0)
-                res_spare[g] = res_spare[g] - np.where(run > 0, nj, 0)
-            backlog[:, j] -= run
-            room -= run
-            can = holds_od[:, j] | (od_left[g] >= nj)
-            run = np.where(can & (backlog[:, j] > 0), np.minimum(backlog[:, j], room), 0.0)
-            od_left[g] = od_left[g] - np.where((run > 0) & ~holds_od[:, j], nj, 0)
-            backlog[:, j] -= run
-            cost += run * pdata.od_price[g][b]
-            recourse += run * pdata.od_price[g][b]
+        _replay_bucket(pdata, scen, b, units, order, release, deadline, procurement, state)
         for j in range(J):   # 5: past the deadline bucket
             if b == deadline[j]:
-                late[:, j] = backlog[:, j]
-                meets[:, j] = backlog[:, j] <= LATE_TOLERANCE * max(1.0, scheduled[j])
-    return ScheduleRisk(list(pdata.names), scen.seed, cost, recourse, late, meets)
+                mine = [u for u, unit in enumerate(units) if unit.job == j]
+                late[:, j] = state["backlog"][:, mine].sum(axis=1) if mine else 0.0
+                scheduled = sum(units[u].scheduled for u in mine)
+                meets[:, j] = late[:, j] <= LATE_TOLERANCE * max(1.0, scheduled)
+    return ScheduleRisk(list(pdata.names), scen.seed, state["cost"], state["recourse"], late, meets)
+
+
+def _replay_bucket(pdata: PortfolioData, scen: CapacityScenarios, b: int, units: list[_Unit], order: list[int],
+                   release: list[int], deadline: list[int], procurement: list[dict], state: dict) -> None:
+    """Bucket ``b`` of every scenario: steps 1-4 of the module docstring, gang by gang (``units``)."""
+    H = pdata.bucket_hours
+    gidx = {g: k for k, g in enumerate(pdata.gpus)}
+    cost, backlog = state["cost"], state["backlog"]
+    res_spare = {g: 0.0 for g in pdata.gpus}
+    for (provider, region, gpu_name), v in reserved_capacity(procurement, b).items():
+        res_spare[pdata.pool_of({"provider": provider, "region": region, "gpu": gpu_name})] += float(v)
+    for unit in units:
+        if "reserved" in unit.rows.get(b, {}):
+            res_spare[unit.pool] -= unit.count
+    od_left = {g: scen.on_demand_gpus[:, gidx[g], b].copy() for g in pdata.gpus}
+    free = np.full((scen.scenarios, len(units)), H)
+    holds_od = np.zeros((scen.scenarios, len(units)), dtype=bool)
+    for u, unit in enumerate(units):   # 1-3: the scheduled rows
+        tiers, g, n = unit.rows.get(b, {}), unit.pool, unit.count
+        free[:, u] -= tiers.get("reserved", 0.0)
+        if "on_demand" in tiers:
+            h = tiers["on_demand"]
+            got = od_left[g] >= n
+            od_left[g] -= np.where(got, n, 0)
+            holds_od[:, u] = got
+            cost += np.where(got, n * h * pdata.od_price[g][b], 0.0)
+            backlog[:, u] += np.where(got, 0.0, n * h)
+            free[:, u] -= np.where(got, h, 0.0)
+        if "spot" in tiers:
+            h = tiers["spot"]
+            ran = np.minimum(h, first_preemption_hours(scen.preemption_uniform[:, unit.job, b], 1, unit.rate))
+            cost += n * ran * pdata.spot_price[g][b]
+            backlog[:, u] += n * (h - ran)
+            free[:, u] -= ran
+    for u in order:   # 4: recovery, earliest deadline first
+        unit = units[u]
+        j, g, nj = unit.job, unit.pool, unit.count
+        if not release[j] <= b <= deadline[j] or nj == 0:
+            continue
+        room = np.maximum(free[:, u], 0.0) * nj
+        if "reserved" in unit.rows.get(b, {}):
+            run = np.minimum(backlog[:, u], room)
+        else:
+            can = (backlog[:, u] > 0) & (room > 0) & (res_spare[g] >= nj)
+            run = np.where(can, np.minimum(backlog[:, u], room), 0.0)
+            res_spare[g] = res_spare[g] - np.where(run > 0, nj, 0)
+        backlog[:, u] -= run
+        room -= run
+        can = holds_od[:, u] | (od_left[g] >= nj)
+        run = np.where(can & (backlog[:, u] > 0), np.minimum(backlog[:, u], room), 0.0)
+        od_left[g] = od_left[g] - np.where((run > 0) & ~holds_od[:, u], nj, 0)
+        backlog[:, u] -= run
+        cost += run * pdata.od_price[g][b]
+        state["recourse"] += run * pdata.od_price[g][b]
 
 
 def portfolio_risk(pdata: PortfolioData, result: dict[str, Any], scenarios: int, seed: int = 0) -> ScheduleRisk:

@@ -108,7 +108,7 @@ def schedule_values(pm, out: list, reserved: dict[str, int]) -> list[tuple[Any, 
         fd = form.jobs[j]
         vals += plan_values(pm, j, r, h, i)
         g = fd.hardware[h].gpu
-        held |= {(j, b, g, tiers[k]) for b, k in buckets}
+        held |= {(j, 0, b, g, tiers[k]) for b, k in buckets}
     vals += [(m.holds[key], 1.0 if key in held else 0.0) for key in m.U]
     vals += [(m.reserved[g], float(reserved[g])) for g in d.gpus]
     vals += [(m.reserved_nodes[g], float(reserved[g] // d.node_gpus[g])) for g in d.gpus]

@@ -160,6 +160,9 @@ class PortfolioModel(WarmStart, Schedules, SolvePhases, Explanation):
         if self.data.later_starts and (warm_start or cost_floors):
             self.later_starts_phase(run, warm_start)
             warm_start = cost_floors = False
+        elif not self.form.plain and (warm_start or cost_floors):
+            self.layered_jobs_phase(run)
+            warm_start = cost_floors = False
         if warm_start or cost_floors:
             # the warm start may take at most a share of the time limit: the portfolio MIP needs the rest
             result.warm_start_seconds = self.warm_start(floors=cost_floors, starts=warm_start, budget=budget)

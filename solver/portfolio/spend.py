@@ -36,18 +36,33 @@ def job_charges(pdata, result, j: int) -> tuple[list[Charge], dict[Charge, float
     offset = max(0.0, (js.start_bucket or 0) * bh - js.metrics.hours_breakdown["data_lead_time"])
     rest = [c for c in shifted(plan_charges(pdata.instances[j], js.plan), offset) if c.component not in GPU_LINES]
     gpu, prices = [], {}
-    for (b, tier), gpu_hours in sorted(js.gpu_hours.items()):
-        if tier in TIERS:
-            price = result.bucket_price[tier][js.plan.gpu][b]
-            charge = Charge("compute", 1, b * bh, b * bh + gpu_hours / js.plan.gpu_count, gpu_hours * price, tier)
-            prices[charge] = price
-            gpu.append(charge)
+    for gang, stage in gang_stages(js):
+        for (b, tier), gpu_hours in sorted(gang.gpu_hours.items()):
+            if tier in TIERS:
+                price = result.bucket_price[tier][gang.pool][b]
+                charge = Charge("compute", stage, b * bh, b * bh + gpu_hours / gang.count, gpu_hours * price, tier)
+                prices[charge] = price
+                gpu.append(charge)
     extra = js.noncompute_usd - sum(c.usd for c in rest)   # a spot run's longer wall: more operations and storage
     if extra:
         ops = [c for c in rest if c.component == "operations"]
         start, end = (ops[0].start_hour, ops[0].end_hour) if ops else (offset, offset)
         rest.append(Charge("operations", None, start, end, extra, "spot overhead"))
     return gpu + rest, prices
+
+
+def gang_stages(js) -> list[tuple[Any, int]]:
+    """Each gang of a job with the 1-based number its GPU charges carry (``Charge.stage``): a stage's training GPUs
+    the stage's own, a rollout set's and a teacher's the numbers after the plan's stages, in gang order."""
+    extra = len(js.plan.stages)
+    out = []
+    for gang in js.gangs:
+        if gang.role == "training":
+            out.append((gang, gang.stage + 1))
+        else:
+            extra += 1
+            out.append((gang, extra))
+    return out
 
 
 def reservation_charges(result) -> list[tuple[dict[str, Any], Charge]]:

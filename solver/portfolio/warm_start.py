@@ -128,7 +128,7 @@ class WarmStart:
                 if k == "reserved" and used[b, g, k] > reserved[g]:
                     node = d.node_gpus[g]
                     reserved[g] = -(-used[b, g, k] // node) * node
-                held.add((j, b, g, k))
+                held.add((j, 0, b, g, k))
         values = [(m.holds[key], 1.0 if key in held else 0.0) for key in m.U]
         values += [(m.reserved[g], float(reserved[g])) for g in d.gpus]
         values += [(m.reserved_nodes[g], float(reserved[g] // d.node_gpus[g])) for g in d.gpus]
@@ -142,7 +142,7 @@ class WarmStart:
         form, d = self.form, self.data
         price = {"on_demand": d.od_price, "spot": d.spot_price}
         best = None
-        for k in form.tiers.get((j, b, g), []):
+        for k in form.tiers.get((j, 0, b, g), []):
             if k == "reserved":
                 free = reserved[g] - used.get((b, g, k), 0)
                 if free >= n:

@@ -105,7 +105,7 @@ def charge_row(ctx: dict[str, Any], charge: Charge, day: dt.date, usd: float) ->
     provider = (stage["provider"] if stage else ctx.get("provider")) or NOT_A_PROVIDER
     region = stage["region"] if stage else ctx.get("region")
     spot = charge.part == "spot" if charge.part in TIERS else ctx["spot"]   # a portfolio's GPU charge names its tier
-    where = f"{ctx['name']}/stage{charge.stage}" if charge.stage else ctx["name"]
+    where = f"{ctx['name']}/{stage.get('label', f'stage{charge.stage}')}" if stage else ctx["name"]
     resource = f"{where}/{stage['count']}x{stage['gpu']}" if gpu else f"{where}/{charge.component}" + (
         f"/{charge.part}" if charge.part and not gpu else "")
     sku = f"{stage['gpu']}:{'spot' if spot else 'on-demand'}" if gpu else ctx.get("sku", charge.component)
@@ -156,14 +156,20 @@ def portfolio_focus_rows(pdata, result, start: dt.date) -> list[dict[str, Any]]:
     """A solved portfolio's FOCUS rows from ``start`` (bucket 0 begins at its first hour): its charges
     (``portfolio/spend.py``, the module's docstring), each job's with its own names and tags, each reservation's as
     one commitment (``PricingCategory`` Committed)."""
-    from planopt.portfolio.spend import job_charges, job_instance, reservation_charges
+    from planopt.portfolio.spend import gang_stages, job_charges, job_instance, reservation_charges
     pieces = []
     for j, js in enumerate(result.jobs):
         charges, prices = job_charges(pdata, result, j)
         ctx = job_context(job_instance(pdata, j, js.name), js.plan)
         ctx.update(name=js.name, spot=False, prices=prices)
-        ctx["stages"][0].update(provider=None if js.provider == NOT_A_PROVIDER else js.provider, region=js.region,
-                                gpu=js.gpu_type or js.plan.gpu)
+        for gang, number in gang_stages(js):   # each gang's pool (a rollout set's or a teacher's after the stages)
+            entry = {"gpu": gang.gpu_type or gang.pool, "count": gang.count,
+                     "provider": None if gang.provider == NOT_A_PROVIDER else gang.provider, "region": gang.region,
+                     "usd_per_gpu_hour": None, "label": f"stage{number}" if gang.role == "training" else
+                     (f"stage{gang.stage + 1}-{gang.role}" if gang.stage is not None else gang.role.replace("_", "-"))}
+            while len(ctx["stages"]) < number:
+                ctx["stages"].append(dict(entry))
+            ctx["stages"][number - 1].update({k: v for k, v in entry.items() if k != "usd_per_gpu_hour"})
         pieces.append((ctx, charges))
     labels = pdata.portfolio.labels
     tags = {k: v for k, v in (("project", labels.project), ("team", labels.team)) if v}

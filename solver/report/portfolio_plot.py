@@ -24,7 +24,7 @@ def plot_schedule(result, path: str | Path) -> Path:
     for y, js in enumerate(jobs):
         ax.barh(y, js.deadline_bucket - js.release_bucket + 1, left=js.release_bucket, height=0.8, color="#edf2f7",
                 edgecolor="#a0aec0", linewidth=0.5)
-        cap = js.plan.gpu_count * H
+        cap = max(g.count for g in js.gangs) * H if js.gangs else H
         for b in range(B):
             left = 0.0
             for tier in ("reserved", "on_demand", "spot"):
@@ -35,7 +35,7 @@ def plot_schedule(result, path: str | Path) -> Path:
                     left += share
     ax.set_yticks(range(len(jobs)))
     # tick labels are redrawn from these strings at every draw, so they are made literal here
-    ax.set_yticklabels([figure_text(f"{j.name} ({j.plan.gpu_count}×{j.plan.gpu})") for j in jobs], fontsize=7)
+    ax.set_yticklabels([figure_text(f"{j.name} ({', '.join(f'{g.count}×{g.pool}' for g in j.gangs)})") for j in jobs], fontsize=7)
     ax.invert_yaxis()
     ax.set_title(f"{result.name}: {result.status}, cost ${result.cost_usd:,.0f}" if result.cost_usd is not None else result.name)
     ax.legend(handles=[Patch(color=c, label=t.replace("_", "-")) for t, c in TIER_COLOURS.items()]
@@ -43,7 +43,8 @@ def plot_schedule(result, path: str | Path) -> Path:
     types = [g for g, n in result.reserved.items() if n]
     width = 0.8 / max(1, len(types))
     for n, g in enumerate(types):
-        used = [sum(js.gpu_hours.get((b, "reserved"), 0.0) for js in jobs if js.plan.gpu == g) / H for b in range(B)]
+        used = [sum(gang.gpu_hours.get((b, "reserved"), 0.0) for js in jobs for gang in js.gangs if gang.pool == g) / H
+                for b in range(B)]
         ax2.bar([b + 0.1 + n * width for b in range(B)], used, width=width, align="edge", label=f"{g} used")
         ax2.hlines(result.reserved[g], 0, B, linestyles="dashed", colors=f"C{n}", label=f"{g} reserved: {result.reserved[g]}")
     ax2.set_ylabel("reserved GPUs busy (avg)")

@@ -50,9 +50,28 @@ class ScheduleRow(_Closed):
     gpu: str = Field(description="the catalog GPU name; the job's plan.gpu names the pool (NAME@provider/region when the "
                                  "portfolio lists the GPU type more than once)")
     tier: Tier
-    gpus: int = Field(description="the job's whole GPU count (gang scheduling)")
-    hours: float = Field(description="hours the job runs in the bucket on this pool, at most bucket_hours")
+    gpus: int = Field(description="the gang's whole GPU count (gang scheduling)")
+    hours: float = Field(description="hours the gang runs in the bucket on this pool, at most bucket_hours")
     gpu_hours: float = Field(description="gpus x hours")
+    stage: Optional[int] = Field(description="the plan's stage (1-based) whose GPUs these are; null for a teacher's own "
+                                             "plan, trained before the stages (since version 1.4)")
+    role: Literal["training", "rollout", "teacher", "teacher_rollout"] = Field(
+        description="which of the stage's GPUs: its training GPUs, its separate rollout GPUs (held with them: the same "
+                    "bucket, tier and hours), or its teacher's (since version 1.4)")
+
+
+class Gang(_Closed):
+    """A set of GPUs a job's plan holds together: a stage's training or rollout GPUs, or its teacher's."""
+
+    stage: Optional[int] = Field(description="1-based; null for the teacher's plan")
+    role: Literal["training", "rollout", "teacher", "teacher_rollout"]
+    provider: str
+    region: Optional[str]
+    gpu: str = Field(description="the catalog GPU name")
+    pool: str = Field(description="the portfolio's GPU type key (NAME@provider/region for an offer)")
+    gpus: int
+    spot_share: float = Field(description="share of the gang's compute hours run on spot")
+    gpu_hours: float
 
 
 class JobMetrics(BaseModel):
@@ -80,6 +99,7 @@ class JobResult(_Closed):
     deadline_bucket: int
     start_bucket: Optional[int]
     finish_bucket: Optional[int]
+    gangs: list[Gang] = Field(description="the GPUs the plan holds together, in the order they run (since version 1.4)")
     schedule: list[ScheduleRow]
 
 

@@ -1,15 +1,17 @@
 """A brute-force oracle for tiny portfolios, written apart from the MIP, and the tiny portfolios.
 
-Every discrete choice is enumerated: each job's plan (recipe, hardware, checkpoint
-interval, scored by the single-job evaluator) and, for a fixed plan, the set of
-(bucket, tier) slots in which the job holds its whole GPU count (gang scheduling).
-For a fixed plan and slot set the rest is a small LP in *fractions of the job's
-work* per slot -- a different parameterisation from the MIP's GPU-hours -- handed
-straight to HiGHS (highspy, no Pyomo): least cost, all the work done, at most
-``H n`` GPU-hours in each bucket. Jobs only interact through the GPUs they hold at
-once, so the slot sets of all jobs are combined by counting: the on-demand and spot
-GPUs held in a bucket within the availability, and the reservation the least that
-covers the reserved GPUs held in any bucket (paid for the whole horizon).
+Every discrete choice is enumerated: each job's plan (every plan of its plan space, any layer:
+stages, candidate students, retention, rollout GPUs, a trained teacher; ``planopt.oracles.by_plan``,
+scored by the single-job evaluator) and, for a fixed plan, each of its gangs' sets of (bucket, tier)
+slots in which it holds its whole GPU count (gang scheduling; ``models/cost/gangs.py`` lists a plan's
+gangs). A stage's training and rollout GPUs are one *element* holding both pools in each slot; a
+job's elements (its teacher's, then its stages) run in order, each in buckets after the last of the one
+before. For a fixed plan and slot sets the rest is a small LP per element in *fractions of its
+compute hours* per slot -- a different parameterisation from the MIP's GPU-hours -- handed straight to
+HiGHS (highspy, no Pyomo): least cost, all the work done, at most ``H`` wall hours in each bucket. Jobs
+only interact through the GPUs they hold at once, so the slot sets of all jobs are combined by
+counting: the on-demand and spot GPUs held in a bucket within the availability, and the reservation
+the least that covers the reserved GPUs held in any bucket (paid for the whole horizon).
 
 With ``reserved_start_buckets`` a GPU type's reservation is a set of contracts, one per
 start bucket: the oracle enumerates every vector of whole nodes per start
@@ -28,110 +30,150 @@ import highspy
 import numpy as np
 
 from planopt.models.cost.evaluator import Evaluator
-from planopt.models.formulation.portfolio import hourly_noncompute_usd, spot_overhead_share
+from planopt.models.cost.gangs import plan_gangs
 from planopt.instance import parse_instance
+from planopt.oracles.by_plan import every_plan
 
 GPUS = {"H100-SXM": 1.87, "A100-80GB": 1.79, "L40S": 1.86}  # $/GPU-hour, the scale of the random prices
 
 
 def job_plans(ev: Evaluator):
-    """(plan tuple, metrics) of every plan that meets the job's own limits."""
-    recipes, hardware, intervals = ev.space()
+    """(plan, metrics) of every plan that meets the job's own limits."""
     out = []
-    for r, h, t in itertools.product(recipes, hardware, intervals):
-        m = ev.metrics(r, h, t)
+    for plan, own in every_plan(ev.inst):
+        m = own.plan_metrics(plan)
         if m.feasible:
-            out.append(((r, h, t), m))
+            out.append((plan, m))
     return out
 
 
+def elements(ev: Evaluator, plan, preempt) -> list[list]:
+    """The plan's gangs grouped into elements (a gang and its rollout partner), in the order they run."""
+    needs = plan_gangs(ev, plan, preempt)
+    out: list[list] = []
+    for n, need in enumerate(needs):
+        if need.partner is None:
+            out.append([need])
+        else:
+            next(e for e in out if e[0] is needs[need.partner]).append(need)
+    return out
 
-def job_slots(pdata, j, ev, plan, od_avail=None):
-    """(bucket, tier, GPU-hours per unit of work, USD per unit of work) where job j may hold its GPUs
-    (``od_avail``: on-demand GPUs per type and bucket, default the portfolio's)."""
+
+def element_slots(pdata, j, element, od_avail=None):
+    """(bucket, tier, compute hours per bucket hour, USD per compute hour, {pool: GPUs held}) where an element may run:
+    every pool it holds has the tier there (reserved GPUs arrived and reservable, on-demand and spot GPUs for
+    its whole count), after its lead time."""
     od_avail = od_avail or pdata.od_avail
-    (r, h, t), m = plan
+    lead, first = element[0].lead_hours, element[0]
     H, job = pdata.bucket_hours, pdata.portfolio.jobs[j]
-    g, n = h.gpu, h.count
-    T = sum(ev.compute_hours_by_component(r, h).values())
-    o = ev.hardware(h).overhead_share(t)
-    o_s = spot_overhead_share(ev, h, t, pdata.preempt[g])
-    lead = ev.recipe(r).lead_hours
-    cap = pdata.gpu[g].max_reserved_gpus
     slots = []
     for b in range(job.release_bucket, job.deadline_bucket + 1):
         if lead > (b - job.release_bucket) * H * (1 + 1e-12):
             continue
-        node = pdata.node_gpus[g]
-        if (cap is None or cap // node * node >= n) and b >= pdata.reserved_from[g]:
-            slots.append((b, "reserved", n * (1 + o) * T, 0.0))  # the commitment is paid apart
-        if od_avail[g][b] >= n:
-            slots.append((b, "on_demand", n * (1 + o) * T, n * (1 + o) * T * pdata.od_price[g][b]))
-        if pdata.spot_avail[g][b] >= n:
-            gh = n * (1 + o_s) * T
-            slots.append((b, "spot", gh, gh * pdata.spot_price[g][b] + hourly_noncompute_usd(ev.inst) * (o_s - o) * T))
+        for k in ("reserved", "on_demand", "spot"):
+            ok = True
+            for need in element:
+                g, n = need.gpu, need.count
+                cap, node = pdata.gpu[g].max_reserved_gpus, pdata.node_gpus[g]
+                if k == "reserved":
+                    ok &= (cap is None or cap // node * node >= n) and b >= pdata.reserved_from[g]
+                elif k == "on_demand":
+                    ok &= od_avail[g][b] >= n
+                else:
+                    ok &= pdata.spot_avail[g][b] >= n
+            if not ok:
+                continue
+            o = first.spot_overhead if k == "spot" else first.overhead
+            usd = 0.0 if k == "reserved" else sum(
+                need.count * (1 + o) * (pdata.od_price if k == "on_demand" else pdata.spot_price)[need.gpu][b] for need in element)
+            if k == "spot":
+                usd += first.usd_per_train_hour_other * (first.spot_overhead - first.overhead)
+            slots.append((b, k, 1.0 / (1 + o), usd, {need.gpu: need.count for need in element}))
     return slots
 
 
-def slot_set_cost(slots, n, H, spot_cap=None):
-    """Least cost of doing all of a job's work on the given slots (None if it does not fit);
-    ``spot_cap``: bucket -> most spot GPU-hours there."""
+def slot_set_cost(slots, T, H, spot_cap=None, weight=0.0):
+    """Least cost of running an element's ``T`` compute hours on the given slots (None if it does not fit);
+    ``spot_cap``: bucket -> most preemption-weighted spot GPU-hours there (``weight`` per wall hour)."""
     if not slots:
         return None
+    if T <= 0:
+        return 0.0
     buckets = sorted({s[0] for s in slots})
     capped = [c for c, s in enumerate(slots) if s[1] == "spot" and spot_cap and s[0] in spot_cap]
     A = np.zeros((1 + len(buckets) + len(capped), len(slots)))
     A[0, :] = 1.0
-    for c, (b, _, gh, _) in enumerate(slots):
-        A[1 + buckets.index(b), c] = gh
+    for c, (b, _, rate, _, _) in enumerate(slots):
+        A[1 + buckets.index(b), c] = T / rate          # wall hours of the whole element in the slot
     for r, c in enumerate(capped):
-        A[1 + len(buckets) + r, c] = slots[c][2]
+        A[1 + len(buckets) + r, c] = weight * T / slots[c][2]
     lower = np.concatenate([[1.0], np.full(len(buckets) + len(capped), -np.inf)])
-    upper = np.concatenate([[1.0], np.full(len(buckets), n * H), [spot_cap[slots[c][0]] for c in capped]])
-    return _lp_min(np.array([s[3] for s in slots]), A, lower, upper)
+    upper = np.concatenate([[1.0], np.full(len(buckets), H), [spot_cap[slots[c][0]] for c in capped]])
+    return _lp_min(np.array([s[3] * T for s in slots]), A, lower, upper)
 
 
-def job_options(pdata, j, ev, plan, od_avail=None, spot_cap=None):
-    """(held slots {(bucket, tier)}, cost) of every slot set that is not dominated by a subset
-    (``spot_cap``: (job, bucket, GPU type) -> most spot GPU-hours there)."""
-    slots = job_slots(pdata, j, ev, plan, od_avail)
-    g = plan[0][1].gpu
-    caps = {b: v for (jj, b, gg), v in (spot_cap or {}).items() if jj == j and gg == g}
-    n = plan[0][1].count
+def element_options(pdata, j, element, od_avail=None, spot_cap=None):
+    """(held {(bucket, pool, tier): GPUs}, buckets, cost) of every slot set of an element that is not dominated by a
+    subset (``spot_cap``: (job, bucket) -> most preemption-weighted spot GPU-hours there)."""
+    slots = element_slots(pdata, j, element, od_avail)
+    caps = {b: v for (jj, b), v in (spot_cap or {}).items() if jj == j}
+    weight = sum(need.count * pdata.preempt[need.gpu] for need in element)
+    T = element[0].compute_hours
     options = []
     for size in range(1, len(slots) + 1):
         for subset in itertools.combinations(slots, size):
-            held = frozenset((s[0], s[1]) for s in subset)
-            cost = slot_set_cost(list(subset), n, pdata.bucket_hours, caps)
-            if cost is None or any(o <= held and c <= cost + 1e-9 for o, c in options):
+            held_slots = frozenset((s[0], s[1]) for s in subset)
+            cost = slot_set_cost(list(subset), T, pdata.bucket_hours, caps, weight)
+            if cost is None or any(o <= held_slots and c <= cost + 1e-9 for o, _, c in options):
                 continue
-            options.append((held, cost))
-    return options
+            options.append((held_slots, subset, cost))
+    return [({(b, g, k): n for (b, k, _, _, pools) in subset for g, n in pools.items()},
+             {b for b, _ in held_slots}, cost) for held_slots, subset, cost in options]
+
+
+def job_options(pdata, j, ev, plan, od_avail=None, spot_cap=None):
+    """(held {(bucket, pool, tier): GPUs}, cost) of every schedule of a plan's elements, in order."""
+    per = [element_options(pdata, j, e, od_avail, spot_cap) for e in elements(ev, plan, pdata.preempt)]
+    out = []
+    for combo in itertools.product(*per):
+        last, ok, held, cost = -1, True, {}, 0.0
+        for h, buckets, c in combo:
+            if buckets and min(buckets) <= last:
+                ok = False
+                break
+            last = max(buckets) if buckets else last
+            for key, n in h.items():
+                held[key] = held.get(key, 0) + n
+            cost += c
+        if ok:
+            out.append((held, cost))
+    return out
 
 
 def best_portfolio_cost(pdata, od_avail=None, spot_cap=None) -> float | None:
     """The least total cost over every plan and every set of held slots of every job (None: infeasible);
-    ``od_avail`` replaces the on-demand GPUs per type and bucket, ``spot_cap`` caps spot GPU-hours
-    per (job, bucket, GPU type)."""
+    ``od_avail`` replaces the on-demand GPUs per type and bucket, ``spot_cap`` caps the preemption-weighted spot
+    GPU-hours (sum of p_g x GPU-hours) per (job, bucket)."""
     od_avail = od_avail or pdata.od_avail
     evs = [Evaluator(inst) for inst in pdata.instances]
     per_job = []
     for j, ev in enumerate(evs):
         choices = []
-        for plan in job_plans(ev):
-            noncompute = plan[1].cost_usd - plan[1].cost_breakdown_usd["compute"] - plan[1].cost_breakdown_usd["evaluation"]
-            choices.extend((plan[0][1], noncompute + cost, held) for held, cost in job_options(pdata, j, ev, plan, od_avail, spot_cap))
+        for plan, metrics in job_plans(ev):
+            needs = plan_gangs(ev, plan, pdata.preempt)
+            noncompute = metrics.cost_usd - sum(n.gpu_usd_at_instance_prices() for n in needs)
+            choices.extend((noncompute + cost, held) for held, cost in job_options(pdata, j, ev, plan, od_avail, spot_cap))
         per_job.append(choices)
     best = None
     budget = pdata.portfolio.budget_usd
     for combo in itertools.product(*per_job):
-        total = sum(c for _, c, _ in combo)
+        total = sum(c for c, _ in combo)
         if best is not None and total >= best:
             continue
         held: dict = {}
-        for hw, _, slots in combo:
-            for (b, k) in slots:
-                held[b, hw.gpu, k] = held.get((b, hw.gpu, k), 0) + hw.count
+        for _, slots in combo:
+            for key, n in slots.items():
+                held[key] = held.get(key, 0) + n
         ok = True
         reserve: dict = {}
         by_bucket: dict = {}   # later starts: GPU type -> bucket -> reserved GPUs held
@@ -396,10 +438,8 @@ def best_chance_cost(pdata, scen, confidence: float) -> float | None:
         cap = {}
         for j in range(len(pdata.instances)):
             for b in pdata.buckets:
-                for g in pdata.gpus:
-                    p = pdata.preempt[g]
-                    if p > 0 and covered:
-                        cap[j, b, g] = min(-math.log(scen.preemption_uniform[s, j, b]) / p for s in covered)
+                if covered and any(pdata.preempt[g] > 0 for g in pdata.gpus):
+                    cap[j, b] = min(-math.log(scen.preemption_uniform[s, j, b]) for s in covered)
         key = (tuple((g, tuple(v)) for g, v in sorted(od.items())), tuple(sorted(cap.items())))
         if key in seen:
             continue

@@ -288,17 +288,6 @@ def test_the_chance_mip_equals_enumeration_with_rollout_options(seed):
     assert close(mip.risk["expected"]["cost_usd"], oracle.expected["cost_usd"]), (mip.plan, oracle.plan)
 
 
-def test_a_portfolio_job_with_rollout_gpus_is_refused_naming_the_field(tmp_path):
-    data = json.loads((INSTANCES / "portfolio-small.json").read_text())
-    n, job = next((n, j) for n, j in enumerate(data["jobs"]) if {"rl", "opd"} & set(j["instance"]["training"]["methods"]))
-    job["instance"]["hardware"]["rollout_gpus"] = [{"name": "H100-SXM", "counts": [8]}]
-    path = tmp_path / "portfolio.json"
-    path.write_text(json.dumps(data))
-    code, _, err = cli("solve", path)
-    assert code == 2 and f"jobs.{n}.instance.hardware.rollout_gpus" in err and len(err.strip().splitlines()) == 1, err
-
-
-@pytest.mark.slow  # the candidate oracle lists 66,924 plans (~10 s)
 def test_a_choice_of_student_with_rollout_options_equals_its_oracle():
     """candidate_students: one block per student, each with split choices (a student too large for a rollout set
     simply does not fit it); the time optimum splits."""

@@ -247,19 +247,6 @@ def test_trainer_and_trainer_options_together_are_refused(tmp_path):
     assert "twice" in refused(tmp_path, twice, "training.trainer_options")
 
 
-def test_a_portfolio_refuses_a_choice_of_trainer_in_one_line(tmp_path):
-    from typer.testing import CliRunner
-    from planopt.cli import app
-    data = json.loads((INSTANCES / "portfolio-small.json").read_text())
-    data["jobs"][0]["instance"]["training"]["trainer_options"] = BACKENDS[:2]
-    f = tmp_path / "pf.json"
-    f.write_text(json.dumps(data))
-    res = CliRunner().invoke(app, ["validate", str(f)])
-    assert res.exit_code == 2
-    (line,) = res.output.strip().splitlines()
-    assert "jobs.0.instance.training.trainer_options: a choice of trainer is not yet planned in portfolios" in line
-
-
 def test_a_pilot_fit_prices_its_rows_on_the_instances_trainer():
     from planopt.errors import InputError
     from planopt.uncertainty.fit import read_pilot

@@ -226,8 +226,10 @@ def test_weird_names_in_the_risk_and_schedule_plots(tmp_path):
     for n, name in enumerate(WEIRD_NAMES):
         plot_risk(plan_risk(inst, plan, 200, 0), tmp_path / f"r{n}.svg", name)
         assert (tmp_path / f"r{n}.svg").exists()
+    hours = {(0, "reserved"): 4.0, (1, "spot"): 2.0}
+    gang = SimpleNamespace(count=1, pool=WEIRD_NAMES[2], gpu_hours=hours)   # a GPU's name reaches the row labels
     job = SimpleNamespace(name=WEIRD_NAMES[0], plan=_opd(100, gpu=WEIRD_NAMES[2]), release_bucket=0, deadline_bucket=1,
-                          gpu_hours={(0, "reserved"): 4.0, (1, "spot"): 2.0})
+                          gpu_hours=hours, gangs=[gang])
     result = SimpleNamespace(jobs=[job], buckets=2, bucket_hours=24.0, name=WEIRD_NAMES[1], status="optimal",
                              cost_usd=100.0, reserved={"H100-SXM": 1})
     assert plot_schedule(result, tmp_path / "g.pdf").exists()
