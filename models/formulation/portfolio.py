@@ -42,7 +42,7 @@ from planopt.models.formulation.space import PlanSpace, collect_space
 from planopt.models.schema.portfolio import PortfolioData
 
 TIERS = ("reserved", "on_demand", "spot")
-EARLIER_USD = 1e-6  # per GPU-hour and bucket index (+1): breaks ties towards fewer GPU-hours and early buckets
+EARLIER_USD = 1e-6  # per GPU-hour and bucket index: breaks ties towards early buckets (and asynchronous overlaps at their least)
 LEAD_TOLERANCE = 1e-12   # relative: a lead time equal to the hours since release (up to rounding) has passed
 
 
@@ -512,9 +512,10 @@ def define_costs(m: pyo.ConcreteModel, form: PortfolioFormulation, index: Schedu
        + \sum u\,p^{od} + \sum u\,p^{s} + \sum_j \mathrm{noncompute}_j   \qquad\text{(cost_usd)}
 
     (the first sum over the types without later starts; :math:`\mathrm{noncompute}_j` of ``gangs.py``), and the
-    objective is :math:`\mathrm{cost} + 10^{-6} \sum (b + 1)\, u` (``EARLIER_USD`` per GPU-hour and bucket),
-    so that ties go to fewer GPU-hours (an asynchronous stage's epigraph, ``work.define_overlap``, at its least
-    even on reserved GPUs) and then to the earliest bucket; reported costs leave it out. A job's share
+    objective is :math:`\mathrm{cost} + 10^{-6} (\sum b\, u + \sum W)` (``EARLIER_USD`` per GPU-hour and bucket
+    index), so that ties go to the earliest bucket and an asynchronous stage's overlap epigraph
+    (``work.define_overlap``, :math:`W`) sits at its least even where its hours cost nothing more (spare reserved
+    GPUs, no hourly money); reported costs leave it out. A job's share
     (``job_cost_usd``) prices its reserved GPU-hours at the reservation rate; the shares sum to at most
     ``cost_usd`` (the reserved GPUs of a type cover, bucket by bucket, the reserved GPU-hours of all jobs)."""
     pd_, keys = form.data, index.keys
@@ -532,7 +533,9 @@ def define_costs(m: pyo.ConcreteModel, form: PortfolioFormulation, index: Schedu
     m.spot_usd = pyo.Expression(expr=sum(price["spot"][g][b] * m.gpu_hours[j, a, b, g, k] for (j, a, b, g, k) in keys if k == "spot"))
     m.noncompute_usd = pyo.Expression(expr=sum(m.job[j].portfolio_noncompute_usd for j in m.J))
     m.cost_usd = pyo.Expression(expr=m.reserved_usd + m.on_demand_usd + m.spot_usd + m.noncompute_usd)
-    m.lateness = pyo.Expression(expr=sum((b + 1) * m.gpu_hours[j, a, b, g, k] for (j, a, b, g, k) in keys))
+    overlap = [v for j in m.J for v in m.job[j].component_data_objects(pyo.Var, descend_into=True)
+               if v.parent_component().local_name == "overlap_hours"]
+    m.lateness = pyo.Expression(expr=sum(b * m.gpu_hours[j, a, b, g, k] for (j, a, b, g, k) in keys) + sum(overlap))
     m.objective = pyo.Objective(expr=m.cost_usd + EARLIER_USD * m.lateness, sense=pyo.minimize)
 
 

@@ -358,12 +358,30 @@ def replay_one_scenario(pdata, result: dict, uniform, od_gpus) -> tuple[float, l
     """A schedule replayed in one capacity scenario, scalar by scalar (the brute-force twin of
     ``portfolio_risk.schedule_risk``): (cost in USD, GPU-hours left after each job's deadline).
     ``uniform[j][b]``: the preemption uniform of job j in bucket b; ``od_gpus[g][b]``: on-demand
-    GPUs obtainable, g the index of the GPU type. The recourse rule is the module's docstring's."""
+    GPUs obtainable, g the index of the GPU type. The recourse rule is the module's docstring's, gang by
+    gang: each (stage, role) of a job on its own pool; a stage's training and rollout GPUs on spot are
+    preempted together, at the rate of both."""
     H = pdata.bucket_hours
     jobs = result["jobs"]
     cost = sum(r["commitment_usd"] for r in result["procurement"] if r["tier"] == "reserved")
     cost += sum(job["metrics"]["noncompute_usd"] for job in jobs)
-    backlog = [0.0] * len(jobs)
+    units = []   # (job, rows of one gang)
+    for j, job in enumerate(jobs):
+        by: dict = {}
+        for row in job["schedule"]:
+            by.setdefault((row.get("stage", 1), row.get("role", "training")), []).append(row)
+        for key in by:
+            units.append((j, key, by[key]))
+
+    def rate(j, key, g):   # the gang's preemption rate with its bundle partner (same stage, same side)
+        side = "teacher" if key[1].startswith("teacher") else "student"
+        total = 0.0
+        for jj, other, rows in units:
+            if jj == j and other[0] == key[0] and ("teacher" if other[1].startswith("teacher") else "student") == side:
+                total += rows[0]["gpus"] * pdata.preempt[pdata.pool_of(rows[0])]
+        return total
+
+    backlog = [0.0] * len(units)
     late = [0.0] * len(jobs)
     for b in range(len(pdata.buckets)):
         reserved = {g: 0 for g in pdata.gpus}
@@ -371,57 +389,58 @@ def replay_one_scenario(pdata, result: dict, uniform, od_gpus) -> tuple[float, l
             if r["tier"] == "reserved" and r["start_bucket"] <= b <= r["end_bucket"]:
                 reserved[pdata.pool_of(r)] += r["gpus"]
         od = {g: od_gpus[k][b] for k, g in enumerate(pdata.gpus)}
-        used = [0.0] * len(jobs)           # hours of the bucket each job has run
-        holds = [set() for _ in jobs]      # tiers each job holds in the bucket
-        for j, job in enumerate(jobs):
-            for row in job["schedule"]:
+        used = [0.0] * len(units)          # hours of the bucket each gang has run
+        holds = [set() for _ in units]     # tiers each gang holds in the bucket
+        for u, (j, key, rows) in enumerate(units):
+            for row in rows:
                 if row["bucket"] == b and row["tier"] == "reserved":
                     reserved[pdata.pool_of(row)] -= row["gpus"]
-                    holds[j].add("reserved")
-                    used[j] += row["hours"]
-        for j, job in enumerate(jobs):
-            for row in job["schedule"]:
+                    holds[u].add("reserved")
+                    used[u] += row["hours"]
+        for u, (j, key, rows) in enumerate(units):
+            for row in rows:
                 if row["bucket"] != b or row["tier"] != "on_demand":
                     continue
                 if od[pdata.pool_of(row)] >= row["gpus"]:
                     od[pdata.pool_of(row)] -= row["gpus"]
-                    holds[j].add("on_demand")
-                    used[j] += row["hours"]
+                    holds[u].add("on_demand")
+                    used[u] += row["hours"]
                     cost += row["gpu_hours"] * pdata.od_price[pdata.pool_of(row)][b]
                 else:
-                    backlog[j] += row["gpus"] * row["hours"]
-            for row in job["schedule"]:
+                    backlog[u] += row["gpus"] * row["hours"]
+            for row in rows:
                 if row["bucket"] != b or row["tier"] != "spot":
                     continue
-                rate = row["gpus"] * pdata.preempt[pdata.pool_of(row)]
-                first = -math.log(uniform[j][b]) / rate if rate > 0 else math.inf
+                r_ = rate(j, key, pdata.pool_of(row))
+                first = -math.log(uniform[j][b]) / r_ if r_ > 0 else math.inf
                 ran = min(row["hours"], first)
-                used[j] += ran
+                used[u] += ran
                 cost += row["gpus"] * ran * pdata.spot_price[pdata.pool_of(row)][b]
-                backlog[j] += row["gpus"] * (row["hours"] - ran)
-        for j in sorted(range(len(jobs)), key=lambda j: (jobs[j]["deadline_bucket"], j)):
+                backlog[u] += row["gpus"] * (row["hours"] - ran)
+        for u in sorted(range(len(units)), key=lambda u: (jobs[units[u][0]]["deadline_bucket"], units[u][0], u)):
+            j, key, rows = units[u]
             job = jobs[j]
-            if not (job["release_bucket"] <= b <= job["deadline_bucket"]) or not job["schedule"] or backlog[j] <= 0:
+            if not (job["release_bucket"] <= b <= job["deadline_bucket"]) or backlog[u] <= 0:
                 continue
-            g, n = pdata.pool_of(job["schedule"][0]), job["schedule"][0]["gpus"]
+            g, n = pdata.pool_of(rows[0]), rows[0]["gpus"]
             for tier in ("reserved", "on_demand"):
-                room = max(0.0, H - used[j]) * n
-                if backlog[j] <= 0 or room <= 0:
+                room = max(0.0, H - used[u]) * n
+                if backlog[u] <= 0 or room <= 0:
                     continue
                 pool = reserved if tier == "reserved" else od
-                if tier not in holds[j]:
+                if tier not in holds[u]:
                     if pool[g] < n:
                         continue
                     pool[g] -= n
-                    holds[j].add(tier)
-                run = min(backlog[j], room)
-                backlog[j] -= run
-                used[j] += run / n
+                    holds[u].add(tier)
+                run = min(backlog[u], room)
+                backlog[u] -= run
+                used[u] += run / n
                 if tier == "on_demand":
                     cost += run * pdata.od_price[g][b]
         for j, job in enumerate(jobs):
             if b == job["deadline_bucket"]:
-                late[j] = backlog[j]
+                late[j] = sum(backlog[u] for u, unit in enumerate(units) if unit[0] == j)
     return cost, late
 
 

@@ -1,0 +1,205 @@
+"""Every layer of the plan model in a portfolio (issue 23 item 3): a job's stages, candidate students, retention
+block, separate rollout GPUs, trained teacher and trainer options are planned exactly as for the job alone.
+
+- a one-job portfolio with ample on-demand GPUs at the job's own prices returns the job's own optimum, on the
+  shipped layered instances and variants that force each layer's gangs into the optimum;
+- on random tiny portfolios whose first job switches layers on at random, several at once, the MIP equals the
+  brute-force oracle (``portfolio_oracle``, which enumerates every plan of any plan space and every schedule of
+  its gangs in order), and every schedule replays; under a time limit too;
+- the schedule's risk under capacity scenarios equals its scenario-by-scenario twin, gang by gang, and a schedule
+  held at a confidence equals the brute force over scenario sets;
+- the replay catches a schedule whose gangs run out of order or whose rollout GPUs do not run with their
+  training GPUs.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+import planopt
+from planopt.job.model import PlanModel
+from planopt.portfolio.solve import load_portfolio, solve_portfolio
+
+from tests.support.layered_portfolios import layered_portfolio, one_job_portfolio_of
+from tests.support.portfolio_oracle import (assert_optimum_is, assert_risk_equals_brute_force,
+                                            assert_time_limited_path_matches_brute_force, best_portfolio_cost, close,
+                                            with_shortfall)
+
+INSTANCES = Path(__file__).resolve().parents[3] / "instances"
+
+
+def _load(name: str) -> dict:
+    return json.loads((INSTANCES / name).read_text())
+
+
+def _teacher_first() -> dict:
+    d = _load("qwen3-8b-math-train-the-teacher.json")
+    d["training"]["methods"] = {"opd": d["training"]["methods"]["opd"]}
+    return d
+
+
+def _two_stages() -> dict:
+    d = _load("qwen3-32b-sft-then-rl.json")
+    d["training"]["stage_sequences"] = [["sft", "rl"]]
+    return d
+
+
+def _cheap_rollout() -> dict:
+    """The split-rollout job with its A100 rollout GPUs nearly free (an inference fleet's spare GPUs at their marginal
+    cost): a portfolio without its deadline then still splits generation off (colocated is cheaper at list prices)."""
+    d = _load("qwen3-32b-agentic-rl-split-rollout.json")
+    for o in d["hardware"]["rollout_gpus"]:
+        if o["name"] == "A100-80GB":
+            o["price_usd_per_gpu_hour"] = 0.05
+    return d
+
+
+def _trainer_options() -> dict:
+    d = _load("qwen3-8b-math.json")
+    d["training"]["trainer_options"] = [{"backend": "megatron"}, {"backend": "fsdp"}, {"backend": "deepspeed", "zero_stage": 3}]
+    return d
+
+
+ALONE = {"candidate students": lambda: _load("math-8b-or-32b.json"),
+         "retention": lambda: _load("retention/qwen3-8b-math-long-rollback-detection.json"),
+         "split rollout": lambda: _load("qwen3-32b-agentic-rl-split-rollout.json"),
+         "split rollout, cheap": _cheap_rollout,
+         "trained teacher": _teacher_first,
+         "two stages": _two_stages,
+         "trainer options": _trainer_options}
+# the gangs each case's optimum must hold (stage, role), so that the layer is in the answer, not only in the model
+HOLDS = {"split rollout, cheap": {(0, "training"), (0, "rollout")}, "trained teacher": {(None, "teacher"), (0, "training")},
+         "two stages": {(0, "training"), (1, "training")}}
+
+
+@pytest.mark.parametrize("case", sorted(ALONE))
+def test_a_one_job_portfolio_returns_the_job_s_own_optimum(case):
+    p = one_job_portfolio_of(ALONE[case]())
+    pdata = load_portfolio(p)
+    alone = PlanModel(pdata.instances[0]).solve()     # the job as the portfolio runs it (its prices, its own limits)
+    res = solve_portfolio(p, rel_gap=1e-9)
+    assert alone.status == "optimal" and res.status == "optimal", (alone.status, res.status, res.message)
+    assert close(res.cost_usd, alone.metrics.cost_usd, rel=1e-7), (res.cost_usd, alone.metrics.cost_usd)
+    assert close(res.mip_cost_usd, res.cost_usd)
+    (job,) = res.jobs
+    assert job.plan.methods == alone.plan.methods
+    assert res.violations == [] and res.big_m_breaches == []
+    assert planopt.replay_schedule(pdata, res.to_dict()) == []
+    assert HOLDS.get(case, {(0, "training")}) == {(g.stage, g.role) for g in job.gangs}
+
+
+@pytest.mark.parametrize("seed", range(0, 60))
+def test_layered_portfolios_equal_the_brute_force(seed):
+    _check_against_oracle(seed)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(60, 220))
+def test_more_layered_portfolios_equal_the_brute_force(seed):
+    _check_against_oracle(seed)
+
+
+def _layered(seed: int) -> dict:
+    made = layered_portfolio(seed)
+    if made is None:
+        pytest.skip("the seed draws no layered job small enough for the oracle")
+    return made[0]
+
+
+def _check_against_oracle(seed: int) -> None:
+    p = _layered(seed)
+    pdata = load_portfolio(p)
+    oracle = best_portfolio_cost(pdata)
+    res = solve_portfolio(p, rel_gap=1e-9)
+    if not assert_optimum_is(res, oracle):
+        return
+    assert res.violations == [] and res.big_m_breaches == [], (res.violations, res.big_m_breaches)
+    assert planopt.replay_schedule(pdata, res.to_dict()) == []
+
+
+def test_the_random_layered_portfolios_put_every_kind_of_gang_in_some_optimum():
+    """Not only in the model: among the seeds the oracle tests check, optima hold a teacher's gang
+    before the stages, two stages one after another, and a stage's rollout GPUs with its training GPUs (else the
+    oracle tests above would pass without checking those rows)."""
+    seen = set()
+    for seed in range(0, 120):
+        made = layered_portfolio(seed)
+        if made is None:
+            continue
+        res = solve_portfolio(made[0], rel_gap=1e-9)
+        for job in res.jobs:
+            for g in job.gangs:
+                seen |= {"teacher"} if g.role == "teacher" else {"rollout"} if g.role == "rollout" else set()
+                seen |= {"stages"} if g.stage == 1 else set()
+    assert seen == {"teacher", "rollout", "stages"}, seen
+
+
+@pytest.mark.parametrize("seed", [13, 58, 103, 107])
+def test_layered_portfolios_under_a_time_limit_equal_the_brute_force(seed):
+    assert_time_limited_path_matches_brute_force(_layered(seed))
+
+
+@pytest.mark.parametrize("seed", [13, 58, 103, 107, 160])
+def test_the_risk_of_a_layered_schedule_equals_its_scenario_by_scenario_twin(seed):
+    assert_risk_equals_brute_force(with_shortfall(_layered(seed), seed), 40, seed)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [13, 58, 102, 103, 107, 160, 182, 192])
+def test_a_layered_schedule_held_at_a_confidence_equals_the_brute_force(seed):
+    from planopt.portfolio.chance import solve_portfolio_at_confidence
+    from planopt.portfolio.risk import draw
+    from tests.support.portfolio_oracle import best_chance_cost
+    p = with_shortfall(_layered(seed), seed)
+    pdata = load_portfolio(p)
+    scen = draw(pdata, 4, seed)
+    oracle = best_chance_cost(pdata, scen, 0.75)
+    res = solve_portfolio_at_confidence(p, 0.75, scenarios=4, seed=seed, rel_gap=1e-9, guard=False)
+    if oracle is None:
+        assert res.status == "infeasible"
+        return
+    assert res.status == "optimal" and close(res.cost_usd, oracle), (res.cost_usd, oracle)
+    assert res.risk["chance"]["in_sample_share_undisrupted"] >= 0.75 - 1e-9
+
+
+def _solved(case: str) -> tuple[dict, dict]:
+    p = one_job_portfolio_of(ALONE[case]())
+    return p, solve_portfolio(p, rel_gap=1e-9).to_dict()
+
+
+def test_the_replay_catches_a_stage_run_before_the_one_before_it_ends():
+    p, out = _solved("two stages")
+    pdata = load_portfolio(p)
+    assert planopt.replay_schedule(pdata, out) == []
+    bad = copy.deepcopy(out)
+    first = min(r["bucket"] for r in bad["jobs"][0]["schedule"] if r["stage"] == 1)
+    for row in bad["jobs"][0]["schedule"]:
+        if row["stage"] == 2:
+            row["bucket"] = first
+    problems = planopt.replay_schedule(pdata, bad)
+    assert any("before the gang before them has finished" in x for x in problems), problems
+
+
+def test_the_replay_catches_rollout_gpus_that_do_not_run_with_their_training_gpus():
+    p, out = _solved("split rollout, cheap")
+    pdata = load_portfolio(p)
+    assert planopt.replay_schedule(pdata, out) == []
+    bad = copy.deepcopy(out)
+    row = next(r for r in bad["jobs"][0]["schedule"] if r["role"] == "rollout")
+    row["hours"] /= 2
+    row["gpu_hours"] /= 2
+    problems = planopt.replay_schedule(pdata, bad)
+    assert any("not with their training GPUs" in x for x in problems), problems
+
+
+def test_a_layered_job_s_gangs_are_published_and_their_rows_say_whose_they_are():
+    _, out = _solved("trained teacher")
+    job = out["jobs"][0]
+    assert out["version"] == "1.4"
+    assert [(g["stage"], g["role"]) for g in job["gangs"]] == [(None, "teacher"), (1, "training")]
+    assert {(r["stage"], r["role"]) for r in job["schedule"]} == {(None, "teacher"), (1, "training")}
+    assert sum(g["gpu_hours"] for g in job["gangs"]) == pytest.approx(job["metrics"]["gpu_hours"])
