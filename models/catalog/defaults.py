@@ -476,7 +476,8 @@ FSDP_COLLECTIVES_PER_MICROSTEP = 3.0
 # bf16 gradients out: 3 x 2 bytes per parameter. Per optimiser step the fp32 master
 # weights and Adam moments (12 bytes per parameter, ZeRO's K = 12) cross the host link
 # in and out once (verl moves them to the GPU for the update and back; DeepSpeed's
-# CPU-Adam reads and writes them in host memory instead: INFERRED, the same bytes).
+# CPU-Adam reads and writes them in host memory instead, priced as host CPU time on a
+# DeepSpeed trainer: trainers.DEEPSPEED_OFFLOAD_HOST_SECONDS_PER_PARAM_PER_STEP).
 OFFLOAD_STREAM_BYTES_PER_PARAM_PER_MICROSTEP = 6.0
 OFFLOAD_STATE_BYTES_PER_PARAM_PER_STEP = 2.0 * 12.0
 # Host link per GPU, one direction, GB/s (datasheets): PCIe Gen4 x16 = 32 GB/s
@@ -659,7 +660,7 @@ LOG_INGEST_USD_PER_GB = 0.50
 # Trainer backends (issue 24 item 1): their sourced efficiencies live in trainers.py; named here as every
 # default is (``d.TRAINER_EFFICIENCY``)
 from planopt.models.catalog.trainers import (  # noqa: E402,F401
-    TRAINER_BACKENDS, FSDP_TRAIN_SECONDS_MEGATRON_LLAMA31_8B, FSDP_TRAIN_SECONDS_DTENSOR_LLAMA31_8B, FSDP_LOGPROB_SECONDS_MEGATRON_LLAMA31_8B, FSDP_LOGPROB_SECONDS_DTENSOR_LLAMA31_8B, DEEPSPEED_TOKENS_PER_S_PER_DEVICE_GRANITE_7B, FSDP_TOKENS_PER_S_PER_DEVICE_GRANITE_7B, TRAINER_EFFICIENCY, TRAINER_DEFAULT, ZERO_STAGE_STATE_BYTES_PER_PARAM)
+    TRAINER_BACKENDS, FSDP_TRAIN_SECONDS_MEGATRON_LLAMA31_8B, FSDP_TRAIN_SECONDS_DTENSOR_LLAMA31_8B, FSDP_LOGPROB_SECONDS_MEGATRON_LLAMA31_8B, FSDP_LOGPROB_SECONDS_DTENSOR_LLAMA31_8B, DEEPSPEED_TOKENS_PER_S_PER_DEVICE_GRANITE_7B, FSDP_TOKENS_PER_S_PER_DEVICE_GRANITE_7B, TRAINER_EFFICIENCY, TRAINER_DEFAULT, ZERO_STAGE_STATE_BYTES_PER_PARAM, DEEPSPEED_OFFLOAD_HOST_SECONDS_PER_PARAM_PER_STEP)
 
 # Long context and eager decode (issue 24 item 2): context parallelism's ring and the eager launch overhead
 # live in long_context.py; named here as every default is

@@ -45,8 +45,8 @@ def two_estimates(a: float, b: float) -> tuple[float, float]:
 # required factor f* is the multiplier on efficiency.mfu_factor and decode_factor
 # together that reproduces the published figure (the rate-free collectives and host-link
 # transfers left as they are), so the range of f* is the range of those two factors.
-# Three kinds, each from its own rows: SFT hours (5 rows: Bespoke Labs, Open Thoughts x2,
-# s1, Phi-4-reasoning), dense RL step times (6 rows: NeMo RL v0.5 x5, v0.7 x1), MoE RL step
+# Three kinds, each from its own rows: SFT hours (9 rows: Bespoke Labs x2, Open Thoughts x2,
+# s1, Phi-4-reasoning, DeepSpeed-Chat x2, Sky-T1), dense RL step times (6 rows: NeMo RL v0.5 x5, v0.7 x1), MoE RL step
 # times (21 rows: NeMo RL v0.5 x6, v0.6 x10, v0.7 x4, verl x1). Each range is the P10-P90 of a log-normal whose
 # median is the rows' median f* and whose σ is the root mean square of the rows'
 # leave-one-SOURCE-out log residuals (a source is one publication or release; the median
@@ -54,11 +54,12 @@ def two_estimates(a: float, b: float) -> tuple[float, float]:
 # grouping: planopt.uncertainty.out_of_fold). MoE's range excluded 1 (0.358-0.920: the
 # point prediction outside its own interval), so its median, 0.567 (21 rows), became the calibrated
 # factor defaults.STEP_TIME_CALIBRATION_FACTOR["moe"] on every MoE rate and its range is
-# centred on that point; dense RL (median 0.896) and SFT (median 0.704 over 7 rows with each row's trainer;
-# 0.387 over 5 before DeepSpeed-Chat's two step-1 rows) hold 1 and are not calibrated (SFT misses
-# both ways: ~3x fast on the three LlamaFactory rows, whose configs set overlap_comm false, 1.6x slow on
-# DeepSpeed-Chat's OPT-66B on 64 A100 with DeepSpeed's default overlap; 2.6x slow with its collectives in series,
-# before overlap_comm was an input, which widened the range to 0.084-5.884; CALIBRATION.md). Out-of-fold
+# centred on that point; dense RL (median 0.896) and SFT (median 0.742 over 9 rows, since DeepSpeed's
+# ZeRO-Offload optimiser step is priced as host CPU time and the LlamaFactory rows carry the offload their
+# configs set; 0.704 over 7 before, 0.387 over 5 before DeepSpeed-Chat's two step-1 rows) hold 1 and are not
+# calibrated (SFT misses both ways: the two 4-node OpenThinker rows ~1.7x fast, DeepSpeed-Chat's OPT-66B on 64
+# A100 1.6x slow; the range was 0.138-3.604 before the host optimiser step, 0.084-5.884 before overlap_comm
+# was an input; CALIBRATION.md). Out-of-fold
 # coverage and widths: CALIBRATION.md, "Out-of-fold coverage". Recomputed by
 # `python benchmarks/uncertainty_spreads.py`; tests/solver/uncertainty/test_out_of_fold.py
 # checks these constants against the rows. MFU and decode speed are drawn together (one
@@ -67,7 +68,7 @@ def two_estimates(a: float, b: float) -> tuple[float, float]:
 # one with RL or OPD draws its student's RL range (one mfu_factor serves every stage).
 FACTOR_STEP_TIME_DENSE = (0.763, 1.052)
 FACTOR_STEP_TIME_MOE = (0.607, 1.647)
-FACTOR_SFT_HOURS = (0.138, 3.604)
+FACTOR_SFT_HOURS = (0.268, 2.054)
 
 # --- Reliability (absolute ranges) ---------------------------------------------
 # Unexpected interruptions per GPU-hour vary between clusters: the five published

@@ -63,19 +63,53 @@ _DEEPSPEED = DEEPSPEED_TOKENS_PER_S_PER_DEVICE_GRANITE_7B / FSDP_TOKENS_PER_S_PE
 #   below stage 3), or overlapped with the backward where overlap_comm is set true
 #   (`deepspeed-zero2-overlap`: the option "attempts to overlap the reduction of the gradients
 #   with backward computation", DeepSpeed's configuration reference).
+# - host_optimizer: under CPU offload, where the optimiser step runs. DeepSpeed's ZeRO-Offload
+#   keeps the fp32 master weights and Adam moments in host memory and updates them there
+#   (DeepSpeedCPUAdam, "offloads the optimizer memory and computation from the GPU to the host
+#   CPU", DeepSpeed's ZeRO-Offload tutorial), so a step costs host CPU time
+#   (DEEPSPEED_OFFLOAD_HOST_SECONDS_PER_PARAM_PER_STEP below); verl's and FSDP's offload move
+#   the state to the GPU for the update and back (priced as host-link bytes, physics).
 TRAINER_EFFICIENCY = {
-    "megatron": {"train_speed": 1.0, "forward_speed": 1.0, "collective_share": 0.0, "overlap": True},
-    "fsdp": {"train_speed": _FSDP_TRAIN, "forward_speed": _FSDP_FORWARD, "collective_share": 1.0, "overlap": True},
+    "megatron": {"train_speed": 1.0, "forward_speed": 1.0, "collective_share": 0.0, "overlap": True,
+                 "host_optimizer": False},
+    "fsdp": {"train_speed": _FSDP_TRAIN, "forward_speed": _FSDP_FORWARD, "collective_share": 1.0, "overlap": True,
+             "host_optimizer": False},
     **{f"deepspeed-zero{stage}{suffix}": {"train_speed": _FSDP_TRAIN * _DEEPSPEED,
                                           "forward_speed": _FSDP_FORWARD * _DEEPSPEED,
-                                          "collective_share": 1.0 if stage == 3 else 1.0 / 3.0, "overlap": overlap}
+                                          "collective_share": 1.0 if stage == 3 else 1.0 / 3.0, "overlap": overlap,
+                                          "host_optimizer": True}
        for stage in (1, 2, 3)
        for suffix, overlap in ((("", True), ("-serial", False)) if stage == 3 else (("", False), ("-overlap", True)))},
 }
 # The trainer of a plan that names none: the MFU curve, ZeRO-3's collectives in series,
-# ZeRO-3's sharded memory, i.e. the pricing of every release before trainers were modelled
-# (the shipped instances' figures).
-TRAINER_DEFAULT = {"train_speed": 1.0, "forward_speed": 1.0, "collective_share": 1.0, "overlap": False}
+# ZeRO-3's sharded memory, the optimiser state over the host link under offload, i.e. the
+# pricing of every release before trainers were modelled (the shipped instances' figures).
+TRAINER_DEFAULT = {"train_speed": 1.0, "forward_speed": 1.0, "collective_share": 1.0, "overlap": False,
+                   "host_optimizer": False}
+# DeepSpeed ZeRO-Offload's optimiser step on the host, one published table that runs the same
+# job with and without optimizer offload: gist.github.com/chenyaofo/d4cd6a20ab4b95cb3a49491747e2139a
+# ("Benchmark of LLaMA-7B models using deepspeed-based traning code", DeepSpeed 0.14.2, PyTorch
+# 2.2.0, CUDA 12.1, one node of 8 A800 with 2 x Intel Xeon 8358 and 1 TB host memory,
+# sequence 4,096), rows ZeRO-3 with HF gradient checkpointing, batch 2 per device and 64 per
+# gradient step: Th.put 4.45 without offload, 2.05 with offload_optimizer (READ). INFERRED: Th.put is
+# samples per second of the whole node (the only reading a node can reach: 4.45 x 4,096 tokens
+# is 2,278 tokens/s per A800, 30 % MFU at 6N; per device or per step would exceed the A800's
+# peak), so a gradient step of 64 samples takes 64/4.45 = 14.38 s and 64/2.05 = 31.22 s, and
+# offloading the optimiser adds 16.84 s per step for LLaMA-7B's 6,738,415,616 parameters
+# (Touvron et al., arXiv 2302.13971, Table 2 "6.7B"; the HF checkpoint's count) on one node's
+# host: 2.50e-9 s per parameter per step per node, the host CPUs of a node shared by its GPUs'
+# ranks. The same table's ZeRO-2 pair (4.19 vs 1.81 at 1 per device, 8 micro-steps per step)
+# gives 2.98e-9: the part that grows with micro-steps (fp32 gradients to the host) is not
+# separated, and the per-step figure of the ZeRO-3 pair is used. Weak: one host's CPUs and
+# memory; a host with more cores or memory bandwidth updates faster.
+DEEPSPEED_OFFLOAD_SAMPLES_PER_S_ZERO3_LLAMA7B = 4.45
+DEEPSPEED_OFFLOAD_SAMPLES_PER_S_ZERO3_OPTIM_OFFLOAD_LLAMA7B = 2.05
+DEEPSPEED_OFFLOAD_SAMPLES_PER_GRADIENT_STEP_LLAMA7B = 64.0
+DEEPSPEED_OFFLOAD_PARAMS_LLAMA7B = 6_738_415_616.0
+DEEPSPEED_OFFLOAD_HOST_SECONDS_PER_PARAM_PER_STEP = (
+    DEEPSPEED_OFFLOAD_SAMPLES_PER_GRADIENT_STEP_LLAMA7B / DEEPSPEED_OFFLOAD_SAMPLES_PER_S_ZERO3_OPTIM_OFFLOAD_LLAMA7B
+    - DEEPSPEED_OFFLOAD_SAMPLES_PER_GRADIENT_STEP_LLAMA7B / DEEPSPEED_OFFLOAD_SAMPLES_PER_S_ZERO3_LLAMA7B
+) / DEEPSPEED_OFFLOAD_PARAMS_LLAMA7B
 # Training-state bytes per parameter a GPU holds unsharded, and sharded over the n GPUs
 # (ZeRO, arXiv 1910.02054, Fig. 1 with K = 12: ZeRO-1 (2 + 2)Ψ + 12Ψ/n, ZeRO-2
 # 2Ψ + 14Ψ/n, ZeRO-3 16Ψ/n). FSDP full sharding and Megatron's distributed optimiser with

@@ -28,7 +28,8 @@ recipe's compute time on :math:`h` is linear in its amounts:
 - SFT attention FLOPs as FLOPs; FSDP collective bytes
   :math:`(n-1)/(n^2 \cdot \mathrm{link})`; CPU-offload bytes over the host link,
   :math:`1/(n^2 \beta_{host})` per micro-step stream and :math:`1/(n \beta_{host})`
-  per optimiser step (``physics``); zero on a choice that does not offload
+  per optimiser step (``physics``; on a DeepSpeed trainer the optimiser step is host CPU time,
+  ``physics.host_optimizer_seconds_per_state_byte``); zero on a choice that does not offload
   (:func:`offloads`), so every recipe carries the offload amounts and only an
   offloading choice pays them.
 
@@ -380,12 +381,8 @@ class HardwareProfile:
             return ph.compute_seconds(1.0, inst.student, gpu, n, eff) / tr.train_speed(key)
         if fam == FSDP:
             return self._collective_seconds_per_byte
-        if fam in (OFFLOAD_STREAM, OFFLOAD_STATE) and not offloads(inst, self.choice):
-            return 0.0
-        if fam == OFFLOAD_STREAM:
-            return ph.offload_stream_seconds_per_byte(gpu, n)
-        if fam == OFFLOAD_STATE:
-            return ph.offload_state_seconds_per_byte(gpu, n)
+        if fam in (OFFLOAD_STREAM, OFFLOAD_STATE):
+            return self._offload_seconds_per_byte(fam)
         if fam == TEACHER:
             return ph.compute_seconds(1.0, inst.teacher.architecture, gpu, n, eff, parts[1]) / tr.forward_speed(key)
         if fam == REWARD_MODEL:
@@ -403,6 +400,19 @@ class HardwareProfile:
         if fam == SYNC and self.choice.split:
             return ph.split_weight_transfer_seconds(inst.student, gpu, self.rollout_gpu, split_class(parts[1])[2])
         return None
+
+    def _offload_seconds_per_byte(self, fam: str) -> float:
+        """Seconds per byte of CPU offload's traffic: the per-micro-step stream and the optimiser state over the host
+        link, or, on a trainer that updates the state on the host (DeepSpeed), the host's optimiser step; zero on a
+        choice that does not offload."""
+        inst, gpu, n = self.inst, self.gpu, self.count
+        if not offloads(inst, self.choice):
+            return 0.0
+        if fam == OFFLOAD_STREAM:
+            return ph.offload_stream_seconds_per_byte(gpu, n)
+        if tr.host_optimizer(self.choice.trainer):
+            return ph.host_optimizer_seconds_per_state_byte(gpu, n)
+        return ph.offload_state_seconds_per_byte(gpu, n)
 
     @cached_property
     def _collective_seconds_per_byte(self) -> float:

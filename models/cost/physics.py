@@ -488,6 +488,17 @@ def offload_state_seconds_per_byte(gpu: GpuSpec, count: int) -> float:
     return 1.0 / (count * _host_link_or_fail(gpu) * GB)
 
 
+def host_optimizer_seconds_per_state_byte(gpu: GpuSpec, count: int) -> float:
+    r"""DeepSpeed's ZeRO-Offload updates the optimiser state in host memory (DeepSpeedCPUAdam): each node's
+    host updates its GPUs' :math:`N/\mathrm{nodes}` parameters per optimiser step at the measured
+    :math:`s` seconds per parameter (``defaults.DEEPSPEED_OFFLOAD_HOST_SECONDS_PER_PARAM_PER_STEP``), the nodes in
+    parallel. Per unit of the step's optimiser state (:func:`offload_state_bytes_per_step`, :math:`K` bytes per
+    parameter summed over the GPUs): :math:`u = s / (K \cdot \mathrm{nodes})`, so a step takes
+    :math:`s \cdot N / \mathrm{nodes}`."""
+    return d.DEEPSPEED_OFFLOAD_HOST_SECONDS_PER_PARAM_PER_STEP / (d.OFFLOAD_STATE_BYTES_PER_PARAM_PER_STEP
+                                                                   * nodes(gpu, count))
+
+
 def _host_link_or_fail(gpu: GpuSpec) -> float:
     bw = host_link_gb_per_s(gpu)
     if bw is None:

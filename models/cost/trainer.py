@@ -17,7 +17,10 @@ prices three things (``defaults.TRAINER_EFFICIENCY``, each from a table that run
   scenario, as ``recipes.RATE_FACTOR`` has it); the share is a constant of the (instance, hardware choice) pair,
   so the time stays linear in the recipe's amounts;
 - its training-state memory: ZeRO-1 and ZeRO-2 keep parts of the state whole on every GPU
-  (``defaults.ZERO_STAGE_STATE_BYTES_PER_PARAM``).
+  (``defaults.ZERO_STAGE_STATE_BYTES_PER_PARAM``);
+- under CPU offload, where its optimiser step runs: DeepSpeed updates the state on the host CPUs (measured host
+  seconds per parameter per node, ``physics.host_optimizer_seconds_per_state_byte``), the others move it over the
+  host link for a step on the GPU (``physics.offload_state_seconds_per_byte``).
 
 Padding is the SFT shape's (``components.sft_shape``): a micro-batch of several examples is padded to the
 sequence length whatever the backend. ``training.trainer_options`` makes the trainer a decision exactly as CPU
@@ -37,7 +40,7 @@ from planopt.models.schema.instance import trainer_zero_stage as zero_stage  # n
 
 def efficiency(key: str | None) -> dict:
     """The pricing of trainer ``key`` (``Trainer.key``; None: the default): ``train_speed``, ``forward_speed``,
-    ``collective_share`` and ``overlap``."""
+    ``collective_share``, ``overlap`` and ``host_optimizer``."""
     return d.TRAINER_DEFAULT if key is None else d.TRAINER_EFFICIENCY[key]
 
 
@@ -49,6 +52,12 @@ def train_speed(key: str | None) -> float:
 def forward_speed(key: str | None) -> float:
     """Speed of the trainer's scoring (forward-only) passes against the MFU curve (1: the curve)."""
     return efficiency(key)["forward_speed"]
+
+
+def host_optimizer(key: str | None) -> bool:
+    """Whether the trainer, under CPU offload, runs the optimiser step on the host (DeepSpeed's ZeRO-Offload)
+    rather than moving the state over the host link for a step on the GPU."""
+    return efficiency(key)["host_optimizer"]
 
 
 def collective_seconds_per_byte(key: str | None, fsdp_seconds_per_byte: float, flop_seconds_per_sequence: float,

@@ -58,7 +58,8 @@ def test_each_backend_factor_is_its_sourced_ratio():
     for stage in (1, 2, 3):
         assert tr.train_speed(f"deepspeed-zero{stage}") == pytest.approx(28.0 / 38.0 * 3094.5 / 3158.7, rel=1e-15)
     assert tr.train_speed("megatron") == tr.forward_speed("megatron") == 1.0
-    assert tr.efficiency(None) == {"train_speed": 1.0, "forward_speed": 1.0, "collective_share": 1.0, "overlap": False}
+    assert tr.efficiency(None) == {"train_speed": 1.0, "forward_speed": 1.0, "collective_share": 1.0, "overlap": False,
+                                   "host_optimizer": False}
     assert [tr.zero_stage(k) for k in ("deepspeed-zero1", "deepspeed-zero3", "fsdp", None)] == [1, 3, None, None]
 
 
@@ -123,6 +124,51 @@ def test_zero_1_and_2_keep_part_of_the_state_whole_on_every_gpu():
     assert ph.train_memory_bytes_per_gpu(arch, n, 1000.0, zero_stage=3) == ph.train_memory_bytes_per_gpu(arch, n, 1000.0)
     assert ph.train_memory_bytes_per_gpu(arch, n, 1000.0, zero_stage=2) == pytest.approx(acts + (2 + 14 / n) * params)
     assert ph.train_memory_bytes_per_gpu(arch, n, 1000.0, zero_stage=1) == pytest.approx(acts + (4 + 12 / n) * params)
+
+
+# --- CPU offload: DeepSpeed updates the optimiser state on the host ---------------------------------------------
+
+def test_the_host_optimizer_rate_is_the_tables_arithmetic():
+    # chenyaofo's LLaMA-7B table (8 A800, ZeRO-3, checkpointing, 2 per device, 64 per step): 4.45 vs 2.05 samples/s
+    assert d.DEEPSPEED_OFFLOAD_HOST_SECONDS_PER_PARAM_PER_STEP == pytest.approx((64 / 2.05 - 64 / 4.45) / 6_738_415_616,
+                                                                                 rel=1e-15)
+    assert d.DEEPSPEED_OFFLOAD_HOST_SECONDS_PER_PARAM_PER_STEP == pytest.approx(2.499e-9, rel=1e-3)
+    assert [tr.host_optimizer(k) for k in ("deepspeed-zero1", "deepspeed-zero2-overlap", "deepspeed-zero3",
+                                           "deepspeed-zero3-serial", "fsdp", "megatron", None)] == [True] * 4 + [False] * 3
+
+
+@pytest.mark.parametrize("count", [8, 32])
+def test_deepspeed_offload_pays_the_host_optimizer_step_per_node_and_the_others_the_host_link(count):
+    job = with_training(sft_job("Qwen3-8B", [count], BACKENDS[:3]), cpu_offload=True)
+    inst = parse_instance(job)
+    ev = Evaluator(inst)
+    recipe = Recipe("sft", 500, (), None, 1.0)
+    state = ev.recipe(recipe).amounts["offload_state_bytes"]
+    assert state == pytest.approx(500 * 24 * inst.student.params_b * 1e9)
+    hours = {k: ev.compute_hours_by_component(recipe, HardwareChoice("H100-SXM", count, trainer=k))["offload_state_bytes"]
+             for k in inst.training.trainer_keys()}
+    nodes = count // 8
+    # DeepSpeed: each node's host updates its GPUs' N / nodes parameters per optimiser step, the nodes in parallel
+    assert hours["deepspeed-zero3"] * 3600 == pytest.approx(
+        500 * inst.student.params_b * 1e9 / nodes * d.DEEPSPEED_OFFLOAD_HOST_SECONDS_PER_PARAM_PER_STEP, rel=1e-12)
+    # Megatron and FSDP move the fp32 state over the host link, 24N / n per GPU, as before trainers
+    link = ph.host_link_gb_per_s(HardwareProfile(inst, HardwareChoice("H100-SXM", count)).gpu) * 1e9
+    for key in ("megatron", "fsdp"):
+        assert hours[key] * 3600 == pytest.approx(state / (count * link), rel=1e-12)
+    default = parse_instance(with_training(job, trainer_options=None, trainer=None))
+    assert Evaluator(default).compute_hours_by_component(recipe, HardwareChoice("H100-SXM", count))[
+        "offload_state_bytes"] == pytest.approx(hours["fsdp"], rel=1e-12)
+    # the host step does not scale with the MFU factor (rate-free: recipes.RATE_FACTOR)
+    assert ph.host_optimizer_seconds_per_state_byte(HardwareProfile(inst, HardwareChoice("H100-SXM", count)).gpu, count) \
+        == pytest.approx(d.DEEPSPEED_OFFLOAD_HOST_SECONDS_PER_PARAM_PER_STEP / (24 * nodes), rel=1e-15)
+
+
+def test_without_offload_no_trainer_pays_an_optimizer_step():
+    inst = parse_instance(sft_job("Qwen3-8B", [16], BACKENDS[:3]))
+    recipe = Recipe("sft", 500, (), None, 1.0)
+    assert "offload_state_bytes" not in Evaluator(inst).recipe(recipe).amounts
+    hp = HardwareProfile(inst, HardwareChoice("H100-SXM", 16, trainer="deepspeed-zero3"))
+    assert hp.seconds_per_unit("offload_state_bytes") == 0.0
 
 
 # --- the trainer as a decision ----------------------------------------------------------------------------------
