@@ -60,10 +60,6 @@ KNOWN_WEAK = {
     # verl's DeepSeek-V3 on 96 H20 with offload (Megatron backend): 0.30, the large-MoE pattern above
     # on a GPU of little compute, with parameter and optimizer offload
     "verl-deepseek-v3-671b-96xh20-offload": "DeepSeek-V3 on 96 H20 with offload (verl, Megatron): 0.52",
-    # cluster reports priced with the default rate (Llama 3's): a GPU cloud's 1,600-GPU cluster over four months
-    # had 2.2x the interruptions, another's 3,000-GPU cluster a stretch 3.4x longer than the rate gives
-    "interruptions-crusoe-h200-1600": "Crusoe 1,600 H200 over four months: 0.45 of 205",
-    "interruptions-nebius-3000": "Nebius 3,000 GPUs, 56.6 h without an interruption: 3.35 predicted",
 }
 SFT_CASES = sorted(VALIDATION.glob("sft-*.json"))
 # Public cases still outside their tolerance (strict: one that starts passing must
