@@ -22,6 +22,19 @@ from planopt.cli.progress import progress_bar
 generate_app = typer.Typer(no_args_is_help=True, help="Write random instances for benchmarks and demos.")
 
 
+def gangs_label(gangs) -> str:
+    """A job's GPUs in the order they run: stages (and a teacher's plan first) joined by arrows, a stage's rollout
+    GPUs after a plus: ``teacher 8×H100 → 16×H100 + 32×L40S rollout``."""
+    parts: list[str] = []
+    for g in gangs:
+        label = f"{g.count}×{g.pool}"
+        if g.role in ("rollout", "teacher_rollout"):
+            parts[-1] += f" + {label} rollout"
+        else:
+            parts.append(("teacher " if g.role == "teacher" else "") + label)
+    return " → ".join(parts)
+
+
 def stage_label(r) -> str:
     """A stage's recipe in a few words: its method, samples per prompt, teacher precision and data mix."""
     return r.method + (f" {'-'.join(map(str, r.samples_per_prompt))}" if r.samples_per_prompt else "") + \
@@ -48,8 +61,7 @@ def portfolio_report(result) -> str:
     for j in result.jobs:
         p = j.plan
         recipe = " → ".join(stage_label(s.recipe) for s in p.stages) + (f" ({p.student})" if not j.flat and p.student else "")
-        gpus = ", ".join(f"{g.count}×{g.pool}" + ("" if g.role == "training" else f" {g.role.replace('_', ' ')}")
-                         for g in j.gangs)
+        gpus = gangs_label(j.gangs)
         tiers = {}
         for (b, k), v in j.gpu_hours.items():
             tiers[k] = tiers.get(k, 0.0) + v

@@ -350,3 +350,23 @@ def test_readme_states_what_evaluation_costs_and_what_switching_it_off_saves():
     assert round(ops, 2) == float(stated["ops"])
     assert round(m_on.quality, 2) == round(m_off.quality, 2) == float(stated["quality"])
     assert solve(off).plan == plan  # switching evaluation off does not move the optimum: nothing prices the score
+
+
+def test_readme_states_what_the_layered_portfolio_plans():
+    """The layered portfolio's paragraph (``instances/portfolio-layered.json``): the staged job's two stages one after
+    another on 16 H100s each, the teacher's 8 H100s before its student's 8, the student chosen, the total."""
+    import planopt
+    line = _sentence("- **Every layer of a job**")
+    stated = re.search(r"SFT on (?P<sft>\d+) H100s, then RL on (?P<rl>\d+) H100s.*?the (?P<res>\d+) reserved; the teacher "
+                       r"trains on (?P<t>\d+) H100s, then its student distils from it on (?P<s>\d+) H100s; the third job "
+                       r"picks (?P<student>[\w.-]+); \$(?P<cost>[\d,]+) in all", line)
+    assert stated, line
+    res = planopt.solve_portfolio(INSTANCES / "portfolio-layered.json")
+    assert res.status == "optimal" and f"{res.cost_usd:,.0f}" == stated["cost"]
+    staged, taught, chosen = res.jobs
+    assert [(g.stage, g.count) for g in staged.gangs] == [(0, int(stated["sft"])), (1, int(stated["rl"]))]
+    assert max(b for b, _ in staged.gangs[0].gpu_hours) < min(b for b, _ in staged.gangs[1].gpu_hours)
+    assert {k for g in staged.gangs for _, k in g.gpu_hours} == {"reserved"} and res.reserved["H100-SXM"] == int(stated["res"])
+    assert [(g.role, g.count) for g in taught.gangs] == [("teacher", int(stated["t"])), ("training", int(stated["s"]))]
+    assert chosen.plan.student == stated["student"]
+    assert planopt.replay_schedule(planopt.load_portfolio(INSTANCES / "portfolio-layered.json"), res.to_dict()) == []
