@@ -78,10 +78,15 @@ class ScheduleIndex:
 
 
 def hourly_noncompute_usd(inst) -> float:
-    """Hot checkpoint storage and operations per training hour (as ``data.collect``)."""
+    """Hot checkpoint storage, operations and the job's one pool of environment workers per training hour (as
+    ``data.collect``; a portfolio job names one pool at most, held by every plan of it or worth nothing an hour:
+    ``portfolio/loading.py``)."""
+    from planopt.models.cost.environments import usd_per_hour
     st, ck = inst.storage, inst.checkpointing
     ckpt_gb = ph.checkpoint_bytes(inst.student) / ph.GB
-    return ck.keep_last * ckpt_gb * st.hot_usd_per_gb_month / ph.d.HOURS_PER_MONTH + inst.operations.usd_per_wall_hour
+    pools = inst.environments.pools
+    hourly = ck.keep_last * ckpt_gb * st.hot_usd_per_gb_month / ph.d.HOURS_PER_MONTH + inst.operations.usd_per_wall_hour
+    return hourly + usd_per_hour(pools[0], 1) if pools else hourly
 
 
 def spot_overhead_share(ev: Evaluator, hw, interval_minutes: float, preemptions_per_gpu_hour: float) -> float:

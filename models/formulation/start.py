@@ -101,11 +101,10 @@ def plan_values(m: pyo.ConcreteModel, data: FormulationData, r: int, h: int, i: 
             out.append((m.work_share[c, hh], float(data.amount_share[r, c])))
     if (h, i) in m.HI:
         out.append((m.interval_hours[h, i], float(data.compute_hours[r, h])))  # asynchronous RL's overlap included
-    for (hh, g) in getattr(m, "OVERLAP", ()):  # asynchronous RL's epigraph (work.define_overlap): max(G_p, T_p)
+    for (hh, g) in getattr(m, "OVERLAP", ()):  # an overlapped phase's epigraph (work.define_overlap): its longest side
         if hh == h:
-            gen, train = groups(data.components)[g]
-            out.append((m.overlap_hours[hh, g], float(max(data.amount_share[r, gen] @ data.unit_hours[gen, h],
-                                                              data.amount_share[r, train] @ data.unit_hours[train, h]))))
+            out.append((m.overlap_hours[hh, g], float(max(data.amount_share[r, mask] @ data.unit_hours[mask, h]
+                                                              for mask in groups(data.components)[g]))))
     return out
 
 

@@ -248,6 +248,8 @@ class SolveResult:
             out["risk"] = self.risk
         if self.spend is not None:
             out["spend"] = self.spend
+        if self.metrics is not None and self.metrics.environments:  # a plan on a pool of environment workers
+            out["environments"] = self.metrics.environments
         return out
 
 

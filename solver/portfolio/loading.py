@@ -94,6 +94,22 @@ def priced_by_portfolio(raw: Any, name: str, i: int) -> Any:
     return {**raw, "hardware": {**hw, "offers": "reference"}}
 
 
+def _refuse_pools(inst, name: str, i: int) -> None:
+    """Refuse a choice of environment pool (as a choice of trainer), and a pool whose money per training hour is
+    not the one rate the portfolio prices a job's spot re-work at (``portfolio.hourly_noncompute_usd``): a
+    cpu_sandbox pool held by the on-policy choices of a job that also offers SFT, which holds none."""
+    pools = inst.environments.pools
+    if len(pools) > 1:
+        raise InputError(f"{name}: jobs.{i}.instance.environments.pools: a choice of environment pool is not yet "
+                         "planned in portfolios (a job's columns are one hardware choice per GPU type and count); "
+                         "give the job the one pool it runs on")
+    if pools and pools[0].kind == "cpu_sandbox" and "sft" in inst.training.methods \
+            and pools[0].workers * pools[0].usd_per_worker_hour + pools[0].usd_per_hour > 0:
+        raise InputError(f"{name}: jobs.{i}.instance.environments.pools.0: a portfolio prices a job's money per training "
+                         "hour as one rate, and this pool is held by the job's on-policy plans but not by its SFT "
+                         "ones; give SFT and the on-policy methods jobs of their own")
+
+
 def refuse_unplanned_layers(inst, portfolio: Portfolio, name: str, i: int) -> None:
     """Refuse, in one line naming ``jobs.i.instance.<field>``, a job using a layer the portfolio does not plan
     (retention, a trained teacher, candidate students, stages, a choice of trainer, separate rollout GPUs, offers
@@ -120,6 +136,7 @@ def refuse_unplanned_layers(inst, portfolio: Portfolio, name: str, i: int) -> No
     if len(inst.training.context_parallel_degrees()) > 1:  # as a choice of trainer: one column per (type, count)
         raise InputError(f"{name}: jobs.{i}.instance.training.context_parallel: a choice of context-parallel degree "
                          "is not yet planned in portfolios; give the job the one degree it runs")
+    _refuse_pools(inst, name, i)
     if inst.hardware.rollout_gpus:  # a portfolio counts GPU-hours by the training GPUs' type alone
         raise InputError(f"{name}: jobs.{i}.instance.hardware.rollout_gpus: separate rollout hardware is not "
                          "modelled in portfolios; expected none (generation on the job's own GPUs)")
