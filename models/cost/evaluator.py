@@ -18,7 +18,7 @@ For recipe :math:`r`, hardware :math:`h = (g, n)` and checkpoint interval
         &+ n\,p_g\,H_{eval}                                          &&\text{evaluation} \\
         &+ \mathrm{labels}(r) + \mathrm{reward}(r) + \mathrm{teacher}(r) &&\text{data} \\
         &+ k_{keep}\,C_{GB}(r)\,p_{hot}\,H_{train}/730 + m\,C_{GB}(r)\,p_{cold}\,M + \mathrm{logs}(r) &&\text{storage} \\
-        &+ \mathrm{sandboxes}(r)                                     &&\text{environments} \\
+        &+ \mathrm{sandboxes}(r) + \mathrm{traffic}(r) + \pi^{env}_h\,H_{train} &&\text{environments} \\
         &+ \mathrm{egress}(r)                                        &&\text{network} \\
         &+ G_{log}(r)\,p_{ingest}                                     &&\text{log ingest} \\
         &+ \mathrm{fixed} + p_{ops}\,\mathrm{wall}                    &&\text{operations} \\
@@ -27,6 +27,10 @@ For recipe :math:`r`, hardware :math:`h = (g, n)` and checkpoint interval
 For asynchronous RL (``asynchronous.py``) :math:`T` overlaps each phase's generation with
 its training, :math:`T = S + \sum_p \max(G_p, T_p)`, and the hours breakdown carries
 the overlap as a negative ``async_overlap`` line, so that it still sums to the wall time.
+With ``environments.pools`` (``environments.py``) the plan's pool of environment workers adds
+its work to each phase (summed, or overlapping generation in an agent loop: a negative
+``environment_overlap`` line), and :math:`\pi^{env}_h` is its money per training hour
+(:math:`w\,p_w + p_{fix}` for sandboxes held, 0 on the GPU hosts).
 On a split choice (separate rollout GPUs, ``rollout.py``) :math:`n\,p_g` reads
 :math:`n\,p_g + n_r\,p_{g_r}` (both GPU sets are billed for the whole run) and the
 GPU-hours count :math:`n + n_r` GPUs.

@@ -20,7 +20,8 @@ recipe's compute time on :math:`h` is linear in its amounts:
   :math:`\beta_{a2a}` the scale-out link across nodes, one direction of the
   scale-up link inside one; a decode iteration also pays the tensor-parallel
   all-reduces (``physics.tp_decode_allreduce_seconds``);
-- environment waits: one second per second;
+- environment waits: one second per second; environment work on the choice's pool of workers
+  (``environments.py``): :math:`1/W` seconds per CPU-second, :math:`W` its workers;
 - on a split choice (separate rollout GPUs, ``rollout.py``), decode, tail,
   prefill and validation decodes as above on the rollout GPUs (their own
   tensor-parallel size, the engine in ``DEDICATED_ROLLOUT_HBM_SHARE`` of their

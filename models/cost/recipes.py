@@ -9,8 +9,10 @@ weights, or LoRA of rank :math:`r`). Its
 - work amounts per component (tokens to decode, FLOPs to compute, steps), each
   later multiplied by a per-hardware time per unit (``hardware.py``), the
   validation decodes included (``evaluation.every_steps``);
-- money that does not scale with GPU time (labels, verifiers, sandboxes, logs,
-  log ingest, egress of what crosses a region);
+- money that does not scale with GPU time (labels, verifiers, sandboxes billed per
+  CPU-hour used, traffic and API calls to the environments, logs, log ingest, egress of
+  what crosses a region); with ``environments.pools`` the environments' work in CPU-seconds
+  (``env_cpu_seconds``), which the hardware choice's pool turns into hours (``environments.py``);
 - lead time before training can start (labels, teacher: a lump, or a teacher plan's wall
   hours when the teacher is trained as a stage, ``teacher_training.py``);
 - quality reached and forgetting;

@@ -12,8 +12,9 @@ adapter: full weights or LoRA of a rank, for RL its staleness: synchronous or
 asynchronous, ``cost/asynchronous.py``, and for OPD with a teacher trained as a stage the
 teacher's own plan, ``cost/teacher_training.py``) on a *hardware* choice (GPU type and
 count, CPU offload, and optionally separate rollout GPUs that generate apart from them,
-``cost/rollout.py``). Quality and forgetting depend on the recipes alone; time and money
-on all of it.
+``cost/rollout.py``, and with ``environments.pools`` the pool of workers an on-policy stage's
+environments run on, ``cost/environments.py``). Quality and forgetting depend on the recipes alone;
+time and money on all of it.
 
 The adapter is part of the recipe (its quality, forgetting, FLOPs and memory) and also of
 the hardware choice the formulation indexes (``HardwareChoice.lora_rank``): what a

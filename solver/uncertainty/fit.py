@@ -302,7 +302,7 @@ def _row(c: _Cells, inst: Instance) -> PilotRow:
     if method not in inst.training.methods:
         raise c.fail("method", f"{method!r} is not in the instance's training.methods ({', '.join(inst.training.methods)})")
     recipe = _recipe(c, inst, kind, method)
-    hardware = _hardware(c, inst) if kind == "step_seconds" else _no_hardware(c)
+    hardware = _hardware(c, inst, method) if kind == "step_seconds" else _no_hardware(c)
     value = c.number("value")
     _check_value(c, inst, kind, value)
     return PilotRow(c.line, kind, method, recipe, hardware, value, _stddev(c, inst, kind, value))
@@ -343,7 +343,7 @@ def _schedule(c: _Cells, inst: Instance) -> tuple[int, ...]:
     return values
 
 
-def _hardware(c: _Cells, inst: Instance) -> HardwareChoice:
+def _hardware(c: _Cells, inst: Instance, method: str) -> HardwareChoice:
     name = c.required("gpu")
     names = [o.key for o in inst.hardware.gpus]
     try:
@@ -362,7 +362,20 @@ def _hardware(c: _Cells, inst: Instance) -> HardwareChoice:
                             "it ran; fit the instance with training.trainer set to the pilot's")
     if len(degrees) > 1 or count % degrees[0]:  # one degree, as for the trainer, that divides the pilot's GPUs
         raise c.fail("gpu_count", f"give training.context_parallel the one degree the pilot ran (dividing {count}), not {degrees}")
-    return HardwareChoice(option.key, count, trainer=trainers[0], context_parallel=degrees[0])
+    return HardwareChoice(option.key, count, trainer=trainers[0], context_parallel=degrees[0],
+                          environment_pool=_pool(c, inst, method))
+
+
+def _pool(c: _Cells, inst: Instance, method: str):
+    """The pool of environment workers an on-policy pilot row ran on: the instance's one pool (None for SFT, or
+    without pools); several are refused, as a pilot row does not say which ran."""
+    pools = inst.environments.pools
+    if method == "sft" or not pools:
+        return None
+    if len(pools) > 1:
+        raise c.fail("gpu", "the instance lists several environments.pools, and a pilot row does not say which pool "
+                            "its environments ran on; fit the instance with the one pool the pilot used")
+    return pools[0].name
 
 
 def _no_hardware(c: _Cells) -> None:

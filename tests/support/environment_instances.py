@@ -15,10 +15,10 @@ from tests.support.random_instances import random_job_dict, with_drawn_limits
 MAX_ENVIRONMENT_PLANS = 20_000
 
 
-def environments_block(rng: random.Random) -> dict:
-    """An ``environments`` block with one to three pools (names unique), an overlap, traffic and API calls."""
+def environments_block(rng: random.Random, max_pools: int = 3) -> dict:
+    """An ``environments`` block with one to ``max_pools`` pools (names unique), an overlap, traffic and API calls."""
     pools = []
-    for n in range(rng.randint(1, 3)):
+    for n in range(rng.randint(1, max_pools)):
         if rng.random() < 0.65:
             pool = {"name": f"sandboxes-{n}", "kind": "cpu_sandbox", "workers": rng.choice([2, 8, 32, 128, 512]),
                     "usd_per_worker_hour": rng.choice([0.0494, 0.0585, 0.4])}
