@@ -19,7 +19,12 @@ other :math:`T_h = 0`. The single-job model writes one row per hardware; the
 per-pair rows :math:`a_{c,h} \le S_{c,h} z_h` (portfolio and chance models, which
 lack the floors below) are tighter, but with the floors the bound is already
 the optimum, and the fewer rows were measured faster (Pyomo's hand-over to HiGHS halves at :math:`10^8` plans; the 30-point
-frontier of ``benchmarks/bench_frontier.py`` 1.2 s → 0.8 s).
+frontier of ``benchmarks/bench_frontier.py`` 1.2 s → 0.8 s). With pools of environment workers
+(``cost/environments.py``) the single-job model takes the per-pair rows too: its hardware choices come in
+copies that differ by their pool alone, in one component's hours and in their money per hour, and one row per
+hardware lets the relaxation run each component on the copy where it is cheapest, a bound the floors leave a
+few 1e-5 short of the optimum (``retention/qwen3-8b-math-long-rollback-detection.json`` with the example's four
+pools: 1.8 s a solve with one row per hardware, 0.5 s with the per-pair rows).
 
 The LP relaxation of this product is weak on its own: a fractional :math:`z`
 lets each component run on the hardware where it is cheapest. Per-hardware

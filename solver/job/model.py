@@ -290,7 +290,7 @@ class PlanModel:
         self.build_seconds = time.perf_counter() - start
         note(f"model built in {self.build_seconds:.3f} s")
         if self.model is not None and isinstance(self.solver, (ArrayHighs, HighsWithStart)):
-            if inst.retention is None and scenarios is None:
+            if scenarios is None:  # start_values gives none where it cannot (a staged space with retention)
                 self.solver.start = lambda: start_values(self.model, self.space)
         elif self.model is not None:
             drop_constant_rows(self.model)  # HiGHS skips them itself

@@ -368,6 +368,20 @@ def test_a_portfolio_job_with_a_choice_of_pools_is_refused(tmp_path):
     assert len(err.strip().splitlines()) == 1
 
 
+def test_a_portfolio_job_holding_a_sandbox_pool_on_some_plans_only_is_refused(tmp_path):
+    """A cpu_sandbox pool on a job that also offers SFT: its on-policy plans hold the pool, its SFT plans do not, so
+    its money per training hour is not the one rate the portfolio prices its spot re-work at."""
+    path = _portfolio(tmp_path, POOLS[1:2])
+    data = json.loads(open(path).read())
+    data["jobs"][0]["instance"]["training"]["methods"]["sft"] = json.loads(TINY.read_text())["training"]["methods"]["sft"]
+    data["jobs"][0]["instance"]["sft_data"] = json.loads(TINY.read_text())["sft_data"]
+    with open(path, "w") as f:
+        json.dump(data, f)
+    code, _, err = cli("solve", path)
+    assert code == 2 and "jobs.0.instance.environments.pools.0: a portfolio prices a job's money per training hour" in err, err
+    assert len(err.strip().splitlines()) == 1
+
+
 def test_random_pools_and_layers_are_drawn_at_random():
     kinds = {p["kind"] for s in range(12) for p in random_environment_instance_dict(s)["environments"]["pools"]}
     overlaps = {random_environment_instance_dict(s)["environments"]["overlap"] for s in range(12)}
