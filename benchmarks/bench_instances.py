@@ -1,6 +1,6 @@
 """`planopt solve` on every shipped single-job instance, against the bare Pyomo import.
 
-Run:  python benchmarks/bench_instances.py [--repeats N] [--environments]   (its table is in BENCHMARKS.md §7)
+Run:  python benchmarks/bench_instances.py [--repeats N] [--environments]   (its tables are in BENCHMARKS.md §9)
 
 Issue 12's target: with every decision enabled, `planopt solve` on each shipped instance
 under 5 s on 2 cores. Each command is the README's default (`planopt solve FILE`: the
