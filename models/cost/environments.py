@@ -66,6 +66,17 @@ def refusal(inst, pool: Optional[str], method: str) -> Optional[str]:
     return None if pool is not None else "an on-policy recipe runs its environments on one of environments.pools"
 
 
+def only_pool(env: Environments, method: str, fail) -> Optional[str]:
+    """The pool a measurement of ``method`` ran on where the instance leaves no choice (a pilot row names no pool, as
+    it names no trainer): None for SFT or without pools, else the one pool; ``fail(column, message)`` is raised
+    when there are several."""
+    names = [p.name for p in env.pools] if method != "sft" else []
+    if len(names) > 1:
+        raise fail("gpu", "the instance lists several environments.pools, and a pilot row does not say which pool its "
+                          "environments ran on; fit the instance with the one pool the pilot used")
+    return names[0] if names else None
+
+
 def workers(pool: EnvironmentPool, nodes: int) -> int:
     r""":math:`W`: the pool's workers, :math:`w` for a cpu_sandbox pool, :math:`w_{node}` times ``nodes`` (the
     choice's training and rollout nodes) for a gpu_host pool."""

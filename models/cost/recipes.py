@@ -298,28 +298,17 @@ def _on_policy_profile(inst: Instance, r: Recipe, teacher: tuple[float, float]) 
     flops["student_train_hardware"] = train
     if inst.environments.latency_seconds_per_step > 0:
         add(component(ENV_WAIT), r.steps * inst.environments.latency_seconds_per_step)
-    pooled = bool(inst.environments.pools) and inst.environments.cpu_seconds_per_sample > 0
-    if pooled:  # the pool's work, in CPU-seconds (environments.py): 1/W seconds each on the choice's pool
-        add(component(ENV_CPU), samples * inst.environments.cpu_seconds_per_sample)
 
     progress = float(lc.on_policy_progress(task, q, ceiling))
     forgetting = float(lc.on_policy_forgetting(task, q, ceiling, pri.forgetting_share_of_baseline))
     q, forgetting = _adapter_outcomes(inst, r, q, forgetting)
-    agent_loop = pooled and inst.environments.overlap == "agent_loop"
-    if r.staleness_steps:
-        amounts, q = _asynchronous(inst, r, amounts, q, agent_loop)
-    elif agent_loop:  # generation and the pool's work overlap phase by phase (environments.py)
-        from planopt.models.cost.asynchronous import AGENT_LOOP_MARK, MEMBERS
-        overlap = set().union(*MEMBERS[AGENT_LOOP_MARK].values())
-        amounts = _split_by_phase(inst, r, amounts, AGENT_LOOP_MARK, overlap)
+    amounts, q = _environments_and_overlap(inst, r, amounts, samples, q)
     _add_evaluation(inst, r, amounts)
     design = inst.reward.design_usd if r.method == "rl" else 0.0
     data = samples * inst.reward.verifier_usd_per_sample + design if r.method == "rl" else 0.0
     teacher_usd, lead = teacher
     data += teacher_usd
-    sandboxes = envs.sandbox_usd(inst.environments, samples)   # per CPU-hour used, without pools
-    traffic = envs.traffic_usd_per_sample(inst.environments)
-    env = sandboxes + samples * traffic if traffic else sandboxes
+    env, sandboxes = _environments_usd(inst, samples)
     log_gb = samples * task.response_tokens * inst.storage.trajectory_log_share * ph.d.LOG_BYTES_PER_TOKEN / ph.GB
     logs = log_gb * inst.storage.hot_usd_per_gb_month * inst.storage.log_retention_months
     return RecipeProfile(recipe=r, amounts=amounts, flops=flops, samples=samples, data_usd=data,
@@ -334,6 +323,32 @@ def _on_policy_profile(inst: Instance, r: Recipe, teacher: tuple[float, float]) 
 def _effective_draws(unique: float, drawn: float, repeat_scale: float) -> float:
     """``learning.effective_draws`` at the point priors, once per (prompts, draws): a length's recipes share it."""
     return float(lc.effective_draws(unique, drawn, repeat_scale))
+
+
+def _environments_and_overlap(inst: Instance, r: Recipe, amounts: dict, samples: float,
+                              quality: float) -> tuple[dict, float]:
+    """With pools (``environments.py``), the pool's work in CPU-seconds (1/W seconds each on the choice's pool); then
+    each phase's overlap: asynchronous RL (``_asynchronous``), or an agent loop's generation against the pool's
+    work; the amounts unchanged otherwise."""
+    env = inst.environments
+    pooled = bool(env.pools) and env.cpu_seconds_per_sample > 0
+    if pooled:
+        amounts[component(ENV_CPU)] = amounts.get(component(ENV_CPU), 0.0) + samples * env.cpu_seconds_per_sample
+    agent_loop = pooled and env.overlap == "agent_loop"
+    if r.staleness_steps:
+        return _asynchronous(inst, r, amounts, quality, agent_loop)
+    if agent_loop:
+        from planopt.models.cost.asynchronous import AGENT_LOOP_MARK, MEMBERS
+        return _split_by_phase(inst, r, amounts, AGENT_LOOP_MARK, set().union(*MEMBERS[AGENT_LOOP_MARK].values())), quality
+    return amounts, quality
+
+
+def _environments_usd(inst: Instance, samples: float) -> tuple[float, float]:
+    """(the environments' money, of which sandboxes billed per CPU-hour used): without pools the CPU-hours used,
+    and the traffic and API calls per sample (``environments.py``)."""
+    sandboxes = envs.sandbox_usd(inst.environments, samples)
+    traffic = envs.traffic_usd_per_sample(inst.environments)
+    return (sandboxes + samples * traffic if traffic else sandboxes), sandboxes
 
 
 def _asynchronous(inst: Instance, r: Recipe, amounts: dict, quality: float, agent_loop: bool) -> tuple[dict, float]:

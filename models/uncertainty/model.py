@@ -222,6 +222,13 @@ def default_parameters(inst: "Instance") -> list[Parameter]:
     if inst.releases is not None and inst.releases.releases > 1 and "sft" in methods:
         out.append(Parameter("releases.sft_labels_rebuilt_share", inst.releases.sft_labels_rebuilt_share, None, None, 0.8,
                              "labels_rebuilt", "no default spread (no published rate of label churn)", upper_bound=1.0))
+    return out + _point_parameters(inst)
+
+
+def _point_parameters(inst: "Instance") -> list[Parameter]:
+    """The parameters with no default spread that an instance may give a range: the environments' CPU-seconds per
+    sample (with pools, or when ``uncertainty`` names it), and each GPU type's own price."""
+    out = []
     env = inst.environments
     if env.pools or "environments.cpu_seconds_per_sample" in inst.uncertainty:
         # no source gives the spread of an environment's mean CPU time per sample (its episodes' times vary, which

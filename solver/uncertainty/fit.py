@@ -96,6 +96,7 @@ import numpy as np
 from planopt.models.schema import instance as schema
 from planopt.models.uncertainty import model as unc
 from planopt.models.catalog import CatalogLookupError, find_gpu
+from planopt.models.cost.environments import only_pool
 from planopt.models.cost.evaluator import Evaluator
 from planopt.models.schema.plan import HardwareChoice, Recipe
 from planopt.models.uncertainty.scenarios import ScenarioEvaluator
@@ -248,15 +249,13 @@ def _read_text(path: Path) -> str:
 
 
 def _check_header(source: str, line: int, header: list[str]) -> None:
-    names = [h.strip() for h in header]
+    names, expected = [h.strip() for h in header], f"(expected {', '.join(COLUMNS)}, optionally {', '.join(OPTIONAL_COLUMNS)})"
     missing = [c for c in COLUMNS if c not in names]
     if missing:
-        raise InputError(f"{source}: line {line}: missing column(s) {', '.join(missing)} "
-                         f"(expected {', '.join(COLUMNS)}, optionally {', '.join(OPTIONAL_COLUMNS)})")
+        raise InputError(f"{source}: line {line}: missing column(s) {', '.join(missing)} {expected}")
     unknown = [c for c in names if c not in COLUMNS + OPTIONAL_COLUMNS]
     if unknown:
-        raise InputError(f"{source}: line {line}: unknown column {unknown[0]!r} "
-                         f"(expected {', '.join(COLUMNS)}, optionally {', '.join(OPTIONAL_COLUMNS)})")
+        raise InputError(f"{source}: line {line}: unknown column {unknown[0]!r} {expected}")
     duplicated = sorted({c for c in names if names.count(c) > 1})
     if duplicated:
         raise InputError(f"{source}: line {line}: column {duplicated[0]!r} appears twice")
@@ -363,19 +362,7 @@ def _hardware(c: _Cells, inst: Instance, method: str) -> HardwareChoice:
     if len(degrees) > 1 or count % degrees[0]:  # one degree, as for the trainer, that divides the pilot's GPUs
         raise c.fail("gpu_count", f"give training.context_parallel the one degree the pilot ran (dividing {count}), not {degrees}")
     return HardwareChoice(option.key, count, trainer=trainers[0], context_parallel=degrees[0],
-                          environment_pool=_pool(c, inst, method))
-
-
-def _pool(c: _Cells, inst: Instance, method: str):
-    """The pool of environment workers an on-policy pilot row ran on: the instance's one pool (None for SFT, or
-    without pools); several are refused, as a pilot row does not say which ran."""
-    pools = inst.environments.pools
-    if method == "sft" or not pools:
-        return None
-    if len(pools) > 1:
-        raise c.fail("gpu", "the instance lists several environments.pools, and a pilot row does not say which pool "
-                            "its environments ran on; fit the instance with the one pool the pilot used")
-    return pools[0].name
+                          environment_pool=only_pool(inst.environments, method, c.fail))
 
 
 def _no_hardware(c: _Cells) -> None:
