@@ -262,6 +262,23 @@ def test_scenarios_draw_the_cpu_seconds_per_sample_and_equal_the_evaluator():
         assert_scenarios_equal_the_evaluator(inst, scenarios, plans)
 
 
+@pytest.mark.parametrize("seed", [2, 7])
+def test_the_chance_model_equals_the_oracle_over_scenarios_that_draw_the_cpu_seconds(seed):
+    """The scenarios layer prices each scenario's pool hours at its drawn CPU-seconds per sample (a rate key of its
+    own), and the chance-constrained MIP's choice equals the oracle's over the same scenarios."""
+    from planopt.oracles.by_plan import best_under_scenarios
+    from planopt.uncertainty.chance import solve_chance
+    data = random_environment_instance_dict(seed, "cost")
+    c = data["environments"]["cpu_seconds_per_sample"]
+    data["uncertainty"] = {"environments.cpu_seconds_per_sample": {"low": c / 3, "high": c * 3}}
+    inst = parse_instance(data)
+    mip = solve_chance(inst, 0.75, 10, seed, None, out_of_sample=20, guard=False)
+    oracle = best_under_scenarios(inst, U.draw(inst, 10, seed), 0.75, None)
+    assert (mip.status == "optimal") == (oracle is not None), mip.message
+    if oracle is not None:
+        assert close(mip.risk["expected"]["cost_usd"], oracle.expected["cost_usd"]), (mip.plan, oracle.plan)
+
+
 def test_without_pools_a_range_on_the_cpu_seconds_moves_the_sandboxes_money():
     data = json.loads((INSTANCES / "qwen3-32b-agentic-rl.json").read_text())
     assert "environments.cpu_seconds_per_sample" not in {p.name for p in U.parameters(parse_instance(data))}
@@ -387,3 +404,20 @@ def test_random_pools_and_layers_are_drawn_at_random():
     overlaps = {random_environment_instance_dict(s)["environments"]["overlap"] for s in range(12)}
     assert kinds == {"cpu_sandbox", "gpu_host"} and overlaps == {"none", "agent_loop"}
     assert random_environment_instance_dict(5) == random_environment_instance_dict(5)   # seeded: the same jobs each run
+
+
+def test_a_pilot_row_runs_on_the_instances_one_pool_and_several_are_refused(tmp_path):
+    """``planopt fit``: a step-time row names no pool, so an on-policy row takes the instance's one pool (SFT none);
+    with several pools it is refused in one line naming the row, as a choice of trainer is."""
+    from planopt.errors import InputError
+    from planopt.uncertainty.fit import read_pilot
+    csv = ("kind,method,gpu,gpu_count,steps,samples_per_prompt,teacher_precision,external_data_share,value\n"
+           "step_seconds,rl,H100-SXM,8,20,8,,,30.0\nstep_seconds,sft,H100-SXM,8,50,,,1.0,20.0\n")
+    path = tmp_path / "pilot.csv"
+    path.write_text(csv)
+    one = tiny(pools=copy.deepcopy(POOLS[1:2]))
+    rows = read_pilot(path, one)
+    assert [r.hardware.environment_pool for r in rows] == ["sandboxes-512", None]
+    assert all(Evaluator(one).metrics(r.recipe, r.hardware, 60.0).fits_memory for r in rows)
+    with pytest.raises(InputError, match=r"line 2: gpu: the instance lists several environments.pools"):
+        read_pilot(path, tiny())
