@@ -1,6 +1,6 @@
 """`planopt solve` on every shipped single-job instance, against the bare Pyomo import.
 
-Run:  python benchmarks/bench_instances.py [--repeats N]   (its table is in BENCHMARKS.md §7)
+Run:  python benchmarks/bench_instances.py [--repeats N] [--environments]   (its tables are in BENCHMARKS.md §9)
 
 Issue 12's target: with every decision enabled, `planopt solve` on each shipped instance
 under 5 s on 2 cores. Each command is the README's default (`planopt solve FILE`: the
@@ -9,6 +9,13 @@ interleaved (one of each, N times) so that a change in the machine's load hits t
 alike; the table reports the median, the min, the exit code and the load average
 before the run. Portfolios (`portfolio-*.json`) have their own benchmark
 (`bench_portfolio.py`).
+
+``--environments`` (issue 27, lever 1: "every shipped single-job instance still solves in under 5 s on 2 cores
+with all new options on") solves each instance with the environment pools of
+``instances/qwen3-32b-agentic-rl-environments.json`` added (``ENVIRONMENTS``: the GPU nodes' CPUs and three
+sandbox pools, an agent loop, traffic and API calls, the CPU-seconds per sample given a range; an instance
+without environment work gets 30 CPU-seconds per sample), each written beside its original for the run (relative
+paths in it still resolve) and removed after.
 """
 
 from __future__ import annotations
@@ -33,14 +40,45 @@ def shipped_instances() -> list[Path]:
     return [p for p in jobs if "prices" not in json.loads(p.read_text())]  # a price file (catalog import) is no job
 
 
+def with_environments(path: Path) -> Path:
+    """A copy of the instance at ``path`` with every option of the environments lever on, written beside it."""
+    doc = json.loads(path.read_text())
+    shipped = json.loads((ROOT / "instances" / "qwen3-32b-agentic-rl-environments.json").read_text())
+    env = dict(shipped["environments"], latency_seconds_per_step=doc.get("environments", {}).get("latency_seconds_per_step", 0.0),
+               api_calls_per_sample=1.0, usd_per_api_call=0.001)
+    env["cpu_seconds_per_sample"] = doc.get("environments", {}).get("cpu_seconds_per_sample") or 30.0
+    doc["environments"] = env
+    doc["uncertainty"] = {**doc.get("uncertainty", {}), "environments.cpu_seconds_per_sample":
+                          {"low": env["cpu_seconds_per_sample"] / 1.5, "high": env["cpu_seconds_per_sample"] * 1.5}}
+    out = path.with_name(f".bench-environments-{path.name}")
+    out.write_text(json.dumps(doc))
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--environments", action="store_true", help="every instance with the environment pools added")
     args = ap.parse_args()
     exe = str(Path(sys.executable).with_name("planopt"))
     cases = {"`python -c \"import pyomo.environ\"` (the floor)": [sys.executable, "-c", "import pyomo.environ"]}
+    written = []
     for p in shipped_instances():
-        cases[f"`planopt solve {p.relative_to(ROOT / 'instances')}`"] = [exe, "solve", str(p)]
+        if args.environments:
+            written.append(with_environments(p))
+            cases[f"`planopt solve {p.relative_to(ROOT / 'instances')}` with pools"] = [exe, "solve", str(written[-1])]
+        else:
+            cases[f"`planopt solve {p.relative_to(ROOT / 'instances')}`"] = [exe, "solve", str(p)]
+    try:
+        run(cases, args.repeats)
+    finally:
+        for path in written:
+            path.unlink()
+
+
+def run(cases: dict, repeats: int) -> None:
+    """Run each command ``repeats`` times, interleaved, and print the table."""
+    args = argparse.Namespace(repeats=repeats)
     times = {name: [] for name in cases}
     codes = {}
     load = os.getloadavg()

@@ -25,6 +25,14 @@ evaluator compute the maximum itself (:func:`combine`, :func:`combined_hours`).
 Staleness beyond one step buys no more overlap in this model (the pipeline is
 already full at :math:`s = 1`); it only costs quality.
 
+**Environments on a pool** (``environments.py``) add a side: the pool's work
+:math:`E_p`. The phase mark of a key says which maximum its phase takes
+(``MEMBERS``): ``@p`` asynchronous RL, :math:`\max(G_p + E_p, T_p)` (the
+environments run after generation); ``@q`` asynchronous RL with an agent loop,
+:math:`\max(G_p + L, E_p + L, T_p)` (the serial wait :math:`L` counts in two
+sides); ``@e`` a synchronous agent loop, :math:`\max(G_p, E_p)` with training
+serial. Every maximum is one epigraph over its sides, whatever their number.
+
 **Quality.** A stale plan keeps :math:`(1 - \delta)^s` of RL's quality gain,
 
 .. math:: q = q_0 + (1 - \delta)^s (q^{sync} - q_0),
@@ -43,71 +51,112 @@ from __future__ import annotations
 
 import numpy as np
 
-from planopt.models.cost.components import (DECODE, ENV_WAIT, LOGPROB_A2A, OFFLOAD_STATE, OFFLOAD_STREAM, PREFILL, REWARD_MODEL, STUDENT_FWD,
-                      TAIL, TEACHER, TRAIN, TRAIN_A2A, family_of)
+from planopt.models.cost.components import (DECODE, ENV_CPU, ENV_WAIT, LOGPROB_A2A, OFFLOAD_STATE, OFFLOAD_STREAM, PREFILL,
+                                            REWARD_MODEL, STUDENT_FWD, TAIL, TEACHER, TRAIN, TRAIN_A2A, family_of)
 
 # what overlaps: generation (and the environment's serial wait) against the training side
 GENERATION = {DECODE, TAIL, PREFILL, ENV_WAIT}
 TRAINING = {STUDENT_FWD, TEACHER, REWARD_MODEL, TRAIN, TRAIN_A2A, LOGPROB_A2A, OFFLOAD_STREAM, OFFLOAD_STATE}
-PHASE_MARK = "@p"
+# The phase mark of a component key says which maximum its phase takes (``environments.py``): asynchronous RL
+# (generation, then the pool's environment work, against training), asynchronous RL with an agent loop
+# (generation and environment work each after the serial wait, against training), and a synchronous agent loop
+# (generation against environment work; the rest of the step serial).
+PHASE_MARK, ASYNC_AGENT_LOOP_MARK, AGENT_LOOP_MARK = "@p", "@q", "@e"
+SIDES = ("generation", "environments", "training")
+MEMBERS = {
+    PHASE_MARK: {"generation": GENERATION | {ENV_CPU}, "training": TRAINING},
+    ASYNC_AGENT_LOOP_MARK: {"generation": GENERATION, "environments": {ENV_CPU, ENV_WAIT}, "training": TRAINING},
+    AGENT_LOOP_MARK: {"generation": GENERATION - {ENV_WAIT}, "environments": {ENV_CPU}},
+}
 
 
-def phase_key(key: str, phase: int) -> str:
-    """An asynchronous recipe's component key: the synchronous key with its phase appended."""
-    return f"{key}|{PHASE_MARK}{phase}"
+def phase_key(key: str, phase: int, mark: str = PHASE_MARK) -> str:
+    """A component key with its sampling phase (and the overlap its mark names) appended."""
+    return f"{key}|{mark}{phase}"
+
+
+def overlap_sides(key: str) -> tuple[str, tuple[str, ...]] | None:
+    r"""(phase, the sides of its maximum the component counts in) of an overlapped component, None for a serial one.
+    A component may count in two sides (the serial wait of an asynchronous agent loop: :math:`\max(G + L, E + L, T)`)."""
+    last = key.rsplit("|", 1)[-1]
+    members = MEMBERS.get(last[:2])
+    if members is None:
+        return None
+    fam = family_of(key)
+    sides = tuple(side for side in SIDES if fam in members.get(side, ()))
+    return (last, sides) if sides else None
 
 
 def overlap_role(key: str) -> tuple[str, str] | None:
-    """(phase, "generation" or "training") of an asynchronous component, None for a serial one."""
-    last = key.rsplit("|", 1)[-1]
-    if not last.startswith(PHASE_MARK):
-        return None
-    fam = family_of(key)
-    if fam in GENERATION:
-        return last, "generation"
-    if fam in TRAINING:
-        return last, "training"
-    return None
+    """(phase, "generation" or "training") of an asynchronous component (its first side), None for a serial one."""
+    found = overlap_sides(key)
+    return None if found is None else (found[0], found[1][0])
 
 
-def groups(components: list[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Per phase, the column masks of its generation and its training components."""
-    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+def groups(components: list[str]) -> dict[str, list[np.ndarray]]:
+    """Per overlapped phase, the column masks of each side of its maximum (in ``SIDES`` order, sides it has)."""
+    return {phase: list(masks.values()) for phase, masks in named_groups(components).items()}
+
+
+def named_groups(components: list[str]) -> dict[str, dict[str, np.ndarray]]:
+    """Per overlapped phase, each side of its maximum (in ``SIDES`` order, sides it has) and its column mask."""
+    out: dict[str, dict[str, np.ndarray]] = {}
     for c, key in enumerate(components):
-        role = overlap_role(key)
-        if role is None:
+        found = overlap_sides(key)
+        if found is None:
             continue
-        phase, side = role
-        gen, train = out.setdefault(phase, (np.zeros(len(components), dtype=bool), np.zeros(len(components), dtype=bool)))
-        (gen if side == "generation" else train)[c] = True
-    return out
+        phase, sides = found
+        masks = out.setdefault(phase, {})
+        for side in sides:
+            masks.setdefault(side, np.zeros(len(components), dtype=bool))[c] = True
+    return {phase: {s: masks[s] for s in SIDES if s in masks} for phase, masks in out.items()}
+
+
+def overlapped(keys) -> bool:
+    """Whether any component key is overlapped (its phase takes a maximum)."""
+    return any(overlap_sides(key) is not None for key in keys)
 
 
 def combine(hours_by_component: dict) -> "float | np.ndarray":
-    r""":math:`S + \sum_p \max(G_p, T_p)` of one plan's component hours (floats, or arrays over scenarios)."""
+    r""":math:`S + \sum_p \max_s \sum_{c \in s} H_c` of one plan's component hours (floats, or arrays over scenarios):
+    the serial components summed, and each overlapped phase's longest side."""
     serial, sides = 0.0, {}
     for key, hours in hours_by_component.items():
-        role = overlap_role(key)
-        if role is None:
+        found = overlap_sides(key)
+        if found is None:
             serial = serial + hours
-        else:
-            pair = sides.setdefault(role[0], [0.0, 0.0])
-            pair[role[1] == "training"] = pair[role[1] == "training"] + hours
-    return serial + sum(np.maximum(g, t) for g, t in sides.values()) if sides else serial
+            continue
+        phase = sides.setdefault(found[0], {})
+        for side in found[1]:
+            phase[side] = phase.get(side, 0.0) + hours
+    if not sides:
+        return serial
+    longest = []
+    for phase in sides.values():
+        values = [phase[side] for side in SIDES if side in phase]
+        most = values[0]
+        for v in values[1:]:
+            most = np.maximum(most, v)
+        longest.append(most)
+    return serial + sum(longest)
 
 
 def combined_hours(amounts: np.ndarray, unit: np.ndarray, components: list[str]) -> np.ndarray:
     """[recipe, hardware] compute hours of ``amounts`` [recipe, component] at ``unit`` [component, hardware] hours per
-    unit: the plain product, with each phase's generation and training overlapped (:func:`combine`)."""
+    unit: the plain product, with each overlapped phase's sides taken at their maximum (:func:`combine`)."""
     by_phase = groups(components)
     if not by_phase:
         return amounts @ unit
-    overlapped = np.zeros(len(components), dtype=bool)
-    for gen, train in by_phase.values():
-        overlapped |= gen | train
-    out = amounts[:, ~overlapped] @ unit[~overlapped]
-    for gen, train in by_phase.values():
-        out = out + np.maximum(amounts[:, gen] @ unit[gen], amounts[:, train] @ unit[train])
+    overlapped_ = np.zeros(len(components), dtype=bool)
+    for masks in by_phase.values():
+        for mask in masks:
+            overlapped_ |= mask
+    out = amounts[:, ~overlapped_] @ unit[~overlapped_]
+    for masks in by_phase.values():
+        longest = amounts[:, masks[0]] @ unit[masks[0]]
+        for mask in masks[1:]:
+            longest = np.maximum(longest, amounts[:, mask] @ unit[mask])
+        out = out + longest
     return out
 
 

@@ -16,6 +16,10 @@ from planopt.models.schema.instance import Instance
 # Component families, and the part of the wall-clock breakdown each fills.
 DECODE, TAIL, SYNC, PREFILL = "decode_tokens", "rollout_tail_steps", "weight_sync_steps", "prefill_flops"
 STUDENT_FWD, TEACHER, REWARD_MODEL, TRAIN, ENV_WAIT = "student_logprob_flops", "teacher_flops", "reward_model_flops", "train_flops", "env_wait_seconds"
+# CPU-seconds of environment work on a pool of workers (``environments.py``): only with ``environments.pools``.
+ENV_CPU = "env_cpu_seconds"
+# The uncertain parameter environment work scales with, proportionally (``RATE_FACTOR``; ``uncertainty/model.py``).
+ENV_RATE = "environments.cpu_seconds_per_sample"
 # Expert-parallel all-to-all bytes of a mixture-of-experts student (zero for dense).
 TRAIN_A2A, LOGPROB_A2A = "train_alltoall_bytes", "logprob_alltoall_bytes"
 # SFT attention FLOPs (they grow with the sequence), FSDP / ZeRO-3 collective bytes,
@@ -32,15 +36,16 @@ HOURS_CATEGORY = {DECODE: "generation", TAIL: "generation", PREFILL: "generation
                   TEACHER: "scoring", REWARD_MODEL: "scoring", TRAIN: "training", SYNC: "training",
                   ENV_WAIT: "environment_wait", TRAIN_A2A: "training", LOGPROB_A2A: "scoring",
                   ATTN: "training", FSDP: "training", OFFLOAD_STREAM: "training", OFFLOAD_STATE: "training",
-                  EVAL: "evaluation", CP_TRAIN: "training", CP_LOGPROB: "scoring"}
+                  EVAL: "evaluation", CP_TRAIN: "training", CP_LOGPROB: "scoring", ENV_CPU: "environment_wait"}
 # The rate multiplier of ``schema.Efficiency`` each family's time scales with, exactly
-# as 1/factor (None: neither). The scenario evaluator (``scenarios.py``) rescales
+# as 1/factor (None: neither); environment work scales with ``ENV_RATE`` itself, proportionally (the CPU-seconds
+# per sample it is made of). The scenario evaluator (``scenarios.py``) rescales
 # component hours by it; ``tests/models/uncertainty/test_scenarios.py`` checks the proportionality on
 # every family, so a new family must be listed here.
 RATE_FACTOR = {DECODE: "decode_factor", TAIL: "decode_factor", PREFILL: "mfu_factor", STUDENT_FWD: "mfu_factor",
                TEACHER: "mfu_factor", REWARD_MODEL: "mfu_factor", TRAIN: "mfu_factor", SYNC: None, ENV_WAIT: None,
                TRAIN_A2A: None, LOGPROB_A2A: None, ATTN: "mfu_factor", FSDP: None, OFFLOAD_STREAM: None, OFFLOAD_STATE: None,
-               EVAL: "decode_factor", CP_TRAIN: None, CP_LOGPROB: None}
+               EVAL: "decode_factor", CP_TRAIN: None, CP_LOGPROB: None, ENV_CPU: ENV_RATE}
 
 
 @functools.lru_cache(maxsize=4096)

@@ -18,7 +18,7 @@ For recipe :math:`r`, hardware :math:`h = (g, n)` and checkpoint interval
         &+ n\,p_g\,H_{eval}                                          &&\text{evaluation} \\
         &+ \mathrm{labels}(r) + \mathrm{reward}(r) + \mathrm{teacher}(r) &&\text{data} \\
         &+ k_{keep}\,C_{GB}(r)\,p_{hot}\,H_{train}/730 + m\,C_{GB}(r)\,p_{cold}\,M + \mathrm{logs}(r) &&\text{storage} \\
-        &+ \mathrm{sandboxes}(r)                                     &&\text{environments} \\
+        &+ \mathrm{sandboxes}(r) + \mathrm{traffic}(r) + \pi^{env}_h\,H_{train} &&\text{environments} \\
         &+ \mathrm{egress}(r)                                        &&\text{network} \\
         &+ G_{log}(r)\,p_{ingest}                                     &&\text{log ingest} \\
         &+ \mathrm{fixed} + p_{ops}\,\mathrm{wall}                    &&\text{operations} \\
@@ -27,6 +27,10 @@ For recipe :math:`r`, hardware :math:`h = (g, n)` and checkpoint interval
 For asynchronous RL (``asynchronous.py``) :math:`T` overlaps each phase's generation with
 its training, :math:`T = S + \sum_p \max(G_p, T_p)`, and the hours breakdown carries
 the overlap as a negative ``async_overlap`` line, so that it still sums to the wall time.
+With ``environments.pools`` (``environments.py``) the plan's pool of environment workers adds
+its work to each phase (summed, or overlapping generation in an agent loop: a negative
+``environment_overlap`` line), and :math:`\pi^{env}_h` is its money per training hour
+(:math:`w\,p_w + p_{fix}` for sandboxes held, 0 on the GPU hosts).
 On a split choice (separate rollout GPUs, ``rollout.py``) :math:`n\,p_g` reads
 :math:`n\,p_g + n_r\,p_{g_r}` (both GPU sets are billed for the whole run) and the
 GPU-hours count :math:`n + n_r` GPUs.
@@ -59,7 +63,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from planopt.models.cost import physics as ph
-from planopt.models.cost.asynchronous import combine
+from planopt.models.cost.asynchronous import combine, overlapped
+from planopt.models.cost.environments import environments_detail, pools_of
 from planopt.models.cost.hardware import HardwareProfile, hardware_options, memory_classes, offload_refusal, plan_offers
 from planopt.models.cost.quantities import cost_split_usd, plan_fixed_usd, stage_fixed_usd, stage_quantities, sum_quantities
 from planopt.models.cost.releases import release_count, release_summary, total_line
@@ -108,6 +113,9 @@ class Metrics:
     fixed_cost_breakdown_usd: dict[str, float] = field(default_factory=dict)
     # with a ``releases`` block: the count, the first and each later release's cost, the total (``releases.py``)
     releases: dict = field(default_factory=dict)
+    # with ``environments.pools``: per on-policy stage, the pool its environments run on and their money and hours
+    # (``environments.environments_detail``)
+    environments: list[dict] = field(default_factory=list)
 
     @property
     def feasible(self) -> bool:
@@ -144,7 +152,7 @@ class Metrics:
 
 def cost_breakdown_usd(inst: Instance, rp: RecipeProfile, usd_per_hour_of_gpus, train_hours, wall_hours,
                        forgetting_points, eval_train_hours=0.0, checkpoint_usd_per_train_hour=None,
-                       labels_rebuilt_share=None) -> dict[str, float]:
+                       labels_rebuilt_share=None, environments_usd=None, environments_usd_per_hour=0.0) -> dict[str, float]:
     """The cost lines of a plan. Works element-wise on numpy arrays of the
     scenario-dependent inputs (GPUs' price per hour, hours, forgetting), so the
     scenario evaluator (``scenarios.py``) prices scenarios with this same sum. With ``releases`` each line is
@@ -152,11 +160,16 @@ def cost_breakdown_usd(inst: Instance, rp: RecipeProfile, usd_per_hour_of_gpus, 
     bought again, None: the instance's).
     ``eval_train_hours`` (:math:`H_{eval}`) only splits the GPU money between the
     compute and evaluation lines; the sum does not depend on it. ``checkpoint_usd_per_train_hour``
-    is the retention option's :math:`s_h(\tau,\rho)` (``retention.py``); None: ``keep_last`` hot."""
+    is the retention option's :math:`s_h(\tau,\rho)` (``retention.py``); None: ``keep_last`` hot.
+    ``environments_usd``: the recipe's environment money (the scenarios' when its CPU-seconds are drawn; None: the
+    profile's); ``environments_usd_per_hour``: the choice's pool of workers per training hour (``environments.py``)."""
     ckpt_gb = rp.checkpoint_gb
     st, ck, ops = inst.storage, inst.checkpointing, inst.operations
     if checkpoint_usd_per_train_hour is None:
         checkpoint_usd_per_train_hour = ck.keep_last * ckpt_gb * st.hot_usd_per_gb_month / ph.d.HOURS_PER_MONTH
+    env_usd = rp.environments_usd if environments_usd is None else environments_usd
+    if not (np.isscalar(environments_usd_per_hour) and environments_usd_per_hour == 0):
+        env_usd = env_usd + environments_usd_per_hour * train_hours  # the pool held for the training hours (environments.py)
     lines = {
         "compute": usd_per_hour_of_gpus * (train_hours - eval_train_hours),
         "evaluation": usd_per_hour_of_gpus * eval_train_hours,
@@ -164,7 +177,7 @@ def cost_breakdown_usd(inst: Instance, rp: RecipeProfile, usd_per_hour_of_gpus, 
         "storage": (checkpoint_usd_per_train_hour * train_hours
                     + ck.milestones_kept * ckpt_gb * st.cold_usd_per_gb_month * ck.milestone_retention_months
                     + rp.log_storage_usd),
-        "environments": rp.environments_usd,
+        "environments": env_usd,
         "network": rp.network_usd,
         "log_ingest": rp.log_ingest_usd,
         "operations": ops.fixed_usd + ops.usd_per_wall_hour * wall_hours,
@@ -212,6 +225,7 @@ class HardwareArrays:
     overhead: np.ndarray               # [hardware, interval] o_h(tau)
     count: np.ndarray                  # [hardware] GPUs
     price_usd_per_gpu_hour: np.ndarray  # [hardware] per training GPU: the choice's GPUs' money per hour / count (rollout GPUs' included)
+    environments_usd_per_hour: np.ndarray = None  # [hardware] the choice's pool of environment workers, per hour held
 
 
 def _component_class(key: str) -> str | None:
@@ -222,6 +236,13 @@ def _component_class(key: str) -> str | None:
     base = parts[1].partition("+lora")[0].partition("@")[0]   # rl@s1: asynchronous RL's class
     return parts[1] if base in ("rl", "sft") or base.startswith("opd:") else None
 
+
+
+def overlapped_sum(by_component: dict[str, float]) -> float:
+    """The compute hours of a recipe's components: their sum, with each phase's generation, training and the
+    environments' pool overlapped where the recipe overlaps them (asynchronous RL, an agent loop:
+    ``asynchronous.combine``)."""
+    return float(combine(by_component)) if overlapped(by_component) else sum(by_component.values())
 
 class Evaluator:
     """Evaluates plans of one instance, caching recipe and hardware profiles."""
@@ -261,10 +282,9 @@ class Evaluator:
         return {key: amount * hp.seconds_per_unit(key) / 3600.0 for key, amount in rp.amounts.items()}
 
     def compute_hours(self, r: Recipe, h: HardwareChoice) -> float:
-        """Compute hours :math:`T` of recipe ``r`` on hardware ``h`` (no failures): the components' sum, with each
-        phase's generation and training overlapped for asynchronous RL (``asynchronous.combine``)."""
-        by_component = self.compute_hours_by_component(r, h)
-        return float(combine(by_component)) if r.staleness_steps else sum(by_component.values())
+        """Compute hours :math:`T` of recipe ``r`` on hardware ``h`` (no failures): :func:`overlapped_sum` of its
+        components."""
+        return overlapped_sum(self.compute_hours_by_component(r, h))
 
     def metrics(self, r: Recipe, h: HardwareChoice, interval_minutes: float,
                 retention: RetentionChoice | None = None) -> Metrics:
@@ -276,15 +296,17 @@ class Evaluator:
                                                    if retention is None else "the instance has no retention block; expected null"))
         memory, why = hp.memory_bytes_per_gpu(r.memory_class)
         by_component = self.compute_hours_by_component(r, h) if why is None else {}
-        # generation and training overlap phase by phase for asynchronous RL (asynchronous.py); otherwise the sum
-        compute_hours = float(combine(by_component)) if r.staleness_steps else sum(by_component.values())
+        # generation, training and the environments' pool overlap phase by phase for asynchronous RL and an agent
+        # loop (asynchronous.py, environments.py); otherwise the sum
+        overlap = overlapped(by_component)
+        compute_hours = overlapped_sum(by_component)
         tau = interval_minutes / 60.0
         hours = dict.fromkeys(HOURS_KEYS, 0.0)
         hours["data_lead_time"] = rp.lead_hours
         for key, value in by_component.items():
             hours[HOURS_CATEGORY[family_of(key)]] += value
-        if r.staleness_steps:  # the hours generation and training overlap (negative), so the breakdown sums to the wall time
-            hours["async_overlap"] = compute_hours - sum(by_component.values())
+        if overlap:  # the hours that overlap (negative), so the breakdown sums to the wall time
+            hours["async_overlap" if r.staleness_steps else "environment_overlap"] = compute_hours - sum(by_component.values())
         overhead = hp.overhead_share(interval_minutes) + rollback_share(inst, h.count, interval_minutes, hp.restart_hours)
         if retention is not None:  # falling back to a milestone costs more re-work (retention.py)
             overhead = overhead + float(deep_rollback_share(inst, retention, h.count, interval_minutes))
@@ -297,7 +319,8 @@ class Evaluator:
         per_hour = None if retention is None else float(storage_usd_per_train_hour(
             inst, retention, hp.checkpoint_gb, h.count, interval_minutes))
         costs = cost_breakdown_usd(inst, rp, hp.usd_per_hour_of_gpus, train_hours, wall, rp.forgetting_points,
-                                   hours["evaluation"] * (1.0 + overhead), per_hour)
+                                   hours["evaluation"] * (1.0 + overhead), per_hour,
+                                   environments_usd_per_hour=hp.environments_usd_per_hour)
         m = Metrics(cost_usd=sum(costs.values()), wall_hours=wall, quality=rp.quality,
                     forgetting_points=rp.forgetting_points, gpu_hours=h.total_count * train_hours,
                     memory_per_gpu_gb=memory / ph.GB, cost_breakdown_usd=costs, hours_breakdown=hours,
@@ -307,6 +330,8 @@ class Evaluator:
                     fixed_cost_breakdown_usd=plan_fixed_usd(inst, [stage_fixed_usd(inst, rp)], COST_KEYS))
         if inst.releases is not None:
             m.releases = release_summary(inst, m.cost_usd, m.fixed_cost_usd, rp.labels_usd)
+        if inst.environments.pools:
+            m.environments = environments_detail(inst, rp, hp, train_hours, by_component)
         m.violations = self.violations(m, why)
         if retention is not None and (late := coverage_violation(inst, retention, interval_minutes)):
             m.violations.append(late)
@@ -369,6 +394,7 @@ class Evaluator:
             raise ValueError(f"plan.context_parallel: {hw.context_parallel} is not a degree the instance offers "
                              f"{hw.count} GPUs; expected one of {[c for c in degrees if hw.count % c == 0]} "
                              "(training.context_parallel, the degrees that divide plan.gpu_count)")
+        self._pool_refusal(hw)
         gpus = {o.key: o.counts for o in self.inst.hardware.gpus}
         if hw.gpu not in gpus:
             raise ValueError(f"plan.gpu: '{hw.gpu}' is not in hardware.gpus ({', '.join(gpus)})")
@@ -380,6 +406,21 @@ class Evaluator:
             raise ValueError(f"plan.rollout.gpu_count: {hw.rollout_count} is not an allowed count for "
                              f"{hw.rollout_gpu} {rollout[hw.rollout_gpu]} within availability")
         raise ValueError(f"plan.gpu_count: {hw.count} is not an allowed count for {hw.gpu} {gpus[hw.gpu]} within availability")
+
+    def _pool_refusal(self, hw: HardwareChoice) -> None:
+        """ValueError naming ``plan.environment_pool`` when the stage's pool is not one it may name."""
+        inst = self.inst
+        if hw.environment_pool in pools_of(inst, inst.training.methods):
+            return
+        names = [p.name for p in inst.environments.pools]
+        if not names:
+            raise ValueError(f"plan.environment_pool: {hw.environment_pool!r} is not an option: the instance lists no "
+                             "environments.pools; leave it out")
+        if hw.environment_pool is None:
+            raise ValueError(f"plan.environment_pool: missing: an on-policy stage names the pool its environments "
+                             f"run on, one of environments.pools ({', '.join(names)})")
+        raise ValueError(f"plan.environment_pool: {hw.environment_pool!r} is not one of environments.pools "
+                         f"({', '.join(names)})")
 
     def check_plan(self, plan: Plan) -> None:
         """Raise ValueError naming the field when the plan is not one of the instance's options: its student, its
@@ -445,6 +486,7 @@ class Evaluator:
         if inst.releases is not None:
             out.releases = release_summary(inst, out.cost_usd, out.fixed_cost_usd,
                                            sum(ev.recipe(s.recipe).labels_usd for s in plan.stages))
+        out.environments = [{**row, "stage": n} for n, m in enumerate(alone, start=1) for row in m.environments]
         label = (lambda n: f"stage {n + 1}: ") if len(alone) > 1 else (lambda n: "")
         memory = [label(n) + v.removeprefix("memory: ") for n, m in enumerate(alone) for v in m.violations
                   if v.startswith("memory:")]
@@ -523,7 +565,8 @@ class Evaluator:
         count = np.array([hw.count for hw in hardware], dtype=float)
         # count x price is the choice's GPU money per hour, a split choice's rollout GPUs included (rollout.py)
         price = np.array([self.hardware(hw).usd_per_hour_of_gpus / hw.count for hw in hardware], dtype=float)
-        return HardwareArrays(list(hardware), fits, spu, usable, overhead, count, price)
+        env = np.array([self.hardware(hw).environments_usd_per_hour for hw in hardware], dtype=float)
+        return HardwareArrays(list(hardware), fits, spu, usable, overhead, count, price, env)
 
 
 def evaluate(inst: Instance, plan: Plan) -> Metrics:

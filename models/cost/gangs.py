@@ -30,7 +30,8 @@ Money. At the instance's own prices the plan's GPUs cost :math:`\pi^{gpu} (1 + o
 (``usd_per_hour_of_gpus``; for a bundle the two gangs' shares, :math:`n p_g` and :math:`n_r p_{g_r}`),
 and a portfolio prices those GPU-hours by its pools instead: the job's **non-compute** money is the
 evaluator's cost less that GPU money, plus, for the hours spot adds, the money that runs by the
-training hour (hot checkpoint storage or the retention option's, and operations):
+training hour (hot checkpoint storage or the retention option's, operations, and the stage's pool of
+environment workers):
 :math:`\eta\, (o^s - o)\, T \sigma` per gang (``usd_per_train_hour_other``).
 
 A trained teacher's plan :math:`\theta` enters the student's cost as its whole cost :math:`c_\theta`
@@ -103,13 +104,14 @@ def spot_overhead_share(ev, hw: HardwareChoice, interval_minutes: float, preempt
 
 def usd_per_train_hour_other(ev, hw: HardwareChoice, interval_minutes: float, retention, operations_usd_per_hour: float) -> float:
     r""":math:`\eta`: money by the training hour that is not GPUs: hot checkpoints (``keep_last``, or the retention
-    option's :math:`s_h(\tau, \rho)`) and operations (the student's, ``operations_usd_per_hour``)."""
+    option's :math:`s_h(\tau, \rho)`), operations (the student's, ``operations_usd_per_hour``) and the choice's pool
+    of environment workers (``HardwareProfile.environments_usd_per_hour``, 0 without one)."""
     inst, hp = ev.inst, ev.hardware(hw)
     if retention is None:
         storage = inst.checkpointing.keep_last * hp.checkpoint_gb * inst.storage.hot_usd_per_gb_month / ph.d.HOURS_PER_MONTH
     else:
         storage = float(storage_usd_per_train_hour(inst, retention, hp.checkpoint_gb, hw.count, interval_minutes))
-    return storage + operations_usd_per_hour
+    return storage + operations_usd_per_hour + hp.environments_usd_per_hour
 
 
 def stage_gangs(ev, hw: HardwareChoice, recipe, interval_minutes: float, retention, preemptions: Mapping[str, float],

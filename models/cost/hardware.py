@@ -20,7 +20,8 @@ recipe's compute time on :math:`h` is linear in its amounts:
   :math:`\beta_{a2a}` the scale-out link across nodes, one direction of the
   scale-up link inside one; a decode iteration also pays the tensor-parallel
   all-reduces (``physics.tp_decode_allreduce_seconds``);
-- environment waits: one second per second;
+- environment waits: one second per second; environment work on the choice's pool of workers
+  (``environments.py``): :math:`1/W` seconds per CPU-second, :math:`W` its workers;
 - on a split choice (separate rollout GPUs, ``rollout.py``), decode, tail,
   prefill and validation decodes as above on the rollout GPUs (their own
   tensor-parallel size, the engine in ``DEDICATED_ROLLOUT_HBM_SHARE`` of their
@@ -48,6 +49,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from planopt.models.cost import context
+from planopt.models.cost import environments as envs
 from planopt.models.cost import physics as ph
 from planopt.models.cost import rollout
 from planopt.models.cost import trainer as tr
@@ -56,7 +58,7 @@ from planopt.models.catalog.prices import PriceRow
 from dataclasses import replace
 
 from planopt.models.schema.plan import HardwareChoice, split_class, staleness_of_class
-from planopt.models.cost.components import (ATTN, CP_LOGPROB, CP_SFT_SEQ, CP_TRAIN, DECODE, ENV_WAIT, EVAL, FSDP, LOGPROB_A2A, OFFLOAD_STATE, OFFLOAD_STREAM, PREFILL, REWARD_MODEL,
+from planopt.models.cost.components import (ATTN, CP_LOGPROB, CP_SFT_SEQ, CP_TRAIN, DECODE, ENV_CPU, ENV_WAIT, EVAL, FSDP, LOGPROB_A2A, OFFLOAD_STATE, OFFLOAD_STREAM, PREFILL, REWARD_MODEL,
                       STUDENT_FWD, SYNC, TAIL, TEACHER, TRAIN, TRAIN_A2A, adapter_ranks, family_of, sft_sequence_tokens,
                       sft_shape)
 from planopt.models.schema.instance import GpuOption, Instance
@@ -156,9 +158,11 @@ def spot_reclaims_per_hour(inst: Instance, option: GpuOption | None, count: int)
 
 def hardware_options(inst: Instance) -> list[HardwareChoice]:
     """(GPU, count, adapter) within availability and with a price, in a stable order: one
-    choice per adapter the instance offers (``plan.py``: the adapter sets the checkpoint), and each once per
-    trainer of ``training.trainer_options`` (``trainer.py``)."""
+    choice per adapter the instance offers (``plan.py``: the adapter sets the checkpoint), each once per
+    trainer of ``training.trainer_options`` (``trainer.py``), and once per pool of environment workers a stage
+    may name (``environments.pools_of``)."""
     keys = inst.training.trainer_keys()
+    pools = envs.pools_of(inst, inst.training.methods)
     mode = inst.training.cpu_offload
     classes = memory_classes(inst) if mode == "if_needed" else []
     out = []
@@ -172,8 +176,9 @@ def hardware_options(inst: Instance) -> list[HardwareChoice]:
                     offload = mode is True
                     # colocated, then split choices (``rollout.py``): the same training GPUs plus each rollout set
                     pairs = [(None, 0)] + [(g, k) for g, k in rollouts if rollout.pair_allowed(inst, o.key, n, g, k)]
-                    choices = [HardwareChoice(o.key, n, lora, g, k, cpu_offload=offload, trainer=key, context_parallel=cp)
-                               for g, k in pairs for key in keys for cp in context.degrees_for(inst, n)]
+                    choices = [HardwareChoice(o.key, n, lora, g, k, cpu_offload=offload, trainer=key, context_parallel=cp,
+                                              environment_pool=pool)
+                               for g, k in pairs for key in keys for cp in context.degrees_for(inst, n) for pool in pools]
                     for base in choices:
                         out.append(base)
                         if classes and ph.host_link_gb_per_s(o.spec()) is not None:
@@ -255,6 +260,24 @@ class HardwareProfile:
                                                                         self.choice.rollout_count)
 
     @cached_property
+    def nodes(self) -> int:
+        """The nodes the choice holds: its training GPUs' and any separate rollout GPUs'."""
+        split = 0 if self.rollout_gpu is None else ph.nodes(self.rollout_gpu, self.choice.rollout_count)
+        return ph.nodes(self.gpu, self.count) + split
+
+    @cached_property
+    def environment_pool(self):
+        """The pool of environment workers the choice names (``environments.pools``), or None."""
+        name = self.choice.environment_pool
+        return None if name is None else self.inst.environments.pool(name)
+
+    @cached_property
+    def environments_usd_per_hour(self) -> float:
+        r""":math:`w\, p_w + p_{fix}`: what the choice's pool of environment workers costs per hour it is held
+        (``environments.usd_per_hour``; 0 without one or for a gpu_host pool)."""
+        return envs.usd_per_hour(self.environment_pool, self.nodes)
+
+    @cached_property
     def checkpoint_write_hours(self) -> float:
         r""":math:`w = 14 N / (\mathrm{bw}_{node} \cdot \mathrm{nodes})` (:math:`14 N_{LoRA}` for an adapter)."""
         bw = self.inst.reliability.checkpoint_write_gb_per_s_per_node * ph.GB * ph.nodes(self.gpu, self.count)
@@ -328,6 +351,9 @@ class HardwareProfile:
         if inst.training.cpu_offload == "if_needed" and self.choice.cpu_offload \
                 and HardwareProfile(inst, replace(self.choice, cpu_offload=False)).fits(memory_class):
             return 0.0, "fits without CPU offload (training.cpu_offload: \"if_needed\" offloads only a job that fits no other way)"
+        idle = envs.refusal(inst, self.choice.environment_pool, method)
+        if idle is not None:  # a pool only for on-policy recipes, and one for each of them (environments.py)
+            return 0.0, idle
         seq = self._train_seq_tokens(method) / self.choice.context_parallel  # each GPU holds s/c (context.py)
         limit = inst.efficiency.train_hbm_share * gpu.hbm_gb * ph.GB
         peak = ph.train_memory_bytes_per_gpu(inst.student, n, seq, offloads(inst, self.choice), lora,
@@ -364,6 +390,11 @@ class HardwareProfile:
     def seconds_per_unit(self, key: str) -> float:
         """Wall seconds one unit of component ``key`` takes on this hardware."""
         fam, parts = family_of(key), key.split("|")
+        if fam == ENV_WAIT:  # a serial wait: one second per second
+            return 1.0
+        if fam == ENV_CPU:  # the pool's workers kept busy: 1/W s per CPU-second (environments.py)
+            pool = self.environment_pool
+            return 0.0 if pool is None else envs.seconds_per_cpu_second(pool, self.nodes)
         seconds = self._seconds_per_unit_off_engine(fam, parts)
         return seconds if seconds is not None else self._seconds_per_unit_on_engine(key, fam, parts)
 
@@ -387,8 +418,6 @@ class HardwareProfile:
             return ph.compute_seconds(1.0, inst.teacher.architecture, gpu, n, eff, parts[1]) / tr.forward_speed(key)
         if fam == REWARD_MODEL:
             return ph.compute_seconds(1.0, inst.reward.reward_model, gpu, n, eff) / tr.forward_speed(key)
-        if fam == ENV_WAIT:
-            return 1.0
         if fam in (CP_TRAIN, CP_LOGPROB):  # the KV ring beyond what attention hides (context.py)
             t = inst.task
             seq = sft_shape(inst).context_tokens if parts[1] == CP_SFT_SEQ else t.prompt_tokens + t.response_tokens

@@ -9,8 +9,10 @@ weights, or LoRA of rank :math:`r`). Its
 - work amounts per component (tokens to decode, FLOPs to compute, steps), each
   later multiplied by a per-hardware time per unit (``hardware.py``), the
   validation decodes included (``evaluation.every_steps``);
-- money that does not scale with GPU time (labels, verifiers, sandboxes, logs,
-  log ingest, egress of what crosses a region);
+- money that does not scale with GPU time (labels, verifiers, sandboxes billed per
+  CPU-hour used, traffic and API calls to the environments, logs, log ingest, egress of
+  what crosses a region); with ``environments.pools`` the environments' work in CPU-seconds
+  (``env_cpu_seconds``), which the hardware choice's pool turns into hours (``environments.py``);
 - lead time before training can start (labels, teacher: a lump, or a teacher plan's wall
   hours when the teacher is trained as a stage, ``teacher_training.py``);
 - quality reached and forgetting;
@@ -40,8 +42,9 @@ from planopt.models.cost import learning as lc
 from planopt.models.cost.components import (  # noqa: F401  (also read from here)
     DECODE, TAIL, SYNC, PREFILL, STUDENT_FWD, TEACHER, REWARD_MODEL, TRAIN, ENV_WAIT, TRAIN_A2A, LOGPROB_A2A, ATTN,
     FSDP, OFFLOAD_STREAM, OFFLOAD_STATE, EVAL, HOURS_CATEGORY, RATE_FACTOR, SftShape, adapter_ranks, component,
-    family_of, sft_sequence_tokens, sft_shape, CP_TRAIN, CP_LOGPROB, CP_SFT_SEQ, CP_ROLLOUT_SEQ)
+    family_of, sft_sequence_tokens, sft_shape, CP_TRAIN, CP_LOGPROB, CP_SFT_SEQ, CP_ROLLOUT_SEQ, ENV_CPU)
 from planopt.models.cost import context as cx
+from planopt.models.cost import environments as envs
 from planopt.models.cost import physics as ph
 from planopt.models.catalog import defaults as d
 from planopt.models.schema.plan import Recipe
@@ -299,20 +302,20 @@ def _on_policy_profile(inst: Instance, r: Recipe, teacher: tuple[float, float]) 
     progress = float(lc.on_policy_progress(task, q, ceiling))
     forgetting = float(lc.on_policy_forgetting(task, q, ceiling, pri.forgetting_share_of_baseline))
     q, forgetting = _adapter_outcomes(inst, r, q, forgetting)
-    if r.staleness_steps:
-        amounts, q = _asynchronous(inst, r, amounts, samples, q)
+    amounts, q = _environments_and_overlap(inst, r, amounts, samples, q)
     _add_evaluation(inst, r, amounts)
     design = inst.reward.design_usd if r.method == "rl" else 0.0
     data = samples * inst.reward.verifier_usd_per_sample + design if r.method == "rl" else 0.0
     teacher_usd, lead = teacher
     data += teacher_usd
-    env = samples * inst.environments.cpu_seconds_per_sample / 3600.0 * inst.environments.sandbox_usd_per_cpu_hour
+    env, sandboxes = _environments_usd(inst, samples)
     log_gb = samples * task.response_tokens * inst.storage.trajectory_log_share * ph.d.LOG_BYTES_PER_TOKEN / ph.GB
     logs = log_gb * inst.storage.hot_usd_per_gb_month * inst.storage.log_retention_months
     return RecipeProfile(recipe=r, amounts=amounts, flops=flops, samples=samples, data_usd=data,
                          environments_usd=env, log_storage_usd=logs, lead_hours=lead, quality=q,
                          forgetting_points=forgetting, extra={"progress": progress, "log_gb": log_gb,
-                                                              "prompts_drawn": drawn, "effective_prompts": effective},
+                                                              "prompts_drawn": drawn, "effective_prompts": effective,
+                                                              "sandbox_usd": sandboxes},
                          fixed_data_usd=design + teacher_usd, **_side_money(inst, r, log_gb))
 
 
@@ -322,17 +325,55 @@ def _effective_draws(unique: float, drawn: float, repeat_scale: float) -> float:
     return float(lc.effective_draws(unique, drawn, repeat_scale))
 
 
-def _asynchronous(inst: Instance, r: Recipe, amounts: dict, samples: float, quality: float) -> tuple[dict, float]:
-    r"""An asynchronous recipe (``asynchronous.py``): each component split by phase (per-step work by the phase's
-    steps, per-sample work by its samples, decode by its samples per prompt) under its phase key, and
-    :math:`q = q_0 + (1 - \delta)^s (q - q_0)`."""
-    from planopt.models.cost.asynchronous import gain_kept, phase_key
+def _environments_and_overlap(inst: Instance, r: Recipe, amounts: dict, samples: float,
+                              quality: float) -> tuple[dict, float]:
+    """With pools (``environments.py``), the pool's work in CPU-seconds (1/W seconds each on the choice's pool); then
+    each phase's overlap: asynchronous RL (``_asynchronous``), or an agent loop's generation against the pool's
+    work; the amounts unchanged otherwise."""
+    env = inst.environments
+    pooled = bool(env.pools) and env.cpu_seconds_per_sample > 0
+    if pooled:
+        amounts[component(ENV_CPU)] = amounts.get(component(ENV_CPU), 0.0) + samples * env.cpu_seconds_per_sample
+    agent_loop = pooled and env.overlap == "agent_loop"
+    if r.staleness_steps:
+        return _asynchronous(inst, r, amounts, quality, agent_loop)
+    if agent_loop:
+        from planopt.models.cost.asynchronous import AGENT_LOOP_MARK, MEMBERS
+        return _split_by_phase(inst, r, amounts, AGENT_LOOP_MARK, set().union(*MEMBERS[AGENT_LOOP_MARK].values())), quality
+    return amounts, quality
+
+
+def _environments_usd(inst: Instance, samples: float) -> tuple[float, float]:
+    """(the environments' money, of which sandboxes billed per CPU-hour used): without pools the CPU-hours used,
+    and the traffic and API calls per sample (``environments.py``)."""
+    sandboxes = envs.sandbox_usd(inst.environments, samples)
+    traffic = envs.traffic_usd_per_sample(inst.environments)
+    return (sandboxes + samples * traffic if traffic else sandboxes), sandboxes
+
+
+def _asynchronous(inst: Instance, r: Recipe, amounts: dict, quality: float, agent_loop: bool) -> tuple[dict, float]:
+    r"""An asynchronous recipe (``asynchronous.py``): each component split by phase under its phase key (``@q`` with
+    an agent loop on a pool of environment workers, else ``@p``), and :math:`q = q_0 + (1 - \delta)^s (q - q_0)`."""
+    from planopt.models.cost.asynchronous import ASYNC_AGENT_LOOP_MARK, PHASE_MARK, gain_kept
+    out = _split_by_phase(inst, r, amounts, ASYNC_AGENT_LOOP_MARK if agent_loop else PHASE_MARK)
+    q0 = inst.task.baseline_score
+    return out, float(q0 + gain_kept(inst.priors.staleness_gain_loss_per_step, r.staleness_steps) * (quality - q0))
+
+
+def _split_by_phase(inst: Instance, r: Recipe, amounts: dict, mark: str, families: set | None = None) -> dict:
+    """Each component (of ``families``; None: every one) split by sampling phase under its phase key of ``mark``:
+    per-step work by the phase's steps, per-sample work by its samples, decode by its samples per prompt; the
+    other components unchanged."""
+    from planopt.models.cost.asynchronous import phase_key
     phases = inst.training.phases
     per_step = {TAIL, SYNC, OFFLOAD_STATE, ENV_WAIT}
     share = [k / sum(r.samples_per_prompt) for k in r.samples_per_prompt]        # each phase's share of the samples
     out: dict[str, float] = {}
     for key, amount in amounts.items():
         fam = family_of(key)
+        if families is not None and fam not in families:
+            out[key] = out.get(key, 0.0) + amount
+            continue
         for p, k in enumerate(r.samples_per_prompt):
             if fam == DECODE:
                 if int(key.split("|")[2]) != k:
@@ -340,9 +381,8 @@ def _asynchronous(inst: Instance, r: Recipe, amounts: dict, samples: float, qual
                 part = amount / r.samples_per_prompt.count(k)   # phases of one k decode alike
             else:
                 part = amount / phases if fam in per_step else amount * share[p]
-            out[phase_key(key, p)] = out.get(phase_key(key, p), 0.0) + part
-    q0 = inst.task.baseline_score
-    return out, float(q0 + gain_kept(inst.priors.staleness_gain_loss_per_step, r.staleness_steps) * (quality - q0))
+            out[phase_key(key, p, mark)] = out.get(phase_key(key, p, mark), 0.0) + part
+    return out
 
 
 def _adapter_outcomes(inst: Instance, r: Recipe, quality: float, forgetting: float) -> tuple[float, float]:

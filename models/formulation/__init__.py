@@ -86,7 +86,8 @@ class ScenarioLayer:
 def define_slot(m: pyo.ConcreteModel, data: FormulationData) -> None:
     """The plan of a one-slot space: one recipe, one hardware choice, one interval (and retention option)."""
     define_choices(m, data)
-    define_work(m, data, one_row_per_hardware=True)
+    # per-pair rows with pools of environment workers (work.py): hardware copies that differ by their pool alone
+    define_work(m, data, one_row_per_hardware=not data.evaluator.inst.environments.pools)
     define_checkpointing(m, data)
     define_accounting(m, data)
     define_retention(m, data)  # after the cost it adds to, before the limits and objectives that read it
@@ -128,8 +129,8 @@ def chosen_plan(m, space: PlanSpace, choice: dict[str, int] | None = None):
 
 
 def start_values(m: pyo.ConcreteModel, space: PlanSpace) -> list | None:
-    """A MIP start for the model's active objective and limits: the one-slot floors' (``start.py``) or the
-    stages' pairs' (``staged_start.py``); None with a retention block (neither sets the retention option)."""
-    if space.evaluator.inst.retention is not None:
+    """A MIP start for the model's active objective and limits: the one-slot floors' (``start.py``, its retention
+    option too) or the stages' pairs' (``staged_start.py``; None with a retention block, whose option it does not set)."""
+    if space.staged and space.evaluator.inst.retention is not None:
         return None
     return staged_start(m, space) if space.staged else mip_start(m, space.slots[0])

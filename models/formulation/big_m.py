@@ -9,6 +9,7 @@ coefficient drifted from the data.
 
 from __future__ import annotations
 
+from planopt.models.cost.asynchronous import combine
 from planopt.models.formulation.data import FormulationData
 
 
@@ -23,7 +24,8 @@ def big_m_breaches(data: FormulationData, r: int, h: int, tolerance: float = 1e-
         limit = data.amount_max[col[c]] if c in col else 0.0
         if amount > limit * (1 + tolerance):
             out.append(f"work_on_chosen_hardware[{c}]: amount {amount:g} > M {limit:g}")
-    hours = sum(ev.compute_hours_by_component(recipe, hardware).values())
+    # the plan's compute hours, its overlapped phases at their longest side (asynchronous RL, an agent loop)
+    hours = float(combine(ev.compute_hours_by_component(recipe, hardware)))
     limit = data.compute_hours_max[h]
     if hours > limit * (1 + tolerance) + tolerance:
         out.append(f"compute_hours_on_chosen_interval[{hardware}]: {hours:g} h > M {limit:g} h")

@@ -21,7 +21,8 @@ With ``releases`` (``cost/releases.py``) :math:`\pi_h` is :math:`N` times the on
 
 Money is the evaluator's cost (``costs.cost_breakdown_usd``) written as
 :math:`K + c_r + \pi_h H_{train}`: :math:`\pi_h = n_h p_h` + hot checkpoint
-storage (of the choice's adapter) + operations per training hour (validation
+storage (of the choice's adapter) + operations + the choice's pool of environment
+workers (``cost/environments.py``) per training hour (validation
 decodes are compute hours like any other), :math:`c_r` = data + sandboxes + logs +
 log ingest + egress + cold milestone storage (of the recipe's adapter) +
 forgetting repair + operations during lead time, :math:`K` = fixed operations.
@@ -146,6 +147,7 @@ def collect(ev: Evaluator, keep_dominated_intervals: bool = False, recipes: list
     hardware = [hw for hw, k in zip(hardware, keep_h) if k]
     fits, spu, usable = ha.fits[:, keep_h], ha.seconds_per_unit[:, keep_h], ha.usable[:, keep_h]
     overhead, count, price = ha.overhead[keep_h], ha.count[keep_h], ha.price_usd_per_gpu_hour[keep_h]
+    pools = ha.environments_usd_per_hour[keep_h]   # the choices' pools of environment workers (cost/environments.py)
 
     amount_max = ra.amounts.max(axis=0) if len(recipes) else np.zeros(len(ra.components))
     safe_max = np.where(amount_max > 0, amount_max, 1.0)
@@ -170,7 +172,7 @@ def collect(ev: Evaluator, keep_dominated_intervals: bool = False, recipes: list
         hot_per_hour, keep_dominated_intervals = 0.0 * ckpt_gb, True
     kept = np.ones(overhead.shape, dtype=bool) if keep_dominated_intervals else undominated_intervals(overhead)
     # every release pays the hourly money (releases.py): each release is one run
-    hourly = release_count(inst) * (count * price + hot_per_hour + ops.usd_per_wall_hour)
+    hourly = release_count(inst) * (count * price + hot_per_hour + ops.usd_per_wall_hour + pools)
     milestones = ck.milestones_kept * ra.checkpoint_gb * st.cold_usd_per_gb_month * ck.milestone_retention_months
     recipe_usd = (ra.data_usd + ra.environments_usd + ra.log_storage_usd + ra.network_usd + ra.log_ingest_usd
                   + milestones + inst.forgetting_repair_usd_per_point * ra.forgetting_points

@@ -21,6 +21,13 @@ fixes to 0 each recipe it rules out on its own (``recipe_within_limits``). With 
 recipe chosen this is the same constraint, written so that the solver need
 not branch to discover it; the persistent solver only updates bounds.
 
+In the same way a one-slot model fixes to 0 each hardware choice on which no recipe the limits leave free
+meets the deadline or the budget (``hardware_within_limits``): a plan :math:`(r, h, \tau)` takes at least
+:math:`\mathrm{lead}_r + s_h T_r(h)` hours and costs at least :math:`K + c_r + \pi_h s_h T_r(h)`, with
+:math:`s_h = 1 + \min_\tau o_h(\tau)` (retention and milestone re-work only add to both), so a choice whose
+least value over those recipes breaks a limit by the rule carries no feasible plan. Exact, and what keeps a
+space of many hardware options (pools of environment workers multiply them) from being branched through.
+
 The slacks :math:`s \ge 0` are fixed at 0 except in the elastic model that
 explains infeasibility (``planopt.job.diagnose``), which frees some of them and
 minimises their normalised sum. A limit the instance does not set is
@@ -67,6 +74,9 @@ def define_limits(m: pyo.ConcreteModel, constraints: Constraints, data=None) -> 
         con = pyo.Constraint(expr=body <= param + slack if sense == "<=" else body >= param - slack)
         setattr(m, f"{name}_bound", con)
     m.recipe_floor = recipe_floors(data) if data is not None else None
+    # one slot: its hardware choices a limit may fix to 0 with every recipe it leaves free (``hardware_within_limits``)
+    m.hardware_floor_data = data if data is not None and len(data.recipes) * len(data.hardware) <= MAX_HARDWARE_FLOOR_PAIRS \
+        else None
     # the binaries a limit may fix to 0 (``recipe_within_limits``): a one-slot plan's recipes; the stages
     # layer sets its pairs of first and second stages instead (``stages.define_pair_limits``)
     m.limit_fixed_vars = list(m.recipe_chosen.values()) if data is not None else []
@@ -97,6 +107,37 @@ def recipe_within_limits(m: pyo.ConcreteModel) -> None:
     for r, var in enumerate(m.limit_fixed_vars):
         if var.ub != ub[r]:
             var.setub(ub[r])
+    hardware_within_limits(m, ~out)
+
+
+# The (recipe, hardware) pairs up to which a one-slot model fixes its hardware choices by the limits: each set of
+# limits then costs one pass over that many floors (about 50 ms at 10^6 on this project's machine).
+MAX_HARDWARE_FLOOR_PAIRS = 4_000_000
+
+
+def hardware_within_limits(m: pyo.ConcreteModel, allowed: np.ndarray) -> None:
+    """Fix out the hardware choices on which no ``allowed`` recipe meets the active deadline and budget (the module
+    docstring); free the rest."""
+    data = getattr(m, "hardware_floor_data", None)
+    if data is None or not hasattr(m, "hardware_chosen"):
+        return
+    out = np.zeros(len(data.hardware), dtype=bool)
+    active = {name: m.limit_values[name] for name in ("deadline_hours", "budget_usd")
+              if getattr(m, f"{name}_bound").active and getattr(m, f"{name}_slack").fixed and name in m.limit_values}
+    if active and len(data.recipes) and allowed.any():
+        from planopt.models.formulation.data import FLOOR_MARGIN
+        stretch = 1.0 + np.where(data.interval_kept, data.overhead, np.inf).min(axis=1)          # [h]
+        train = np.where(data.recipe_fits & allowed[:, None], data.compute_hours * stretch[None, :], np.inf)
+        if "deadline_hours" in active:
+            wall = (data.lead_hours[:, None] + train).min(axis=0) * (1.0 - FLOOR_MARGIN)
+            out |= exceeds(wall, active["deadline_hours"], "<=")
+        if "budget_usd" in active:
+            cost = (data.constant_usd + data.recipe_usd[:, None] + train * data.hourly_usd[None, :]).min(axis=0)
+            out |= exceeds(cost * (1.0 - FLOOR_MARGIN), active["budget_usd"], "<=")
+    ub = np.where(out, 0, 1).tolist()
+    for h, var in enumerate(m.hardware_chosen.values()):
+        if var.ub != ub[h]:
+            var.setub(ub[h])
 
 
 def row_bound(limit: float, sense: str, width_slacks: float) -> float:

@@ -79,7 +79,7 @@ import numpy as np
 import pyomo.core as pyo  # not pyomo.environ: its plugins cost every CLI call ~0.3 s unused (BENCHMARKS.md §1)
 
 from planopt.models.catalog.defaults import HOURS_PER_MONTH
-from planopt.models.cost.asynchronous import overlap_role
+from planopt.models.cost.asynchronous import overlap_sides
 from planopt.models.cost.evaluator import LIMIT_METRIC, OBJECTIVE_METRIC
 from planopt.models.cost.recipes import RATE_FACTOR, family_of
 from planopt.models.cost.retention import deep_rollback_share, storage_usd_per_train_hour
@@ -126,7 +126,7 @@ def check_scenario_stages(stages: int) -> None:
 class SlotScenarios:
     """One slot block's coefficients in every scenario (the module docstring's symbols)."""
 
-    keys: list[tuple[int, str, str | None]]   # rate keys: (rate family index, "serial" | "generation" | "training", phase)
+    keys: list[tuple[int, tuple, str | None]]  # rate keys: (rate family index, the sides it counts in (): serial, phase)
     key_of_component: np.ndarray              # [component] index into keys
     tmax: np.ndarray                          # [key, hardware] T^max
     hours: np.ndarray                         # [key, hardware, interval, option, scenario] gamma^s
@@ -137,11 +137,15 @@ class SlotScenarios:
     forgetting: np.ndarray                    # [recipe, scenario]
     usable: np.ndarray                        # [recipe, scenario] a trained teacher reaches its score
 
-    def phases(self) -> list[tuple[list[int], list[int]]]:
-        """Per asynchronous phase, the rate keys of its generation side and of its training side."""
-        names = sorted({p for _, side, p in self.keys if p is not None})
-        return [([k for k, (_, s, p) in enumerate(self.keys) if p == name and s == "generation"],
-                 [k for k, (_, s, p) in enumerate(self.keys) if p == name and s == "training"]) for name in names]
+    def phases(self) -> list[list[list[int]]]:
+        """Per overlapped phase, the rate keys of each side of its maximum (``asynchronous.SIDES`` order)."""
+        from planopt.models.cost.asynchronous import SIDES
+        names = sorted({p for _, _, p in self.keys if p is not None})
+        out = []
+        for name in names:
+            sides = [[k for k, (_, s, p) in enumerate(self.keys) if p == name and side in s] for side in SIDES]
+            out.append([side for side in sides if side])
+        return out
 
 
 @dataclass
@@ -177,8 +181,8 @@ def _rate_keys(components: list[str]) -> tuple[list, np.ndarray]:
     keys: list = []
     of = np.zeros(len(components), dtype=int)
     for c, comp in enumerate(components):
-        role = overlap_role(comp)
-        key = (family[RATE_FACTOR[family_of(comp)]], "serial" if role is None else role[1], None if role is None else role[0])
+        found = overlap_sides(comp)
+        key = (family[RATE_FACTOR[family_of(comp)]], () if found is None else found[1], None if found is None else found[0])
         if key not in keys:
             keys.append(key)
         of[c] = keys.index(key)
@@ -212,7 +216,7 @@ def _slot_scenarios(d: FormulationData, se_of, one_slot: bool) -> SlotScenarios:
                 hours[:, h, i, k] = scale * (stretch + deep)[None, :]
                 storage = (ck.keep_last * gb * st.hot_usd_per_gb_month / HOURS_PER_MONTH if option is None else
                            storage_usd_per_train_hour(inst, option, gb, hw.count, tau, failures))
-                money[h, i, k] = gpus + storage + ops.usd_per_wall_hour
+                money[h, i, k] = gpus + storage + ops.usd_per_wall_hour + se.ev.hardware(hw).environments_usd_per_hour
     recipe = [_recipe_scenarios(se_of(d, d.recipe_student(r)), rec, one_slot) for r, rec in enumerate(d.recipes)]
     stack = (lambda n: np.array([x[n] for x in recipe]).reshape(len(recipe), n_s))
     return SlotScenarios(keys, key_of, tmax, hours, money, stack(0), stack(1), stack(2), stack(3),
@@ -227,7 +231,7 @@ def _recipe_scenarios(se: ScenarioEvaluator, r, one_slot: bool) -> tuple:
     data_usd, lead = se.recipe_money_and_lead(r)
     st, ck = inst.storage, inst.checkpointing
     cold = ck.milestones_kept * st.cold_usd_per_gb_month * ck.milestone_retention_months * rp.checkpoint_gb
-    money = (data_usd + rp.environments_usd + rp.log_storage_usd + rp.network_usd + rp.log_ingest_usd + cold
+    money = (data_usd + se.environments_usd(r) + rp.log_storage_usd + rp.network_usd + rp.log_ingest_usd + cold
              + inst.operations.usd_per_wall_hour * lead)
     if one_slot:  # a stage's forgetting repair is the plan's (stages: on the plan's forgetting)
         money = money + inst.forgetting_repair_usd_per_point * forgetting
@@ -300,7 +304,7 @@ def define_rate_hours(m: pyo.ConcreteModel, b, d: FormulationData, sl: SlotScena
     ks, hs, is_, os_ = (np.array([key[j] for key in index], dtype=int) for j in range(4))
     gamma = sl.hours[ks, hs, is_, os_] if index else np.zeros((0, n_s))                    # [n, s]
     pi_gamma = gamma * sl.money[hs, is_, os_] if index else np.zeros((0, n_s))
-    serial = np.array([sl.keys[k][1] == "serial" for k in ks], dtype=bool)
+    serial = np.array([sl.keys[k][1] == () for k in ks], dtype=bool)
     part = {"vars": [bvars[n] for n in np.flatnonzero(serial)], "hours": gamma[serial], "money": pi_gamma[serial],
             "extra_hours": [[] for _ in range(n_s)], "extra_money": [[] for _ in range(n_s)]}
     phases = sl.phases()
@@ -507,11 +511,13 @@ def _recipe_ranges(d: FormulationData, sl: SlotScenarios, constant: float):
 def _combined(kh: np.ndarray, gamma: np.ndarray, sl: SlotScenarios, phases) -> np.ndarray:
     """[r, i, o, s] of key hours ``kh`` [r, key] at ``gamma`` [key, i, o, s]: serial keys summed, each asynchronous
     phase's sides overlapped (their maximum), as ``asynchronous.combine``."""
-    serial = np.array([side == "serial" for _, side, _ in sl.keys], dtype=bool)
+    serial = np.array([side == () for _, side, _ in sl.keys], dtype=bool)
     out = np.einsum("rk,kios->rios", kh[:, serial], gamma[serial])
-    for gen, train in phases:
-        out = out + np.maximum(np.einsum("rk,kios->rios", kh[:, gen], gamma[gen]),
-                               np.einsum("rk,kios->rios", kh[:, train], gamma[train]))
+    for sides in phases:
+        longest = np.einsum("rk,kios->rios", kh[:, sides[0]], gamma[sides[0]])
+        for side in sides[1:]:
+            longest = np.maximum(longest, np.einsum("rk,kios->rios", kh[:, side], gamma[side]))
+        out = out + longest
     return out
 
 

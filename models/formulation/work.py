@@ -19,7 +19,12 @@ other :math:`T_h = 0`. The single-job model writes one row per hardware; the
 per-pair rows :math:`a_{c,h} \le S_{c,h} z_h` (portfolio and chance models, which
 lack the floors below) are tighter, but with the floors the bound is already
 the optimum, and the fewer rows were measured faster (Pyomo's hand-over to HiGHS halves at :math:`10^8` plans; the 30-point
-frontier of ``benchmarks/bench_frontier.py`` 1.2 s → 0.8 s).
+frontier of ``benchmarks/bench_frontier.py`` 1.2 s → 0.8 s). With pools of environment workers
+(``cost/environments.py``) the single-job model takes the per-pair rows too: its hardware choices come in
+copies that differ by their pool alone, in one component's hours and in their money per hour, and one row per
+hardware lets the relaxation run each component on the copy where it is cheapest, a bound the floors leave a
+few 1e-5 short of the optimum (``retention/qwen3-8b-math-long-rollback-detection.json`` with the example's four
+pools: 1.8 s a solve with one row per hardware, 0.5 s with the per-pair rows).
 
 The LP relaxation of this product is weak on its own: a fractional :math:`z`
 lets each component run on the hardware where it is cheapest. Per-hardware
@@ -89,49 +94,59 @@ def define_work(m: pyo.ConcreteModel, data: FormulationData, one_row_per_hardwar
 
 
 def define_overlap(m, data: FormulationData, phases: dict, cs, hs, units, a, z, pos_by_h) -> None:
-    r"""Asynchronous RL (``asynchronous.py``): per hardware :math:`h` and phase :math:`p` of an asynchronous recipe,
-    an epigraph variable :math:`W_{h,p}` over its generation and its training hours,
+    r"""Overlapped phases (asynchronous RL, an agent loop on a pool of environment workers: ``asynchronous.py``):
+    per hardware :math:`h` and overlapped phase :math:`p`, an epigraph variable :math:`W_{h,p}` over each side
+    :math:`s` of its maximum (generation, the pool's environment work, training; ``asynchronous.MEMBERS``),
 
     .. math::
-       W_{h,p} \ge \sum_{c \in G_p} U_{c,h} a_{c,h}, \quad W_{h,p} \ge \sum_{c \in T_p} U_{c,h} a_{c,h}
-            &\quad\text{(overlap_covers_generation, overlap_covers_training)} \\
+       W_{h,p} \ge \sum_{c \in s} U_{c,h} a_{c,h} \quad \text{for every side } s
+            &\quad\text{(overlap_covers_generation, overlap_covers_environments, overlap_covers_training)} \\
        W_{h,p} \le M_{h,p} z_h &\quad\text{(overlap_on_chosen_hardware)} \\
        T_h = \sum_{c \text{ serial}} U_{c,h} a_{c,h} + \sum_p W_{h,p}
 
-    with :math:`M_{h,p}` the largest :math:`\max(G_p, T_p)` among the recipes that fit on :math:`h`
+    with :math:`M_{h,p}` the largest :math:`\max_s` side among the recipes that fit on :math:`h`
     (data-derived). Exact: :math:`W` enters only :math:`T_h`, and every objective and limit is
     non-decreasing in :math:`T_h` (cost and time grow with it; quality and forgetting do not move), so an
-    optimum exists with :math:`W_{h,p} = \max(G_p, T_p)`, the evaluator's value; the cost tie-break takes
-    that one (``tests/models/cost/test_asynchronous.py`` holds the MIP to both oracles)."""
+    optimum exists with :math:`W_{h,p}` at the longest side, the evaluator's value; the cost tie-break takes
+    that one (``tests/models/cost/test_asynchronous.py``, ``tests/models/cost/test_environments.py`` hold the
+    MIP to both oracles)."""
+    from planopt.models.cost.asynchronous import SIDES, named_groups
     n_h = len(data.hardware)
     is_serial = np.ones(len(data.components), dtype=bool)
-    for gen, train in phases.values():
-        is_serial &= ~(gen | train)
+    for masks in phases.values():
+        for mask in masks:
+            is_serial &= ~mask
+    side_of = {g: list(sides) for g, sides in named_groups(data.components).items()}
     fits = data.recipe_fits
     keys = []
     bound = {}
     side_pos = {}
-    for g, (gen, train) in phases.items():
-        worst = np.maximum(data.amount_share[:, gen] @ data.unit_hours[gen], data.amount_share[:, train] @ data.unit_hours[train])
+    for g, masks in phases.items():
+        worst = data.amount_share[:, masks[0]] @ data.unit_hours[masks[0]]
+        for mask in masks[1:]:
+            worst = np.maximum(worst, data.amount_share[:, mask] @ data.unit_hours[mask])
         most = np.where(fits, worst, 0.0).max(axis=0) if len(data.recipes) else np.zeros(n_h)
         for h in range(n_h):
             if most[h] > 0:
                 keys.append((h, g))
                 bound[h, g] = float(most[h])
                 pos = pos_by_h[h]
-                side_pos[h, g] = (pos[gen[cs[pos]]], pos[train[cs[pos]]])
+                side_pos[h, g] = {side: pos[mask[cs[pos]]] for side, mask in zip(side_of[g], masks)}
     m.OVERLAP = pyo.Set(initialize=keys, dimen=2, ordered=True)
     m.overlap_hours = pyo.Var(m.OVERLAP, bounds=(0.0, None))
     w = {key: m.overlap_hours[key] for key in keys}
 
-    def covers(side):
-        def rule(m, h, g):
+    for side in SIDES:
+        if not any(side in side_pos[key] for key in keys):
+            continue
+
+        def rule(m, h, g, side=side):
+            if side not in side_pos[h, g]:
+                return pyo.Constraint.Skip
             pos = side_pos[h, g][side]
             return linear(units[pos].tolist() + [-1.0], [a[p] for p in pos.tolist()] + [w[h, g]]) <= 0
-        return rule
 
-    m.overlap_covers_generation = pyo.Constraint(m.OVERLAP, rule=covers(0))
-    m.overlap_covers_training = pyo.Constraint(m.OVERLAP, rule=covers(1))
+        m.add_component(f"overlap_covers_{side}", pyo.Constraint(m.OVERLAP, rule=rule))
     m.overlap_on_chosen_hardware = pyo.Constraint(m.OVERLAP, rule=lambda m, h, g: linear([1.0, -bound[h, g]], [w[h, g], z[h]]) <= 0)
     by_h = {h: [w[key] for key in keys if key[0] == h] for h in range(n_h)}
     hours = []

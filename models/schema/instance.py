@@ -29,6 +29,7 @@ from planopt.models.schema.base import (  # noqa: F401 (the shared types, re-exp
     GeneralScoreFamily, LargeCount, MAX_COUNT, MAX_MAGNITUDE, MAX_PARAMS_B, MAX_SCORE, MAX_STAGES, METHODS, MIN_POSITIVE, Method,
     NonNegativeFloat, NonNegativeInt, Objective, ParamsB, PositiveFloat, PositiveInt, Precision, Score, Share, Strict, Labels)
 from planopt.models.schema.releases import Releases
+from planopt.models.schema.environments import EnvironmentPool, Environments  # noqa: F401 (re-exported)
 from planopt.models.schema.priors import LoraShares, MethodPrior, Priors, family_priors, family_scaled_priors  # noqa: F401
 from planopt.models.schema.training import (  # noqa: F401 (re-exported: the instance's training block)
     MethodOptions, Trainer, Training, describe_trainer, trainer_zero_stage)
@@ -174,14 +175,6 @@ class Teacher(Strict):
     training: Optional[TeacherTraining] = Field(None, description="train the missing teacher as a stage the plan "
                                                 "chooses (see TeacherTraining) instead of the training_usd / "
                                                 "training_hours lump")
-
-
-class Environments(Strict):
-    """On-policy environments: CPU sandbox time and price per sample, and the serial wait per step."""
-
-    cpu_seconds_per_sample: NonNegativeFloat = Field(0.0, description="CPU sandbox time per on-policy sample")
-    sandbox_usd_per_cpu_hour: NonNegativeFloat = 0.0
-    latency_seconds_per_step: NonNegativeFloat = Field(0.0, description="serial wait on environments per step; GPUs idle and billed")
 
 
 class GpuOption(Strict):

@@ -12,8 +12,9 @@ adapter: full weights or LoRA of a rank, for RL its staleness: synchronous or
 asynchronous, ``cost/asynchronous.py``, and for OPD with a teacher trained as a stage the
 teacher's own plan, ``cost/teacher_training.py``) on a *hardware* choice (GPU type and
 count, CPU offload, and optionally separate rollout GPUs that generate apart from them,
-``cost/rollout.py``). Quality and forgetting depend on the recipes alone; time and money
-on all of it.
+``cost/rollout.py``, and with ``environments.pools`` the pool of workers an on-policy stage's
+environments run on, ``cost/environments.py``). Quality and forgetting depend on the recipes alone;
+time and money on all of it.
 
 The adapter is part of the recipe (its quality, forgetting, FLOPs and memory) and also of
 the hardware choice the formulation indexes (``HardwareChoice.lora_rank``): what a
@@ -151,6 +152,9 @@ class HardwareChoice:
     trainer: Optional[str] = None
     # Context parallelism (``cost/context.py``): the training sequence split over this many GPUs; 1: none.
     context_parallel: int = 1
+    # The pool of environment workers an on-policy stage runs its environments on (``environments.pools``,
+    # ``cost/environments.py``); None: the instance lists no pools, or the stage runs none (SFT).
+    environment_pool: Optional[str] = None
 
     @property
     def split(self) -> bool:
@@ -166,7 +170,7 @@ class HardwareChoice:
 # The fields of a stage in the JSON shape, in order.
 STAGE_FIELDS = ("method", "steps", "samples_per_prompt", "teacher_precision", "external_data_share", "max_epochs",
                 "adapter", "lora_rank", "cpu_offload", "gpu", "gpu_count", "rollout", "staleness_steps", "teacher_training", "trainer",
-                "context_parallel")
+                "context_parallel", "environment_pool")
 
 
 @dataclass(frozen=True, order=True)
@@ -196,6 +200,8 @@ class Stage:
             out["trainer"] = h.trainer
         if h.context_parallel != 1:  # absent without context parallelism
             out["context_parallel"] = h.context_parallel
+        if h.environment_pool is not None:  # absent without environment pools
+            out["environment_pool"] = h.environment_pool
         return out
 
     @classmethod
@@ -299,6 +305,8 @@ class Plan:
             out["trainer"] = stage["trainer"]
         if "context_parallel" in stage:
             out["context_parallel"] = stage["context_parallel"]
+        if "environment_pool" in stage:
+            out["environment_pool"] = stage["environment_pool"]
         return out
 
     @classmethod
@@ -391,10 +399,13 @@ def _read_stage(data: dict, where: str) -> Stage:
     cp = data.get("context_parallel", 1)
     if not _is_int(cp) or cp < 1:
         raise ValueError(f"{where}.context_parallel: expected a positive integer (1: none), got {cp!r}")
+    pool = data.get("environment_pool")
+    if pool is not None and not isinstance(pool, str):
+        raise ValueError(f"{where}.environment_pool: expected the name of one of environments.pools or null, got {pool!r}")
     recipe = Recipe(data["method"], data["steps"], tuple(spp), data.get("teacher_precision"),
                     None if share is None else float(share), epochs, rank, staleness, teacher)
     return Stage(recipe, HardwareChoice(data["gpu"], data["gpu_count"], rank, rollout_gpu, rollout_count, offload,
-                                         trainer, cp))
+                                         trainer, cp, pool))
 
 
 def _read_adapter(data: dict, where: str) -> Optional[int]:

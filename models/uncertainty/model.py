@@ -35,6 +35,9 @@ Rules the sources leave open, decided here:
   from the AWS Spot Instance Advisor's ranges where an entry is bought at spot.
 - ``releases.sft_labels_rebuilt_share`` (repeated releases, ``cost/releases.py``) has no default spread (no
   published rate of label churn); an instance may give it a range.
+- ``environments.cpu_seconds_per_sample`` (with ``environments.pools``, or named in ``uncertainty``) has no
+  default spread: no source gives the spread of an environment's mean CPU time per sample; an instance may give
+  it a range, and the pool's work per step and the sandboxes billed per CPU-hour move with it.
 - Shares are clipped to [0, 1] and rate factors to the schema's (0, 10].
 """
 
@@ -219,6 +222,20 @@ def default_parameters(inst: "Instance") -> list[Parameter]:
     if inst.releases is not None and inst.releases.releases > 1 and "sft" in methods:
         out.append(Parameter("releases.sft_labels_rebuilt_share", inst.releases.sft_labels_rebuilt_share, None, None, 0.8,
                              "labels_rebuilt", "no default spread (no published rate of label churn)", upper_bound=1.0))
+    return out + _point_parameters(inst)
+
+
+def _point_parameters(inst: "Instance") -> list[Parameter]:
+    """The parameters with no default spread that an instance may give a range: the environments' CPU-seconds per
+    sample (with pools, or when ``uncertainty`` names it), and each GPU type's own price."""
+    out = []
+    env = inst.environments
+    if env.pools or "environments.cpu_seconds_per_sample" in inst.uncertainty:
+        # no source gives the spread of an environment's mean CPU time per sample (its episodes' times vary, which
+        # is not the same): a point unless the instance gives a range (cost/environments.py)
+        out.append(Parameter("environments.cpu_seconds_per_sample", env.cpu_seconds_per_sample, None, None, 0.8,
+                             "environments", "no default spread (no published spread of an environment's mean CPU time "
+                             "per sample; give a range in `uncertainty`)"))
     listed = set()
     for option in inst.hardware.gpus + inst.hardware.rollout_gpus:  # one price per GPU type, drawn once
         # an entry's own price (or its provider's, or gpus.json's reference) is one number; a catalog offer's

@@ -31,12 +31,13 @@ import numpy as np
 from planopt.models.catalog import defaults as d
 from planopt.models.cost import learning as lc
 from planopt.models.cost import physics as ph
-from planopt.models.cost.asynchronous import combine, gain_kept
+from planopt.models.cost.asynchronous import combine, gain_kept, overlapped
 from planopt.models.cost.releases import release_count
 from planopt.models.cost.retention import RetentionChoice, deep_rollback_share, rollback_share, storage_usd_per_train_hour
 from planopt.models.cost.evaluator import LIMIT_METRIC, STAGE_COST_KEYS, Evaluator, cost_breakdown_usd, limit_slack
 from planopt.models.schema.plan import HardwareChoice, Plan, Recipe
 from planopt.models.cost.recipes import EVAL, RATE_FACTOR, family_of
+from planopt.models.cost.components import ENV_RATE
 from planopt.models.cost.stage_outcomes import StagePriors, stage_outcome
 from planopt.models.uncertainty.model import Scenarios
 
@@ -45,7 +46,7 @@ from planopt.models.uncertainty.model import Scenarios
 FAMILY_SCALED = {"priors.sft.forgetting_share_of_baseline": d.SFT_FORGETTING_SHARE_OF_BASELINE_BY_FAMILY,
                  "priors.sft_forgetting_mix_exponent": d.SFT_FORGETTING_MIX_EXPONENT_BY_FAMILY}
 METRICS = ("cost_usd", "wall_hours", "quality", "forgetting_points", "gpu_hours")
-RATE_FAMILIES = ("mfu_factor", "decode_factor", None)
+RATE_FAMILIES = ("mfu_factor", "decode_factor", None, ENV_RATE)
 
 
 @dataclass
@@ -154,9 +155,13 @@ class ScenarioEvaluator:
 
     # --- hardware part -----------------------------------------------------------
     def rate_scale(self, family: str | None) -> np.ndarray:
-        """Hours at the point rate factor times this give hours in each scenario: f / f^s."""
+        """Hours at the point rate factor times this give hours in each scenario: f / f^s; for environment work on a
+        pool, c^s / c (its CPU-seconds per sample, ``components.ENV_RATE``)."""
         if family is None:
             return np.ones(self.sc.n)
+        if family == ENV_RATE:
+            point = self.inst.environments.cpu_seconds_per_sample
+            return self.value(ENV_RATE, point) / point if point > 0 else np.ones(self.sc.n)
         point = getattr(self.inst.efficiency, family)
         return point / self.value(f"efficiency.{family}", point)
 
@@ -209,9 +214,9 @@ class ScenarioEvaluator:
             rp = replace(rp, data_usd=data_usd, lead_hours=lead, fixed_data_usd=rp.fixed_data_usd + (data_usd - rp.data_usd))
         # a recipe that does not fit does no work (as in ``Evaluator.metrics``): no hours to price
         fits = self.ev.hardware(h).fits(r.memory_class)
-        if fits and r.staleness_steps:  # asynchronous RL: each component at its scenario's rate, then overlapped
-            compute = combine({k: v * self.rate_scale(RATE_FACTOR[family_of(k)])
-                               for k, v in self.ev.compute_hours_by_component(r, h).items()})
+        by_component = self.ev.compute_hours_by_component(r, h) if fits else {}
+        if overlapped(by_component):  # asynchronous RL, an agent loop: each component at its scenario's rate, then overlapped
+            compute = combine({k: v * self.rate_scale(RATE_FACTOR[family_of(k)]) for k, v in by_component.items()})
         else:
             by_rate = self.hours_by_rate(r, h) if fits else dict.fromkeys(RATE_FAMILIES, 0.0)
             compute = sum(hours * self.rate_scale(fam) for fam, hours in by_rate.items())
@@ -221,7 +226,6 @@ class ScenarioEvaluator:
                                                                                           interval_minutes)))
         train = compute * stretch
         wall = rp.lead_hours + train
-        by_component = self.ev.compute_hours_by_component(r, h) if fits else {}
         evaluation = sum(v for k, v in by_component.items() if family_of(k) == EVAL)
         eval_train = evaluation * self.rate_scale(RATE_FACTOR[EVAL]) * stretch
         per_hour = None
@@ -234,7 +238,16 @@ class ScenarioEvaluator:
         share = None if releases is None else self.value("releases.sft_labels_rebuilt_share",
                                                           releases.sft_labels_rebuilt_share)
         return (cost_breakdown_usd(self.inst, rp, self.gpus_usd_per_hour(h), train, wall, forgetting, eval_train, per_hour,
-                                   share), train, wall)
+                                   share, self.environments_usd(r), self.ev.hardware(h).environments_usd_per_hour), train, wall)
+
+    def environments_usd(self, r: Recipe):
+        """The recipe's environment money in each scenario: the sandboxes billed per CPU-hour used (without pools)
+        scale with the CPU-seconds per sample drawn; the traffic does not (a float when nothing is drawn)."""
+        rp = self.ev.recipe(r)
+        sandboxes = rp.extra.get("sandbox_usd", 0.0)
+        if not sandboxes or ENV_RATE not in self.sc.values:
+            return rp.environments_usd
+        return rp.environments_usd - sandboxes + sandboxes * self.rate_scale(ENV_RATE)
 
     def metrics(self, r: Recipe, h: HardwareChoice, interval_minutes: float,
                 retention: RetentionChoice | None = None) -> ScenarioMetrics:

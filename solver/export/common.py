@@ -49,10 +49,18 @@ def common_notes(stage, target: str, has_async: bool = False, has_split_rollout:
     if stage.teacher_trained:
         notes.append(f"stage {stage.number}: the teacher is trained first, as its own job (the plan's teacher_training); "
                      "export or launch it separately")
+    if stage.environments is not None:
+        notes.append(environment_note(stage, target))
     if stage.method == "sft" and stage.max_epochs and stage.max_epochs > 1:
         notes.append(f"stage {stage.number}: at most {stage.max_epochs} epochs over each owned example before buying more "
                      "(a data-purchase decision, not a trainer setting)")
     return notes + node_notes(stage)
+
+
+def environment_note(stage, target: str) -> str:
+    """The note for a stage whose environments run on a pool of workers (``environments.pools``)."""
+    return (f"stage {stage.number}: environments on {stage.environments}; {target}'s config holds no pool of "
+            "environment workers: start it beside the job and point the environment's endpoint at it")
 
 
 def stage_header(job, stage) -> list[str]:

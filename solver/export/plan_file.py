@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
+from planopt.models.cost.asynchronous import combine
 from planopt.errors import InputError, read_json
 from planopt.models.cost.hardware import offer_of, tier_of
 
@@ -50,6 +51,7 @@ class ExportStage:
     save_every_steps: int             # the checkpoint interval in optimizer steps (see checkpoint_steps)
     hours_per_step: float
     teacher_trained: bool             # OPD whose teacher is trained first, as its own job (recipe.teacher_training)
+    environments: Optional[str] = None  # the pool the environments run on, described (environments.pools), or None
 
     @property
     def num_nodes(self) -> int:
@@ -138,7 +140,8 @@ def _stage(ev, number: int, stage, interval_minutes: float) -> ExportStage:
     option = _gpu_option(inst, hw.gpu)
     spec = option.spec()
     offer = offer_of(inst, option, hw.count)  # where the plan buys these GPUs (its provider's, or the catalog's cheapest)
-    hours_per_step = sum(ev.compute_hours_by_component(recipe, hw).values()) / recipe.steps
+    # the step's hours, its overlapped phases at their longest side (asynchronous RL, an agent loop)
+    hours_per_step = float(combine(ev.compute_hours_by_component(recipe, hw))) / recipe.steps
     rollout = None if not hw.split else {"gpu": hw.rollout_gpu, "gpu_count": hw.rollout_count}
     return ExportStage(
         number=number, method=recipe.method, steps=recipe.steps, samples_per_prompt=tuple(recipe.samples_per_prompt),
@@ -151,7 +154,16 @@ def _stage(ev, number: int, stage, interval_minutes: float) -> ExportStage:
         region=option.region if offer is None else offer.region, tier=tier_of(inst, option),
         prompts_per_step=inst.training.methods[recipe.method].prompts_per_step,
         save_every_steps=checkpoint_steps(interval_minutes, hours_per_step), hours_per_step=hours_per_step,
-        teacher_trained=recipe.teacher_training is not None)
+        teacher_trained=recipe.teacher_training is not None, environments=_environments(ev, hw))
+
+
+def _environments(ev, hw) -> Optional[str]:
+    """The pool a stage's environments run on, as the export notes name it (None without one)."""
+    if hw.environment_pool is None:
+        return None
+    from planopt.models.cost.environments import describe
+    hp = ev.hardware(hw)
+    return describe(hp.environment_pool, hp.nodes)
 
 
 def as_dict(stage: ExportStage) -> dict[str, Any]:

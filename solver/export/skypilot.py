@@ -9,7 +9,7 @@ and the catalogs of skypilot-org/skypilot-catalog, e.g. catalogs/v7/lambda/vms.c
 
 from __future__ import annotations
 
-from planopt.export.common import Rendered, node_notes, refuse
+from planopt.export.common import Rendered, environment_note, node_notes, refuse
 
 NAME = "skypilot"
 
@@ -54,6 +54,8 @@ def render(job, stage) -> Rendered:
     if stage.rollout is not None:
         notes.append(f"stage {stage.number}: the {stage.rollout['gpu_count']} separate {stage.rollout['gpu']} rollout GPUs "
                      "need a second task or a job group; this task holds the training GPUs only")
+    if stage.environments is not None:
+        notes.append(environment_note(stage, NAME))
     content = {"name": f"planopt-stage{stage.number}-{stage.method}", "num_nodes": stage.num_nodes,
                "resources": resources, "run": RUN_PLACEHOLDER}
     header = ["spot: launch it as a managed job (`sky jobs launch task.yaml`), which recovers from preemptions"] \

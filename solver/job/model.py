@@ -249,6 +249,8 @@ class SolveResult:
             out["risk"] = self.risk
         if self.spend is not None:
             out["spend"] = self.spend
+        if self.metrics is not None and self.metrics.environments:  # a plan on a pool of environment workers
+            out["environments"] = self.metrics.environments
         return out
 
 
@@ -289,7 +291,7 @@ class PlanModel:
         self.build_seconds = time.perf_counter() - start
         note(f"model built in {self.build_seconds:.3f} s")
         if self.model is not None and isinstance(self.solver, (ArrayHighs, HighsWithStart)):
-            if inst.retention is None and scenarios is None:
+            if scenarios is None:  # start_values gives none where it cannot (a staged space with retention)
                 self.solver.start = lambda: start_values(self.model, self.space)
         elif self.model is not None:
             drop_constant_rows(self.model)  # HiGHS skips them itself

@@ -16,7 +16,8 @@ adapters (full weights and/or each LoRA rank), :math:`H` the (GPU type, count,
 adapter) triples within availability and with a price (:math:`A` per pair), each
 also with every separate rollout (GPU type, count) of ``hardware.rollout_gpus``
 (:math:`H = A \cdot K \cdot G (1 + G_r)` for :math:`G` training and :math:`G_r` rollout
-choices and :math:`K` trainers of ``training.trainer_options``, less the pairs of two vendors or of one type whose sum is over its availability),
+choices and :math:`K` trainers of ``training.trainer_options``, less the pairs of two vendors or of one type whose sum is over its availability;
+with ``environments.pools`` each once per pool, and once without one when SFT is a method: :math:`P + [\mathrm{sft}]`),
 :math:`I` the checkpoint intervals. With a teacher trained as a stage (``teacher.training``) each OPD
 recipe is offered once per teacher plan of the (cost, wall) Pareto set (``teacher_training.py``). These are the counts of ``recipes.enumerate_recipes`` and
 ``hardware.hardware_options`` (``tests/solver/job/test_plan_space.py`` holds them equal),
@@ -170,6 +171,8 @@ def _option_counts(inst: Instance) -> dict[str, int]:
         counts["training.trainer_options"] = len(t.trainer_keys())
     if len(t.context_parallel_degrees()) > 1:  # each hardware choice once per degree dividing its count (context.py)
         counts["training.context_parallel"] = len(t.context_parallel_degrees())
+    if inst.environments.pools:  # each hardware choice once per pool of environment workers (environments.py)
+        counts["environments.pools"] = len(inst.environments.pools)
     counts["training.adapter_options"] = len(set(t.adapter_options))
     if "lora" in t.adapter_options:
         counts["training.lora_rank_options"] = len(set(t.lora_rank_options))
@@ -235,7 +238,9 @@ def _sizes(inst: Instance, counts: dict[str, int], exact: bool = True) -> tuple[
     if t.context_parallel_degrees() != [1]:
         hardware = hardware * counts.get("training.context_parallel", 1) - (_degrees_not_offered(inst) if exact else 0)
     trainers = counts.get("training.trainer_options", 1)
-    return recipes, hardware * adapters * trainers, counts["checkpointing.interval_minutes_options"], pairs
+    # each once per pool an on-policy stage may name, and once without one for SFT (``environments.pools_of``)
+    pools = counts["environments.pools"] + ("sft" in t.methods) if "environments.pools" in counts else 1
+    return recipes, hardware * adapters * trainers * pools, counts["checkpointing.interval_minutes_options"], pairs
 
 
 def _degrees_not_offered(inst: Instance) -> int:

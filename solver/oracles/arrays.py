@@ -143,6 +143,7 @@ def _block(inst: Instance, p: Profiles, rows: slice) -> dict[str, np.ndarray]:
                          fixed_data_usd=ra.fixed_data_usd[rows, None, None],
                          fixed_network_usd=ra.fixed_network_usd[rows, None, None], labels_usd=ra.labels_usd[rows, None, None])
     gpus_usd = (ha.count * ha.price_usd_per_gpu_hour)[None, :, None]
+    pools_usd = ha.environments_usd_per_hour[None, :, None]   # the pool of environment workers (environments.py)
     quality = ra.quality[rows, None, None]
     fit = fits[:, :, None]
     per_hour = None
@@ -153,8 +154,10 @@ def _block(inst: Instance, p: Profiles, rows: slice) -> dict[str, np.ndarray]:
         wall = lead[..., None] + train
         forgetting, quality = forgetting[..., None], quality[..., None]
         gpus_usd, fit = gpus_usd[..., None], fit[..., None] & cover[None, None]
+        pools_usd = pools_usd[..., None]
         per_hour = per_hour[None]
-    lines = cost_breakdown_usd(inst, rp, gpus_usd, train, wall, forgetting, 0.0, per_hour)
+    lines = cost_breakdown_usd(inst, rp, gpus_usd, train, wall, forgetting, 0.0, per_hour,
+                               environments_usd_per_hour=pools_usd if pools_usd.any() else 0.0)
     cost = sum(lines.values())
     shape = np.broadcast_shapes(train.shape, fit.shape)
     out = {"cost_usd": np.broadcast_to(cost, shape), "wall_hours": np.broadcast_to(wall, shape),

@@ -59,7 +59,8 @@ def evaluate_json(inst, plan, metrics, risk) -> dict[str, Any]:
                         "hours_breakdown": metrics.hours_breakdown if fits else None, "flops": metrics.flops,
                         "offers": metrics.offers, "quantities": metrics.quantities if fits else None,
                         "cost_split_usd": metrics.cost_split() if fits else None,
-                        **({"risk": risk.to_dict()} if risk is not None else {})})
+                        **({"risk": risk.to_dict()} if risk is not None else {}),
+                        **({"environments": metrics.environments} if fits and metrics.environments else {})})
 
 
 def frontier_risks(inst, front) -> list:

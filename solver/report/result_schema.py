@@ -53,6 +53,7 @@ class TeacherTrainingOut(_Closed):
     staleness_steps: int = Field(0, ge=0)
     trainer: Optional[str] = None
     context_parallel: Optional[int] = None
+    environment_pool: Optional[str] = None
     retention: Optional["RetentionOut"] = None
 
 
@@ -77,6 +78,8 @@ class StageOut(_Closed):
                                    "fsdp, deepspeed-zero1..3); absent under the default trainer")
     context_parallel: Optional[int] = Field(None, ge=2, description="GPUs one training sequence is split over "
                                             "(training.context_parallel); absent without context parallelism")
+    environment_pool: Optional[str] = Field(None, description="the pool of environment workers an on-policy stage's "
+                                            "environments run on (environments.pools); absent without pools")
     teacher_training: Optional[TeacherTrainingOut] = Field(None, description="an OPD stage whose teacher does not exist "
                                                            "yet and is trained as a stage: the teacher's own plan; absent "
                                                            "otherwise (version 2.1)")
@@ -165,6 +168,22 @@ class OfferOut(_Closed):
     source: str
 
 
+class EnvironmentsOut(_Closed):
+    """A stage's environments on a pool of workers (``models/cost/environments.py``): its money is in the
+    ``environments`` cost line and its hours in ``environment_wait``."""
+
+    stage: int = Field(description="the stage, 1-based")
+    pool: str = Field(description="the pool's name (environments.pools)")
+    kind: Literal["cpu_sandbox", "gpu_host"]
+    workers: int = Field(description="workers running environments at once")
+    overlap: Literal["none", "agent_loop"] = Field(description="whether the environments run while the engine generates")
+    environment_hours: float = Field(description="hours of environment work on the pool over the run (sum over steps "
+                                     "of samples x CPU-seconds / workers)")
+    pool_usd: float = Field(description="the pool held for the stage's training hours, USD")
+    traffic_usd: float = Field(description="traffic and API calls per sample, USD")
+    sandbox_usd: float = Field(description="sandboxes billed per CPU-hour used (0 with pools), USD")
+
+
 class ReleasesOut(_Closed):
     """The plan run once per release (``models/cost/releases.py``): the cost of the first release, of each later
     one, and in all (the plan's cost, which the budget bounds)."""
@@ -237,6 +256,8 @@ class SolveResultSchema(_Closed):
     message: Optional[str] = None
     risk: Optional[Risk] = None
     spend: Optional[Spend] = Field(None, description="with a plan: the days its cumulative planned spend reaches the alert line and the budget")
+    environments: Optional[list[EnvironmentsOut]] = Field(None, description="with environments.pools: each stage's pool "
+                                                          "of environment workers and its money; absent otherwise")
 
 
 class EvaluateResultSchema(_Closed):
@@ -255,6 +276,8 @@ class EvaluateResultSchema(_Closed):
     quantities: Optional[dict[str, float]] = Field(None, description=QUANTITIES_DESCRIPTION + "; null when the plan does not fit")
     cost_split_usd: Optional[CostSplit] = Field(None, description="fixed and elastic cost; null when the plan does not fit")
     risk: Optional[Risk] = None
+    environments: Optional[list[EnvironmentsOut]] = Field(None, description="with environments.pools: each stage's pool "
+                                                          "of environment workers and its money; absent otherwise")
 
 
 class ResultSchema(RootModel[Union[SolveResultSchema, EvaluateResultSchema]]):

@@ -74,7 +74,22 @@ def stage_rows(stage, inst: Instance | None = None) -> list[tuple[str, str]]:
     if r.staleness_steps:
         rows.append(("asynchronous", f"generation up to {r.staleness_steps} step{'s' if r.staleness_steps > 1 else ''} "
                                      "behind the trained policy, overlapping training"))
+    if h.environment_pool is not None:
+        rows.append(("environments", environment_pool_text(h, inst)))
     return rows
+
+
+def environment_pool_text(h, inst: Instance | None) -> str:
+    """The pool of environment workers a stage's environments run on (``cost/environments.py``): its workers and
+    price with ``inst``, else its name."""
+    if inst is None:
+        return h.environment_pool
+    from planopt.models.cost.environments import describe
+    from planopt.models.cost.hardware import HardwareProfile
+    hp = HardwareProfile(inst, h)
+    overlap = ("; they run while the engine generates (agent loop)" if inst.environments.overlap == "agent_loop"
+               else "; they run after generation")
+    return describe(hp.environment_pool, hp.nodes) + overlap
 
 
 def teacher_training_rows(recipe, inst: Instance | None = None) -> list[tuple[str, str]]:
@@ -180,9 +195,25 @@ def releases_text(m: Metrics) -> list[str]:
             "(the cost above; wall time, quality and forgetting are per release)"]
 
 
+def environments_text(m: Metrics) -> list[str]:
+    """With ``environments.pools``, one line per stage that runs environments: the pool, what it and the traffic
+    cost (the environments line), and the hours of environment work on it."""
+    out = []
+    for row in m.environments:
+        stage = f"stage {row['stage']}: " if len({r['stage'] for r in m.environments}) > 1 or row["stage"] > 1 else ""
+        sandboxes = f", sandboxes used {usd(row['sandbox_usd'])}" if row["sandbox_usd"] else ""
+        out.append(f"  environments: {stage}{row['workers']:,} workers ({row['kind'].replace('_', ' ')} pool "
+                   f"{row['pool']}) held {usd(row['pool_usd'])}, traffic {usd(row['traffic_usd'])}{sandboxes}; "
+                   f"{hours(row['environment_hours'])} of environment work on the pool"
+                   + (" (overlapping generation)" if row["overlap"] == "agent_loop" else ""))
+    return out
+
+
 def metrics_sections(m: Metrics) -> list[str]:
-    """The report's cost breakdown, fixed vs elastic line, releases, time breakdown and quantities, as lines."""
+    """The report's cost breakdown, fixed vs elastic line, releases, environments, time breakdown and quantities,
+    as lines."""
     return ["Cost breakdown", breakdown(m.cost_breakdown_usd, usd, "total"), cost_split_text(m), *releases_text(m),
+            *environments_text(m),
             "", "Time breakdown", breakdown(m.hours_breakdown, hours, "wall time"),
             "", "Quantities", quantities_table(m.quantities)]
 

@@ -96,6 +96,7 @@ import numpy as np
 from planopt.models.schema import instance as schema
 from planopt.models.uncertainty import model as unc
 from planopt.models.catalog import CatalogLookupError, find_gpu
+from planopt.models.cost.environments import only_pool
 from planopt.models.cost.evaluator import Evaluator
 from planopt.models.schema.plan import HardwareChoice, Recipe
 from planopt.models.uncertainty.scenarios import ScenarioEvaluator
@@ -248,15 +249,13 @@ def _read_text(path: Path) -> str:
 
 
 def _check_header(source: str, line: int, header: list[str]) -> None:
-    names = [h.strip() for h in header]
+    names, expected = [h.strip() for h in header], f"(expected {', '.join(COLUMNS)}, optionally {', '.join(OPTIONAL_COLUMNS)})"
     missing = [c for c in COLUMNS if c not in names]
     if missing:
-        raise InputError(f"{source}: line {line}: missing column(s) {', '.join(missing)} "
-                         f"(expected {', '.join(COLUMNS)}, optionally {', '.join(OPTIONAL_COLUMNS)})")
+        raise InputError(f"{source}: line {line}: missing column(s) {', '.join(missing)} {expected}")
     unknown = [c for c in names if c not in COLUMNS + OPTIONAL_COLUMNS]
     if unknown:
-        raise InputError(f"{source}: line {line}: unknown column {unknown[0]!r} "
-                         f"(expected {', '.join(COLUMNS)}, optionally {', '.join(OPTIONAL_COLUMNS)})")
+        raise InputError(f"{source}: line {line}: unknown column {unknown[0]!r} {expected}")
     duplicated = sorted({c for c in names if names.count(c) > 1})
     if duplicated:
         raise InputError(f"{source}: line {line}: column {duplicated[0]!r} appears twice")
@@ -302,7 +301,7 @@ def _row(c: _Cells, inst: Instance) -> PilotRow:
     if method not in inst.training.methods:
         raise c.fail("method", f"{method!r} is not in the instance's training.methods ({', '.join(inst.training.methods)})")
     recipe = _recipe(c, inst, kind, method)
-    hardware = _hardware(c, inst) if kind == "step_seconds" else _no_hardware(c)
+    hardware = _hardware(c, inst, method) if kind == "step_seconds" else _no_hardware(c)
     value = c.number("value")
     _check_value(c, inst, kind, value)
     return PilotRow(c.line, kind, method, recipe, hardware, value, _stddev(c, inst, kind, value))
@@ -343,7 +342,7 @@ def _schedule(c: _Cells, inst: Instance) -> tuple[int, ...]:
     return values
 
 
-def _hardware(c: _Cells, inst: Instance) -> HardwareChoice:
+def _hardware(c: _Cells, inst: Instance, method: str) -> HardwareChoice:
     name = c.required("gpu")
     names = [o.key for o in inst.hardware.gpus]
     try:
@@ -362,7 +361,8 @@ def _hardware(c: _Cells, inst: Instance) -> HardwareChoice:
                             "it ran; fit the instance with training.trainer set to the pilot's")
     if len(degrees) > 1 or count % degrees[0]:  # one degree, as for the trainer, that divides the pilot's GPUs
         raise c.fail("gpu_count", f"give training.context_parallel the one degree the pilot ran (dividing {count}), not {degrees}")
-    return HardwareChoice(option.key, count, trainer=trainers[0], context_parallel=degrees[0])
+    return HardwareChoice(option.key, count, trainer=trainers[0], context_parallel=degrees[0],
+                          environment_pool=only_pool(inst.environments, method, c.fail))
 
 
 def _no_hardware(c: _Cells) -> None:

@@ -16,7 +16,9 @@ old bases' cases): stages (``qwen3-32b-sft-then-rl.json``), ``candidate_students
 ``hardware.rollout_gpus`` with ``training.staleness_steps_options`` (the split-rollout job), the ``retention``
 block (``instances/retention/``), a trained teacher (``teacher.training``), ``uncertainty`` overrides with
 ``constraints.confidence``, the portfolio offers of ``portfolio-providers.json`` (provider, region), and the
-pilot CSV of ``planopt fit`` (its cells, rows and columns mutated as the JSON's nodes are). Their solves
+pilot CSV of ``planopt fit`` (its cells, rows and columns mutated as the JSON's nodes are), and (issue 27, lever
+1) the ``environments`` block with its pools, overlap and traffic (``qwen3-32b-agentic-rl-environments.json``,
+mutated within that block). Their solves
 run with ``--time-limit FIELD_TIME_LIMIT_S`` (a job's limit now bounds the whole command).
 
 :func:`cases` is deterministic: the same list for the same ``per_base``, in the same order.
@@ -71,7 +73,11 @@ FIELD_BASES: dict[str, tuple[str, Any]] = {
     "qwen3-8b-math-uncertainty-confidence.json": ("qwen3-8b-math.json", _with_uncertainty),
     "portfolio-providers.json": ("portfolio-providers.json", None),
     "pilot-qwen3-8b-math.csv": ("pilot-qwen3-8b-math.csv", None),
+    "qwen3-32b-agentic-rl-environments.json": ("qwen3-32b-agentic-rl-environments.json", None),
 }
+# The subtree a base's tree mutations land in (issue 27, lever 1: the environments block and its pools); elsewhere
+# anywhere in the document.
+FIELD_WITHIN: dict[str, tuple] = {"qwen3-32b-agentic-rl-environments.json": ("environments",)}
 FIELD_PER_BASE = 60
 PILOT_INSTANCE = "qwen3-8b-math.json"   # the job the pilot CSV is fitted to
 FIELD_TIME_LIMIT_S = "3"
@@ -126,8 +132,9 @@ def _dump(doc: Any) -> bytes:
     return json.dumps(doc, allow_nan=True).encode("utf-8")
 
 
-def _mutate_tree(doc: Any, op: str, rng: random.Random) -> tuple[Any, str]:
-    paths = _paths(doc)
+def _mutate_tree(doc: Any, op: str, rng: random.Random, within: tuple = ()) -> tuple[Any, str]:
+    """One mutation ``op`` at a random node of ``doc`` (of its subtree at ``within``, when given)."""
+    paths = [p for p in _paths(doc) if tuple(p[:len(within)]) == within and len(p) > len(within)]
     if op == "duplicate":
         paths = [p for p in paths if isinstance(_get(doc, p), list) and _get(doc, p)] or paths
     if op == "empty":
@@ -247,7 +254,7 @@ def field_cases(per_base: int = FIELD_PER_BASE, seed: int = 0) -> list[FuzzCase]
                 if op in FILE_OPS:
                     content, where = _mutate_file(_dump(doc), op, rng)
                 else:
-                    doc, where = _mutate_tree(doc, op, rng)
+                    doc, where = _mutate_tree(doc, op, rng, FIELD_WITHIN.get(base, ()))
                     content = _dump(doc)
             out.append(FuzzCase(f"{Path(base).stem}-{n:03d}-{op}", base, op, where, content))
     return out

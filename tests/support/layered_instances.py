@@ -1,7 +1,8 @@
 """Random jobs that switch the plan model's layers on at random, several at once (issue 23 item 2): stages,
-a choice of student, retention, separate rollout hardware, asynchronous RL and a trained teacher, on the
-small random jobs of ``random_instances`` and ``staged_instances``, small enough for the plan-by-plan
-oracle (and its scenario counterpart) to list every plan."""
+a choice of student, retention, separate rollout hardware, asynchronous RL, a trained teacher and (issue 27,
+lever 1) environment pools, on the small random jobs of ``random_instances`` and ``staged_instances``, small
+enough for the plan-by-plan oracle (and its scenario counterpart) to list every plan. The environments layer is
+drawn from a generator of its own, so the other layers' draws are those of the seeds before it."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from tests.support.random_instances import SMALL_MODELS, family_of_name, random_
 from tests.support.retention_instances import retention_block, with_a_covering_option
 
 LAYERS = ("stages", "students", "retention", "rollout", "async", "teacher")
+ALL_LAYERS = LAYERS + ("environments",)
 MAX_LAYERED_PLANS = 900
 
 
@@ -71,6 +73,11 @@ def layered_job_dict(seed: int, max_stages: int = 3) -> tuple[dict, set[str]] | 
         on.discard("teacher")
     if "stages" in on and not any(len(q) > 1 for q in d["training"].get("stage_sequences") or []):
         on.discard("stages")
+    env_rng = random.Random(420_000 + seed)
+    if env_rng.random() < 0.45 and ("rl" in methods or "opd" in methods):
+        from tests.support.environment_instances import environments_block
+        d["environments"] = environments_block(env_rng, max_pools=2)
+        on.add("environments")
     try:
         inst = parse_instance(d)
     except ValueError:

@@ -59,7 +59,7 @@ const PLAN_LABELS = {
   max_epochs: "SFT epochs (at most)", adapter: "adapter", lora_rank: "LoRA rank", cpu_offload: "CPU offload",
   gpu: "GPU", gpu_count: "GPUs", "rollout.gpu": "rollout GPU", "rollout.gpu_count": "rollout GPUs",
   staleness_steps: "generation behind training (steps)", checkpoint_interval_minutes: "checkpoint interval (minutes)",
-  retention: "retention", trainer: "trainer",
+  retention: "retention", trainer: "trainer", environment_pool: "environment pool (workers the environments run on)",
 };
 function planLabel(key) {
   const staged = key.match(/^stage(\d+)\.(.*)$/);
@@ -79,6 +79,7 @@ function stageText(stage) {
   if (stage.external_data_share != null) parts.push("mix " + stage.external_data_share);
   if (stage.adapter === "lora") parts.push(`LoRA rank ${stage.lora_rank}`);
   if (stage.staleness_steps) parts.push(`asynchronous, ${stage.staleness_steps} step(s) stale`);
+  if (stage.environment_pool) parts.push(`environments on pool ${stage.environment_pool}`);
   return parts.join(", ");
 }
 
@@ -143,6 +144,16 @@ function offerRows(offers, staged) {
   });
 }
 
+// The pool each stage's environments run on (the JSON's `environments`): its workers, what it and the traffic cost.
+function environmentRows(environments) {
+  return (environments || []).flatMap((e, n) => {
+    const where = environments.length > 1 || e.stage > 1 ? `stage ${e.stage} ` : "";
+    const kind = e.kind === "gpu_host" ? "on the GPU nodes' CPUs" : "CPU sandboxes";
+    return [[where + "environment workers", { text: `${count(e.workers)} ${kind} (${e.overlap === "agent_loop" ? "overlapping generation" : "after generation"})`, value: e.workers, key: `environments.${n}.workers` }],
+            [where + "environment pool money", { text: `${usd(e.pool_usd)} held, ${usd(e.traffic_usd)} traffic`, value: e.pool_usd + e.traffic_usd + e.sandbox_usd, key: `environments.${n}.usd` }]];
+  });
+}
+
 // The results: point values, or under a confidence the means over its scenarios (what the objective measures)
 // with the CVaR where that is the objective.
 function metricRows(result) {
@@ -175,7 +186,8 @@ function showPlan(result, note) {
   const plan = result.plan;
   const planRows = planEntries(plan).filter(([, v]) => v !== null && !(Array.isArray(v) && !v.length))
     .map(([k, v]) => [planLabel(k), { text: planValue(v), key: k }]);
-  fillTable("plan-table", "plan", ["choice", "value"], planRows.concat(offerRows(result.offers, plan.stages && plan.stages.length > 1)));
+  fillTable("plan-table", "plan", ["choice", "value"], planRows.concat(offerRows(result.offers, plan.stages && plan.stages.length > 1),
+                                                                     environmentRows(result.environments)));
   fillTable("metrics-table", "metrics", ["metric", "value"], metricRows(result));
   $("spend-line").textContent = spendText(result.spend);
   $("shown-plan-note").textContent = note || "";

@@ -208,7 +208,7 @@ def test_mip_start_is_a_feasible_plan_and_optimal_when_only_recipe_limits_bind(s
         best = best_plan_arrays(inst)
         if plan is None:
             continue
-        r, h, i = plan
+        r, h, i, _ = plan   # and the retention option (None without a retention block)
         metrics = pm.evaluator.metrics(pm.space.slots[0].recipes[r], pm.space.slots[0].hardware[h], pm.space.slots[0].intervals[i])
         assert metrics.feasible, metrics.violations
         assert best.status == "optimal"

@@ -103,6 +103,18 @@ def test_more_layered_portfolios_equal_the_brute_force(seed):
     _check_against_oracle(seed)
 
 
+# the seeds below 600 whose layered job draws environment pools (an agent loop overlaps generation with the
+# pool's work: a gang's compute hours are the overlapped ones, ``Evaluator.compute_hours``), six with spot GPUs
+ENVIRONMENT_SEEDS = [13, 182, 192, 219, 239, 407, 421, 489, 577, 590, 598]
+
+
+@pytest.mark.parametrize("seed", ENVIRONMENT_SEEDS)
+def test_layered_portfolios_with_environment_pools_equal_the_brute_force(seed):
+    made = layered_portfolio(seed)
+    assert made is not None and "environments" in made[1], "the generator no longer draws pools on this seed"
+    _check_against_oracle(seed)
+
+
 def _layered(seed: int) -> dict:
     made = layered_portfolio(seed)
     if made is None:

@@ -3,7 +3,8 @@ solved (as jobs of the service), and the plan, the limits and the frontier shown
 API returns (labelled in words, with each offer's provider, tier and $/GPU-hour, and the alert day); a
 frontier point opened by a click and judged against the run's limits; the run found again among the recent
 jobs, named by its instance; a confidence solve's shares, limits and expected cost; a share typed into the
-percentage field refused; an infeasible run's relaxations applied in one click; a portfolio's procurement
+percentage field refused; an infeasible run's relaxations applied in one click; a plan's environment pool and
+its money; a portfolio's procurement
 (merged over consecutive buckets) and Gantt chart; the Run view tracking the shipped slow run (its verdict, checks
 and one chart per series of the API's bands and measured points) and replanning it. Screenshots land in the test's temporary folder.
 
@@ -185,6 +186,24 @@ def test_the_page_solves_a_shipped_instance_and_shows_the_apis_plan_and_frontier
     history[1].click()
     wait(browser, lambda d: d.find_element(By.ID, "status").text.startswith(f"job {name} (solve)"))
     assert cell_values(browser, "metrics-table")["cost_usd"] == pytest.approx(api["metrics"]["cost_usd"], rel=1e-12)
+
+
+def test_the_page_shows_the_pool_a_plans_environments_run_on_and_its_money(server, browser):
+    """Issue 27, lever 1: the plan's environment pool among its choices (labelled in words), and the API's
+    environments row: its workers and what the pool and the traffic cost."""
+    from selenium.webdriver.common.by import By
+    name = "qwen3-32b-agentic-rl-environments"
+    load_and_run(browser, server, name)
+    api = latest_job(server, "solve")["result"]
+    plan = {td.get_attribute("data-key"): td.text for td in browser.find_elements(By.CSS_SELECTOR, "#plan-table td[data-key]")}
+    assert plan["environment_pool"] == api["plan"]["stages"][0]["environment_pool"] == "fargate-2048"
+    env = api["environments"][0]
+    values = cell_values(browser, "plan-table")
+    assert values["environments.0.workers"] == env["workers"] == 2048
+    assert values["environments.0.usd"] == pytest.approx(env["pool_usd"] + env["traffic_usd"] + env["sandbox_usd"], rel=1e-12)
+    for tr in browser.find_elements(By.CSS_SELECTOR, "#plan-table tbody tr"):
+        label, value = tr.find_elements(By.TAG_NAME, "td")
+        assert not any(c in label.text for c in "_."), label.text
 
 
 def test_the_page_refuses_a_share_as_a_percentage_and_shows_a_confidence_solves_shares(server, browser, tmp_path):
