@@ -102,6 +102,23 @@ def architecture_of(preset: Optional[str], hf_config: Optional[Path], flag: str)
     return {f: arch[f] for f in ARCH_FIELDS}, what, f"{hf_config} (models/schema/hf_config.py)"
 
 
+def _teacher(out: Template, teacher: Optional[str], teacher_score: Optional[float], baseline: float) -> dict:
+    """The ``teacher`` block of an OPD job (``--teacher`` a preset or a config file; ``--teacher-score`` or the
+    template's share of the headroom), noted in ``out``."""
+    if teacher is None:
+        raise InputError("--methods: opd needs a teacher: --teacher PRESET or --teacher config.json")
+    path = Path(teacher)
+    is_file = teacher.endswith(".json") or path.is_file()
+    t_arch, t_what, t_source = architecture_of(None if is_file else teacher, path if is_file else None, "--teacher")
+    score = teacher_score
+    if score is None:
+        score = round(baseline + t.TEACHER_SHARE_OF_HEADROOM * (100.0 - baseline), 1)
+        out.edit.append(("teacher.score", f"{score:g}: closes the share of the headroom Qwen3-235B-A22B closes "
+                         "over Qwen3-8B; your teacher's score (--teacher-score)"))
+    out.filled.append(("teacher", t_what, t_source))
+    return {"architecture": t_arch, "score": score}
+
+
 def build_template(*, student: Optional[str] = None, hf_config: Optional[Path] = None,
                    task_score_baseline: Optional[float] = None, target: Optional[float] = None,
                    methods: str = ",".join(t.METHODS_DEFAULT), gpus: str = ",".join(t.GPUS_DEFAULT),
@@ -153,18 +170,7 @@ def build_template(*, student: Optional[str] = None, hf_config: Optional[Path] =
         flag = "--teacher" if teacher is not None else "--teacher-score"
         raise InputError(f"{flag}: a teacher scores OPD's samples only; add opd to --methods or leave {flag} out")
     if "opd" in chosen:
-        if teacher is None:
-            raise InputError("--methods: opd needs a teacher: --teacher PRESET or --teacher config.json")
-        path = Path(teacher)
-        is_file = teacher.endswith(".json") or path.is_file()
-        t_arch, t_what, t_source = architecture_of(None if is_file else teacher, path if is_file else None, "--teacher")
-        score = teacher_score
-        if score is None:
-            score = round(baseline + t.TEACHER_SHARE_OF_HEADROOM * (100.0 - baseline), 1)
-            out.edit.append(("teacher.score", f"{score:g}: closes the share of the headroom Qwen3-235B-A22B closes "
-                             "over Qwen3-8B; your teacher's score (--teacher-score)"))
-        data["teacher"] = {"architecture": t_arch, "score": score}
-        out.filled.append(("teacher", t_what, t_source))
+        data["teacher"] = _teacher(out, teacher, teacher_score, baseline)
     data["hardware"] = {"gpus": hardware}
     out.filled.append(("hardware.gpus", ", ".join(f"{g['name']} × {'/'.join(str(n) for n in g['counts'])}" for g in hardware),
                        "--gpus; prices: the catalog's on-demand price (`planopt catalog --gpus`)"))
