@@ -8,6 +8,12 @@ solution status of ``pyomo.contrib.solver`` (mapped from the older ones), the in
 ``solution_loader`` whose ``load_vars`` puts the solution in the model. Nothing is loaded before it is
 asked for, as with the newer interfaces (``load_solutions=False``).
 
+CBC's preprocessing may call a feasible model infeasible ("Pre-processing says infeasible or unbounded":
+coin-or/Cbc issues 737, 740, 747 and 749), and does so on this project's models when its time limit stops the
+cut generators (``qwen3-32b-agentic-rl.json`` at a 1 ms limit under load: "Cut generators found to be
+infeasible!" in 1 of 6 runs, measured 2026-12-07). So an infeasible verdict of CBC is checked by a second run
+without preprocessing, in the time left; with none left the run counts as stopped at its limit, with no plan.
+
 The solver's log goes to stderr under ``-v`` (the older interface writes it to stdout, which would break
 ``--json``), nowhere otherwise.
 """
@@ -18,6 +24,7 @@ import contextlib
 import math
 import shutil
 import sys
+import time
 from dataclasses import dataclass
 from typing import Optional
 
@@ -43,6 +50,10 @@ SHELL_SOLVERS = {
 def installed(name: str) -> bool:
     """Whether the program of shell solver ``name`` is on PATH (and Pyomo can run it)."""
     return shutil.which(SHELL_SOLVERS[name].program) is not None
+
+
+# CBC's least time limit, seconds (what ``timelimit`` was floored at before; a re-check needs as much left).
+MIN_CBC_RECHECK_S = 0.01
 
 
 class ShellResults:
@@ -76,6 +87,12 @@ class ShellResults:
         self.incumbent_objective = self._incumbent() if has_solution else None
         self.objective_bound = self._bound()
         self.solution_loader = self
+
+    def stopped_at_limit(self) -> "ShellResults":
+        """This answer read as a run stopped at its time limit with no plan (a verdict that could not be checked)."""
+        self.termination_condition, self.solution_status = TerminationCondition.maxTimeLimit, SolutionStatus.noSolution
+        self.incumbent_objective = None
+        return self
 
     def _objective(self):
         return next(self._model.component_data_objects(pyo.Objective, active=True))
@@ -112,12 +129,23 @@ class ShellSolver:
         return installed(self.name) and bool(self._solver.available(exception_flag=False))
 
     def solve(self, model: pyo.ConcreteModel, time_limit: Optional[float], rel_gap: float, log: list) -> ShellResults:
-        """One run: the relative gap, the time limit (GLPK's in whole seconds, at least one) and the log to ``log``."""
+        """One run: the relative gap, the time limit (GLPK's in whole seconds, at least one) and the log to ``log``;
+        CBC's infeasible verdict checked without preprocessing (the module docstring)."""
+        start = time.monotonic()
+        out = self._run(model, time_limit, {self.spec.gap_option: rel_gap}, log)
+        infeasible = (TerminationCondition.provenInfeasible, TerminationCondition.infeasibleOrUnbounded)
+        if self.name != "cbc" or out.termination_condition not in infeasible:
+            return out
+        left = None if time_limit is None else time_limit - (time.monotonic() - start)
+        if left is not None and left < MIN_CBC_RECHECK_S:
+            return out.stopped_at_limit()
+        return self._run(model, left, {self.spec.gap_option: rel_gap, "preprocess": "off"}, log)
+
+    def _run(self, model: pyo.ConcreteModel, time_limit: Optional[float], options: dict, log: list) -> ShellResults:
         limit = None
         if time_limit is not None:
-            limit = max(1, math.ceil(time_limit)) if self.name == "glpk" else max(0.01, time_limit)
+            limit = max(1, math.ceil(time_limit)) if self.name == "glpk" else max(MIN_CBC_RECHECK_S, time_limit)
         redirect = contextlib.redirect_stdout(sys.stderr) if log else contextlib.nullcontext()
         with redirect:
-            results = self._solver.solve(model, load_solutions=False, tee=bool(log), timelimit=limit,
-                                         options={self.spec.gap_option: rel_gap})
+            results = self._solver.solve(model, load_solutions=False, tee=bool(log), timelimit=limit, options=options)
         return ShellResults(model, results)

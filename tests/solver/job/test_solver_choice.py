@@ -196,3 +196,65 @@ def test_a_solve_without_a_time_limit_after_a_limited_one_has_none(name):
     assert pm.solve(time_limit=0.001).status in ("time_limit", "optimal")
     again = pm.solve()
     assert again.status == "optimal" and close(again.metrics.cost_usd, solve(inst).metrics.cost_usd)
+
+
+def _fake_cbc(monkeypatch, verdicts: list, slow_s: float = 0.0):
+    """A ShellSolver('cbc') whose runs answer ``verdicts`` in turn (termination conditions), recording each run's
+    time limit and options."""
+    import time as clock
+
+    from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
+
+    from planopt.job import shell_solvers as ss
+    runs = []
+
+    class Answer:
+        def __init__(self, tc):
+            self.termination_condition, self.solution_status, self.incumbent_objective = tc, SolutionStatus.noSolution, None
+
+        stopped_at_limit = ss.ShellResults.stopped_at_limit
+
+    def run(self, model, time_limit, options, log):
+        runs.append((time_limit, dict(options)))
+        clock.sleep(slow_s)
+        return Answer(getattr(TerminationCondition, verdicts[len(runs) - 1]))
+
+    monkeypatch.setattr(ss.ShellSolver, "_run", run)
+    monkeypatch.setattr(ss.ShellSolver, "__init__", lambda self, name: setattr(self, "name", name) or
+                        setattr(self, "spec", ss.SHELL_SOLVERS[name]))
+    return ss.ShellSolver("cbc"), runs
+
+
+def test_cbc_s_infeasible_verdict_is_checked_without_preprocessing(monkeypatch):
+    """CBC's preprocessing may call a feasible model infeasible (coin-or/Cbc 737, 740, 747, 749; here when its time
+    limit stops the cut generators): the verdict is checked by a run with preprocessing off, whose answer stands."""
+    solver, runs = _fake_cbc(monkeypatch, ["provenInfeasible", "convergenceCriteriaSatisfied"])
+    out = solver.solve(None, None, 1e-6, [])
+    assert out.termination_condition.name == "convergenceCriteriaSatisfied"
+    assert [o.get("preprocess") for _, o in runs] == [None, "off"] and runs[1][0] is None
+
+
+def test_cbc_s_infeasible_verdict_with_no_time_left_is_a_stop_at_the_limit(monkeypatch):
+    solver, runs = _fake_cbc(monkeypatch, ["provenInfeasible"], slow_s=0.05)
+    out = solver.solve(None, 0.02, 1e-6, [])
+    assert len(runs) == 1 and out.termination_condition.name == "maxTimeLimit"
+    assert out.solution_status.name == "noSolution" and out.incumbent_objective is None
+
+
+def test_cbc_s_recheck_runs_in_the_time_left(monkeypatch):
+    solver, runs = _fake_cbc(monkeypatch, ["infeasibleOrUnbounded", "provenInfeasible"], slow_s=0.05)
+    out = solver.solve(None, 10.0, 1e-6, [])
+    assert out.termination_condition.name == "provenInfeasible"     # confirmed without preprocessing: it stands
+    assert runs[0][0] == 10.0 and 9.0 < runs[1][0] < 10.0 - 0.04
+
+
+def test_glpk_s_infeasible_verdict_is_not_rechecked(monkeypatch):
+    solver, runs = _fake_cbc(monkeypatch, ["provenInfeasible"])
+    solver.name = "glpk"
+    assert solver.solve(None, None, 1e-6, []).termination_condition.name == "provenInfeasible" and len(runs) == 1
+
+
+@pytest.mark.parametrize("name", [p for p in OTHERS if p.values[0] == "cbc"])
+def test_cbc_still_proves_an_infeasible_instance_infeasible(name):
+    inst = parse_instance(json.loads((INSTANCES / "infeasible-deadline.json").read_text()))
+    assert solve(inst, solver=name).status == "infeasible"
