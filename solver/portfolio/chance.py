@@ -29,7 +29,8 @@ from planopt.models.uncertainty.capacity import CapacityScenarios, max_scenarios
 from planopt.uncertainty.chance import DEFAULT_SCENARIOS, GUARD_ROUNDS, OUT_OF_SAMPLE_SCENARIOS, OUT_OF_SAMPLE_SEED_OFFSET, OUT_OF_SAMPLE_TOLERANCE, check_confidence
 from planopt.errors import InputError
 from planopt.instance import check_time_limit
-from planopt.portfolio.solve import MIN_SOLVE_SECONDS, PortfolioModel, PortfolioResult, check_portfolio_size, load_portfolio
+from planopt.portfolio.solve import (MIN_SOLVE_SECONDS, PortfolioModel, PortfolioResult, check_portfolio_size,
+                                     load_portfolio, stop_before_the_build)
 from planopt.portfolio.risk import check_risk_scenarios, draw, schedule_risk
 
 RELATIVE_TOLERANCE = 1e-6   # on GPU counts and GPU-hours, against the solver's feasibility tolerance
@@ -122,6 +123,10 @@ def solve_portfolio_at_confidence(source: str | Path | dict[str, Any] | Portfoli
 def _solve_at(data: PortfolioData, scen: CapacityScenarios, fresh: CapacityScenarios, target: float, confidence: float,
               rel_gap: float, budget_usd: float | None, time_limit: float | None, started: float | None) -> PortfolioResult:
     """One SAA solve needing ``ceil(target x S)`` undisrupted scenarios, with its risk and chance blocks."""
+    if started is not None:   # the first solve: a limit too short for the build stops before it (``solve.py``)
+        stopped = stop_before_the_build(data, time_limit, started)
+        if stopped is not None:
+            return stopped
     pm = PortfolioModel(data, budget_usd=budget_usd)
     if pm.model is not None:
         add_capacity_chance(pm.model, pm.form, scen, target)

@@ -182,6 +182,25 @@ class PortfolioModel(WarmStart, Schedules, SolvePhases, Explanation):
         extract_schedule(self.model, self.form, result)
 
 
+def stop_before_the_build(data: PortfolioData, time_limit: float | None, started: float) -> PortfolioResult | None:
+    """A result with no schedule when the time left cannot hold the model's build (``BUILD_SECONDS_PER_SCHEDULE_KEY``
+    per schedule key: a lower bound for a model with more rows, such as the chance-constrained one); None
+    otherwise."""
+    if time_limit is None:
+        return None
+    keys = portfolio_memory(data).keys
+    build = BUILD_SECONDS_PER_SCHEDULE_KEY * keys
+    left = time_limit - (time.perf_counter() - started)
+    if left >= build:
+        return None
+    result = PortfolioResult.of(data, 0.0)
+    result.status, result.message = "time_limit", (
+        f"the time limit of {time_limit:g} s leaves {max(0.0, left):.1f} s after loading the portfolio; building "
+        f"its model and handing it to the solver takes about {build:.1f} s ({keys:,} "
+        "schedule variables); no schedule yet, give it more time")
+    return result
+
+
 def solve_portfolio(source: str | Path | dict[str, Any] | PortfolioData, time_limit: float | None = None,
                     rel_gap: float = RELATIVE_GAP, warm_start: bool = True, tight_linking: bool = True,
                     symmetry_breaking: bool = True, budget_usd: float | None = None,
@@ -197,16 +216,8 @@ def solve_portfolio(source: str | Path | dict[str, Any] | PortfolioData, time_li
     check_time_limit(time_limit)
     data = load_portfolio(source)
     check_portfolio_size(data)
-    if time_limit is not None:
-        keys = portfolio_memory(data).keys
-        build = BUILD_SECONDS_PER_SCHEDULE_KEY * keys
-        left = time_limit - (time.perf_counter() - started)
-        if left < build:   # the build alone would end past the limit: no schedule could come in time
-            result = PortfolioResult.of(data, 0.0)
-            result.status, result.message = "time_limit", (
-                f"the time limit of {time_limit:g} s leaves {max(0.0, left):.1f} s after loading the portfolio; building "
-                f"its model and handing it to the solver takes about {build:.1f} s ({keys:,} "
-                "schedule variables); no schedule yet, give it more time")
-            return result
+    stopped = stop_before_the_build(data, time_limit, started)
+    if stopped is not None:
+        return stopped
     pm = PortfolioModel(data, tight_linking=tight_linking, symmetry_breaking=symmetry_breaking, budget_usd=budget_usd)
     return pm.solve(time_limit=time_limit, rel_gap=rel_gap, warm_start=warm_start, started_at=started, pricing=pricing)

@@ -98,6 +98,25 @@ def test_a_limit_that_cannot_hold_the_build_stops_before_it_with_what_it_would_t
     assert solve.solve_portfolio(SMALL, time_limit=60.0).status == "optimal"
 
 
+def test_a_chance_constrained_solve_also_stops_before_a_build_it_cannot_hold(monkeypatch):
+    """``solve PORTFOLIO --confidence C --time-limit L``: the chance-constrained model (the same schedule keys and
+    more rows) is not built when the limit cannot hold the plain model's build (it overran a 1 s limit by 8 s on a
+    generated 40-job portfolio, measured 2026-12-07)."""
+    import planopt.portfolio.chance as chance
+    import planopt.portfolio.solve as solve
+    from planopt.portfolio.loading import load_portfolio, portfolio_memory
+    data = load_portfolio(SMALL)
+    keys = portfolio_memory(data).keys
+    monkeypatch.setattr(solve, "BUILD_SECONDS_PER_SCHEDULE_KEY", 3600.0 / keys)
+    monkeypatch.setattr(chance.PortfolioModel, "__init__", lambda self, *a, **k: (_ for _ in ()).throw(
+        AssertionError("built")))
+    source = {**data.portfolio.model_dump(mode="json", exclude_none=True)}
+    for g in source["gpus"]:
+        g.update(on_demand_shortfall_probability_per_bucket=0.05, on_demand_shortfall_share=0.5)
+    result = chance.solve_portfolio_at_confidence(source, 0.8, scenarios=20, time_limit=60.0)
+    assert result.status == "time_limit" and not result.jobs and "takes about 3600.0 s" in result.message
+
+
 def test_a_run_without_a_time_limit_has_none_after_a_run_with_one():
     """Pyomo's persistent interface kept the last run's limit when the next had none; the hand-over's has none."""
     pm = PortfolioModel(SMALL)
