@@ -54,9 +54,49 @@ def layered_job(seed: int) -> tuple[dict, set[str]] | None:
         inst = parse_instance(d)
     except ValueError:
         return None   # a layer the narrowing left without meaning (asynchronous RL without RL)
-    if space_size(inst) > MAX_PLANS or not any(sp.feasible for sp in all_plans(inst)):
+    if space_size(inst) > MAX_PLANS:   # narrow its option lists until the oracle can list every schedule
+        inst = _cut_to_size(d)
+        if inst is None:
+            return None
+    if not any(sp.feasible for sp in all_plans(inst)):
         return None
     return d, on
+
+
+# The option lists ``_cut_to_size`` may cut (none of them switches a layer off: staleness, adapters, stage sequences,
+# retention tiers and pools stay).
+NARROWABLE = (("checkpointing", "interval_minutes_options"), ("training", "samples_per_prompt_options"),
+              ("training", "methods", "sft", "steps_options"), ("training", "methods", "rl", "steps_options"),
+              ("training", "methods", "opd", "steps_options"), ("retention", "keep_last_options"),
+              ("teacher", "precision_options"), ("sft_data", "external_data_share_options"),
+              ("teacher", "training", "methods", "rl", "steps_options"),
+              ("teacher", "training", "methods", "sft", "steps_options"), ("candidate_students",))
+
+
+def _cut_to_size(d: dict):
+    """Cut the last entry of the longest of ``d``'s ``NARROWABLE`` lists (or of a GPU's counts) until its plan space
+    has at most ``MAX_PLANS`` plans; the parsed instance, or None when no cut is left."""
+    while True:
+        lists = [_at(d, path) for path in NARROWABLE]
+        lists += [g["counts"] for g in d["hardware"]["gpus"] + d["hardware"].get("rollout_gpus", [])]
+        lists = [x for x in lists if isinstance(x, list) and len(x) > 1]
+        if not lists:
+            return None
+        max(lists, key=len).pop()
+        try:
+            inst = parse_instance(d)
+        except ValueError:
+            return None
+        if space_size(inst) <= MAX_PLANS:
+            return inst
+
+
+def _at(d: dict, path: tuple):
+    for key in path:
+        if not isinstance(d, dict) or key not in d:
+            return None
+        d = d[key]
+    return d
 
 
 def layered_portfolio(seed: int) -> tuple[dict, set[str]] | None:
