@@ -64,9 +64,10 @@ def _with_precision(d: dict, on: set[str], rng: random.Random) -> tuple[dict, se
     return (trial, on | {"precision"}) if fits else (d, on)
 
 
-def layered_job_dict(seed: int, max_stages: int = 3) -> tuple[dict, set[str]] | None:
+def layered_job_dict(seed: int, max_stages: int = 3, precision: bool = True) -> tuple[dict, set[str]] | None:
     """A random job and the layers it has on, without limits; None when its space is over MAX_LAYERED_PLANS or it
-    is not a valid job (a layer that cannot apply is left off)."""
+    is not a valid job (a layer that cannot apply is left off). ``precision=False`` leaves the precision layer off:
+    the seed's job as it was before that layer (a caller whose own bounds the layer breaks falls back to it)."""
     rng = random.Random(400_000 + seed)
     on = {layer for layer in LAYERS if rng.random() < 0.45}
     d = _base(seed, rng, "stages" in on, max_stages)
@@ -96,7 +97,7 @@ def layered_job_dict(seed: int, max_stages: int = 3) -> tuple[dict, set[str]] | 
         d["environments"] = environments_block(env_rng, max_pools=2)
         on.add("environments")
     precision_rng = random.Random(430_000 + seed)
-    if precision_rng.random() < 0.45:
+    if precision and precision_rng.random() < 0.45:
         d, on = _with_precision(d, on, precision_rng)
     try:
         inst = parse_instance(d)
