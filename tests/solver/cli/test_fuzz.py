@@ -5,7 +5,7 @@ A seeded sample of ``SAMPLE`` cases runs by default (the valid-but-huge ones alw
 ``FIELD_SAMPLE`` of the fields issue 28 added: stages, candidate students, rollout GPUs and staleness,
 retention, a trained teacher, uncertainty overrides with a confidence, a teacher precision per phase, portfolio
 offers, pilot CSVs, and ``ENVIRONMENT_SAMPLE`` more of the environment pools of issue 27's lever 1);
-``PLANOPT_FUZZ=full`` runs all 2,100 (``benchmarks/fuzz.py`` runs them too and tabulates the outcomes,
+``PLANOPT_FUZZ=full`` runs all 2,160 (``benchmarks/fuzz.py`` runs them too and tabulates the outcomes,
 BENCHMARKS.md §6).
 """
 
