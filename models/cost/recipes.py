@@ -347,9 +347,10 @@ def _on_policy_profile(inst: Instance, r: Recipe, teacher: tuple[float, float]) 
 def _add_teacher_scoring(inst: Instance, r: Recipe, samples: float, seq: float, add) -> float:
     r"""An OPD recipe's teacher scoring, :math:`2 N_t` FLOPs per scored token of every sample, each phase's under
     ``component(TEACHER, precision)`` of its own precision (one component for a run at one precision); the FLOPs
-    in all. A change of precision between phases reloads the teacher once, which is not priced: the 65.6 GB of
-    Qwen3-32B in bf16, read at ``defaults.CHECKPOINT_WRITE_GB_PER_S_PER_NODE`` (2.0 GB/s per node) over 4 nodes,
-    take 8.2 s, two changes 16.4 s, 0.02 % of the 22.3 h of ``qwen3-8b-math.json``'s optimum (INFERRED)."""
+    in all. A change of precision between phases reloads the teacher, which is not priced: the optimum of
+    ``qwen3-8b-math-teacher-precision-by-phase.json`` changes once (int8 → fp8), Qwen3-32B's 32.8 GB of fp8 weights
+    read at ``defaults.CHECKPOINT_WRITE_GB_PER_S_PER_NODE`` (2.0 GB/s per node) take 4.1 s spread over its 4 nodes,
+    16.4 s if every node reads all of them, 0.02 % of its 22.4 h (INFERRED; README "Teacher precision per phase")."""
     per_token = ph.forward_flops_per_token(inst.teacher.architecture)
     if not r.teacher_precision_by_phase:
         t = samples * seq * per_token
