@@ -13,7 +13,8 @@ formulas. Learning curve of one phase with effective signal :math:`S`:
   :math:`k` samples gives :math:`k-1` comparisons against its mean, and only
   groups with mixed outcomes carry a gradient; :math:`C` as for SFT.
 - OPD: :math:`S = \text{prompts}_{eff} \cdot k` (dense per-token signal);
-  :math:`C = \text{teacher score} \cdot (1 - \text{precision penalty})`.
+  :math:`C_j = \text{teacher score} \cdot (1 - \text{precision penalty of phase } j\text{'s precision})`
+  (one precision for the run, or one per phase under ``teacher.precision_by_phase``).
 
 Repeated data (Muennighoff et al. 2023, arXiv 2305.16264): :math:`D` draws of
 :math:`U` distinct items (prompts, examples), :math:`R = D/U - 1` repetitions,
@@ -119,11 +120,22 @@ def sft_forgetting(task: Task, external_share: float, examples: float, forgettin
 
 
 def on_policy_ceiling(inst: Instance, r: Recipe, ceiling_share):
-    """An RL or OPD recipe's ceiling: OPD's teacher score less its precision penalty, RL's as SFT's."""
-    task = inst.task
+    """An RL or OPD recipe's ceiling: OPD's teacher score less its precision penalty (the last phase's precision:
+    the teacher the run ends distilling towards, which its progress and forgetting are measured against), RL's as
+    SFT's."""
     if r.method == "opd":
-        return inst.teacher.score * (1.0 - d.TEACHER_PRECISION_SCORE_PENALTY[r.teacher_precision])
+        return phase_ceilings(inst, r, ceiling_share)[-1]
+    task = inst.task
     return task.baseline_score + ceiling_share * (task.score_ceiling - task.baseline_score)
+
+
+def phase_ceilings(inst: Instance, r: Recipe, ceiling_share) -> list:
+    r"""The ceiling each sampling phase moves the score towards: RL's one ceiling in every phase; OPD's
+    :math:`C_j = \text{teacher score} \cdot (1 - \pi(p_j))` of phase :math:`j`'s teacher precision :math:`p_j`
+    (``Recipe.teacher_precisions``; :math:`\pi` = ``defaults.TEACHER_PRECISION_SCORE_PENALTY``)."""
+    if r.method != "opd":
+        return [on_policy_ceiling(inst, r, ceiling_share)] * len(r.samples_per_prompt)
+    return [inst.teacher.score * (1.0 - d.TEACHER_PRECISION_SCORE_PENALTY[p]) for p in r.teacher_precisions]
 
 
 def phase_effective_prompts(inst: Instance, r: Recipe, repeat_scale) -> list:
@@ -147,9 +159,9 @@ def on_policy_quality(inst: Instance, r: Recipe, signal_scale, ceiling_share, re
     on prompts worth :func:`phase_effective_prompts` fresh ones. ``start``: the score the run starts from
     (a later stage of a staged plan, ``stage_outcomes.py``); the task's baseline when None."""
     task = inst.task
-    ceiling = on_policy_ceiling(inst, r, ceiling_share)
-    q = (task.baseline_score if start is None else start) + 0.0 * ceiling  # broadcast to the shape of the priors
-    for k, prompts in zip(r.samples_per_prompt, phase_effective_prompts(inst, r, repeat_scale)):
+    ceilings = phase_ceilings(inst, r, ceiling_share)
+    q = (task.baseline_score if start is None else start) + 0.0 * ceilings[0]  # broadcast to the shape of the priors
+    for k, prompts, ceiling in zip(r.samples_per_prompt, phase_effective_prompts(inst, r, repeat_scale), ceilings):
         if r.method == "rl":
             signal = prompts * (k - 1) * mixed_group_probability(q / task.score_ceiling, k)
         else:

@@ -126,10 +126,21 @@ def enumerate_recipes(inst: Instance, teachers: tuple = (None,)) -> list[Recipe]
                     recipes.extend(Recipe("rl", steps, s, lora_rank=lora, staleness_steps=stale) for s in schedules(inst)
                                    for stale in sorted(set(inst.training.staleness_steps_options)))
                 else:
-                    for p in sorted(set(inst.teacher.precision_options)):
-                        recipes.extend(Recipe("opd", steps, s, p, lora_rank=lora, teacher_training=t)
+                    for p in teacher_precision_schedules(inst):
+                        recipes.extend(Recipe("opd", steps, s, p[0], lora_rank=lora, teacher_training=t,
+                                              teacher_precision_by_phase=p)
                                        for s in schedules(inst) for t in teachers)
     return recipes
+
+
+def teacher_precision_schedules(inst: Instance) -> list[tuple[str, ...]]:
+    """The teacher's precision in each sampling phase an OPD recipe may have: one precision for every phase, each
+    of ``teacher.precision_options`` in sorted order; under ``teacher.precision_by_phase`` every sequence of them,
+    in the order of ``itertools.product`` (|P|^phases, the one-precision ones among them)."""
+    opts = sorted(set(inst.teacher.precision_options))
+    if not inst.teacher.precision_by_phase:
+        return [(p,) * inst.training.phases for p in opts]
+    return list(itertools.product(opts, repeat=inst.training.phases))
 
 
 def check_recipe(inst: Instance, r: Recipe) -> None:
@@ -182,8 +193,24 @@ def _check_on_policy_fields(inst: Instance, r: Recipe) -> None:
     if r.method == "opd":
         if r.teacher_precision not in inst.teacher.precision_options:
             raise ValueError(f"plan.teacher_precision: expected one of {inst.teacher.precision_options}")
-    elif r.teacher_precision is not None:
+        _check_precision_by_phase(inst, r)
+    elif r.teacher_precision is not None or r.teacher_precision_by_phase:
         raise ValueError("plan.teacher_precision: must be null for rl")
+
+
+def _check_precision_by_phase(inst: Instance, r: Recipe) -> None:
+    """An OPD recipe's ``teacher_precision_by_phase``: empty, or (under ``teacher.precision_by_phase``) one of
+    ``teacher.precision_options`` per sampling phase."""
+    by_phase = r.teacher_precision_by_phase
+    if not by_phase:
+        return
+    field = "plan.teacher_precision_by_phase"
+    if not inst.teacher.precision_by_phase:
+        raise ValueError(f"{field}: teacher.precision_by_phase is false, so one precision scores every phase; "
+                         "expected null")
+    if len(by_phase) != inst.training.phases or any(p not in inst.teacher.precision_options for p in by_phase):
+        raise ValueError(f"{field}: expected {inst.training.phases} values from teacher.precision_options "
+                         f"{inst.teacher.precision_options}, got {list(by_phase)}")
 
 
 def _train_alltoall_passes(inst: Instance) -> float:
@@ -273,9 +300,7 @@ def _on_policy_profile(inst: Instance, r: Recipe, teacher: tuple[float, float]) 
     flops = {"student_generate": samples * (task.prompt_tokens + task.response_tokens) * fwd,
              "student_logprob": samples * seq * fwd * logprob_passes}
     if r.method == "opd":
-        t = samples * seq * ph.forward_flops_per_token(inst.teacher.architecture)
-        add(component(TEACHER, r.teacher_precision), t)
-        flops["teacher"] = t
+        flops["teacher"] = _add_teacher_scoring(inst, r, samples, seq, add)
     if r.method == "rl" and inst.reward.reward_model is not None:
         rm = samples * seq * ph.forward_flops_per_token(inst.reward.reward_model)
         add(component(REWARD_MODEL), rm)
@@ -317,6 +342,27 @@ def _on_policy_profile(inst: Instance, r: Recipe, teacher: tuple[float, float]) 
                                                               "prompts_drawn": drawn, "effective_prompts": effective,
                                                               "sandbox_usd": sandboxes},
                          fixed_data_usd=design + teacher_usd, **_side_money(inst, r, log_gb))
+
+
+def _add_teacher_scoring(inst: Instance, r: Recipe, samples: float, seq: float, add) -> float:
+    r"""An OPD recipe's teacher scoring, :math:`2 N_t` FLOPs per scored token of every sample, each phase's under
+    ``component(TEACHER, precision)`` of its own precision (one component for a run at one precision); the FLOPs
+    in all. A change of precision between phases reloads the teacher, which is not priced: the optimum of
+    ``qwen3-8b-math-teacher-precision-by-phase.json`` changes once (int8 → fp8), Qwen3-32B's 32.8 GB of fp8 weights
+    read at ``defaults.CHECKPOINT_WRITE_GB_PER_S_PER_NODE`` (2.0 GB/s per node) take 4.1 s spread over its 4 nodes,
+    16.4 s if every node reads all of them, 0.02 % of its 22.4 h (INFERRED; README "Teacher precision per phase")."""
+    per_token = ph.forward_flops_per_token(inst.teacher.architecture)
+    if not r.teacher_precision_by_phase:
+        t = samples * seq * per_token
+        add(component(TEACHER, r.teacher_precision), t)
+        return t
+    phase_prompts = r.steps / inst.training.phases * inst.training.methods["opd"].prompts_per_step
+    total = 0.0
+    for k, precision in zip(r.samples_per_prompt, r.teacher_precision_by_phase):
+        t = phase_prompts * k * seq * per_token
+        add(component(TEACHER, precision), t)
+        total += t
+    return total
 
 
 @functools.lru_cache(maxsize=4096)

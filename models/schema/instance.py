@@ -30,6 +30,7 @@ from planopt.models.schema.base import (  # noqa: F401 (the shared types, re-exp
     NonNegativeFloat, NonNegativeInt, Objective, ParamsB, PositiveFloat, PositiveInt, Precision, Score, Share, Strict, Labels)
 from planopt.models.schema.releases import Releases
 from planopt.models.schema.environments import EnvironmentPool, Environments  # noqa: F401 (re-exported)
+from planopt.models.schema.checkpointing import Checkpointing, Retention  # noqa: F401 (re-exported)
 from planopt.models.schema.priors import LoraShares, MethodPrior, Priors, family_priors, family_scaled_priors  # noqa: F401
 from planopt.models.schema.training import (  # noqa: F401 (re-exported: the instance's training block)
     MethodOptions, Trainer, Training, describe_trainer, trainer_zero_stage)
@@ -172,6 +173,9 @@ class Teacher(Strict):
     training_usd: NonNegativeFloat = Field(0.0, description="cost to obtain the teacher when it does not exist")
     training_hours: NonNegativeFloat = Field(0.0, description="lead time to obtain the teacher when it does not exist")
     precision_options: list[Precision] = Field(["bf16"], min_length=1)
+    precision_by_phase: bool = Field(False, description="true: an OPD plan may score with a different precision of "
+                                     "precision_options in each sampling phase (training.phases); false: one precision "
+                                     "for the whole run")
     training: Optional[TeacherTraining] = Field(None, description="train the missing teacher as a stage the plan "
                                                 "chooses (see TeacherTraining) instead of the training_usd / "
                                                 "training_hours lump")
@@ -337,43 +341,6 @@ class Hardware(Strict):
                                  "with all its counts in one entry (or tell two offers apart with 'offer')")
             first[option.key] = n
         return gpus
-
-
-class Checkpointing(Strict):
-    """Checkpoint intervals to choose from and how many checkpoints are kept hot and archived."""
-
-    interval_minutes_options: list[PositiveFloat] = Field([15, 30, 60, 120, 240], min_length=1)
-    keep_last: PositiveInt = Field(2, description="recent checkpoints kept in hot storage during the run")
-    milestones_kept: NonNegativeInt = Field(0, description="checkpoints archived to cold storage")
-    milestone_retention_months: NonNegativeFloat = 0.0
-
-
-class Retention(Strict):
-    """Checkpoint retention as a choice (issue 12 item 7; ``retention.py`` has the formulas).
-
-    Present, it makes how many recent checkpoints to keep and their storage tier
-    decisions of the plan (``plan.retention``) and prices rollback events; absent
-    (the default), ``checkpointing.keep_last`` checkpoints are kept hot and no
-    rollback event is priced, as before."""
-
-    keep_last_options: Optional[list[PositiveInt]] = Field(
-        None, min_length=1, description="recent checkpoints a plan may keep (default: [checkpointing.keep_last])")
-    tiers: list[Literal["hot", "cold"]] = Field(
-        ["hot"], min_length=1, description="storage tiers the recent checkpoints may live in: hot (S3 Standard) or "
-        "cold (Glacier Instant Retrieval: cheaper per GB-month, but billed a minimum duration and a fee per GB read back)")
-    milestone_options: list[NonNegativeInt] = Field(
-        [0], min_length=1, description="milestones a plan may keep during the run (the newest so many, cold): a "
-        "rollback that spoils every recent checkpoint falls back to one")
-    milestone_every_checkpoints: PositiveInt = Field(
-        1, description="every how many checkpoints one is also kept as a milestone (a policy; 1: every one)")
-    rollback_events_per_gpu_hour: NonNegativeFloat = Field(
-        d.ROLLBACK_EVENTS_PER_GPU_HOUR, description="loss spikes or divergences that force a restart from an older "
-        "checkpoint, per GPU-hour (default: PaLM 540B's ~20 spikes over 8.4M chip-hours)")
-    rollback_detection_hours: NonNegativeFloat = Field(
-        0.0, description="hours from a rollback event until it is noticed; every checkpoint written meanwhile is bad "
-        "(no published default: 0 means noticed at once; PaLM restarted ~100 steps before the spike)")
-    cold_retrieval_usd_per_gb: NonNegativeFloat = Field(d.COLD_RETRIEVAL_USD_PER_GB, description="reading a cold checkpoint back, USD per GB")
-    cold_min_storage_hours: NonNegativeFloat = Field(d.COLD_MIN_STORAGE_HOURS, description="the least hours a cold object is billed")
 
 
 class Reliability(Strict):
@@ -593,6 +560,11 @@ class Instance(Strict):
             raise ValueError("training.methods has 'sft' but sft_data is missing")
         if "opd" in self.training.methods and self.teacher is None:
             raise ValueError("training.methods has 'opd' but teacher is missing")
+        if self.teacher is not None and self.teacher.precision_by_phase and (
+                self.training.phases < 2 or len(set(self.teacher.precision_options)) < 2):
+            raise ValueError(f"teacher.precision_by_phase: a precision per phase needs two or more training.phases "
+                             f"(has {self.training.phases}) and teacher.precision_options (has "
+                             f"{sorted(set(self.teacher.precision_options))})")
         for n, seq in enumerate(self.training.stage_sequences or []):
             for method in seq:
                 if method not in self.training.methods:

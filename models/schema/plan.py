@@ -42,7 +42,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, get_args
+
+from planopt.models.catalog.defaults import WEIGHT_BYTES_PER_PARAM
+from planopt.models.schema.base import Precision
+
+PRECISIONS: tuple[str, ...] = get_args(Precision)  # the teacher precisions, in the schema's order
 
 RETENTION_TIERS = ("hot", "cold")
 
@@ -99,10 +104,38 @@ class Recipe:
     staleness_steps: int = 0
     # OPD with a teacher trained as a stage (``cost/teacher_training.py``): the teacher's own one-stage plan.
     teacher_training: Optional["Plan"] = None
+    # OPD under ``teacher.precision_by_phase``: the teacher's precision in each sampling phase, when the phases
+    # differ (``teacher_precision`` is then the first phase's); empty when one precision scores every phase.
+    teacher_precision_by_phase: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.method == "sft" and self.max_epochs is None:
             object.__setattr__(self, "max_epochs", 1)
+        by_phase = tuple(self.teacher_precision_by_phase)
+        if by_phase:  # canonical: the first phase's precision beside it, and none when the phases agree
+            object.__setattr__(self, "teacher_precision", by_phase[0])
+            object.__setattr__(self, "teacher_precision_by_phase", by_phase if len(set(by_phase)) > 1 else ())
+
+    @property
+    def teacher_precisions(self) -> tuple[str, ...]:
+        """OPD: the teacher's precision in each sampling phase (one per entry of ``samples_per_prompt``); empty
+        for SFT and RL."""
+        if self.teacher_precision is None:
+            return ()
+        return self.teacher_precision_by_phase or (self.teacher_precision,) * max(1, len(self.samples_per_prompt))
+
+    @property
+    def teacher_precision_text(self) -> Optional[str]:
+        """OPD's teacher precision as shown: ``fp8``, or per phase ``int4→bf16→bf16``; None for SFT and RL."""
+        return "→".join(self.teacher_precision_by_phase) or self.teacher_precision
+
+    @property
+    def memory_precision(self) -> Optional[str]:
+        """OPD: the precision of the teacher's heaviest weights over its phases (what the GPUs must hold at the
+        phase that holds the most; ties of equal bytes go to the first in ``PRECISIONS``); None for SFT and RL."""
+        if not self.teacher_precisions:
+            return None
+        return max(self.teacher_precisions, key=lambda p: (WEIGHT_BYTES_PER_PARAM[p], -PRECISIONS.index(p)))
 
     @property
     def adapter(self) -> str:
@@ -111,10 +144,10 @@ class Recipe:
 
     @property
     def memory_class(self) -> str:
-        """Recipes that load the GPUs alike: the method, OPD's teacher precision, asynchronous RL's
-        staleness (it needs separate rollout GPUs), and the adapter (``rl``, ``opd:fp8``, ``sft+lora16``,
-        ``rl@s1+lora16``)."""
-        base = f"opd:{self.teacher_precision}" if self.method == "opd" else self.method
+        """Recipes that load the GPUs alike: the method, OPD's teacher precision (its heaviest phase's,
+        ``memory_precision``), asynchronous RL's staleness (it needs separate rollout GPUs), and the adapter (``rl``,
+        ``opd:fp8``, ``sft+lora16``, ``rl@s1+lora16``)."""
+        base = f"opd:{self.memory_precision}" if self.method == "opd" else self.method
         if self.staleness_steps:
             base += f"@s{self.staleness_steps}"
         return base if self.lora_rank is None else f"{base}+lora{self.lora_rank}"
@@ -170,7 +203,7 @@ class HardwareChoice:
 # The fields of a stage in the JSON shape, in order.
 STAGE_FIELDS = ("method", "steps", "samples_per_prompt", "teacher_precision", "external_data_share", "max_epochs",
                 "adapter", "lora_rank", "cpu_offload", "gpu", "gpu_count", "rollout", "staleness_steps", "teacher_training", "trainer",
-                "context_parallel", "environment_pool")
+                "context_parallel", "environment_pool", "teacher_precision_by_phase")
 
 
 @dataclass(frozen=True, order=True)
@@ -202,6 +235,8 @@ class Stage:
             out["context_parallel"] = h.context_parallel
         if h.environment_pool is not None:  # absent without environment pools
             out["environment_pool"] = h.environment_pool
+        if r.teacher_precision_by_phase:  # absent unless the teacher's precision changes between phases
+            out["teacher_precision_by_phase"] = list(r.teacher_precision_by_phase)
         return out
 
     @classmethod
@@ -261,6 +296,7 @@ class Plan:
     steps = property(lambda self: self.recipe.steps)
     samples_per_prompt = property(lambda self: self.recipe.samples_per_prompt)
     teacher_precision = property(lambda self: self.recipe.teacher_precision)
+    teacher_precision_by_phase = property(lambda self: self.recipe.teacher_precision_by_phase)
     external_data_share = property(lambda self: self.recipe.external_data_share)
     max_epochs = property(lambda self: self.recipe.max_epochs)
     adapter = property(lambda self: self.recipe.adapter)
@@ -303,10 +339,9 @@ class Plan:
             out["rollout"] = stage["rollout"]
         if "trainer" in stage:
             out["trainer"] = stage["trainer"]
-        if "context_parallel" in stage:
-            out["context_parallel"] = stage["context_parallel"]
-        if "environment_pool" in stage:
-            out["environment_pool"] = stage["environment_pool"]
+        for key in ("context_parallel", "environment_pool", "teacher_precision_by_phase"):
+            if key in stage:
+                out[key] = stage[key]
         return out
 
     @classmethod
@@ -403,9 +438,25 @@ def _read_stage(data: dict, where: str) -> Stage:
     if pool is not None and not isinstance(pool, str):
         raise ValueError(f"{where}.environment_pool: expected the name of one of environments.pools or null, got {pool!r}")
     recipe = Recipe(data["method"], data["steps"], tuple(spp), data.get("teacher_precision"),
-                    None if share is None else float(share), epochs, rank, staleness, teacher)
+                    None if share is None else float(share), epochs, rank, staleness, teacher,
+                    _read_precision_by_phase(data, where))
     return Stage(recipe, HardwareChoice(data["gpu"], data["gpu_count"], rank, rollout_gpu, rollout_count, offload,
                                          trainer, cp, pool))
+
+
+def _read_precision_by_phase(data: dict, where: str) -> tuple[str, ...]:
+    """A stage's ``teacher_precision_by_phase``: absent or null (one precision), or one precision per sampling
+    phase whose first is ``teacher_precision``; ValueError naming the field."""
+    value = data.get("teacher_precision_by_phase")
+    if value is None:
+        return ()
+    field = f"{where}.teacher_precision_by_phase"
+    if not isinstance(value, list) or not value or not all(isinstance(p, str) for p in value):
+        raise ValueError(f"{field}: expected a list of precisions, one per sampling phase, or null, got {value!r}")
+    if data.get("teacher_precision") != value[0]:
+        raise ValueError(f"{field}: its first phase's {value[0]!r} is not teacher_precision "
+                         f"{data.get('teacher_precision')!r}")
+    return tuple(value)
 
 
 def _read_adapter(data: dict, where: str) -> Optional[int]:

@@ -65,11 +65,11 @@ def _plan_cells(plan, student: str | None = None) -> tuple:
         def each(cell) -> str:
             return " → ".join(cell(s.recipe, s.hardware) for s in plan.stages)
         return (who + each(lambda r, h: method_text(r.method, r.staleness_steps)), each(lambda r, h: gpus_text(h)), each(lambda r, h: str(r.steps)),
-                each(lambda r, h: "-".join(map(str, r.samples_per_prompt)) or "-"), each(lambda r, h: r.teacher_precision or "-"),
+                each(lambda r, h: "-".join(map(str, r.samples_per_prompt)) or "-"), each(lambda r, h: r.teacher_precision_text or "-"),
                 each(lambda r, h: "-" if r.external_data_share is None else f"{r.external_data_share:g}"),
                 each(lambda r, h: "-" if r.max_epochs is None else str(r.max_epochs)), f"{plan.checkpoint_interval_minutes:g}")
     return (who + method_text(plan.method, plan.staleness_steps), gpus_text(plan.hardware), plan.steps,
-            "-".join(map(str, plan.samples_per_prompt)) or "-", plan.teacher_precision or "-",
+            "-".join(map(str, plan.samples_per_prompt)) or "-", plan.recipe.teacher_precision_text or "-",
             plan.external_data_share if plan.external_data_share is not None else "-",
             plan.max_epochs if plan.max_epochs is not None else "-", f"{plan.checkpoint_interval_minutes:g}")
 

@@ -38,7 +38,7 @@ def gangs_label(gangs) -> str:
 def stage_label(r) -> str:
     """A stage's recipe in a few words: its method, samples per prompt, teacher precision and data mix."""
     return r.method + (f" {'-'.join(map(str, r.samples_per_prompt))}" if r.samples_per_prompt else "") + \
-        (f" {r.teacher_precision}" if r.teacher_precision else "") + \
+        (f" {r.teacher_precision_text}" if r.teacher_precision else "") + \
         (f" mix {r.external_data_share:g}" if r.external_data_share is not None else "")
 
 def portfolio_report(result) -> str:

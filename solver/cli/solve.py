@@ -234,7 +234,7 @@ def enumerate(file: Path = typer.Argument(..., help="instance JSON"), json_out: 
                 typer.echo(table(rows, header=("stages", "ckpt min", "cost $", "hours", "quality", "forget", "feasible")))
                 return
             rows = [(method_text(p.plan.method, p.plan.staleness_steps), gpus_text(p.plan.hardware), p.plan.steps, "-".join(map(str, p.plan.samples_per_prompt)) or "-",
-                     p.plan.teacher_precision or "-", p.plan.external_data_share if p.plan.external_data_share is not None else "-",
+                     p.plan.recipe.teacher_precision_text or "-", p.plan.external_data_share if p.plan.external_data_share is not None else "-",
                      f"{p.plan.checkpoint_interval_minutes:g}", *numbers(p.metrics)) for p in plans]
             header = ("method", "GPUs", "steps", "samples", "teacher", "mix", "ckpt min", "cost $", "hours", "quality", "forget", "feasible")
             if candidates:

@@ -46,6 +46,10 @@ def common_notes(stage, target: str, has_async: bool = False, has_split_rollout:
     if stage.method == "sft" and stage.external_data_share is not None and stage.external_data_share < 1:
         notes.append(f"stage {stage.number}: SFT data mix {stage.external_data_share:g} new-domain, the rest general data: "
                      "build the mixed data set before training")
+    if stage.teacher_precision_by_phase:
+        notes.append(f"stage {stage.number}: teacher precision per phase {list(stage.teacher_precision_by_phase)} (the steps "
+                     f"split evenly); {target}'s config holds one, so the first phase's is written: reload the teacher "
+                     "at its precision at each phase boundary, or run one job per phase")
     if stage.teacher_trained:
         notes.append(f"stage {stage.number}: the teacher is trained first, as its own job (the plan's teacher_training); "
                      "export or launch it separately")

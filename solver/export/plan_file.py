@@ -52,6 +52,7 @@ class ExportStage:
     hours_per_step: float
     teacher_trained: bool             # OPD whose teacher is trained first, as its own job (recipe.teacher_training)
     environments: Optional[str] = None  # the pool the environments run on, described (environments.pools), or None
+    teacher_precision_by_phase: tuple[str, ...] = ()   # OPD: the teacher's precision per phase, when they differ
 
     @property
     def num_nodes(self) -> int:
@@ -154,7 +155,8 @@ def _stage(ev, number: int, stage, interval_minutes: float) -> ExportStage:
         region=option.region if offer is None else offer.region, tier=tier_of(inst, option),
         prompts_per_step=inst.training.methods[recipe.method].prompts_per_step,
         save_every_steps=checkpoint_steps(interval_minutes, hours_per_step), hours_per_step=hours_per_step,
-        teacher_trained=recipe.teacher_training is not None, environments=_environments(ev, hw))
+        teacher_trained=recipe.teacher_training is not None, environments=_environments(ev, hw),
+        teacher_precision_by_phase=recipe.teacher_precision_by_phase)
 
 
 def _environments(ev, hw) -> Optional[str]:

@@ -161,6 +161,8 @@ def _option_counts(inst: Instance) -> dict[str, int]:
         counts["training.phases"] = t.phases
     if "opd" in t.methods:
         counts["teacher.precision_options"] = len(set(inst.teacher.precision_options))
+        if inst.teacher.precision_by_phase:  # two values: a precision per phase (true) or one for the run (false)
+            counts["teacher.precision_by_phase"] = 2
         if inst.teacher.training is not None:  # each OPD recipe once per Pareto teacher plan (teacher_training.py)
             from planopt.models.cost.evaluator import Evaluator
             from planopt.models.cost.teacher_training import teacher_plans
@@ -221,7 +223,10 @@ def _sizes(inst: Instance, counts: dict[str, int], exact: bool = True) -> tuple[
         elif m == "rl":
             per_method[m] = steps * schedules * counts["training.staleness_steps_options"]
         else:
-            per_method[m] = steps * schedules * counts["teacher.precision_options"] * counts.get("teacher.training", 1)
+            precisions = counts["teacher.precision_options"]
+            if counts.get("teacher.precision_by_phase", 1) > 1:  # every sequence of precisions over the phases
+                precisions **= counts["training.phases"]
+            per_method[m] = steps * schedules * precisions * counts.get("teacher.training", 1)
         per_method[m] *= adapters
     sequences = t.sequences()
     slots = [{q[s] for q in sequences if len(q) > s} for s in range(max(len(q) for q in sequences))]
@@ -315,6 +320,9 @@ def _what(inst: Instance, space: PlanSpace, key: str) -> str:
         k = space.options["training.samples_per_prompt_options"]
         return (f"{k} samples_per_prompt_options over {t.phases} phases" + ("" if t.taper_only else " without taper_only")
                 + f" give {schedule_count(k, t.phases, t.taper_only):,} sampling schedules")
+    if key == "teacher.precision_by_phase":
+        k, phases = space.options["teacher.precision_options"], inst.training.phases
+        return f"{k} teacher.precision_options in each of {phases} phases give {k ** phases:,} precision sequences, not {k}"
     if key == "candidate_students":
         return f"{space.options[key]:,} students, the instance's and its candidate_students, each a model block of its own"
     return f"{space.options[key]:,} values"

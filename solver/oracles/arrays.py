@@ -86,7 +86,8 @@ def space_description(inst: Instance, n_r: int, n_h: int, n_i: int) -> str:
     if any(m != "sft" for m in t.methods):
         parts[0] += f", samples_per_prompt_options {len(set(t.samples_per_prompt_options))} over {t.phases} phases"
     if "opd" in t.methods:
-        parts[0] += f", teacher.precision_options {len(set(inst.teacher.precision_options))}"
+        parts[0] += f", teacher.precision_options {len(set(inst.teacher.precision_options))}" + (
+            f" in each of {t.phases} phases (teacher.precision_by_phase)" if inst.teacher.precision_by_phase else "")
     if "sft" in t.methods:
         parts[0] += (f", sft_data.external_data_share_options {len(set(inst.sft_data.external_data_share_options))}"
                      f", sft_data.max_epochs_options {len(set(inst.sft_data.max_epochs_options))}")

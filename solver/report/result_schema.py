@@ -80,6 +80,9 @@ class StageOut(_Closed):
                                             "(training.context_parallel); absent without context parallelism")
     environment_pool: Optional[str] = Field(None, description="the pool of environment workers an on-policy stage's "
                                             "environments run on (environments.pools); absent without pools")
+    teacher_precision_by_phase: Optional[list[str]] = Field(
+        None, description="OPD under teacher.precision_by_phase: the teacher's precision in each sampling phase, the "
+        "first teacher_precision's; absent when one precision scores every phase")
     teacher_training: Optional[TeacherTrainingOut] = Field(None, description="an OPD stage whose teacher does not exist "
                                                            "yet and is trained as a stage: the teacher's own plan; absent "
                                                            "otherwise (version 2.1)")

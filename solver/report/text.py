@@ -56,7 +56,8 @@ def stage_rows(stage, inst: Instance | None = None) -> list[tuple[str, str]]:
     if r.samples_per_prompt:
         rows.append(("samples per prompt", " → ".join(map(str, r.samples_per_prompt)) + f"  ({len(r.samples_per_prompt)} phases)"))
     if r.teacher_precision:
-        rows.append(("teacher precision", r.teacher_precision))
+        rows.append(("teacher precision", r.teacher_precision_text.replace("→", " → ")
+                     + ("  (one per phase)" if r.teacher_precision_by_phase else "")))
     rows += teacher_training_rows(r, inst)
     if r.external_data_share is not None:
         rows.append(("SFT data mix", f"{r.external_data_share:.0%} new-domain, {1 - r.external_data_share:.0%} general"))

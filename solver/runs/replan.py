@@ -131,7 +131,7 @@ def _restated_priors(data: dict, inst: Instance, plan: Plan, q: float) -> None:
     """The headroom and forgetting shares restated for a start at ``q`` (module docstring), in ``data``."""
     task = inst.task
     q0, top = task.baseline_score, task.score_ceiling
-    precision = plan.stages[0].recipe.teacher_precision
+    precision = (plan.stages[0].recipe.teacher_precisions or (None,))[-1]  # the run's last phase's (its ceiling's)
     for m in inst.training.methods:
         prior = inst.priors.of(m)
         if m == "opd":
@@ -369,7 +369,7 @@ class ReplanResult:
         for name, a, b in (("method", old.method, new.method), ("more steps", old.recipe.steps, new.recipe.steps),
                            ("GPUs", f"{old.hardware.count} × {old.hardware.gpu}", f"{new.hardware.count} × {new.hardware.gpu}"),
                            ("samples per prompt", old.recipe.samples_per_prompt, new.recipe.samples_per_prompt),
-                           ("teacher precision", old.recipe.teacher_precision, new.recipe.teacher_precision),
+                           ("teacher precision", old.recipe.teacher_precision_text, new.recipe.teacher_precision_text),
                            ("LoRA rank", old.recipe.lora_rank, new.recipe.lora_rank),
                            ("checkpoint interval (min)", self.continuing.plan.checkpoint_interval_minutes,
                             self.chosen.plan.checkpoint_interval_minutes)):

@@ -188,6 +188,8 @@ def plan_columns(plan) -> dict[str, Any]:
         return plan_record(plan)
     d = plan.flat_dict()
     d["samples_per_prompt"] = "-".join(map(str, plan.samples_per_prompt))
+    if plan.teacher_precision_by_phase:  # a precision per phase, as the schedule: int8-bf16-bf16
+        d["teacher_precision"] = "-".join(plan.teacher_precision_by_phase)
     d["rollout.gpu"], d["rollout.gpu_count"] = (plan.rollout_gpu, plan.rollout_gpu_count) if plan.rollout_gpu else (None, None)
     d["staleness_steps"] = plan.staleness_steps
     return {k: d[k] for k in PLAN_COLUMNS}

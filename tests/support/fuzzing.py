@@ -15,7 +15,8 @@ Issue 28 added the fields written since (``FIELD_BASES``, ``FIELD_PER_BASE`` mut
 old bases' cases): stages (``qwen3-32b-sft-then-rl.json``), ``candidate_students`` (``math-8b-or-32b.json``),
 ``hardware.rollout_gpus`` with ``training.staleness_steps_options`` (the split-rollout job), the ``retention``
 block (``instances/retention/``), a trained teacher (``teacher.training``), ``uncertainty`` overrides with
-``constraints.confidence``, the portfolio offers of ``portfolio-providers.json`` (provider, region), and the
+``constraints.confidence``, a teacher precision per phase (``teacher.precision_by_phase``, issue 27 lever 6), the
+portfolio offers of ``portfolio-providers.json`` (provider, region), and the
 pilot CSV of ``planopt fit`` (its cells, rows and columns mutated as the JSON's nodes are), and (issue 27, lever
 1) the ``environments`` block with its pools, overlap and traffic (``qwen3-32b-agentic-rl-environments.json``,
 mutated within that block). Their solves
@@ -56,6 +57,11 @@ def _with_staleness(doc: dict) -> dict:
     return doc
 
 
+def _with_precision_by_phase(doc: dict) -> dict:
+    doc["teacher"]["precision_by_phase"] = True
+    return doc
+
+
 def _with_uncertainty(doc: dict) -> dict:
     doc["uncertainty"] = {"reliability.failures_per_gpu_hour": {"low": 3e-5, "high": 6e-5, "confidence": 0.8},
                           "efficiency.mfu_factor": 1.0}
@@ -71,6 +77,7 @@ FIELD_BASES: dict[str, tuple[str, Any]] = {
     "retention-long-rollback.json": ("retention/qwen3-8b-math-long-rollback-detection.json", None),
     "qwen3-8b-math-train-the-teacher.json": ("qwen3-8b-math-train-the-teacher.json", None),
     "qwen3-8b-math-uncertainty-confidence.json": ("qwen3-8b-math.json", _with_uncertainty),
+    "qwen3-8b-math-precision-by-phase.json": ("qwen3-8b-math.json", _with_precision_by_phase),
     "portfolio-providers.json": ("portfolio-providers.json", None),
     "pilot-qwen3-8b-math.csv": ("pilot-qwen3-8b-math.csv", None),
     "qwen3-32b-agentic-rl-environments.json": ("qwen3-32b-agentic-rl-environments.json", None),

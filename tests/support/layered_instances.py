@@ -1,21 +1,24 @@
 """Random jobs that switch the plan model's layers on at random, several at once (issue 23 item 2): stages,
-a choice of student, retention, separate rollout hardware, asynchronous RL, a trained teacher and (issue 27,
-lever 1) environment pools, on the small random jobs of ``random_instances`` and ``staged_instances``, small
-enough for the plan-by-plan oracle (and its scenario counterpart) to list every plan. The environments layer is
-drawn from a generator of its own, so the other layers' draws are those of the seeds before it."""
+a choice of student, retention, separate rollout hardware, asynchronous RL, a trained teacher, (issue 27,
+lever 1) environment pools and (issue 27, lever 6) a teacher precision per sampling phase, on the small random jobs
+of ``random_instances`` and ``staged_instances``, small enough for the plan-by-plan oracle (and its scenario
+counterpart) to list every plan. The environments and precision layers are each drawn from a generator of their
+own, so the other layers' draws are those of the seeds before them."""
 
 from __future__ import annotations
 
+import copy
 import random
 
 from planopt.instance import parse_instance
 from planopt.oracles.by_plan import all_plans, space_size
 
 from tests.support.random_instances import SMALL_MODELS, family_of_name, random_job_dict, with_drawn_limits
+from tests.support.precision_instances import with_precision_by_phase
 from tests.support.retention_instances import retention_block, with_a_covering_option
 
 LAYERS = ("stages", "students", "retention", "rollout", "async", "teacher")
-ALL_LAYERS = LAYERS + ("environments",)
+ALL_LAYERS = LAYERS + ("environments", "precision")
 MAX_LAYERED_PLANS = 900
 
 
@@ -47,9 +50,24 @@ def _teacher(d: dict, rng: random.Random) -> bool:
     return "opd" in d["training"]["methods"] and with_trained_teacher(d, rng) is not None
 
 
-def layered_job_dict(seed: int, max_stages: int = 3) -> tuple[dict, set[str]] | None:
+def _with_precision(d: dict, on: set[str], rng: random.Random) -> tuple[dict, set[str]]:
+    """``d`` with a teacher precision per phase (two precisions) and ``on`` with its layer, where ``d`` has OPD and its
+    space stays within MAX_LAYERED_PLANS; else ``d`` and ``on`` as they were (the seed keeps its other layers)."""
+    trial = copy.deepcopy(d)
+    if not with_precision_by_phase(trial, rng):
+        return d, on
+    trial["teacher"]["precision_options"] = trial["teacher"]["precision_options"][:2]
+    try:
+        fits = space_size(parse_instance(trial)) <= MAX_LAYERED_PLANS
+    except ValueError:
+        fits = False
+    return (trial, on | {"precision"}) if fits else (d, on)
+
+
+def layered_job_dict(seed: int, max_stages: int = 3, precision: bool = True) -> tuple[dict, set[str]] | None:
     """A random job and the layers it has on, without limits; None when its space is over MAX_LAYERED_PLANS or it
-    is not a valid job (a layer that cannot apply is left off)."""
+    is not a valid job (a layer that cannot apply is left off). ``precision=False`` leaves the precision layer off:
+    the seed's job as it was before that layer (a caller whose own bounds the layer breaks falls back to it)."""
     rng = random.Random(400_000 + seed)
     on = {layer for layer in LAYERS if rng.random() < 0.45}
     d = _base(seed, rng, "stages" in on, max_stages)
@@ -78,6 +96,9 @@ def layered_job_dict(seed: int, max_stages: int = 3) -> tuple[dict, set[str]] | 
         from tests.support.environment_instances import environments_block
         d["environments"] = environments_block(env_rng, max_pools=2)
         on.add("environments")
+    precision_rng = random.Random(430_000 + seed)
+    if precision and precision_rng.random() < 0.45:
+        d, on = _with_precision(d, on, precision_rng)
     try:
         inst = parse_instance(d)
     except ValueError:

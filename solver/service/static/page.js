@@ -55,7 +55,8 @@ const count = (v) => v.toLocaleString("en-US");
 // the plan JSON's keys as the plan table names them (the key itself stays in the cell's data-key)
 const PLAN_LABELS = {
   student: "student", method: "method", steps: "training length (steps)", samples_per_prompt: "samples per prompt, per phase",
-  teacher_precision: "teacher precision", external_data_share: "SFT data mix (share of new-domain data)",
+  teacher_precision: "teacher precision", teacher_precision_by_phase: "teacher precision, per phase",
+  external_data_share: "SFT data mix (share of new-domain data)",
   max_epochs: "SFT epochs (at most)", adapter: "adapter", lora_rank: "LoRA rank", cpu_offload: "CPU offload",
   gpu: "GPU", gpu_count: "GPUs", "rollout.gpu": "rollout GPU", "rollout.gpu_count": "rollout GPUs",
   staleness_steps: "generation behind training (steps)", checkpoint_interval_minutes: "checkpoint interval (minutes)",
@@ -75,7 +76,8 @@ function stageText(stage) {
   const parts = [`${stage.method.toUpperCase()} on ${stage.gpu_count} × ${stage.gpu}`, `${stage.steps.toLocaleString("en-US")} steps`];
   if (stage.rollout) parts.splice(1, 0, `generating on ${stage.rollout.gpu_count} × ${stage.rollout.gpu}`);
   if (stage.samples_per_prompt && stage.samples_per_prompt.length) parts.push("samples " + stage.samples_per_prompt.join(" → "));
-  if (stage.teacher_precision) parts.push(stage.teacher_precision + " teacher");
+  // a teacher precision per phase (teacher_precision_by_phase) as its schedule, int8 → int8 → fp8
+  if (stage.teacher_precision) parts.push((stage.teacher_precision_by_phase || [stage.teacher_precision]).join(" → ") + " teacher");
   if (stage.external_data_share != null) parts.push("mix " + stage.external_data_share);
   if (stage.adapter === "lora") parts.push(`LoRA rank ${stage.lora_rank}`);
   if (stage.staleness_steps) parts.push(`asynchronous, ${stage.staleness_steps} step(s) stale`);

@@ -3,8 +3,9 @@ or print anything but one strict JSON object under ``--json``; an input error is
 
 A seeded sample of ``SAMPLE`` cases runs by default (the valid-but-huge ones always among them, and
 ``FIELD_SAMPLE`` of the fields issue 28 added: stages, candidate students, rollout GPUs and staleness,
-retention, a trained teacher, uncertainty overrides with a confidence, portfolio offers, pilot CSVs, and
-``ENVIRONMENT_SAMPLE`` more of the environment pools of issue 27's lever 1); ``PLANOPT_FUZZ=full`` runs all 2,100 (``benchmarks/fuzz.py`` runs them too and tabulates the outcomes,
+retention, a trained teacher, uncertainty overrides with a confidence, a teacher precision per phase, portfolio
+offers, pilot CSVs, and ``ENVIRONMENT_SAMPLE`` more of the environment pools of issue 27's lever 1);
+``PLANOPT_FUZZ=full`` runs all 2,160 (``benchmarks/fuzz.py`` runs them too and tabulates the outcomes,
 BENCHMARKS.md §6).
 """
 

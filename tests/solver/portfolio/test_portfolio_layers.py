@@ -1,5 +1,6 @@
 """Every layer of the plan model in a portfolio (issue 23 item 3): a job's stages, candidate students, retention
-block, separate rollout GPUs, trained teacher and trainer options are planned exactly as for the job alone.
+block, separate rollout GPUs, trained teacher, trainer options and teacher precision per phase (issue 27, lever 6)
+are planned exactly as for the job alone.
 
 - a one-job portfolio with ample on-demand GPUs at the job's own prices returns the job's own optimum, on the
   shipped layered instances and variants that force each layer's gangs into the optimum;
@@ -64,13 +65,23 @@ def _trainer_options() -> dict:
     return d
 
 
+def _precision_by_phase() -> dict:
+    """The shipped job with a teacher precision per phase and every precision (its optimum scores int8, int8, fp8:
+    ``instances/qwen3-8b-math-teacher-precision-by-phase.json``)."""
+    d = _load("qwen3-8b-math.json")
+    d["teacher"]["precision_by_phase"] = True
+    d["teacher"]["precision_options"] = ["bf16", "fp8", "int8", "int4"]
+    return d
+
+
 ALONE = {"candidate students": lambda: _load("math-8b-or-32b.json"),
          "retention": lambda: _load("retention/qwen3-8b-math-long-rollback-detection.json"),
          "split rollout": lambda: _load("qwen3-32b-agentic-rl-split-rollout.json"),
          "split rollout, cheap": _cheap_rollout,
          "trained teacher": _teacher_first,
          "two stages": _two_stages,
-         "trainer options": _trainer_options}
+         "trainer options": _trainer_options,
+         "teacher precision per phase": _precision_by_phase}
 # the gangs each case's optimum must hold (stage, role), so that the layer is in the answer, not only in the model
 HOLDS = {"split rollout, cheap": {(0, "training"), (0, "rollout")}, "trained teacher": {(None, "teacher"), (0, "training")},
          "two stages": {(0, "training"), (1, "training")}}
@@ -90,6 +101,10 @@ def test_a_one_job_portfolio_returns_the_job_s_own_optimum(case):
     assert res.violations == [] and res.big_m_breaches == []
     assert planopt.replay_schedule(pdata, res.to_dict()) == []
     assert HOLDS.get(case, {(0, "training")}) == {(g.stage, g.role) for g in job.gangs}
+    if case == "teacher precision per phase":   # the layer is in the answer, and its stage holds the GPUs of its plan
+        (stage,) = job.plan.stages
+        assert len(set(stage.recipe.teacher_precision_by_phase)) == 2, stage.recipe
+        assert stage.recipe == alone.plan.stages[0].recipe and stage.hardware == alone.plan.stages[0].hardware
 
 
 @pytest.mark.parametrize("seed", range(0, 60))
@@ -112,6 +127,18 @@ ENVIRONMENT_SEEDS = [13, 182, 192, 219, 239, 407, 421, 489, 577, 590, 598]
 def test_layered_portfolios_with_environment_pools_equal_the_brute_force(seed):
     made = layered_portfolio(seed)
     assert made is not None and "environments" in made[1], "the generator no longer draws pools on this seed"
+    _check_against_oracle(seed)
+
+
+# the seeds below 600 whose layered job scores with a teacher precision per phase (issue 27, lever 6); the layer is
+# drawn where the job stays within the oracle's bounds, else the seed keeps its job without it
+PRECISION_SEEDS = [287, 295, 366, 411, 474, 559]
+
+
+@pytest.mark.parametrize("seed", PRECISION_SEEDS)
+def test_layered_portfolios_with_a_teacher_precision_per_phase_equal_the_brute_force(seed):
+    made = layered_portfolio(seed)
+    assert made is not None and "precision" in made[1], "the generator no longer draws a precision per phase here"
     _check_against_oracle(seed)
 
 
