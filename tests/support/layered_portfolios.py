@@ -36,9 +36,9 @@ def _reference_price(d: dict, name: str) -> float:
 
 
 def layered_job(seed: int) -> tuple[dict, set[str]] | None:
-    """``layered_job_dict(seed, 2)`` with at most ``MAX_PLANS`` plans and some plan within its own limits, or None;
-    where the precision layer breaks those bounds, the seed's job without it (so the layer adds seeds' cases and
-    takes none away: the seeds the tests name keep the jobs they had)."""
+    """``layered_job_dict(seed, 2)`` with some plan within its own limits, its option lists cut to at most
+    ``MAX_PLANS`` plans (``_cut_to_size``), or None; where the precision layer leaves no such job, the seed's job
+    without it (so the layer adds seeds' cases and takes none away: the seeds the tests name keep their layers)."""
     drawn = layered_job_dict(seed, max_stages=2)
     made = _narrowed(seed, drawn)
     if made is None and drawn is not None and "precision" in drawn[1]:
