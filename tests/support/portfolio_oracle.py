@@ -514,6 +514,19 @@ def assert_optimum_is(res, oracle) -> bool:
     return True
 
 
+def solved_at_the_brute_force(p: dict):
+    """Solve ``p`` to a gap of 1e-9 and hold it to the brute force (``assert_optimum_is``) with no violation or
+    big-M breach; (portfolio data, result), or None when no schedule exists (the solve said so)."""
+    from planopt.portfolio.solve import load_portfolio, solve_portfolio
+    pdata = load_portfolio(p)
+    oracle = best_portfolio_cost(pdata)
+    res = solve_portfolio(p, rel_gap=1e-9)
+    if not assert_optimum_is(res, oracle):
+        return None
+    assert res.violations == [] and res.big_m_breaches == [], (res.violations, res.big_m_breaches)
+    return pdata, res
+
+
 def assert_time_limited_path_matches_brute_force(p: dict) -> None:
     """With a time limit the solve also runs column generation, the integer master, branching on a
     reservation and, when the Lagrangian bound proves the gap, skips the MIP proper: the schedule
