@@ -41,6 +41,7 @@ own one-stage plan in the *flat* shape (``Plan.flat_dict``: the one stage's fiel
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -99,6 +100,8 @@ class Recipe:
     staleness_steps: int = 0
     # OPD with a teacher trained as a stage (``cost/teacher_training.py``): the teacher's own one-stage plan.
     teacher_training: Optional["Plan"] = None
+    # Continued pre-training (``cost/pretraining.py``): tokens the student is first trained on; a first stage only.
+    pretraining_tokens: float = 0.0
 
     def __post_init__(self) -> None:
         if self.method == "sft" and self.max_epochs is None:
@@ -170,7 +173,7 @@ class HardwareChoice:
 # The fields of a stage in the JSON shape, in order.
 STAGE_FIELDS = ("method", "steps", "samples_per_prompt", "teacher_precision", "external_data_share", "max_epochs",
                 "adapter", "lora_rank", "cpu_offload", "gpu", "gpu_count", "rollout", "staleness_steps", "teacher_training", "trainer",
-                "context_parallel", "environment_pool")
+                "context_parallel", "environment_pool", "pretraining_tokens")
 
 
 @dataclass(frozen=True, order=True)
@@ -202,6 +205,8 @@ class Stage:
             out["context_parallel"] = h.context_parallel
         if h.environment_pool is not None:  # absent without environment pools
             out["environment_pool"] = h.environment_pool
+        if r.pretraining_tokens:  # absent without continued pre-training
+            out["pretraining_tokens"] = r.pretraining_tokens
         return out
 
     @classmethod
@@ -307,6 +312,8 @@ class Plan:
             out["context_parallel"] = stage["context_parallel"]
         if "environment_pool" in stage:
             out["environment_pool"] = stage["environment_pool"]
+        if "pretraining_tokens" in stage:
+            out["pretraining_tokens"] = stage["pretraining_tokens"]
         return out
 
     @classmethod
@@ -403,9 +410,17 @@ def _read_stage(data: dict, where: str) -> Stage:
     if pool is not None and not isinstance(pool, str):
         raise ValueError(f"{where}.environment_pool: expected the name of one of environments.pools or null, got {pool!r}")
     recipe = Recipe(data["method"], data["steps"], tuple(spp), data.get("teacher_precision"),
-                    None if share is None else float(share), epochs, rank, staleness, teacher)
+                    None if share is None else float(share), epochs, rank, staleness, teacher,
+                    _read_tokens(data.get("pretraining_tokens", 0.0), f"{where}.pretraining_tokens"))
     return Stage(recipe, HardwareChoice(data["gpu"], data["gpu_count"], rank, rollout_gpu, rollout_count, offload,
                                          trainer, cp, pool))
+
+
+def _read_tokens(value: Any, where: str) -> float:
+    """A stage's ``pretraining_tokens``: a finite number of tokens, at least 0 (0: none)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise ValueError(f"{where}: expected a number of tokens of at least 0, got {value!r}")
+    return float(value)
 
 
 def _read_adapter(data: dict, where: str) -> Optional[int]:
