@@ -437,10 +437,10 @@ class Evaluator:
             raise ValueError(f"plan.stages: the methods {list(plan.methods)} are not an allowed stage sequence "
                              f"(training.stage_sequences: {[list(s) for s in allowed]})")
         for n, stage in enumerate(plan.stages):
-            ev.check_stage(stage.recipe, stage.hardware, "plan" if len(plan.stages) == 1 else f"plan.stages.{n}")
             if n and stage.recipe.pretraining_tokens:
                 raise ValueError(f"plan.stages.{n}.pretraining_tokens: only the first stage continues pre-training; "
                                  "expected 0")
+            ev.check_stage(stage.recipe, stage.hardware, "plan" if len(plan.stages) == 1 else f"plan.stages.{n}")
         intervals = ev.inst.checkpointing.interval_minutes_options
         if plan.checkpoint_interval_minutes not in intervals:
             raise ValueError(f"plan.checkpoint_interval_minutes: expected one of {intervals}")

@@ -65,6 +65,7 @@ def _trainer_options() -> dict:
 
 
 ALONE = {"candidate students": lambda: _load("math-8b-or-32b.json"),
+         "continued pre-training": lambda: _load("math-8b-pretrained-or-32b.json"),
          "retention": lambda: _load("retention/qwen3-8b-math-long-rollback-detection.json"),
          "split rollout": lambda: _load("qwen3-32b-agentic-rl-split-rollout.json"),
          "split rollout, cheap": _cheap_rollout,
