@@ -24,6 +24,7 @@ import planopt
 from planopt.job.model import PlanModel
 from planopt.portfolio.solve import load_portfolio, solve_portfolio
 
+from tests.support.common import split_seeds
 from tests.support.layered_portfolios import layered_portfolio, one_job_portfolio_of
 from tests.support.portfolio_oracle import (assert_optimum_is, assert_risk_equals_brute_force,
                                             assert_time_limited_path_matches_brute_force, best_portfolio_cost, close,
@@ -113,6 +114,18 @@ ENVIRONMENT_SEEDS = [13, 182, 192, 219, 239, 407, 421, 489, 577, 590, 598]
 def test_layered_portfolios_with_environment_pools_equal_the_brute_force(seed):
     made = layered_portfolio(seed)
     assert made is not None and "environments" in made[1], "the generator no longer draws pools on this seed"
+    _check_against_oracle(seed)
+
+
+# the seeds below 600 whose layered job continues pre-training its student (issue 27, lever 7): the tokens' hours ride
+# on the first stage's gang
+PRETRAINING_SEEDS = [12, 44, 205, 287, 295, 339, 364, 407, 427, 428, 474, 500, 523, 543, 556, 558, 559]
+
+
+@pytest.mark.parametrize("seed", split_seeds(PRETRAINING_SEEDS, 8))
+def test_layered_portfolios_with_continued_pretraining_equal_the_brute_force(seed):
+    made = layered_portfolio(seed)
+    assert made is not None and "cpt" in made[1], "the generator no longer draws continued pre-training on this seed"
     _check_against_oracle(seed)
 
 
