@@ -260,3 +260,19 @@ def test_the_report_and_the_json_show_it():
     assert out["pretraining"]["tokens"] == 5e9 and out["pretraining"]["start_score"] > out["pretraining"]["baseline_score"]
     from planopt.report.result_schema import ResultSchema
     ResultSchema.model_validate(out)
+
+
+def test_the_export_says_to_pre_train_first_and_its_steps_leave_the_tokens_out(tmp_path):
+    from planopt.export.plan_file import load_job
+    inst = _shipped()
+    solved = json.loads(CliRunner().invoke(app, ["solve", str(SHIPPED), "--json", "--no-sensitivity"]).stdout)
+    files = {}
+    for tokens in (5e9, 0.0):
+        f = tmp_path / f"plan-{tokens:g}.json"
+        f.write_text(json.dumps({**solved, "plan": _plan(inst, tokens).to_dict()}))
+        files[tokens] = load_job(f, SHIPPED).stages[0]
+    assert files[5e9].pretraining_tokens == 5e9 and files[0.0].pretraining_tokens == 0.0
+    assert files[5e9].hours_per_step == pytest.approx(files[0.0].hours_per_step, rel=1e-12)
+    res = CliRunner().invoke(app, ["export", str(tmp_path / "plan-5e+09.json"), "--instance", str(SHIPPED), "--to",
+                                   "nemo-rl", "--out", str(tmp_path / "nemo.yaml")])
+    assert "continued pre-training on 5 B tokens of domain text first" in (tmp_path / "nemo.yaml").read_text(), res.output
