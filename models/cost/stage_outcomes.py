@@ -150,8 +150,16 @@ def affine_stage(inst: Instance, r: Recipe) -> AffineStage:
     if r.method == "sft":
         return AffineStage(e0 - slope * s0, slope, f0, 0.0, 0.0, 0.0)
     point = StagePriors.point(inst, r.method)
-    full0, _ = _full_outcome(inst, r, s0, point)
-    full1, _ = _full_outcome(inst, r, s1, point)
-    move_slope = (full1 - full0) / (s1 - s0) - 1.0
+    move0, move1 = _full_move(inst, r, s0, point), _full_move(inst, r, s1, point)
+    move_slope = (move1 - move0) / (s1 - s0)
     return AffineStage(e0 - slope * s0, slope, 0.0, float(forgetting_per_point(inst, r)),
-                       (full0 - s0) - move_slope * s0, move_slope)
+                       move0 - move_slope * s0, move_slope)
+
+
+def _full_move(inst: Instance, r: Recipe, start, p: StagePriors):
+    """Full fine-tuning's move of an on-policy stage started at ``start`` (after any continued pre-training, which
+    is affine in the start too: ``pretraining.start_score``)."""
+    if r.pretraining_tokens:
+        start = pt.start_score(inst, r.pretraining_tokens, start, p.cpt_share)
+    full, _ = _full_outcome(inst, r, start, p)
+    return full - start
