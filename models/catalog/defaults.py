@@ -624,6 +624,22 @@ FROZEN_OFFLOAD_STREAM_BYTES_PER_PARAM_PER_MICROSTEP = 4.0
 # largest staleness AReaL calls "properly constrained" (η = 1 and 4 gain slightly: noise at this size).
 STALENESS_GAIN_LOSS_PER_STEP = 0.0099
 LORA_GAIN_SHARE = {"sft": 0.87, "rl": 1.0, "opd": 0.94}
+
+# --- Continued pre-training (issue 27, lever 7; cost/pretraining.py, reference/pretraining.md) ----------------
+# A first stage may first continue pre-training its base on T domain tokens: 6·N·T training FLOPs (the rule
+# every trained token is priced by, TRAIN_FLOPS_PER_PARAM_TOKEN), and a start score closing a share of the
+# headroom to the task's ceiling, g(T, N) = s·(1 − exp(−T / (k·N))), N the student's parameters.
+# s: Llemma (Azerbayev et al. 2023, arXiv 2310.10631, Table 1; the same table on the EleutherAI/llemma_7b and
+# llemma_34b model cards), few-shot CoT accuracy of Code Llama before and Llemma after continued pre-training on
+# Proof-Pile-2, 7B for 200B tokens and 34B for 50B: MATH 4.5 -> 18.0 and 12.2 -> 25.0, i.e. 13.5/95.5 = 0.141 and
+# 12.8/87.8 = 0.146 of the headroom to 100 (INFERRED); the point is their mean, MATH being the math jobs' target.
+CPT_HEADROOM_SHARE = 0.1436
+# k, tokens per parameter: the 34B run (1.47 tokens per parameter) closed as large a share as the 7B run
+# (28.6 tokens per parameter) on the median benchmark of the table (34B/7B share ratio 1.08 over GSM8k, OCW,
+# MMLU-STEM, SAT, MATH), so it was saturated: read as at least 90 % of s, exp(−1.47/k) ≤ 0.1, k ≤ 1.47/ln 10 =
+# 0.64 (INFERRED; an upper bound: the two runs are compute-matched, 6NT = 8.4e21 and 1.0e22 FLOPs, so they
+# cannot separate tokens from parameters, and k is the slowest saturation they allow).
+CPT_TOKENS_PER_PARAMETER_SCALE = 0.64
 # Forgetting: the share of full fine-tuning's forgetting a LoRA plan keeps. SFT 0.2:
 # Biderman et al. 2024 §4.2, math IFT at epoch 4: forgetting metric (mean of
 # HellaSwag, ARC-Challenge, WinoGrande) LoRA 0.63 vs full 0.57, against a base near

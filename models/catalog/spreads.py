@@ -221,3 +221,9 @@ FACTOR_LORA_FORGETTING_ON_POLICY = (0.5, 1.0)   # on the point share 1.0 of RL a
 # objective, AIME24; defaults.STALENESS_GAIN_LOSS_PER_STEP gives the arithmetic) read as two draws (INFERRED; weak:
 # one model, one benchmark, one run each).
 ABSOLUTE_STALENESS_GAIN_LOSS_PER_STEP = two_estimates(0.0077, 0.018)
+
+# Continued pre-training's share of the headroom closed (defaults.CPT_HEADROOM_SHARE): the scatter of the ten
+# shares of Llemma's Table 1 (GSM8k, OCW, MMLU-STEM, SAT, MATH at 7B and 34B: 0.035 to 0.527) around their
+# geometric mean, σ = 0.886 of their logs (INFERRED; the benchmark, more than the run, sets the share), as a
+# factor on the point: exp(±1.2816 σ).
+FACTOR_CPT_HEADROOM_SHARE = (math.exp(-Z_P90 * 0.886), math.exp(Z_P90 * 0.886))

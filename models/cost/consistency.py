@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from planopt.models.cost.asynchronous import check_staleness_options
 from planopt.models.cost.hardware import price_usd_per_gpu_hour, tier_of
+from planopt.models.cost.pretraining import check_block
 from planopt.models.cost.retention import check_cover
 from planopt.models.cost.rollout import check_rollout_options
 from planopt.models.schema.instance import Instance
@@ -30,6 +31,7 @@ def check_physics(inst: Instance) -> None:
         check_staleness_options(inst)
     if inst.retention is not None:
         check_cover(inst)
+    check_block(inst)
 
 
 def check_reference_prices(inst: Instance) -> None:

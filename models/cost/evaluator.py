@@ -65,6 +65,7 @@ import numpy as np
 from planopt.models.cost import physics as ph
 from planopt.models.cost.asynchronous import combine, overlapped
 from planopt.models.cost.environments import environments_detail, pools_of
+from planopt.models.cost.pretraining import pretraining_detail
 from planopt.models.cost.hardware import HardwareProfile, hardware_options, memory_classes, offload_refusal, plan_offers
 from planopt.models.cost.quantities import cost_split_usd, plan_fixed_usd, stage_fixed_usd, stage_quantities, sum_quantities
 from planopt.models.cost.releases import release_count, release_summary, total_line
@@ -116,6 +117,8 @@ class Metrics:
     # with ``environments.pools``: per on-policy stage, the pool its environments run on and their money and hours
     # (``environments.environments_detail``)
     environments: list[dict] = field(default_factory=list)
+    # with continued pre-training (``pretraining.py``): its tokens, FLOPs, hours, corpus money and the score it reaches
+    pretraining: dict = field(default_factory=dict)
 
     @property
     def feasible(self) -> bool:
@@ -332,6 +335,8 @@ class Evaluator:
             m.releases = release_summary(inst, m.cost_usd, m.fixed_cost_usd, rp.labels_usd)
         if inst.environments.pools:
             m.environments = environments_detail(inst, rp, hp, train_hours, by_component)
+        if r.pretraining_tokens:
+            m.pretraining = pretraining_detail(inst, r, by_component)
         m.violations = self.violations(m, why)
         if retention is not None and (late := coverage_violation(inst, retention, interval_minutes)):
             m.violations.append(late)
@@ -432,6 +437,9 @@ class Evaluator:
             raise ValueError(f"plan.stages: the methods {list(plan.methods)} are not an allowed stage sequence "
                              f"(training.stage_sequences: {[list(s) for s in allowed]})")
         for n, stage in enumerate(plan.stages):
+            if n and stage.recipe.pretraining_tokens:
+                raise ValueError(f"plan.stages.{n}.pretraining_tokens: only the first stage continues pre-training; "
+                                 "expected 0")
             ev.check_stage(stage.recipe, stage.hardware, "plan" if len(plan.stages) == 1 else f"plan.stages.{n}")
         intervals = ev.inst.checkpointing.interval_minutes_options
         if plan.checkpoint_interval_minutes not in intervals:
@@ -487,6 +495,7 @@ class Evaluator:
             out.releases = release_summary(inst, out.cost_usd, out.fixed_cost_usd,
                                            sum(ev.recipe(s.recipe).labels_usd for s in plan.stages))
         out.environments = [{**row, "stage": n} for n, m in enumerate(alone, start=1) for row in m.environments]
+        out.pretraining = alone[0].pretraining
         label = (lambda n: f"stage {n + 1}: ") if len(alone) > 1 else (lambda n: "")
         memory = [label(n) + v.removeprefix("memory: ") for n, m in enumerate(alone) for v in m.violations
                   if v.startswith("memory:")]

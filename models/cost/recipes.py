@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from planopt.models.cost import learning as lc
 from planopt.models.cost.components import (  # noqa: F401  (also read from here)
@@ -46,6 +46,7 @@ from planopt.models.cost.components import (  # noqa: F401  (also read from here
 from planopt.models.cost import context as cx
 from planopt.models.cost import environments as envs
 from planopt.models.cost import physics as ph
+from planopt.models.cost import pretraining as pt
 from planopt.models.catalog import defaults as d
 from planopt.models.schema.plan import Recipe
 from planopt.models.schema.instance import Instance
@@ -130,6 +131,9 @@ def enumerate_recipes(inst: Instance, teachers: tuple = (None,)) -> list[Recipe]
                         recipes.extend(Recipe("opd", steps, s, p[0], lora_rank=lora, teacher_training=t,
                                               teacher_precision_by_phase=p)
                                        for s in schedules(inst) for t in teachers)
+    if inst.continued_pretraining is not None:  # each full-weight recipe once per token count (pretraining.py)
+        tokens = pt.token_options(inst)
+        recipes = [replace(r, pretraining_tokens=t) for r in recipes for t in tokens if not t or r.lora_rank is None]
     return recipes
 
 
@@ -159,6 +163,7 @@ def check_recipe(inst: Instance, r: Recipe) -> None:
         _check_sft_fields(inst, r)
     else:
         _check_on_policy_fields(inst, r)
+    pt.check_recipe_tokens(inst, r)
 
 
 def _check_sft_fields(inst: Instance, r: Recipe) -> None:
@@ -476,4 +481,21 @@ def _side_money(inst: Instance, r: Recipe, log_gb: float) -> dict:
 def profile(inst: Instance, r: Recipe, teacher: tuple[float, float] = (0.0, 0.0)) -> RecipeProfile:
     """The hardware-independent profile of a recipe; ``teacher``: an OPD recipe's money and lead hours of obtaining
     its teacher (``teacher_training.teacher_lump``: a lump, or a trained teacher's plan)."""
-    return _sft_profile(inst, r) if r.method == "sft" else _on_policy_profile(inst, r, teacher)
+    out = _sft_profile(inst, r) if r.method == "sft" else _on_policy_profile(inst, r, teacher)
+    return _with_pretraining(inst, out) if r.pretraining_tokens else out
+
+
+def _with_pretraining(inst: Instance, p: RecipeProfile) -> RecipeProfile:
+    """A recipe's profile with its continued pre-training (``pretraining.py``): its FLOPs as serial training work,
+    its corpus in the data money, and the stage's score and forgetting from the score the tokens reach
+    (``stage_outcomes.stage_outcome`` from the baseline, which applies them)."""
+    from planopt.models.cost.stage_outcomes import stage_outcome
+    r = p.recipe
+    quality, forgetting = stage_outcome(inst, r, inst.task.baseline_score)
+    corpus = pt.data_usd(inst, r.pretraining_tokens)
+    flops = {**p.flops, "pretraining": pt.model_flops(inst.student, r.pretraining_tokens),
+             "pretraining_hardware": pt.pretrain_flops(inst.student, r.pretraining_tokens, inst.training.activation_recompute)}
+    extra = {**p.extra, "pretraining_tokens": r.pretraining_tokens, "pretraining_usd": corpus,
+             "pretraining_start": float(pt.start_score(inst, r.pretraining_tokens, inst.task.baseline_score))}
+    return replace(p, amounts={**p.amounts, **pt.amounts(inst, r)}, flops=flops, data_usd=p.data_usd + corpus,
+                   quality=quality, forgetting_points=forgetting, extra=extra)

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from planopt.models.cost import learning as lc
+from planopt.models.cost import pretraining as pt
 from planopt.models.cost.asynchronous import gain_kept
 from planopt.models.schema.plan import Recipe
 from planopt.models.schema.instance import Instance
@@ -57,6 +58,7 @@ class StagePriors:
     lora_gain: Any
     lora_forgetting: Any
     staleness_loss: Any = 0.0   # asynchronous RL's share of the gain lost per step of staleness (``asynchronous.py``)
+    cpt_share: Any = None       # continued pre-training's share of the headroom closed (``pretraining.py``); None: the instance's
 
     @classmethod
     def point(cls, inst: Instance, method: str) -> "StagePriors":
@@ -66,7 +68,8 @@ class StagePriors:
         repeat = pri.sft_repeat_scale_epochs if method == "sft" else pri.prompt_repeat_scale_epochs
         return cls(m.signal_scale_samples, m.ceiling_share_of_headroom, m.forgetting_share_of_baseline, repeat,
                    pri.sft_forgetting_mix_exponent, getattr(pri.lora_gain_share, method),
-                   getattr(pri.lora_forgetting_share, method), pri.staleness_gain_loss_per_step)
+                   getattr(pri.lora_forgetting_share, method), pri.staleness_gain_loss_per_step,
+                   None if inst.continued_pretraining is None else inst.continued_pretraining.headroom_share)
 
 
 def _full_outcome(inst: Instance, r: Recipe, start, p: StagePriors):
@@ -100,6 +103,8 @@ def stage_outcome(inst: Instance, r: Recipe, start, priors: StagePriors | None =
     """(end score, forgetting points) of stage recipe ``r`` started at score ``start``: floats at the
     instance's priors, or arrays over scenarios when ``priors`` (or ``start``) are arrays."""
     p = priors or StagePriors.point(inst, r.method)
+    if r.pretraining_tokens:  # continued pre-training first raises the score the stage starts from (pretraining.py)
+        start = pt.start_score(inst, r.pretraining_tokens, start, p.cpt_share)
     end, forgetting = _full_outcome(inst, r, start, p)
     if r.lora_rank is not None:
         end, forgetting = start + p.lora_gain * (end - start), p.lora_forgetting * forgetting
@@ -145,8 +150,16 @@ def affine_stage(inst: Instance, r: Recipe) -> AffineStage:
     if r.method == "sft":
         return AffineStage(e0 - slope * s0, slope, f0, 0.0, 0.0, 0.0)
     point = StagePriors.point(inst, r.method)
-    full0, _ = _full_outcome(inst, r, s0, point)
-    full1, _ = _full_outcome(inst, r, s1, point)
-    move_slope = (full1 - full0) / (s1 - s0) - 1.0
+    move0, move1 = _full_move(inst, r, s0, point), _full_move(inst, r, s1, point)
+    move_slope = (move1 - move0) / (s1 - s0)
     return AffineStage(e0 - slope * s0, slope, 0.0, float(forgetting_per_point(inst, r)),
-                       (full0 - s0) - move_slope * s0, move_slope)
+                       move0 - move_slope * s0, move_slope)
+
+
+def _full_move(inst: Instance, r: Recipe, start, p: StagePriors):
+    """Full fine-tuning's move of an on-policy stage started at ``start`` (after any continued pre-training, which
+    is affine in the start too: ``pretraining.start_score``)."""
+    if r.pretraining_tokens:
+        start = pt.start_score(inst, r.pretraining_tokens, start, p.cpt_share)
+    full, _ = _full_outcome(inst, r, start, p)
+    return full - start

@@ -82,6 +82,7 @@ def teacher_instance(inst: Instance) -> Instance:
     data = inst.model_dump()
     data.update(name=f"{inst.name} (teacher)", student=t.architecture.model_dump(), teacher=None, candidate_students=None,
                 constraints={}, objective="cost", uncertainty={}, forgetting_repair_usd_per_point=0.0, releases=None,
+                continued_pretraining=None,
                 operations={"fixed_usd": 0.0, "usd_per_wall_hour": 0.0})
     data["task"]["baseline_score"] = tt.baseline_score
     training = data["training"]

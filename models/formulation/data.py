@@ -290,7 +290,7 @@ def dominated_recipes(data: FormulationData, block: int = 256, quality: np.ndarr
 def _family(r) -> tuple:
     """A recipe less its sampling schedule (``dominated_recipes``' first pass)."""
     return (r.method, r.steps, r.teacher_precision, r.teacher_precision_by_phase, r.external_data_share, r.max_epochs,
-            r.lora_rank, r.staleness_steps, id(r.teacher_training))
+            r.lora_rank, r.staleness_steps, id(r.teacher_training), r.pretraining_tokens)
 
 
 def _sweep(vs: np.ndarray, n_scalar: int, block: int) -> np.ndarray:

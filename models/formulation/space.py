@@ -138,7 +138,9 @@ def collect_space(ev: Evaluator, prune: bool = True, keep_intervals: bool | None
         methods = {q[s] for q in sequences if len(q) > s}
         blocks = []
         for e in evaluators or [ev]:
-            data = collect(e, keep_dominated_intervals=True, recipes=[r for r in e.space()[0] if r.method in methods])
+            # continued pre-training is a first stage's (cost/pretraining.py): later slots hold recipes without it
+            data = collect(e, keep_dominated_intervals=True, recipes=[r for r in e.space()[0] if r.method in methods
+                                                                      and (s == 0 or not r.pretraining_tokens)])
             if prune and inst.retention is None:  # the retention money is per hardware, unseen by the test
                 drop = dominated_hardware(data, per_interval=True)
                 if drop.any():

@@ -28,6 +28,7 @@ from planopt.models.schema.hf_config import HfConfigError, architecture_from_hf_
 from planopt.models.schema.base import (  # noqa: F401 (the shared types, re-exported)
     GeneralScoreFamily, LargeCount, MAX_COUNT, MAX_MAGNITUDE, MAX_PARAMS_B, MAX_SCORE, MAX_STAGES, METHODS, MIN_POSITIVE, Method,
     NonNegativeFloat, NonNegativeInt, Objective, ParamsB, PositiveFloat, PositiveInt, Precision, Score, Share, Strict, Labels)
+from planopt.models.schema.pretraining import ContinuedPretraining
 from planopt.models.schema.releases import Releases
 from planopt.models.schema.environments import EnvironmentPool, Environments  # noqa: F401 (re-exported)
 from planopt.models.schema.checkpointing import Checkpointing, Retention  # noqa: F401 (re-exported)
@@ -489,6 +490,7 @@ class Instance(Strict):
     checkpointing: Checkpointing = Checkpointing()
     retention: Optional[Retention] = Field(None, description="checkpoint retention as a choice (see Retention)")
     releases: Optional[Releases] = Field(None, description="the plan run once per release (see Releases)")
+    continued_pretraining: Optional[ContinuedPretraining] = Field(None, description="more pre-training of the base before the first stage, a choice (see ContinuedPretraining)")
     reliability: Reliability = Reliability()
     storage: Storage = Storage()
     operations: Operations = Operations()

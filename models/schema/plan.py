@@ -41,6 +41,7 @@ own one-stage plan in the *flat* shape (``Plan.flat_dict``: the one stage's fiel
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any, Optional, get_args
 
@@ -107,6 +108,8 @@ class Recipe:
     # OPD under ``teacher.precision_by_phase``: the teacher's precision in each sampling phase, when the phases
     # differ (``teacher_precision`` is then the first phase's); empty when one precision scores every phase.
     teacher_precision_by_phase: tuple[str, ...] = ()
+    # Continued pre-training (``cost/pretraining.py``): tokens the student is first trained on; a first stage only.
+    pretraining_tokens: float = 0.0
 
     def __post_init__(self) -> None:
         if self.method == "sft" and self.max_epochs is None:
@@ -203,7 +206,7 @@ class HardwareChoice:
 # The fields of a stage in the JSON shape, in order.
 STAGE_FIELDS = ("method", "steps", "samples_per_prompt", "teacher_precision", "external_data_share", "max_epochs",
                 "adapter", "lora_rank", "cpu_offload", "gpu", "gpu_count", "rollout", "staleness_steps", "teacher_training", "trainer",
-                "context_parallel", "environment_pool", "teacher_precision_by_phase")
+                "context_parallel", "environment_pool", "teacher_precision_by_phase", "pretraining_tokens")
 
 
 @dataclass(frozen=True, order=True)
@@ -237,6 +240,8 @@ class Stage:
             out["environment_pool"] = h.environment_pool
         if r.teacher_precision_by_phase:  # absent unless the teacher's precision changes between phases
             out["teacher_precision_by_phase"] = list(r.teacher_precision_by_phase)
+        if r.pretraining_tokens:  # absent without continued pre-training
+            out["pretraining_tokens"] = r.pretraining_tokens
         return out
 
     @classmethod
@@ -339,7 +344,7 @@ class Plan:
             out["rollout"] = stage["rollout"]
         if "trainer" in stage:
             out["trainer"] = stage["trainer"]
-        for key in ("context_parallel", "environment_pool", "teacher_precision_by_phase"):
+        for key in ("context_parallel", "environment_pool", "teacher_precision_by_phase", "pretraining_tokens"):
             if key in stage:
                 out[key] = stage[key]
         return out
@@ -439,7 +444,8 @@ def _read_stage(data: dict, where: str) -> Stage:
         raise ValueError(f"{where}.environment_pool: expected the name of one of environments.pools or null, got {pool!r}")
     recipe = Recipe(data["method"], data["steps"], tuple(spp), data.get("teacher_precision"),
                     None if share is None else float(share), epochs, rank, staleness, teacher,
-                    _read_precision_by_phase(data, where))
+                    teacher_precision_by_phase=_read_precision_by_phase(data, where),
+                    pretraining_tokens=_read_tokens(data.get("pretraining_tokens", 0.0), f"{where}.pretraining_tokens"))
     return Stage(recipe, HardwareChoice(data["gpu"], data["gpu_count"], rank, rollout_gpu, rollout_count, offload,
                                          trainer, cp, pool))
 
@@ -457,6 +463,13 @@ def _read_precision_by_phase(data: dict, where: str) -> tuple[str, ...]:
         raise ValueError(f"{field}: its first phase's {value[0]!r} is not teacher_precision "
                          f"{data.get('teacher_precision')!r}")
     return tuple(value)
+
+
+def _read_tokens(value: Any, where: str) -> float:
+    """A stage's ``pretraining_tokens``: a finite number of tokens, at least 0 (0: none)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise ValueError(f"{where}: expected a number of tokens of at least 0, got {value!r}")
+    return float(value)
 
 
 def _read_adapter(data: dict, where: str) -> Optional[int]:

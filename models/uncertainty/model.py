@@ -219,6 +219,11 @@ def default_parameters(inst: "Instance") -> list[Parameter]:
                           d.STALENESS_GAIN_LOSS_PER_STEP, sp.ABSOLUTE_STALENESS_GAIN_LOSS_PER_STEP, "staleness",
                           "spreads.ABSOLUTE_STALENESS_GAIN_LOSS_PER_STEP: AReaL's staleness ablation at η = 2 and 16")
         out.append(dataclasses.replace(stale, upper_bound=0.999))  # a share of the gain lost per step, below 1
+    cpt = inst.continued_pretraining
+    if cpt is not None and any(cpt.tokens_options):  # continued pre-training's gain (cost/pretraining.py)
+        out.append(_factor("continued_pretraining.headroom_share", cpt.headroom_share, sp.FACTOR_CPT_HEADROOM_SHARE,
+                           "cpt_gain", "spreads.FACTOR_CPT_HEADROOM_SHARE: the scatter of Llemma's ten shares "
+                           "(five benchmarks, 7B and 34B)", upper_bound=1.0))
     if inst.releases is not None and inst.releases.releases > 1 and "sft" in methods:
         out.append(Parameter("releases.sft_labels_rebuilt_share", inst.releases.sft_labels_rebuilt_share, None, None, 0.8,
                              "labels_rebuilt", "no default spread (no published rate of label churn)", upper_bound=1.0))

@@ -101,6 +101,9 @@ class ScenarioEvaluator:
 
     def _outcomes_of(self, r: Recipe) -> tuple[np.ndarray, np.ndarray]:
         inst, task, m = self.inst, self.inst.task, r.method
+        if r.pretraining_tokens:  # the stage from the score continued pre-training reaches (cost/pretraining.py)
+            q, f = stage_outcome(inst, r, task.baseline_score, self.stage_priors(m))
+            return np.broadcast_to(q, (self.sc.n,)).astype(float), np.broadcast_to(f, (self.sc.n,)).astype(float)
         scale, ceiling_share, share = (self._prior(m, f) for f in
                                        ("signal_scale_samples", "ceiling_share_of_headroom", "forgetting_share_of_baseline"))
         if m == "sft":
@@ -269,7 +272,9 @@ class ScenarioEvaluator:
                            self.value("priors.sft_forgetting_mix_exponent", inst.priors.sft_forgetting_mix_exponent),
                            self.value(f"priors.lora_gain_share.{method}", point.lora_gain),
                            self.value(f"priors.lora_forgetting_share.{method}", point.lora_forgetting),
-                           self.value("priors.staleness_gain_loss_per_step", point.staleness_loss))
+                           self.value("priors.staleness_gain_loss_per_step", point.staleness_loss),
+                           None if point.cpt_share is None else self.value("continued_pretraining.headroom_share",
+                                                                            point.cpt_share))
 
     def plan_metrics(self, plan: Plan) -> ScenarioMetrics:
         """Any plan of the instance in each scenario (ValueError naming the field for a plan outside its options):

@@ -55,6 +55,10 @@ def common_notes(stage, target: str, has_async: bool = False, has_split_rollout:
                      "export or launch it separately")
     if stage.environments is not None:
         notes.append(environment_note(stage, target))
+    if stage.pretraining_tokens:
+        notes.append(f"stage {stage.number}: continued pre-training on {stage.pretraining_tokens / 1e9:g} B tokens of domain "
+                     "text first, every weight trained (a pre-training job of its own): run it before this stage and "
+                     "point the model path at its checkpoint")
     if stage.method == "sft" and stage.max_epochs and stage.max_epochs > 1:
         notes.append(f"stage {stage.number}: at most {stage.max_epochs} epochs over each owned example before buying more "
                      "(a data-purchase decision, not a trainer setting)")

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
+from planopt.models.cost.pretraining import PRETRAIN_KEY
 from planopt.models.cost.asynchronous import combine
 from planopt.errors import InputError, read_json
 from planopt.models.cost.hardware import offer_of, tier_of
@@ -53,6 +54,7 @@ class ExportStage:
     teacher_trained: bool             # OPD whose teacher is trained first, as its own job (recipe.teacher_training)
     environments: Optional[str] = None  # the pool the environments run on, described (environments.pools), or None
     teacher_precision_by_phase: tuple[str, ...] = ()   # OPD: the teacher's precision per phase, when they differ
+    pretraining_tokens: float = 0.0   # continued pre-training before the stage (models/cost/pretraining.py); 0: none
 
     @property
     def num_nodes(self) -> int:
@@ -142,7 +144,9 @@ def _stage(ev, number: int, stage, interval_minutes: float) -> ExportStage:
     spec = option.spec()
     offer = offer_of(inst, option, hw.count)  # where the plan buys these GPUs (its provider's, or the catalog's cheapest)
     # the step's hours, its overlapped phases at their longest side (asynchronous RL, an agent loop)
-    hours_per_step = float(combine(ev.compute_hours_by_component(recipe, hw))) / recipe.steps
+    # (continued pre-training runs before the stage's steps: not in a step's hours)
+    by_component = {k: v for k, v in ev.compute_hours_by_component(recipe, hw).items() if k != PRETRAIN_KEY}
+    hours_per_step = float(combine(by_component)) / recipe.steps
     rollout = None if not hw.split else {"gpu": hw.rollout_gpu, "gpu_count": hw.rollout_count}
     return ExportStage(
         number=number, method=recipe.method, steps=recipe.steps, samples_per_prompt=tuple(recipe.samples_per_prompt),
@@ -156,7 +160,8 @@ def _stage(ev, number: int, stage, interval_minutes: float) -> ExportStage:
         prompts_per_step=inst.training.methods[recipe.method].prompts_per_step,
         save_every_steps=checkpoint_steps(interval_minutes, hours_per_step), hours_per_step=hours_per_step,
         teacher_trained=recipe.teacher_training is not None, environments=_environments(ev, hw),
-        teacher_precision_by_phase=recipe.teacher_precision_by_phase)
+        teacher_precision_by_phase=recipe.teacher_precision_by_phase,
+        pretraining_tokens=recipe.pretraining_tokens)
 
 
 def _environments(ev, hw) -> Optional[str]:

@@ -251,6 +251,8 @@ class SolveResult:
             out["spend"] = self.spend
         if self.metrics is not None and self.metrics.environments:  # a plan on a pool of environment workers
             out["environments"] = self.metrics.environments
+        if self.metrics is not None and self.metrics.pretraining:  # a plan that continues pre-training its student
+            out["pretraining"] = self.metrics.pretraining
         return out
 
 

@@ -175,6 +175,8 @@ def _option_counts(inst: Instance) -> dict[str, int]:
         counts["training.context_parallel"] = len(t.context_parallel_degrees())
     if inst.environments.pools:  # each hardware choice once per pool of environment workers (environments.py)
         counts["environments.pools"] = len(inst.environments.pools)
+    if inst.continued_pretraining is not None:  # each full-weight first-stage recipe once per token count (pretraining.py)
+        counts["continued_pretraining.tokens_options"] = len(set(inst.continued_pretraining.tokens_options))
     counts["training.adapter_options"] = len(set(t.adapter_options))
     if "lora" in t.adapter_options:
         counts["training.lora_rank_options"] = len(set(t.lora_rank_options))
@@ -230,9 +232,10 @@ def _sizes(inst: Instance, counts: dict[str, int], exact: bool = True) -> tuple[
         per_method[m] *= adapters
     sequences = t.sequences()
     slots = [{q[s] for q in sequences if len(q) > s} for s in range(max(len(q) for q in sequences))]
-    recipes = sum(per_method[m] for methods in slots for m in methods)
+    first = {m: round(v * _pretraining_factor(inst, counts, adapters)) for m, v in per_method.items()}  # slot 0's recipes
+    recipes = sum((first if s == 0 else per_method)[m] for s, methods in enumerate(slots) for m in methods)
     follows = {(q[0], q[1] if len(q) > 1 else None) for q in sequences} if len(slots) > 1 else set()
-    pairs = sum(per_method[a] * (1 if b is None else per_method[b]) for a, b in follows)
+    pairs = sum(first[a] * (1 if b is None else per_method[b]) for a, b in follows)
     # each training choice colocated, and with each separate rollout choice (``rollout.py``); ``exact``: less the
     # pairs that may not pair (two vendors, or over a shared type's availability; the what-if sizes skip it)
     training = sum(v for k, v in counts.items() if k.startswith("hardware.gpus."))
@@ -261,6 +264,17 @@ def _degrees_not_offered(inst: Instance) -> int:
                 paired = 1 + sum(pair_allowed(inst, o.key, n, g, k) for g, k in rollouts)
                 out += sum(n % c != 0 for c in degrees) * paired
     return out
+
+
+def _pretraining_factor(inst: Instance, counts: dict[str, int], adapters: int) -> float:
+    """How many times a first stage offers each recipe under ``continued_pretraining`` (``recipes.enumerate_recipes``):
+    full weights once per token count, LoRA only without pre-training (when 0 is an option); 1 without the block."""
+    n = counts.get("continued_pretraining.tokens_options")
+    if n is None or not adapters:
+        return 1.0
+    full = int("full" in list(dict.fromkeys(inst.training.adapter_options))[:counts["training.adapter_options"]])
+    zero = 0.0 in inst.continued_pretraining.tokens_options or n == 1
+    return (full * n + (adapters - full) * zero) / adapters
 
 
 def _adapters(inst: Instance, counts: dict[str, int]) -> int:

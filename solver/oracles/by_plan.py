@@ -59,8 +59,8 @@ def stage_options(ev: Evaluator) -> list[tuple[tuple[Stage, ...], ...]]:
     """Per stage sequence of ``ev``'s student, per stage, every (recipe, hardware) the stage can run."""
     recipes, hardware, _ = ev.space()
     matched = ev.inst.training.staged
-    return [tuple(tuple(Stage(r, h) for r in recipes if r.method == method for h in hardware
-                        if not matched or h.lora_rank == r.lora_rank) for method in seq)
+    return [tuple(tuple(Stage(r, h) for r in recipes if r.method == method and (s == 0 or not r.pretraining_tokens)
+                        for h in hardware if not matched or h.lora_rank == r.lora_rank) for s, method in enumerate(seq))
             for seq in ev.inst.training.sequences()]
 
 

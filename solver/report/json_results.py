@@ -60,7 +60,8 @@ def evaluate_json(inst, plan, metrics, risk) -> dict[str, Any]:
                         "offers": metrics.offers, "quantities": metrics.quantities if fits else None,
                         "cost_split_usd": metrics.cost_split() if fits else None,
                         **({"risk": risk.to_dict()} if risk is not None else {}),
-                        **({"environments": metrics.environments} if fits and metrics.environments else {})})
+                        **({"environments": metrics.environments} if fits and metrics.environments else {}),
+                        **({"pretraining": metrics.pretraining} if fits and metrics.pretraining else {})})
 
 
 def frontier_risks(inst, front) -> list:

@@ -83,9 +83,23 @@ class StageOut(_Closed):
     teacher_precision_by_phase: Optional[list[str]] = Field(
         None, description="OPD under teacher.precision_by_phase: the teacher's precision in each sampling phase, the "
         "first teacher_precision's; absent when one precision scores every phase")
+    pretraining_tokens: Optional[float] = Field(None, gt=0, description="tokens the student is first continue-pretrained "
+                                                "on (continued_pretraining.tokens_options; the first stage only); "
+                                                "absent without continued pre-training")
     teacher_training: Optional[TeacherTrainingOut] = Field(None, description="an OPD stage whose teacher does not exist "
                                                            "yet and is trained as a stage: the teacher's own plan; absent "
                                                            "otherwise (version 2.1)")
+
+
+class PretrainingOut(_Closed):
+    """Continued pre-training of the plan's student before its first stage (``models/cost/pretraining.py``)."""
+
+    tokens: float = Field(description="tokens of domain text trained on")
+    flops: float = Field(description="model FLOPs, 6·N·T (N the student's active parameters)")
+    compute_hours: float = Field(description="hours of the first stage's GPUs it takes, before failures and checkpoints")
+    data_usd: float = Field(description="the corpus: tokens / 1e9 × continued_pretraining.usd_per_billion_tokens (in the data line)")
+    baseline_score: float = Field(description="the student's score on the task before")
+    start_score: float = Field(description="the score the first stage starts from after it")
 
 
 class RetentionOut(_Closed):
@@ -261,6 +275,8 @@ class SolveResultSchema(_Closed):
     spend: Optional[Spend] = Field(None, description="with a plan: the days its cumulative planned spend reaches the alert line and the budget")
     environments: Optional[list[EnvironmentsOut]] = Field(None, description="with environments.pools: each stage's pool "
                                                           "of environment workers and its money; absent otherwise")
+    pretraining: Optional[PretrainingOut] = Field(None, description="a plan that continues pre-training its student: "
+                                                  "what it costs and the score it starts from; absent otherwise")
 
 
 class EvaluateResultSchema(_Closed):
@@ -281,6 +297,8 @@ class EvaluateResultSchema(_Closed):
     risk: Optional[Risk] = None
     environments: Optional[list[EnvironmentsOut]] = Field(None, description="with environments.pools: each stage's pool "
                                                           "of environment workers and its money; absent otherwise")
+    pretraining: Optional[PretrainingOut] = Field(None, description="a plan that continues pre-training its student: "
+                                                  "what it costs and the score it starts from; absent otherwise")
 
 
 class ResultSchema(RootModel[Union[SolveResultSchema, EvaluateResultSchema]]):

@@ -50,8 +50,11 @@ def stage_rows(stage, inst: Instance | None = None) -> list[tuple[str, str]]:
     """One stage's decisions as rows."""
     r, h = stage.recipe, stage.hardware
     rows = [("method", METHOD_NAMES[r.method]), ("GPUs", f"{h.count} × {h.gpu}"), ("training length", f"{r.steps:,} steps")]
+    if r.pretraining_tokens:  # continued pre-training first (models/cost/pretraining.py)
+        rows.insert(1, ("continued pre-training", f"{r.pretraining_tokens / 1e9:,.3g} B tokens of domain text first "
+                                                  "(every weight, on the stage's GPUs)"))
     if h.rollout_gpu is not None:
-        rows.insert(2, ("rollout GPUs", f"{h.rollout_count} × {h.rollout_gpu} (separate: generation runs there, "
+        rows.insert(2 + bool(r.pretraining_tokens), ("rollout GPUs", f"{h.rollout_count} × {h.rollout_gpu} (separate: generation runs there, "
                                         "weights cross the network each step)"))
     if r.samples_per_prompt:
         rows.append(("samples per prompt", " → ".join(map(str, r.samples_per_prompt)) + f"  ({len(r.samples_per_prompt)} phases)"))
@@ -210,11 +213,20 @@ def environments_text(m: Metrics) -> list[str]:
     return out
 
 
+def pretraining_text(m: Metrics) -> list[str]:
+    """With continued pre-training, one line under the cost breakdown: tokens, FLOPs, hours, corpus and the score it
+    reaches (``models/cost/pretraining.py``)."""
+    if not m.pretraining:
+        return []
+    from planopt.models.cost.pretraining import describe
+    return ["  continued pre-training: " + describe(m.pretraining)]
+
+
 def metrics_sections(m: Metrics) -> list[str]:
     """The report's cost breakdown, fixed vs elastic line, releases, environments, time breakdown and quantities,
     as lines."""
     return ["Cost breakdown", breakdown(m.cost_breakdown_usd, usd, "total"), cost_split_text(m), *releases_text(m),
-            *environments_text(m),
+            *environments_text(m), *pretraining_text(m),
             "", "Time breakdown", breakdown(m.hours_breakdown, hours, "wall time"),
             "", "Quantities", quantities_table(m.quantities)]
 

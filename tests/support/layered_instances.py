@@ -1,9 +1,11 @@
 """Random jobs that switch the plan model's layers on at random, several at once (issue 23 item 2): stages,
 a choice of student, retention, separate rollout hardware, asynchronous RL, a trained teacher, (issue 27,
-lever 1) environment pools and (issue 27, lever 6) a teacher precision per sampling phase, on the small random jobs
-of ``random_instances`` and ``staged_instances``, small enough for the plan-by-plan oracle (and its scenario
-counterpart) to list every plan. The environments and precision layers are each drawn from a generator of their
-own, so the other layers' draws are those of the seeds before them."""
+lever 1) environment pools, (lever 6) a teacher precision per sampling phase and (lever 7) continued pre-training,
+on the small random jobs of ``random_instances`` and ``staged_instances``, small enough for the plan-by-plan oracle
+(and its scenario counterpart) to list every plan. The environments, precision and continued pre-training layers
+are each drawn from a generator of their own, so the other layers' draws are those of the seeds before them;
+continued pre-training is switched on only where the job stays within the oracle's size, so every seed that drew a
+job before still draws one."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from tests.support.precision_instances import with_precision_by_phase
 from tests.support.retention_instances import retention_block, with_a_covering_option
 
 LAYERS = ("stages", "students", "retention", "rollout", "async", "teacher")
-ALL_LAYERS = LAYERS + ("environments", "precision")
+ALL_LAYERS = LAYERS + ("environments", "precision", "cpt")
 MAX_LAYERED_PLANS = 900
 
 
@@ -105,7 +107,28 @@ def layered_job_dict(seed: int, max_stages: int = 3, precision: bool = True) -> 
         return None
     if space_size(inst) > MAX_LAYERED_PLANS:
         return None
-    return d, on
+    return _with_pretraining(d, on, seed)
+
+
+def pretraining_block(rng: random.Random) -> dict:
+    """A random ``continued_pretraining`` block: 0 and one or two token counts the small students gain from."""
+    tokens = sorted(rng.sample([2e8, 1e9, 3e9, 1e10], rng.choice([1, 2])))
+    return {"tokens_options": [0.0] + tokens, "usd_per_billion_tokens": round(rng.uniform(0.0, 400.0), 2),
+            "tokens_per_parameter_scale": round(rng.uniform(0.2, 2.0), 3)}
+
+
+def _with_pretraining(d: dict, on: set[str], seed: int) -> tuple[dict, set[str]]:
+    """The job with continued pre-training on (its own generator) where it stays valid and within the oracle's size."""
+    rng = random.Random(450_000 + seed)
+    if rng.random() >= 0.45:
+        return d, on
+    cpt = {**d, "continued_pretraining": pretraining_block(rng)}
+    try:
+        if space_size(parse_instance(cpt)) > MAX_LAYERED_PLANS:
+            return d, on
+    except ValueError:
+        return d, on
+    return cpt, on | {"cpt"}
 
 
 def layered_instance(seed: int, max_stages: int = 3):

@@ -1,6 +1,6 @@
 """Tiny portfolios whose first job switches the plan model's layers on at random (issue 23 item 3): stages, a
-choice of student, retention, separate rollout GPUs, asynchronous RL and a trained teacher
-(``layered_instances.layered_job_dict``), next to a plain tiny job sharing its GPU type; three buckets, so that
+choice of student, retention, separate rollout GPUs, asynchronous RL, a trained teacher, environment pools and
+continued pre-training (``layered_instances.layered_job_dict``), next to a plain tiny job sharing its GPU type; three buckets, so that
 a job's gangs (its teacher's, then its stages) can run one after another. Small enough for the brute-force
 oracle of ``portfolio_oracle`` to list every plan and every schedule."""
 
@@ -64,6 +64,9 @@ def _narrowed(seed: int, made: tuple[dict, set[str]] | None) -> tuple[dict, set[
         inst = parse_instance(d)
     except ValueError:
         return None   # a layer the narrowing left without meaning (asynchronous RL without RL)
+    if "cpt" in on and space_size(inst) > MAX_PLANS:   # continued pre-training only where the oracle still lists it
+        d, on = {k: v for k, v in d.items() if k != "continued_pretraining"}, on - {"cpt"}
+        inst = parse_instance(d)
     if space_size(inst) > MAX_PLANS:   # narrow its option lists until the oracle can list every schedule
         inst = _cut_to_size(d)
         if inst is None:

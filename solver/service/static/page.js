@@ -61,6 +61,7 @@ const PLAN_LABELS = {
   gpu: "GPU", gpu_count: "GPUs", "rollout.gpu": "rollout GPU", "rollout.gpu_count": "rollout GPUs",
   staleness_steps: "generation behind training (steps)", checkpoint_interval_minutes: "checkpoint interval (minutes)",
   retention: "retention", trainer: "trainer", environment_pool: "environment pool (workers the environments run on)",
+  pretraining_tokens: "continued pre-training (tokens, before the stage)",
 };
 function planLabel(key) {
   const staged = key.match(/^stage(\d+)\.(.*)$/);
@@ -74,6 +75,7 @@ const planValue = (v) => Array.isArray(v) ? v.join(" → ") : typeof v === "bool
 // fields with its interval (a portfolio job's).
 function stageText(stage) {
   const parts = [`${stage.method.toUpperCase()} on ${stage.gpu_count} × ${stage.gpu}`, `${stage.steps.toLocaleString("en-US")} steps`];
+  if (stage.pretraining_tokens) parts.unshift(`continued pre-training on ${(stage.pretraining_tokens / 1e9).toLocaleString("en-US")} B tokens`);
   if (stage.rollout) parts.splice(1, 0, `generating on ${stage.rollout.gpu_count} × ${stage.rollout.gpu}`);
   if (stage.samples_per_prompt && stage.samples_per_prompt.length) parts.push("samples " + stage.samples_per_prompt.join(" → "));
   // a teacher precision per phase (teacher_precision_by_phase) as its schedule, int8 → int8 → fp8

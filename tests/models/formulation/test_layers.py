@@ -1,6 +1,6 @@
 """One plan model of composable layers, held to one oracle (issue 23 items 1-3): on random jobs that switch
 stages, a choice of student, retention, separate rollout hardware, asynchronous RL, a trained teacher, environment
-pools (issue 27, lever 1) and a teacher precision per sampling phase (issue 27, lever 6) on
+pools (issue 27, lever 1), a teacher precision per sampling phase (lever 6) and continued pre-training (lever 7) on
 at random, several at once, for every objective, the MIP's optimum equals the plan-by-plan oracle's, and
 the chance-constrained MIP's equals the oracle's over the same scenarios (expected objective, CVaR)."""
 
@@ -34,7 +34,7 @@ def test_the_seeds_switch_every_layer_on_and_several_at_once():
     layers = [layered_instance(s)[1] for s in SEEDS]
     count = Counter(layer for on in layers for layer in on)
     assert all(count[layer] >= 5 for layer in ("stages", "students", "retention", "rollout", "async", "teacher",
-                                               "environments", "precision")), count
+                                               "environments", "precision", "cpt")), count
     assert sum(len(on) >= 2 for on in layers) >= len(layers) // 2
     assert len({layered_instance(s)[0].objective for s in SEEDS}) == 4
 
