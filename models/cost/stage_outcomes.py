@@ -57,6 +57,7 @@ class StagePriors:
     lora_gain: Any
     lora_forgetting: Any
     staleness_loss: Any = 0.0   # asynchronous RL's share of the gain lost per step of staleness (``asynchronous.py``)
+    fp8_penalty: Any = None     # the fp8 teacher's score penalty (``learning.precision_penalty``); None: the instance's
 
     @classmethod
     def point(cls, inst: Instance, method: str) -> "StagePriors":
@@ -66,7 +67,8 @@ class StagePriors:
         repeat = pri.sft_repeat_scale_epochs if method == "sft" else pri.prompt_repeat_scale_epochs
         return cls(m.signal_scale_samples, m.ceiling_share_of_headroom, m.forgetting_share_of_baseline, repeat,
                    pri.sft_forgetting_mix_exponent, getattr(pri.lora_gain_share, method),
-                   getattr(pri.lora_forgetting_share, method), pri.staleness_gain_loss_per_step)
+                   getattr(pri.lora_forgetting_share, method), pri.staleness_gain_loss_per_step,
+                   pri.fp8_teacher_score_penalty)
 
 
 def _full_outcome(inst: Instance, r: Recipe, start, p: StagePriors):
@@ -81,7 +83,8 @@ def _full_outcome(inst: Instance, r: Recipe, start, p: StagePriors):
         forgetting = lc.sft_forgetting(task, r.external_data_share, examples, p.forgetting_share, p.sft_mix_exponent,
                                        inst.priors.sft_forgetting_scale_samples)
         return end, forgetting
-    end = lc.on_policy_quality(inst, r, p.signal_scale, p.ceiling_share, p.repeat_scale, start=start)
+    end = lc.on_policy_quality(inst, r, p.signal_scale, p.ceiling_share, p.repeat_scale, start=start,
+                               fp8_penalty=p.fp8_penalty)
     return end, forgetting_per_point(inst, r, p, lora=False) * np.abs(end - start)
 
 
@@ -90,7 +93,7 @@ def forgetting_per_point(inst: Instance, r: Recipe, p: StagePriors | None = None
     (full weights'; with ``lora`` and a LoRA recipe, times the LoRA forgetting share). 0 without headroom."""
     p = p or StagePriors.point(inst, r.method)
     task = inst.task
-    headroom = np.abs(lc.on_policy_ceiling(inst, r, p.ceiling_share) - task.baseline_score)
+    headroom = np.abs(lc.on_policy_ceiling(inst, r, p.ceiling_share, p.fp8_penalty) - task.baseline_score)
     safe = np.where(headroom != 0, headroom, 1.0)
     share = p.lora_forgetting if (lora and r.lora_rank is not None) else 1.0
     return np.where(headroom != 0, share * task.general_score_baseline * p.forgetting_share / safe, 0.0)

@@ -219,6 +219,12 @@ def default_parameters(inst: "Instance") -> list[Parameter]:
                           d.STALENESS_GAIN_LOSS_PER_STEP, sp.ABSOLUTE_STALENESS_GAIN_LOSS_PER_STEP, "staleness",
                           "spreads.ABSOLUTE_STALENESS_GAIN_LOSS_PER_STEP: AReaL's staleness ablation at η = 2 and 16")
         out.append(dataclasses.replace(stale, upper_bound=0.999))  # a share of the gain lost per step, below 1
+    if "opd" in methods and "fp8" in inst.teacher.precision_options:
+        fp8 = _absolute("priors.fp8_teacher_score_penalty", pri.fp8_teacher_score_penalty,
+                        d.TEACHER_PRECISION_SCORE_PENALTY["fp8"], sp.ABSOLUTE_FP8_TEACHER_SCORE_PENALTY, "fp8_teacher",
+                        "spreads.ABSOLUTE_FP8_TEACHER_SCORE_PENALTY: Open LLM v1 recovery of FP8 checkpoints, "
+                        "99.7 % (arXiv 2411.02355's W8A8-FP) to 99.14 % (per-tensor)")
+        out.append(dataclasses.replace(fp8, upper_bound=0.999))  # a share of the teacher's score, below 1
     if inst.releases is not None and inst.releases.releases > 1 and "sft" in methods:
         out.append(Parameter("releases.sft_labels_rebuilt_share", inst.releases.sft_labels_rebuilt_share, None, None, 0.8,
                              "labels_rebuilt", "no default spread (no published rate of label churn)", upper_bound=1.0))
@@ -275,11 +281,18 @@ def parameters(inst: "Instance") -> list[Parameter]:
     return out
 
 
+# Groups added after scenarios were first published, drawn after the others in this order, so that the draws of
+# every earlier group (and the figures stated from them) stay those of the same seed.
+LATE_GROUPS = ("fp8_teacher",)
+
+
 def draw(inst: "Instance", n: int, seed: int = DEFAULT_SEED) -> Scenarios:
-    """``n`` scenarios of ``inst``'s parameters; each group's parameters share one standard normal draw."""
+    """``n`` scenarios of ``inst``'s parameters; each group's parameters share one standard normal draw, the groups
+    drawn in sorted order and then ``LATE_GROUPS``."""
     params = parameters(inst)
     rng = np.random.default_rng(seed)
-    groups = sorted({p.group for p in params})
+    present = {p.group for p in params}
+    groups = sorted(present - set(LATE_GROUPS)) + [g for g in LATE_GROUPS if g in present]
     z = {g: rng.standard_normal(n) for g in groups}
     return Scenarios(n, seed, {p.name: p.values(z[p.group]) for p in params}, inst.task.general_score_family)
 

@@ -113,8 +113,9 @@ class ScenarioEvaluator:
             f = lc.sft_forgetting(task, r.external_data_share, examples, share, exponent, inst.priors.sft_forgetting_scale_samples)
         else:
             repeat = self.value("priors.prompt_repeat_scale_epochs", inst.priors.prompt_repeat_scale_epochs)
-            q = lc.on_policy_quality(inst, r, scale, ceiling_share, repeat)
-            f = lc.on_policy_forgetting(task, q, lc.on_policy_ceiling(inst, r, ceiling_share), share)
+            fp8 = self.value("priors.fp8_teacher_score_penalty", inst.priors.fp8_teacher_score_penalty)
+            q = lc.on_policy_quality(inst, r, scale, ceiling_share, repeat, fp8_penalty=fp8)
+            f = lc.on_policy_forgetting(task, q, lc.on_policy_ceiling(inst, r, ceiling_share, fp8), share)
         if r.lora_rank is not None:
             gain = self.value(f"priors.lora_gain_share.{m}", getattr(inst.priors.lora_gain_share, m))
             keep = self.value(f"priors.lora_forgetting_share.{m}", getattr(inst.priors.lora_forgetting_share, m))
@@ -269,7 +270,8 @@ class ScenarioEvaluator:
                            self.value("priors.sft_forgetting_mix_exponent", inst.priors.sft_forgetting_mix_exponent),
                            self.value(f"priors.lora_gain_share.{method}", point.lora_gain),
                            self.value(f"priors.lora_forgetting_share.{method}", point.lora_forgetting),
-                           self.value("priors.staleness_gain_loss_per_step", point.staleness_loss))
+                           self.value("priors.staleness_gain_loss_per_step", point.staleness_loss),
+                           self.value("priors.fp8_teacher_score_penalty", point.fp8_penalty))
 
     def plan_metrics(self, plan: Plan) -> ScenarioMetrics:
         """Any plan of the instance in each scenario (ValueError naming the field for a plan outside its options):
