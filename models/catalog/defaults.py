@@ -627,6 +627,12 @@ FROZEN_OFFLOAD_STREAM_BYTES_PER_PARAM_PER_MICROSTEP = 4.0
 # 0.985, 0.924 and 0.748, i.e. δ = 0.0077, 0.0099 and 0.018 per step (INFERRED); the point is η = 8's, the
 # largest staleness AReaL calls "properly constrained" (η = 1 and 4 gain slightly: noise at this size).
 STALENESS_GAIN_LOSS_PER_STEP = 0.0099
+# Asynchronous (off-policy) OPD: the share of OPD's gain lost per step of staleness. INFERRED: RL's δ above. No
+# measured figure per step was found: AsyncOPD (Kang et al. 2026, arXiv 2606.24143, READ abstract) reports
+# "comparable accuracy" to synchronous OPD at 1.6-3.8x the throughput with its estimators, and that the
+# student-weighted reverse KL (the per-token reward of Thinking Machines' OPD) is "vulnerable" to stale rollouts
+# when left as is; its per-staleness accuracies were not readable. The spread (spreads.py) says how little is known.
+OPD_STALENESS_GAIN_LOSS_PER_STEP = STALENESS_GAIN_LOSS_PER_STEP
 LORA_GAIN_SHARE = {"sft": 0.87, "rl": 1.0, "opd": 0.94}
 # Forgetting: the share of full fine-tuning's forgetting a LoRA plan keeps. SFT 0.2:
 # Biderman et al. 2024 §4.2, math IFT at epoch 4: forgetting metric (mean of

@@ -230,3 +230,9 @@ ABSOLUTE_STALENESS_GAIN_LOSS_PER_STEP = two_estimates(0.0077, 0.018)
 # 99.14 %; Meta-Llama-3-8B-Instruct-FP8 99.28 %, Llama-3.1-8B-Instruct-FP8 99.53 %). The same cards' other suites
 # recover 100.0-105.4 % (Arena-Hard, Open LLM v2, HumanEval), and the 405B's Open LLM v1 100.0-100.1 %: below P10.
 ABSOLUTE_FP8_TEACHER_SCORE_PENALTY = (0.003, 0.0086)
+
+# Asynchronous OPD's share of gain lost per staleness step (defaults.OPD_STALENESS_GAIN_LOSS_PER_STEP, RL's δ,
+# INFERRED). P10 0.002: AsyncOPD (arXiv 2606.24143) keeps "comparable accuracy" asynchronously (a fifth of RL's δ,
+# INFERRED); P90 0.05: its reverse KL left as is is "vulnerable" to staleness (five times RL's, INFERRED). Wide on
+# purpose: no per-step figure was found.
+ABSOLUTE_OPD_STALENESS_GAIN_LOSS_PER_STEP = (0.002, 0.05)

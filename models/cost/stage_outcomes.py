@@ -56,7 +56,7 @@ class StagePriors:
     sft_mix_exponent: Any
     lora_gain: Any
     lora_forgetting: Any
-    staleness_loss: Any = 0.0   # asynchronous RL's share of the gain lost per step of staleness (``asynchronous.py``)
+    staleness_loss: Any = 0.0   # asynchronous RL's or OPD's share of the gain lost per step of staleness (``asynchronous.py``)
     fp8_penalty: Any = None     # the fp8 teacher's score penalty (``learning.precision_penalty``); None: the instance's
 
     @classmethod
@@ -67,7 +67,7 @@ class StagePriors:
         repeat = pri.sft_repeat_scale_epochs if method == "sft" else pri.prompt_repeat_scale_epochs
         return cls(m.signal_scale_samples, m.ceiling_share_of_headroom, m.forgetting_share_of_baseline, repeat,
                    pri.sft_forgetting_mix_exponent, getattr(pri.lora_gain_share, method),
-                   getattr(pri.lora_forgetting_share, method), pri.staleness_gain_loss_per_step,
+                   getattr(pri.lora_forgetting_share, method), pri.staleness_loss(method),
                    pri.fp8_teacher_score_penalty)
 
 
@@ -106,7 +106,7 @@ def stage_outcome(inst: Instance, r: Recipe, start, priors: StagePriors | None =
     end, forgetting = _full_outcome(inst, r, start, p)
     if r.lora_rank is not None:
         end, forgetting = start + p.lora_gain * (end - start), p.lora_forgetting * forgetting
-    if r.staleness_steps:  # asynchronous RL keeps (1 - delta)^s of the stage's gain, its forgetting as is (recipes._asynchronous)
+    if r.staleness_steps:  # asynchronous RL or OPD keeps (1 - delta)^s of the stage's gain, its forgetting as is (recipes._asynchronous)
         end = start + gain_kept(p.staleness_loss, r.staleness_steps) * (end - start)
     if priors is None and np.ndim(start) == 0:
         return float(end), float(forgetting)

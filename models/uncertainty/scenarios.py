@@ -39,6 +39,9 @@ from planopt.models.schema.plan import HardwareChoice, Plan, Recipe
 from planopt.models.cost.recipes import EVAL, RATE_FACTOR, family_of
 from planopt.models.cost.components import ENV_RATE
 from planopt.models.cost.stage_outcomes import StagePriors, stage_outcome
+
+# the prior each method's staleness loss is drawn as (``priors.staleness_loss``)
+STALENESS_PRIOR = {"rl": "priors.staleness_gain_loss_per_step", "opd": "priors.opd_staleness_gain_loss_per_step"}
 from planopt.models.uncertainty.model import Scenarios
 
 # Drawn forgetting priors a candidate student of another general-score family reads scaled by the ratio of the
@@ -120,8 +123,8 @@ class ScenarioEvaluator:
             gain = self.value(f"priors.lora_gain_share.{m}", getattr(inst.priors.lora_gain_share, m))
             keep = self.value(f"priors.lora_forgetting_share.{m}", getattr(inst.priors.lora_forgetting_share, m))
             q, f = lc.lora_outcomes(task.baseline_score, q, f, gain, keep)
-        if r.staleness_steps:  # asynchronous RL keeps (1 - delta)^s of the gain (asynchronous.py)
-            delta = self.value("priors.staleness_gain_loss_per_step", inst.priors.staleness_gain_loss_per_step)
+        if r.staleness_steps:  # asynchronous RL or OPD keeps (1 - delta)^s of the gain (asynchronous.py)
+            delta = self.value(STALENESS_PRIOR[m], inst.priors.staleness_loss(m))
             q = task.baseline_score + gain_kept(delta, r.staleness_steps) * (q - task.baseline_score)
         return np.broadcast_to(q, (self.sc.n,)).astype(float), np.broadcast_to(f, (self.sc.n,)).astype(float)
 
@@ -270,7 +273,7 @@ class ScenarioEvaluator:
                            self.value("priors.sft_forgetting_mix_exponent", inst.priors.sft_forgetting_mix_exponent),
                            self.value(f"priors.lora_gain_share.{method}", point.lora_gain),
                            self.value(f"priors.lora_forgetting_share.{method}", point.lora_forgetting),
-                           self.value("priors.staleness_gain_loss_per_step", point.staleness_loss),
+                           self.value(STALENESS_PRIOR.get(method, STALENESS_PRIOR["rl"]), point.staleness_loss),
                            self.value("priors.fp8_teacher_score_penalty", point.fp8_penalty))
 
     def plan_metrics(self, plan: Plan) -> ScenarioMetrics:
