@@ -324,6 +324,10 @@ OPD_SIGNAL_SCALE_SAMPLES = 9.2e5
 # Teacher precision: "Give Me BF16 or Give Me Death" (arXiv 2411.02355):
 # FP8 W8A8 lossless; INT8 W8A8 1–3 % degradation (-> 2 %); INT4 W4A16
 # "rivaling 8-bit" (-> 2 %). Relative drop of the teacher's score.
+# FP8 0 (priors.fp8_teacher_score_penalty; its spread in spreads.ABSOLUTE_FP8_TEACHER_SCORE_PENALTY): the paper's
+# W8A8-FP checkpoints (Neural Magic's Meta-Llama-3.1-{8B,70B}-Instruct-FP8-dynamic cards) recover 99.7 % of Open
+# LLM v1, 100.0-101.2 % of v2, 101.6-105.4 % of Arena-Hard and 100.0-100.4 % of HumanEval pass@1; the 405B's
+# 100.0-100.1 % of Open LLM v1: the sign changes across suites, within the evaluations' noise.
 TEACHER_PRECISION_SCORE_PENALTY = {"bf16": 0.0, "fp8": 0.0, "int8": 0.02, "int4": 0.02}
 
 # --- Forgetting priors -------------------------------------------------------
@@ -623,6 +627,12 @@ FROZEN_OFFLOAD_STREAM_BYTES_PER_PARAM_PER_MICROSTEP = 4.0
 # 0.985, 0.924 and 0.748, i.e. δ = 0.0077, 0.0099 and 0.018 per step (INFERRED); the point is η = 8's, the
 # largest staleness AReaL calls "properly constrained" (η = 1 and 4 gain slightly: noise at this size).
 STALENESS_GAIN_LOSS_PER_STEP = 0.0099
+# Asynchronous (off-policy) OPD: the share of OPD's gain lost per step of staleness. INFERRED: RL's δ above. No
+# measured figure per step was found: AsyncOPD (Kang et al. 2026, arXiv 2606.24143, READ abstract) reports
+# "comparable accuracy" to synchronous OPD at 1.6-3.8x the throughput with its estimators, and that the
+# student-weighted reverse KL (the per-token reward of Thinking Machines' OPD) is "vulnerable" to stale rollouts
+# when left as is; its per-staleness accuracies were not readable. The spread (spreads.py) says how little is known.
+OPD_STALENESS_GAIN_LOSS_PER_STEP = STALENESS_GAIN_LOSS_PER_STEP
 LORA_GAIN_SHARE = {"sft": 0.87, "rl": 1.0, "opd": 0.94}
 
 # --- Continued pre-training (issue 27, lever 7; cost/pretraining.py, reference/pretraining.md) ----------------

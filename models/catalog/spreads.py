@@ -227,3 +227,18 @@ ABSOLUTE_STALENESS_GAIN_LOSS_PER_STEP = two_estimates(0.0077, 0.018)
 # geometric mean, σ = 0.886 of their logs (INFERRED; the benchmark, more than the run, sets the share), as a
 # factor on the point: exp(±1.2816 σ).
 FACTOR_CPT_HEADROOM_SHARE = (math.exp(-Z_P90 * 0.886), math.exp(Z_P90 * 0.886))
+
+# The fp8 teacher's relative score penalty (defaults.TEACHER_PRECISION_SCORE_PENALTY["fp8"], a point 0: the sources'
+# fp8 figures are within their own noise). Its spread, from the Open LLM Leaderboard v1 recoveries of Neural Magic's
+# FP8 checkpoints, the one suite reported for every model: P10 0.3 %, the W8A8-FP format of "Give Me BF16 or Give Me
+# Death" (arXiv 2411.02355; dynamic per-token FP8, Meta-Llama-3.1-8B- and 70B-Instruct-FP8-dynamic cards: 99.7 %);
+# P90 0.86 %, the largest drop among the per-tensor FP8 cards (Mixtral-8x22B-Instruct-v0.1-FP8: 79.15 -> 78.47,
+# 99.14 %; Meta-Llama-3-8B-Instruct-FP8 99.28 %, Llama-3.1-8B-Instruct-FP8 99.53 %). The same cards' other suites
+# recover 100.0-105.4 % (Arena-Hard, Open LLM v2, HumanEval), and the 405B's Open LLM v1 100.0-100.1 %: below P10.
+ABSOLUTE_FP8_TEACHER_SCORE_PENALTY = (0.003, 0.0086)
+
+# Asynchronous OPD's share of gain lost per staleness step (defaults.OPD_STALENESS_GAIN_LOSS_PER_STEP, RL's δ,
+# INFERRED). P10 0.002: AsyncOPD (arXiv 2606.24143) keeps "comparable accuracy" asynchronously (a fifth of RL's δ,
+# INFERRED); P90 0.05: its reverse KL left as is is "vulnerable" to staleness (five times RL's, INFERRED). Wide on
+# purpose: no per-step figure was found.
+ABSOLUTE_OPD_STALENESS_GAIN_LOSS_PER_STEP = (0.002, 0.05)

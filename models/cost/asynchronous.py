@@ -1,6 +1,7 @@
-r"""Asynchronous RL: generation for step k+1 overlaps training on step k.
+r"""Asynchronous RL and OPD: generation for step k+1 overlaps training on step k.
 
-With ``training.staleness_steps_options`` above 0, an RL recipe may run
+With ``training.staleness_steps_options`` above 0, an RL recipe (and an OPD recipe under
+``training.asynchronous_opd``, :func:`staleness_options`) may run
 asynchronously at staleness :math:`s` (``Recipe.staleness_steps``): rollouts come
 from a policy up to :math:`s` steps behind the one trained, as AReaL's
 ``max_head_offpolicyness`` and NeMo RL's ``max_trajectory_age_steps`` bound it.
@@ -10,8 +11,8 @@ cannot overlap with its own trainer).
 
 **Time.** In phase :math:`p` (its own samples per prompt) a step lasts the longer
 of its generation :math:`G_p` (decode, the tail, prefill, the environment's
-serial latency) and its training :math:`T_p` (log-probs, reward model, the
-update), and the weight hand-over and the validation decodes stay serial
+serial latency) and its training :math:`T_p` (log-probs, reward model, OPD's
+teacher scoring, the update), and the weight hand-over and the validation decodes stay serial
 (:math:`S`): the run's compute hours are
 
 .. math:: T = S + \sum_p \max(G_p, T_p)
@@ -33,18 +34,18 @@ environments run after generation); ``@q`` asynchronous RL with an agent loop,
 sides); ``@e`` a synchronous agent loop, :math:`\max(G_p, E_p)` with training
 serial. Every maximum is one epigraph over its sides, whatever their number.
 
-**Quality.** A stale plan keeps :math:`(1 - \delta)^s` of RL's quality gain,
+**Quality.** A stale plan keeps :math:`(1 - \delta)^s` of its method's quality gain,
 
 .. math:: q = q_0 + (1 - \delta)^s (q^{sync} - q_0),
 
 :math:`\delta` = ``priors.staleness_gain_loss_per_step`` (AReaL's staleness
 ablation, ``defaults.STALENESS_GAIN_LOSS_PER_STEP``, its spread in
-``spreads.py``). Forgetting is the synchronous recipe's: AReaL reports task
+``spreads.py``); OPD's :math:`\delta` is ``priors.opd_staleness_gain_loss_per_step``
+(``defaults.OPD_STALENESS_GAIN_LOSS_PER_STEP``: RL's, INFERRED, with a wide spread). Forgetting is the synchronous recipe's: AReaL reports task
 scores only, and staleness does not shrink the update.
 
-Not modelled (refused in one line): staged plans, candidate students, chance
-constraints (their linear scenario rows cannot hold a maximum) and portfolios
-(which refuse rollout GPUs).
+It composes with staged plans, candidate students, chance constraints (an epigraph per
+scenario, ``formulation/scenarios.py``) and portfolios.
 """
 
 from __future__ import annotations
@@ -165,12 +166,24 @@ def gain_kept(delta, staleness: int):
     return (1.0 - delta) ** staleness
 
 
+def staleness_options(inst, method: str) -> list[int]:
+    """The staleness options of ``method``'s recipes, sorted: RL's ``training.staleness_steps_options``; OPD's the
+    same under ``training.asynchronous_opd``, else [0]; SFT's [0]."""
+    t = inst.training
+    if method == "rl" or (method == "opd" and t.asynchronous_opd):
+        return sorted(set(t.staleness_steps_options))
+    return [0]
+
+
 def check_staleness_options(inst) -> None:
     """Raise ValueError naming the field when ``training.staleness_steps_options`` cannot be honoured."""
     where = "training.staleness_steps_options"
-    if "rl" not in inst.training.methods:
-        raise ValueError(f"{where}: staleness above 0 is asynchronous RL, and training.methods has no 'rl'; expected [0]")
+    methods = inst.training.methods
+    if "rl" not in methods and not ("opd" in methods and inst.training.asynchronous_opd):
+        raise ValueError(f"{where}: staleness above 0 is asynchronous RL or OPD, and training.methods has no 'rl' "
+                         + ("nor 'opd'" if "opd" not in methods else "and training.asynchronous_opd is false")
+                         + "; expected [0]")
     if not inst.hardware.rollout_gpus:
-        raise ValueError(f"{where}: asynchronous RL overlaps generation with training on separate GPUs; "
+        raise ValueError(f"{where}: asynchronous RL and OPD overlap generation with training on separate GPUs; "
                          "give hardware.rollout_gpus, or expected [0]")
 

@@ -29,6 +29,10 @@ def check_physics(inst: Instance) -> None:
         check_rollout_options(inst, price_usd_per_gpu_hour)
     if any(s > 0 for s in inst.training.staleness_steps_options):
         check_staleness_options(inst)
+    if inst.training.asynchronous_opd and ("opd" not in inst.training.methods
+                                           or not any(s > 0 for s in inst.training.staleness_steps_options)):
+        raise ValueError("training.asynchronous_opd: asynchronous OPD needs 'opd' in training.methods and a staleness "
+                         "above 0 in training.staleness_steps_options; expected false")
     if inst.retention is not None:
         check_cover(inst)
     check_block(inst)

@@ -58,6 +58,7 @@ from planopt.models.catalog.prices import PriceRow
 from dataclasses import replace
 
 from planopt.models.schema.plan import HardwareChoice, split_class, staleness_of_class
+from planopt.models.cost.asynchronous import staleness_options
 from planopt.models.cost.components import (ATTN, CP_LOGPROB, CP_SFT_SEQ, CP_TRAIN, DECODE, ENV_CPU, ENV_WAIT, EVAL, FSDP, LOGPROB_A2A, OFFLOAD_STATE, OFFLOAD_STREAM, PREFILL, REWARD_MODEL,
                       STUDENT_FWD, SYNC, TAIL, TEACHER, TRAIN, TRAIN_A2A, adapter_ranks, family_of, sft_sequence_tokens,
                       sft_shape)
@@ -197,17 +198,19 @@ def offloads(inst: Instance, choice: HardwareChoice) -> bool:
 
 def memory_classes(inst: Instance) -> list[str]:
     """The memory classes a plan of the instance can fall in: per adapter, each method (OPD per teacher precision,
-    asynchronous RL per staleness above 0)."""
+    asynchronous RL and OPD per staleness above 0)."""
     classes = []
     for lora in adapter_ranks(inst):
         suffix = "" if lora is None else f"+lora{lora}"
         for m in inst.training.methods:
-            if m == "opd":
-                classes.extend(f"opd:{p}{suffix}" for p in sorted(set(inst.teacher.precision_options)))
+            stale = [f"@s{s}" for s in staleness_options(inst, m) if s]
+            if m == "opd":  # per precision, and asynchronous OPD at each staleness above 0 (asynchronous.py)
+                classes.extend(f"opd:{p}{s}{suffix}" for p in sorted(set(inst.teacher.precision_options))
+                               for s in [""] + stale)
             else:
                 classes.append(m + suffix)
                 if m == "rl":  # asynchronous RL at each staleness above 0 (asynchronous.py)
-                    classes.extend(f"rl@s{s}{suffix}" for s in sorted(set(inst.training.staleness_steps_options)) if s)
+                    classes.extend(f"rl{s}{suffix}" for s in stale)
     return classes
 
 
@@ -361,7 +364,7 @@ class HardwareProfile:
         if peak > limit:
             return peak, f"training state {peak / ph.GB:.0f} GB/GPU > {limit / ph.GB:.0f} GB usable"
         if staleness_of_class(memory_class) and not self.choice.split:
-            return 0.0, "asynchronous RL overlaps generation with training: it needs separate rollout GPUs"
+            return 0.0, f"asynchronous {method.upper()} overlaps generation with training: it needs separate rollout GPUs"
         if method == "sft":
             if self.choice.split:
                 return peak, "SFT generates nothing: separate rollout GPUs would sit idle"

@@ -119,23 +119,33 @@ def sft_forgetting(task: Task, external_share: float, examples: float, forgettin
             * (1.0 - np.exp(-examples / forgetting_scale)))
 
 
-def on_policy_ceiling(inst: Instance, r: Recipe, ceiling_share):
+def on_policy_ceiling(inst: Instance, r: Recipe, ceiling_share, fp8_penalty=None):
     """An RL or OPD recipe's ceiling: OPD's teacher score less its precision penalty (the last phase's precision:
     the teacher the run ends distilling towards, which its progress and forgetting are measured against), RL's as
-    SFT's."""
+    SFT's. ``fp8_penalty``: the fp8 teacher's penalty (an array over scenarios); None: the instance's prior."""
     if r.method == "opd":
-        return phase_ceilings(inst, r, ceiling_share)[-1]
+        return phase_ceilings(inst, r, ceiling_share, fp8_penalty)[-1]
     task = inst.task
     return task.baseline_score + ceiling_share * (task.score_ceiling - task.baseline_score)
 
 
-def phase_ceilings(inst: Instance, r: Recipe, ceiling_share) -> list:
+def precision_penalty(inst: Instance, precision: str, fp8_penalty=None):
+    r""":math:`\pi(p)`, the relative drop of the teacher's score when it scores at precision :math:`p`:
+    ``defaults.TEACHER_PRECISION_SCORE_PENALTY``, fp8's from ``priors.fp8_teacher_score_penalty`` (default 0: its
+    sources are within their noise; the scenario model draws a spread, ``spreads.ABSOLUTE_FP8_TEACHER_SCORE_PENALTY``)
+    or ``fp8_penalty`` where given."""
+    if precision != "fp8":
+        return d.TEACHER_PRECISION_SCORE_PENALTY[precision]
+    return inst.priors.fp8_teacher_score_penalty if fp8_penalty is None else fp8_penalty
+
+
+def phase_ceilings(inst: Instance, r: Recipe, ceiling_share, fp8_penalty=None) -> list:
     r"""The ceiling each sampling phase moves the score towards: RL's one ceiling in every phase; OPD's
     :math:`C_j = \text{teacher score} \cdot (1 - \pi(p_j))` of phase :math:`j`'s teacher precision :math:`p_j`
-    (``Recipe.teacher_precisions``; :math:`\pi` = ``defaults.TEACHER_PRECISION_SCORE_PENALTY``)."""
+    (``Recipe.teacher_precisions``; :math:`\pi`: :func:`precision_penalty`)."""
     if r.method != "opd":
         return [on_policy_ceiling(inst, r, ceiling_share)] * len(r.samples_per_prompt)
-    return [inst.teacher.score * (1.0 - d.TEACHER_PRECISION_SCORE_PENALTY[p]) for p in r.teacher_precisions]
+    return [inst.teacher.score * (1.0 - precision_penalty(inst, p, fp8_penalty)) for p in r.teacher_precisions]
 
 
 def phase_effective_prompts(inst: Instance, r: Recipe, repeat_scale) -> list:
@@ -154,12 +164,14 @@ def _phase_worth(unique, drawn, phases: int, repeat_scale):
     return tuple(after - before for before, after in zip(worth, worth[1:]))
 
 
-def on_policy_quality(inst: Instance, r: Recipe, signal_scale, ceiling_share, repeat_scale, start=None):
+def on_policy_quality(inst: Instance, r: Recipe, signal_scale, ceiling_share, repeat_scale, start=None,
+                      fp8_penalty=None):
     """Score after the recipe's phases; each phase trains ``steps / phases`` steps at its samples per prompt,
     on prompts worth :func:`phase_effective_prompts` fresh ones. ``start``: the score the run starts from
-    (a later stage of a staged plan, ``stage_outcomes.py``); the task's baseline when None."""
+    (a later stage of a staged plan, ``stage_outcomes.py``); the task's baseline when None. ``fp8_penalty``:
+    :func:`precision_penalty`'s, drawn per scenario; None: the instance's prior."""
     task = inst.task
-    ceilings = phase_ceilings(inst, r, ceiling_share)
+    ceilings = phase_ceilings(inst, r, ceiling_share, fp8_penalty)
     q = (task.baseline_score if start is None else start) + 0.0 * ceilings[0]  # broadcast to the shape of the priors
     for k, prompts, ceiling in zip(r.samples_per_prompt, phase_effective_prompts(inst, r, repeat_scale), ceilings):
         if r.method == "rl":

@@ -25,9 +25,10 @@ quality and forgetting as shares of full fine-tuning's (``learning.lora_outcomes
 
 .. math:: q = q_0 + g_m (q^{full} - q_0), \qquad F = \phi_m F^{full}
 
-Asynchronous RL (``staleness_steps`` above 0, ``asynchronous.py``): the same work,
-each component under its sampling phase's key so that generation and training can
-overlap phase by phase, and :math:`(1 - \delta)^s` of the quality gain.
+Asynchronous RL and OPD (``staleness_steps`` above 0, ``asynchronous.py``): the same
+work, each component under its sampling phase's key so that generation and training
+(OPD's teacher scoring among it) can overlap phase by phase, and :math:`(1 - \delta_m)^s`
+of the quality gain, :math:`\delta_m` the method's own (``Priors.staleness_loss``).
 
 Quality and forgetting come from ``learning.py`` (learning curves, forgetting).
 """
@@ -45,6 +46,7 @@ from planopt.models.cost.components import (  # noqa: F401  (also read from here
     family_of, sft_sequence_tokens, sft_shape, CP_TRAIN, CP_LOGPROB, CP_SFT_SEQ, CP_ROLLOUT_SEQ, ENV_CPU)
 from planopt.models.cost import context as cx
 from planopt.models.cost import environments as envs
+from planopt.models.cost.asynchronous import staleness_options
 from planopt.models.cost import physics as ph
 from planopt.models.cost import pretraining as pt
 from planopt.models.catalog import defaults as d
@@ -125,12 +127,13 @@ def enumerate_recipes(inst: Instance, teachers: tuple = (None,)) -> list[Recipe]
                                        for e in sorted(set(inst.sft_data.max_epochs_options)))
                 elif method == "rl":
                     recipes.extend(Recipe("rl", steps, s, lora_rank=lora, staleness_steps=stale) for s in schedules(inst)
-                                   for stale in sorted(set(inst.training.staleness_steps_options)))
+                                   for stale in staleness_options(inst, "rl"))
                 else:
                     for p in teacher_precision_schedules(inst):
                         recipes.extend(Recipe("opd", steps, s, p[0], lora_rank=lora, teacher_training=t,
-                                              teacher_precision_by_phase=p)
-                                       for s in schedules(inst) for t in teachers)
+                                              teacher_precision_by_phase=p, staleness_steps=stale)
+                                       for s in schedules(inst) for t in teachers
+                                       for stale in staleness_options(inst, "opd"))
     if inst.continued_pretraining is not None:  # each full-weight recipe once per token count (pretraining.py)
         tokens = pt.token_options(inst)
         recipes = [replace(r, pretraining_tokens=t) for r in recipes for t in tokens if not t or r.lora_rank is None]
@@ -178,12 +181,13 @@ def _check_sft_fields(inst: Instance, r: Recipe) -> None:
     if r.max_epochs not in inst.sft_data.max_epochs_options:
         raise ValueError(f"plan.max_epochs: expected one of sft_data.max_epochs_options {inst.sft_data.max_epochs_options}")
     if r.staleness_steps:
-        raise ValueError(f"plan.staleness_steps: {r.staleness_steps} is not an option: expected 0 for sft (only RL runs asynchronously)")
+        raise ValueError(f"plan.staleness_steps: {r.staleness_steps} is not an option: expected 0 for sft (only RL and OPD "
+                         "run asynchronously)")
 
 
 def _check_on_policy_fields(inst: Instance, r: Recipe) -> None:
     """:func:`check_recipe`'s checks of an RL or OPD recipe's own fields: no SFT data fields, a sampling
-    schedule of the instance's, a staleness of its options (RL only), a teacher precision exactly for OPD."""
+    schedule of the instance's, a staleness of its options, a teacher precision exactly for OPD."""
     if r.external_data_share is not None:
         raise ValueError(f"plan.external_data_share: must be null for {r.method}")
     if r.max_epochs is not None:
@@ -191,10 +195,11 @@ def _check_on_policy_fields(inst: Instance, r: Recipe) -> None:
     if tuple(r.samples_per_prompt) not in set(schedules(inst)):
         raise ValueError(f"plan.samples_per_prompt: expected {inst.training.phases} values from {inst.training.samples_per_prompt_options}"
                          + (" that never rise" if inst.training.taper_only else ""))
-    if r.staleness_steps not in inst.training.staleness_steps_options or (r.staleness_steps and r.method != "rl"):
+    if r.staleness_steps not in staleness_options(inst, r.method):
         raise ValueError(f"plan.staleness_steps: {r.staleness_steps} is not an option: expected "
-                         + ("one of training.staleness_steps_options " + str(inst.training.staleness_steps_options)
-                            if r.method == "rl" else f"0 for {r.method} (only RL runs asynchronously)"))
+                         + ("0 for opd (training.asynchronous_opd is false)" if r.method == "opd"
+                            and not inst.training.asynchronous_opd else "one of training.staleness_steps_options "
+                            + str(inst.training.staleness_steps_options)))
     if r.method == "opd":
         if r.teacher_precision not in inst.teacher.precision_options:
             raise ValueError(f"plan.teacher_precision: expected one of {inst.teacher.precision_options}")
@@ -404,21 +409,24 @@ def _environments_usd(inst: Instance, samples: float) -> tuple[float, float]:
 
 def _asynchronous(inst: Instance, r: Recipe, amounts: dict, quality: float, agent_loop: bool) -> tuple[dict, float]:
     r"""An asynchronous recipe (``asynchronous.py``): each component split by phase under its phase key (``@q`` with
-    an agent loop on a pool of environment workers, else ``@p``), and :math:`q = q_0 + (1 - \delta)^s (q - q_0)`."""
+    an agent loop on a pool of environment workers, else ``@p``), and :math:`q = q_0 + (1 - \delta_m)^s (q - q_0)`,
+    :math:`\delta_m` RL's or OPD's (``Priors.staleness_loss``)."""
     from planopt.models.cost.asynchronous import ASYNC_AGENT_LOOP_MARK, PHASE_MARK, gain_kept
     out = _split_by_phase(inst, r, amounts, ASYNC_AGENT_LOOP_MARK if agent_loop else PHASE_MARK)
     q0 = inst.task.baseline_score
-    return out, float(q0 + gain_kept(inst.priors.staleness_gain_loss_per_step, r.staleness_steps) * (quality - q0))
+    return out, float(q0 + gain_kept(inst.priors.staleness_loss(r.method), r.staleness_steps) * (quality - q0))
 
 
 def _split_by_phase(inst: Instance, r: Recipe, amounts: dict, mark: str, families: set | None = None) -> dict:
     """Each component (of ``families``; None: every one) split by sampling phase under its phase key of ``mark``:
-    per-step work by the phase's steps, per-sample work by its samples, decode by its samples per prompt; the
-    other components unchanged."""
+    per-step work by the phase's steps, per-sample work by its samples, decode by its samples per prompt, an OPD
+    teacher's scoring at one precision by the samples of the phases scored at it; the other components
+    unchanged."""
     from planopt.models.cost.asynchronous import phase_key
     phases = inst.training.phases
     per_step = {TAIL, SYNC, OFFLOAD_STATE, ENV_WAIT}
     share = [k / sum(r.samples_per_prompt) for k in r.samples_per_prompt]        # each phase's share of the samples
+    precisions = r.teacher_precisions
     out: dict[str, float] = {}
     for key, amount in amounts.items():
         fam = family_of(key)
@@ -430,6 +438,11 @@ def _split_by_phase(inst: Instance, r: Recipe, amounts: dict, mark: str, familie
                 if int(key.split("|")[2]) != k:
                     continue
                 part = amount / r.samples_per_prompt.count(k)   # phases of one k decode alike
+            elif fam == TEACHER:  # the phases scored at this key's precision, by their samples (one: every phase)
+                mine = key.split("|")[1]
+                if precisions[p] != mine:
+                    continue
+                part = amount * k / sum(kq for kq, q in zip(r.samples_per_prompt, precisions) if q == mine)
             else:
                 part = amount / phases if fam in per_step else amount * share[p]
             out[phase_key(key, p, mark)] = out.get(phase_key(key, p, mark), 0.0) + part

@@ -57,8 +57,9 @@ class StagePriors:
     sft_mix_exponent: Any
     lora_gain: Any
     lora_forgetting: Any
-    staleness_loss: Any = 0.0   # asynchronous RL's share of the gain lost per step of staleness (``asynchronous.py``)
+    staleness_loss: Any = 0.0   # asynchronous RL's or OPD's share of the gain lost per step of staleness (``asynchronous.py``)
     cpt_share: Any = None       # continued pre-training's share of the headroom closed (``pretraining.py``); None: the instance's
+    fp8_penalty: Any = None     # the fp8 teacher's score penalty (``learning.precision_penalty``); None: the instance's
 
     @classmethod
     def point(cls, inst: Instance, method: str) -> "StagePriors":
@@ -68,8 +69,9 @@ class StagePriors:
         repeat = pri.sft_repeat_scale_epochs if method == "sft" else pri.prompt_repeat_scale_epochs
         return cls(m.signal_scale_samples, m.ceiling_share_of_headroom, m.forgetting_share_of_baseline, repeat,
                    pri.sft_forgetting_mix_exponent, getattr(pri.lora_gain_share, method),
-                   getattr(pri.lora_forgetting_share, method), pri.staleness_gain_loss_per_step,
-                   None if inst.continued_pretraining is None else inst.continued_pretraining.headroom_share)
+                   getattr(pri.lora_forgetting_share, method), pri.staleness_loss(method),
+                   cpt_share=None if inst.continued_pretraining is None else inst.continued_pretraining.headroom_share,
+                   fp8_penalty=pri.fp8_teacher_score_penalty)
 
 
 def _full_outcome(inst: Instance, r: Recipe, start, p: StagePriors):
@@ -84,7 +86,8 @@ def _full_outcome(inst: Instance, r: Recipe, start, p: StagePriors):
         forgetting = lc.sft_forgetting(task, r.external_data_share, examples, p.forgetting_share, p.sft_mix_exponent,
                                        inst.priors.sft_forgetting_scale_samples)
         return end, forgetting
-    end = lc.on_policy_quality(inst, r, p.signal_scale, p.ceiling_share, p.repeat_scale, start=start)
+    end = lc.on_policy_quality(inst, r, p.signal_scale, p.ceiling_share, p.repeat_scale, start=start,
+                               fp8_penalty=p.fp8_penalty)
     return end, forgetting_per_point(inst, r, p, lora=False) * np.abs(end - start)
 
 
@@ -93,7 +96,7 @@ def forgetting_per_point(inst: Instance, r: Recipe, p: StagePriors | None = None
     (full weights'; with ``lora`` and a LoRA recipe, times the LoRA forgetting share). 0 without headroom."""
     p = p or StagePriors.point(inst, r.method)
     task = inst.task
-    headroom = np.abs(lc.on_policy_ceiling(inst, r, p.ceiling_share) - task.baseline_score)
+    headroom = np.abs(lc.on_policy_ceiling(inst, r, p.ceiling_share, p.fp8_penalty) - task.baseline_score)
     safe = np.where(headroom != 0, headroom, 1.0)
     share = p.lora_forgetting if (lora and r.lora_rank is not None) else 1.0
     return np.where(headroom != 0, share * task.general_score_baseline * p.forgetting_share / safe, 0.0)
@@ -108,7 +111,7 @@ def stage_outcome(inst: Instance, r: Recipe, start, priors: StagePriors | None =
     end, forgetting = _full_outcome(inst, r, start, p)
     if r.lora_rank is not None:
         end, forgetting = start + p.lora_gain * (end - start), p.lora_forgetting * forgetting
-    if r.staleness_steps:  # asynchronous RL keeps (1 - delta)^s of the stage's gain, its forgetting as is (recipes._asynchronous)
+    if r.staleness_steps:  # asynchronous RL or OPD keeps (1 - delta)^s of the stage's gain, its forgetting as is (recipes._asynchronous)
         end = start + gain_kept(p.staleness_loss, r.staleness_steps) * (end - start)
     if priors is None and np.ndim(start) == 0:
         return float(end), float(forgetting)

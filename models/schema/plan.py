@@ -8,7 +8,7 @@ its own.
 
 Each stage is a *recipe* (what is trained and how: method, length, sampling schedule,
 teacher precision, data mix, for SFT the most epochs over each distinct example, the
-adapter: full weights or LoRA of a rank, for RL its staleness: synchronous or
+adapter: full weights or LoRA of a rank, for RL and OPD its staleness: synchronous or
 asynchronous, ``cost/asynchronous.py``, and for OPD with a teacher trained as a stage the
 teacher's own plan, ``cost/teacher_training.py``) on a *hardware* choice (GPU type and
 count, CPU offload, and optionally separate rollout GPUs that generate apart from them,
@@ -148,7 +148,7 @@ class Recipe:
     @property
     def memory_class(self) -> str:
         """Recipes that load the GPUs alike: the method, OPD's teacher precision (its heaviest phase's,
-        ``memory_precision``), asynchronous RL's staleness (it needs separate rollout GPUs), and the adapter (``rl``,
+        ``memory_precision``), asynchronous RL's or OPD's staleness (it needs separate rollout GPUs), and the adapter (``rl``,
         ``opd:fp8``, ``sft+lora16``, ``rl@s1+lora16``)."""
         base = f"opd:{self.memory_precision}" if self.method == "opd" else self.method
         if self.staleness_steps:
@@ -164,7 +164,8 @@ def split_class(memory_class: str) -> tuple[str, str | None, int | None]:
 
 
 def staleness_of_class(memory_class: str) -> int:
-    """The staleness an asynchronous RL class carries (``rl@s1``), 0 for every other class."""
+    """The staleness an asynchronous RL or OPD class carries (``rl@s1``, ``opd:fp8@s1+lora16``), 0 for every other
+    class."""
     stale = memory_class.partition("+lora")[0].partition("@")[2]
     return int(stale[1:]) if stale else 0
 

@@ -30,7 +30,7 @@ class LoraShares(Strict):
 
 class Priors(Strict):
     """The priors of learning and forgetting: per method, SFT's forgetting curve, repeat scales, LoRA shares,
-    staleness loss."""
+    staleness loss, the fp8 teacher's score penalty."""
 
     sft: MethodPrior = MethodPrior(signal_scale_samples=d.SFT_SIGNAL_SCALE_SAMPLES, ceiling_share_of_headroom=d.SFT_CEILING_SHARE_OF_HEADROOM, forgetting_share_of_baseline=d.SFT_FORGETTING_SHARE_OF_BASELINE)
     rl: MethodPrior = MethodPrior(signal_scale_samples=d.RL_SIGNAL_SCALE_SAMPLES, ceiling_share_of_headroom=d.RL_CEILING_SHARE_OF_HEADROOM, forgetting_share_of_baseline=d.RL_FORGETTING_SHARE_OF_BASELINE)
@@ -42,6 +42,12 @@ class Priors(Strict):
     lora_gain_share: LoraShares = Field(default_factory=lambda: LoraShares(**d.LORA_GAIN_SHARE), description="per method, the share of full fine-tuning's quality gain a LoRA plan keeps")
     lora_forgetting_share: LoraShares = Field(default_factory=lambda: LoraShares(**d.LORA_FORGETTING_SHARE), description="per method, the share of full fine-tuning's forgetting a LoRA plan keeps")
     staleness_gain_loss_per_step: float = Field(d.STALENESS_GAIN_LOSS_PER_STEP, ge=0, lt=1, description="asynchronous RL: the share of the quality gain lost per step of staleness (a plan keeps (1 - δ)^s of it)")
+    opd_staleness_gain_loss_per_step: float = Field(d.OPD_STALENESS_GAIN_LOSS_PER_STEP, ge=0, lt=1, description="asynchronous OPD: the share of the quality gain lost per step of staleness (INFERRED: RL's)")
+    fp8_teacher_score_penalty: float = Field(d.TEACHER_PRECISION_SCORE_PENALTY["fp8"], ge=0, lt=1, description="OPD: the relative drop of the teacher's score when it scores in fp8 (0: the sources' fp8 figures are within their noise; scenarios draw its spread)")
+
+    def staleness_loss(self, method: str) -> float:
+        """The share of ``method``'s gain lost per step of staleness: OPD's own, RL's for every other method."""
+        return self.opd_staleness_gain_loss_per_step if method == "opd" else self.staleness_gain_loss_per_step
 
     def of(self, method: str) -> MethodPrior:
         """The priors of ``method`` (``sft``, ``rl`` or ``opd``)."""

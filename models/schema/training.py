@@ -93,8 +93,11 @@ class Training(Strict):
     adapter_options: list[Literal["full", "lora"]] = Field(list(d.ADAPTER_OPTIONS_DEFAULT), min_length=1, description="a plan's choice of training all weights ('full') or low-rank adapters on every linear layer ('lora'): memory, FLOPs, weight hand-over, checkpoint size, quality and forgetting")
     lora_rank_options: list[PositiveInt] = Field(list(d.LORA_RANK_OPTIONS_DEFAULT), min_length=1, description="LoRA ranks a 'lora' plan may choose (positive integers)")
     staleness_steps_options: list[NonNegativeInt] = Field(
-        [0], min_length=1, description="asynchronous RL: how many steps behind the trained policy generation may run "
-                                       "(0: synchronous); above 0 needs RL and hardware.rollout_gpus")
+        [0], min_length=1, description="asynchronous RL (and OPD under asynchronous_opd): how many steps behind the "
+                                       "trained policy generation may run (0: synchronous); above 0 needs RL or OPD and "
+                                       "hardware.rollout_gpus")
+    asynchronous_opd: bool = Field(False, description="true: OPD recipes take staleness_steps_options too "
+                                   "(asynchronous, off-policy distillation, cost/asynchronous.py); false: OPD is synchronous")
     trainer: Optional[Trainer] = Field(
         None, description="the trainer every plan runs (cost/trainer.py); null: the default pricing (the MFU curve, "
         "ZeRO-3's collectives in series)")

@@ -214,11 +214,7 @@ def default_parameters(inst: "Instance") -> list[Parameter]:
                          d.SPOT_RECLAIMED_SHARE_PER_MONTH, sp.ABSOLUTE_SPOT_RECLAIMED_SHARE_PER_MONTH, "spot_reclaims",
                          "spreads.ABSOLUTE_SPOT_RECLAIMED_SHARE_PER_MONTH: AWS Spot Instance Advisor's ranges")
         out.append(dataclasses.replace(spot, upper_bound=0.99))  # a share of nodes per month, below 1
-    if any(s > 0 for s in inst.training.staleness_steps_options):
-        stale = _absolute("priors.staleness_gain_loss_per_step", pri.staleness_gain_loss_per_step,
-                          d.STALENESS_GAIN_LOSS_PER_STEP, sp.ABSOLUTE_STALENESS_GAIN_LOSS_PER_STEP, "staleness",
-                          "spreads.ABSOLUTE_STALENESS_GAIN_LOSS_PER_STEP: AReaL's staleness ablation at η = 2 and 16")
-        out.append(dataclasses.replace(stale, upper_bound=0.999))  # a share of the gain lost per step, below 1
+    out.extend(_staleness_and_fp8(inst))
     cpt = inst.continued_pretraining
     if cpt is not None and any(cpt.tokens_options):  # continued pre-training's gain (cost/pretraining.py)
         out.append(_factor("continued_pretraining.headroom_share", cpt.headroom_share, sp.FACTOR_CPT_HEADROOM_SHARE,
@@ -228,6 +224,30 @@ def default_parameters(inst: "Instance") -> list[Parameter]:
         out.append(Parameter("releases.sft_labels_rebuilt_share", inst.releases.sft_labels_rebuilt_share, None, None, 0.8,
                              "labels_rebuilt", "no default spread (no published rate of label churn)", upper_bound=1.0))
     return out + _point_parameters(inst)
+
+
+def _staleness_and_fp8(inst: "Instance") -> list[Parameter]:
+    """The staleness losses of asynchronous RL and OPD where the instance offers staleness, and the fp8 teacher's
+    score penalty where an OPD plan may score in fp8."""
+    pri, methods, out = inst.priors, inst.training.methods, []
+    if any(s > 0 for s in inst.training.staleness_steps_options) and "rl" in methods:
+        stale = _absolute("priors.staleness_gain_loss_per_step", pri.staleness_gain_loss_per_step,
+                          d.STALENESS_GAIN_LOSS_PER_STEP, sp.ABSOLUTE_STALENESS_GAIN_LOSS_PER_STEP, "staleness",
+                          "spreads.ABSOLUTE_STALENESS_GAIN_LOSS_PER_STEP: AReaL's staleness ablation at η = 2 and 16")
+        out.append(dataclasses.replace(stale, upper_bound=0.999))  # a share of the gain lost per step, below 1
+    if inst.training.asynchronous_opd:  # OPD takes the staleness options too
+        stale = _absolute("priors.opd_staleness_gain_loss_per_step", pri.opd_staleness_gain_loss_per_step,
+                          d.OPD_STALENESS_GAIN_LOSS_PER_STEP, sp.ABSOLUTE_OPD_STALENESS_GAIN_LOSS_PER_STEP,
+                          "staleness_opd", "spreads.ABSOLUTE_OPD_STALENESS_GAIN_LOSS_PER_STEP: INFERRED, RL's δ a "
+                          "fifth to five times (AsyncOPD, arXiv 2606.24143)")
+        out.append(dataclasses.replace(stale, upper_bound=0.999))
+    if "opd" in methods and "fp8" in inst.teacher.precision_options:
+        fp8 = _absolute("priors.fp8_teacher_score_penalty", pri.fp8_teacher_score_penalty,
+                        d.TEACHER_PRECISION_SCORE_PENALTY["fp8"], sp.ABSOLUTE_FP8_TEACHER_SCORE_PENALTY, "fp8_teacher",
+                        "spreads.ABSOLUTE_FP8_TEACHER_SCORE_PENALTY: Open LLM v1 recovery of FP8 checkpoints, "
+                        "99.7 % (arXiv 2411.02355's W8A8-FP) to 99.14 % (per-tensor)")
+        out.append(dataclasses.replace(fp8, upper_bound=0.999))  # a share of the teacher's score, below 1
+    return out
 
 
 def _point_parameters(inst: "Instance") -> list[Parameter]:
@@ -280,11 +300,18 @@ def parameters(inst: "Instance") -> list[Parameter]:
     return out
 
 
+# Groups added after scenarios were first published, drawn after the others in this order, so that the draws of
+# every earlier group (and the figures stated from them) stay those of the same seed.
+LATE_GROUPS = ("fp8_teacher", "staleness_opd")
+
+
 def draw(inst: "Instance", n: int, seed: int = DEFAULT_SEED) -> Scenarios:
-    """``n`` scenarios of ``inst``'s parameters; each group's parameters share one standard normal draw."""
+    """``n`` scenarios of ``inst``'s parameters; each group's parameters share one standard normal draw, the groups
+    drawn in sorted order and then ``LATE_GROUPS``."""
     params = parameters(inst)
     rng = np.random.default_rng(seed)
-    groups = sorted({p.group for p in params})
+    present = {p.group for p in params}
+    groups = sorted(present - set(LATE_GROUPS)) + [g for g in LATE_GROUPS if g in present]
     z = {g: rng.standard_normal(n) for g in groups}
     return Scenarios(n, seed, {p.name: p.values(z[p.group]) for p in params}, inst.task.general_score_family)
 

@@ -39,6 +39,9 @@ from planopt.models.schema.plan import HardwareChoice, Plan, Recipe
 from planopt.models.cost.recipes import EVAL, RATE_FACTOR, family_of
 from planopt.models.cost.components import ENV_RATE
 from planopt.models.cost.stage_outcomes import StagePriors, stage_outcome
+
+# the prior each method's staleness loss is drawn as (``priors.staleness_loss``)
+STALENESS_PRIOR = {"rl": "priors.staleness_gain_loss_per_step", "opd": "priors.opd_staleness_gain_loss_per_step"}
 from planopt.models.uncertainty.model import Scenarios
 
 # Drawn forgetting priors a candidate student of another general-score family reads scaled by the ratio of the
@@ -116,14 +119,15 @@ class ScenarioEvaluator:
             f = lc.sft_forgetting(task, r.external_data_share, examples, share, exponent, inst.priors.sft_forgetting_scale_samples)
         else:
             repeat = self.value("priors.prompt_repeat_scale_epochs", inst.priors.prompt_repeat_scale_epochs)
-            q = lc.on_policy_quality(inst, r, scale, ceiling_share, repeat)
-            f = lc.on_policy_forgetting(task, q, lc.on_policy_ceiling(inst, r, ceiling_share), share)
+            fp8 = self.value("priors.fp8_teacher_score_penalty", inst.priors.fp8_teacher_score_penalty)
+            q = lc.on_policy_quality(inst, r, scale, ceiling_share, repeat, fp8_penalty=fp8)
+            f = lc.on_policy_forgetting(task, q, lc.on_policy_ceiling(inst, r, ceiling_share, fp8), share)
         if r.lora_rank is not None:
             gain = self.value(f"priors.lora_gain_share.{m}", getattr(inst.priors.lora_gain_share, m))
             keep = self.value(f"priors.lora_forgetting_share.{m}", getattr(inst.priors.lora_forgetting_share, m))
             q, f = lc.lora_outcomes(task.baseline_score, q, f, gain, keep)
-        if r.staleness_steps:  # asynchronous RL keeps (1 - delta)^s of the gain (asynchronous.py)
-            delta = self.value("priors.staleness_gain_loss_per_step", inst.priors.staleness_gain_loss_per_step)
+        if r.staleness_steps:  # asynchronous RL or OPD keeps (1 - delta)^s of the gain (asynchronous.py)
+            delta = self.value(STALENESS_PRIOR[m], inst.priors.staleness_loss(m))
             q = task.baseline_score + gain_kept(delta, r.staleness_steps) * (q - task.baseline_score)
         return np.broadcast_to(q, (self.sc.n,)).astype(float), np.broadcast_to(f, (self.sc.n,)).astype(float)
 
@@ -272,9 +276,10 @@ class ScenarioEvaluator:
                            self.value("priors.sft_forgetting_mix_exponent", inst.priors.sft_forgetting_mix_exponent),
                            self.value(f"priors.lora_gain_share.{method}", point.lora_gain),
                            self.value(f"priors.lora_forgetting_share.{method}", point.lora_forgetting),
-                           self.value("priors.staleness_gain_loss_per_step", point.staleness_loss),
-                           None if point.cpt_share is None else self.value("continued_pretraining.headroom_share",
-                                                                            point.cpt_share))
+                           self.value(STALENESS_PRIOR.get(method, STALENESS_PRIOR["rl"]), point.staleness_loss),
+                           cpt_share=None if point.cpt_share is None else self.value("continued_pretraining.headroom_share",
+                                                                                     point.cpt_share),
+                           fp8_penalty=self.value("priors.fp8_teacher_score_penalty", point.fp8_penalty))
 
     def plan_metrics(self, plan: Plan) -> ScenarioMetrics:
         """Any plan of the instance in each scenario (ValueError naming the field for a plan outside its options):

@@ -35,10 +35,10 @@ def phase_schedule(stage, target: str, key: str) -> tuple[int, list[str]]:
 
 
 def common_notes(stage, target: str, has_async: bool = False, has_split_rollout: bool = False) -> list[str]:
-    """Notes for choices several frameworks leave out: asynchronous RL, separate rollout GPUs, a data mix."""
+    """Notes for choices several frameworks leave out: asynchronous RL or OPD, separate rollout GPUs, a data mix."""
     notes = []
     if stage.staleness_steps and not has_async:
-        notes.append(f"stage {stage.number}: asynchronous RL with generation up to {stage.staleness_steps} step(s) behind "
+        notes.append(f"stage {stage.number}: asynchronous {stage.method.upper()} with generation up to {stage.staleness_steps} step(s) behind "
                      f"the policy; {target}'s config here is synchronous")
     if stage.rollout is not None and not has_split_rollout:
         notes.append(f"stage {stage.number}: generation on {stage.rollout['gpu_count']} separate {stage.rollout['gpu']} "

@@ -7,7 +7,7 @@ A plan is a recipe, a hardware choice and a checkpoint interval, so
    R = A \sum_{m} |\mathrm{steps}_m| \cdot
        \begin{cases} |\mathrm{mixes}| \cdot |\mathrm{epochs}| & m = \mathrm{sft} \\
                      S \cdot |\mathrm{staleness}| & m = \mathrm{rl} \\
-                     S \cdot |\mathrm{precisions}| & m = \mathrm{opd} \end{cases}, \qquad
+                     S \cdot |\mathrm{precisions}| \cdot |\mathrm{staleness}|^{[\mathrm{async\ OPD}]} & m = \mathrm{opd} \end{cases}, \qquad
    S = \begin{cases} \binom{k + p - 1}{p} & \text{taper only (non-increasing schedules)} \\
                      k^{p} & \text{otherwise} \end{cases}
 
@@ -169,6 +169,8 @@ def _option_counts(inst: Instance) -> dict[str, int]:
             counts["teacher.training"] = len(teacher_plans(inst, Evaluator))
     if "rl" in t.methods:
         counts["training.staleness_steps_options"] = len(set(t.staleness_steps_options))
+    if "opd" in t.methods and t.asynchronous_opd:  # OPD's recipes once per staleness too (asynchronous.py)
+        counts["training.asynchronous_opd"] = len(set(t.staleness_steps_options))
     if t.trainer_options is not None:  # each hardware choice once per trainer (cost/trainer.py)
         counts["training.trainer_options"] = len(t.trainer_keys())
     if len(t.context_parallel_degrees()) > 1:  # each hardware choice once per degree dividing its count (context.py)
@@ -228,7 +230,8 @@ def _sizes(inst: Instance, counts: dict[str, int], exact: bool = True) -> tuple[
             precisions = counts["teacher.precision_options"]
             if counts.get("teacher.precision_by_phase", 1) > 1:  # every sequence of precisions over the phases
                 precisions **= counts["training.phases"]
-            per_method[m] = steps * schedules * precisions * counts.get("teacher.training", 1)
+            per_method[m] = (steps * schedules * precisions * counts.get("teacher.training", 1)
+                             * counts.get("training.asynchronous_opd", 1))
         per_method[m] *= adapters
     sequences = t.sequences()
     slots = [{q[s] for q in sequences if len(q) > s} for s in range(max(len(q) for q in sequences))]

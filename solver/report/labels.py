@@ -68,7 +68,7 @@ def gpus_text(hardware) -> str:
 
 
 def method_text(method: str, staleness_steps: int = 0) -> str:
-    """A method, with asynchronous RL's staleness: ``rl``, ``rl async-1``."""
+    """A method, with asynchronous RL's or OPD's staleness: ``rl``, ``rl async-1``, ``opd async-1``."""
     return f"{method} async-{staleness_steps}" if staleness_steps else method
 
 

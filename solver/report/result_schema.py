@@ -73,7 +73,7 @@ class StageOut(_Closed):
     gpu_count: int
     rollout: Optional[RolloutOut] = Field(description="separate rollout hardware (version 2.1), or null: generation "
                                                       "runs on the stage's own GPUs")
-    staleness_steps: int = Field(ge=0, description="asynchronous RL's staleness in steps (version 2.1); 0: synchronous")
+    staleness_steps: int = Field(ge=0, description="asynchronous RL's or OPD's staleness in steps (version 2.1); 0: synchronous")
     trainer: Optional[str] = Field(None, description="the trainer the stage runs (training.trainer_options: megatron, "
                                    "fsdp, deepspeed-zero1..3); absent under the default trainer")
     context_parallel: Optional[int] = Field(None, ge=2, description="GPUs one training sequence is split over "

@@ -1,11 +1,11 @@
 """Random jobs that switch the plan model's layers on at random, several at once (issue 23 item 2): stages,
 a choice of student, retention, separate rollout hardware, asynchronous RL, a trained teacher, (issue 27,
-lever 1) environment pools, (lever 6) a teacher precision per sampling phase and (lever 7) continued pre-training,
-on the small random jobs of ``random_instances`` and ``staged_instances``, small enough for the plan-by-plan oracle
-(and its scenario counterpart) to list every plan. The environments, precision and continued pre-training layers
-are each drawn from a generator of their own, so the other layers' draws are those of the seeds before them;
-continued pre-training is switched on only where the job stays within the oracle's size, so every seed that drew a
-job before still draws one."""
+lever 1) environment pools, (lever 6) a teacher precision per sampling phase and asynchronous OPD, and (lever 7)
+continued pre-training, on the small random jobs of ``random_instances`` and ``staged_instances``, small enough for
+the plan-by-plan oracle (and its scenario counterpart) to list every plan. The environments, precision,
+asynchronous-OPD and continued pre-training layers are each drawn from a generator of their own, so the other
+layers' draws are those of the seeds before them; continued pre-training is switched on only where the job stays
+within the oracle's size, so every seed that drew a job before still draws one."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from tests.support.precision_instances import with_precision_by_phase
 from tests.support.retention_instances import retention_block, with_a_covering_option
 
 LAYERS = ("stages", "students", "retention", "rollout", "async", "teacher")
-ALL_LAYERS = LAYERS + ("environments", "precision", "cpt")
+ALL_LAYERS = LAYERS + ("environments", "precision", "async_opd", "cpt")
 MAX_LAYERED_PLANS = 900
 
 
@@ -66,10 +66,29 @@ def _with_precision(d: dict, on: set[str], rng: random.Random) -> tuple[dict, se
     return (trial, on | {"precision"}) if fits else (d, on)
 
 
-def layered_job_dict(seed: int, max_stages: int = 3, precision: bool = True) -> tuple[dict, set[str]] | None:
+def _with_async_opd(d: dict, on: set[str], rng: random.Random) -> tuple[dict, set[str]]:
+    """``d`` with asynchronous OPD (rollout GPUs where it has none, staleness 0 or 1, ``training.asynchronous_opd``)
+    and ``on`` with its layer, where ``d`` has OPD and its space stays within MAX_LAYERED_PLANS; else ``d`` and
+    ``on`` as they were (the seed keeps its other layers)."""
+    if "opd" not in d["training"]["methods"]:
+        return d, on
+    trial = copy.deepcopy(d)
+    trial["hardware"].setdefault("rollout_gpus", [{"name": rng.choice(["H100-SXM", "B200"]), "counts": [8]}])
+    trial["training"].setdefault("staleness_steps_options", [0, 1])
+    trial["training"]["asynchronous_opd"] = True
+    try:
+        fits = space_size(parse_instance(trial)) <= MAX_LAYERED_PLANS
+    except ValueError:
+        fits = False
+    return (trial, on | {"async_opd", "rollout"}) if fits else (d, on)
+
+
+def layered_job_dict(seed: int, max_stages: int = 3, precision: bool = True,
+                     async_opd: bool = True) -> tuple[dict, set[str]] | None:
     """A random job and the layers it has on, without limits; None when its space is over MAX_LAYERED_PLANS or it
-    is not a valid job (a layer that cannot apply is left off). ``precision=False`` leaves the precision layer off:
-    the seed's job as it was before that layer (a caller whose own bounds the layer breaks falls back to it)."""
+    is not a valid job (a layer that cannot apply is left off). ``precision=False`` (``async_opd=False``) leaves the
+    precision (asynchronous-OPD) layer off: the seed's job as it was before that layer (a caller whose own bounds the
+    layer breaks falls back to it)."""
     rng = random.Random(400_000 + seed)
     on = {layer for layer in LAYERS if rng.random() < 0.45}
     d = _base(seed, rng, "stages" in on, max_stages)
@@ -101,6 +120,9 @@ def layered_job_dict(seed: int, max_stages: int = 3, precision: bool = True) -> 
     precision_rng = random.Random(430_000 + seed)
     if precision and precision_rng.random() < 0.45:
         d, on = _with_precision(d, on, precision_rng)
+    async_rng = random.Random(440_000 + seed)
+    if async_opd and async_rng.random() < 0.35:
+        d, on = _with_async_opd(d, on, async_rng)
     try:
         inst = parse_instance(d)
     except ValueError:

@@ -41,8 +41,11 @@ def layered_job(seed: int) -> tuple[dict, set[str]] | None:
     without it (so the layer adds seeds' cases and takes none away: the seeds the tests name keep their layers)."""
     drawn = layered_job_dict(seed, max_stages=2)
     made = _narrowed(seed, drawn)
+    if made is None and drawn is not None and "async_opd" in drawn[1]:
+        drawn = layered_job_dict(seed, max_stages=2, async_opd=False)
+        made = _narrowed(seed, drawn)
     if made is None and drawn is not None and "precision" in drawn[1]:
-        made = _narrowed(seed, layered_job_dict(seed, max_stages=2, precision=False))
+        made = _narrowed(seed, layered_job_dict(seed, max_stages=2, precision=False, async_opd=False))
     return made
 
 
