@@ -1,6 +1,6 @@
 """`planopt solve` on every shipped single-job instance, against the bare Pyomo import.
 
-Run:  python benchmarks/bench_instances.py [--repeats N] [--environments]   (its tables are in BENCHMARKS.md §9)
+Run:  python benchmarks/bench_instances.py [--repeats N] [--environments | --levers]   (its tables are in BENCHMARKS.md §9)
 
 Issue 12's target: with every decision enabled, `planopt solve` on each shipped instance
 under 5 s on 2 cores. Each command is the README's default (`planopt solve FILE`: the
@@ -16,6 +16,12 @@ with all new options on") solves each instance with the environment pools of
 sandbox pools, an agent loop, traffic and API calls, the CPU-seconds per sample given a range; an instance
 without environment work gets 30 CPU-seconds per sample), each written beside its original for the run (relative
 paths in it still resolve) and removed after.
+
+``--levers`` adds, on top of the pools, every other option issue 27 added where the instance can take it: a
+teacher precision per phase (``teacher.precision_by_phase``, with int8 added where fewer than two precisions are
+offered) on an OPD job of two or more phases; continued pre-training (``LEVER_TOKENS`` at ``LEVER_USD_PER_BILLION``,
+the shipped ``math-8b-pretrained-or-32b.json``'s price) on a job without ``releases`` (refused together); and
+asynchronous OPD on an OPD job that offers staleness and rollout GPUs.
 """
 
 from __future__ import annotations
@@ -55,18 +61,43 @@ def with_environments(path: Path) -> Path:
     return out
 
 
+LEVER_TOKENS = [0.0, 1e9, 5e9]          # continued pre-training options of --levers (tokens)
+LEVER_USD_PER_BILLION = 100.0            # the corpus price of instances/math-8b-pretrained-or-32b.json
+
+
+def with_levers(path: Path) -> Path:
+    """``with_environments``' copy with issue 27's other options on where the instance can take them (module
+    docstring)."""
+    out = with_environments(path)
+    doc = json.loads(out.read_text())
+    training = doc["training"]
+    methods = training.get("methods", {})
+    if "opd" in methods and doc.get("teacher") and training.get("phases", 3) >= 2:
+        precisions = list(dict.fromkeys(doc["teacher"].get("precision_options", ["bf16"])))
+        doc["teacher"]["precision_options"] = precisions if len(precisions) >= 2 else precisions + ["int8"]
+        doc["teacher"]["precision_by_phase"] = True
+    if "releases" not in doc:
+        doc["continued_pretraining"] = {"tokens_options": LEVER_TOKENS, "usd_per_billion_tokens": LEVER_USD_PER_BILLION}
+    if "opd" in methods and doc.get("hardware", {}).get("rollout_gpus") and any(training.get("staleness_steps_options", [0])):
+        training["asynchronous_opd"] = True
+    out.write_text(json.dumps(doc))
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--environments", action="store_true", help="every instance with the environment pools added")
+    ap.add_argument("--levers", action="store_true", help="the pools and every other option of issue 27 added")
     args = ap.parse_args()
     exe = str(Path(sys.executable).with_name("planopt"))
     cases = {"`python -c \"import pyomo.environ\"` (the floor)": [sys.executable, "-c", "import pyomo.environ"]}
     written = []
     for p in shipped_instances():
-        if args.environments:
-            written.append(with_environments(p))
-            cases[f"`planopt solve {p.relative_to(ROOT / 'instances')}` with pools"] = [exe, "solve", str(written[-1])]
+        if args.environments or args.levers:
+            written.append(with_levers(p) if args.levers else with_environments(p))
+            what = "every lever" if args.levers else "pools"
+            cases[f"`planopt solve {p.relative_to(ROOT / 'instances')}` with {what}"] = [exe, "solve", str(written[-1])]
         else:
             cases[f"`planopt solve {p.relative_to(ROOT / 'instances')}`"] = [exe, "solve", str(p)]
     try:
