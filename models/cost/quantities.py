@@ -7,7 +7,8 @@ quantity and the money it carries cannot disagree:
   ``recipes.py``: samples :math:`\times` ``task.response_tokens``); the validation decodes are
   ``evaluation_tokens_decoded``;
 - ``teacher_tokens_scored``: OPD's teacher forward tokens, samples :math:`\times` (prompt + response tokens),
-  the amount the teacher FLOPs are counted on;
+  or with ``teacher.prefix_caching`` each group's prompt once (``recipes.teacher_tokens_by_phase``), the amount
+  the teacher FLOPs are counted on;
 - ``reward_calls``: RL's verifier calls, one per sample (``reward.verifier_usd_per_sample`` is priced per
   sample; a reward model scores the same samples);
 - ``labels_bought``: SFT examples bought (``sft_data.usd_per_labeled_example``);
@@ -41,7 +42,7 @@ hours; everything else is *elastic*. Per line:
 from __future__ import annotations
 
 from planopt.models.cost.components import DECODE, EVAL, family_of
-from planopt.models.cost.recipes import RecipeProfile, evaluation_runs
+from planopt.models.cost.recipes import RecipeProfile, evaluation_runs, teacher_tokens_by_phase
 from planopt.models.schema.instance import Instance
 
 QUANTITY_KEYS = ("tokens_sampled", "teacher_tokens_scored", "reward_calls", "labels_bought", "checkpoints_written",
@@ -52,12 +53,11 @@ def stage_quantities(inst: Instance, rp: RecipeProfile, retention, compute_hours
                      gpu_hours: float) -> dict[str, float]:
     """The key quantities of one stage (the module docstring): ``rp`` its recipe's profile, ``retention`` the plan's
     retention option (None without a block), ``compute_hours`` its hours of work before failures and writes."""
-    r, task = rp.recipe, inst.task
-    sequence_tokens = task.prompt_tokens + task.response_tokens
+    r = rp.recipe
     kept = inst.checkpointing.keep_last if retention is None else retention.keep_last + retention.milestones
     return {
         "tokens_sampled": sum(v for k, v in rp.amounts.items() if family_of(k) == DECODE),
-        "teacher_tokens_scored": rp.samples * sequence_tokens if r.method == "opd" else 0.0,
+        "teacher_tokens_scored": sum(teacher_tokens_by_phase(inst, r)) if r.method == "opd" else 0.0,
         "reward_calls": rp.samples if r.method == "rl" else 0.0,
         "labels_bought": float(rp.extra.get("labels_bought", 0.0)),
         "checkpoints_written": compute_hours * 60.0 / interval_minutes,

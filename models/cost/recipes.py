@@ -362,17 +362,28 @@ def _add_teacher_scoring(inst: Instance, r: Recipe, samples: float, seq: float, 
     read at ``defaults.CHECKPOINT_WRITE_GB_PER_S_PER_NODE`` (2.0 GB/s per node) take 4.1 s spread over its 4 nodes,
     16.4 s if every node reads all of them, 0.02 % of its 22.4 h (INFERRED; README "Teacher precision per phase")."""
     per_token = ph.forward_flops_per_token(inst.teacher.architecture)
-    if not r.teacher_precision_by_phase:
+    if not r.teacher_precision_by_phase and not inst.teacher.prefix_caching:
         t = samples * seq * per_token
         add(component(TEACHER, r.teacher_precision), t)
         return t
-    phase_prompts = r.steps / inst.training.phases * inst.training.methods["opd"].prompts_per_step
     total = 0.0
-    for k, precision in zip(r.samples_per_prompt, r.teacher_precision_by_phase):
-        t = phase_prompts * k * seq * per_token
+    for tokens, precision in zip(teacher_tokens_by_phase(inst, r), r.teacher_precisions):
+        t = tokens * per_token
         add(component(TEACHER, precision), t)
         total += t
     return total
+
+
+def teacher_tokens_by_phase(inst: Instance, r: Recipe) -> list[float]:
+    r"""The tokens an OPD recipe's teacher scores in each sampling phase :math:`j` (:math:`P_j` prompts of
+    :math:`k_j` samples, prompts of :math:`t_p` and responses of :math:`t_r` tokens): :math:`P_j k_j (t_p + t_r)`,
+    or with ``teacher.prefix_caching`` (the engine's prefix cache: vLLM's automatic prefix caching, SGLang's
+    RadixAttention) the prompt once per group, :math:`P_j (t_p + k_j t_r)`."""
+    task = inst.task
+    phase_prompts = r.steps / inst.training.phases * inst.training.methods["opd"].prompts_per_step
+    if inst.teacher.prefix_caching:
+        return [phase_prompts * (task.prompt_tokens + k * task.response_tokens) for k in r.samples_per_prompt]
+    return [phase_prompts * k * (task.prompt_tokens + task.response_tokens) for k in r.samples_per_prompt]
 
 
 @functools.lru_cache(maxsize=4096)
@@ -427,6 +438,8 @@ def _split_by_phase(inst: Instance, r: Recipe, amounts: dict, mark: str, familie
     per_step = {TAIL, SYNC, OFFLOAD_STATE, ENV_WAIT}
     share = [k / sum(r.samples_per_prompt) for k in r.samples_per_prompt]        # each phase's share of the samples
     precisions = r.teacher_precisions
+    # an OPD teacher's work per phase: its samples, or with a prefix cache its scored tokens (teacher_tokens_by_phase)
+    scored = teacher_tokens_by_phase(inst, r) if r.method == "opd" and inst.teacher.prefix_caching else r.samples_per_prompt
     out: dict[str, float] = {}
     for key, amount in amounts.items():
         fam = family_of(key)
@@ -442,7 +455,7 @@ def _split_by_phase(inst: Instance, r: Recipe, amounts: dict, mark: str, familie
                 mine = key.split("|")[1]
                 if precisions[p] != mine:
                     continue
-                part = amount * k / sum(kq for kq, q in zip(r.samples_per_prompt, precisions) if q == mine)
+                part = amount * scored[p] / sum(w for w, q in zip(scored, precisions) if q == mine)
             else:
                 part = amount / phases if fam in per_step else amount * share[p]
             out[phase_key(key, p, mark)] = out.get(phase_key(key, p, mark), 0.0) + part

@@ -174,6 +174,9 @@ class Teacher(Strict):
     training_usd: NonNegativeFloat = Field(0.0, description="cost to obtain the teacher when it does not exist")
     training_hours: NonNegativeFloat = Field(0.0, description="lead time to obtain the teacher when it does not exist")
     precision_options: list[Precision] = Field(["bf16"], min_length=1)
+    prefix_caching: bool = Field(False, description="true: the teacher's engine caches a prompt's prefix (vLLM's "
+                                 "automatic prefix caching, SGLang's RadixAttention), so it scores a prompt once per "
+                                 "group of samples instead of once per sample")
     precision_by_phase: bool = Field(False, description="true: an OPD plan may score with a different precision of "
                                      "precision_options in each sampling phase (training.phases); false: one precision "
                                      "for the whole run")

@@ -150,3 +150,23 @@ def test_the_shipped_instance_is_the_math_job_with_the_option_and_int8():
                                   "precision_by_phase": True}
     assert {k: v for k, v in shipped.items() if k not in ("name", "teacher")} == \
         {k: v for k, v in base.items() if k not in ("name", "teacher")}
+
+
+def test_the_prefix_cache_paragraph_states_what_the_solver_finds():
+    """The README's "teacher's prefix cache" figures: qwen3-8b-math.json with and without ``teacher.prefix_caching``
+    keeps its plan and moves its teacher tokens, cost and hours as stated."""
+    line = next(x for x in README.splitlines() if x.startswith("**The teacher's prefix cache**"))
+    stated = re.search(r"the same plan, ([\d.]+) → ([\d.]+) billion teacher tokens, \$([\d,.]+) → \$([\d,.]+), "
+                       r"([\d.]+) → ([\d.]+) h", line)
+    assert stated, line
+    base = json.loads((INSTANCES / "qwen3-8b-math.json").read_text())
+    cached = json.loads(json.dumps(base))
+    cached["teacher"]["prefix_caching"] = True
+    off, on = solve(parse_instance(base)), solve(parse_instance(cached))
+    assert off.plan == on.plan
+    tokens = [m.quantities["teacher_tokens_scored"] / 1e9 for m in (off.metrics, on.metrics)]
+    assert [round(t, 2) for t in tokens] == [number(stated.group(1)), number(stated.group(2))]
+    assert [round(m.cost_usd, 2) for m in (off.metrics, on.metrics)] == [number(stated.group(3)), number(stated.group(4))]
+    assert [round(m.wall_hours, 2) for m in (off.metrics, on.metrics)] == [number(stated.group(5)), number(stated.group(6))]
+    assert "150-token prompts, 4,000-token responses" in line
+    assert (base["task"]["prompt_tokens"], base["task"]["response_tokens"]) == (150, 4000)
