@@ -338,6 +338,15 @@ function mergedProcurement(rows) {
   return out;
 }
 
+// A Gantt row: the job's name, and for a job holding several gangs (stages, rollout GPUs, a teacher trained first:
+// result version 1.4) which gang the bar is, so that a staged job's stages read as rows of their own.
+function gangLabel(job, s) {
+  if (!job.gangs || job.gangs.length < 2) return job.name;
+  const who = s.stage == null ? "teacher" : `stage ${s.stage}`;
+  const role = s.role === "training" || s.role === "teacher" ? "" : ` ${s.role.replace("teacher_", "")}`;
+  return `${job.name} · ${who}${role}`;
+}
+
 function showPortfolio(result) {
   fillTable("procurement-table", "procurement", ["provider", "GPU", "tier", "GPUs", "from bucket", "to bucket", "$/GPU-hour", "commitment", "utilisation"],
     mergedProcurement(result.procurement).map((p) => [p.provider + (p.region ? " " + p.region : ""), p.gpu, p.tier.replace("_", "-"),
@@ -352,14 +361,15 @@ function showPortfolio(result) {
     traces[tier] = traces[tier] || { type: "bar", orientation: "h", name: tier.replace("_", "-"), y: [], x: [], base: [], text: [], textposition: "none",
       marker: { color: colors[tier] || "#999" }, hovertemplate: "%{text}<extra></extra>" };
     const start = s.bucket * result.bucket_hours;
-    traces[tier].y.push(job.name); traces[tier].base.push(start); traces[tier].x.push(s.hours);
+    const row = gangLabel(job, s);
+    traces[tier].y.push(row); traces[tier].base.push(start); traces[tier].x.push(s.hours);
     const seller = s.provider + (s.region ? " " + s.region : "");
-    traces[tier].text.push(`${job.name}: ${s.gpus} × ${s.gpu} (${seller}) ${tier.replace("_", "-")}, bucket ${s.bucket}, ${hours(s.hours)}`);
-    rows.push([job.name, s.gpu, tier, s.bucket, start, s.hours, s.gpus]);
+    traces[tier].text.push(`${row}: ${s.gpus} × ${s.gpu} (${seller}) ${tier.replace("_", "-")}, bucket ${s.bucket}, ${hours(s.hours)}`);
+    rows.push([job.name, s.stage == null ? "" : s.stage, s.role || "", s.gpu, tier, s.bucket, start, s.hours, s.gpus]);
   }));
   Plotly.react("gantt-chart", Object.values(traces), { barmode: "overlay", margin: { t: 10, r: 10, b: 50, l: 200 },
     xaxis: { title: { text: "hours from the start of the horizon" } }, yaxis: { automargin: true } }, { displaylogo: false, responsive: true });
-  state.tables.schedule = { header: ["job", "gpu", "tier", "bucket", "start_hour", "hours", "gpus"], rows };
+  state.tables.schedule = { header: ["job", "stage", "role", "gpu", "tier", "bucket", "start_hour", "hours", "gpus"], rows };
   fillTable("jobs-table", "jobs", ["job", "plan", "start", "finish", "deadline", "cost", "quality"],
     result.jobs.map((j) => [j.name, planText(j.plan), String(j.start_bucket), String(j.finish_bucket), String(j.deadline_bucket),
       { text: usd(j.metrics.cost_usd), value: j.metrics.cost_usd }, points(j.metrics.quality)]));

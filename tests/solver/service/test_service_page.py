@@ -347,6 +347,29 @@ def test_the_page_shows_a_portfolios_procurement_and_gantt_chart(server, browser
     assert sum(bars) == sum(len(j["schedule"]) for j in api["jobs"]) > 0
 
 
+def test_the_gantt_chart_gives_each_gang_of_a_layered_job_its_row(server, browser):
+    """portfolio-layered (README): the staged job's SFT and RL stages, and the OPD job's teacher and its own stage,
+    are rows of their own named after the stage; a job of one gang keeps its name; the schedule's CSV rows carry
+    each row's stage and role."""
+    load_and_run(browser, server, "portfolio-layered")
+    api = latest_job(server, "portfolio")["result"]
+    rows = browser.execute_script("return document.getElementById('gantt-chart').data.flatMap(t => t.y)")
+    want = []
+    for job in api["jobs"]:
+        for s in job["schedule"]:
+            if len(job["gangs"]) < 2:
+                want.append(job["name"])
+            else:
+                who = "teacher" if s["stage"] is None else f"stage {s['stage']}"
+                role = "" if s["role"] in ("training", "teacher") else " " + s["role"].replace("teacher_", "")
+                want.append(f"{job['name']} · {who}{role}")
+    assert sorted(rows) == sorted(want)
+    assert any(" · teacher" in r for r in rows) and any(" · stage 2" in r for r in rows), rows
+    table = browser.execute_script("return state.tables.schedule")
+    assert table["header"][:3] == ["job", "stage", "role"]
+    assert sorted((r[0], r[2]) for r in table["rows"]) == sorted((j["name"], s["role"]) for j in api["jobs"] for s in j["schedule"])
+
+
 def test_the_plotting_library_comes_from_the_service_not_the_internet(server, browser):
     """Every script of the page, plotly.js included, is the service's own (the test loads the page itself, so it
     holds when run alone)."""
