@@ -65,7 +65,7 @@ import numpy as np
 from planopt.models.cost import physics as ph
 from planopt.models.cost.asynchronous import combine, overlapped
 from planopt.models.cost.environments import environments_detail, pools_of
-from planopt.models.cost.pretraining import pretraining_detail
+from planopt.models.cost.pretraining import PRETRAIN_KEY, pretraining_detail
 from planopt.models.cost.hardware import HardwareProfile, hardware_options, memory_classes, offload_refusal, plan_offers
 from planopt.models.cost.quantities import cost_split_usd, plan_fixed_usd, stage_fixed_usd, stage_quantities, sum_quantities
 from planopt.models.cost.releases import release_count, release_summary, total_line
@@ -283,6 +283,11 @@ class Evaluator:
         unit."""
         rp, hp = self.recipe(r), self.hardware(h)
         return {key: amount * hp.seconds_per_unit(key) / 3600.0 for key, amount in rp.amounts.items()}
+
+    def step_hours_by_component(self, r: Recipe, h: HardwareChoice) -> dict[str, float]:
+        """:meth:`compute_hours_by_component` of the recipe's training steps: less the continued pre-training that runs
+        before its first step (``pretraining.PRETRAIN_KEY``), what a run's logged step times measure."""
+        return {k: v for k, v in self.compute_hours_by_component(r, h).items() if k != PRETRAIN_KEY}
 
     def compute_hours(self, r: Recipe, h: HardwareChoice) -> float:
         """Compute hours :math:`T` of recipe ``r`` on hardware ``h`` (no failures): :func:`overlapped_sum` of its

@@ -179,6 +179,17 @@ class ScenarioEvaluator:
             out[RATE_FACTOR[family_of(key)]] += hours
         return out
 
+    def compute_hours(self, by_component: dict[str, float]) -> np.ndarray:
+        """Compute hours in each scenario of the components ``by_component`` (hours at the point values, as
+        ``Evaluator.compute_hours_by_component``): each at its scenario's rate, summed, or overlapped where the recipe
+        overlaps them (asynchronous RL, an agent loop: ``asynchronous.combine``)."""
+        if overlapped(by_component):
+            return combine({k: v * self.rate_scale(RATE_FACTOR[family_of(k)]) for k, v in by_component.items()})
+        by_rate = dict.fromkeys(RATE_FAMILIES, 0.0)
+        for key, hours in by_component.items():
+            by_rate[RATE_FACTOR[family_of(key)]] += hours
+        return sum(hours * self.rate_scale(fam) for fam, hours in by_rate.items())
+
     def overhead(self, h: HardwareChoice, interval_minutes: float) -> np.ndarray:
         """:math:`o^s_h(\\tau)`: checkpoint writes and failures in each scenario."""
         hp, rel = self.ev.hardware(h), self.inst.reliability
@@ -222,11 +233,7 @@ class ScenarioEvaluator:
         # a recipe that does not fit does no work (as in ``Evaluator.metrics``): no hours to price
         fits = self.ev.hardware(h).fits(r.memory_class)
         by_component = self.ev.compute_hours_by_component(r, h) if fits else {}
-        if overlapped(by_component):  # asynchronous RL, an agent loop: each component at its scenario's rate, then overlapped
-            compute = combine({k: v * self.rate_scale(RATE_FACTOR[family_of(k)]) for k, v in by_component.items()})
-        else:
-            by_rate = self.hours_by_rate(r, h) if fits else dict.fromkeys(RATE_FAMILIES, 0.0)
-            compute = sum(hours * self.rate_scale(fam) for fam, hours in by_rate.items())
+        compute = self.compute_hours(by_component)
         stretch = 1.0 + self.overhead(h, interval_minutes)
         if retention is not None:  # a fall-back to a milestone (retention.py): the evaluator's order of sums
             stretch = 1.0 + (self.overhead(h, interval_minutes) + float(deep_rollback_share(self.inst, retention, h.count,

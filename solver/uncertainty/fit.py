@@ -97,7 +97,7 @@ from planopt.models.schema import instance as schema
 from planopt.models.uncertainty import model as unc
 from planopt.models.catalog import CatalogLookupError, find_gpu
 from planopt.models.cost.environments import only_pool
-from planopt.models.cost.evaluator import Evaluator
+from planopt.models.cost.evaluator import Evaluator, overlapped_sum
 from planopt.models.schema.plan import HardwareChoice, Recipe
 from planopt.models.uncertainty.scenarios import ScenarioEvaluator
 from planopt.models.consistency import check_instance
@@ -402,18 +402,18 @@ def _stddev(c: _Cells, inst: Instance, kind: str, value: float) -> float:
 # --- predictions: the evaluator's ----------------------------------------------------
 
 def predict_scenarios(sev: ScenarioEvaluator, row: PilotRow) -> np.ndarray:
-    """The row's quantity in each scenario of ``sev``."""
+    """The row's quantity in each scenario of ``sev`` (a step's: its steps' compute hours, overlapped, per step)."""
     if row.kind == "step_seconds":
-        compute = sum(hours * sev.rate_scale(fam) for fam, hours in sev.hours_by_rate(row.recipe, row.hardware).items())
+        compute = sev.compute_hours(sev.ev.step_hours_by_component(row.recipe, row.hardware))
         return np.asarray(compute, dtype=float) * 3600.0 / row.recipe.steps + np.zeros(sev.sc.n)
     quality, forgetting = sev.outcomes(row.recipe)
     return quality if row.kind == "task_score" else forgetting
 
 
 def predict(ev: Evaluator, row: PilotRow) -> float:
-    """The row's quantity under the instance's point values."""
+    """The row's quantity under the instance's point values (a step's seconds as :func:`predict_scenarios`)."""
     if row.kind == "step_seconds":
-        return sum(ev.compute_hours_by_component(row.recipe, row.hardware).values()) * 3600.0 / row.recipe.steps
+        return overlapped_sum(ev.step_hours_by_component(row.recipe, row.hardware)) * 3600.0 / row.recipe.steps
     rp = ev.recipe(row.recipe)
     return rp.quality if row.kind == "task_score" else rp.forgetting_points
 

@@ -394,3 +394,51 @@ def test_row_warnings_use_the_threshold():
     import re
     assert [re.search(r"[\d.]+ σ off", w).group(0) for w in F.row_warnings(rows)] == ["3.1 σ off", "3.5 σ off"]
     assert len(F.row_warnings(rows, sigmas=2.0)) == 4
+
+
+@pytest.mark.parametrize("case", ["asynchronous RL", "agent loop", "continued pre-training"])
+def test_a_step_time_is_predicted_as_the_evaluator_runs_the_steps(case):
+    """A pilot's (and a tracked run's) step seconds: the steps' compute hours overlapped as the evaluator overlaps
+    them (asynchronous RL, an agent loop on a pool) and without the continued pre-training that runs before the
+    first step, over the steps; the same at the point values and in every scenario of the point. Summing the
+    components instead over-predicted an overlapped step (found 2026-12-07)."""
+    from planopt.models.cost.asynchronous import combine
+    from planopt.models.cost.hardware import hardware_options
+    from planopt.models.cost.pretraining import PRETRAIN_KEY
+    from planopt.models.schema.plan import HardwareChoice, Plan, Recipe, Stage
+    from planopt.models.uncertainty.scenarios import ScenarioEvaluator
+    from planopt.instance import parse_instance
+    if case == "asynchronous RL":
+        data = json.loads((INSTANCES / "qwen3-32b-agentic-rl-split-rollout.json").read_text())
+        data["training"]["staleness_steps_options"] = [0, 1]
+        inst = parse_instance(data)
+        hw = next(h for h in hardware_options(inst) if h.split)
+        recipe = Recipe("rl", 250, (8, 8, 8), lora_rank=hw.lora_rank, staleness_steps=1)
+    elif case == "agent loop":
+        inst = load_instance(INSTANCES / "qwen3-32b-agentic-rl-environments.json")
+        hw = next(h for h in hardware_options(inst) if h.environment_pool is not None and not h.split)
+        recipe = Recipe("rl", 250, (8, 8, 8), lora_rank=hw.lora_rank)
+    else:
+        data = json.loads((INSTANCES / "math-8b-pretrained-or-32b.json").read_text())
+        data.pop("candidate_students")
+        inst = parse_instance(data)
+        hw = HardwareChoice("MI300X", 32)
+        recipe = Recipe("opd", 400, (16, 16, 16), "fp8", pretraining_tokens=5e9)
+    ev = Evaluator(inst)
+    by_component = ev.compute_hours_by_component(recipe, hw)
+    steps_only = {k: v for k, v in by_component.items() if k != PRETRAIN_KEY}
+    assert (PRETRAIN_KEY in by_component) == (case == "continued pre-training")
+    expected = float(combine(steps_only)) * 3600.0 / recipe.steps
+    if case != "continued pre-training":
+        assert expected < sum(steps_only.values()) * 3600.0 / recipe.steps * (1 - 1e-6)   # the overlap matters here
+    row = F.PilotRow(1, "step_seconds", recipe.method, recipe, hw, expected, 0.03 * expected)
+    assert F.predict(ev, row) == pytest.approx(expected, rel=1e-12)
+    sev = ScenarioEvaluator(ev, unc.draw(inst, 8, seed=1))
+    plan = Plan((Stage(recipe, hw),), 60.0)
+    # the scenario evaluator's own run: wall hours = lead + compute (1 + overhead), each in its scenario
+    compute = (sev.plan_metrics(plan).wall_hours - ev.recipe(recipe).lead_hours) / (1.0 + sev.overhead(hw, 60.0))
+    predicted = F.predict_scenarios(sev, row) * recipe.steps / 3600.0
+    if case == "continued pre-training":   # the scenarios' run holds the pre-training too; a step does not
+        assert np.all(predicted < compute * (1 - 1e-6))
+    else:
+        assert predicted == pytest.approx(compute, rel=1e-9)
