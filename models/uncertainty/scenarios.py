@@ -172,13 +172,6 @@ class ScenarioEvaluator:
         point = getattr(self.inst.efficiency, family)
         return point / self.value(f"efficiency.{family}", point)
 
-    def hours_by_rate(self, r: Recipe, h: HardwareChoice) -> dict:
-        """Compute hours of ``r`` on ``h`` at the point values, split by rate factor."""
-        out = dict.fromkeys(RATE_FAMILIES, 0.0)
-        for key, hours in self.ev.compute_hours_by_component(r, h).items():
-            out[RATE_FACTOR[family_of(key)]] += hours
-        return out
-
     def compute_hours(self, by_component: dict[str, float]) -> np.ndarray:
         """Compute hours in each scenario of the components ``by_component`` (hours at the point values, as
         ``Evaluator.compute_hours_by_component``): each at its scenario's rate, summed, or overlapped where the recipe
