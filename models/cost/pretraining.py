@@ -110,9 +110,10 @@ def check_block(inst: Instance) -> None:
     if inst.releases is not None and inst.releases.releases > 1:
         raise ValueError("continued_pretraining: not modelled with releases yet (whether a later release pre-trains "
                          "again is not priced); remove one of the two blocks")
-    if "full" not in inst.training.adapter_options and 0.0 not in block.tokens_options:
+    if "full" not in inst.training.adapter_options:   # no recipe could take a token option: it would be ignored
         raise ValueError("continued_pretraining.tokens_options: continued pre-training trains every weight and "
-                         "training.adapter_options has no 'full'; add 0 or 'full'")
+                         "training.adapter_options has no 'full', so no plan could pre-train; add 'full' or remove the "
+                         "block")
 
 
 def pretraining_detail(inst: Instance, r: Recipe, by_component: dict[str, float]) -> dict:

@@ -249,6 +249,14 @@ def test_pre_training_with_releases_is_refused(tmp_path):
     refused(tmp_path, data, "continued_pretraining: not modelled with releases yet")
 
 
+def test_pre_training_without_full_weights_is_refused_not_ignored(tmp_path):
+    """A LoRA-only job could take no token option (continued pre-training trains every weight): the block would do
+    nothing, so it is refused in one line."""
+    data = json.loads(SHIPPED.read_text())
+    data["training"]["adapter_options"] = ["lora"]
+    refused(tmp_path, data, "continued_pretraining.tokens_options: continued pre-training trains every weight")
+
+
 def test_the_report_and_the_json_show_it():
     res = CliRunner().invoke(app, ["solve", str(SHIPPED), "--no-sensitivity"])
     assert res.exit_code == 0, res.output
