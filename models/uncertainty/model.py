@@ -39,6 +39,11 @@ Rules the sources leave open, decided here:
   default spread: no source gives the spread of an environment's mean CPU time per sample; an instance may give
   it a range, and the pool's work per step and the sandboxes billed per CPU-hour move with it.
 - Shares are clipped to [0, 1] and rate factors to the schema's (0, 10].
+- A parameter whose sources scatter around a point 0 (the fp8 teacher's score penalty: its figures lie on both
+  sides of 0, within their own noise) cannot be log-normal, whose every value has the sign of its median. It is
+  *additive*: :math:`v = \max(\ell_b, m + \sigma z)` with :math:`m = (\ell + h)/2` and
+  :math:`\sigma = (h - \ell) / (2\,\Phi^{-1}((1 + c)/2))`, clipped at its lower bound. Its range is centred on
+  the point, so the point is the median and lies within its own P10-P90, however the clip moves P10.
 """
 
 from __future__ import annotations
@@ -74,27 +79,31 @@ class Parameter:
     source: str                  # where the spread comes from
     lower_bound: float = 0.0     # values are clipped into [lower_bound, upper_bound]
     upper_bound: float = math.inf
+    additive: bool = False       # normal (v = m + σz) rather than log-normal (v = m e^{σz}); see the module's rules
 
     @property
     def median(self) -> float:
-        """The log-normal's median, the geometric mean of the range (the point value when there is no range)."""
-        return self.point if self.low is None else math.sqrt(self.low * self.high)
+        """The median: the range's geometric mean (log-normal) or mean (additive); the point without a range."""
+        if self.low is None:
+            return self.point
+        return (self.low + self.high) / 2.0 if self.additive else math.sqrt(self.low * self.high)
 
     @property
     def sigma(self) -> float:
-        """Log-normal sigma of the central range (0 for a point value)."""
+        """Sigma of the central range, of the logs (log-normal) or of the values (additive); 0 for a point value."""
         if self.low is None or self.high == self.low:
             return 0.0
-        return math.log(self.high / self.low) / (2.0 * NormalDist().inv_cdf((1.0 + self.confidence) / 2.0))
+        width = self.high - self.low if self.additive else math.log(self.high / self.low)
+        return width / (2.0 * NormalDist().inv_cdf((1.0 + self.confidence) / 2.0))
 
     def quantile(self, q: float) -> float:
         """The value at probability ``q``, clipped into the parameter's bounds."""
-        z = NormalDist().inv_cdf(q)
-        return float(np.clip(self.median * math.exp(self.sigma * z), self.lower_bound, self.upper_bound))
+        return float(self.values(np.array([NormalDist().inv_cdf(q)]))[0])
 
     def values(self, z: np.ndarray) -> np.ndarray:
         """The values at standard-normal draws ``z``, clipped into the parameter's bounds."""
-        return np.clip(self.median * np.exp(self.sigma * z), self.lower_bound, self.upper_bound)
+        v = self.median + self.sigma * z if self.additive else self.median * np.exp(self.sigma * z)
+        return np.clip(v, self.lower_bound, self.upper_bound)
 
     def to_dict(self) -> dict:
         """The parameter as a row: name, point, P10, P50, P90, group and source."""
@@ -244,9 +253,10 @@ def _staleness_and_fp8(inst: "Instance") -> list[Parameter]:
     if "opd" in methods and "fp8" in inst.teacher.precision_options:
         fp8 = _absolute("priors.fp8_teacher_score_penalty", pri.fp8_teacher_score_penalty,
                         d.TEACHER_PRECISION_SCORE_PENALTY["fp8"], sp.ABSOLUTE_FP8_TEACHER_SCORE_PENALTY, "fp8_teacher",
-                        "spreads.ABSOLUTE_FP8_TEACHER_SCORE_PENALTY: Open LLM v1 recovery of FP8 checkpoints, "
-                        "99.7 % (arXiv 2411.02355's W8A8-FP) to 99.14 % (per-tensor)")
-        out.append(dataclasses.replace(fp8, upper_bound=0.999))  # a share of the teacher's score, below 1
+                        "spreads.ABSOLUTE_FP8_TEACHER_SCORE_PENALTY: Open LLM v1 recoveries of FP8 checkpoints "
+                        "(largest drop 0.86 %, per-tensor) mirrored around the point 0, clipped at 0")
+        # a share of the teacher's score, in [0, 1); additive, as its range is centred on the point 0
+        out.append(dataclasses.replace(fp8, upper_bound=0.999, additive=fp8.low is not None))
     return out
 
 

@@ -2,8 +2,10 @@
 
 - The point is 0 and the prior reads and overrides like any other (``priors.fp8_teacher_score_penalty``); a value
   given moves the ceiling of every fp8 phase by its formula, :math:`C = T (1 - \\pi)`, and nothing else.
-- The scenario model draws it (P10-P90 0.3 %-0.86 %, ``spreads.ABSOLUTE_FP8_TEACHER_SCORE_PENALTY``) where an OPD
-  plan may score in fp8, and only there; its group is drawn after the others, so every other draw of a seed stays.
+- The scenario model draws it where an OPD plan may score in fp8, and only there: additive, a normal centred on the
+  point 0 with P10-P90 -0.86 %-0.86 % (``spreads.ABSOLUTE_FP8_TEACHER_SCORE_PENALTY``) clipped at 0, so the point is
+  its median and lies within its own P10-P90; its group is drawn after the others, so every other draw of a seed
+  stays.
 - The scenario evaluator equals the evaluator per scenario on fp8 plans, one-stage and staged.
 """
 
@@ -57,8 +59,14 @@ def test_the_point_is_zero_and_a_given_value_lowers_only_the_fp8_ceiling():
 
 def test_the_spread_is_the_sourced_one_and_only_where_fp8_scores_an_opd_plan():
     (p,) = [p for p in U.parameters(tiny()) if p.name == NAME]
-    assert (p.point, p.low, p.high) == (0.0, *sp.ABSOLUTE_FP8_TEACHER_SCORE_PENALTY) == (0.0, 0.003, 0.0086)
-    assert p.quantile(0.1) == pytest.approx(0.003) and p.quantile(0.9) == pytest.approx(0.0086)
+    assert (p.point, p.low, p.high) == (0.0, *sp.ABSOLUTE_FP8_TEACHER_SCORE_PENALTY) == (0.0, -0.0086, 0.0086)
+    assert p.additive and p.median == 0.0
+    assert p.quantile(0.1) == 0.0 == p.quantile(0.5) and p.quantile(0.9) == pytest.approx(0.0086)
+    assert p.quantile(0.1) <= p.point <= p.quantile(0.9)   # the point within its own interval
+    z = np.random.default_rng(0).standard_normal(200_000)   # a normal clipped at 0: half at 0, mean σ/√(2π)
+    v = p.values(z)
+    assert np.mean(v == 0.0) == pytest.approx(0.5, abs=0.01)
+    assert v.mean() == pytest.approx(p.sigma / np.sqrt(2 * np.pi), rel=0.02) and v.min() == 0.0
     data = json.loads(TINY.read_text())
     data["teacher"]["precision_options"] = ["bf16"]
     assert NAME not in {p.name for p in U.parameters(parse_instance(data))}
@@ -76,7 +84,7 @@ def test_its_group_draws_last_so_every_other_draw_of_a_seed_stays():
     assert set(a.values) - set(b.values) == {NAME}
     for name, values in b.values.items():
         assert np.array_equal(a.values[name], values), name
-    assert np.all(a.values[NAME] > 0)
+    assert np.all(a.values[NAME] >= 0) and np.any(a.values[NAME] > 0) and np.any(a.values[NAME] == 0)
 
 
 def test_a_drawn_penalty_costs_an_fp8_plan_quality_and_not_a_bf16_one():
