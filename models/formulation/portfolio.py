@@ -64,11 +64,16 @@ class PortfolioFormulation:
         return [space.slots[0] for space in self.spaces]
 
     @property
-    def plain(self) -> bool:
-        """Every job one gang of one slot without a retention block: what the bound and search of
+    def plain_jobs(self) -> list[bool]:
+        """Per job: one gang of one slot without a retention block, what the bound and search of
         ``solver/portfolio`` (per-job plan tables of (recipe, hardware, interval)) are written for."""
-        return all(len(g) == 1 and not s.staged and s.evaluator.inst.retention is None
-                   for g, s in zip(self.gangs, self.spaces))
+        return [len(g) == 1 and not s.staged and s.evaluator.inst.retention is None
+                for g, s in zip(self.gangs, self.spaces)]
+
+    @property
+    def plain(self) -> bool:
+        """Every job plain (``plain_jobs``)."""
+        return all(self.plain_jobs)
 
     def pair_rates(self, j: int) -> tuple[dict, dict]:
         r"""Of a plain job: per kept (hardware, interval) pair, the spot overhead :math:`o^s` (pairs that may run

@@ -43,6 +43,7 @@ SEARCH_SHARE = 0.5         # of the time left after the warm start: what the sea
 GREEDY_SHARE = 0.2         # of the time left after the warm start, at most, for the greedy and its best responses
 MASTER_SHARE = 0.6         # of the time left after column generation, at most, for the integer master (~3-5 s on 50 jobs)
 RESERVATION_GREEDY_SHARE = 0.05   # of the time left, at most, for the greedy from a reservation vector the branching proposes
+LAYERED_TWIN_SHARE = 0.4  # of the time left, at most, for the plain twin of a portfolio with layered jobs
 LATER_BASE_SHARE = 0.5     # of the time left, at most, for the bucket-0 twin of a portfolio with later starts
 
 # --- the MIP proper, the polish, the explanation ------------------------------

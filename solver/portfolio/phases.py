@@ -6,7 +6,9 @@ hands on what it found through the solve's :class:`SolveRun`:
 1. **Later starts** (``later_starts_phase``): a portfolio with ``reserved_start_buckets`` skips
    the warm start, bound and search (they price one reservation per type from bucket 0); under
    a time limit its bucket-0 twin is solved first, and its schedule is the fallback. A portfolio
-   with a job of several gangs or a retention choice skips them too (``layered_jobs_phase``).
+   with a job of several gangs or a retention choice skips them too (``layered_jobs_phase``); under a time limit
+   its plain twin (its plain jobs alone) is solved first, and the plain jobs' plans it chose, completed by a
+   sub-MIP, are the fallback.
 2. **Bound: the ascent** (``warm_start``, ``WarmStart``): the Lagrangian bound of the shared
    capacity, per-job share floors in the MIP, the minimisers' plans as HiGHS's start. A bound
    over the budget already proves there is no schedule (``over_budget_phase``).
@@ -53,7 +55,7 @@ from planopt.portfolio.search import complete_plans, greedy_candidates, solve_fi
 MASTER_ROUNDS = 3          # integer master, then best responses from its schedule as new columns, at most this often
 BRANCH_MASTERS = 2         # the lowest leaves of the branching whose integer master is solved
 HEURISTIC_EFFORT = 0.05    # HiGHS's default; 0.3 found no better incumbents on the 50-job benchmark
-SEARCH_PHASES = ("bucket-0 twin", "search", "master search")   # what ``search_seconds`` reports
+SEARCH_PHASES = ("bucket-0 twin", "plain twin", "search", "master search")   # what ``search_seconds`` reports
 
 
 @dataclass
@@ -103,15 +105,22 @@ class SolvePhases:
                               "bypassed (they assume one reservation from bucket 0); the MIP plans this portfolio"
                               + (", from the schedule of its bucket-0 twin" if self.search_objective is not None else ""))
 
-    def layered_jobs_phase(self, run: SolveRun) -> None:
+    def layered_jobs_phase(self, run: SolveRun, warm_start: bool) -> None:
         """A job whose plan holds more than one gang (stages, a trained teacher, separate rollout GPUs) or chooses a
         retention option: the Lagrangian bound, column generation and schedule search price a job as one plan of
-        (recipe, hardware, interval) on one gang, so the MIP plans this portfolio alone, and says so."""
-        names = [name for name, gangs, space in zip(self.data.names, self.form.gangs, self.form.spaces)
-                 if len(gangs) > 1 or space.staged or space.evaluator.inst.retention is not None]
-        run.result.message = (f"the Lagrangian bound, column generation and schedule search are bypassed (they price one "
-                              f"gang of one stage per job; {', '.join(names)} hold more, or choose a retention option): "
-                              "the MIP plans this portfolio")
+        (recipe, hardware, interval) on one gang, so they do not run on this portfolio, and the MIP plans it, under a
+        time limit from the schedule of its plain jobs (``twin.PlainTwin``); the message says so."""
+        names = [name for name, plain in zip(self.data.names, self.form.plain_jobs) if not plain]
+        self.twin_bound = None
+        if warm_start and run.budget.limited:
+            self.start_from_plain_jobs(run)
+        why = (f"the Lagrangian bound, column generation and schedule search price one gang of one stage per job; "
+               f"{', '.join(names)} hold more, or choose a retention option")
+        if self.search_objective is not None:
+            run.result.message = (f"{why}: they ran on the other jobs alone, and the MIP plans this portfolio from "
+                                  "their plans (their bound holds here too)")
+        else:
+            run.result.message = f"{why}: they are bypassed, and the MIP plans this portfolio alone"
 
     def start_from_bucket_zero(self, run: SolveRun) -> None:
         """Later starts under a time limit: when bucket 0 is a start of every such type, first solve
@@ -298,7 +307,8 @@ class SolvePhases:
         completes a partial start by a sub-MIP that has the whole time limit to itself before the
         MIP proper gets it again (seen in its log): with one pending, each gets half."""
         budget = run.budget
-        run.lower_bound = bound = self.least_cost_bound()
+        bounds = [b for b in (self.least_cost_bound(), self.twin_bound) if b is not None]
+        run.lower_bound = bound = max(bounds) if bounds else None
         run.proved = run.searched is not None and bound is not None and run.searched - bound <= run.rel_gap * abs(run.searched)
         if not run.proved and budget.limited and self.gang_values is not None:
             self.fallback_phase(run)

@@ -39,12 +39,15 @@ def _options(threads: int, log: bool = False) -> dict[str, Any]:
 
 
 def integer_vars(pm) -> tuple[list[list[Any]], list[Any]]:
-    """(per job: its integer variables, plan and holds; the shared ones: reservations)."""
+    """(per job: its integer variables, plan, holds and, for a job of several gangs in order, which gang is done by
+    which bucket (``done``); the shared ones: reservations)."""
     m = pm.model
     per_job = []
     holds: dict[int, list] = {}
     for key in m.U:
         holds.setdefault(key[0], []).append(m.holds[key])
+    for key in getattr(m, "DONE", ()):
+        holds.setdefault(key[0], []).append(m.done[key])
     for j in m.J:
         own = [v for v in m.job[j].component_data_objects(pyo.Var, descend_into=True) if v.is_integer()]
         per_job.append(own + holds.get(j, []))

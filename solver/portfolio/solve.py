@@ -39,6 +39,7 @@ from planopt.portfolio.phases import SolvePhases, SolveRun
 from planopt.portfolio.pricing import DaskPricer, Pricing, SerialPricer, choose_pricing
 from planopt.portfolio.result import RESULT_VERSION, JobSchedule, PortfolioResult
 from planopt.portfolio.schedules import PendingStartHighs, Schedules
+from planopt.portfolio.twin import PlainTwin
 from planopt.portfolio.warm_start import WarmStart
 from planopt.verbosity import solver_log_streams
 
@@ -54,7 +55,7 @@ RELATIVE_GAP = 1e-4
 LOCAL_CLUSTER_CLOSE_SECONDS = 1.0
 
 
-class PortfolioModel(WarmStart, Schedules, SolvePhases, Explanation):
+class PortfolioModel(WarmStart, Schedules, SolvePhases, PlainTwin, Explanation):
     """A portfolio's MIP (``build_portfolio``), the persistent HiGHS interface it is solved by,
     and the state its solve's phases share (set by ``warm_start`` and the search)."""
 
@@ -75,6 +76,7 @@ class PortfolioModel(WarmStart, Schedules, SolvePhases, Explanation):
         self.job_plans: list = []                        # lagrange.JobPlans per job
         self.reserved_floor: dict[str, int] = {}         # valid lower bounds on reserved GPUs (reservation_floors)
         self.search_objective: float | None = None   # the search's best schedule's objective
+        self.twin_bound: float | None = None         # the plain twin's bound (``start_from_plain_jobs``)
         self.log_streams: list = []                       # where HiGHS's logs go (solve: stderr under -v)
         self.best: tuple[float, list] | None = None      # the search's best: (objective, integer values)
         self.candidates: list = []                       # the greedy's schedules (greedy_candidates)
@@ -161,7 +163,7 @@ class PortfolioModel(WarmStart, Schedules, SolvePhases, Explanation):
             self.later_starts_phase(run, warm_start)
             warm_start = cost_floors = False
         elif not self.form.plain and (warm_start or cost_floors):
-            self.layered_jobs_phase(run)
+            self.layered_jobs_phase(run, warm_start)
             warm_start = cost_floors = False
         if warm_start or cost_floors:
             # the warm start may take at most a share of the time limit: the portfolio MIP needs the rest
@@ -171,7 +173,7 @@ class PortfolioModel(WarmStart, Schedules, SolvePhases, Explanation):
             return self.out_of_time(result, time_limit, time.perf_counter() - budget.started)
         if self.over_budget_phase(run):
             return result
-        run.searched = self.search_objective if self.data.later_starts else None   # the bucket-0 twin's
+        run.searched = self.search_objective if not self.form.plain or self.data.later_starts else None   # a twin's
         if warm_start and self.plan_fixes:
             self.search_and_bound_phase(run)
         self.mip_phase(run)

@@ -541,6 +541,8 @@ def assert_time_limited_path_matches_brute_force(p: dict) -> None:
     assert res.bound_usd is not None and res.bound_usd <= oracle * (1 + 1e-6) + 1e-6, (res.bound_usd, oracle)
     if pm.lagrange is not None and pm.lagrange.bound_usd > -float("inf"):
         assert pm.lagrange.bound_usd <= oracle * (1 + 1e-6) + 1e-6, (pm.lagrange.bound_usd, oracle)
+    if pm.twin_bound is not None:   # the plain twin's, of a portfolio with layered jobs (``start_from_plain_jobs``)
+        assert pm.twin_bound <= oracle * (1 + 1e-6) + 1e-6, (pm.twin_bound, oracle)
     assert res.violations == [] and res.big_m_breaches == []
 
 

@@ -23,7 +23,7 @@ import pytest
 
 import planopt
 from planopt.job.model import PlanModel
-from planopt.portfolio.solve import load_portfolio, solve_portfolio
+from planopt.portfolio.solve import PortfolioModel, load_portfolio, solve_portfolio
 
 from tests.support.common import split_seeds
 from tests.support.layered_portfolios import layered_portfolio, one_job_portfolio_of
@@ -207,6 +207,28 @@ def test_layered_portfolios_under_a_time_limit_equal_the_brute_force(seed):
     assert_time_limited_path_matches_brute_force(_layered(seed))
 
 
+# the seeds below 60 whose portfolio holds a layered job beside a plain one: under a time limit the plain one is
+# planned first by the bound and search alone (its portfolio's "plain twin"), its plan fixed, the rest completed
+TWIN_SEEDS = [4, 7, 13, 14, 16, 19, 24, 29, 30, 31, 32, 33, 36, 37, 39, 42, 49, 56, 58, 59]
+
+
+@pytest.mark.parametrize("seed", split_seeds(TWIN_SEEDS, 5))
+def test_a_layered_portfolio_under_a_time_limit_starts_from_its_plain_twin_and_its_bound_holds(seed):
+    from tests.support.portfolio_oracle import best_portfolio_cost
+    source = _layered(seed)
+    pm = PortfolioModel(source)
+    assert pm.form.plain_jobs == [False, True], "the generator no longer draws a layered job beside a plain one here"
+    res = pm.solve(rel_gap=1e-9, time_limit=120.0)
+    oracle = best_portfolio_cost(load_portfolio(source))
+    if oracle is None:
+        assert not res.jobs
+        return
+    assert "ran on the other jobs alone" in res.message, res.message
+    assert pm.twin_bound is not None and pm.twin_bound <= oracle * (1 + 1e-6) + 1e-6, (pm.twin_bound, oracle)
+    assert close(res.cost_usd, oracle), (res.cost_usd, oracle)
+    assert res.bound_usd <= oracle * (1 + 1e-6) + 1e-6 and res.violations == [] and res.big_m_breaches == []
+
+
 @pytest.mark.parametrize("seed", [13, 58, 103, 107, 160])
 def test_the_risk_of_a_layered_schedule_equals_its_scenario_by_scenario_twin(seed):
     assert_risk_equals_brute_force(with_shortfall(_layered(seed), seed), 40, seed)
@@ -267,3 +289,17 @@ def test_a_layered_job_s_gangs_are_published_and_their_rows_say_whose_they_are()
     assert [(g["stage"], g["role"]) for g in job["gangs"]] == [(None, "teacher"), (1, "training")]
     assert {(r["stage"], r["role"]) for r in job["schedule"]} == {(None, "teacher"), (1, "training")}
     assert sum(g["gpu_hours"] for g in job["gangs"]) == pytest.approx(job["metrics"]["gpu_hours"])
+
+
+def test_the_search_s_integer_variables_are_every_integer_variable_of_a_layered_portfolio():
+    """A schedule kept by the search (``keep_schedule``) is restored by fixing these; a job of gangs in order has
+    binaries outside its block and its holds (``done``: gang a is done by bucket b), left out before the plain twin
+    made a layered portfolio keep schedules."""
+    import pyomo.environ as pyo
+    from planopt.portfolio.search import integer_vars
+    pm = PortfolioModel(json.loads((INSTANCES / "portfolio-layered.json").read_text()))
+    per_job, shared = integer_vars(pm)
+    listed = {id(v) for vs in per_job for v in vs} | {id(v) for v in shared}
+    every = [v for v in pm.model.component_data_objects(pyo.Var, descend_into=True) if v.is_integer()]
+    assert any(v.parent_component().name == "done" for v in every)
+    assert [v.name for v in every if id(v) not in listed] == []
