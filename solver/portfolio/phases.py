@@ -7,8 +7,8 @@ hands on what it found through the solve's :class:`SolveRun`:
    the warm start, bound and search (they price one reservation per type from bucket 0); under
    a time limit its bucket-0 twin is solved first, and its schedule is the fallback. A portfolio
    with a job of several gangs or a retention choice skips them too (``layered_jobs_phase``); under a time limit
-   its plain twin (its plain jobs alone) is solved first, and the plain jobs' plans it chose, completed by a
-   sub-MIP, are the fallback.
+   its plain twin (its plain jobs alone) is solved first: the plain jobs' plans and buckets it chose, completed
+   by a sub-MIP, are the fallback, and its bound is a bound here (``twin.py``).
 2. **Bound: the ascent** (``warm_start``, ``WarmStart``): the Lagrangian bound of the shared
    capacity, per-job share floors in the MIP, the minimisers' plans as HiGHS's start. A bound
    over the budget already proves there is no schedule (``over_budget_phase``).
@@ -119,6 +119,9 @@ class SolvePhases:
         if self.search_objective is not None:
             run.result.message = (f"{why}: they ran on the other jobs alone, and the MIP plans this portfolio from "
                                   "their plans (their bound holds here too)")
+        elif self.twin_bound is not None:
+            run.result.message = (f"{why}: they ran on the other jobs alone (their bound holds here too), but no "
+                                  "schedule was completed from their plans in time, so the MIP plans this portfolio alone")
         else:
             run.result.message = f"{why}: they are bypassed, and the MIP plans this portfolio alone"
 

@@ -303,3 +303,19 @@ def test_the_search_s_integer_variables_are_every_integer_variable_of_a_layered_
     every = [v for v in pm.model.component_data_objects(pyo.Var, descend_into=True) if v.is_integer()]
     assert any(v.parent_component().name == "done" for v in every)
     assert [v.name for v in every if id(v) not in listed] == []
+
+
+def test_a_twin_whose_plans_complete_no_schedule_still_lends_its_bound_and_says_so(monkeypatch):
+    """When no schedule is completed from the twin's plans, the MIP plans alone, the twin's bound still holds and
+    counts, and the message says which of the two happened (not that the twin was bypassed)."""
+    from planopt.portfolio.twin import PlainTwin
+    from tests.support.portfolio_oracle import best_portfolio_cost
+    monkeypatch.setattr(PlainTwin, "complete_twin", lambda self, run, plans, holds: None)
+    source = _layered(TWIN_SEEDS[0])
+    pm = PortfolioModel(source)
+    res = pm.solve(rel_gap=1e-9, time_limit=120.0)
+    oracle = best_portfolio_cost(load_portfolio(source))
+    assert oracle is not None and close(res.cost_usd, oracle), (res.cost_usd, oracle)
+    assert "no schedule was completed from their plans" in res.message, res.message
+    assert pm.search_objective is None and pm.twin_bound is not None
+    assert pm.twin_bound <= oracle * (1 + 1e-6) + 1e-6 and res.bound_usd <= oracle * (1 + 1e-6) + 1e-6
