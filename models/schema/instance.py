@@ -570,6 +570,11 @@ class Instance(Strict):
             raise ValueError(f"teacher.precision_by_phase: a precision per phase needs two or more training.phases "
                              f"(has {self.training.phases}) and teacher.precision_options (has "
                              f"{sorted(set(self.teacher.precision_options))})")
+        if self.teacher is not None and "opd" not in self.training.methods:
+            for name in ("precision_by_phase", "prefix_caching"):   # options of OPD's scoring: refused, not ignored
+                if getattr(self.teacher, name):
+                    raise ValueError(f"teacher.{name}: an option of the teacher's scoring of OPD's samples, and "
+                                     "training.methods has no 'opd'; remove it or add 'opd'")
         for n, seq in enumerate(self.training.stage_sequences or []):
             for method in seq:
                 if method not in self.training.methods:

@@ -107,3 +107,17 @@ def test_scenarios_equal_the_evaluator_with_the_cache():
     inst = parse_instance(tiny(True, prompt_tokens=2000))
     plans = [sp.plan for sp in all_plans(inst)[:40]]
     assert_scenarios_equal_the_evaluator(inst, U.draw(inst, 20, seed=3), plans)
+
+
+@pytest.mark.parametrize("field", ["prefix_caching", "precision_by_phase"])
+def test_an_opd_scoring_option_without_opd_is_refused_in_one_line(tmp_path, field):
+    """The teacher scores only OPD's samples: either option on a job without OPD would be silently inert."""
+    from tests.support.common import refused
+    name = "qwen3-8b-math-teacher-precision-by-phase.json" if field == "precision_by_phase" else "tiny.json"
+    data = json.loads((INSTANCES / name).read_text())
+    data["teacher"][field] = True
+    parse_instance(data)   # with OPD: accepted
+    data["training"]["methods"].pop("opd")
+    data["training"].pop("stage_sequences", None)
+    line = refused(tmp_path, data, f"teacher.{field}")
+    assert "training.methods has no 'opd'" in line
