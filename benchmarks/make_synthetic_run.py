@@ -3,15 +3,17 @@
 The series come from the evaluator's own functions (``ScenarioEvaluator`` over one scenario holding the true
 parameters), plus seeded noise:
 
-- ``train/step_time_s`` every step: the plan's seconds per step (``fit.predict_scenarios``: compute hours × 3600 /
-  steps) at the true step-time factor, times a log-normal noise of ``STEP_NOISE_RELATIVE``;
+- ``train/step_time_s`` every step: the seconds per step of its stage in its sampling phase (``fit.predict_scenarios``:
+  compute hours × 3600 / steps, of the stage's recipe at that phase's samples) at the true step-time factor, times a
+  log-normal noise of ``STEP_NOISE_RELATIVE``;
 - ``_runtime`` (W&B) and the events' wall time (TensorBoard): the steps' seconds summed, stretched by the plan's
   checkpoint and failure overhead at the true parameters (``ScenarioEvaluator.overhead``);
-- ``eval/math500`` every ``EVAL_EVERY`` steps: the task score of the plan's stage stopped there
-  (``track.prefix_recipe``, ``ScenarioEvaluator.outcomes``) plus a normal noise of ``fit``'s default task-score error;
+- ``eval/math500`` every ``EVAL_EVERY`` steps: the task score of the plan stopped there (``runs.stages.prefix``: a
+  staged plan's stages chained, ``fit.predict_scenarios``) plus a normal noise of ``fit``'s default task-score error;
 - ``eval/ifeval`` every ``GENERAL_EVERY`` steps: the general score's baseline minus the forgetting there, plus
   ``GENERAL_NOISE_POINTS`` of noise;
-- ``sys/num_gpus`` and ``cost/spend_usd`` every step: the plan's GPU count, and its GPUs' price × hours so far.
+- ``sys/num_gpus`` and ``cost/spend_usd`` every step: the GPU count of the stage the step lies in, and the GPUs'
+  price × hours so far.
 
     python benchmarks/make_synthetic_run.py            # rewrites instances/runs/qwen3-8b-math-slow/
     python benchmarks/make_synthetic_run.py --check    # exits 1 if the shipped files differ from a fresh run
@@ -23,6 +25,7 @@ values (issue 26), for 20 % of the plan's steps, seed 26.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import struct
@@ -73,29 +76,48 @@ def synthetic_history(inst, plan, factors: dict[str, float], share: float = SHAR
     from planopt.models.cost.evaluator import Evaluator
     from planopt.models.uncertainty.model import Scenarios
     from planopt.models.uncertainty.scenarios import ScenarioEvaluator
-    from planopt.runs.track import prefix_recipe
+    from planopt.runs import stages
     from planopt.uncertainty import fit as fitting
-    stage = plan.stages[0]
     values = {name: np.array([v]) for name, v in true_values(inst, factors).items()}
     sev = ScenarioEvaluator(Evaluator(inst), Scenarios(1, seed, values)).for_student(plan.student)
     rng = np.random.default_rng(seed)
-    last = max(1, int(round(share * stage.recipe.steps)))
-    row = fitting.PilotRow(0, "step_seconds", stage.method, stage.recipe, stage.hardware, 1.0, 1.0)
-    step_s = float(fitting.predict_scenarios(sev, row)[0])
-    stretch = 1.0 + float(np.asarray(sev.overhead(stage.hardware, plan.checkpoint_interval_minutes)).ravel()[0])
-    per_hour = float(np.asarray(sev.gpus_usd_per_hour(stage.hardware)).ravel()[0])
+    last = max(1, int(round(share * stages.total_steps(plan))))
+
+    def at(stage):  # a stage's seconds per step in each sampling phase, overhead stretch and GPUs' USD per hour
+        r, phases = stage.recipe, max(1, len(stage.recipe.samples_per_prompt))
+        per_phase = []
+        for j in range(phases):  # the phase's step: the recipe run at that phase's samples throughout
+            uniform = dataclasses.replace(r, samples_per_prompt=(r.samples_per_prompt[j],) * phases) if r.samples_per_prompt else r
+            row = fitting.PilotRow(0, "step_seconds", stage.method, uniform, stage.hardware, 1.0, 1.0)
+            per_phase.append(float(fitting.predict_scenarios(sev, row)[0]))
+        return (per_phase,
+                1.0 + float(np.asarray(sev.overhead(stage.hardware, plan.checkpoint_interval_minutes)).ravel()[0]),
+                float(np.asarray(sev.gpus_usd_per_hour(stage.hardware)).ravel()[0]))
+
+    def outcome(kind, k):  # the task score or forgetting of the plan stopped at step k (the stages chained)
+        done = stages.prefix(plan, k)
+        row = fitting.PilotRow(0, kind, done[-1][1].method, done[-1][1], None, 0.0, 1.0, tuple(r for _, r in done[:-1]))
+        return float(fitting.predict_scenarios(sev, row)[0])
+
+    per_stage = [at(stage) for stage in plan.stages]
     task_sd = fitting.DEFAULT_TASK_SCORE_STDDEV_SHARE_OF_CEILING * inst.task.score_ceiling
-    rows, runtime = [], 0.0
+    rows, runtime, spend = [], 0.0, 0.0
     for k in range(1, last + 1):
+        i = stages.stage_of(plan, k)
+        per_phase, stretch, per_hour = per_stage[i]
+        own = k - stages.stage_start(plan, i)           # the stage's own step, 1-based; phases split its steps evenly
+        step_s = per_phase[min(len(per_phase) - 1, (own - 1) * len(per_phase) // plan.stages[i].recipe.steps)]
         seconds = step_s * math.exp(STEP_NOISE_RELATIVE * rng.standard_normal())
         runtime += seconds * stretch
-        r = {"_step": k, "_runtime": runtime, MAPPING["step_seconds"]: seconds, MAPPING["gpu_count"]: stage.hardware.count,
-             MAPPING["spend_usd"]: per_hour * runtime / 3600.0}
+        spend += per_hour * seconds * stretch / 3600.0
+        r = {"_step": k, "_runtime": runtime, MAPPING["step_seconds"]: seconds,
+             MAPPING["gpu_count"]: plan.stages[i].hardware.count, MAPPING["spend_usd"]: spend}
         if k % EVAL_EVERY == 0 or k == last:
-            quality, forgetting = sev.outcomes(prefix_recipe(stage.recipe, k))
-            r[MAPPING["task_score"]] = float(np.clip(quality[0] + task_sd * rng.standard_normal(), 0.0, inst.task.score_ceiling))
+            quality = outcome("task_score", k)
+            r[MAPPING["task_score"]] = float(np.clip(quality + task_sd * rng.standard_normal(), 0.0, inst.task.score_ceiling))
             if k % GENERAL_EVERY == 0 or k == last:
-                general = inst.task.general_score_baseline - forgetting[0] + GENERAL_NOISE_POINTS * rng.standard_normal()
+                forgetting = outcome("general_score_drop", k)
+                general = inst.task.general_score_baseline - forgetting + GENERAL_NOISE_POINTS * rng.standard_normal()
                 r[MAPPING["general_score"]] = float(max(0.0, general))
         rows.append(r)
     columns = ["_step", "_runtime", *MAPPING.values()]

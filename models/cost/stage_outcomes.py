@@ -118,6 +118,17 @@ def stage_outcome(inst: Instance, r: Recipe, start, priors: StagePriors | None =
     return end, forgetting
 
 
+
+def chain_outcomes(inst: Instance, first: tuple, recipes, priors=None):
+    """(score, forgetting) after the stage recipes ``recipes`` run one after another from ``first``, the first
+    stage's (end score, forgetting): each from the score before it (:func:`stage_outcome`), the forgetting summed.
+    ``priors``: a function of the method giving its :class:`StagePriors` (arrays over scenarios), else the point's."""
+    quality, forgetting = first
+    for r in recipes:
+        quality, f = stage_outcome(inst, r, quality, None if priors is None else priors(r.method))
+        forgetting = forgetting + f
+    return quality, forgetting
+
 @dataclass(frozen=True)
 class AffineStage:
     r"""An SFT or OPD stage as functions of its start :math:`s`: end score :math:`A + B s`; forgetting

@@ -38,7 +38,7 @@ from planopt.models.cost.evaluator import LIMIT_METRIC, STAGE_COST_KEYS, Evaluat
 from planopt.models.schema.plan import HardwareChoice, Plan, Recipe
 from planopt.models.cost.recipes import EVAL, RATE_FACTOR, family_of
 from planopt.models.cost.components import ENV_RATE
-from planopt.models.cost.stage_outcomes import StagePriors, stage_outcome
+from planopt.models.cost.stage_outcomes import StagePriors, chain_outcomes, stage_outcome
 
 # the prior each method's staleness loss is drawn as (``priors.staleness_loss``)
 STALENESS_PRIOR = {"rl": "priors.staleness_gain_loss_per_step", "opd": "priors.opd_staleness_gain_loss_per_step"}
@@ -289,10 +289,8 @@ class ScenarioEvaluator:
         self.ev.check_plan(plan)
         se = self.for_student(plan.student)
         inst, n = se.inst, se.sc.n
-        quality, forgetting = se.outcomes(plan.stages[0].recipe)
-        for stage in plan.stages[1:]:
-            quality, f = stage_outcome(inst, stage.recipe, quality, se.stage_priors(stage.method))
-            forgetting = forgetting + f
+        quality, forgetting = chain_outcomes(inst, se.outcomes(plan.stages[0].recipe), [s.recipe for s in plan.stages[1:]],
+                                             se.stage_priors)
         wall, gpu_hours, money = np.zeros(n), np.zeros(n), np.zeros(n)
         for stage in plan.stages:
             costs, train, stage_wall = se._run(stage.recipe, stage.hardware, plan.checkpoint_interval_minutes, 0.0,

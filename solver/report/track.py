@@ -24,7 +24,8 @@ def track_report(result) -> str:
     lines = [result.headline, "",
              f"Run {s.source} ({s.kind}): step {s.last_step:,} of {s.plan_steps:,} ({s.share_done:.0%}), "
              f"{hours(s.elapsed_hours)}" + ("" if s.elapsed_measured else " (estimated: steps × mean step time)")
-             + f", {s.gpu_count} × {s.gpu}",
+             + f", {s.gpu_count} × {s.gpu}"
+             + (f", stage {s.stage + 1} of {s.stages} ({s.method}, from step {s.stage_start:,})" if s.stages > 1 else ""),
              "", f"At step {s.last_step:,} (the plan's band before the run)",
              table(rows, header=("measured", "value", "P10", "P50", "P90", "where"))]
     if not s.spend_measured:
@@ -50,6 +51,7 @@ def plot_track(result, path: Path, title: str) -> None:
     """Each measured series (step time, task score, forgetting) over the plan's P10-P90 band and P50 line: the
     series of ``result.series()``, which ``track --json`` carries and the page draws."""
     from planopt.report.plots import pyplot, save_figure
+    from planopt.runs.stages import stage_ends
     plt = pyplot()
     fig, axes = plt.subplots(1, 3, figsize=(13, 4))
     for ax, panel in zip(axes, result.series()):
@@ -59,6 +61,8 @@ def plot_track(result, path: Path, title: str) -> None:
         if panel["measured"] is not None:
             ax.plot(panel["measured"]["step"], panel["measured"]["value"], ".", color="#c44e52", markersize=3, label="measured")
         ax.axvline(result.state.last_step, color="grey", linewidth=0.8, linestyle=":")
+        for end in stage_ends(result.plan)[:-1]:  # where a staged plan's next stage starts
+            ax.axvline(end, color="grey", linewidth=0.8, linestyle="--")
         ax.set_xlabel("step")
         ax.set_ylabel(panel["label"])
     axes[0].legend(fontsize=8)

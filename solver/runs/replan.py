@@ -54,7 +54,7 @@ from planopt.models.uncertainty.model import DEFAULT_SEED
 from planopt.errors import InputError
 from planopt.job.model import COST_TIE_RELATIVE, TIE_BREAK_RELATIVE, SolveResult
 from planopt.runs.state import RunState
-from planopt.runs.track import pilot_rows, prefix_recipe
+from planopt.runs.track import fit_run, prefix_recipe
 from planopt.uncertainty import fit as fitting
 from planopt.uncertainty.risk import check_scenarios, check_seed, plan_risk
 
@@ -425,26 +425,28 @@ def share_meeting(inst: Optional[Instance], option: Optional[Option], scenarios:
     return float(plan_risk(inst, option.plan, scenarios, seed).share())
 
 
-def fit_run(inst: Instance, plan: Plan, state: RunState) -> fitting.FitResult:
-    """``track``'s Bayes update of ``inst`` by what the run measured."""
-    return fitting.fit(inst, pilot_rows(inst, plan, state))
+def check_replannable(inst: Instance, plan: Plan) -> None:
+    """``track.check_trackable``, and refuse in one line naming the field a plan of several stages: its rest is
+    the current stage's rest and the stages after it, which ``rest_instance`` does not build yet."""
+    from planopt.runs.track import check_trackable
+    check_trackable(inst, plan)
+    if len(plan.stages) != 1:
+        raise InputError(f"plan: stages: replan plans the rest of a one-stage run; this plan has {len(plan.stages)} "
+                         "stages (the rest of a staged run is not planned yet; `planopt track` follows it)")
 
 
 def replan(inst: Instance, plan: Plan, state: RunState, confidence: Optional[float] = None,
            scenarios: int = DEFAULT_REPLAN_SCENARIOS, seed: int = DEFAULT_SEED, time_limit: Optional[float] = None,
            solver: str = "highs", sensitivity: bool = False, fitted: Optional[fitting.FitResult] = None) -> ReplanResult:
     """The best rest of the run ``state`` of ``plan`` on ``inst`` (its student's instance; module docstring)."""
-    from planopt.runs.track import check_trackable
+    from planopt.runs.track import check_gpu_count
     from planopt.uncertainty.chance import check_confidence
     check_scenarios(scenarios)
     check_seed(seed)
-    check_trackable(inst, plan)
+    check_replannable(inst, plan)
     if confidence is not None:
         confidence = check_confidence(confidence)
-    stage = plan.stages[0]
-    if state.gpu_count != stage.hardware.count:
-        raise InputError(f"{state.source}: gpu_count: the run logged {state.gpu_count} GPUs, the plan runs "
-                         f"{stage.hardware.count} × {stage.hardware.gpu} (replan it against the plan it runs)")
+    check_gpu_count(plan, state, "replan")
     result = fitted or fit_run(inst, plan, state)
     so_far, measured = forgetting_so_far(result.fitted, plan, state)
     rest = rest_instance(result.fitted, plan, state, so_far, measured)
@@ -483,10 +485,9 @@ def replan_given(inst, raw_plan: Any, plan_label: str, log, mapping: dict | None
     instance is refused naming the field), the run's state read from ``log`` through ``mapping``, and its rest."""
     from planopt.instance import evaluate_given_plan, instance_for_plan
     from planopt.runs.state import check_mapping, run_state
-    from planopt.runs.track import check_trackable
     plan, _ = evaluate_given_plan(inst, raw_plan, plan_label)
     shown = instance_for_plan(inst, plan)
-    check_trackable(shown, plan)
+    check_replannable(shown, plan)
     state = run_state(log, check_mapping(mapping or {}, "mapping"), shown, plan, Evaluator(shown))
     return replan(shown, plan, state, confidence, DEFAULT_REPLAN_SCENARIOS if scenarios is None else scenarios, seed,
                   time_limit, solver)

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Optional
 import numpy as np
 
 from planopt.errors import InputError
+from planopt.runs import stages
 from planopt.runs.readers import WANDB_STEP, RunLog, Series
 
 if TYPE_CHECKING:
@@ -83,6 +84,9 @@ class RunState:
     task_score: Series
     general_score: Optional[Series]
     names: dict[str, str]            # mapping key -> the series it was read from
+    stage: int = 0                   # the plan's stage the last step lies in (0: the first; ``runs/stages.py``)
+    stages: int = 1                  # the plan's stages
+    stage_start: int = 0             # the run's steps before that stage
 
     @property
     def steps_done(self) -> int:
@@ -90,9 +94,10 @@ class RunState:
         return self.last_step
 
     @property
-    def measured_step_seconds(self) -> float:
-        """The mean of the logged step times."""
-        return float(np.mean(self.step_seconds.values))
+    def measured_step_seconds(self) -> Optional[float]:
+        """The mean of the step times logged in the current stage (None when it logged none yet)."""
+        values = self.step_seconds.values[self.step_seconds.steps > self.stage_start]
+        return float(np.mean(values)) if values.size else None
 
     @property
     def share_done(self) -> float:
@@ -114,7 +119,8 @@ class RunState:
                 "gpu_count": self.gpu_count, "plan_steps": self.plan_steps, "last_step": self.last_step,
                 "elapsed_hours": self.elapsed_hours, "elapsed_measured": self.elapsed_measured,
                 "spend_usd": self.spend_usd, "spend_measured": self.spend_measured,
-                "step_seconds": self.measured_step_seconds, "series": dict(self.names)}
+                "step_seconds": self.measured_step_seconds, "series": dict(self.names),
+                "stage": self.stage + 1, "stages": self.stages, "stage_start": self.stage_start}
 
 
 def _unknown(log: RunLog, key: str, name: str, mapped: bool) -> InputError:
@@ -167,13 +173,13 @@ def _check_values(log: RunLog, name: str, series: Series, low: float, high: floa
 
 
 def run_state(log: RunLog, mapping: dict[str, str], inst, plan, ev) -> RunState:
-    """The run's :class:`RunState` against its one-stage ``plan`` of ``inst`` (``ev``: the plan's student's
-    evaluator, for the price of its GPUs). InputError naming the series for a missing or unknown series, steps
-    that go backwards, values out of range, or a run longer than its plan."""
-    stage = plan.stages[0]
-    if log.methods - {stage.method}:
-        raise InputError(f"{log.source}: a pilot row of method {sorted(log.methods - {stage.method})[0]!r}; the plan "
-                         f"trains {stage.method} (track a run with the rows of its own stage)")
+    """The run's :class:`RunState` against its ``plan`` of ``inst`` (``ev``: the plan's student's evaluator, for the
+    price of its GPUs), its steps counted from the run's start over the plan's stages (``runs/stages.py``).
+    InputError naming the series for a missing or unknown series, steps that go backwards, values out of range, or
+    a run longer than its plan."""
+    if log.methods - set(plan.methods):
+        raise InputError(f"{log.source}: a pilot row of method {sorted(log.methods - set(plan.methods))[0]!r}; the plan "
+                         f"trains {', then '.join(plan.methods)} (track a run with the rows of its own stages)")
     if mapping.get("step") == WANDB_STEP and log.kind == "wandb":  # the export's own counter: the default
         mapping = {k: v for k, v in mapping.items() if k != "step"}
     found = {key: _series(log, mapping, key, key in REQUIRED_SERIES) for key in MAPPING_KEYS if key != "step"}
@@ -196,23 +202,29 @@ def run_state(log: RunLog, mapping: dict[str, str], inst, plan, ev) -> RunState:
     last = int(max(series["step_seconds"].steps.max(), series["task_score"].steps.max()))
     if last < 1:
         raise InputError(f"{log.source}: the run has logged no training step yet (last step {last})")
-    if last > stage.recipe.steps:
-        raise InputError(f"{log.source}: the run has reached step {last:,}, past the plan's {stage.recipe.steps:,} steps: "
+    total = stages.total_steps(plan)
+    if last > total:
+        raise InputError(f"{log.source}: the run has reached step {last:,}, past the plan's {total:,} steps: "
                          "this is not the plan's run, or the plan was changed (track it against the plan it runs)")
+    k = stages.stage_of(plan, last)
+    stage = plan.stages[k]
     gpu_count = stage.hardware.count
     if "gpu_count" in series:
         _check_values(log, names["gpu_count"], series["gpu_count"], 1, np.inf, "a GPU count of at least 1")
         gpu_count = int(round(series["gpu_count"].values[-1]))
     step_s = series["step_seconds"]
+    seconds = stages.stage_seconds(plan, last, step_s.steps, step_s.values)
     clocks = [float(s.seconds.max()) for s in series.values() if s.seconds is not None and s.seconds.size]
     elapsed_measured = bool(clocks)  # the latest point logged, in hours since the run started; a pilot has no clock
-    elapsed = max(clocks) / SECONDS_PER_HOUR if clocks else last * float(np.mean(step_s.values)) / SECONDS_PER_HOUR
+    elapsed = max(clocks) / SECONDS_PER_HOUR if clocks else float(seconds.sum()) / SECONDS_PER_HOUR
     if "spend_usd" in series:
         _check_values(log, names["spend_usd"], series["spend_usd"], 0.0, np.inf, "an amount of at least 0")
         spend, spend_measured = float(series["spend_usd"].values[-1]), True
-    else:
-        per_gpu = ev.hardware(stage.hardware).usd_per_hour_of_gpus / stage.hardware.total_count
-        spend, spend_measured = gpu_count * per_gpu * elapsed, False
-    return RunState(log.source, log.kind, stage.method, stage.hardware.gpu, gpu_count, stage.recipe.steps, last,
+    else:  # each stage's GPUs at their price for its share of the hours; the current stage's at the logged count
+        counts = [s.hardware.count for s in plan.stages[:k]] + [gpu_count]
+        per_gpu = [ev.hardware(s.hardware).usd_per_hour_of_gpus / s.hardware.total_count for s in plan.stages[:k + 1]]
+        hours = elapsed * seconds[:k + 1] / seconds.sum()   # each stage's share of the run's time
+        spend, spend_measured = float(sum(n * p * h for n, p, h in zip(counts, per_gpu, hours))), False
+    return RunState(log.source, log.kind, stage.method, stage.hardware.gpu, gpu_count, total, last,
                     elapsed, elapsed_measured, spend, spend_measured, series["step_seconds"], series["task_score"],
-                    series.get("general_score"), names)
+                    series.get("general_score"), names, k, len(plan.stages), stages.stage_start(plan, k))

@@ -26,7 +26,6 @@ the fewest updated scenarios.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
@@ -39,6 +38,8 @@ from planopt.models.uncertainty.model import DEFAULT_SEED, draw
 from planopt.models.uncertainty.scenarios import ScenarioEvaluator
 
 from planopt.errors import InputError
+from planopt.runs import stages
+from planopt.runs.stages import prefix_recipe  # noqa: F401  (replan's and the generator's)
 from planopt.runs.state import SECONDS_PER_HOUR, RunState
 from planopt.uncertainty import fit as fitting
 from planopt.uncertainty.risk import Risk, check_scenarios, check_seed, plan_risk
@@ -70,23 +71,14 @@ SERIES_PANELS = (("step_seconds", "step_seconds", "seconds per step (s)", "s"),
                  ("general_score", "forgetting", "forgetting (points)", "points"))
 
 
-def prefix_recipe(recipe: Recipe, steps: int) -> Recipe:
-    """The plan's recipe stopped after ``steps`` steps. A sampling schedule's phases split a recipe's steps evenly,
-    so a prefix of a uniform schedule is exact; a tapered one is read at each of the prefix's phases' middle
-    step (the plan's phase there), which a recipe of fewer steps can hold."""
-    if steps == recipe.steps:
-        return recipe
-    k = recipe.samples_per_prompt
-    if k and len(set(k)) > 1:
-        phases = len(k)
-        # slot j of the prefix covers its steps [j, j + 1) x steps / phases; its middle step lies in the plan's phase
-        # (j + 0.5) x steps / phases / (recipe.steps / phases)
-        k = tuple(k[min(phases - 1, int((j + 0.5) * steps / recipe.steps))] for j in range(phases))
-    return dataclasses.replace(recipe, steps=int(steps), samples_per_prompt=tuple(k))
+def _row(kind: str, recipe: Recipe, value: float, stddev: float, hardware=None, before=()) -> fitting.PilotRow:
+    return fitting.PilotRow(0, kind, recipe.method, recipe, hardware, float(value), float(stddev), tuple(before))
 
 
-def _row(kind: str, recipe: Recipe, value: float, stddev: float, hardware=None) -> fitting.PilotRow:
-    return fitting.PilotRow(0, kind, recipe.method, recipe, hardware, float(value), float(stddev))
+def _prefix_row(kind: str, plan: Plan, step: int, value: float, stddev: float) -> fitting.PilotRow:
+    """A score row at the run's step ``step``: its stage stopped there, after the stages before it."""
+    done = stages.prefix(plan, step)
+    return _row(kind, done[-1][1], value, stddev, before=[r for _, r in done[:-1]])
 
 
 def _spaced(n: int, most: int) -> list[int]:
@@ -94,14 +86,17 @@ def _spaced(n: int, most: int) -> list[int]:
 
 
 def pilot_rows(inst, plan: Plan, state: RunState) -> list[fitting.PilotRow]:
-    """The run's measurements as ``fit``'s pilot rows: the mean step time over the steps done, and up to
-    :data:`MAX_SCORE_ROWS` points of each score series (step 0, the baseline, left out), each at ``fit``'s default
-    measurement error."""
-    stage = plan.stages[0]
-    recipe = stage.recipe
-    mean = state.measured_step_seconds
-    rows = [_row("step_seconds", prefix_recipe(recipe, state.last_step), mean,
-                 fitting.DEFAULT_STEP_SECONDS_RELATIVE_STDDEV * mean, stage.hardware)]
+    """The run's measurements as ``fit``'s pilot rows: per stage the run has logged step times in, their mean over
+    its steps done, and up to :data:`MAX_SCORE_ROWS` points of each score series (step 0, the baseline, left out),
+    each at ``fit``'s default measurement error; a later stage's rows after the stages before it
+    (``PilotRow.before``)."""
+    step = state.step_seconds
+    rows = []
+    for stage, done, mean in zip(plan.stages, stages.steps_done_by_stage(plan, state.last_step),
+                                 stages.stage_means(plan, step.steps, step.values)):
+        if done and mean is not None:
+            rows.append(_row("step_seconds", prefix_recipe(stage.recipe, done), mean,
+                             fitting.DEFAULT_STEP_SECONDS_RELATIVE_STDDEV * mean, stage.hardware))
     task_sd = fitting.DEFAULT_TASK_SCORE_STDDEV_SHARE_OF_CEILING * inst.task.score_ceiling
     series = [("task_score", state.task_score, lambda v: v, task_sd)]
     if state.general_score is not None:
@@ -112,7 +107,7 @@ def pilot_rows(inst, plan: Plan, state: RunState) -> list[fitting.PilotRow]:
         keep = np.flatnonzero(s.steps > 0)
         for i in _spaced(keep.size, MAX_SCORE_ROWS) if keep.size else []:
             j = keep[i]
-            rows.append(_row(kind, prefix_recipe(recipe, int(s.steps[j])), value(float(s.values[j])), sd))
+            rows.append(_prefix_row(kind, plan, int(s.steps[j]), value(float(s.values[j])), sd))
     return rows
 
 
@@ -249,18 +244,40 @@ def _money_lines(inst, plan: Plan, state: RunState, fitted) -> tuple[list[Budget
         for name, usd in (("budget", budget), ("alert", alert_share(inst) * budget)):
             hours = max(0.0, (usd - committed) / burn) if burn > 0 else None
             lines.append(BudgetLine(name, usd, hours))
-    end = state.elapsed_hours * state.plan_steps / state.last_step
-    return lines, committed, burn, end
+    return lines, committed, burn, _projected_end(plan, state, fitted)
+
+
+def _projected_end(plan: Plan, state: RunState, fitted) -> float:
+    """Hours from the run's start to its end: the current stage's remaining steps at the run's measured hours per
+    step in it (its share of the hours, ``stages.stage_seconds``), then each later stage's wall hours at the
+    updated point values. One stage: elapsed × plan steps / steps done."""
+    ev = Evaluator(fitted).for_student(plan.student)
+    k, done = state.stage, state.last_step - state.stage_start
+    seconds = stages.stage_seconds(plan, state.last_step, state.step_seconds.steps, state.step_seconds.values)
+    per_step = state.elapsed_hours * seconds[k] / seconds.sum() / done   # the current stage's share of the hours
+    later = sum(ev.metrics(s.recipe, s.hardware, plan.checkpoint_interval_minutes, plan.retention).wall_hours
+                for s in plan.stages[k + 1:])
+    return state.elapsed_hours + (plan.stages[k].recipe.steps - done) * per_step + later
+
+
+def _at_step(sev: ScenarioEvaluator, plan: Plan, step: int) -> dict[str, np.ndarray]:
+    """The plan stopped at the run's step ``step`` in each scenario: the current stage's seconds per step, the
+    hours and GPU money so far (each stage's steps done × its seconds per step, stretched by its checkpoint and
+    failure overhead), the task score and the forgetting (the stages chained, ``stage_outcomes.chain_outcomes``)."""
+    hours, spend = np.zeros(sev.sc.n), np.zeros(sev.sc.n)
+    done = stages.prefix(plan, step)
+    for stage, recipe in done:
+        step_s = fitting.predict_scenarios(sev, _row("step_seconds", recipe, 1.0, 1.0, stage.hardware))
+        h = step_s * recipe.steps / SECONDS_PER_HOUR * (1.0 + sev.overhead(stage.hardware, plan.checkpoint_interval_minutes))
+        hours, spend = hours + h, spend + sev.gpus_usd_per_hour(stage.hardware) * h
+    quality, forgetting = fitting.predict_scenarios(sev, _prefix_row("task_score", plan, step, 0.0, 1.0)), \
+        fitting.predict_scenarios(sev, _prefix_row("general_score_drop", plan, step, 0.0, 1.0))
+    return {"step_seconds": step_s, "hours": hours, "spend": spend, "task_score": quality, "forgetting": forgetting}
 
 
 def _checks(sev: ScenarioEvaluator, plan: Plan, state: RunState, inst) -> list[Check]:
-    stage = plan.stages[0]
-    recipe = prefix_recipe(stage.recipe, state.last_step)
-    step_row = _row("step_seconds", recipe, 1.0, 1.0, stage.hardware)
-    step_s = fitting.predict_scenarios(sev, step_row)
-    quality, forgetting = sev.outcomes(recipe)
-    hours = step_s * state.last_step / SECONDS_PER_HOUR * (1.0 + sev.overhead(stage.hardware, plan.checkpoint_interval_minutes))
-    spend = sev.gpus_usd_per_hour(stage.hardware) * hours
+    at = _at_step(sev, plan, state.last_step)
+    step_s, hours, spend, quality, forgetting = (at[k] for k in ("step_seconds", "hours", "spend", "task_score", "forgetting"))
     general = state.general_score
     return [Check("spend", "USD", state.spend_usd, _band(spend)),
             Check("elapsed", "hours", state.elapsed_hours, _band(hours)),
@@ -273,25 +290,34 @@ def _checks(sev: ScenarioEvaluator, plan: Plan, state: RunState, inst) -> list[C
 def bands_frame(sev: ScenarioEvaluator, plan: Plan) -> "pd.DataFrame":
     """The plan's predicted P10, P50 and P90 of step seconds, task score and forgetting along its steps."""
     import pandas as pd
-    stage = plan.stages[0]
     rows = []
-    for k in sorted({int(v) for v in np.linspace(1, stage.recipe.steps, BAND_POINTS)}):
-        recipe = prefix_recipe(stage.recipe, k)
-        quality, forgetting = sev.outcomes(recipe)
-        step_s = fitting.predict_scenarios(sev, _row("step_seconds", recipe, 1.0, 1.0, stage.hardware))
-        for name, values in (("step_seconds", step_s), ("task_score", quality), ("forgetting", forgetting)):
-            rows.append({"series": name, "step": k, **_band(values)})
+    steps = set(np.linspace(1, stages.total_steps(plan), BAND_POINTS).astype(int)) | set(stages.stage_ends(plan))
+    for k in sorted(int(v) for v in steps):
+        at = _at_step(sev, plan, k)
+        for name in ("step_seconds", "task_score", "forgetting"):
+            rows.append({"series": name, "step": k, **_band(at[name])})
     return pd.DataFrame(rows)
+
+
+def fit_run(inst, plan: Plan, state: RunState) -> fitting.FitResult:
+    """``fit``'s Bayes update of ``inst`` by what the run measured (:func:`pilot_rows`)."""
+    return fitting.fit(inst, pilot_rows(inst, plan, state))
 
 
 def check_trackable(inst, plan: Plan) -> None:
     """Refuse, in one line naming the field, a plan ``track`` cannot follow yet."""
-    if len(plan.stages) != 1:
-        raise InputError(f"plan: stages: track follows a one-stage plan; this plan has {len(plan.stages)} stages "
-                         "(a staged run's stage boundaries are not read yet)")
     if inst.releases is not None and inst.releases.releases > 1:  # a run in flight is one release; the limits are totals
         raise InputError("releases: track and replan follow one run, and this job's budget is over "
                          f"{inst.releases.releases} releases; track the release with the block removed")
+
+
+def check_gpu_count(plan: Plan, state: RunState, verb: str = "track") -> None:
+    """Refuse, naming ``gpu_count``, a run whose logged GPUs are not its current stage's."""
+    stage = plan.stages[state.stage]
+    if state.gpu_count != stage.hardware.count:
+        at = f" in stage {state.stage + 1} ({stage.method})" if len(plan.stages) > 1 else ""
+        raise InputError(f"{state.source}: gpu_count: the run logged {state.gpu_count} GPUs, the plan runs "
+                         f"{stage.hardware.count} × {stage.hardware.gpu}{at} ({verb} it against the plan it runs)")
 
 
 def track(inst, plan: Plan, state: RunState, scenarios: int = DEFAULT_TRACK_SCENARIOS,
@@ -300,13 +326,10 @@ def track(inst, plan: Plan, state: RunState, scenarios: int = DEFAULT_TRACK_SCEN
     check_scenarios(scenarios)
     check_seed(seed)
     check_trackable(inst, plan)
-    stage = plan.stages[0]
-    if state.gpu_count != stage.hardware.count:
-        raise InputError(f"{state.source}: gpu_count: the run logged {state.gpu_count} GPUs, the plan runs "
-                         f"{stage.hardware.count} × {stage.hardware.gpu} (track it against the plan it runs)")
+    check_gpu_count(plan, state)
     ev = Evaluator(inst)
     sev = ScenarioEvaluator(ev, draw(inst, scenarios, seed)).for_student(plan.student)
-    result = fitting.fit(inst, pilot_rows(inst, plan, state))
+    result = fit_run(inst, plan, state)
     before, after = plan_risk(inst, plan, scenarios, seed), plan_risk(result.fitted, plan, scenarios, seed)
     lines, committed, burn, end = _money_lines(inst, plan, state, result.fitted)
     target = inst.constraints.confidence or AT_RISK_SHARE

@@ -75,6 +75,11 @@ posterior quantiles are its values at the marginal quantiles of :math:`z`:
 the posterior median is written as the point value and the central 80 %
 range (P10–P90) as the parameter's ``uncertainty`` entry.
 
+A later stage's row (``PilotRow.before``: a staged run's, ``track``) starts from the score the stages before
+it reach, so its block depends on theirs: blocks are fitted in stage order (step time, then sft, rl, opd), each
+later block's predictions at the fitted points of the blocks before it (a sequential update that drops their
+spread from its rows' predictions, as ``replan`` starts from the fitted score reached).
+
 What this leaves out, by design: groups are drawn independently, so the fitted instance keeps each
 parameter's marginal and drops the posterior correlation between groups (e.g. a learning curve's scale
 and ceiling); its predictive spread at the pilot's points is wider than the joint posterior's, never narrower.
@@ -97,13 +102,14 @@ from planopt.models.schema import instance as schema
 from planopt.models.uncertainty import model as unc
 from planopt.models.catalog import CatalogLookupError, find_gpu
 from planopt.models.cost.environments import only_pool
-from planopt.models.cost.evaluator import Evaluator, overlapped_sum
+from planopt.models.cost.evaluator import Evaluator
 from planopt.models.schema.plan import HardwareChoice, Recipe
 from planopt.models.uncertainty.scenarios import ScenarioEvaluator
 from planopt.models.consistency import check_instance
 from planopt.models.schema.instance import Instance, Range
 
 from planopt.errors import InputError
+from planopt.uncertainty.predict import log_likelihood, predict, predict_scenarios  # noqa: F401  (fit's API)
 
 KINDS = ("step_seconds", "task_score", "general_score_drop")
 METHODS = schema.METHODS
@@ -164,6 +170,12 @@ class PilotRow:
     hardware: Optional[HardwareChoice]
     value: float
     stddev: float
+    before: tuple[Recipe, ...] = ()      # a later stage's row: the recipes of the stages run before it, in order
+
+    @property
+    def recipes(self) -> tuple[Recipe, ...]:
+        """The stages' recipes run up to the measurement: ``before``, then the row's."""
+        return (*self.before, self.recipe)
 
     def describe(self) -> str:
         """The run for people: method, steps, sampling schedule, teacher precision, mix and GPUs."""
@@ -399,38 +411,6 @@ def _stddev(c: _Cells, inst: Instance, kind: str, value: float) -> float:
     return DEFAULT_GENERAL_DROP_STDDEV_POINTS
 
 
-# --- predictions: the evaluator's ----------------------------------------------------
-
-def predict_scenarios(sev: ScenarioEvaluator, row: PilotRow) -> np.ndarray:
-    """The row's quantity in each scenario of ``sev`` (a step's: its steps' compute hours, overlapped, per step)."""
-    if row.kind == "step_seconds":
-        compute = sev.compute_hours(sev.ev.step_hours_by_component(row.recipe, row.hardware))
-        return np.asarray(compute, dtype=float) * 3600.0 / row.recipe.steps + np.zeros(sev.sc.n)
-    quality, forgetting = sev.outcomes(row.recipe)
-    return quality if row.kind == "task_score" else forgetting
-
-
-def predict(ev: Evaluator, row: PilotRow) -> float:
-    """The row's quantity under the instance's point values (a step's seconds as :func:`predict_scenarios`)."""
-    if row.kind == "step_seconds":
-        return overlapped_sum(ev.step_hours_by_component(row.recipe, row.hardware)) * 3600.0 / row.recipe.steps
-    rp = ev.recipe(row.recipe)
-    return rp.quality if row.kind == "task_score" else rp.forgetting_points
-
-
-def log_likelihood(sev: ScenarioEvaluator, rows: list[PilotRow]) -> np.ndarray:
-    """:math:`-\\frac12 \\sum_i ((y_i - \\hat y_i)/s_i)^2` per scenario (logs for step seconds)."""
-    total = np.zeros(sev.sc.n)
-    for row in rows:
-        pred = predict_scenarios(sev, row)
-        if row.kind == "step_seconds":
-            resid = (math.log(row.value) - np.log(pred)) / (row.stddev / row.value)
-        else:
-            resid = (row.value - pred) / row.stddev
-        total -= 0.5 * resid**2
-    return total
-
-
 # --- blocks: parameters fitted together ------------------------------------------------
 
 @dataclass
@@ -658,12 +638,12 @@ def measured_job(inst: Instance) -> Instance:
 def fit(inst: Instance, rows: list[PilotRow]) -> FitResult:
     """The posterior of every parameter the rows inform, and the fitted instance."""
     params = {p.name: p for p in unc.parameters(inst)}
-    ev = Evaluator(measured_job(inst))
-    fitted, refinements = [], {}
-    for block in blocks(inst, rows):
-        got, refinements[block.name] = _fit_block(inst, ev, params, block)
-        fitted.extend(got)
-    result = FitResult(inst, inst, rows, fitted, refinements)
+    result = FitResult(inst, inst, rows, [], {})
+    for block in blocks(inst, rows):  # in stage order: step time, then sft, rl, opd (schema.METHODS)
+        got, result.refinements[block.name] = _fit_block(inst, Evaluator(measured_job(result.fitted)), params, block)
+        result.parameters.extend(got)
+        if any(r.before for r in rows):  # a later stage's rows start from the earlier stages' fitted points
+            result.fitted = fitted_instance(inst, result.values(), result.ranges())
     result.fitted = fitted_instance(inst, result.values(), result.ranges())
     return result
 

@@ -1,0 +1,190 @@
+"""``planopt track`` on a staged run (SFT then RL): the run's steps counted over the plan's stages, the bands and
+the fit chained through them, and ``replan`` refusing the plan in one line."""
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from planopt.api import evaluate_given_plan
+from planopt.cli import app
+from planopt.instance import load_instance
+from planopt.models.cost.evaluator import Evaluator
+from planopt.models.uncertainty import model as unc
+from planopt.models.uncertainty.model import draw
+from planopt.models.uncertainty.scenarios import ScenarioEvaluator
+from planopt.runs import stages
+from planopt.runs.readers import read_csv_text
+from planopt.runs.replan import replan
+from planopt.runs.state import run_state
+from planopt.runs.track import _at_step, bands_frame, pilot_rows, track
+from planopt.uncertainty.fit import predict
+
+from benchmarks import make_synthetic_run as gen
+from planopt.errors import InputError
+from tests.support.common import INSTANCES
+
+INSTANCE = INSTANCES / "qwen3-32b-sft-then-rl.json"
+# the instance's optimum as `solve --json` prints it: 1,500 SFT steps on 8 B200, then 2,000 RL steps on 32 B200
+PLAN = {"student": "Qwen3-32B", "checkpoint_interval_minutes": 30.0, "retention": None, "stages": [
+    {"method": "sft", "steps": 1500, "samples_per_prompt": [], "teacher_precision": None, "external_data_share": 0.8,
+     "max_epochs": 4, "adapter": "lora", "lora_rank": 16, "cpu_offload": False, "gpu": "B200", "gpu_count": 8,
+     "rollout": None, "staleness_steps": 0},
+    {"method": "rl", "steps": 2000, "samples_per_prompt": [16, 16, 4], "teacher_precision": None,
+     "external_data_share": None, "max_epochs": None, "adapter": "lora", "lora_rank": 16, "cpu_offload": False,
+     "gpu": "B200", "gpu_count": 32, "rollout": None, "staleness_steps": 0}]}
+SCENARIOS = 200
+SHARE = 0.6          # step 2,100 of 3,500: 600 steps into the RL stage
+
+
+@pytest.fixture(scope="module")
+def staged():
+    inst = load_instance(INSTANCE)
+    plan, _ = evaluate_given_plan(inst, PLAN, "plan")
+    return inst, plan
+
+
+def history(inst, plan, factors, share=SHARE, seed=3, drop=()):
+    frame = gen.synthetic_history(inst, plan, factors, share=share, seed=seed).drop(columns=list(drop))
+    return frame.to_csv(index=False)
+
+
+def state_of(inst, plan, text, mapping=None):
+    mapping = {k: v for k, v in gen.MAPPING.items() if mapping is None or k in mapping}
+    return run_state(read_csv_text(text, "run.csv"), mapping, inst, plan, Evaluator(inst))
+
+
+def test_a_stage_runs_the_runs_steps_after_the_stages_before_it(staged):
+    _, plan = staged
+    assert stages.stage_ends(plan) == [1500, 3500] and stages.total_steps(plan) == 3500
+    assert [stages.stage_of(plan, s) for s in (0, 1, 1500, 1501, 3500)] == [0, 0, 0, 1, 1]
+    assert stages.steps_done_by_stage(plan, 1500) == [1500, 0]
+    assert stages.steps_done_by_stage(plan, 2100) == [1500, 600]
+    done = stages.prefix(plan, 2100)
+    assert [r for _, r in done][0] == plan.stages[0].recipe and done[1][1].steps == 600
+    assert stages.prefix(plan, 3500) == [(s, s.recipe) for s in plan.stages]
+    # a stage's mean step time is of its own steps only
+    means = stages.stage_means(plan, np.array([1, 1500, 1501, 2000]), np.array([1.0, 3.0, 10.0, 20.0]))
+    assert means == [2.0, 15.0]
+
+
+def test_the_plan_stopped_at_its_last_step_is_the_plan_in_every_scenario(staged):
+    """The chain of the bands and the fit's later-stage rows is the scenario evaluator's own for the whole plan."""
+    inst, plan = staged
+    sev = ScenarioEvaluator(Evaluator(inst), draw(inst, SCENARIOS, 0)).for_student(plan.student)
+    whole = sev.plan_metrics(plan)
+    at = _at_step(sev, plan, stages.total_steps(plan))
+    np.testing.assert_allclose(at["task_score"], whole.quality, rtol=1e-12)
+    np.testing.assert_allclose(at["forgetting"], whole.forgetting_points, rtol=1e-12)
+    # at the stage boundary the band is the first stage's own outcome
+    first = sev.outcomes(plan.stages[0].recipe)
+    np.testing.assert_allclose(_at_step(sev, plan, 1500)["task_score"], first[0], rtol=1e-12)
+    bands = bands_frame(sev, plan)
+    assert {1500, 3500} <= set(bands["step"])
+
+
+def test_a_run_in_its_second_stage_is_read_against_that_stage(staged):
+    inst, plan = staged
+    state = state_of(inst, plan, history(inst, plan, gen.POINT))
+    assert (state.last_step, state.stage, state.stages, state.stage_start) == (2100, 1, 2, 1500)
+    assert (state.method, state.gpu, state.gpu_count, state.plan_steps) == ("rl", "B200", 32, 3500)
+    rl_times = state.step_seconds.values[state.step_seconds.steps > 1500]
+    assert state.measured_step_seconds == pytest.approx(float(rl_times.mean()))
+    rows = pilot_rows(inst, plan, state)
+    steps = [r for r in rows if r.kind == "step_seconds"]
+    assert [(r.method, r.recipe.steps, r.hardware.count) for r in steps] == [("sft", 1500, 8), ("rl", 600, 32)]
+    later = [r for r in rows if r.kind != "step_seconds" and r.method == "rl"]
+    assert later and all(r.before == (plan.stages[0].recipe,) for r in later)
+    assert all(not r.before for r in rows if r.method == "sft")
+
+
+def test_the_spend_not_logged_is_each_stages_gpus_for_its_share_of_the_hours(staged):
+    """Without a spend series, each stage's GPUs at their price for its share of the logged hours; the generator's
+    logged spend (each step's GPUs × price × its stretched seconds) agrees within the stages' differing overheads."""
+    inst, plan = staged
+    text = history(inst, plan, gen.POINT)
+    logged = state_of(inst, plan, text)
+    estimated = state_of(inst, plan, history(inst, plan, gen.POINT, drop=[gen.MAPPING["spend_usd"]]),
+                         mapping=[k for k in gen.MAPPING if k != "spend_usd"])
+    assert not estimated.spend_measured and logged.spend_measured
+    assert estimated.spend_usd == pytest.approx(logged.spend_usd, rel=0.02)
+    # both stages run B200 at one price per GPU-hour: the SFT stage's share of the hours is priced at 8 GPUs, not 32
+    per_gpu_hour = Evaluator(inst).hardware(plan.stages[1].hardware).usd_per_hour_of_gpus / 32
+    s = estimated.step_seconds
+    seconds = stages.stage_seconds(plan, estimated.last_step, s.steps, s.values)
+    sft_share = seconds[0] / seconds.sum()
+    assert 0 < sft_share < 1
+    assert estimated.spend_usd == pytest.approx(per_gpu_hour * estimated.elapsed_hours * (8 * sft_share + 32 * (1 - sft_share)))
+
+
+def test_track_follows_a_staged_run_and_fits_the_second_stage_from_the_first(staged):
+    inst, plan = staged
+    slow = track(inst, plan, state_of(inst, plan, history(inst, plan, gen.SLOW)), SCENARIOS)
+    point = track(inst, plan, state_of(inst, plan, history(inst, plan, gen.POINT)), SCENARIOS)
+    fitted = {p.name: p for p in slow.fit.parameters}
+    # the truth's steps are 1.5x slower: the step-time factor's posterior moves to it
+    mfu = fitted["efficiency.mfu_factor"]
+    assert mfu.point_after == pytest.approx(inst.efficiency.mfu_factor / gen.SLOW["step_time"], rel=0.1)
+    step = next(c for c in slow.checks if c.name == "step_seconds")
+    assert step.position == "above P90"
+    # slower learning in the RL stage: its scale moves up (a curve reached at more samples), and the run at the
+    # prior's points leaves it nearer its prior point than the slow run does
+    rl = "priors.rl.signal_scale_samples"
+    assert fitted[rl].point_after > {p.name: p for p in point.fit.parameters}[rl].point_after
+    # the fitted model predicts the run's last task score within its noise, through the chained stages
+    row = [r for r in pilot_rows(inst, plan, slow.state) if r.kind == "task_score"][-1]
+    assert row.before and abs(predict(Evaluator(slow.fit.fitted), row) - row.value) < 3 * row.stddev
+    assert slow.after.share() <= point.after.share()
+    # the run's end: the RL stage's remaining 1,400 steps at its measured pace, nothing after it
+    s = slow.state
+    seconds = stages.stage_seconds(plan, s.last_step, s.step_seconds.steps, s.step_seconds.values)
+    per_step = s.elapsed_hours * seconds[1] / seconds.sum() / 600
+    assert slow.projected_end_hours == pytest.approx(s.elapsed_hours + 1400 * per_step)
+
+
+def test_a_run_in_its_first_stage_projects_the_later_stage_at_the_updated_points(staged):
+    inst, plan = staged
+    result = track(inst, plan, state_of(inst, plan, history(inst, plan, gen.POINT, share=0.2)), SCENARIOS)
+    s = result.state
+    assert (s.stage, s.last_step) == (0, 700)
+    rl = Evaluator(result.fit.fitted).metrics(plan.stages[1].recipe, plan.stages[1].hardware, 30.0).wall_hours
+    assert result.projected_end_hours == pytest.approx(s.elapsed_hours * 1500 / 700 + rl)
+    assert all(r.method == "sft" for r in result.fit.rows)
+
+
+def test_a_staged_runs_wrong_gpu_count_is_refused_naming_its_stage(staged):
+    inst, plan = staged
+    frame = gen.synthetic_history(inst, plan, gen.POINT, share=SHARE, seed=3)
+    frame[gen.MAPPING["gpu_count"]] = 8                          # the RL stage logged the SFT stage's GPUs
+    state = state_of(inst, plan, frame.to_csv(index=False))
+    with pytest.raises(InputError, match=r"gpu_count: .* 32 × B200 in stage 2 \(rl\)"):
+        track(inst, plan, state, SCENARIOS)
+
+
+def test_the_cli_tracks_a_staged_run_and_replan_refuses_it_in_one_line(staged, tmp_path):
+    inst, plan = staged
+    (tmp_path / "plan.json").write_text(json.dumps({"plan": PLAN}))
+    (tmp_path / "run.csv").write_text(history(inst, plan, gen.SLOW))
+    (tmp_path / "mapping.json").write_text(json.dumps(gen.MAPPING))
+    args = [str(INSTANCE), str(tmp_path / "plan.json"), str(tmp_path / "run.csv"), "--mapping",
+            str(tmp_path / "mapping.json"), "--scenarios", "100"]
+    out = CliRunner().invoke(app, ["track", *args, "--json"])
+    assert out.exit_code == 0, out.stderr
+    answer = json.loads(out.stdout)
+    assert (answer["state"]["stage"], answer["state"]["stages"], answer["state"]["method"]) == (2, 2, "rl")
+    assert max(answer["series"][1]["predicted"]["step"]) == 3500
+    refused = CliRunner().invoke(app, ["replan", *args])
+    assert refused.exit_code == 2
+    assert refused.stderr.strip().count("\n") == 0 and "plan: stages: replan plans the rest of a one-stage run" in refused.stderr
+    with pytest.raises(InputError, match="plan: stages"):
+        replan(inst, plan, state_of(inst, plan, history(inst, plan, gen.SLOW)))
+
+
+def test_a_truth_that_misses_is_seen_in_the_second_stage(staged):
+    """At the slow truth the plan misses its quality floor; a run followed into its RL stage says so."""
+    inst, plan = staged
+    truth = Evaluator(unc.apply(inst, gen.true_values(inst, gen.SLOW))).evaluate(plan)
+    result = track(inst, plan, state_of(inst, plan, history(inst, plan, gen.SLOW)), SCENARIOS)
+    assert not truth.feasible
+    assert result.verdict != "on track"
