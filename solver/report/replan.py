@@ -41,7 +41,9 @@ def replan_report(result) -> str:
         ("quality floor", lim.min_quality, f"{lim.min_quality:g}" if lim.min_quality is not None else "")) if value is not None)
     forgot = f"{rest.forgetting_so_far:.2f} points" + ("" if rest.forgetting_measured else " (the fitted model's; not logged)")
     lines = [result.headline, "",
-             f"Run {s.source}: step {s.last_step:,} of {s.plan_steps:,}, {hours(s.elapsed_hours)}, {usd(s.spend_usd)} spent "
+             f"Run {s.source}: step {s.last_step:,} of {s.plan_steps:,}"
+             + (f" (stage {s.stage + 1} of {s.stages}, {s.method}, from step {s.stage_start:,})" if s.stages > 1 else "")
+             + f", {hours(s.elapsed_hours)}, {usd(s.spend_usd)} spent "
              f"(sunk), score reached {rest.start_score:.2f} (fitted; last logged {float(s.task_score.values[-1]):.2f}), "
              f"forgetting so far {forgot}",
              f"Left for the rest: {remaining or 'no limits'}",

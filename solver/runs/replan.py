@@ -25,6 +25,15 @@ measured (``track``'s update, through ``fit.fit``):
   of one stage from a fresh pool and has no hook for draws before it (the rest's fresh-prompt worth is therefore
   optimistic by the prompts drawn, which the result reports).
 
+**A staged run** (``runs/stages.py``) is re-planned from its last stage: the start is the fitted model's score of
+the plan stopped at the last step (the stages before whole, chained, then the current one stopped there), the
+forgetting so far is the whole run's, the reward and the teacher are sunk once any stage so far has used them, and
+the rest is one stage: the current stage's method continued (its steps shifted by its own steps done), or a method
+an allowed sequence of the instance runs after the plan's stages, each alone; the continuing plan is the current
+stage's remaining steps. Before its last stage a staged run is refused (``check_replannable``): its rest would run
+the current stage's rest and then the later stages on GPUs of their own, where each solve below plans on one
+hardware choice.
+
 **Moving hardware** to a target (GPU, count) costs a checkpoint write on the current hardware, a read of it on the
 target (at the same storage bandwidth per node: the evaluator's ``checkpoint_write_hours`` of the target's nodes)
 and a restart there (``reliability.restart_minutes``): hours :math:`w_{move} = w_{cur} + w_{tgt} + R`, money
@@ -53,8 +62,9 @@ from planopt.models.uncertainty.model import DEFAULT_SEED
 
 from planopt.errors import InputError
 from planopt.job.model import COST_TIE_RELATIVE, TIE_BREAK_RELATIVE, SolveResult
+from planopt.runs import stages
 from planopt.runs.state import RunState
-from planopt.runs.track import fit_run, prefix_recipe
+from planopt.runs.track import fit_run
 from planopt.uncertainty import fit as fitting
 from planopt.uncertainty.risk import check_scenarios, check_seed, plan_risk
 
@@ -97,11 +107,12 @@ class Rest:
     run_hardware: Optional[HardwareChoice] = None   # the run's: where a move's checkpoint is written
 
 
-def move_cost(fitted: Instance, plan: Plan, gpu: str, count: int) -> Optional[Move]:
+def move_cost(fitted: Instance, plan: Plan, gpu: str, count: int, index: int = 0) -> Optional[Move]:
     """The move to ``count`` × ``gpu`` of the module docstring, from the evaluator's own checkpoint and restart
     figures: the write on the run's hardware, the read of the run's checkpoint and the restart on the target's.
-    None when no price holds the target (``hardware.unheld_counts``: out of the plan space)."""
-    stage = plan.stages[0]
+    None when no price holds the target (``hardware.unheld_counts``: out of the plan space). ``index``: the run's
+    stage."""
+    stage = plan.stages[index]
     ev = Evaluator(fitted).for_student(plan.student)
     here = ev.hardware(stage.hardware)
     target = ev.hardware(dataclasses.replace(stage.hardware, gpu=gpu, count=count, rollout_gpu=None, rollout_count=0))
@@ -127,16 +138,17 @@ def _restate(data: dict, key: str, value: float, fn) -> None:
         data["uncertainty"][f"priors.{key}"] = fn(unc)
 
 
-def _restated_priors(data: dict, inst: Instance, plan: Plan, q: float) -> None:
-    """The headroom and forgetting shares restated for a start at ``q`` (module docstring), in ``data``."""
+def _restated_priors(data: dict, inst: Instance, stage, q: float) -> None:
+    """The headroom and forgetting shares restated for a start at ``q`` (module docstring), in ``data``; ``stage``:
+    the run's."""
     task = inst.task
     q0, top = task.baseline_score, task.score_ceiling
-    precision = (plan.stages[0].recipe.teacher_precisions or (None,))[-1]  # the run's last phase's (its ceiling's)
+    precision = (stage.recipe.teacher_precisions or (None,))[-1]  # the run's last phase's (its ceiling's)
     for m in inst.training.methods:
         prior = inst.priors.of(m)
         if m == "opd":
             options = inst.teacher.precision_options if inst.teacher is not None else []
-            p = precision if plan.stages[0].method == "opd" and precision else (options[0] if options else None)
+            p = precision if stage.method == "opd" and precision else (options[0] if options else None)
             if p is None:
                 continue
             r = Recipe("opd", 1, (1,) * inst.training.phases, teacher_precision=p)
@@ -152,22 +164,35 @@ def _restated_priors(data: dict, inst: Instance, plan: Plan, q: float) -> None:
                      lambda f: min(1.0, f * ratio))
 
 
-def _continuing(stay: Instance, plan: Plan, done: int) -> Optional[Plan]:
-    stage = plan.stages[0]
-    left = stage.recipe.steps - done
+def _continuing(plan: Plan, state: RunState) -> Optional[Plan]:
+    """The original plan's remaining steps: its (last) stage's, as a one-stage plan."""
+    stage = plan.stages[state.stage]
+    left = stage.recipe.steps - state.stage_steps_done
     if left <= 0:
         return None
     recipe = dataclasses.replace(stage.recipe, steps=left)
     return dataclasses.replace(plan, stages=(dataclasses.replace(stage, recipe=recipe),))
 
 
+def _rest_methods(data: dict, plan: Plan, state: RunState) -> None:
+    """A staged run's rest (in its last stage: ``check_replannable``) is one stage: its method continued, or a method
+    some allowed sequence runs after the plan's stages, each alone; ``data``'s other methods and its sequences go."""
+    if len(plan.stages) == 1:
+        return
+    training = data["training"]
+    done = tuple(plan.methods)
+    after = {seq[len(done)] for seq in training["stage_sequences"] or [] if tuple(seq[:len(done)]) == done and len(seq) > len(done)}
+    training["methods"] = {m: v for m, v in training["methods"].items() if m == plan.methods[state.stage] or m in after}
+    training["stage_sequences"] = None
+
+
 def rest_instance(fitted: Instance, plan: Plan, state: RunState, forgetting_so_far: float,
                   forgetting_measured: bool) -> Rest:
     """The rest of the run ``state`` of ``plan`` as instances (module docstring), from the fitted instance."""
-    stage = plan.stages[0]
+    stage, done = plan.stages[state.stage], state.stage_steps_done
     q = score_reached(fitted, plan, state)
     data = fitted.model_dump(mode="json")
-    _restated_priors(data, fitted, plan, q)
+    _restated_priors(data, fitted, stage, q)
     data["task"]["baseline_score"] = q
     c, lim = data["constraints"], fitted.constraints
     if lim.budget_usd is not None:
@@ -177,12 +202,14 @@ def rest_instance(fitted: Instance, plan: Plan, state: RunState, forgetting_so_f
     if lim.max_forgetting_points is not None:
         c["max_forgetting_points"] = max(0.0, lim.max_forgetting_points - forgetting_so_far)
     data["operations"]["fixed_usd"] = 0.0            # sunk at the run's start
-    if stage.method == "rl" and data.get("reward"):
+    ran = plan.methods[:state.stage + 1]
+    if "rl" in ran and data.get("reward"):
         data["reward"]["design_usd"] = 0.0           # the run's reward is built
-    if stage.method == "opd" and data.get("teacher"):
+    if "opd" in ran and data.get("teacher"):
         data["teacher"].update(exists=True, training=None)  # the run's teacher is obtained
+    _rest_methods(data, plan, state)
     methods = data["training"]["methods"]
-    shifted = sorted({s - state.steps_done for s in methods[stage.method]["steps_options"] if s > state.steps_done})
+    shifted = sorted({s - done for s in methods[stage.method]["steps_options"] if s > done})
     if shifted:
         methods[stage.method]["steps_options"] = shifted
     else:
@@ -190,6 +217,7 @@ def rest_instance(fitted: Instance, plan: Plan, state: RunState, forgetting_so_f
     if not methods:
         raise InputError(f"{state.source}: the run has done every step its method offers and no other method is "
                          "offered: there is nothing left to plan but stopping")
+    _uncertainty_of_the_rest(data)
     gpu, count = stage.hardware.gpu, stage.hardware.count
     gpus = data["hardware"]["gpus"]
     own = [dict(g, counts=[count]) for g in gpus if g["name"] == gpu]
@@ -199,17 +227,26 @@ def rest_instance(fitted: Instance, plan: Plan, state: RunState, forgetting_so_f
         for n in g["counts"]:
             if g["name"] == gpu and n == count:
                 continue
-            move = move_cost(fitted, plan, g["name"], n)
+            move = move_cost(fitted, plan, g["name"], n, state.stage)
             if move is None or (lim.deadline_hours is not None and c["deadline_hours"] <= move.hours):
                 continue
             deadline = {} if lim.deadline_hours is None else {"deadline_hours": c["deadline_hours"] - move.hours}
             moved = {**_with_gpus(data, [dict(g, counts=[n])]),
                      "operations": {**data["operations"], "fixed_usd": move.usd}, "constraints": {**c, **deadline}}
             moves.append((move, _validated(moved, f"the rest on {n} × {g['name']}")))
-    prompts = state.steps_done * fitted.training.methods[stage.method].prompts_per_step
+    prompts = done * fitted.training.methods[stage.method].prompts_per_step
     return Rest(stay, moves, q, forgetting_so_far, forgetting_measured, prompts,
-                _continuing(stay, plan, state.steps_done) if stage.method in stay.training.methods else None,
-                stage.hardware)
+                _continuing(plan, state) if stage.method in stay.training.methods else None, stage.hardware)
+
+
+def _uncertainty_of_the_rest(data: dict) -> None:
+    """``data``'s ``uncertainty`` without the entries of parameters the rest no longer has (a method it does not
+    offer: the fitted ranges of the run's own method once its steps are all done, or a staged run's earlier stages)."""
+    if not data.get("uncertainty"):
+        return
+    from planopt.models.uncertainty.model import parameters
+    names = {p.name for p in parameters(Instance.model_validate({**data, "uncertainty": {}}))}
+    data["uncertainty"] = {k: v for k, v in data["uncertainty"].items() if k in names}
 
 
 def _with_gpus(data: dict, gpus: list) -> dict:
@@ -224,13 +261,19 @@ def _with_gpus(data: dict, gpus: list) -> dict:
 
 
 def score_reached(fitted: Instance, plan: Plan, state: RunState) -> float:
-    """The score the run has reached: the fitted model's score of the plan's stage stopped at the steps done
-    (every logged task score pooled by the update; one evaluation alone is as noisy as ``fit``'s task-score
-    error), within [0, ``task.score_ceiling``]."""
-    from planopt.models.cost.stage_outcomes import stage_outcome
-    recipe = prefix_recipe(plan.stages[0].recipe, state.steps_done)
-    q = float(stage_outcome(fitted, recipe, fitted.task.baseline_score)[0])
+    """The score the run has reached: the fitted model's score of the plan stopped at the steps done (every logged
+    task score pooled by the update; one evaluation alone is as noisy as ``fit``'s task-score error), within [0,
+    ``task.score_ceiling``]."""
+    q = float(_outcome_so_far(fitted, plan, state)[0])
     return min(max(q, 0.0), fitted.task.score_ceiling)
+
+
+def _outcome_so_far(fitted: Instance, plan: Plan, state: RunState) -> tuple[float, float]:
+    """The fitted model's (score, forgetting) of the plan stopped at the run's last step: its stages so far chained
+    (``runs/stages.py``; not one of the options: priced unchecked)."""
+    from planopt.models.cost.stage_outcomes import chain_outcomes, stage_outcome
+    recipes = [r for _, r in stages.prefix(plan, state.last_step)]
+    return chain_outcomes(fitted, stage_outcome(fitted, recipes[0], fitted.task.baseline_score), recipes[1:])
 
 
 def _validated(data: dict, what: str) -> Instance:
@@ -308,9 +351,7 @@ def forgetting_so_far(fitted: Instance, plan: Plan, state: RunState) -> tuple[fl
     model's forgetting of the plan stopped there; never below 0."""
     if state.general_score is not None:
         return max(0.0, fitted.task.general_score_baseline - float(state.general_score.values[-1])), True
-    from planopt.models.cost.stage_outcomes import stage_outcome
-    recipe = prefix_recipe(plan.stages[0].recipe, state.steps_done)  # not one of the options: priced unchecked
-    return max(0.0, float(stage_outcome(fitted, recipe, fitted.task.baseline_score)[1])), False
+    return max(0.0, float(_outcome_so_far(fitted, plan, state)[1])), False
 
 
 @dataclass
@@ -354,7 +395,7 @@ class ReplanResult:
             return f"continue the original plan for its {stage.recipe.steps:,} remaining steps{buys}"
         if orig is not None:
             buys += f" (continuing the original plan: {orig:.0%})"
-        what = "continue" if stage.method == self.plan.stages[0].method else "switch to"
+        what = "continue" if stage.method == self.plan.stages[self.state.stage].method else "switch to"
         where = "" if o.choice == "stay" else f", moving to {stage.hardware.count} × {stage.hardware.gpu}"
         return f"{what} {stage.method} for {stage.recipe.steps:,} more steps{where}{buys}"
 
@@ -425,25 +466,26 @@ def share_meeting(inst: Optional[Instance], option: Optional[Option], scenarios:
     return float(plan_risk(inst, option.plan, scenarios, seed).share())
 
 
-def check_replannable(inst: Instance, plan: Plan) -> None:
-    """``track.check_trackable``, and refuse in one line naming the field a plan of several stages: its rest is
-    the current stage's rest and the stages after it, which ``rest_instance`` does not build yet."""
-    from planopt.runs.track import check_trackable
-    check_trackable(inst, plan)
-    if len(plan.stages) != 1:
-        raise InputError(f"plan: stages: replan plans the rest of a one-stage run; this plan has {len(plan.stages)} "
-                         "stages (the rest of a staged run is not planned yet; `planopt track` follows it)")
+def check_replannable(plan: Plan, state: RunState) -> None:
+    """Refuse, in one line naming the field, a staged run before its last stage: its rest would run the current
+    stage's rest and then the stages after it, each on GPUs of its own, while each of the rest's solves (module
+    docstring) plans on one hardware choice."""
+    if state.stage < len(plan.stages) - 1:
+        raise InputError(f"plan: stages: replan plans the rest of a staged run from its last stage; this run is at step "
+                         f"{state.last_step:,}, in stage {state.stage + 1} of {len(plan.stages)} ({state.method}), whose "
+                         "rest would run the later stages on their own GPUs (not planned yet; `planopt track` follows it)")
 
 
 def replan(inst: Instance, plan: Plan, state: RunState, confidence: Optional[float] = None,
            scenarios: int = DEFAULT_REPLAN_SCENARIOS, seed: int = DEFAULT_SEED, time_limit: Optional[float] = None,
            solver: str = "highs", sensitivity: bool = False, fitted: Optional[fitting.FitResult] = None) -> ReplanResult:
     """The best rest of the run ``state`` of ``plan`` on ``inst`` (its student's instance; module docstring)."""
-    from planopt.runs.track import check_gpu_count
+    from planopt.runs.track import check_gpu_count, check_trackable
     from planopt.uncertainty.chance import check_confidence
     check_scenarios(scenarios)
     check_seed(seed)
-    check_replannable(inst, plan)
+    check_trackable(inst, plan)
+    check_replannable(plan, state)
     if confidence is not None:
         confidence = check_confidence(confidence)
     check_gpu_count(plan, state, "replan")
@@ -485,9 +527,10 @@ def replan_given(inst, raw_plan: Any, plan_label: str, log, mapping: dict | None
     instance is refused naming the field), the run's state read from ``log`` through ``mapping``, and its rest."""
     from planopt.instance import evaluate_given_plan, instance_for_plan
     from planopt.runs.state import check_mapping, run_state
+    from planopt.runs.track import check_trackable
     plan, _ = evaluate_given_plan(inst, raw_plan, plan_label)
     shown = instance_for_plan(inst, plan)
-    check_replannable(shown, plan)
+    check_trackable(shown, plan)
     state = run_state(log, check_mapping(mapping or {}, "mapping"), shown, plan, Evaluator(shown))
     return replan(shown, plan, state, confidence, DEFAULT_REPLAN_SCENARIOS if scenarios is None else scenarios, seed,
                   time_limit, solver)

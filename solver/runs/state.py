@@ -94,6 +94,11 @@ class RunState:
         return self.last_step
 
     @property
+    def stage_steps_done(self) -> int:
+        """Steps done in the current stage (``steps_done`` for a one-stage plan)."""
+        return self.last_step - self.stage_start
+
+    @property
     def measured_step_seconds(self) -> Optional[float]:
         """The mean of the step times logged in the current stage (None when it logged none yet)."""
         values = self.step_seconds.values[self.step_seconds.steps > self.stage_start]

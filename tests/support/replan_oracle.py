@@ -15,6 +15,7 @@ from planopt.runs.state import run_state
 
 from benchmarks import make_synthetic_run as gen
 from tests.support.random_instances import random_instance_dict
+from tests.support.staged_instances import staged_instance_dict
 
 OBJECTIVE_METRIC = {"cost": "cost_usd", "time": "wall_hours", "quality": "quality", "forgetting": "forgetting_points"}
 
@@ -100,4 +101,21 @@ def random_run(seed: int):
         if higher:
             raw["constraints"]["min_quality"] = higher[len(higher) // 2] * (1 - 1e-6)
             inst = parse_instance(raw)
+    return inst, plan, state
+
+
+def random_staged_run(seed: int):
+    """A random staged job (``staged_instances``), its optimal plan when that has two stages or more, and a synthetic
+    run of it at the generator's slow truth stopped at a random step of its last stage; None otherwise."""
+    from planopt.runs import stages
+    rng = random.Random(seed)
+    inst = parse_instance(staged_instance_dict(seed))
+    first = PlanModel(inst).solve()
+    if first.plan is None or len(first.plan.stages) < 2:
+        return None
+    plan = first.plan
+    start, total = stages.stage_start(plan, len(plan.stages) - 1), stages.total_steps(plan)
+    share = rng.uniform((start + 1) / total, 1.0 - 1.0 / total)
+    text = gen.synthetic_history(inst, plan, gen.SLOW, share=share, seed=seed).to_csv(index=False)
+    state = run_state(read_csv_text(text, f"staged-{seed}.csv"), gen.MAPPING, inst, plan, Evaluator(inst))
     return inst, plan, state

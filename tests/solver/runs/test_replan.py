@@ -279,3 +279,23 @@ def test_the_service_payload_answers_what_the_api_returns():
     assert answer["state"].pop("source") == "run_csv"   # the service names the CSV text it was given
     expected["state"].pop("source")
     assert answer == expected
+
+
+def test_a_run_at_its_methods_last_step_is_replanned_with_the_other_methods():
+    """The shipped run at its plan's end, 400 of OPD's longest 400 steps: OPD has nothing left, so the rest offers
+    the other methods only, and the update's fitted OPD ranges must leave the rest's uncertainty with it (they made
+    the rest an invalid instance, refused as ``uncertainty.priors.opd...: unknown parameter``)."""
+    from planopt.runs.readers import read_csv_text
+    from benchmarks import make_synthetic_run as gen
+    inst, plan, _ = shipped()
+    text = gen.synthetic_history(inst, plan, gen.SLOW, share=1.0).to_csv(index=False)
+    state = run_state(read_csv_text(text, "full.csv"), gen.MAPPING, inst, plan, Evaluator(inst))
+    assert state.last_step == plan.stages[0].recipe.steps == max(inst.training.methods["opd"].steps_options)
+    result = rp.replan(inst, plan, state, scenarios=SCENARIOS)
+    assert set(result.rest.stay.training.methods) == {"sft", "rl"}
+    assert not any(".opd." in key for key in result.rest.stay.uncertainty)
+    assert result.rest.continuing is None
+    best = enumerated_rest(result.rest, result.objective)
+    assert (result.chosen is None) == (best is None)
+    if best is not None:
+        assert result.chosen.cost_usd == pytest.approx(best["cost_usd"], rel=1e-6)

@@ -1,6 +1,8 @@
-"""``planopt track`` on a staged run (SFT then RL): the run's steps counted over the plan's stages, the bands and
-the fit chained through them, and ``replan`` refusing the plan in one line."""
+"""``planopt track`` and ``replan`` on a staged run (SFT then RL): the run's steps counted over the plan's stages,
+the bands and the fit chained through them, the rest of a run in its last stage held to the enumeration of every
+remaining plan, and a replan before the last stage refused in one line."""
 
+import dataclasses
 import json
 
 import numpy as np
@@ -16,6 +18,8 @@ from planopt.models.uncertainty.model import draw
 from planopt.models.uncertainty.scenarios import ScenarioEvaluator
 from planopt.runs import stages
 from planopt.runs.readers import read_csv_text
+from planopt.models.cost.stage_outcomes import stage_outcome
+from planopt.runs import replan as rp
 from planopt.runs.replan import replan
 from planopt.runs.state import run_state
 from planopt.runs.track import _at_step, bands_frame, pilot_rows, track
@@ -24,6 +28,7 @@ from planopt.uncertainty.fit import predict
 from benchmarks import make_synthetic_run as gen
 from planopt.errors import InputError
 from tests.support.common import INSTANCES
+from tests.support.replan_oracle import best_on, enumerated_rest, priced_move, random_staged_run
 
 INSTANCE = INSTANCES / "qwen3-32b-sft-then-rl.json"
 # the instance's optimum as `solve --json` prints it: 1,500 SFT steps on 8 B200, then 2,000 RL steps on 32 B200
@@ -162,23 +167,87 @@ def test_a_staged_runs_wrong_gpu_count_is_refused_naming_its_stage(staged):
         track(inst, plan, state, SCENARIOS)
 
 
-def test_the_cli_tracks_a_staged_run_and_replan_refuses_it_in_one_line(staged, tmp_path):
+def test_the_cli_tracks_and_replans_a_staged_run_and_refuses_a_replan_before_its_last_stage(staged, tmp_path):
     inst, plan = staged
     (tmp_path / "plan.json").write_text(json.dumps({"plan": PLAN}))
-    (tmp_path / "run.csv").write_text(history(inst, plan, gen.SLOW))
     (tmp_path / "mapping.json").write_text(json.dumps(gen.MAPPING))
-    args = [str(INSTANCE), str(tmp_path / "plan.json"), str(tmp_path / "run.csv"), "--mapping",
-            str(tmp_path / "mapping.json"), "--scenarios", "100"]
-    out = CliRunner().invoke(app, ["track", *args, "--json"])
+
+    def args(share):
+        (tmp_path / "run.csv").write_text(history(inst, plan, gen.SLOW, share=share))
+        return [str(INSTANCE), str(tmp_path / "plan.json"), str(tmp_path / "run.csv"), "--mapping",
+                str(tmp_path / "mapping.json"), "--scenarios", "100"]
+    out = CliRunner().invoke(app, ["track", *args(SHARE), "--json"])
     assert out.exit_code == 0, out.stderr
     answer = json.loads(out.stdout)
     assert (answer["state"]["stage"], answer["state"]["stages"], answer["state"]["method"]) == (2, 2, "rl")
     assert max(answer["series"][1]["predicted"]["step"]) == 3500
-    refused = CliRunner().invoke(app, ["replan", *args])
-    assert refused.exit_code == 2
-    assert refused.stderr.strip().count("\n") == 0 and "plan: stages: replan plans the rest of a one-stage run" in refused.stderr
+    again = CliRunner().invoke(app, ["replan", *args(SHARE), "--json"])
+    assert again.exit_code in (0, 3), again.stderr
+    assert json.loads(again.stdout)["state"]["stage"] == 2
+    refused = CliRunner().invoke(app, ["replan", *args(0.2)])              # step 700: in the SFT stage
+    assert refused.exit_code == 2 and refused.stderr.strip().count("\n") == 0
+    assert "plan: stages: replan plans the rest of a staged run from its last stage" in refused.stderr
+    assert "in stage 1 of 2 (sft)" in refused.stderr
     with pytest.raises(InputError, match="plan: stages"):
-        replan(inst, plan, state_of(inst, plan, history(inst, plan, gen.SLOW)))
+        replan(inst, plan, state_of(inst, plan, history(inst, plan, gen.SLOW, share=0.2)))
+
+
+def test_the_rest_of_a_staged_run_in_its_last_stage_starts_from_the_chained_score(staged):
+    """The rest of a run in its RL stage: that stage continued (its steps shifted by the 600 done), from the score the
+    fitted model reaches through SFT and 600 RL steps; every remaining recipe is ``stage_outcome`` from there on the
+    fitted instance, as a later stage of a staged plan is."""
+    inst, plan = staged
+    state = state_of(inst, plan, history(inst, plan, gen.SLOW))
+    fit = rp.fit_run(inst, plan, state)
+    so_far, measured = rp.forgetting_so_far(fit.fitted, plan, state)
+    rest = rp.rest_instance(fit.fitted, plan, state, so_far, measured)
+    sft, rl_prefix = plan.stages[0].recipe, stages.prefix(plan, 2100)[1][1]
+    after_sft = stage_outcome(fit.fitted, sft, inst.task.baseline_score)
+    assert rest.start_score == pytest.approx(stage_outcome(fit.fitted, rl_prefix, after_sft[0])[0], rel=1e-12)
+    # the rest is one stage: RL continued (SFT is done; the instance allows nothing after RL)
+    assert set(rest.stay.training.methods) == {"rl"} and rest.stay.training.stage_sequences is None
+    offered = inst.training.methods["rl"].steps_options
+    assert rest.stay.training.methods["rl"].steps_options == sorted(s - 600 for s in offered if s > 600)
+    assert "priors.sft.signal_scale_samples" not in rest.stay.uncertainty      # the fitted SFT ranges are dropped
+    assert "priors.rl.signal_scale_samples" in rest.stay.uncertainty
+    ev = Evaluator(rest.stay)
+    for r in ev.space()[0]:
+        p = dataclasses.replace(plan, stages=(dataclasses.replace(plan.stages[1], recipe=r),))
+        assert ev.evaluate(p).quality == pytest.approx(stage_outcome(fit.fitted, r, rest.start_score)[0], rel=1e-12)
+    assert rest.continuing.stages == (dataclasses.replace(plan.stages[1], recipe=dataclasses.replace(
+        plan.stages[1].recipe, steps=1400)),)
+    c = rest.stay.constraints
+    assert c.budget_usd == pytest.approx(inst.constraints.budget_usd - state.spend_usd)
+    assert c.max_forgetting_points == pytest.approx(inst.constraints.max_forgetting_points - so_far)
+    assert rest.stay.reward.design_usd == 0.0 and rest.prompts_drawn == 600 * inst.training.methods["rl"].prompts_per_step
+    # a move is priced from the RL stage's GPUs (32 × B200), not the SFT stage's
+    move, _ = rest.moves[0]
+    here = Evaluator(fit.fitted).hardware(plan.stages[1].hardware)
+    assert move.write_hours == pytest.approx(here.checkpoint_write_hours)
+
+
+@pytest.mark.parametrize("seed", [0, 2, 3, 6, 7, 8, 10, 16, 22, 36])
+def test_the_replan_of_a_staged_run_equals_the_enumeration_of_every_remaining_plan(seed):
+    made = random_staged_run(seed)
+    assert made is not None, "the seed's optimum has one stage: pick another seed"
+    inst, plan, state = made
+    assert state.stage == len(plan.stages) - 1
+    result = rp.replan(inst, plan, state, scenarios=100)
+    best = enumerated_rest(result.rest, result.objective)
+    if best is None:
+        assert result.chosen is None and result.status == "infeasible"
+        return
+    metric = {"cost": "cost_usd", "time": "wall_hours", "quality": "quality", "forgetting": "forgetting_points"}[result.objective]
+    assert getattr(result.chosen, metric) == pytest.approx(best["value"], rel=1e-6, abs=1e-9)
+    assert result.chosen.cost_usd == pytest.approx(best["cost_usd"], rel=1e-6, abs=1e-9)
+    assert (result.chosen.choice == "stop") == (best["choice"] == "stop")
+    solved = {(o.move.gpu, o.move.count): o for o in result.options if o.move is not None}
+    for move, moved in result.rest.moves:
+        best_move = best_on(priced_move(result.rest, moved), result.objective)
+        option = solved.get((move.gpu, move.count))
+        assert (option is None) == (best_move is None)
+        if option is not None:
+            assert option.cost_usd == pytest.approx(best_move[1], rel=1e-6, abs=1e-9)
 
 
 def test_a_truth_that_misses_is_seen_in_the_second_stage(staged):
