@@ -25,6 +25,10 @@ measured (``track``'s update, through ``fit.fit``):
   of one stage from a fresh pool and has no hook for draws before it (the rest's fresh-prompt worth is therefore
   optimistic by the prompts drawn, which the result reports).
 
+**Nothing left to run.** When the run has done every step its method offers and the instance offers no other
+method (or no allowed sequence of the methods left), stopping is the whole rest (``Rest.plans_left`` false; ``stay``
+then carries only the limits): the answer is stopping now, or infeasible.
+
 **A staged run** (``runs/stages.py``) is re-planned from its last stage: the start is the fitted model's score of
 the plan stopped at the last step (the stages before whole, chained, then the current one stopped there), the
 forgetting so far is the whole run's, the reward and the teacher are sunk once any stage so far has used them, and
@@ -50,6 +54,7 @@ cost, then stop, stay, move (moves in the instance's hardware order).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -105,6 +110,7 @@ class Rest:
     prompts_drawn: int
     continuing: Optional[Plan]           # the original plan's remaining steps, on ``stay``
     run_hardware: Optional[HardwareChoice] = None   # the run's: where a move's checkpoint is written
+    plans_left: bool = True              # False: no method has steps left; stopping is the whole rest (``stay``: limits)
 
 
 def move_cost(fitted: Instance, plan: Plan, gpu: str, count: int, index: int = 0) -> Optional[Move]:
@@ -208,22 +214,28 @@ def rest_instance(fitted: Instance, plan: Plan, state: RunState, forgetting_so_f
     if "opd" in ran and data.get("teacher"):
         data["teacher"].update(exists=True, training=None)  # the run's teacher is obtained
     _rest_methods(data, plan, state)
+    offered = copy.deepcopy(data["training"])    # what ``stay`` keeps when nothing is left to run (its limits count)
     methods = data["training"]["methods"]
     shifted = sorted({s - done for s in methods[stage.method]["steps_options"] if s > done})
     if shifted:
         methods[stage.method]["steps_options"] = shifted
     else:
         del methods[stage.method]
-    if not methods:
-        raise InputError(f"{state.source}: the run has done every step its method offers and no other method is "
-                         "offered: there is nothing left to plan but stopping")
+    sequences = data["training"].get("stage_sequences")
+    if sequences is not None:  # the sequences of the methods left (a method with no steps left runs in none)
+        data["training"]["stage_sequences"] = [seq for seq in sequences if set(seq) <= set(methods)] or None
+        if data["training"]["stage_sequences"] is None:
+            methods.clear()
+    plans_left = bool(methods)
+    if not plans_left:  # every step the methods offer is done: the rest is stopping now
+        data["training"] = offered
     _uncertainty_of_the_rest(data)
     gpu, count = stage.hardware.gpu, stage.hardware.count
     gpus = data["hardware"]["gpus"]
     own = [dict(g, counts=[count]) for g in gpus if g["name"] == gpu]
     stay = _validated(_with_gpus(data, own), "the rest on the run's hardware")
     moves = []
-    for g in gpus:
+    for g in gpus if plans_left else []:
         for n in g["counts"]:
             if g["name"] == gpu and n == count:
                 continue
@@ -235,8 +247,8 @@ def rest_instance(fitted: Instance, plan: Plan, state: RunState, forgetting_so_f
                      "operations": {**data["operations"], "fixed_usd": move.usd}, "constraints": {**c, **deadline}}
             moves.append((move, _validated(moved, f"the rest on {n} × {g['name']}")))
     prompts = done * fitted.training.methods[stage.method].prompts_per_step
-    return Rest(stay, moves, q, forgetting_so_far, forgetting_measured, prompts,
-                _continuing(plan, state) if stage.method in stay.training.methods else None, stage.hardware)
+    continuing = _continuing(plan, state) if plans_left and stage.method in stay.training.methods else None
+    return Rest(stay, moves, q, forgetting_so_far, forgetting_measured, prompts, continuing, stage.hardware, plans_left)
 
 
 def _uncertainty_of_the_rest(data: dict) -> None:
@@ -439,7 +451,7 @@ class ReplanResult:
                 "confidence": self.confidence, "state": self.state.to_dict(),
                 "start_score": self.rest.start_score, "last_measured_score": float(self.state.task_score.values[-1]),
                 "forgetting_so_far": self.rest.forgetting_so_far,
-                "forgetting_measured": self.rest.forgetting_measured,
+                "forgetting_measured": self.rest.forgetting_measured, "plans_left": self.rest.plans_left,
                 "prompts_drawn": self.rest.prompts_drawn, "prompts_drawn_counted": False,
                 "remaining_limits": {k: v for k, v in self.rest.stay.constraints.model_dump().items()
                                      if k in ("budget_usd", "deadline_hours", "max_forgetting_points", "min_quality")},
@@ -499,7 +511,7 @@ def replan(inst: Instance, plan: Plan, state: RunState, confidence: Optional[flo
     def solved(choice, inst_, move=None):
         return solved_option(choice, _solve(inst_, confidence, chance_scenarios, seed, time_limit, solver, sensitivity),
                              objective, inst_, move)
-    options = [o for o in (stop_option(rest, objective), solved("stay", rest.stay),
+    options = [o for o in (stop_option(rest, objective), solved("stay", rest.stay) if rest.plans_left else None,
                            *(solved("move", moved, move) for move, moved in rest.moves)) if o is not None]
     chosen = best_option(options, objective)
     continuing = None

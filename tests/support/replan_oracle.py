@@ -31,7 +31,7 @@ def enumerated_rest(rest, objective: str) -> dict | None:
         stop = {"cost_usd": 0.0, "wall_hours": 0.0, "quality": rest.start_score, "forgetting_points": 0.0}
         candidates.append(("stop", stop[OBJECTIVE_METRIC[objective]], 0.0, None))
     for choice, inst in (("stay", rest.stay), *(("move", priced_move(rest, moved)) for _, moved in rest.moves)):
-        if inst is None:
+        if inst is None or (choice == "stay" and not rest.plans_left):   # nothing left to run: stopping alone
             continue
         for sp in all_plans(inst):
             if sp.feasible:

@@ -299,3 +299,40 @@ def test_a_run_at_its_methods_last_step_is_replanned_with_the_other_methods():
     assert (result.chosen is None) == (best is None)
     if best is not None:
         assert result.chosen.cost_usd == pytest.approx(best["cost_usd"], rel=1e-6)
+
+
+@pytest.mark.parametrize("floor", [None, 99.0])
+def test_a_finished_run_with_no_method_left_is_answered_by_stopping(tmp_path, floor):
+    """A run at its plan's end whose instance offers only its method, at its longest length: nothing is left to
+    run, so the answer is stopping now where the score reached meets the limits, else infeasible (exit 3), not a
+    refusal of the input (it was exit 2, "nothing left to plan but stopping")."""
+    from benchmarks import make_synthetic_run as gen
+    raw = json.loads((RUN / "instance.json").read_text())
+    raw["training"]["methods"] = {"opd": raw["training"]["methods"]["opd"]}
+    raw["constraints"]["min_quality"] = floor
+    inst = load_instance(raw)
+    plan, _ = evaluate_given_plan(inst, json.loads((RUN / "plan.json").read_text()), "plan.json")
+    history = gen.synthetic_history(inst, plan, gen.POINT, share=1.0)
+    state = run_state(read_run_text(history), gen.MAPPING, inst, plan, Evaluator(inst))
+    assert state.last_step == max(inst.training.methods["opd"].steps_options)
+    result = rp.replan(inst, plan, state, scenarios=SCENARIOS)
+    assert not result.rest.plans_left and result.rest.moves == [] and result.rest.continuing is None
+    assert [o.choice for o in result.options] == ([] if floor else ["stop"])
+    if floor:
+        assert result.chosen is None and result.status == "infeasible"
+    else:
+        assert result.chosen.choice == "stop" and result.chosen.quality == result.rest.start_score
+    (tmp_path / "i.json").write_text(json.dumps(raw))
+    (tmp_path / "run.csv").write_text(history.to_csv(index=False))
+    (tmp_path / "m.json").write_text(json.dumps(gen.MAPPING))
+    out = runner.invoke(app, ["replan", str(tmp_path / "i.json"), str(RUN / "plan.json"), str(tmp_path / "run.csv"),
+                              "--mapping", str(tmp_path / "m.json"), "--scenarios", "50", "--json"])
+    assert out.exit_code == (3 if floor else 0), out.stderr
+    answer = json.loads(out.stdout)
+    assert answer["plans_left"] is False
+    assert answer["replan"] is None if floor else answer["replan"]["choice"] == "stop"
+
+
+def read_run_text(history):
+    from planopt.runs.readers import read_csv_text
+    return read_csv_text(history.to_csv(index=False), "finished.csv")
