@@ -354,6 +354,9 @@ class HardwareProfile:
         if inst.training.cpu_offload == "if_needed" and self.choice.cpu_offload \
                 and HardwareProfile(inst, replace(self.choice, cpu_offload=False)).fits(memory_class):
             return 0.0, "fits without CPU offload (training.cpu_offload: \"if_needed\" offloads only a job that fits no other way)"
+        options = inst.training.methods.get(method)
+        if options is not None and not options.allows(self.choice.gpu, n):  # training.methods.<m>.gpus
+            return 0.0, f"training.methods.{method}.gpus: {method} does not train on {n} × {self.choice.gpu}"
         idle = envs.refusal(inst, self.choice.environment_pool, method)
         if idle is not None:  # a pool only for on-policy recipes, and one for each of them (environments.py)
             return 0.0, idle

@@ -575,12 +575,34 @@ class Instance(Strict):
                 if getattr(self.teacher, name):
                     raise ValueError(f"teacher.{name}: an option of the teacher's scoring of OPD's samples, and "
                                      "training.methods has no 'opd'; remove it or add 'opd'")
+        self._method_gpus_offered()
         for n, seq in enumerate(self.training.stage_sequences or []):
             for method in seq:
                 if method not in self.training.methods:
                     raise ValueError(f"training.stage_sequences.{n}: '{method}' is not in training.methods "
                                      f"({', '.join(self.training.methods)})")
         return self
+
+    def _method_gpus_offered(self) -> None:
+        """Each ``training.methods.<m>.gpus`` entry names a GPU of ``hardware.gpus`` with counts among its own, and a
+        teacher trained as a stage takes its GPUs from ``teacher.training.gpus`` only."""
+        entries = self.hardware.gpus
+        for method, options in self.training.methods.items():
+            for n, g in enumerate(options.gpus or []):
+                where = f"training.methods.{method}.gpus.{n}"
+                matched = [e for e in entries if g.name in (e.name, f"{e.name}@{e.offer}")]
+                if not matched:
+                    raise ValueError(f"{where}.name: {g.name!r} is not a GPU of hardware.gpus "
+                                     f"({', '.join(e.name for e in entries)})")
+                offered = {c for e in matched for c in e.counts}
+                extra = sorted(set(g.counts or []) - offered)
+                if extra:
+                    raise ValueError(f"{where}.counts: {extra[0]} is not a count hardware.gpus offers for {g.name} "
+                                     f"({', '.join(map(str, sorted(offered)))})")
+        for method, options in (self.teacher.training.methods.items() if self.teacher and self.teacher.training else []):
+            if options.gpus is not None:
+                raise ValueError(f"teacher.training.methods.{method}.gpus: the teacher's job takes its GPUs from "
+                                 "teacher.training.gpus; remove it")
 
     @model_validator(mode="after")
     def _candidates_distinct(self) -> "Instance":

@@ -12,11 +12,30 @@ from planopt.models.schema.base import (  # noqa: F401 (the shared types)
     MAX_STAGES, METHODS, Method, NonNegativeInt, PositiveInt, Strict)
 
 
+class MethodGpu(Strict):
+    """A GPU a method's stages may train on (``MethodOptions.gpus``)."""
+
+    name: str = Field(description="a GPU of hardware.gpus as a plan names it (NAME, or NAME@offer for one offer of it; "
+                      "NAME alone allows each of its offers)")
+    counts: Optional[list[PositiveInt]] = Field(None, min_length=1, description="the counts allowed, among the entry's "
+                                                "own; null: every count it offers")
+
+    def allows(self, gpu: str, count: int) -> bool:
+        """Whether a hardware choice of ``count`` × ``gpu`` (a plan's GPU key) is this entry's."""
+        return (gpu == self.name or gpu.split("@")[0] == self.name) and (self.counts is None or count in self.counts)
+
+
 class MethodOptions(Strict):
-    """One method's options: its training lengths and the prompts (or examples) per step."""
+    """One method's options: its training lengths, the prompts (or examples) per step, and the GPUs it may use."""
 
     steps_options: list[PositiveInt] = Field(min_length=1, description="training length levels (optimizer steps)")
     prompts_per_step: PositiveInt = Field(description="prompts per step (RL/OPD) or examples per step (SFT)")
+    gpus: Optional[list[MethodGpu]] = Field(None, min_length=1, description="the GPUs (and counts) this method's "
+                                            "stages may train on, each one of hardware.gpus; null: every one of them")
+
+    def allows(self, gpu: str, count: int) -> bool:
+        """Whether this method's stages may train on ``count`` × ``gpu`` (``gpus``)."""
+        return self.gpus is None or any(g.allows(gpu, count) for g in self.gpus)
 
 
 def trainer_zero_stage(key: str | None) -> int | None:

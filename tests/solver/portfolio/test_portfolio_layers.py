@@ -50,6 +50,14 @@ def _two_stages() -> dict:
     return d
 
 
+def _method_gpus() -> dict:
+    """The two-stage job with its RL stage allowed on 64 × H100-SXM only (``training.methods.rl.gpus``; alone it
+    trains RL on 32 × B200)."""
+    d = _two_stages()
+    d["training"]["methods"]["rl"]["gpus"] = [{"name": "H100-SXM", "counts": [64]}]
+    return d
+
+
 def _cheap_rollout() -> dict:
     """The split-rollout job with its A100 rollout GPUs nearly free (an inference fleet's spare GPUs at their marginal
     cost): a portfolio without its deadline then still splits generation off (colocated is cheaper at list prices)."""
@@ -92,12 +100,13 @@ ALONE = {"candidate students": lambda: _load("math-8b-or-32b.json"),
          "split rollout, cheap": _cheap_rollout,
          "trained teacher": _teacher_first,
          "two stages": _two_stages,
+         "method GPUs": _method_gpus,
          "trainer options": _trainer_options,
          "teacher precision per phase": _precision_by_phase,
          "asynchronous OPD": _async_opd}
 # the gangs each case's optimum must hold (stage, role), so that the layer is in the answer, not only in the model
 HOLDS = {"split rollout, cheap": {(0, "training"), (0, "rollout")}, "trained teacher": {(None, "teacher"), (0, "training")},
-         "two stages": {(0, "training"), (1, "training")}, "asynchronous OPD": {(0, "training"), (0, "rollout")}}
+         "two stages": {(0, "training"), (1, "training")}, "method GPUs": {(0, "training"), (1, "training")}, "asynchronous OPD": {(0, "training"), (0, "rollout")}}
 
 
 @pytest.mark.parametrize("case", sorted(ALONE))
@@ -118,6 +127,9 @@ def test_a_one_job_portfolio_returns_the_job_s_own_optimum(case):
         (stage,) = job.plan.stages
         assert len(set(stage.recipe.teacher_precision_by_phase)) == 2, stage.recipe
         assert stage.recipe == alone.plan.stages[0].recipe and stage.hardware == alone.plan.stages[0].hardware
+    if case == "method GPUs":   # the layer is in the answer: RL on the only GPUs it may use
+        rl = job.plan.stages[1]
+        assert (rl.method, rl.hardware.gpu, rl.hardware.count) == ("rl", "H100-SXM", 64)
     if case == "asynchronous OPD":   # the layer is in the answer: OPD one step behind, on the plan's own GPUs
         (stage,) = job.plan.stages
         assert (stage.method, stage.recipe.staleness_steps) == ("opd", 1), stage.recipe
