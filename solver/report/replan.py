@@ -11,9 +11,9 @@ def _plan_cells(option, state) -> tuple[str, str, str, str]:
         return ("-", "-", "-", "-")
     if option.plan is None:
         return ("stop now", "0", f"{state.gpu_count} × {state.gpu} (released)", "-")
-    stage = option.plan.stages[0]
-    hw = stage.hardware
-    return (stage.method, f"{stage.recipe.steps:,}", f"{hw.count} × {hw.gpu}",
+    stages = option.plan.stages   # a staged rest: its stages joined by " then "
+    return (" then ".join(s.method for s in stages), " + ".join(f"{s.recipe.steps:,}" for s in stages),
+            " then ".join(f"{s.hardware.count} × {s.hardware.gpu}" for s in stages),
             f"{option.plan.checkpoint_interval_minutes:g} min")
 
 

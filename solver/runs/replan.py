@@ -29,14 +29,16 @@ measured (``track``'s update, through ``fit.fit``):
 method (or no allowed sequence of the methods left), stopping is the whole rest (``Rest.plans_left`` false; ``stay``
 then carries only the limits): the answer is stopping now, or infeasible.
 
-**A staged run** (``runs/stages.py``) is re-planned from its last stage: the start is the fitted model's score of
-the plan stopped at the last step (the stages before whole, chained, then the current one stopped there), the
-forgetting so far is the whole run's, the reward and the teacher are sunk once any stage so far has used them, and
-the rest is one stage: the current stage's method continued (its steps shifted by its own steps done), or a method
-an allowed sequence of the instance runs after the plan's stages, each alone; the continuing plan is the current
-stage's remaining steps. Before its last stage a staged run is refused (``check_replannable``): its rest would run
-the current stage's rest and then the later stages on GPUs of their own, where each solve below plans on one
-hardware choice.
+**A staged run** (``runs/stages.py``), in its stage :math:`i` of method :math:`m`: the start is the fitted model's
+score of the plan stopped at the last step (the stages before whole, chained, then the current one stopped there),
+the forgetting so far is the whole run's, and the reward and the teacher are sunk once any stage so far has used
+them. The rest runs the instance's stage sequences that ran the plan's methods up to :math:`i`, each from :math:`i`
+(:math:`m` continued, its steps shifted by its own steps done, on the run's GPUs through
+``training.methods.m.gpus``) or from :math:`i + 1` (the later stages now); its later stages train on any GPU, as a
+staged plan's stages do (a staged plan prices no move between its stages). That is one staged instance, solved by
+the one plan model; each move re-solves the sequences that continue :math:`m`, with :math:`m` on the target's GPUs
+and the move priced in. The continuing plan is the current stage's remaining steps, then the later stages as
+planned. ``tests/solver/runs/test_track_staged.py`` holds the choice to the enumeration of every remaining plan.
 
 **Moving hardware** to a target (GPU, count) costs a checkpoint write on the current hardware, a read of it on the
 target (at the same storage bandwidth per node: the evaluator's ``checkpoint_write_hours`` of the target's nodes)
@@ -171,25 +173,13 @@ def _restated_priors(data: dict, inst: Instance, stage, q: float) -> None:
 
 
 def _continuing(plan: Plan, state: RunState) -> Optional[Plan]:
-    """The original plan's remaining steps: its (last) stage's, as a one-stage plan."""
+    """The original plan's remaining steps: its current stage's (when any are left), then the stages after it as
+    planned; None when nothing is left."""
     stage = plan.stages[state.stage]
     left = stage.recipe.steps - state.stage_steps_done
-    if left <= 0:
-        return None
-    recipe = dataclasses.replace(stage.recipe, steps=left)
-    return dataclasses.replace(plan, stages=(dataclasses.replace(stage, recipe=recipe),))
-
-
-def _rest_methods(data: dict, plan: Plan, state: RunState) -> None:
-    """A staged run's rest (in its last stage: ``check_replannable``) is one stage: its method continued, or a method
-    some allowed sequence runs after the plan's stages, each alone; ``data``'s other methods and its sequences go."""
-    if len(plan.stages) == 1:
-        return
-    training = data["training"]
-    done = tuple(plan.methods)
-    after = {seq[len(done)] for seq in training["stage_sequences"] or [] if tuple(seq[:len(done)]) == done and len(seq) > len(done)}
-    training["methods"] = {m: v for m, v in training["methods"].items() if m == plan.methods[state.stage] or m in after}
-    training["stage_sequences"] = None
+    rest = [dataclasses.replace(stage, recipe=dataclasses.replace(stage.recipe, steps=left))] if left > 0 else []
+    rest += list(plan.stages[state.stage + 1:])
+    return dataclasses.replace(plan, stages=tuple(rest)) if rest else None
 
 
 def rest_instance(fitted: Instance, plan: Plan, state: RunState, forgetting_so_far: float,
@@ -213,7 +203,8 @@ def rest_instance(fitted: Instance, plan: Plan, state: RunState, forgetting_so_f
         data["reward"]["design_usd"] = 0.0           # the run's reward is built
     if "opd" in ran and data.get("teacher"):
         data["teacher"].update(exists=True, training=None)  # the run's teacher is obtained
-    _rest_methods(data, plan, state)
+    if len(plan.stages) > 1:
+        return _staged_rest(fitted, plan, state, data, q, forgetting_so_far, forgetting_measured)
     offered = copy.deepcopy(data["training"])    # what ``stay`` keeps when nothing is left to run (its limits count)
     methods = data["training"]["methods"]
     shifted = sorted({s - done for s in methods[stage.method]["steps_options"] if s > done})
@@ -235,20 +226,71 @@ def rest_instance(fitted: Instance, plan: Plan, state: RunState, forgetting_so_f
     own = [dict(g, counts=[count]) for g in gpus if g["name"] == gpu]
     stay = _validated(_with_gpus(data, own), "the rest on the run's hardware")
     moves = []
-    for g in gpus if plans_left else []:
+    for g, n, move, constraints in _move_targets(fitted, plan, state, data) if plans_left else []:
+        moved = {**_with_gpus(data, [dict(g, counts=[n])]),
+                 "operations": {**data["operations"], "fixed_usd": move.usd}, "constraints": constraints}
+        moves.append((move, _validated(moved, f"the rest on {n} × {g['name']}")))
+    prompts = done * fitted.training.methods[stage.method].prompts_per_step
+    continuing = _continuing(plan, state) if plans_left and stage.method in stay.training.methods else None
+    return Rest(stay, moves, q, forgetting_so_far, forgetting_measured, prompts, continuing, stage.hardware, plans_left)
+
+
+def _move_targets(fitted: Instance, plan: Plan, state: RunState, data: dict):
+    """Each other (GPU entry, count) a move to is priced and leaves time before the rest's deadline: (entry, count,
+    the :class:`Move`, the rest's constraints with the move's hours off the deadline)."""
+    stage, c, lim = plan.stages[state.stage], data["constraints"], fitted.constraints
+    for g in data["hardware"]["gpus"]:
         for n in g["counts"]:
-            if g["name"] == gpu and n == count:
+            if g["name"] == stage.hardware.gpu and n == stage.hardware.count:
                 continue
             move = move_cost(fitted, plan, g["name"], n, state.stage)
             if move is None or (lim.deadline_hours is not None and c["deadline_hours"] <= move.hours):
                 continue
             deadline = {} if lim.deadline_hours is None else {"deadline_hours": c["deadline_hours"] - move.hours}
-            moved = {**_with_gpus(data, [dict(g, counts=[n])]),
-                     "operations": {**data["operations"], "fixed_usd": move.usd}, "constraints": {**c, **deadline}}
-            moves.append((move, _validated(moved, f"the rest on {n} × {g['name']}")))
-    prompts = done * fitted.training.methods[stage.method].prompts_per_step
-    continuing = _continuing(plan, state) if plans_left and stage.method in stay.training.methods else None
-    return Rest(stay, moves, q, forgetting_so_far, forgetting_measured, prompts, continuing, stage.hardware, plans_left)
+            yield g, n, move, {**c, **deadline}
+
+
+def _staged_rest(fitted: Instance, plan: Plan, state: RunState, data: dict, q: float, forgetting_so_far: float,
+                 forgetting_measured: bool) -> Rest:
+    """The rest of a staged run in its stage :math:`i` of method :math:`m` (module docstring): the sequences of the
+    instance that ran the plan's methods up to :math:`i` give the rest's, each from :math:`i` (:math:`m` continued,
+    its steps shifted by its own steps done, on the run's GPUs: ``training.methods.m.gpus``) or from :math:`i + 1`
+    (the later stages now); later stages train on any GPU, as a staged plan's stages do. A move re-runs the
+    continuing sequences with :math:`m` on the target's GPUs and the move priced in."""
+    stage, i, done = plan.stages[state.stage], state.stage, state.stage_steps_done
+    training = data["training"]
+    m, ran = stage.method, tuple(plan.methods[:i + 1])
+    matching = [tuple(seq) for seq in training["stage_sequences"] or [] if tuple(seq[:i + 1]) == ran]
+    shifted = sorted({x - done for x in training["methods"][m]["steps_options"] if x > done})
+    continued = sorted({seq[i:] for seq in matching}) if shifted else []
+    later = sorted({seq[i + 1:] for seq in matching if len(seq) > i + 1})
+    plans_left = bool(continued or later)
+    if plans_left:
+        used = {x for seq in continued + later for x in seq}
+        training["methods"] = {k: v for k, v in training["methods"].items() if k in used}
+        if continued:
+            training["methods"][m].update(steps_options=shifted, gpus=_on(stage.hardware.gpu, stage.hardware.count))
+        training["stage_sequences"] = [list(seq) for seq in continued + later]
+    _uncertainty_of_the_rest(data)
+    stay = _validated(data, "the rest of the run")
+    moves = []
+    for g, n, move, constraints in _move_targets(fitted, plan, state, data) if continued else []:
+        moved = copy.deepcopy(data)
+        moved["training"]["methods"][m]["gpus"] = _on(g["name"], n)
+        moved["training"]["stage_sequences"] = [list(seq) for seq in continued]
+        moved["training"]["methods"] = {k: v for k, v in moved["training"]["methods"].items()
+                                        if any(k in seq for seq in continued)}
+        moved.update(operations={**data["operations"], "fixed_usd": move.usd}, constraints=constraints)
+        _uncertainty_of_the_rest(moved)
+        moves.append((move, _validated(moved, f"the rest with {m} moved to {n} × {g['name']}")))
+    prompts = done * fitted.training.methods[m].prompts_per_step
+    return Rest(stay, moves, q, forgetting_so_far, forgetting_measured, prompts,
+                _continuing(plan, state) if plans_left else None, stage.hardware, plans_left)
+
+
+def _on(gpu: str, count: int) -> list[dict]:
+    """``training.methods.<m>.gpus`` of one (GPU, count)."""
+    return [{"name": gpu, "counts": [count]}]
 
 
 def _uncertainty_of_the_rest(data: dict) -> None:
@@ -366,6 +408,17 @@ def forgetting_so_far(fitted: Instance, plan: Plan, state: RunState) -> tuple[fl
     return max(0.0, float(_outcome_so_far(fitted, plan, state)[1])), False
 
 
+def _stage_fields(old, new) -> list[tuple[str, Any, Any]]:
+    """(name, old, new) of what a stage of the rest chooses (``ReplanResult.changes``)."""
+    o, n = old.recipe, new.recipe
+    return [("method", old.method, new.method), ("more steps", o.steps, n.steps),
+            ("GPUs", f"{old.hardware.count} × {old.hardware.gpu}", f"{new.hardware.count} × {new.hardware.gpu}"),
+            ("samples per prompt", o.samples_per_prompt, n.samples_per_prompt),
+            ("teacher precision", o.teacher_precision_text, n.teacher_precision_text),
+            ("external data share", o.external_data_share, n.external_data_share),
+            ("max epochs", o.max_epochs, n.max_epochs), ("LoRA rank", o.lora_rank, n.lora_rank)]
+
+
 @dataclass
 class ReplanResult:
     """The rest of a run re-planned: the chosen option, the others, the original plan's remaining steps, the
@@ -404,12 +457,15 @@ class ReplanResult:
         share, orig = self.shares.get("chosen"), self.shares.get("continuing")
         buys = f"; meets every limit in {share:.0%} of updated scenarios" if share is not None else ""
         if self.continuing is not None and o.plan == self.continuing.plan:
-            return f"continue the original plan for its {stage.recipe.steps:,} remaining steps{buys}"
+            steps = sum(s.recipe.steps for s in o.plan.stages)
+            return f"continue the original plan for its {steps:,} remaining steps{buys}"
         if orig is not None:
             buys += f" (continuing the original plan: {orig:.0%})"
         what = "continue" if stage.method == self.plan.stages[self.state.stage].method else "switch to"
         where = "" if o.choice == "stay" else f", moving to {stage.hardware.count} × {stage.hardware.gpu}"
-        return f"{what} {stage.method} for {stage.recipe.steps:,} more steps{where}{buys}"
+        then = "".join(f", then {s.method} for {s.recipe.steps:,} steps on {s.hardware.count} × {s.hardware.gpu}"
+                       for s in o.plan.stages[1:])
+        return f"{what} {stage.method} for {stage.recipe.steps:,} more steps{where}{then}{buys}"
 
     def changes(self) -> list[str]:
         """What the replan changes against the original plan's remaining steps, one phrase each."""
@@ -417,17 +473,18 @@ class ReplanResult:
             return []
         if self.chosen.plan is None:
             return ["stops now instead of running the remaining steps"]
-        new, old = self.chosen.plan.stages[0], self.continuing.plan.stages[0]
+        old_plan, new_plan = self.continuing.plan, self.chosen.plan
         out = []
-        for name, a, b in (("method", old.method, new.method), ("more steps", old.recipe.steps, new.recipe.steps),
-                           ("GPUs", f"{old.hardware.count} × {old.hardware.gpu}", f"{new.hardware.count} × {new.hardware.gpu}"),
-                           ("samples per prompt", old.recipe.samples_per_prompt, new.recipe.samples_per_prompt),
-                           ("teacher precision", old.recipe.teacher_precision_text, new.recipe.teacher_precision_text),
-                           ("LoRA rank", old.recipe.lora_rank, new.recipe.lora_rank),
-                           ("checkpoint interval (min)", self.continuing.plan.checkpoint_interval_minutes,
-                            self.chosen.plan.checkpoint_interval_minutes)):
-            if a != b:
-                out.append(f"{name}: {a} -> {b}")
+        if old_plan.methods != new_plan.methods:
+            out.append(f"stages: {', '.join(old_plan.methods)} -> {', '.join(new_plan.methods)}")
+        for k, (old, new) in enumerate(zip(old_plan.stages, new_plan.stages)):
+            where = "" if k == 0 else f"stage {k + 1} "   # the rest's first stage is the run's own, unnamed
+            for name, a, b in _stage_fields(old, new):
+                if a != b:
+                    out.append(f"{where}{name}: {a} -> {b}")
+        if old_plan.checkpoint_interval_minutes != new_plan.checkpoint_interval_minutes:
+            out.append(f"checkpoint interval (min): {old_plan.checkpoint_interval_minutes:g} -> "
+                       f"{new_plan.checkpoint_interval_minutes:g}")
         return out
 
     def whole_run(self, option: Optional[Option]) -> Optional[dict]:
@@ -478,16 +535,6 @@ def share_meeting(inst: Optional[Instance], option: Optional[Option], scenarios:
     return float(plan_risk(inst, option.plan, scenarios, seed).share())
 
 
-def check_replannable(plan: Plan, state: RunState) -> None:
-    """Refuse, in one line naming the field, a staged run before its last stage: its rest would run the current
-    stage's rest and then the stages after it, each on GPUs of its own, while each of the rest's solves (module
-    docstring) plans on one hardware choice."""
-    if state.stage < len(plan.stages) - 1:
-        raise InputError(f"plan: stages: replan plans the rest of a staged run from its last stage; this run is at step "
-                         f"{state.last_step:,}, in stage {state.stage + 1} of {len(plan.stages)} ({state.method}), whose "
-                         "rest would run the later stages on their own GPUs (not planned yet; `planopt track` follows it)")
-
-
 def replan(inst: Instance, plan: Plan, state: RunState, confidence: Optional[float] = None,
            scenarios: int = DEFAULT_REPLAN_SCENARIOS, seed: int = DEFAULT_SEED, time_limit: Optional[float] = None,
            solver: str = "highs", sensitivity: bool = False, fitted: Optional[fitting.FitResult] = None) -> ReplanResult:
@@ -497,7 +544,6 @@ def replan(inst: Instance, plan: Plan, state: RunState, confidence: Optional[flo
     check_scenarios(scenarios)
     check_seed(seed)
     check_trackable(inst, plan)
-    check_replannable(plan, state)
     if confidence is not None:
         confidence = check_confidence(confidence)
     check_gpu_count(plan, state, "replan")

@@ -30,7 +30,8 @@ def enumerated_rest(rest, objective: str) -> dict | None:
     if quality_ok and forgetting_ok:
         stop = {"cost_usd": 0.0, "wall_hours": 0.0, "quality": rest.start_score, "forgetting_points": 0.0}
         candidates.append(("stop", stop[OBJECTIVE_METRIC[objective]], 0.0, None))
-    for choice, inst in (("stay", rest.stay), *(("move", priced_move(rest, moved)) for _, moved in rest.moves)):
+    for choice, inst in (("stay", rest.stay), *(("move", priced_move(rest, moved, (move.gpu, move.count)))
+                                                 for move, moved in rest.moves)):
         if inst is None or (choice == "stay" and not rest.plans_left):   # nothing left to run: stopping alone
             continue
         for sp in all_plans(inst):
@@ -58,15 +59,18 @@ def best_on(inst, objective: str) -> tuple[float, float] | None:
     return min(ties, key=lambda f: f[1])
 
 
-def priced_move(rest, moved):
+def priced_move(rest, moved, target=None):
     """The rest on a move's target hardware with the move priced here, from the evaluator's figures (not the code
     under test's): the run's checkpoint written on the run's hardware, read and restarted on the target's, each at
-    its hardware's GPUs' price plus the operations' USD per wall hour; None when no deadline is left for it."""
+    its hardware's GPUs' price plus the operations' USD per wall hour; None when no deadline is left for it.
+    ``target`` (GPU, count): a staged rest's (its later stages keep every GPU); else the moved rest's one GPU."""
     from planopt.models.schema.plan import HardwareChoice
     here_hw = rest.run_hardware
-    g = moved.hardware.gpus[0]
+    if target is None:
+        g = moved.hardware.gpus[0]
+        target = (g.name, g.counts[0])
     here = Evaluator(rest.stay).hardware(here_hw)
-    there = Evaluator(moved).hardware(HardwareChoice(g.name, g.counts[0], lora_rank=here_hw.lora_rank))
+    there = Evaluator(moved).hardware(HardwareChoice(target[0], target[1], lora_rank=here_hw.lora_rank))
     wall = rest.stay.operations.usd_per_wall_hour
     write, read_restart = here.checkpoint_write_hours, there.checkpoint_write_hours + rest.stay.reliability.restart_minutes / 60
     usd = (here.usd_per_hour_of_gpus + wall) * write + (there.usd_per_hour_of_gpus + wall) * read_restart
@@ -104,9 +108,10 @@ def random_run(seed: int):
     return inst, plan, state
 
 
-def random_staged_run(seed: int):
+def random_staged_run(seed: int, last_stage: bool = False):
     """A random staged job (``staged_instances``), its optimal plan when that has two stages or more, and a synthetic
-    run of it at the generator's slow truth stopped at a random step of its last stage; None otherwise."""
+    run of it at the generator's slow truth stopped at a random step (of its last stage with ``last_stage``); None
+    otherwise."""
     from planopt.runs import stages
     rng = random.Random(seed)
     inst = parse_instance(staged_instance_dict(seed))
@@ -114,7 +119,7 @@ def random_staged_run(seed: int):
     if first.plan is None or len(first.plan.stages) < 2:
         return None
     plan = first.plan
-    start, total = stages.stage_start(plan, len(plan.stages) - 1), stages.total_steps(plan)
+    start, total = stages.stage_start(plan, len(plan.stages) - 1) if last_stage else 0, stages.total_steps(plan)
     share = rng.uniform((start + 1) / total, 1.0 - 1.0 / total)
     text = gen.synthetic_history(inst, plan, gen.SLOW, share=share, seed=seed).to_csv(index=False)
     state = run_state(read_csv_text(text, f"staged-{seed}.csv"), gen.MAPPING, inst, plan, Evaluator(inst))
