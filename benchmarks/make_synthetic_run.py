@@ -3,11 +3,12 @@
 The series come from the evaluator's own functions (``ScenarioEvaluator`` over one scenario holding the true
 parameters), plus seeded noise:
 
-- ``train/step_time_s`` every step: the seconds per step of its stage in its sampling phase (``fit.predict_scenarios``:
-  compute hours × 3600 / steps, of the stage's recipe at that phase's samples) at the true step-time factor, times a
-  log-normal noise of ``STEP_NOISE_RELATIVE``;
-- ``_runtime`` (W&B) and the events' wall time (TensorBoard): the steps' seconds summed, stretched by the plan's
-  checkpoint and failure overhead at the true parameters (``ScenarioEvaluator.overhead``);
+- ``train/step_time_s`` every step: the training seconds per step of its stage in its sampling phase
+  (``fit.predict_scenarios``: compute hours × 3600 / steps without the evaluation runs, of the stage's recipe at that
+  phase's samples) at the true step-time factor, times a log-normal noise of ``STEP_NOISE_RELATIVE``;
+- ``_runtime`` (W&B) and the events' wall time (TensorBoard): the steps' seconds plus the stage's evaluation seconds
+  per step, summed, stretched by the plan's checkpoint and failure overhead at the true parameters
+  (``ScenarioEvaluator.overhead``);
 - ``eval/math500`` every ``EVAL_EVERY`` steps: the task score of the plan stopped there (``runs.stages.prefix``: a
   staged plan's stages chained, ``fit.predict_scenarios``) plus a normal noise of ``fit``'s default task-score error;
 - ``eval/ifeval`` every ``GENERAL_EVERY`` steps: the general score's baseline minus the forgetting there, plus
@@ -78,19 +79,24 @@ def synthetic_history(inst, plan, factors: dict[str, float], share: float = SHAR
     from planopt.models.uncertainty.scenarios import ScenarioEvaluator
     from planopt.runs import stages
     from planopt.uncertainty import fit as fitting
+    from planopt.uncertainty.predict import training_step
     values = {name: np.array([v]) for name, v in true_values(inst, factors).items()}
     sev = ScenarioEvaluator(Evaluator(inst), Scenarios(1, seed, values)).for_student(plan.student)
     rng = np.random.default_rng(seed)
     last = max(1, int(round(share * stages.total_steps(plan))))
 
-    def at(stage):  # a stage's seconds per step in each sampling phase, overhead stretch and GPUs' USD per hour
+    def at(stage):  # a stage's training seconds per step in each sampling phase, its evaluation seconds per step,
+        # overhead stretch and GPUs' USD per hour
         r, phases = stage.recipe, max(1, len(stage.recipe.samples_per_prompt))
         per_phase = []
         for j in range(phases):  # the phase's step: the recipe run at that phase's samples throughout
             uniform = dataclasses.replace(r, samples_per_prompt=(r.samples_per_prompt[j],) * phases) if r.samples_per_prompt else r
             row = fitting.PilotRow(0, "step_seconds", stage.method, uniform, stage.hardware, 1.0, 1.0)
             per_phase.append(float(fitting.predict_scenarios(sev, row)[0]))
-        return (per_phase,
+        by_component = sev.ev.step_hours_by_component(r, stage.hardware)
+        evaluation = float(np.asarray(sev.compute_hours(by_component)).ravel()[0]) - float(
+            np.asarray(sev.compute_hours(training_step(by_component))).ravel()[0])
+        return (per_phase, evaluation * 3600.0 / r.steps,
                 1.0 + float(np.asarray(sev.overhead(stage.hardware, plan.checkpoint_interval_minutes)).ravel()[0]),
                 float(np.asarray(sev.gpus_usd_per_hour(stage.hardware)).ravel()[0]))
 
@@ -104,12 +110,12 @@ def synthetic_history(inst, plan, factors: dict[str, float], share: float = SHAR
     rows, runtime, spend = [], 0.0, 0.0
     for k in range(1, last + 1):
         i = stages.stage_of(plan, k)
-        per_phase, stretch, per_hour = per_stage[i]
+        per_phase, evaluation_s, stretch, per_hour = per_stage[i]
         own = k - stages.stage_start(plan, i)           # the stage's own step, 1-based; phases split its steps evenly
         step_s = per_phase[min(len(per_phase) - 1, (own - 1) * len(per_phase) // plan.stages[i].recipe.steps)]
         seconds = step_s * math.exp(STEP_NOISE_RELATIVE * rng.standard_normal())
-        runtime += seconds * stretch
-        spend += per_hour * seconds * stretch / 3600.0
+        runtime += (seconds + evaluation_s) * stretch   # the evaluation runs' time, spread over the steps
+        spend += per_hour * (seconds + evaluation_s) * stretch / 3600.0
         r = {"_step": k, "_runtime": runtime, MAPPING["step_seconds"]: seconds,
              MAPPING["gpu_count"]: plan.stages[i].hardware.count, MAPPING["spend_usd"]: spend}
         if k % EVAL_EVERY == 0 or k == last:

@@ -4,11 +4,13 @@ What it compares (the predicted bands are the P10-P90 of the uncertainty model's
 evaluator's own functions over them, ``ScenarioEvaluator``):
 
 - **step seconds**: the mean logged step time against the plan's seconds per step (``fit.predict_scenarios``:
-  compute hours × 3600 / steps, without checkpoint or failure overhead, as a pilot's step time is predicted);
+  compute hours × 3600 / steps, without checkpoint or failure overhead and without evaluation runs, as a pilot's
+  step time is predicted);
 - **task score** and **forgetting** (the general score's baseline minus its last value) at the last logged
   step, against the plan's stage stopped there (:func:`prefix_recipe`);
 - **spend**: the run's money so far (logged, or GPUs × the plan's price × elapsed hours) against the plan's GPU
-  money by that step, :math:`n p^s \cdot t^s_{step} k (1 + o^s)` (``gpus_usd_per_hour``, ``overhead``);
+  money by that step, :math:`n p^s \cdot T^s_k (1 + o^s)`, :math:`T^s_k` the compute hours of the plan stopped there,
+  evaluation runs included (``gpus_usd_per_hour``, ``overhead``);
 - **the budget and alert lines**: the hour each is crossed at the measured burn rate,
   :math:`(L - C_{committed}) / (\text{spend}/t + c_{wall})`, where :math:`C_{committed}` is the plan's money
   that does not grow with time (data, storage, fixed operations, forgetting repair: its cost less the GPU money
@@ -261,14 +263,16 @@ def _projected_end(plan: Plan, state: RunState, fitted) -> float:
 
 
 def _at_step(sev: ScenarioEvaluator, plan: Plan, step: int) -> dict[str, np.ndarray]:
-    """The plan stopped at the run's step ``step`` in each scenario: the current stage's seconds per step, the
-    hours and GPU money so far (each stage's steps done × its seconds per step, stretched by its checkpoint and
-    failure overhead), the task score and the forgetting (the stages chained, ``stage_outcomes.chain_outcomes``)."""
+    """The plan stopped at the run's step ``step`` in each scenario: the current stage's seconds per training step
+    (``fit.predict_scenarios``: without evaluation runs), the hours and GPU money so far (each stage's compute hours
+    so far, its evaluation runs included, stretched by its checkpoint and failure overhead), the task score and the
+    forgetting (the stages chained, ``stage_outcomes.chain_outcomes``)."""
     hours, spend = np.zeros(sev.sc.n), np.zeros(sev.sc.n)
     done = stages.prefix(plan, step)
     for stage, recipe in done:
         step_s = fitting.predict_scenarios(sev, _row("step_seconds", recipe, 1.0, 1.0, stage.hardware))
-        h = step_s * recipe.steps / SECONDS_PER_HOUR * (1.0 + sev.overhead(stage.hardware, plan.checkpoint_interval_minutes))
+        compute = np.asarray(sev.compute_hours(sev.ev.step_hours_by_component(recipe, stage.hardware)), dtype=float)
+        h = compute * (1.0 + sev.overhead(stage.hardware, plan.checkpoint_interval_minutes)) + np.zeros(sev.sc.n)
         hours, spend = hours + h, spend + sev.gpus_usd_per_hour(stage.hardware) * h
     quality, forgetting = fitting.predict_scenarios(sev, _prefix_row("task_score", plan, step, 0.0, 1.0)), \
         fitting.predict_scenarios(sev, _prefix_row("general_score_drop", plan, step, 0.0, 1.0))

@@ -36,8 +36,9 @@ functions, never by a second formula):
   Predicted as the recipe's compute hours on the row's hardware
   (``Evaluator.compute_hours_by_component``, each component rescaled by its
   rate factor as ``ScenarioEvaluator`` does) × 3600 / steps: the seconds of an
-  average step without checkpoint or failure overhead, as
-  ``solver/uncertainty/calibrate.py`` prices a step. The two factors share one draw in the
+  average training step without checkpoint or failure overhead and without the
+  periodic evaluation runs (``predict.training_step``; a trainer logs them apart),
+  as ``solver/uncertainty/calibrate.py`` prices a step (evaluation off). The two factors share one draw in the
   prior (group ``step_time``: whole step times cannot tell them apart), so
   they are fitted as one factor: the shared standard normal :math:`z`.
 - ``task_score``: ``priors.<m>.signal_scale_samples`` and, for sft and rl,

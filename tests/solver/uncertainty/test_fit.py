@@ -428,7 +428,10 @@ def test_a_step_time_is_predicted_as_the_evaluator_runs_the_steps(case):
     by_component = ev.compute_hours_by_component(recipe, hw)
     steps_only = {k: v for k, v in by_component.items() if k != PRETRAIN_KEY}
     assert (PRETRAIN_KEY in by_component) == (case == "continued pre-training")
-    expected = float(combine(steps_only)) * 3600.0 / recipe.steps
+    training = {k: v for k, v in steps_only.items() if not k.startswith("eval_")}   # a trainer logs evaluation apart
+    assert len(training) < len(steps_only)                                           # the evaluation runs are there
+    evaluation_hours = float(combine(steps_only)) - float(combine(training))
+    expected = float(combine(training)) * 3600.0 / recipe.steps
     if case != "continued pre-training":
         assert expected < sum(steps_only.values()) * 3600.0 / recipe.steps * (1 - 1e-6)   # the overlap matters here
     row = F.PilotRow(1, "step_seconds", recipe.method, recipe, hw, expected, 0.03 * expected)
@@ -440,5 +443,8 @@ def test_a_step_time_is_predicted_as_the_evaluator_runs_the_steps(case):
     predicted = F.predict_scenarios(sev, row) * recipe.steps / 3600.0
     if case == "continued pre-training":   # the scenarios' run holds the pre-training too; a step does not
         assert np.all(predicted < compute * (1 - 1e-6))
-    else:
-        assert predicted == pytest.approx(compute, rel=1e-9)
+    else:   # the run's compute is its training steps' and its evaluation runs' (scaled by the decode factor drawn)
+        evaluation = compute - predicted
+        assert np.all(evaluation > 0)
+        factor = sev.value("efficiency.decode_factor", inst.efficiency.decode_factor) / inst.efficiency.decode_factor
+        assert evaluation * factor == pytest.approx(np.full(len(evaluation), evaluation_hours), rel=1e-9)
