@@ -42,7 +42,7 @@ from planopt.models.uncertainty.scenarios import ScenarioEvaluator
 from planopt.errors import InputError
 from planopt.runs import stages
 from planopt.runs.stages import prefix_recipe  # noqa: F401  (replan's and the generator's)
-from planopt.runs.state import SECONDS_PER_HOUR, RunState
+from planopt.runs.state import RunState
 from planopt.uncertainty import fit as fitting
 from planopt.uncertainty.risk import Risk, check_scenarios, check_seed, plan_risk
 
