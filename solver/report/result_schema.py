@@ -151,12 +151,13 @@ class Relaxation(_Open):
     constraint: str = Field(description="the limit to relax")
     required: Optional[float] = Field(description="the value it would need for a plan to exist (hardware: the GPU "
                                       "count, or null where the change is not a number)")
-    kind: Optional[Literal["hardware"]] = Field(None, description="absent: a limit; hardware: no GPU option holds any "
-                                                "recipe in memory, and this change of the options alone would "
-                                                "(``job/hardware_fit.py``)")
-    change: Optional[str] = Field(None, description="hardware: what to set the field to or add to it (JSON text)")
+    kind: Optional[Literal["hardware", "option"]] = Field(
+        None, description="absent: a limit; hardware: no GPU option holds any recipe in memory, and this change of "
+        "the options alone would (``job/hardware_fit.py``); option: lifting this option alone (a method's "
+        "``training.methods.<m>.gpus``) makes a plan exist (``uncertainty/solve.py``)")
+    change: Optional[str] = Field(None, description="hardware, option: what to set the field to or add to it (JSON text)")
     fits_on: Optional[str] = Field(None, description="hardware: the (GPU, count) choices that fit after the change")
-    text: Optional[str] = Field(None, description="hardware: the change in one line")
+    text: Optional[str] = Field(None, description="hardware, option: the change in one line")
 
 
 class Risk(_Open):

@@ -324,13 +324,13 @@ def _solve_report(inst: Instance, result) -> str:
         if result.relaxations:
             out.append("")
             out.append("What would make a plan exist:")
-            limits = [r for r in result.relaxations if r.get("kind") != "hardware"]
+            limits = [r for r in result.relaxations if r.get("kind") is None]
             if limits:
                 rows = [(r["constraint"], f"{r['required']:,.6g}", "together with the others below" if r["together"] else "alone")
                         for r in limits]
                 out.append(table(rows, header=("relax", "to", "")))
             out += [f"  {r['constraint']}: {r['change']}  ({r['text']})" for r in result.relaxations
-                    if r.get("kind") == "hardware"]
+                    if r.get("kind") in ("hardware", "option")]
         return "\n".join(out)
     student_rows = []
     if inst.candidate_students and result.student:  # the chosen student's scores are the ones that apply

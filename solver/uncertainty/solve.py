@@ -93,10 +93,35 @@ def _solve_loaded(inst: Instance, budget, time_limit: float | None, sensitivity:
         result.binding = limit_sensitivity(pm, result, budget)
     elif result.status == "infeasible" and pm.space.recipes and pm.space.hardware:
         explain(pm, result, budget)
+    if result.status == "infeasible" and not budget.expired():
+        lifted = method_gpu_relaxations(inst, budget, solver)
+        if lifted:
+            result.relaxations = (result.relaxations or []) + lifted
+            if result.plan is None and not result.message.startswith("no plan satisfies"):
+                result.message += "; allowing a method every GPU (below) would make one exist"
     if scenarios is not None and result.plan is not None and not budget.expired():
         from planopt.uncertainty.risk import plan_risk
         result.risk = plan_risk(inst, result.plan, scenarios, seed).to_dict()
     return result
+
+
+def method_gpu_relaxations(inst: Instance, budget, solver: str = DEFAULT_SOLVER) -> list[dict[str, Any]]:
+    """Per method whose GPUs ``training.methods.<m>.gpus`` restricts, lifting that alone, when the instance solved
+    without it has a plan (kind ``"option"``; its cost in ``text``), within ``budget``."""
+    out = []
+    for method, options in inst.training.methods.items():
+        if options.gpus is None or budget.expired():
+            continue
+        methods = {**inst.training.methods, method: options.model_copy(update={"gpus": None})}
+        free = inst.model_copy(update={"training": inst.training.model_copy(update={"methods": methods})})
+        res = PlanModel(free, solver=solver).solve(seconds_left(budget))
+        if res.plan is not None and res.status == "optimal":
+            stage = next(s for s in res.plan.stages if s.method == method) if method in res.plan.methods else None
+            where = f"; its {method} stage trains on {stage.hardware.count} × {stage.hardware.gpu}" if stage else ""
+            out.append({"constraint": f"training.methods.{method}.gpus", "required": None, "together": False,
+                        "kind": "option", "change": "null (every GPU of hardware.gpus)",
+                        "text": f"a plan then exists at ${res.metrics.cost_usd:,.0f}{where}"})
+    return out
 
 
 def explain(pm: PlanModel, result: SolveResult, budget) -> None:

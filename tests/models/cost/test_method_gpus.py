@@ -109,3 +109,22 @@ def test_a_trained_teachers_methods_take_no_gpus():
     raw["teacher"]["training"]["methods"][method]["gpus"] = [{"name": raw["hardware"]["gpus"][0]["name"]}]
     with pytest.raises(Exception, match=f"teacher.training.methods.{method}.gpus: the teacher's job takes its GPUs"):
         parse_instance(raw)
+
+
+def test_an_infeasible_job_says_that_lifting_a_method_s_gpus_would_make_a_plan_exist(tmp_path):
+    """RL kept to 8 × B200 misses a 200 h deadline the job meets on its own optimum (32 × B200, $84,981, 153.5 h):
+    the relaxations list the option beside the limits, in the text and in --json."""
+    raw = json.loads((INSTANCES / "qwen3-32b-sft-then-rl.json").read_text())
+    raw["training"]["methods"]["rl"]["gpus"] = [{"name": "B200", "counts": [8]}]
+    raw["constraints"]["deadline_hours"] = 200
+    path = tmp_path / "i.json"
+    path.write_text(json.dumps(raw))
+    out = runner.invoke(app, ["solve", str(path), "--json"])
+    assert out.exit_code == 3
+    answer = json.loads(out.stdout)
+    (lifted,) = [r for r in answer["relaxations"] if r.get("kind") == "option"]
+    assert lifted["constraint"] == "training.methods.rl.gpus" and lifted["required"] is None
+    assert lifted["text"] == "a plan then exists at $84,981; its rl stage trains on 32 × B200"
+    assert any(r["constraint"] == "deadline_hours" for r in answer["relaxations"])
+    text = runner.invoke(app, ["solve", str(path)])
+    assert "training.methods.rl.gpus: null (every GPU of hardware.gpus)  (a plan then exists at $84,981" in text.stdout
