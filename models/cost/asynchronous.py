@@ -142,21 +142,39 @@ def combine(hours_by_component: dict) -> "float | np.ndarray":
     return serial + sum(longest)
 
 
+def product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    r"""``a @ b``, each entry summed in one fixed order, :math:`((a_{i0} b_{0k} + a_{i1} b_{1k}) + \dots)`, by
+    elementwise IEEE operations (one column of ``a`` at a time, over the rows where it is not zero), so an entry
+    depends on its terms alone. A BLAS product sums a row with a kernel chosen by where the thread count splits the
+    matrix, so equal or tied rows could differ in the last bit with the machine's threads; that flipped ties of the
+    exact dominance pruning (``formulation/data.py``), and the same instance built a different model under a Dask
+    worker (one BLAS thread: 172 recipes of ``qwen3-8b-math-teacher-precision-by-phase``) than in the CLI (one thread
+    per core: 171). ``tests/models/formulation/test_deterministic_build.py``."""
+    out = np.zeros((a.shape[0], b.shape[1]))
+    for j, column in enumerate(np.ascontiguousarray(np.transpose(a))):
+        rows = np.flatnonzero(column)
+        if 2 * len(rows) > len(column):   # adding a zero term leaves an entry as it was
+            out += column[:, None] * b[j]
+        elif len(rows):
+            out[rows] += column[rows, None] * b[j]
+    return out
+
+
 def combined_hours(amounts: np.ndarray, unit: np.ndarray, components: list[str]) -> np.ndarray:
     """[recipe, hardware] compute hours of ``amounts`` [recipe, component] at ``unit`` [component, hardware] hours per
     unit: the plain product, with each overlapped phase's sides taken at their maximum (:func:`combine`)."""
     by_phase = groups(components)
     if not by_phase:
-        return amounts @ unit
+        return product(amounts, unit)
     overlapped_ = np.zeros(len(components), dtype=bool)
     for masks in by_phase.values():
         for mask in masks:
             overlapped_ |= mask
-    out = amounts[:, ~overlapped_] @ unit[~overlapped_]
+    out = product(amounts[:, ~overlapped_], unit[~overlapped_])
     for masks in by_phase.values():
-        longest = amounts[:, masks[0]] @ unit[masks[0]]
+        longest = product(amounts[:, masks[0]], unit[masks[0]])
         for mask in masks[1:]:
-            longest = np.maximum(longest, amounts[:, mask] @ unit[mask])
+            longest = np.maximum(longest, product(amounts[:, mask], unit[mask]))
         out = out + longest
     return out
 

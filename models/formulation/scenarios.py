@@ -79,7 +79,7 @@ import numpy as np
 import pyomo.core as pyo  # not pyomo.environ: its plugins cost every CLI call ~0.3 s unused (BENCHMARKS.md §1)
 
 from planopt.models.catalog.defaults import HOURS_PER_MONTH
-from planopt.models.cost.asynchronous import overlap_sides
+from planopt.models.cost.asynchronous import overlap_sides, product
 from planopt.models.cost.evaluator import LIMIT_METRIC, OBJECTIVE_METRIC
 from planopt.models.cost.recipes import RATE_FACTOR, family_of
 from planopt.models.cost.retention import deep_rollback_share, storage_usd_per_train_hour
@@ -496,7 +496,7 @@ def _recipe_ranges(d: FormulationData, sl: SlotScenarios, constant: float):
         ok = d.recipe_fits[:, h]
         if not ok.any():
             continue
-        kh = (d.amount_share[ok] * d.unit_hours[:, h][None, :]) @ member                  # [r, key]
+        kh = product(d.amount_share[ok] * d.unit_hours[:, h][None, :], member)            # [r, key]
         gamma = sl.hours[:, h]                                                             # [key, i, o, s]
         hours = _combined(kh, gamma, sl, phases)                                           # [r, i, o, s]
         money = _combined(kh, gamma * sl.money[h][None], sl, phases)

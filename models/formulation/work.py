@@ -41,7 +41,7 @@ from __future__ import annotations
 import numpy as np
 import pyomo.core as pyo  # not pyomo.environ: its plugins cost every CLI call ~0.3 s unused (BENCHMARKS.md §1)
 
-from planopt.models.cost.asynchronous import groups
+from planopt.models.cost.asynchronous import groups, product
 from planopt.models.formulation.data import FormulationData
 from planopt.models.formulation.linear import linear
 
@@ -122,9 +122,9 @@ def define_overlap(m, data: FormulationData, phases: dict, cs, hs, units, a, z, 
     bound = {}
     side_pos = {}
     for g, masks in phases.items():
-        worst = data.amount_share[:, masks[0]] @ data.unit_hours[masks[0]]
+        worst = product(data.amount_share[:, masks[0]], data.unit_hours[masks[0]])
         for mask in masks[1:]:
-            worst = np.maximum(worst, data.amount_share[:, mask] @ data.unit_hours[mask])
+            worst = np.maximum(worst, product(data.amount_share[:, mask], data.unit_hours[mask]))
         most = np.where(fits, worst, 0.0).max(axis=0) if len(data.recipes) else np.zeros(n_h)
         for h in range(n_h):
             if most[h] > 0:
