@@ -13,8 +13,14 @@ def split_seeds(seeds, default: int) -> list:
     """Random-instance seeds for ``pytest.mark.parametrize``: the first ``default`` run in the default
     ``pytest -q``, the rest are marked ``slow`` (``.ci/run`` runs them with ``-m slow``), so the default run
     stays well under 10 minutes on 2 cores while CI still holds every seed to its oracle."""
+    from _pytest.mark.structures import ParameterSet
     seeds = list(seeds)
-    return seeds[:default] + [pytest.param(s, marks=pytest.mark.slow) for s in seeds[default:]]
+
+    def slow(s):  # a seed already given marks (an xfail) keeps them
+        if isinstance(s, ParameterSet):
+            return pytest.param(*s.values, marks=[*s.marks, pytest.mark.slow], id=s.id)
+        return pytest.param(s, marks=pytest.mark.slow)
+    return seeds[:default] + [slow(s) for s in seeds[default:]]
 
 
 def refused(tmp_path, data: dict, field: str, *options: str) -> str:
