@@ -590,10 +590,14 @@ class Instance(Strict):
         for method, options in self.training.methods.items():
             for n, g in enumerate(options.gpus or []):
                 where = f"training.methods.{method}.gpus.{n}"
-                matched = [e for e in entries if g.name in (e.name, f"{e.name}@{e.offer}")]
+                # a plan's GPU key: NAME, NAME@offer, NAME@spot (pricing "either"), or NAME@provider/region (an
+                # entry with a provider, whose label defaults to its provider and region)
+                base, _, label = g.name.partition("@")
+                matched = [e for e in entries if e.name == base
+                           and (not label or label in (e.offer, "spot") or e.provider is not None)]
                 if not matched:
                     raise ValueError(f"{where}.name: {g.name!r} is not a GPU of hardware.gpus "
-                                     f"({', '.join(e.name for e in entries)})")
+                                     f"({', '.join(e.name if e.offer is None else f'{e.name}@{e.offer}' for e in entries)})")
                 offered = {c for e in matched for c in e.counts}
                 extra = sorted(set(g.counts or []) - offered)
                 if extra:

@@ -179,7 +179,8 @@ class PilotRow:
         return (*self.before, self.recipe)
 
     def describe(self) -> str:
-        """The run for people: method, steps, sampling schedule, teacher precision, mix and GPUs."""
+        """The run for people: method, steps, sampling schedule, teacher precision, mix and GPUs; a later stage's
+        row names the stages before it (``after sft 1500 steps``)."""
         r = self.recipe
         parts = [r.method, f"{r.steps} steps"]
         if r.samples_per_prompt:
@@ -190,6 +191,7 @@ class PilotRow:
             parts.append(f"mix {r.external_data_share:g}")
         if self.hardware is not None:
             parts.append(f"{self.hardware.count}×{self.hardware.gpu}")
+        parts += [f"after {b.method} {b.steps} steps" for b in self.before]
         return ", ".join(parts)
 
 

@@ -89,6 +89,7 @@ def test_the_restriction_moves_the_optimum_and_a_plan_against_it_is_infeasible_n
 
 @pytest.mark.parametrize("gpus,needle", [
     ([{"name": "L40S"}], "training.methods.rl.gpus.0.name: 'L40S' is not a GPU of hardware.gpus"),
+    ([{"name": "B200@nowhere"}], "training.methods.rl.gpus.0.name: 'B200@nowhere' is not a GPU of hardware.gpus"),
     ([{"name": "H100-SXM", "counts": [48]}], "training.methods.rl.gpus.0.counts: 48 is not a count"),
     ([], "training.methods.rl.gpus"),
     ([{"name": "H100-SXM", "cores": 8}], "training.methods.rl.gpus.0.cores"),

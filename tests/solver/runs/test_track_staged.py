@@ -101,6 +101,7 @@ def test_a_run_in_its_second_stage_is_read_against_that_stage(staged):
     assert [(r.method, r.recipe.steps, r.hardware.count) for r in steps] == [("sft", 1500, 8), ("rl", 600, 32)]
     later = [r for r in rows if r.kind != "step_seconds" and r.method == "rl"]
     assert later and all(r.before == (plan.stages[0].recipe,) for r in later)
+    assert later[0].describe().endswith(", after sft 1500 steps")          # the row report names the stage before
     assert all(not r.before for r in rows if r.method == "sft")
 
 
