@@ -128,6 +128,50 @@ def chosen_plan(m, space: PlanSpace, choice: dict[str, int] | None = None):
     return space.plan_of(stages, choice["interval"], choice.get("retention")), stages
 
 
+def plan_choices(m, space: PlanSpace, plan) -> list[tuple[object, float]] | None:
+    """The inverse of ``chosen_plan``: every binary of every one-hot group of ``m`` (``declare_choices``) at its
+    value in ``plan`` (1 on the option the plan takes, 0 elsewhere; a slot the plan's sequence leaves empty all 0),
+    or None where the plan is not in ``space`` (a recipe, hardware choice, interval, sequence or student it lacks).
+    A recipe or hardware choice is matched with its student (candidate students list equal recipes once each)."""
+    d0 = space.slots[0]
+    student = None if not d0.students else plan.student
+    picks: dict[str, int | None] = {}
+    for s, slot in enumerate(space.slots):
+        stage = plan.stages[s] if s < len(plan.stages) else None
+        for name, options, of_student in (("recipe", slot.recipes, slot.recipe_student),
+                                          ("hardware", slot.hardware, slot.hardware_student)):
+            if stage is None:
+                picks[f"stage{s}.{name}"] = None
+                continue
+            want = stage.recipe if name == "recipe" else stage.hardware
+            found = [i for i, o in enumerate(options) if o == want and slot.student_name(of_student(i)) == student]
+            if not found:
+                return None
+            picks[f"stage{s}.{name}"] = found[0]
+    if len(plan.stages) > len(space.slots) or plan.checkpoint_interval_minutes not in space.intervals:
+        return None
+    picks["interval"] = space.intervals.index(plan.checkpoint_interval_minutes)
+    if "sequence" in m.choice_groups:
+        if plan.methods not in space.sequences:
+            return None
+        picks["sequence"] = space.sequences.index(plan.methods)
+    if "retention" in m.choice_groups:
+        options = space.evaluator.retention_options()
+        if plan.retention not in options:
+            return None
+        picks["retention"] = options.index(plan.retention)
+    elif plan.retention is not None:
+        return None
+    if any(i is not None and name not in m.choice_groups for name, i in picks.items()):
+        return None   # a slot no recipe of which fits anywhere has no group
+    values: list[tuple[object, float]] = []
+    for name, group in m.choice_groups.items():
+        if name not in picks:
+            return None
+        values += [(v, 1.0 if i == picks[name] else 0.0) for i, v in enumerate(group)]
+    return values
+
+
 def start_values(m: pyo.ConcreteModel, space: PlanSpace) -> list | None:
     """A MIP start for the model's active objective and limits: the one-slot floors' (``start.py``, its retention
     option too) or the stages' pairs' (``staged_start.py``; None with a retention block, whose option it does not set)."""

@@ -111,12 +111,16 @@ class SolvePhases:
         (recipe, hardware, interval) on one gang, so they do not run on this portfolio, and the MIP plans it, under a
         time limit from the schedule of its plain jobs (``twin.PlainTwin``); the message says so."""
         names = [name for name, plain in zip(self.data.names, self.form.plain_jobs) if not plain]
-        self.twin_bound = None
+        self.twin_bound, self.twin_restricted = None, []
         if warm_start and run.budget.limited:
             self.start_from_plain_jobs(run)
         why = (f"the Lagrangian bound, column generation and schedule search price one gang of one stage per job; "
                f"{', '.join(names)} hold more, or choose a retention option")
-        if self.search_objective is not None:
+        restricted = ", ".join(self.data.names[j] for j in self.twin_restricted)
+        if self.search_objective is not None and restricted:
+            run.result.message = (f"{why}: they ran on the other jobs and on the one-stage plans of {restricted}, and "
+                                  "the MIP plans this portfolio from that schedule (the other jobs' bound holds here too)")
+        elif self.search_objective is not None:
             run.result.message = (f"{why}: they ran on the other jobs alone, and the MIP plans this portfolio from "
                                   "their plans (their bound holds here too)")
         elif self.twin_bound is not None:
@@ -215,8 +219,8 @@ class SolvePhases:
         if not seconds > MIN_SOLVE_SECONDS:
             return False
         with run.budget.phase("column generation"):
-            self.lagrange = column_generation(self, self.job_plans, self.reserved_floor, seconds, start=self.lagrange,
-                                              threads=run.threads)
+            self.lagrange = self.dual = column_generation(self, self.job_plans, self.reserved_floor, seconds,
+                                                          start=self.lagrange, threads=run.threads)
         return True
 
     def master_search(self, result: PortfolioResult, threads: int, budget: TimeBudget) -> None:

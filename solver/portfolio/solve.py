@@ -72,11 +72,13 @@ class PortfolioModel(WarmStart, Schedules, SolvePhases, PlainTwin, Explanation):
         self.complete_start = False
         self.gang_values: list[tuple[Any, float]] | None = None   # the gang heuristic's (warm_start)
         self.lagrange = None   # the Lagrangian bound of the warm start (lagrange.LagrangeResult)
+        self.dual = None       # the last of them whose job minima hold without a branching rule (``bound_of_jobs``)
         self.plan_fixes: list[tuple[Any, float]] = []   # the warm start's plans, as values of the plan binaries
         self.job_plans: list = []                        # lagrange.JobPlans per job
         self.reserved_floor: dict[str, int] = {}         # valid lower bounds on reserved GPUs (reservation_floors)
         self.search_objective: float | None = None   # the search's best schedule's objective
         self.twin_bound: float | None = None         # the plain twin's bound (``start_from_plain_jobs``)
+        self.twin_restricted: list[int] = []         # the layered jobs the twin held restricted to one stage
         self.log_streams: list = []                       # where HiGHS's logs go (solve: stderr under -v)
         self.best: tuple[float, list] | None = None      # the search's best: (objective, integer values)
         self.candidates: list = []                       # the greedy's schedules (greedy_candidates)

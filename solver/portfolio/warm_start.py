@@ -49,7 +49,7 @@ class WarmStart:
         self.solver.set_instance(m)
         self.complete_start = False
         self.gang_values = None
-        self.lagrange = None
+        self.lagrange = self.dual = None
         self.plan_fixes = []
         budget = TimeBudget() if budget is None else budget
         if not (floors or starts) or budget.expired():
@@ -61,7 +61,7 @@ class WarmStart:
         for g, n in self.reserved_floor.items():   # valid: every schedule reserves at least n of g
             m.reserved[g].setlb(max(m.reserved[g].lb or 0, n))
             m.reserved_nodes[g].setlb(max(m.reserved_nodes[g].lb or 0, math.ceil(n / d.node_gpus[g] - 1e-9)))
-        lag = self.lagrange = lagrangian_bound(self, seconds=max(0.0, seconds), plans=self.job_plans,
+        lag = self.lagrange = self.dual = lagrangian_bound(self, seconds=max(0.0, seconds), plans=self.job_plans,
                                                reserved_floor=self.reserved_floor)
         if floors:
             bounds = {j: v * (1.0 - FLOOR_SLACK) - FLOOR_SLACK for j, v in enumerate(lag.job_min_usd) if math.isfinite(v)}

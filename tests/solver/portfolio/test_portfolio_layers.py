@@ -331,3 +331,37 @@ def test_a_twin_whose_plans_complete_no_schedule_still_lends_its_bound_and_says_
     assert "no schedule was completed from their plans" in res.message, res.message
     assert pm.search_objective is None and pm.twin_bound is not None
     assert pm.twin_bound <= oracle * (1 + 1e-6) + 1e-6 and res.bound_usd <= oracle * (1 + 1e-6) + 1e-6
+
+
+# the seeds below 700 whose layered job runs stages and may run one of them alone: under a time limit the plain twin
+# holds it restricted to its one-stage sequences (``twin.plain_restriction``) where that leaves it plain (the first
+# list), its plan and buckets mapped into the layered block (``formulation.plan_choices``); else (rollout GPUs that
+# make even one stage two gangs: the second list) the twin holds the plain job alone, as before
+RESTRICTED_SEEDS = [113, 199, 200, 204, 238, 367, 510, 513, 590, 674]
+UNRESTRICTED_SEEDS = [101, 103, 245, 345, 415, 482]
+
+
+@pytest.mark.parametrize("seed", split_seeds(RESTRICTED_SEEDS, 5) + UNRESTRICTED_SEEDS[:2])
+def test_a_staged_job_of_a_portfolio_under_a_time_limit_is_in_the_twin_by_its_one_stage_plans(seed):
+    from tests.support.portfolio_oracle import best_portfolio_cost
+    source = _layered(seed)
+    pm = PortfolioModel(source)
+    assert pm.form.plain_jobs == [False, True], "the generator no longer draws a layered job beside a plain one here"
+    res = pm.solve(rel_gap=1e-9, time_limit=120.0)
+    oracle = best_portfolio_cost(load_portfolio(source))
+    assert oracle is not None and res.jobs, "the seed's portfolio has no schedule"
+    if seed in RESTRICTED_SEEDS:
+        assert pm.twin_restricted == [0] and "one-stage plans of" in res.message, res.message
+        assert pm.search_objective is not None and pm.search_objective >= oracle * (1 - 1e-6) - 1e-6
+    else:
+        assert pm.twin_restricted == [] and "ran on the other jobs alone" in res.message, res.message
+    assert pm.twin_bound is not None and pm.twin_bound <= oracle * (1 + 1e-6) + 1e-6, (pm.twin_bound, oracle)
+    assert close(res.cost_usd, oracle), (res.cost_usd, oracle)
+    assert res.bound_usd <= oracle * (1 + 1e-6) + 1e-6 and res.violations == [] and res.big_m_breaches == []
+    assert planopt.replay_schedule(load_portfolio(source), res.to_dict()) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", UNRESTRICTED_SEEDS[2:])
+def test_a_staged_job_whose_one_stage_plans_are_not_plain_leaves_the_twin_to_the_plain_jobs(seed):
+    test_a_staged_job_of_a_portfolio_under_a_time_limit_is_in_the_twin_by_its_one_stage_plans(seed)
