@@ -7,7 +7,8 @@ optimum (BENCHMARKS.md §20: 50 generated jobs, one of them offered stages, a 70
 with every job plain). So before it, within ``LAYERED_TWIN_SHARE`` of the time left, its *plain twin* is solved
 with the whole warm start, bound and search: the portfolio's plain jobs, and each staged layered job restricted to
 its one-stage sequences (``plain_restriction``) where that leaves it plain; a layered job without such a
-restriction is left out.
+restriction is left out. Where that twin has no schedule (a restricted job none of whose one-stage plans is scheduled
+in the window), the twin of the plain jobs alone runs in its place.
 
 **The bound** (``twin_bound``) is the twin's bound over its plain jobs alone. A schedule here with its layered jobs
 taken out is a schedule of the plain jobs (the same reservations; every capacity, the budget and each job's window
@@ -78,10 +79,11 @@ class PlainTwin:
         with searching(run.result, run.budget, "plain twin"):
             members = sorted(plain + list(restricted))
             twin = self.solve_twin(run, members, left * LAYERED_TWIN_SHARE, restricted)
-            if twin is None and restricted and plain:   # a restriction that is not plain after all: the plain jobs
-                restricted = {}
-                members = plain
-                twin = self.solve_twin(run, plain, run.budget.left() * LAYERED_TWIN_SHARE)
+            if restricted and (twin is None or not twin[1].jobs):
+                # a restriction not plain after all, or no schedule with them (a staged job none of whose one-stage
+                # plans is scheduled in the window: instances/portfolio-layered.json's): the plain jobs alone
+                restricted, members = {}, plain
+                twin = self.solve_twin(run, plain, run.budget.left() * LAYERED_TWIN_SHARE) if plain else None
             if twin is None:
                 return
             model, res = twin

@@ -365,3 +365,19 @@ def test_a_staged_job_of_a_portfolio_under_a_time_limit_is_in_the_twin_by_its_on
 @pytest.mark.parametrize("seed", UNRESTRICTED_SEEDS[2:])
 def test_a_staged_job_whose_one_stage_plans_are_not_plain_leaves_the_twin_to_the_plain_jobs(seed):
     test_a_staged_job_of_a_portfolio_under_a_time_limit_is_in_the_twin_by_its_one_stage_plans(seed)
+
+
+def test_a_staged_job_whose_one_stage_plans_break_its_limits_leaves_the_twin_to_the_plain_jobs():
+    """instances/portfolio-layered.json's SFT → RL job may run SFT or RL alone, but none of those plans is scheduled
+    in the portfolio's 12 buckets of 48 h (alone, the cheapest takes 659 h on 8 H100s): the twin with it restricted
+    has no schedule, so the twin of the plain job alone gives the bound and the start, and the answer is the
+    portfolio's optimum without a time limit."""
+    from planopt.portfolio.twin import plain_restriction
+    path = INSTANCES / "portfolio-layered.json"
+    pm = PortfolioModel(path)
+    assert plain_restriction(pm.data.instances[0]) is not None and pm.form.plain_jobs == [False, False, True]
+    res = pm.solve(time_limit=30.0)
+    assert pm.twin_restricted == [] and "ran on the other jobs alone" in res.message, res.message
+    best = PortfolioModel(path).solve()
+    assert pm.twin_bound is not None and pm.twin_bound <= best.cost_usd
+    assert res.cost_usd <= best.cost_usd * (1 + 1e-4) and res.violations == []
