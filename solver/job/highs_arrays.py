@@ -324,7 +324,12 @@ class ArrayHighs:
         p = self._read(model)
         if self._reread:
             self._passed = None
-        problem = {**self._pass_arguments(p), "start": self._start_values()}
+        partial, self.pending = self.pending, None   # a partial start (HiGHS completes it), as ``solve`` hands it
+        if partial is not None and not len(partial[0]):
+            partial = None
+        problem = {**self._pass_arguments(p), "start": self._start_values(),
+                   "partial": None if partial is None else (np.asarray(partial[0], dtype=np.int32),
+                                                            np.asarray(partial[1], dtype=float))}
         return ArrayResults(self, run_stoppable(problem, options, deadline, log))
 
     def load(self, values) -> None:

@@ -53,7 +53,8 @@ def stopped_answer() -> dict[str, Any]:
 
 def run_stoppable(problem: dict[str, Any], options: dict[str, Any], deadline: float,
                   log: Optional[list] = None) -> dict[str, Any]:
-    """Solve ``problem`` (``passModel``'s arguments by name, and ``start``: column values or None) with HiGHS
+    """Solve ``problem`` (``passModel``'s arguments by name, ``start``: column values or None, and ``partial``:
+    (column indices, values) of a partial start or None) with HiGHS
     ``options`` in a child process, by the ``time.perf_counter()`` ``deadline``: the child's answer, or
     :func:`stopped_answer` when it is not back by the deadline plus ``KILL_GRACE_SECONDS``. HiGHS's log goes to
     each stream of ``log`` after the run (none: no log)."""
@@ -103,6 +104,9 @@ def _child() -> None:
         solution.col_value = np.asarray(p["start"], dtype=float).tolist()
         solution.value_valid = True
         h.setSolution(solution)
+    if p.get("partial") is not None:   # a partial start: HiGHS completes it by a sub-MIP
+        index, values = p["partial"]
+        h.setSolution(len(index), index, values)
     h.setOptionValue("time_limit", max(1e-3, request["wall_deadline"] - time.time()))
     h.setOptionValue("output_flag", request["log"])
     h.setOptionValue("log_to_console", request["log"])

@@ -312,7 +312,10 @@ class SolvePhases:
         """The MIP proper for the time left, less ``RESTORE_MARGIN`` times the longest schedule LP
         (the polish), unless the bound already proves the search's best within the gap. HiGHS
         completes a partial start by a sub-MIP that has the whole time limit to itself before the
-        MIP proper gets it again (seen in its log): with one pending, each gets half."""
+        MIP proper gets it again (seen in its log): with one pending, each gets half. Under a time limit the run
+        is made in a child process killed at it (``job/highs_child.py``): HiGHS's root cut separation does not
+        check its clock, and on 50 generated jobs with 5 staged it ran 7.6 s past a 28.5 s limit (BENCHMARKS.md
+        §20); a run killed returns no schedule, and the fallback is the answer."""
         budget = run.budget
         bounds = [b for b in (self.least_cost_bound(), self.twin_bound) if b is not None]
         run.lower_bound = bound = max(bounds) if bounds else None
@@ -334,7 +337,8 @@ class SolvePhases:
                                                         "mip_feasibility_tolerance": FEASIBILITY_TOLERANCE,
                                                         "primal_feasibility_tolerance": FEASIBILITY_TOLERANCE,
                                                         "mip_heuristic_effort": HEURISTIC_EFFORT,
-                                                        "random_seed": 0, "threads": run.threads})
+                                                        "random_seed": 0, "threads": run.threads},
+                                        stoppable=budget.limited)
 
     def finish_phase(self, run: SolveRun) -> PortfolioResult:
         """The status, then the schedule returned (``choose_schedule``) polished and re-evaluated

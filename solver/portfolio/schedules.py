@@ -45,8 +45,9 @@ class PendingStartHighs(ArrayHighs):
 
     def solve(self, model, load_solutions: bool = False, raise_exception_on_nonoptimal_result: bool = False,
               time_limit: float | None = None, rel_gap: float | None = None, abs_gap: float | None = None,
-              tee: list | None = None, solver_options: dict | None = None):
-        """One run of ``model`` as it stands (``ArrayHighs.solve``); solutions are loaded by the caller."""
+              tee: list | None = None, solver_options: dict | None = None, stoppable: bool = False):
+        """One run of ``model`` as it stands (``ArrayHighs.solve``); solutions are loaded by the caller.
+        ``stoppable`` (with a time limit): in a child process killed at the limit (``job/highs_child.py``)."""
         if load_solutions or raise_exception_on_nonoptimal_result:
             raise ValueError("the portfolio loads its own solutions and reads every status")
         options = {k: v for k, v in (solver_options or {}).items() if k not in ("output_flag", "log_to_console")}
@@ -54,7 +55,7 @@ class PendingStartHighs(ArrayHighs):
             options["mip_rel_gap"] = rel_gap
         if abs_gap is not None:
             options["mip_abs_gap"] = abs_gap
-        return super().solve(model, time_limit, options, list(tee or []))
+        return super().solve(model, time_limit, options, list(tee or []), stoppable=stoppable)
 
 
 def fixed_lp_options(threads: int) -> dict[str, Any]:

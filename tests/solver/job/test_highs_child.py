@@ -93,3 +93,25 @@ def test_the_explanation_under_a_time_limit_runs_stoppable_and_counts_the_same()
         assert seen and all(seen)
         return
     pytest.fail("no random instance whose limits break in some scenario")
+
+
+def test_a_partial_start_reaches_the_child_as_it_reaches_the_process():
+    """The portfolio's MIP proper under a time limit runs in a child (``phases.mip_phase``), with the warm start's
+    plans as a partial start: the child completes the same start and proves the same optimum as the process does,
+    and the solution it sends back loads into the model."""
+    from planopt.portfolio.search import set_start
+    from planopt.portfolio.solve import PortfolioModel
+    answers = []
+    for stoppable in (False, True):
+        pm = PortfolioModel(INSTANCES / "portfolio-small.json")
+        pm.warm_start(floors=False, starts=True)
+        assert pm.solver.pending is not None and len(pm.solver.pending[0]) > 0
+        set_start(pm, pm.plan_fixes)
+        res = pm.solver.solve(pm.model, time_limit=300.0, rel_gap=1e-9, abs_gap=0.0,
+                              solver_options={"random_seed": 0, "threads": 1}, stoppable=stoppable)
+        assert pm.solver.pending is None   # the start was handed over, in process or to the child
+        res.solution_loader.load_vars()
+        answers.append((str(res.termination_condition), res.incumbent_objective, pyo.value(pm.model.objective)))
+    (t0, inc0, loaded0), (t1, inc1, loaded1) = answers
+    assert t0 == t1 and "convergence" in t0.lower()
+    assert close(inc0, inc1, 1e-9) and close(loaded1, inc1, 1e-7) and close(loaded0, inc0, 1e-7)
