@@ -55,6 +55,12 @@ from planopt.portfolio.search import complete_plans, greedy_candidates, solve_fi
 MASTER_ROUNDS = 3          # integer master, then best responses from its schedule as new columns, at most this often
 BRANCH_MASTERS = 2         # the lowest leaves of the branching whose integer master is solved
 HEURISTIC_EFFORT = 0.05    # HiGHS's default; 0.3 found no better incumbents on the 50-job benchmark
+# The MIP proper runs in a child process killed at the limit (``job/highs_child.py``) when it has at least this
+# long: HiGHS's root cut separation does not check its clock (on 50 generated jobs with 5 staged it ran 7.6 s past a
+# 28.5 s limit), but the child starts cold (no warm LP basis, the model handed over again): on 40 generated jobs under
+# a 7 s and a 10 s limit, with a MIP of a few seconds, the child found no schedule and $351,843 where the process
+# found $358,751 and $324,876, over the 7 s by 0.87-1.16 s (BENCHMARKS.md §20, 2026-12-07).
+STOPPABLE_MIP_SECONDS = 10.0
 SEARCH_PHASES = ("bucket-0 twin", "plain twin", "search", "master search")   # what ``search_seconds`` reports
 
 
@@ -312,10 +318,9 @@ class SolvePhases:
         """The MIP proper for the time left, less ``RESTORE_MARGIN`` times the longest schedule LP
         (the polish), unless the bound already proves the search's best within the gap. HiGHS
         completes a partial start by a sub-MIP that has the whole time limit to itself before the
-        MIP proper gets it again (seen in its log): with one pending, each gets half. Under a time limit the run
-        is made in a child process killed at it (``job/highs_child.py``): HiGHS's root cut separation does not
-        check its clock, and on 50 generated jobs with 5 staged it ran 7.6 s past a 28.5 s limit (BENCHMARKS.md
-        §20); a run killed returns no schedule, and the fallback is the answer."""
+        MIP proper gets it again (seen in its log): with one pending, each gets half. A run of at least
+        ``STOPPABLE_MIP_SECONDS`` is made in a child process killed at its limit (``job/highs_child.py``); a run
+        killed returns no schedule, and the fallback is the answer."""
         budget = run.budget
         bounds = [b for b in (self.least_cost_bound(), self.twin_bound) if b is not None]
         run.lower_bound = bound = max(bounds) if bounds else None
@@ -338,7 +343,7 @@ class SolvePhases:
                                                         "primal_feasibility_tolerance": FEASIBILITY_TOLERANCE,
                                                         "mip_heuristic_effort": HEURISTIC_EFFORT,
                                                         "random_seed": 0, "threads": run.threads},
-                                        stoppable=budget.limited)
+                                        stoppable=remaining is not None and remaining >= STOPPABLE_MIP_SECONDS)
 
     def finish_phase(self, run: SolveRun) -> PortfolioResult:
         """The status, then the schedule returned (``choose_schedule``) polished and re-evaluated
