@@ -124,7 +124,7 @@ class SolvePhases:
                f"{', '.join(names)} hold more, or choose a retention option")
         restricted = ", ".join(self.data.names[j] for j in self.twin_restricted)
         if self.search_objective is not None and restricted:
-            run.result.message = (f"{why}: they ran on the other jobs and on the one-stage plans of {restricted}, and "
+            run.result.message = (f"{why}: they ran on the other jobs and on the plans of one gang of {restricted}, and "
                                   "the MIP plans this portfolio from that schedule (the other jobs' bound holds here too)")
         elif self.search_objective is not None:
             run.result.message = (f"{why}: they ran on the other jobs alone, and the MIP plans this portfolio from "

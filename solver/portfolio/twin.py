@@ -6,8 +6,8 @@ retention choice, and such a portfolio goes to the MIP. Alone, on a large portfo
 optimum (BENCHMARKS.md §20: 50 generated jobs, one of them offered stages, a 70 % gap after 60 s, against 0.2 %
 with every job plain). So before it, within ``LAYERED_TWIN_SHARE`` of the time left, its *plain twin* is solved
 with the whole warm start, bound and search: the portfolio's plain jobs, and each staged layered job restricted to
-its one-stage sequences (``plain_restriction``) where that leaves it plain; a layered job without such a
-restriction is left out. Where that twin has no schedule (a restricted job none of whose one-stage plans is scheduled
+its plans of one gang (``plain_restriction``: one stage, no trained teacher, colocated rollouts) where that leaves
+it plain; a layered job without such a restriction is left out. Where that twin has no schedule (a restricted job none of whose one-stage plans is scheduled
 in the window), the twin of the plain jobs alone runs in its place.
 
 **The bound** (``twin_bound``) is the twin's bound over its plain jobs alone. A schedule here with its layered jobs
@@ -23,7 +23,7 @@ some of the job's here, so the twin's own bound is no bound here.
 pools), so its plan (every integer variable of its block) is this model's values as the twin chose them. A
 restricted job's plan is one of the job's plans here, written as this block's one-hot groups
 (``formulation.plan_choices``; its later stages' slots all 0), and its gang's buckets and tiers are this job's
-training gang of the same slot (its other gangs hold nothing). With every job's buckets and tiers held as the twin
+training gang of the same slot (its other gangs, a teacher's or a rollout's, hold nothing). With every job's buckets and tiers held as the twin
 chose them, a small sub-MIP decides the rest (the reservations, the hours; and a job left out of the twin), else with
 only the plans held (``complete_twin``). Its schedule is one of this model, so it becomes the fallback
 (``gang_values``, ``search_objective``): the MIP returns it unless it finds better (a staged plan of a restricted job
@@ -53,14 +53,28 @@ from planopt.portfolio.search import complete_plans
 
 
 def plain_restriction(inst: Instance) -> Instance | None:
-    """A staged job's instance with its one-stage sequences alone (``training.stage_sequences``), a plain job where
-    nothing else makes it layered: its plans are plans of the job (None: no staged job, none of one stage, or a
-    retention block, which no plain job has). Its space is a part of the job's, so a schedule of a twin that holds
-    it is a schedule here (``twin_values``); its bound is none here (``bound_of_jobs`` leaves it out)."""
-    ones = [list(q) for q in inst.training.sequences() if len(q) == 1]
-    if not inst.training.staged or not ones or inst.retention is not None:
+    """A layered job's instance cut to the plans that hold one gang, a plain job: its one-stage sequences (of a
+    staged job), without OPD (with a teacher trained as a stage: its plans hold the teacher's gang first), its
+    rollouts colocated (``hardware.rollout_gpus`` emptied: a plan chooses colocated or split, so colocated plans are
+    the job's). None where nothing is cut, no sequence is left, or with a retention block (no plain job has one).
+    Its space is a part of the job's, so a schedule of a twin that holds it is a schedule here (``twin_values``); its
+    bound is none here (``bound_of_jobs`` leaves it out). What still is not plain (asynchronous RL whose staleness
+    needs split rollouts, say) makes the twin's model not plain, and the twin of the plain jobs runs instead."""
+    if inst.retention is not None:
         return None
-    return inst.model_copy(update={"training": inst.training.model_copy(update={"stage_sequences": ones})})
+    sequences = inst.training.sequences()
+    kept = [q for q in sequences if len(q) == 1
+            and not ("opd" in q and inst.teacher is not None and inst.teacher.training is not None)]
+    rollout = bool(inst.hardware.rollout_gpus)
+    if not kept or (len(kept) == len(sequences) and not rollout):
+        return None
+    training = {"stage_sequences": [list(q) for q in kept]}
+    if rollout:   # colocated: no staleness (asynchronous RL and OPD overlap on separate GPUs only)
+        training["staleness_steps_options"] = [0] if inst.training.staleness_steps_options is not None else None
+    update = {"training": inst.training.model_copy(update=training)}
+    if rollout:
+        update["hardware"] = inst.hardware.model_copy(update={"rollout_gpus": []})
+    return inst.model_copy(update=update)
 
 
 class PlainTwin:
@@ -105,7 +119,10 @@ class PlainTwin:
         d, started = self.data, run.budget.left()
         instances = [(restricted or {}).get(j, d.instances[j]) for j in members]
         twin_data = PortfolioData(d.portfolio.model_copy(update={"jobs": [d.portfolio.jobs[j] for j in members]}), instances)
-        twin = type(self)(twin_data, self.tight_linking, self.symmetry_breaking)
+        try:
+            twin = type(self)(twin_data, self.tight_linking, self.symmetry_breaking)
+        except ValueError:   # a restriction the cost model refuses (a layer it left without meaning): no twin
+            return None
         if twin.model is None or not twin.form.plain:
             return None
         res = twin.solve(time_limit=max(MIN_SOLVE_SECONDS, seconds - (started - run.budget.left())),
