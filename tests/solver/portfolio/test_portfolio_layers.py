@@ -225,8 +225,10 @@ def test_layered_portfolios_under_a_time_limit_equal_the_brute_force(seed):
 TWIN_SEEDS = [4, 7, 13, 14, 16, 19, 24, 29, 30, 31, 32, 33, 36, 37, 39, 42, 49, 56, 58, 59]
 
 
-@pytest.mark.parametrize("seed", split_seeds(TWIN_SEEDS, 5))
-def test_a_layered_portfolio_under_a_time_limit_starts_from_its_plain_twin_and_its_bound_holds(seed):
+def _twin_path_at_the_brute_force(seed: int):
+    """The seed's layered portfolio solved under a time limit (the twin path), the brute force's optimum, and the
+    checks every twin path meets: the answer is the optimum, replays, and neither the twin's bound nor the result's
+    is above it. (pm, result, optimum), or None where the portfolio has no schedule (the solve has none either)."""
     from tests.support.portfolio_oracle import best_portfolio_cost
     source = _layered(seed)
     pm = PortfolioModel(source)
@@ -235,13 +237,21 @@ def test_a_layered_portfolio_under_a_time_limit_starts_from_its_plain_twin_and_i
     oracle = best_portfolio_cost(load_portfolio(source))
     if oracle is None:
         assert not res.jobs
-        return
-    # the twin held the plain job alone, or with the layered job's plans of one gang (the test below)
-    alone, restricted = "ran on the other jobs alone" in res.message, "plans of one gang of" in res.message
-    assert alone != restricted and restricted == (pm.twin_restricted == [0]), res.message
+        return None
     assert pm.twin_bound is not None and pm.twin_bound <= oracle * (1 + 1e-6) + 1e-6, (pm.twin_bound, oracle)
     assert close(res.cost_usd, oracle), (res.cost_usd, oracle)
     assert res.bound_usd <= oracle * (1 + 1e-6) + 1e-6 and res.violations == [] and res.big_m_breaches == []
+    assert planopt.replay_schedule(load_portfolio(source), res.to_dict()) == []
+    return pm, res, oracle
+
+
+@pytest.mark.parametrize("seed", split_seeds(TWIN_SEEDS, 5))
+def test_a_layered_portfolio_under_a_time_limit_starts_from_its_plain_twin_and_its_bound_holds(seed):
+    solved = _twin_path_at_the_brute_force(seed)
+    if solved is not None:   # the twin held the plain job alone, or with the layered job's plans of one gang (below)
+        pm, res, _ = solved
+        alone, restricted = "ran on the other jobs alone" in res.message, "plans of one gang of" in res.message
+        assert alone != restricted and restricted == (pm.twin_restricted == [0]), res.message
 
 
 @pytest.mark.parametrize("seed", [13, 58, 103, 107, 160])
@@ -348,22 +358,14 @@ UNRESTRICTED_SEEDS = [345]
 
 @pytest.mark.parametrize("seed", split_seeds(RESTRICTED_SEEDS + UNRESTRICTED_SEEDS, 8))
 def test_a_layered_job_of_a_portfolio_under_a_time_limit_is_in_the_twin_by_its_plans_of_one_gang(seed):
-    from tests.support.portfolio_oracle import best_portfolio_cost
-    source = _layered(seed)
-    pm = PortfolioModel(source)
-    assert pm.form.plain_jobs == [False, True], "the generator no longer draws a layered job beside a plain one here"
-    res = pm.solve(rel_gap=1e-9, time_limit=120.0)
-    oracle = best_portfolio_cost(load_portfolio(source))
-    assert oracle is not None and res.jobs, "the seed's portfolio has no schedule"
+    solved = _twin_path_at_the_brute_force(seed)
+    assert solved is not None, "the seed's portfolio has no schedule"
+    pm, res, oracle = solved
     if seed in RESTRICTED_SEEDS:
         assert pm.twin_restricted == [0] and "plans of one gang of" in res.message, res.message
         assert pm.search_objective is not None and pm.search_objective >= oracle * (1 - 1e-6) - 1e-6
     else:
         assert pm.twin_restricted == [] and "ran on the other jobs alone" in res.message, res.message
-    assert pm.twin_bound is not None and pm.twin_bound <= oracle * (1 + 1e-6) + 1e-6, (pm.twin_bound, oracle)
-    assert close(res.cost_usd, oracle), (res.cost_usd, oracle)
-    assert res.bound_usd <= oracle * (1 + 1e-6) + 1e-6 and res.violations == [] and res.big_m_breaches == []
-    assert planopt.replay_schedule(load_portfolio(source), res.to_dict()) == []
 
 
 def test_a_staged_job_whose_one_stage_plans_break_its_limits_leaves_the_twin_to_the_plain_jobs():
