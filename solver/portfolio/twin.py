@@ -5,10 +5,10 @@ interval), so they cannot plan a job of several gangs (stages, a trained teacher
 retention choice, and such a portfolio goes to the MIP. Alone, on a large portfolio, the MIP ends far from the
 optimum (BENCHMARKS.md §20: 50 generated jobs, one of them offered stages, a 70 % gap after 60 s, against 0.2 %
 with every job plain). So before it, within ``LAYERED_TWIN_SHARE`` of the time left, its *plain twin* is solved
-with the whole warm start, bound and search: the portfolio's plain jobs, and each staged layered job restricted to
-its plans of one gang (``plain_restriction``: one stage, no trained teacher, colocated rollouts) where that leaves
-it plain; a layered job without such a restriction is left out. Where that twin has no schedule (a restricted job none of whose one-stage plans is scheduled
-in the window), the twin of the plain jobs alone runs in its place.
+with the whole warm start, bound and search: the portfolio's plain jobs, and each layered job restricted to its
+plans of one gang (``plain_restriction``: one stage, no trained teacher, colocated rollouts) where that leaves it
+plain; a layered job without such a restriction is left out. Where that twin has no schedule (a restricted job none
+of whose plans of one gang is scheduled in the window), the twin of the plain jobs alone runs in its place.
 
 **The bound** (``twin_bound``) is the twin's bound over its plain jobs alone. A schedule here with its layered jobs
 taken out is a schedule of the plain jobs (the same reservations; every capacity, the budget and each job's window
@@ -23,9 +23,9 @@ some of the job's here, so the twin's own bound is no bound here.
 pools), so its plan (every integer variable of its block) is this model's values as the twin chose them. A
 restricted job's plan is one of the job's plans here, written as this block's one-hot groups
 (``formulation.plan_choices``; its later stages' slots all 0), and its gang's buckets and tiers are this job's
-training gang of the same slot (its other gangs, a teacher's or a rollout's, hold nothing). With every job's buckets and tiers held as the twin
-chose them, a small sub-MIP decides the rest (the reservations, the hours; and a job left out of the twin), else with
-only the plans held (``complete_twin``). Its schedule is one of this model, so it becomes the fallback
+training gang of the same slot (its other gangs, a teacher's or a rollout's, hold nothing). With every job's
+buckets and tiers held as the twin chose them, a small sub-MIP decides the rest (the reservations, the hours; and a
+job left out of the twin), else with only the plans held (``complete_twin``). Its schedule is one of this model, so it becomes the fallback
 (``gang_values``, ``search_objective``): the MIP returns it unless it finds better (a staged plan of a restricted job
 among them).
 
@@ -94,8 +94,8 @@ class PlainTwin:
             members = sorted(plain + list(restricted))
             twin = self.solve_twin(run, members, left * LAYERED_TWIN_SHARE, restricted)
             if restricted and (twin is None or not twin[1].jobs):
-                # a restriction not plain after all, or no schedule with them (a staged job none of whose one-stage
-                # plans is scheduled in the window: instances/portfolio-layered.json's): the plain jobs alone
+                # a restriction not plain after all, or no schedule with them (a job none of whose plans of one gang
+                # is scheduled in the window: instances/portfolio-layered.json's staged job): the plain jobs alone
                 restricted, members = {}, plain
                 twin = self.solve_twin(run, plain, run.budget.left() * LAYERED_TWIN_SHARE) if plain else None
             if twin is None:
