@@ -28,8 +28,10 @@ label); the fixed breakdown (``Metrics.fixed_cost_breakdown_usd``) is what the f
 Decided here, where the issue is silent: operations per wall hour recur in full, the data lead time included
 (a later release that buys fewer labels waits less: counting it whole overstates SFT's later releases by at
 most :math:`p_{ops}\,(1-s)\,\mathrm{lead}`); the budget and alert lines, the FOCUS rows (``spend.py``) are the first
-release's timeline; ``track``/``replan`` (a run in flight is one release), the chance-constrained layer and
-portfolios refuse a job of several releases in one line.
+release's timeline; ``track`` follows one release with the other releases' money committed, ``replan`` plans the
+rest of one run with the other releases' money kept in its budget (``runs/replan.other_releases_usd``), and
+portfolios refuse a job of several releases in one line. The scenarios layer (``formulation/scenarios.py``) applies the same map in each scenario,
+with the scenario's :math:`s`.
 """
 
 from __future__ import annotations

@@ -66,6 +66,11 @@ teacher has cover rows of its own (``teacher_usable_in_scenario``). Objectives: 
 expected value of each metric (averaged coefficients), or CVaR of cost at level :math:`\beta`
 (Rockafellar–Uryasev): :math:`\eta + \frac{1}{(1-\beta) S} \sum_s u_s`, :math:`u_s \ge \mathrm{cost}^s - \eta`.
 
+**Releases** (``cost/releases.py``): the plan runs :math:`N` times, so each scenario's cost is its total over
+the releases by the same linear map as the point coefficients' (``data.collect``): :math:`\pi^s` times
+:math:`N`, :math:`c^s_r` its fixed part once and the rest :math:`N` times less the labels reused at the scenario's
+share, a staged plan's repair :math:`N p_{repair} F^s`; the wall time, quality and forgetting stay one release's.
+
 A third stage (an affine method after the pair) has no per-scenario table here: it is refused in one
 line (``check_scenarios_apply``).
 """
@@ -82,6 +87,7 @@ from planopt.models.catalog.defaults import HOURS_PER_MONTH
 from planopt.models.cost.asynchronous import overlap_sides, product
 from planopt.models.cost.evaluator import LIMIT_METRIC, OBJECTIVE_METRIC
 from planopt.models.cost.recipes import RATE_FACTOR, family_of
+from planopt.models.cost.releases import release_count, total_line
 from planopt.models.cost.retention import deep_rollback_share, storage_usd_per_train_hour
 from planopt.models.cost.stage_outcomes import stage_outcome
 from planopt.models.formulation.data import FormulationData
@@ -102,17 +108,13 @@ def allowed_violations(confidence: float, n: int) -> int:
 
 
 def check_scenarios_apply(space: PlanSpace) -> None:
-    """ValueError naming the field for a space the layer does not price: a third stage, repeated releases."""
+    """ValueError naming the field for a space the layer does not price: a third stage."""
     check_scenario_stages(len(space.slots))
-    check_scenario_releases(space.evaluator.inst)
 
 
-def check_scenario_releases(inst) -> None:
-    """ValueError naming ``releases`` when the plan runs more than once: the layer's coefficients are one run's."""
-    if inst.releases is not None and inst.releases.releases > 1:  # (cost/releases.py)
-        raise ValueError("releases: plans under uncertainty (--confidence, a probability frontier) are not yet "
-                         "priced over repeated releases; solve at the point values (the risk section is priced), "
-                         "or remove the block")
+def repair_usd_per_point(inst) -> float:
+    """A staged plan's forgetting repair per point over the releases: every release repairs (cost/releases.py)."""
+    return release_count(inst) * inst.forgetting_repair_usd_per_point
 
 
 def check_scenario_stages(stages: int) -> None:
@@ -217,6 +219,7 @@ def _slot_scenarios(d: FormulationData, se_of, one_slot: bool) -> SlotScenarios:
                 storage = (ck.keep_last * gb * st.hot_usd_per_gb_month / HOURS_PER_MONTH if option is None else
                            storage_usd_per_train_hour(inst, option, gb, hw.count, tau, failures))
                 money[h, i, k] = gpus + storage + ops.usd_per_wall_hour + se.ev.hardware(hw).environments_usd_per_hour
+    money *= release_count(inst)  # every release pays the hourly money: each release is one run (cost/releases.py)
     recipe = [_recipe_scenarios(se_of(d, d.recipe_student(r)), rec, one_slot) for r, rec in enumerate(d.recipes)]
     stack = (lambda n: np.array([x[n] for x in recipe]).reshape(len(recipe), n_s))
     return SlotScenarios(keys, key_of, tmax, hours, money, stack(0), stack(1), stack(2), stack(3),
@@ -235,6 +238,11 @@ def _recipe_scenarios(se: ScenarioEvaluator, r, one_slot: bool) -> tuple:
              + inst.operations.usd_per_wall_hour * lead)
     if one_slot:  # a stage's forgetting repair is the plan's (stages: on the plan's forgetting)
         money = money + inst.forgetting_repair_usd_per_point * forgetting
+    if inst.releases is not None:  # over the releases: the fixed part once (a trained teacher's run too), the rest
+        # each time, the scenario's share of the labels again (cost/releases.py; ScenarioEvaluator._run's order)
+        fixed = rp.fixed_data_usd + (data_usd - rp.data_usd) + rp.fixed_network_usd + cold
+        share = se.value("releases.sft_labels_rebuilt_share", inst.releases.sft_labels_rebuilt_share)
+        money = total_line(inst, money, fixed, rp.labels_usd, share)
     run = se.teacher_run(r)
     usable = np.ones(n, dtype=bool) if run is None else run[2]
     return (np.broadcast_to(money, (n,)) + 0.0, np.broadcast_to(lead, (n,)) + 0.0, quality, forgetting, usable)
@@ -357,7 +365,7 @@ def scenario_metrics(m: pyo.ConcreteModel, space: PlanSpace, ss: ScenarioSpace, 
         add("quality", ss.pair_end[r0s, os_], p)
         add("forgetting_points", ss.pair_forget[r0s, os_], p)
         add("forgetting_points", ss.slots[0].forgetting, list(m.stage[0].recipe_chosen.values()))
-        repair = inst.forgetting_repair_usd_per_point
+        repair = repair_usd_per_point(inst)
         if repair:
             add("cost_usd", repair * ss.pair_forget[r0s, os_], p)
             add("cost_usd", repair * ss.slots[0].forgetting, list(m.stage[0].recipe_chosen.values()))
@@ -528,7 +536,7 @@ def _pair_ranges(m, space: PlanSpace, ss: ScenarioSpace, r0s: np.ndarray, os_: n
     out_lo, out_hi = {}, {}
     ranges = [_recipe_ranges(d, sl, 0.0) for d, sl in zip(space.slots, ss.slots)]
     n1 = len(space.slots[1].recipes)
-    repair = inst.forgetting_repair_usd_per_point
+    repair = repair_usd_per_point(inst)
     forgetting = ss.slots[0].forgetting[r0s] + ss.pair_forget[r0s, os_]
     for name in ("cost_usd", "wall_hours"):
         lo0, hi0 = ranges[0][0][name][r0s], ranges[0][1][name][r0s]

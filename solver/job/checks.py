@@ -5,8 +5,8 @@ both run :func:`check_job`, so an instance ``validate`` calls valid is one ``sol
 refuses is refused by both with the same line (issue 28 item 7; ``tests/solver/cli/test_refusals.py``):
 
 - the model's estimated memory over the cap (``plan_space.check_model_size``), naming the option that makes it large;
-- with ``constraints.confidence``, a space the scenario layer does not price (three stages, repeated
-  releases: ``formulation/scenarios.check_scenarios_apply``).
+- with ``constraints.confidence``, a space the scenario layer does not price (three stages:
+  ``formulation/scenarios.check_scenarios_apply``).
 
 A portfolio's are ``portfolio/loading.check_portfolio``: its jobs' own models and its job count.
 """
@@ -22,10 +22,9 @@ def check_job(inst) -> PlanSpace:
     (A time limit's refusal, ``plan_space.check_build_time``, depends on the option, so validate has none.)"""
     space = check_model_size(inst)
     if inst.constraints.confidence is not None:
-        from planopt.models.formulation.scenarios import check_scenario_releases, check_scenario_stages
-        try:  # the scenario layer's own checks, on the sequences and the releases (before any space is built)
+        from planopt.models.formulation.scenarios import check_scenario_stages
+        try:  # the scenario layer's own check, on the sequences (before any space is built)
             check_scenario_stages(max(len(q) for q in inst.training.sequences()))
-            check_scenario_releases(inst)
         except ValueError as exc:
             raise InputError(str(exc)) from None
     return space

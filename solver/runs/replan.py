@@ -3,7 +3,10 @@ r"""``planopt replan``: the best plan for the rest of a run in flight (issue 26 
 **The rest of the run is an instance** (:func:`rest_instance`), built from the instance fitted to what the run
 measured (``track``'s update, through ``fit.fit``):
 
-- the remaining limits: ``budget_usd`` less the spend so far (sunk: against the budget, not in the objective),
+- the remaining limits: ``budget_usd`` less the spend so far (sunk: against the budget, not in the objective)
+  and, with ``releases``, less the other releases' money (:func:`other_releases_usd`: the run is the first release,
+  the others run the plan as planned; re-plan a later release with ``solve`` when it starts), the rest being this
+  run alone,
   ``deadline_hours`` less the elapsed hours, ``max_forgetting_points`` less the forgetting so far (measured, else
   the fitted model's at the steps done); ``min_quality`` as it is (the rest ends at the run's final score);
 - the start: ``task.baseline_score`` is the score the run has reached (:func:`score_reached`: the fitted model's
@@ -172,6 +175,16 @@ def _restated_priors(data: dict, inst: Instance, stage, q: float) -> None:
                      lambda f: min(1.0, f * ratio))
 
 
+def other_releases_usd(fitted: Instance, plan: Plan) -> float:
+    """With ``releases`` (``cost/releases.py``), the money the budget keeps for the other releases: the run is the
+    first (it pays every fixed line and buys every label), each other one runs ``plan`` as planned at the fitted
+    point values, at the plan's cost of a later release (0 without the block)."""
+    summary = Evaluator(fitted).evaluate(plan).releases
+    if not summary or summary["count"] == 1:
+        return 0.0
+    return (summary["count"] - 1) * summary["later_release_usd"]
+
+
 def _continuing(plan: Plan, state: RunState) -> Optional[Plan]:
     """The original plan's remaining steps: its current stage's (when any are left), then the stages after it as
     planned; None when nothing is left."""
@@ -192,7 +205,8 @@ def rest_instance(fitted: Instance, plan: Plan, state: RunState, forgetting_so_f
     data["task"]["baseline_score"] = q
     c, lim = data["constraints"], fitted.constraints
     if lim.budget_usd is not None:
-        c["budget_usd"] = max(0.0, lim.budget_usd - state.spend_usd)
+        c["budget_usd"] = max(0.0, lim.budget_usd - state.spend_usd - other_releases_usd(fitted, plan))
+    data["releases"] = None                          # the rest is this run's (other_releases_usd)
     if lim.deadline_hours is not None:
         c["deadline_hours"] = max(0.0, lim.deadline_hours - state.elapsed_hours)
     if lim.max_forgetting_points is not None:
@@ -539,11 +553,10 @@ def replan(inst: Instance, plan: Plan, state: RunState, confidence: Optional[flo
            scenarios: int = DEFAULT_REPLAN_SCENARIOS, seed: int = DEFAULT_SEED, time_limit: Optional[float] = None,
            solver: str = "highs", sensitivity: bool = False, fitted: Optional[fitting.FitResult] = None) -> ReplanResult:
     """The best rest of the run ``state`` of ``plan`` on ``inst`` (its student's instance; module docstring)."""
-    from planopt.runs.track import check_gpu_count, check_trackable
+    from planopt.runs.track import check_gpu_count
     from planopt.uncertainty.chance import check_confidence
     check_scenarios(scenarios)
     check_seed(seed)
-    check_trackable(inst, plan)
     if confidence is not None:
         confidence = check_confidence(confidence)
     check_gpu_count(plan, state, "replan")
@@ -585,10 +598,8 @@ def replan_given(inst, raw_plan: Any, plan_label: str, log, mapping: dict | None
     instance is refused naming the field), the run's state read from ``log`` through ``mapping``, and its rest."""
     from planopt.instance import evaluate_given_plan, instance_for_plan
     from planopt.runs.state import check_mapping, run_state
-    from planopt.runs.track import check_trackable
     plan, _ = evaluate_given_plan(inst, raw_plan, plan_label)
     shown = instance_for_plan(inst, plan)
-    check_trackable(shown, plan)
     state = run_state(log, check_mapping(mapping or {}, "mapping"), shown, plan, Evaluator(shown))
     return replan(shown, plan, state, confidence, DEFAULT_REPLAN_SCENARIOS if scenarios is None else scenarios, seed,
                   time_limit, solver)

@@ -15,7 +15,9 @@ evaluator's own functions over them, ``ScenarioEvaluator``):
   :math:`(L - C_{committed}) / (\text{spend}/t + c_{wall})`, where :math:`C_{committed}` is the plan's money
   that does not grow with time (data, storage, fixed operations, forgetting repair: its cost less the GPU money
   and the per-wall-hour operations, at the updated point values) and :math:`c_{wall}` the operations' USD per
-  wall hour; the run's end is projected at its measured hours per step;
+  wall hour; the run's end is projected at its measured hours per step. With ``releases`` (``cost/releases.py``)
+  the run is one release and the budget is over all of them: the other releases' GPU money and per-wall-hour
+  operations are committed too (the plan's total less this run's), each release's GPU money being the same;
 - **the share of scenarios in which the plan meets every limit**, before the run and updated by what it measured:
   the logged series become pilot rows (:func:`pilot_rows`) and go through ``fit``'s own Bayes update
   (``solver/uncertainty/fit.py``), whose fitted instance the plan's risk is then drawn on.
@@ -35,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import numpy as np
 
 from planopt.models.cost.evaluator import Evaluator
+from planopt.models.cost.releases import release_count
 from planopt.models.schema.plan import Plan, Recipe
 from planopt.models.uncertainty.model import DEFAULT_SEED, draw
 from planopt.models.uncertainty.scenarios import ScenarioEvaluator
@@ -238,7 +241,10 @@ def _money_lines(inst, plan: Plan, state: RunState, fitted) -> tuple[list[Budget
     metrics = Evaluator(fitted).evaluate(plan)
     per_wall = inst.operations.usd_per_wall_hour
     breakdown = metrics.cost_breakdown_usd
-    committed = metrics.cost_usd - breakdown["compute"] - breakdown["evaluation"] - per_wall * metrics.wall_hours
+    # with releases the lines are totals (cost/releases.py): the run burns one release's GPU money, the other
+    # releases' stays committed, as every release's GPU money is elastic (the same in each release)
+    runs = release_count(fitted)
+    committed = metrics.cost_usd - (breakdown["compute"] + breakdown["evaluation"]) / runs - per_wall * metrics.wall_hours
     burn = state.spend_usd / state.elapsed_hours + per_wall if state.elapsed_hours > 0 else per_wall
     lines = []
     budget = inst.constraints.budget_usd
@@ -308,13 +314,6 @@ def fit_run(inst, plan: Plan, state: RunState) -> fitting.FitResult:
     return fitting.fit(inst, pilot_rows(inst, plan, state))
 
 
-def check_trackable(inst, plan: Plan) -> None:
-    """Refuse, in one line naming the field, a plan ``track`` cannot follow yet."""
-    if inst.releases is not None and inst.releases.releases > 1:  # a run in flight is one release; the limits are totals
-        raise InputError("releases: track and replan follow one run, and this job's budget is over "
-                         f"{inst.releases.releases} releases; track the release with the block removed")
-
-
 def check_gpu_count(plan: Plan, state: RunState, verb: str = "track") -> None:
     """Refuse, naming ``gpu_count``, a run whose logged GPUs are not its current stage's."""
     stage = plan.stages[state.stage]
@@ -329,7 +328,6 @@ def track(inst, plan: Plan, state: RunState, scenarios: int = DEFAULT_TRACK_SCEN
     """Where the run ``state`` of ``plan`` (one of ``inst``'s plans, of its student's instance) stands."""
     check_scenarios(scenarios)
     check_seed(seed)
-    check_trackable(inst, plan)
     check_gpu_count(plan, state)
     ev = Evaluator(inst)
     sev = ScenarioEvaluator(ev, draw(inst, scenarios, seed)).for_student(plan.student)
@@ -354,6 +352,5 @@ def track_given(inst, raw_plan: Any, plan_label: str, log, mapping: dict | None 
     from planopt.runs.state import check_mapping, run_state
     plan, _ = evaluate_given_plan(inst, raw_plan, plan_label)
     shown = instance_for_plan(inst, plan)
-    check_trackable(shown, plan)
     state = run_state(log, check_mapping(mapping or {}, "mapping"), shown, plan, Evaluator(shown))
     return track(shown, plan, state, DEFAULT_TRACK_SCENARIOS if scenarios is None else scenarios, seed)

@@ -370,3 +370,25 @@ def test_readme_states_what_the_layered_portfolio_plans():
     assert [(g.role, g.count) for g in taught.gangs] == [("teacher", int(stated["t"])), ("training", int(stated["s"]))]
     assert chosen.plan.student == stated["student"]
     assert planopt.replay_schedule(planopt.load_portfolio(INSTANCES / "portfolio-layered.json"), res.to_dict()) == []
+
+
+def test_readme_states_the_monthly_optimum_under_uncertainty():
+    """"Repeated releases": the chance-constrained optimum at 75 % of 200 scenarios over the 12 releases, as the
+    README's command prints it (plan, point and expected cost, in-sample and fresh shares)."""
+    from planopt.uncertainty.chance import solve_chance
+    line = next(l for l in README.splitlines() if l.startswith("**Under uncertainty, at 75 % of 200 scenarios**"))
+    stated = re.search(r"OPD on (\d+) × ([\w-]+), ([\d,]+) steps, with (\d+) samples per prompt in its middle phase "
+                       r"instead of (\d+).*?: \$([\d,]+) at the point values, \$([\d,]+) expected.*?in ([\d.]+) % of them "
+                       r"and in ([\d.]+) % of 10,000", line)
+    assert stated, line
+    n, gpu, steps, middle, before, point, expected, inside, fresh = stated.groups()
+    monthly = load_instance(INSTANCES / "qwen3-8b-math-monthly.json")
+    res = solve_chance(monthly, 0.75, 200, 0, out_of_sample=10_000)
+    plan = res.plan
+    assert (plan.method, plan.gpu_count, plan.gpu, plan.steps) == ("opd", int(n), gpu, int(steps.replace(",", "")))
+    assert plan.stages[0].recipe.samples_per_prompt[1] == int(middle)
+    assert solve(monthly).plan.stages[0].recipe.samples_per_prompt[1] == int(before)
+    assert round(res.metrics.cost_usd) == int(point.replace(",", ""))
+    assert round(res.risk["expected"]["cost_usd"]) == int(expected.replace(",", ""))
+    assert round(100 * res.risk["in_sample_share"], 1) == float(inside)
+    assert round(100 * res.risk["out_of_sample_share"], 1) == float(fresh)

@@ -202,3 +202,32 @@ def assert_candidate_contract(inst: Instance, mip, plans, oracle=None, objective
     assert set(mip.mip_values) == {"cost_usd", "wall_hours", "quality", "forgetting_points"}
     for key, value in mip.mip_values.items():
         assert close(value, getattr(mip.metrics, key)), (key, value, getattr(mip.metrics, key), mip.student, mip.plan)
+
+
+def assert_chance_contract(inst: Instance, confidence: float, cvar: float | None, scenarios: int, seed: int,
+                           label=None):
+    """The chance-constrained MIP over ``scenarios`` draws of ``seed`` equals the enumeration over the same draws
+    (feasibility, the objective or CVaR, the expected cost as the tie-break), its own expressions equal the scenario
+    evaluator's values on its plan, and its plan meets the share in sample. Returns (MIP result, oracle's best)."""
+    from planopt.models.uncertainty.model import draw
+    from planopt.oracles.by_plan import best_under_scenarios
+    from planopt.uncertainty.chance import solve_chance
+    mip = solve_chance(inst, confidence, scenarios, seed, cvar, out_of_sample=50, guard=False)
+    oracle = best_under_scenarios(inst, draw(inst, scenarios, seed), confidence, cvar)
+    assert (mip.status == "optimal") == (oracle is not None), (label, mip.status, mip.message)
+    if oracle is None:
+        return mip, oracle
+    def near(a: float, b: float, rel: float = 1e-6) -> bool:  # relative, and absolute below 1 (test_layers' rule)
+        return abs(a - b) <= rel * max(1.0, abs(a), abs(b))
+
+    metric = {"cost": "cost_usd", "time": "wall_hours", "quality": "quality", "forgetting": "forgetting_points"}
+    if cvar is not None:
+        assert near(mip.mip_values["cvar_cost_usd"], oracle.cvar_cost_usd), (label, mip.plan, oracle.plan)
+    else:
+        key = metric[inst.objective]
+        assert near(mip.risk["expected"][key], oracle.expected[key]), (label, mip.plan, oracle.plan)
+        assert near(mip.risk["expected"]["cost_usd"], oracle.expected["cost_usd"]), (label, mip.plan, oracle.plan)
+    for name, key in metric.items():  # the MIP's expressions are the scenario evaluator's values on its plan
+        assert near(mip.mip_values[f"expected_{name}"], mip.risk["expected"][key], 1e-5), (label, name)
+    assert mip.risk["in_sample_share"] >= confidence - 1e-9
+    return mip, oracle

@@ -25,10 +25,14 @@ def with_releases(inst: dict, rng: random.Random) -> dict:
     return inst
 
 
-def release_instance_dict(seed: int, kind: str = "job") -> dict:
-    """A job of ``kind`` (``job``, ``staged``, ``candidates``) with releases and limits drawn from its own plans."""
+def release_instance_dict(seed: int, kind: str = "job", max_stages: int = 3) -> dict:
+    """A job of ``kind`` (``job``, ``staged``, ``candidates``) with releases and limits drawn from its own plans;
+    a staged job's sequences cut to their first ``max_stages`` stages."""
     rng = random.Random(210_000 + seed)
     inst = {"job": lambda: random_job_dict(rng, f"releases-{seed}"), "staged": lambda: shrunk_staged_job_dict(seed),
             "candidates": lambda: candidate_job_dict(seed)}[kind]()
+    if kind == "staged":
+        cut = [q[:max_stages] for q in inst["training"]["stage_sequences"]]
+        inst["training"]["stage_sequences"] = [q for n, q in enumerate(cut) if q not in cut[:n]]
     inst = with_releases(inst, rng)
     return with_drawn_limits(inst, all_plans(parse_instance(inst)), random.Random(230_000 + seed))

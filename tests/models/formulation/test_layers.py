@@ -15,9 +15,8 @@ from tests.support.common import split_seeds
 from tests.support.layered_instances import layered_instance
 from planopt.job.model import PlanModel
 from planopt.models.cost.evaluator import Evaluator
-from planopt.models.uncertainty.model import draw
-from planopt.oracles.by_plan import best_plan, best_under_scenarios
-from planopt.uncertainty.chance import solve_chance
+from planopt.oracles.by_plan import best_plan
+from tests.support.oracle_checks import assert_chance_contract
 
 SEEDS = [s for s in range(70) if layered_instance(s) is not None]
 CHANCE_SEEDS = [s for s in range(70) if layered_instance(s, max_stages=2) is not None]
@@ -63,20 +62,4 @@ def test_the_chance_model_equals_the_oracle_over_the_same_scenarios_whatever_lay
     rng = random.Random(seed)
     confidence = rng.choice([0.5, 0.75, 0.9])
     cvar = rng.choice([None, None, 0.7]) if inst.objective == "cost" else None
-    mip = solve_chance(inst, confidence, SCENARIOS, seed, cvar, out_of_sample=50, guard=False)
-    oracle = best_under_scenarios(inst, draw(inst, SCENARIOS, seed), confidence, cvar)
-    assert (mip.status == "optimal") == (oracle is not None), (on, mip.status, mip.message)
-    if oracle is None:
-        return
-    name = "cvar" if cvar is not None else inst.objective
-    if cvar is not None:
-        assert close(mip.mip_values["cvar_cost_usd"], oracle.cvar_cost_usd), (on, mip.plan, oracle.plan)
-    else:
-        metric = {"cost": "cost_usd", "time": "wall_hours", "quality": "quality", "forgetting": "forgetting_points"}[name]
-        assert close(mip.risk["expected"][metric], oracle.expected[metric]), (on, mip.plan, oracle.plan)
-        assert close(mip.risk["expected"]["cost_usd"], oracle.expected["cost_usd"]), (on, mip.plan, oracle.plan)
-    # the MIP's expressions are the scenario evaluator's values on its plan, and its plan meets the share
-    for key in ("cost", "time", "quality", "forgetting"):
-        metric = {"cost": "cost_usd", "time": "wall_hours", "quality": "quality", "forgetting": "forgetting_points"}[key]
-        assert close(mip.mip_values[f"expected_{key}"], mip.risk["expected"][metric], 1e-5), (on, key)
-    assert mip.risk["in_sample_share"] >= confidence - 1e-9
+    assert_chance_contract(inst, confidence, cvar, SCENARIOS, seed, on)

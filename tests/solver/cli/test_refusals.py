@@ -38,12 +38,6 @@ def portfolio_job_over_the_memory_cap() -> dict:
     return doc
 
 
-def releases_with_a_confidence() -> dict:
-    doc = _load("qwen3-8b-math-monthly.json")
-    doc["constraints"]["confidence"] = 0.9
-    return doc
-
-
 def portfolio_job_with_releases() -> dict:
     doc = _load("portfolio-small.json")
     doc["jobs"][1]["instance"]["releases"] = {"count": 12}
@@ -51,7 +45,7 @@ def portfolio_job_with_releases() -> dict:
 
 
 CASES = [three_stages_with_a_confidence, model_over_the_memory_cap, portfolio_job_over_the_memory_cap,
-         releases_with_a_confidence, portfolio_job_with_releases]
+         portfolio_job_with_releases]
 
 
 @pytest.mark.parametrize("make", CASES, ids=lambda f: f.__name__)

@@ -131,11 +131,14 @@ def test_a_bad_plot_path_and_options_are_refused_before_any_work(tmp_path):
     assert "not found" in refused(*BASE, tmp_path / "missing")
 
 
-def test_a_job_of_several_releases_is_refused_naming_the_block(tmp_path):
-    """A run in flight is one release, and a job with releases has its budget over all of them."""
+def test_a_job_of_several_releases_is_tracked_with_the_other_releases_committed(tmp_path):
+    """A run in flight is one release of a job with releases (it was refused): ``--json`` is one strict object
+    whose committed money is above the single run's."""
     doc = json.loads((RUN / "instance.json").read_text())
     doc["releases"] = {"count": 12}
     inst = tmp_path / "instance.json"
     inst.write_text(json.dumps(doc))
-    line = refused(inst, RUN / "plan.json", RUN / "wandb.csv", *MAPPING)
-    assert "releases: track and replan follow one run" in line
+    many = invoke(inst, RUN / "plan.json", RUN / "wandb.csv", *MAPPING, *FAST, "--json")
+    once = invoke(*BASE, RUN / "wandb.csv", *MAPPING, *FAST, "--json")
+    assert many.exit_code == 0 and once.exit_code == 0, many.output
+    assert strict(many.stdout)["committed_usd"] > strict(once.stdout)["committed_usd"]

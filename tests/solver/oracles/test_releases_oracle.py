@@ -12,10 +12,14 @@ from planopt.instance import parse_instance
 from planopt.job.model import solve
 from planopt.oracles.by_plan import all_plans
 
-from tests.support.oracle_checks import assert_candidate_contract, assert_mip_equals_both_oracles, assert_staged_contract
+from tests.support.oracle_checks import (assert_candidate_contract, assert_chance_contract, assert_mip_equals_both_oracles,
+                                         assert_staged_contract)
 from tests.support.release_instances import release_instance_dict
 
 JOB_SEEDS = range(16)
+CHANCE_CASES = [(kind, seed) for kind, seeds in (("job", range(10)), ("staged", range(4)), ("candidates", range(4)))
+                for seed in seeds]
+CHANCE_SCENARIOS = 12
 STAGED_SEEDS = range(6)
 CANDIDATE_SEEDS = range(6)
 
@@ -133,3 +137,46 @@ def test_the_labels_share_is_uncertain_where_the_instance_gives_it_a_range():
     shares = scenarios.values["releases.sft_labels_rebuilt_share"]
     assert shares.max() > shares.min() + 0.1 and (shares <= 1).all()
     assert_scenarios_equal_the_evaluator(inst, scenarios, sft)
+
+
+def chance_release_case(kind: str, seed: int):
+    """A release job of ``kind`` with a drawn confidence, the cost objective on about half, CVaR on some of those, and on some seeds a range on
+    the labels share (then each scenario buys its own share of the SFT labels again)."""
+    import random
+    rng = random.Random(280_000 + seed)
+    data = release_instance_dict(seed, kind, max_stages=2)  # the scenarios layer prices two stages
+    if rng.random() < 0.5 and "sft" in data["training"]["methods"]:
+        data["uncertainty"] = {"releases.sft_labels_rebuilt_share": {"low": 0.1, "high": 0.9}}
+    if rng.random() < 0.5:  # the objective the releases move most
+        data["objective"] = "cost"
+    inst = parse_instance(data)
+    confidence = rng.choice([0.5, 0.75, 0.9])
+    return inst, confidence, rng.choice([None, 0.7]) if inst.objective == "cost" else None
+
+
+@pytest.mark.parametrize("kind, seed", CHANCE_CASES)
+def test_the_chance_constrained_mip_equals_the_enumeration_with_releases(kind, seed):
+    """The scenarios layer prices the releases as the scenario evaluator does (hourly money N times, each recipe's
+    fixed part once, the scenario's labels share, a staged plan's repair N times): the chance MIP's optimum
+    equals the enumeration's over the same scenarios."""
+    inst, confidence, cvar = chance_release_case(kind, seed)
+    assert inst.releases.releases > 1
+    assert_chance_contract(inst, confidence, cvar, CHANCE_SCENARIOS, seed, (kind, seed))
+
+
+def test_the_chance_cases_exercise_the_releases():
+    """Guards the cases above: most have an optimum, some with CVaR, some with a drawn labels share, and some whose
+    optimum under uncertainty changes when the same job runs once."""
+    from planopt.uncertainty.chance import solve_chance
+    solved, cvars, drawn, changed, costs = 0, 0, 0, 0, 0
+    for kind, seed in CHANCE_CASES:
+        inst, confidence, cvar = chance_release_case(kind, seed)
+        mip = solve_chance(inst, confidence, CHANCE_SCENARIOS, seed, cvar, out_of_sample=1, guard=False)
+        if mip.plan is None:
+            continue
+        solved, cvars, costs = solved + 1, cvars + (cvar is not None), costs + (inst.objective == "cost")
+        drawn += "releases.sft_labels_rebuilt_share" in inst.uncertainty
+        once = solve_chance(inst.model_copy(update={"releases": None}), confidence, CHANCE_SCENARIOS, seed, cvar,
+                            out_of_sample=1, guard=False)
+        changed += once.plan != mip.plan
+    assert solved >= 8 and costs >= 4 and cvars >= 1 and drawn >= 2 and changed >= 2, (solved, costs, cvars, drawn, changed)

@@ -336,3 +336,23 @@ def test_a_finished_run_with_no_method_left_is_answered_by_stopping(tmp_path, fl
 def read_run_text(history):
     from planopt.runs.readers import read_csv_text
     return read_csv_text(history.to_csv(index=False), "finished.csv")
+
+
+def test_a_run_of_one_release_of_several_keeps_the_other_releases_in_the_budget():
+    """With ``releases`` the rest is this run alone (no releases block) and its budget keeps the other releases'
+    money (the plan's total over N less its total of one, on the fitted instance): a budget that only the single
+    run fits leaves the rest less to spend, and the chosen rest with the spend and the other releases stays within
+    the budget."""
+    raw = json.loads((RUN / "instance.json").read_text())
+    raw["releases"] = {"count": 3, "sft_labels_rebuilt_share": 1.0}
+    many = load_instance(raw)
+    _, plan, state = shipped()
+    result = rp.replan(many, plan, state, scenarios=SCENARIOS)
+    fitted = result.fit.fitted
+    others = Evaluator(fitted).evaluate(plan).cost_usd - Evaluator(fitted.model_copy(update={"releases": None})).evaluate(plan).cost_usd
+    assert others > 0 and result.rest.stay.releases is None
+    assert result.rest.stay.constraints.budget_usd == pytest.approx(many.constraints.budget_usd - state.spend_usd - others)
+    once = rp.replan(shipped()[0], plan, state, scenarios=SCENARIOS)
+    assert once.rest.stay.constraints.budget_usd - result.rest.stay.constraints.budget_usd == pytest.approx(others)
+    if result.chosen is not None:
+        assert state.spend_usd + result.chosen.cost_usd + others <= many.constraints.budget_usd * (1 + 1e-9)

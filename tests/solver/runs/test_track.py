@@ -150,3 +150,24 @@ def test_the_series_are_the_bands_and_the_state_and_a_series_not_logged_is_null(
     forgetting = without.to_dict()["series"][2]
     assert forgetting["name"] == "forgetting" and forgetting["measured"] is None and len(forgetting["predicted"]["step"]) > 1
     json.dumps(without.to_dict(), allow_nan=False)
+
+
+def test_a_run_of_one_release_of_several_commits_the_other_releases_money(slow):
+    """With ``releases`` the run is one release and the budget is over all of them: the committed money grows by
+    exactly the other releases' cost (total over N less total of one, on the fitted instance), the burn is the
+    run's own, and the shares are drawn over the releases (the budget met less often)."""
+    inst, plan, state, once = slow
+    raw = json.loads((RUN / "instance.json").read_text())
+    raw["releases"] = {"count": 4, "sft_labels_rebuilt_share": 0.5}
+    many = load_instance(raw)
+    result = track(many, plan, state, SCENARIOS)
+    fitted = result.fit.fitted
+    single = fitted.model_copy(update={"releases": None})
+    others = Evaluator(fitted).evaluate(plan).cost_usd - Evaluator(single).evaluate(plan).cost_usd
+    assert others > 0
+    assert result.committed_usd - once.committed_usd == pytest.approx(others, rel=1e-9)
+    assert result.burn_usd_per_hour == pytest.approx(once.burn_usd_per_hour)
+    assert result.projected_end_hours == pytest.approx(once.projected_end_hours)
+    assert [c.measured for c in result.checks] == [c.measured for c in once.checks]
+    before = {n: float(v.mean()) for n, v in result.before.meets_limit.items()}
+    assert before["budget_usd"] < float(once.before.meets_limit["budget_usd"].mean())
