@@ -1,6 +1,6 @@
 """`planopt solve` on every shipped single-job instance, against the bare Pyomo import.
 
-Run:  python benchmarks/bench_instances.py [--repeats N] [--environments | --levers]   (its tables are in BENCHMARKS.md §9)
+Run:  python benchmarks/bench_instances.py [--repeats N] [--environments | --levers | --chance]   (BENCHMARKS.md §9, §22)
 
 Issue 12's target: with every decision enabled, `planopt solve` on each shipped instance
 under 5 s on 2 cores. Each command is the README's default (`planopt solve FILE`: the
@@ -22,6 +22,9 @@ teacher precision per phase (``teacher.precision_by_phase``, with int8 added whe
 offered) on an OPD job of two or more phases; continued pre-training (``LEVER_TOKENS`` at ``LEVER_USD_PER_BILLION``,
 the shipped ``math-8b-pretrained-or-32b.json``'s price) on a job without ``releases`` (refused together); and
 asynchronous OPD on an OPD job that offers staleness and rollout GPUs.
+
+``--chance`` (issue 23: "every shipped single-job instance with ``--confidence 0.8 --scenarios 200``: under 20 s on 2
+cores") solves each instance chance-constrained (``CHANCE_ARGS``, with ``--json``) against ``CHANCE_TARGET_SECONDS``.
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_SECONDS = 5.0   # issue 12: "under 5 s on 2 cores"
+CHANCE_ARGS = ["--confidence", "0.8", "--scenarios", "200", "--json"]
+CHANCE_TARGET_SECONDS = 20.0   # issue 23: "under 20 s on 2 cores"
 
 
 def shipped_instances() -> list[Path]:
@@ -89,6 +94,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--environments", action="store_true", help="every instance with the environment pools added")
     ap.add_argument("--levers", action="store_true", help="the pools and every other option of issue 27 added")
+    ap.add_argument("--chance", action="store_true", help="each instance with --confidence 0.8 --scenarios 200")
     args = ap.parse_args()
     exe = str(Path(sys.executable).with_name("planopt"))
     cases = {"`python -c \"import pyomo.environ\"` (the floor)": [sys.executable, "-c", "import pyomo.environ"]}
@@ -98,17 +104,20 @@ def main() -> None:
             written.append(with_levers(p) if args.levers else with_environments(p))
             what = "every lever" if args.levers else "pools"
             cases[f"`planopt solve {p.relative_to(ROOT / 'instances')}` with {what}"] = [exe, "solve", str(written[-1])]
+        elif args.chance:
+            cases[f"`planopt solve {p.relative_to(ROOT / 'instances')} {' '.join(CHANCE_ARGS)}`"] = [exe, "solve", str(p), *CHANCE_ARGS]
         else:
             cases[f"`planopt solve {p.relative_to(ROOT / 'instances')}`"] = [exe, "solve", str(p)]
     try:
-        run(cases, args.repeats)
+        run(cases, args.repeats, CHANCE_TARGET_SECONDS if args.chance else TARGET_SECONDS)
     finally:
         for path in written:
             path.unlink()
 
 
-def run(cases: dict, repeats: int) -> None:
-    """Run each command ``repeats`` times, interleaved, and print the table."""
+def run(cases: dict, repeats: int, target: float = TARGET_SECONDS) -> None:
+    """Run each command ``repeats`` times, interleaved, and print the table (``target``: the seconds each must be
+    under)."""
     args = argparse.Namespace(repeats=repeats)
     times = {name: [] for name in cases}
     codes = {}
@@ -121,12 +130,12 @@ def run(cases: dict, repeats: int) -> None:
     floor = statistics.median(next(iter(times.values())))
     print(f"_{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; load average before: "
           f"{load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}; {args.repeats} interleaved runs each._\n")
-    print("| command | median s | min s | exit code | median / bare Pyomo import | under 5 s |")
+    print(f"| command | median s | min s | exit code | median / bare Pyomo import | under {target:g} s |")
     print("|---|---:|---:|---:|---:|---|")
     for name, t in times.items():
         med = statistics.median(t)
         print(f"| {name} | {med:.2f} | {min(t):.2f} | {codes[name]} | {med / floor:.2f} | "
-              f"{'yes' if med < TARGET_SECONDS else '**no**'} |")
+              f"{'yes' if med < target else '**no**'} |")
 
 
 if __name__ == "__main__":

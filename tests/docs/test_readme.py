@@ -298,6 +298,7 @@ def test_readme_states_what_the_imported_lambda_prices_buy():
     assert "its 16-GPU count is left out" in README
 
 
+@pytest.mark.slow  # 11 s on 2 cores (the default run's heaviest); .ci/run runs it with -m slow
 def test_readme_states_the_monthly_optimum_and_the_single_run_it_changes():
     """"Repeated releases": the optimum over 12 releases (MIP and oracle), and the single run's (the same file
     without ``releases``), each method, size, length and cost as the README states them."""
@@ -372,6 +373,7 @@ def test_readme_states_what_the_layered_portfolio_plans():
     assert planopt.replay_schedule(planopt.load_portfolio(INSTANCES / "portfolio-layered.json"), res.to_dict()) == []
 
 
+@pytest.mark.slow  # 4 s on 2 cores (the default run's heaviest); .ci/run runs it with -m slow
 def test_readme_states_the_monthly_optimum_under_uncertainty():
     """"Repeated releases": the chance-constrained optimum at 75 % of 200 scenarios over the 12 releases, as the
     README's command prints it (plan, point and expected cost, in-sample and fresh shares)."""

@@ -13,6 +13,8 @@ import sys
 import time
 from urllib.parse import urlsplit
 
+import pytest
+
 from tests.support.common import ROOT
 from tests.support.service_server import START_TIMEOUT_SECONDS, Server, free_port
 
@@ -27,6 +29,7 @@ def test_the_section_shows_the_two_commands_and_a_curl_example():
     assert start.startswith(".venv/bin/planopt serve") and "xdg-open" in open_page
 
 
+@pytest.mark.slow  # 7 s on 2 cores (the default run's heaviest); .ci/run runs it with -m slow
 def test_the_readme_commands_start_the_service_open_the_page_and_solve(tmp_path):
     start, open_page = BLOCKS[0].strip().splitlines()
     args = shlex.split(start)

@@ -23,6 +23,12 @@ def split_seeds(seeds, default: int) -> list:
     return seeds[:default] + [slow(s) for s in seeds[default:]]
 
 
+def slow_cases(values, heavy) -> list:
+    """``values`` for ``pytest.mark.parametrize`` with those for which ``heavy(value)`` is true marked ``slow``: the
+    default run leaves them to ``.ci/run``'s ``-m slow`` (each names its measured seconds where it is used)."""
+    return [pytest.param(v, marks=pytest.mark.slow) if heavy(v) else v for v in values]
+
+
 def refused(tmp_path, data: dict, field: str, *options: str) -> str:
     """``planopt solve`` on ``data`` (written to a file, with ``options``) exits 2 with one line naming ``field``;
     returns that line."""

@@ -70,6 +70,7 @@ def test_the_staged_mip_equals_the_staged_oracle_with_staleness_options(seed):
     assert_staged_mip_equals_the_staged_oracle(inst)
 
 
+@pytest.mark.slow  # 7 s on 2 cores (the default run's heaviest); .ci/run runs it with -m slow
 def test_the_staged_seeds_exercise_asynchronous_stages():
     """Guards the generator: enough staged seeds exist, and some optimum runs an RL stage asynchronously."""
     insts = [i for i in (staged_async_instance(seed) for seed in SEEDS) if i is not None]

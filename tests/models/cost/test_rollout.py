@@ -288,6 +288,7 @@ def test_the_chance_mip_equals_enumeration_with_rollout_options(seed):
     assert close(mip.risk["expected"]["cost_usd"], oracle.expected["cost_usd"]), (mip.plan, oracle.plan)
 
 
+@pytest.mark.slow  # 35 s on 2 cores (the default run's heaviest); .ci/run runs it with -m slow
 def test_a_choice_of_student_with_rollout_options_equals_its_oracle():
     """candidate_students: one block per student, each with split choices (a student too large for a rollout set
     simply does not fit it); the time optimum splits."""

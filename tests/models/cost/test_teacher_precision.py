@@ -155,6 +155,7 @@ def test_mip_equals_both_oracles_with_a_precision_per_phase(seed):
     _contract(seed)
 
 
+@pytest.mark.slow  # 5 s on 2 cores (the default run's heaviest); .ci/run runs it with -m slow
 def test_a_precision_per_phase_is_the_answer_somewhere_and_not_everywhere():
     chosen = [best_plan(parse_instance(random_precision_instance_dict(seed))) for seed in range(30)]
     per_phase_optima = [o for o in chosen if o.plan is not None and o.plan.recipe.teacher_precision_by_phase]

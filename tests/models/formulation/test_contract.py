@@ -42,6 +42,7 @@ def test_mip_optimum_equals_enumerated_optimum(seed):
     assert mip.big_m_breaches == []
 
 
+@pytest.mark.slow  # 6 s on 2 cores (the default run's heaviest); .ci/run runs it with -m slow
 def test_a_plan_on_a_limits_edge_is_judged_alike_by_solve_evaluate_and_both_oracles():
     """Issue 28 item 10: a limit placed where the rule (``costs.exceeds``) is decided by the last bits of a plan's
     value: the arrays oracle, the plan-by-plan oracle, the MIP and the evaluator accept or reject the same plans."""

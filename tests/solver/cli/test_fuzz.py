@@ -1,7 +1,8 @@
 """The fuzzer (issue 13): mutated instances and portfolios never make the CLI print a traceback, exit 1,
 or print anything but one strict JSON object under ``--json``; an input error is one ``error:`` line.
 
-A seeded sample of ``SAMPLE`` cases runs by default (the valid-but-huge ones always among them, and
+A seeded sample of ``SAMPLE`` cases runs (its first ``DEFAULT_RUN`` by default, the rest with ``-m slow``; the
+valid-but-huge ones always among the first, and
 ``FIELD_SAMPLE`` of the fields issue 28 added: stages, candidate students, rollout GPUs and staleness,
 retention, a trained teacher, uncertainty overrides with a confidence, a teacher precision per phase, portfolio
 offers, pilot CSVs, and ``ENVIRONMENT_SAMPLE`` more of the environment pools of issue 27's lever 1);
@@ -17,8 +18,10 @@ import random
 import pytest
 
 from tests.support.fuzzing import FIELD_BASES, cases, run
+from tests.support.common import split_seeds
 
 SAMPLE = 200
+DEFAULT_RUN = 100  # of the chosen cases, the default run's (the huge ones among them); the rest run with -m slow
 FIELD_SAMPLE = 60
 ENVIRONMENT_SAMPLE = 8
 ALL = cases()
@@ -46,7 +49,7 @@ def test_the_full_set_is_large_and_covers_every_mutation():
     assert [c.id for c in cases()] == [c.id for c in ALL]  # deterministic
 
 
-@pytest.mark.parametrize("case", CHOSEN, ids=lambda c: c.id)
+@pytest.mark.parametrize("case", split_seeds(CHOSEN, DEFAULT_RUN), ids=lambda c: c.id)
 def test_mutated_input_keeps_the_cli_contract(tmp_path, case):
     problems = [f"{o.command}: {o.problem}" for o in run(case, tmp_path) if o.problem]
     assert not problems, f"{case.operation} at {case.where}: {problems}"

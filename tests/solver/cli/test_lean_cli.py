@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.support.common import split_seeds
 
 ROOT = Path(__file__).resolve().parents[3]
 JOBS = sorted(p for p in (ROOT / "instances").glob("*.json") if json.loads(p.read_text()).get("kind", "job") == "job")
@@ -25,7 +26,7 @@ def test_solve_loads_no_module_it_does_not_use():
     assert out.stderr.split() == []
 
 
-@pytest.mark.parametrize("path", JOBS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", split_seeds(JOBS, 6), ids=lambda p: p.stem)
 def test_lean_solve_returns_what_a_full_pyomo_import_returns(path):
     import pyomo.environ  # noqa: F401  (all of Pyomo's plugins registered, as in a user's own script)
 

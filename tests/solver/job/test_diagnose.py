@@ -178,6 +178,7 @@ def test_infeasibility_explanations_are_minimal_and_sufficient(seed, tmp_path):
     check_explanation(inst, tmp_path / "inst.json")
 
 
+@pytest.mark.slow  # 5 s on 2 cores (the default run's heaviest); .ci/run runs it with -m slow
 def test_infeasible_random_instances_are_covered():
     assert sum(infeasible_instance(s) is not None for s in range(40)) >= 20
 

@@ -17,6 +17,7 @@ from planopt.models.formulation import start_values
 from planopt.models.formulation.limits import LIMITS
 from tests.support.layered_instances import layered_instance
 from tests.support.oracle_checks import close
+from tests.support.common import slow_cases
 from tests.support.random_instances import random_instance_dict
 
 INSTANCES = Path(__file__).resolve().parents[3] / "instances"
@@ -43,7 +44,8 @@ def _same(a, b) -> None:
         assert close(a.metrics.cost_usd, b.metrics.cost_usd, 1e-7)
 
 
-@pytest.mark.parametrize("name", SHIPPED)
+# the staged instance takes 8 s on 2 cores: the default run leaves it to -m slow (.ci/run)
+@pytest.mark.parametrize("name", slow_cases(SHIPPED, lambda n: n == "qwen3-32b-sft-then-rl.json"))
 def test_shipped_instances_solve_to_the_reference_optimum_through_a_sweep_and_objective_switches(name):
     inst = load_instance(json.loads((INSTANCES / name).read_text()))
     ours, reference = _pair(inst)

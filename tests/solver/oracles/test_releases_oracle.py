@@ -114,6 +114,7 @@ def test_a_trained_teacher_is_paid_once_over_the_releases(n):
     assert total.cost_usd == pytest.approx(once.fixed_cost_usd + inst.releases.releases * once.elastic_cost_usd)
 
 
+@pytest.mark.slow  # 7 s on 2 cores (the default run's heaviest); .ci/run runs it with -m slow
 def test_the_labels_share_is_uncertain_where_the_instance_gives_it_a_range():
     """``releases.sft_labels_rebuilt_share`` is a parameter of the uncertainty model (a point value by default:
     no published rate); given a range, each scenario prices its own share, as the evaluator does on that
@@ -164,6 +165,7 @@ def test_the_chance_constrained_mip_equals_the_enumeration_with_releases(kind, s
     assert_chance_contract(inst, confidence, cvar, CHANCE_SCENARIOS, seed, (kind, seed))
 
 
+@pytest.mark.slow  # 3 s on 2 cores (the default run's heaviest); .ci/run runs it with -m slow
 def test_the_chance_cases_exercise_the_releases():
     """Guards the cases above: most have an optimum, some with CVaR, some with a drawn labels share, and some whose
     optimum under uncertainty changes when the same job runs once."""

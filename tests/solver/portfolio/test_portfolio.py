@@ -120,6 +120,7 @@ def test_a_reservation_floor_is_derived_and_holds():
     raise AssertionError("no tiny portfolio with only reserved GPUs gave a reservation floor")
 
 
+@pytest.mark.slow  # 5 s on 2 cores (the default run's heaviest); .ci/run runs it with -m slow
 def test_tiny_portfolios_exercise_reserved_spot_and_infeasible():
     """The oracle cases above are not all alike: some reserve, some use spot, some are infeasible."""
     seen = {"reserved": 0, "spot": 0, "infeasible": 0}

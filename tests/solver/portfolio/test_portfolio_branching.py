@@ -67,6 +67,7 @@ def test_branching_bound_is_at_most_the_brute_force_optimum(seed, make):
         assert out.nodes >= 1 and out.branches   # one child when the other box is empty
 
 
+@pytest.mark.slow  # 4 s on 2 cores (the default run's heaviest); .ci/run runs it with -m slow
 def test_branching_goes_deeper_than_one_level_and_closes_the_gap_somewhere():
     """The search is not one branching in disguise: on some random crowded tiny portfolio it
     branches again below the first level, on some it branches on a job's schedules, and it

@@ -136,7 +136,7 @@ def test_a_one_job_portfolio_returns_the_job_s_own_optimum(case):
         assert stage.recipe == alone.plan.stages[0].recipe and stage.hardware == alone.plan.stages[0].hardware
 
 
-@pytest.mark.parametrize("seed", range(0, 60))
+@pytest.mark.parametrize("seed", split_seeds(range(0, 60), 30))
 def test_layered_portfolios_equal_the_brute_force(seed):
     _check_against_oracle(seed)
 
@@ -197,6 +197,7 @@ def _check_against_oracle(seed: int) -> None:
         assert planopt.replay_schedule(pdata, res.to_dict()) == []
 
 
+@pytest.mark.slow  # 12 s on 2 cores (the default run's heaviest); .ci/run runs it with -m slow
 def test_the_random_layered_portfolios_put_every_kind_of_gang_in_some_optimum():
     """Not only in the model: among the seeds the oracle tests check, optima hold a teacher's gang
     before the stages, two stages one after another, and a stage's rollout GPUs with its training GPUs (else the
@@ -214,7 +215,7 @@ def test_the_random_layered_portfolios_put_every_kind_of_gang_in_some_optimum():
     assert seen == {"teacher", "rollout", "stages"}, seen
 
 
-@pytest.mark.parametrize("seed", [13, 58, 103, 107])
+@pytest.mark.parametrize("seed", split_seeds([103, 107, 13, 58], 2))  # 13 and 58: 4-5 s each on 2 cores
 def test_layered_portfolios_under_a_time_limit_equal_the_brute_force(seed):
     assert_time_limited_path_matches_brute_force(_layered(seed))
 

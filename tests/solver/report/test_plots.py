@@ -170,6 +170,7 @@ def test_probability_frontier_labels_never_overlap_and_stay_inside_the_axes(tmp_
     _assert_labels_apart_and_inside(figures[0], of=60)
 
 
+@pytest.mark.slow  # 5 s on 2 cores (the default run's heaviest); .ci/run runs it with -m slow
 def test_probability_frontier_plot_from_the_command_line(tmp_path, figures):
     from typer.testing import CliRunner
     from planopt.cli import app

@@ -29,6 +29,7 @@ from benchmarks import make_synthetic_run as gen
 from planopt.errors import InputError
 from tests.support.common import INSTANCES
 from tests.support.replan_oracle import best_on, enumerated_rest, priced_move, random_staged_run
+from tests.support.common import split_seeds
 
 INSTANCE = INSTANCES / "qwen3-32b-sft-then-rl.json"
 # the instance's optimum as `solve --json` prints it: 1,500 SFT steps on 8 B200, then 2,000 RL steps on 32 B200
@@ -168,6 +169,7 @@ def test_a_staged_runs_wrong_gpu_count_is_refused_naming_its_stage(staged):
         track(inst, plan, state, SCENARIOS)
 
 
+@pytest.mark.slow  # 14 s on 2 cores (the default run's heaviest); .ci/run runs it with -m slow
 def test_the_cli_tracks_and_replans_a_staged_run_in_either_stage(staged, tmp_path):
     inst, plan = staged
     (tmp_path / "plan.json").write_text(json.dumps({"plan": PLAN}))
@@ -226,6 +228,7 @@ def test_the_rest_of_a_staged_run_in_its_last_stage_starts_from_the_chained_scor
     assert move.write_hours == pytest.approx(here.checkpoint_write_hours)
 
 
+@pytest.mark.slow  # 6 s on 2 cores (the default run's heaviest); .ci/run runs it with -m slow
 def test_the_rest_of_a_staged_run_in_its_first_stage_continues_it_or_starts_the_next(staged):
     """At step 700, in the SFT stage: the rest runs the instance's sequences from there (SFT continued on the run's
     8 × B200 then RL on any GPU, SFT alone, or RL now); continuing the plan is SFT's 800 steps left, then its RL."""
@@ -258,9 +261,11 @@ def test_the_rest_of_a_staged_run_in_its_first_stage_continues_it_or_starts_the_
 
 
 # seeds whose optimum has two or three stages; the run stops in any of them (the first, a middle or the last)
-STAGED_SEEDS = [0, 2, 3, 6, 8, 9, 10, 16, 22, 29, 32, 36, 37]
+# (the last three take 4-6 s each on 2 cores: the default run leaves them to -m slow, .ci/run)
+STAGED_SEEDS = [0, 2, 3, 6, 8, 9, 22, 29, 32, 37, 10, 16, 36]
 
 
+@pytest.mark.slow  # 8 s on 2 cores (the default run's heaviest); .ci/run runs it with -m slow
 def test_the_staged_seeds_stop_runs_in_every_stage_position():
     positions = set()
     for seed in STAGED_SEEDS:
@@ -269,7 +274,7 @@ def test_the_staged_seeds_stop_runs_in_every_stage_position():
     assert positions == {"first", "middle", "last"}
 
 
-@pytest.mark.parametrize("seed", STAGED_SEEDS)
+@pytest.mark.parametrize("seed", split_seeds(STAGED_SEEDS, 10))
 def test_the_replan_of_a_staged_run_equals_the_enumeration_of_every_remaining_plan(seed):
     made = random_staged_run(seed)
     assert made is not None, "the seed's optimum has one stage: pick another seed"

@@ -70,6 +70,7 @@ def test_portfolio_scenarios_are_the_cli_risk_on_both_endpoints(server):
     assert other["risk"]["seed"] == 4 and other["jobs"] == api["jobs"]
 
 
+@pytest.mark.slow  # 9 s on 2 cores (the default run's heaviest); .ci/run runs it with -m slow
 def test_portfolio_confidence_is_the_cli_schedule_held_at_a_confidence(server):
     api = server.call("POST", "/api/portfolio/solve", {"portfolio": "portfolio-small", **CHANCE})
     cli = cli_json(*flags(CHANCE))
@@ -79,6 +80,7 @@ def test_portfolio_confidence_is_the_cli_schedule_held_at_a_confidence(server):
     assert without_timings(api) == without_timings(cli)
 
 
+@pytest.mark.slow  # 9 s on 2 cores (the default run's heaviest); .ci/run runs it with -m slow
 def test_portfolio_budget_is_the_cli_budget(server):
     plain = server.call("POST", "/api/portfolio/solve", {"portfolio": "portfolio-small"})
     budget = round(plain["cost_usd"] * 0.9, 2)   # under the least cost: the CLI's over-budget answer

@@ -212,6 +212,7 @@ def test_forgetting_shrinks_with_general_data(tmp_path):
 
 # --- the command --------------------------------------------------------------
 
+@pytest.mark.slow  # 7 s on 2 cores (the default run's heaviest); .ci/run runs it with -m slow
 def test_cli_exit_0_only_when_every_case_passes(tmp_path):
     rows = calibrate_dir(CAL)
     failing = {r.id for r in rows if not r.passed}
@@ -248,6 +249,7 @@ def test_cli_json_is_one_array_of_figures():
     assert ("tml-personalization-forgetting", "forgetting_points[1]") in figures
 
 
+@pytest.mark.slow  # 7 s on 2 cores (the default run's heaviest); .ci/run runs it with -m slow
 def test_cli_exit_1_when_a_figure_is_off(tmp_path):
     for p in CASES:
         shutil.copy(p, tmp_path / p.name)
@@ -297,6 +299,7 @@ def test_calibrate_dir_rows_are_dataframe_friendly():
     assert frame.loc[~frame["id"].isin(list(KNOWN_WEAK_PUBLIC)), "passed"].all()
 
 
+@pytest.mark.slow  # 7 s on 2 cores (the default run's heaviest); .ci/run runs it with -m slow
 def test_a_case_that_does_not_fit_is_a_failed_row_and_the_others_still_run(tmp_path):
     for p in CASES:
         shutil.copy(p, tmp_path / p.name)
