@@ -205,7 +205,9 @@ class ChanceModel:
             free = self.inst.constraints.model_copy(update={**dict.fromkeys(LIMIT_METRIC), "confidence": None})
             self._candidates = []
             for objective in ("cost", "time", "quality", "forgetting"):
-                if self.budget is not None and self._no_time_for_a_run():
+                # under a time limit, a point solve only where its build (at most the chance model's) and a run fit
+                if self.budget is not None and self.budget.limited and \
+                        self.budget.left() < self.build_seconds + self._setup:
                     break
                 found = solve(self.inst.model_copy(update={"constraints": free, "objective": objective}),
                               self._limit(time_limit)).plan
