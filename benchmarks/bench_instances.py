@@ -92,9 +92,10 @@ def with_levers(path: Path) -> Path:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--environments", action="store_true", help="every instance with the environment pools added")
-    ap.add_argument("--levers", action="store_true", help="the pools and every other option of issue 27 added")
-    ap.add_argument("--chance", action="store_true", help="each instance with --confidence 0.8 --scenarios 200")
+    what = ap.add_mutually_exclusive_group()   # one table per run: a second flag is refused, not ignored
+    what.add_argument("--environments", action="store_true", help="every instance with the environment pools added")
+    what.add_argument("--levers", action="store_true", help="the pools and every other option of issue 27 added")
+    what.add_argument("--chance", action="store_true", help="each instance with --confidence 0.8 --scenarios 200")
     args = ap.parse_args()
     exe = str(Path(sys.executable).with_name("planopt"))
     cases = {"`python -c \"import pyomo.environ\"` (the floor)": [sys.executable, "-c", "import pyomo.environ"]}

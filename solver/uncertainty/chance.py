@@ -193,17 +193,18 @@ class ChanceModel:
         return out
 
     # --- infeasible -------------------------------------------------------------
-    _candidates: list[Plan] | None = None   # the plans best at each objective without limits (:meth:`_met_everywhere`)
+    _candidates: list | None = None   # the scenario metrics of the plans best at each objective without limits
 
     def _met_everywhere(self, limits: dict[str, float], time_limit: float | None) -> bool:
         """Whether a candidate plan meets ``limits`` (and a trained teacher's score) in every scenario of the sample:
         then their fewest violations is 0, proven by that plan, and no solver run is needed. The candidates are the
         plans best at each objective with no limit (point solves, found once): on the shipped environments instance
         the run that found a plan forgetting within its limit in all 200 scenarios took 111 s, the point solve best
-        at forgetting about 2 s (BENCHMARKS.md §22)."""
+        at forgetting about 2 s (BENCHMARKS.md §22). The point solves use HiGHS whatever ``--solver`` is: they only
+        propose plans, and each answer they give is the priced plan's, never a solver's bound."""
         if self._candidates is None:
             free = self.inst.constraints.model_copy(update={**dict.fromkeys(LIMIT_METRIC), "confidence": None})
-            self._candidates = []
+            plans: list[Plan] = []
             for objective in ("cost", "time", "quality", "forgetting"):
                 # under a time limit, a point solve only where its build (at most the chance model's) and a run fit
                 if self.budget is not None and self.budget.limited and \
@@ -211,10 +212,11 @@ class ChanceModel:
                     break
                 found = solve(self.inst.model_copy(update={"constraints": free, "objective": objective}),
                               self._limit(time_limit)).plan
-                if found is not None and found not in self._candidates:
-                    self._candidates.append(found)
-        sev = ScenarioEvaluator(self.evaluator, self.scenarios)
-        return any(all(v.all() for v in meets(sev.plan_metrics(plan), limits).values()) for plan in self._candidates)
+                if found is not None and found not in plans:
+                    plans.append(found)
+            sev = ScenarioEvaluator(self.evaluator, self.scenarios)   # priced once, read by every question
+            self._candidates = [sev.plan_metrics(plan) for plan in plans]
+        return any(all(v.all() for v in meets(sm, limits).values()) for sm in self._candidates)
 
     def _least_violations(self, limits: dict[str, float], time_limit: float | None) -> Violations:
         """Fewest scenarios any plan breaks ``limits`` in (:class:`Violations`): 0 where a candidate plan meets them in
